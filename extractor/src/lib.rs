@@ -1,0 +1,1 @@
+//! Source edits, interface contracts, problem statements and patches.

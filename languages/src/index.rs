@@ -1,0 +1,240 @@
+//! The definition index: every definition (function, method, class, …) of a repository with
+//! a stable node id, its span, signature, doc comment and parent, plus per-file facts the
+//! classifier and the extractor need (imports, module-level references, `__all__`).
+//!
+//! Node ids are `relative/path.py::Qual.Name`; when the same qualified name is defined twice
+//! in one file every such definition gets `@L<line>` appended, where `<line>` is the 1-based
+//! line of its `def`/`class` keyword. Paths use `/` on every platform.
+//!
+//! The serialized form carries [`INDEX_VERSION`]; see `docs/formats.md`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::Language;
+
+/// Version of the serialized index. Bump it when a field changes meaning or is removed.
+pub const INDEX_VERSION: u32 = 1;
+
+/// A definition's stable id: `path::Qual.Name[@L<line>]`.
+pub type NodeId = String;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DefinitionKind {
+    /// A free function, including one nested in another function.
+    Function,
+    /// A function defined directly in a class (or impl/trait body in other languages).
+    Method,
+    Class,
+    Struct,
+    Enum,
+    Trait,
+    Interface,
+    Impl,
+    TypeAlias,
+    Module,
+    Macro,
+}
+
+/// Byte and line span. Lines are 1-based and inclusive; bytes are half-open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Span {
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParameterKind {
+    PositionalOnly,
+    PositionalOrKeyword,
+    /// `*args`
+    VarPositional,
+    KeywordOnly,
+    /// `**kwargs`
+    VarKeyword,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parameter {
+    pub name: String,
+    pub kind: ParameterKind,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub annotation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub default: Option<String>,
+}
+
+/// A signature as the language writes it, and its parts.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Signature {
+    /// The header exactly as written, without the body, e.g. `async def f(a, /, b=1, *, c) -> int`
+    /// or `class Foo(Base, metaclass=Meta)`; decorators are not included (see `decorators`).
+    pub text: String,
+    pub parameters: Vec<Parameter>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub returns: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub is_async: bool,
+    /// Decorators as written, without the `@`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub decorators: Vec<String>,
+    /// Base classes / superclass list as written (classes only).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub bases: Vec<String>,
+}
+
+/// Why a definition needs another one in order to load (not merely to run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadRole {
+    Decorator,
+    BaseClass,
+    /// Default value or annotation evaluated when the `def` runs.
+    DefaultOrAnnotation,
+    /// A statement in a class body (class attributes …), run when the class is created.
+    ClassBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LoadReference {
+    pub target: NodeId,
+    pub role: LoadRole,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    pub id: NodeId,
+    pub language: Language,
+    /// Repository-relative path, `/`-separated.
+    pub path: String,
+    /// Dotted qualified name inside the file: `Class.method`, `outer.inner`.
+    pub qualname: String,
+    pub name: String,
+    pub kind: DefinitionKind,
+    /// Whole definition, decorators and attributes included.
+    pub span: Span,
+    /// 1-based line of the `def`/`class` keyword (after decorators).
+    pub def_line: usize,
+    /// The body (block) alone, for languages that stub bodies.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub body: Option<Span>,
+    pub signature: Signature,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub docstring: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub parent: Option<NodeId>,
+    /// Defined in test code (a test file, `conftest.py`, a `#[cfg(test)]` module …).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub is_test: bool,
+    /// Definitions this one names in its body (resolved statically; nested definitions'
+    /// bodies belong to those definitions).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub references: Vec<NodeId>,
+    /// Definitions needed for this one to load: decorators, bases, defaults, class-body code.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub load_references: Vec<LoadReference>,
+}
+
+/// One name of an import statement: `from m import name as alias`, or `import m as alias`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedName {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub alias: Option<String>,
+    /// Span of this name (with its `as alias`) inside the statement.
+    pub span: Span,
+    /// The definition it binds, when it names one in the repository.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target: Option<NodeId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Import {
+    /// The whole import statement.
+    pub span: Span,
+    /// Module as written (`.core`, `pkg.core`); for `import a.b` the dotted module itself.
+    pub module: String,
+    /// Repository-relative file the module resolves to, if it is in the repository.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resolved_path: Option<String>,
+    /// `from m import a, b` lists `a`, `b`; `import m` lists nothing.
+    pub names: Vec<ImportedName>,
+    /// Whether the statement is at module level (not inside a function or class).
+    pub module_level: bool,
+}
+
+/// A reference from module-level code (outside every definition) to a definition.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ModuleReference {
+    pub target: NodeId,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileIndex {
+    pub path: String,
+    pub language: Language,
+    /// Dotted module name for languages that have one (`pkg.core` for `pkg/core.py`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub module: Option<String>,
+    /// Test code by the language's conventions.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub is_test: bool,
+    /// Ids of the definitions in this file, in source order.
+    pub definitions: Vec<NodeId>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub imports: Vec<Import>,
+    /// Module-level code's references to definitions.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub module_references: Vec<ModuleReference>,
+    /// Definitions listed by name in `__all__`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub exported: Vec<NodeId>,
+    /// SHA-256 of the file's bytes, hex.
+    pub sha256: String,
+    pub lines: usize,
+}
+
+/// A file that could not be indexed, and why; indexing goes on without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefinitionIndex {
+    pub version: u32,
+    pub files: BTreeMap<String, FileIndex>,
+    pub definitions: BTreeMap<NodeId, Definition>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl Default for DefinitionIndex {
+    fn default() -> Self {
+        DefinitionIndex { version: INDEX_VERSION, files: BTreeMap::new(), definitions: BTreeMap::new(), skipped: Vec::new() }
+    }
+}
+
+impl DefinitionIndex {
+    pub fn get(&self, id: &str) -> Option<&Definition> {
+        self.definitions.get(id)
+    }
+
+    /// Children of a definition (methods of a class, nested functions), in source order.
+    pub fn children<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Definition> + 'a {
+        let path = id.split("::").next().unwrap_or("");
+        self.files
+            .get(path)
+            .into_iter()
+            .flat_map(|f| f.definitions.iter())
+            .filter_map(|d| self.definitions.get(d))
+            .filter(move |d| d.parent.as_deref() == Some(id))
+    }
+}

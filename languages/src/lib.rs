@@ -1,0 +1,75 @@
+//! Everything carve knows about particular languages, and nothing else does.
+//!
+//! This crate owns the tree-sitter grammars and their queries (`queries/<lang>/*.scm`),
+//! the [`DefinitionIndex`] of a repository (every function, method, class … with a stable
+//! node id), the language-specific source edits used to mask a feature (see [`edit`]),
+//! and the test-runner adapters that run a project's own tests and report one status per
+//! test id (see [`runner`]). The other crates are grammar-free: they work on node ids,
+//! spans and edits as plain data.
+//!
+//! Adding a language: add a variant to [`Language`], its grammar behind a Cargo feature,
+//! its queries under `queries/<lang>/`, an indexer module, an edit module and a runner.
+
+pub mod edit;
+pub mod index;
+pub mod python;
+pub mod runner;
+
+pub use edit::Edit;
+pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId, Span};
+
+use std::path::Path;
+
+/// The languages carve can index. Plain `match` dispatch: with a handful of languages a
+/// trait object buys nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Language {
+    Python,
+}
+
+impl Language {
+    pub const ALL: &'static [Language] = &[Language::Python];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+        }
+    }
+
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Language::Python => &["py"],
+        }
+    }
+
+    /// The language of a file, from its extension.
+    pub fn from_path(path: &Path) -> Option<Language> {
+        let ext = path.extension()?.to_str()?;
+        Language::ALL.iter().copied().find(|l| l.extensions().contains(&ext))
+    }
+
+    /// The tree-sitter grammar.
+    pub fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Language::Python => tree_sitter_python::LANGUAGE.into(),
+        }
+    }
+}
+
+impl std::str::FromStr for Language {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "python" | "py" => Ok(Language::Python),
+            other => Err(format!("unknown language `{other}` (known: python)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,1 @@
+//! Python: the definition index (tree-sitter-python), masking edits and the pytest runner.

@@ -1,0 +1,1 @@
+//! Test-runner adapters: run a project's own tests, one status per test id.
