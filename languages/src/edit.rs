@@ -2,7 +2,12 @@
 //! to insert. Every language's masking produces a list of these; [`apply`] applies them in
 //! one pass.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
+
+use crate::Language;
+use crate::index::{DefinitionIndex, FileIndex, NodeId};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Edit {
@@ -60,6 +65,84 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
     Ok(out)
 }
 
+/// Why a file could not be masked.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaskError {
+    #[error("could not parse {path} with tree-sitter; re-index the repository and retry")]
+    Parse { path: String },
+    #[error(
+        "definition {id} (line {line}) was not found in {path}; the file changed since it was indexed — re-index and retry"
+    )]
+    DefinitionNotFound { path: String, id: NodeId, line: usize },
+    #[error("import statement at {path}:{line} was not found; the file changed since it was indexed — re-index and retry")]
+    ImportNotFound { path: String, line: usize },
+}
+
+/// Edits that mask one file: delete the definitions of `remove` that live in it, fill
+/// emptied blocks, drop imported names whose definitions are removed. No edits when the
+/// file is unaffected. See [`crate::python::edit`] for the Python rules.
+pub fn mask_file(
+    lang: Language,
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    remove: &BTreeSet<NodeId>,
+) -> Result<Vec<Edit>, MaskError> {
+    match lang {
+        Language::Python => crate::python::edit::mask_file(source, file, index, remove),
+    }
+}
+
+/// Edits that make a test file import the `extracted` objects from the Level 2 solution
+/// package `package` instead of from the repository.
+pub fn rewrite_imports_for_level2(
+    lang: Language,
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    package: &str,
+) -> Vec<Edit> {
+    match lang {
+        Language::Python => crate::python::edit::rewrite_imports_for_level2(source, file, index, extracted, package),
+    }
+}
+
+/// Syntax errors of `source`: the 1-based line and a message for every ERROR node (not
+/// those nested in another) and every MISSING node. Empty when the text parses cleanly.
+pub fn parse_errors(lang: Language, source: &str) -> Vec<(usize, String)> {
+    let mut parser = tree_sitter::Parser::new();
+    if parser.set_language(&lang.grammar()).is_err() {
+        return vec![(1, format!("the {lang} grammar could not be loaded"))];
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        return vec![(1, "tree-sitter gave up parsing the file".to_string())];
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        if !n.has_error() {
+            continue;
+        }
+        let line = n.start_position().row + 1;
+        if n.is_missing() {
+            out.push((line, format!("missing `{}`", n.kind())));
+            continue;
+        }
+        if n.is_error() {
+            let text = source.get(n.byte_range()).unwrap_or("");
+            let snippet: String = text.lines().next().unwrap_or("").chars().take(40).collect();
+            out.push((line, format!("syntax error near `{}`", snippet.trim())));
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +157,18 @@ mod tests {
     #[test]
     fn rejects_overlap() {
         assert_eq!(apply("abcdef", &[Edit::delete(0, 3), Edit::delete(2, 4)]), Err(EditError::Overlap(2)));
+    }
+}
+
+#[cfg(test)]
+mod parse_error_tests {
+    use super::*;
+
+    #[test]
+    fn reports_error_and_missing_nodes_by_line() {
+        assert!(parse_errors(Language::Python, "def f():\n    return 1\n").is_empty());
+        let errs = parse_errors(Language::Python, "x = 1\ndef f(:\n    pass\n");
+        assert!(!errs.is_empty());
+        assert_eq!(errs[0].0, 2, "{errs:?}");
     }
 }

@@ -1,1 +1,3 @@
 //! Python: the definition index (tree-sitter-python), masking edits and the pytest runner.
+
+pub mod edit;

@@ -1,0 +1,335 @@
+//! Python masking edits: delete extracted definitions (decorators, attached comments and
+//! the trailing newline included), put `pass` in blocks left empty, collapse the blank
+//! lines a deletion leaves to what PEP 8 would have, and drop imported names whose
+//! definitions are gone. Also the deterministic Level 2 rewrite of test imports
+//! (see [`rewrite_imports_for_level2`]).
+//!
+//! Everything here produces [`Edit`]s against the original text; nothing is applied in
+//! place. Statements are found with tree-sitter, deletions are made on whole lines.
+
+mod level2;
+mod lines;
+#[cfg(test)]
+mod tests;
+
+pub use level2::rewrite_imports_for_level2;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::edit::{Edit, MaskError};
+use crate::index::{Definition, DefinitionIndex, FileIndex, Import, ImportedName, NodeId};
+use lines::{LineRange, Lines};
+
+pub(crate) fn parse(source: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
+    parser.parse(source, None)
+}
+
+/// The definition an imported name binds: the index's `target`, or else the top-level
+/// definition of that name in the module the import resolves to, following re-exports
+/// (`from .pricing import total` in `__init__.py`) a few levels deep.
+pub fn resolve_imported_name(index: &DefinitionIndex, import: &Import, name: &ImportedName) -> Option<NodeId> {
+    if let Some(t) = &name.target {
+        return Some(t.clone());
+    }
+    resolve_in_module(index, import.resolved_path.as_deref()?, &name.name, 0)
+}
+
+/// The definition `name` denotes at the top level of the module in file `path`.
+pub fn resolve_in_module(index: &DefinitionIndex, path: &str, name: &str, depth: usize) -> Option<NodeId> {
+    if depth > 8 {
+        return None;
+    }
+    let file = index.files.get(path)?;
+    if let Some(id) = file
+        .definitions
+        .iter()
+        .filter_map(|id| index.definitions.get(id))
+        .filter(|d| d.parent.is_none() && d.qualname == name)
+        .map(|d| d.id.clone())
+        .last()
+    {
+        return Some(id);
+    }
+    for imp in file.imports.iter().filter(|i| i.module_level) {
+        for n in &imp.names {
+            if n.alias.as_deref().unwrap_or(&n.name) == name {
+                if let Some(t) = &n.target {
+                    return Some(t.clone());
+                }
+                if let Some(p) = &imp.resolved_path {
+                    return resolve_in_module(index, p, &n.name, depth + 1);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether `id` or one of its ancestors is in `set`.
+fn removed_with_ancestor(index: &DefinitionIndex, set: &BTreeSet<NodeId>, def: &Definition) -> bool {
+    let mut cur = def.parent.as_deref();
+    let mut hops = 0;
+    while let Some(p) = cur {
+        if set.contains(p) {
+            return true;
+        }
+        hops += 1;
+        if hops > 64 {
+            break;
+        }
+        cur = index.definitions.get(p).and_then(|d| d.parent.as_deref());
+    }
+    false
+}
+
+/// What one import statement loses.
+struct ImportDrop<'a> {
+    import: &'a Import,
+    dropped: Vec<&'a ImportedName>,
+}
+
+/// Edits that mask `file`: see the module doc. `remove` may hold ids of any file; only this
+/// file's definitions are deleted, and imports of removed definitions from anywhere are
+/// dropped. Returns no edits when nothing in the file is affected.
+pub fn mask_file(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    remove: &BTreeSet<NodeId>,
+) -> Result<Vec<Edit>, MaskError> {
+    // Topmost removed definitions of this file.
+    let defs: Vec<&Definition> = file
+        .definitions
+        .iter()
+        .filter(|id| remove.contains(*id))
+        .filter_map(|id| index.definitions.get(id))
+        .filter(|d| !removed_with_ancestor(index, remove, d))
+        .collect();
+    let inside_removed = |start: usize, end: usize| defs.iter().any(|d| d.span.start_byte <= start && end <= d.span.end_byte);
+    let drops: Vec<ImportDrop> = file
+        .imports
+        .iter()
+        .filter(|imp| !imp.names.is_empty() && !inside_removed(imp.span.start_byte, imp.span.end_byte))
+        .filter_map(|imp| {
+            let dropped: Vec<&ImportedName> = imp
+                .names
+                .iter()
+                .filter(|n| resolve_imported_name(index, imp, n).is_some_and(|t| remove.contains(&t)))
+                .collect();
+            (!dropped.is_empty()).then_some(ImportDrop { import: imp, dropped })
+        })
+        .collect();
+    if defs.is_empty() && drops.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tree = parse(source).ok_or_else(|| MaskError::Parse { path: file.path.clone() })?;
+    let root = tree.root_node();
+    let by_def_line = definition_statements(root, source);
+
+    let mut deleted: Vec<Node> = Vec::new();
+    let mut edits: Vec<Edit> = Vec::new();
+    for d in &defs {
+        let stmt = by_def_line.get(&(d.def_line, d.name.clone())).copied().ok_or_else(|| {
+            MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line }
+        })?;
+        deleted.push(stmt);
+    }
+    for drop in &drops {
+        let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
+            .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
+        let names = import_name_nodes(stmt);
+        let keep: Vec<Node> = names
+            .iter()
+            .copied()
+            .filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source)))
+            .collect();
+        if keep.is_empty() {
+            deleted.push(stmt);
+        } else if keep.len() < names.len() {
+            edits.extend(name_list_edits(source, stmt, &names, &keep));
+        }
+    }
+    deleted.sort_by_key(|n| n.start_byte());
+    deleted.dedup_by_key(|n| n.id());
+    edits.extend(statement_deletions(source, &deleted));
+    Ok(edits)
+}
+
+/// Statement nodes of every `def`/`class` (the decorated form when decorated), keyed by the
+/// 1-based line of the keyword and the name.
+fn definition_statements<'t>(root: Node<'t>, source: &str) -> BTreeMap<(usize, String), Node<'t>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if matches!(n.kind(), "function_definition" | "class_definition") {
+            if let Some(name) = n.child_by_field_name("name") {
+                let stmt = match n.parent() {
+                    Some(p) if p.kind() == "decorated_definition" => p,
+                    _ => n,
+                };
+                out.insert((n.start_position().row + 1, source[name.byte_range()].to_string()), stmt);
+            }
+        }
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+    }
+    out
+}
+
+fn import_statement_at(root: Node, start: usize, end: usize) -> Option<Node> {
+    let mut n = root.descendant_for_byte_range(start, end.max(start))?;
+    loop {
+        if n.kind() == "import_from_statement" {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+fn import_name_nodes(stmt: Node) -> Vec<Node> {
+    let mut c = stmt.walk();
+    stmt.children_by_field_name("name", &mut c).collect()
+}
+
+fn same_name(n: Node, name: &ImportedName, source: &str) -> bool {
+    if n.start_byte() == name.span.start_byte {
+        return true;
+    }
+    let (nm, alias) = match n.kind() {
+        "aliased_import" => (
+            n.child_by_field_name("name").map(|x| &source[x.byte_range()]),
+            n.child_by_field_name("alias").map(|x| &source[x.byte_range()]),
+        ),
+        _ => (Some(&source[n.byte_range()]), None),
+    };
+    nm == Some(name.name.as_str()) && alias == name.alias.as_deref()
+}
+
+/// Edits removing the names of `names` not in `keep` from a `from m import …` statement.
+fn name_list_edits(source: &str, stmt: Node, names: &[Node], keep: &[Node]) -> Vec<Edit> {
+    let lines = Lines::new(source);
+    let parenthesized = {
+        let mut c = stmt.walk();
+        stmt.children(&mut c).any(|ch| ch.kind() == "(")
+    };
+    let rows: Vec<usize> = names.iter().map(|n| n.start_position().row).collect();
+    let own_lines = parenthesized
+        && names.iter().all(|n| {
+            let r = n.start_position().row;
+            rows.iter().filter(|x| **x == r).count() == 1
+                && lines.only_space_before(n.start_byte())
+                && n.start_position().row > stmt.start_position().row
+        });
+    if own_lines {
+        // One name per line: delete the dropped names' lines (with their commas).
+        return names
+            .iter()
+            .filter(|n| !keep.iter().any(|k| k.id() == n.id()))
+            .map(|n| {
+                let r = n.end_position().row;
+                Edit::delete(lines.start(n.start_position().row), lines.end_incl_newline(r))
+            })
+            .collect();
+    }
+    let (Some(first), Some(last)) = (names.first(), names.last()) else { return Vec::new() };
+    let text = keep.iter().map(|k| &source[k.byte_range()]).collect::<Vec<_>>().join(", ");
+    vec![Edit::replace(first.start_byte(), last.end_byte(), text)]
+}
+
+/// The block a statement sits in, and whether that is a `block` (not the module).
+fn enclosing_block(stmt: Node) -> Option<Node> {
+    stmt.parent().filter(|p| p.kind() == "block")
+}
+
+fn statement_children(block: Node) -> Vec<Node> {
+    let mut c = block.walk();
+    block.named_children(&mut c).filter(|n| n.kind() != "comment").collect()
+}
+
+/// Edits deleting `deleted` statements (sorted, topmost only), with `pass` in emptied blocks
+/// and blank-line collapsing.
+fn statement_deletions(source: &str, deleted: &[Node]) -> Vec<Edit> {
+    let lines = Lines::new(source);
+    let is_deleted = |n: &Node| deleted.iter().any(|d| d.id() == n.id());
+    // Blocks emptied by the deletions: the first deleted statement of each carries the `pass`.
+    let mut pass_for: BTreeSet<usize> = BTreeSet::new();
+    let mut seen_blocks: BTreeSet<usize> = BTreeSet::new();
+    for d in deleted {
+        if let Some(b) = enclosing_block(*d) {
+            if seen_blocks.insert(b.id()) && statement_children(b).iter().all(is_deleted) {
+                pass_for.insert(d.id());
+            }
+        }
+    }
+    let mut range = LineRange::new(lines.count());
+    let mut edits = Vec::new();
+    for d in deleted {
+        let (start, end) = (d.start_byte(), d.end_byte());
+        let whole = lines.only_space_before(start) && lines.only_space_or_comment_after(end);
+        let wants_pass = pass_for.contains(&d.id());
+        if !whole {
+            if wants_pass {
+                edits.push(Edit::replace(start, end, "pass"));
+            } else {
+                edits.push(inline_deletion(source, start, end));
+            }
+            continue;
+        }
+        let indent = lines.indent_text(d.start_position().row).to_string();
+        let first = lines.attached_comments_start(d.start_position().row, &indent);
+        let end_row = match d.end_position() {
+            p if p.column == 0 && p.row > d.start_position().row => p.row - 1,
+            p => p.row,
+        };
+        let last = lines.trailing_comments_end(end_row, indent.len());
+        let header_row = d
+            .parent()
+            .filter(|p| p.kind() == "block")
+            .and_then(|b| b.prev_sibling())
+            .map(|colon| colon.end_position().row);
+        let at_start = match header_row {
+            Some(h) => first == h + 1,
+            None => first == 0 || d.prev_named_sibling().is_none(),
+        };
+        let at_end = {
+            let mut next = d.next_named_sibling();
+            while let Some(n) = next.filter(|n| n.kind() == "comment" || is_deleted(n)) {
+                next = n.next_named_sibling();
+            }
+            next.is_none()
+        };
+        range.mark(first, last, at_start, at_end, wants_pass.then_some(indent));
+    }
+    edits.extend(range.edits(&lines));
+    edits
+}
+
+/// Deletion of a statement that shares its line with others through `;`.
+fn inline_deletion(source: &str, start: usize, end: usize) -> Edit {
+    let bytes = source.as_bytes();
+    let mut j = end;
+    while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+        j += 1;
+    }
+    if j < bytes.len() && bytes[j] == b';' {
+        j += 1;
+        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+            j += 1;
+        }
+        return Edit::delete(start, j);
+    }
+    let mut i = start;
+    while i > 0 && (bytes[i - 1] == b' ' || bytes[i - 1] == b'\t') {
+        i -= 1;
+    }
+    if i > 0 && bytes[i - 1] == b';' {
+        return Edit::delete(i - 1, end);
+    }
+    Edit::delete(start, end)
+}

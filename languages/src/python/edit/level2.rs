@@ -1,0 +1,173 @@
+//! Level 2 rewrite of a test file: the feature's objects are imported from the solution
+//! package (`agent_code`) instead of the repository. Deterministic and tree-sitter based:
+//!
+//! - `from pkg.mod import X, helper` (X extracted) becomes `from agent_code import X` and
+//!   `from pkg.mod import helper` (aliases kept: `X as Y` stays `X as Y`);
+//! - with `import pkg.mod as m` (or `import pkg.mod`, or `from pkg import mod`), every
+//!   `m.X` (`pkg.mod.X`) becomes `agent_code.X`, and `import agent_code` is added after
+//!   the file's last module-level import.
+//!
+//! Only extracted module-level definitions move: methods and nested functions cannot be
+//! imported by name.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tree_sitter::Node;
+
+use super::lines::Lines;
+use super::{import_name_nodes, import_statement_at, parse, resolve_imported_name, resolve_in_module, same_name};
+use crate::edit::Edit;
+use crate::index::{DefinitionIndex, FileIndex, NodeId};
+
+fn movable(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, id: &str) -> bool {
+    extracted.contains(id) && index.definitions.get(id).is_some_and(|d| d.parent.is_none())
+}
+
+/// Edits that make the test file `file` import the extracted objects from `package`.
+pub fn rewrite_imports_for_level2(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    package: &str,
+) -> Vec<Edit> {
+    let Some(tree) = parse(source) else { return Vec::new() };
+    let root = tree.root_node();
+    let lines = Lines::new(source);
+    let mut edits = Vec::new();
+
+    // 1. `from m import X, helper`.
+    for imp in file.imports.iter().filter(|i| !i.names.is_empty()) {
+        let moved: Vec<_> = imp
+            .names
+            .iter()
+            .filter(|n| resolve_imported_name(index, imp, n).is_some_and(|t| movable(index, extracted, &t)))
+            .collect();
+        if moved.is_empty() {
+            continue;
+        }
+        let Some(stmt) = import_statement_at(root, imp.span.start_byte, imp.span.end_byte) else { continue };
+        let Some(module) = stmt.child_by_field_name("module_name") else { continue };
+        let names = import_name_nodes(stmt);
+        let (go, stay): (Vec<Node>, Vec<Node>) =
+            names.iter().copied().partition(|n| moved.iter().any(|m| same_name(*n, m, source)));
+        if go.is_empty() {
+            continue;
+        }
+        let join = |ns: &[Node]| ns.iter().map(|n| &source[n.byte_range()]).collect::<Vec<_>>().join(", ");
+        let mut text = format!("from {package} import {}", join(&go));
+        if !stay.is_empty() {
+            let sep = if lines.only_space_before(stmt.start_byte()) {
+                format!("{}{}", lines.newline(), lines.indent_text(stmt.start_position().row))
+            } else {
+                "; ".to_string()
+            };
+            text.push_str(&sep);
+            text.push_str(&format!("from {} import {}", &source[module.byte_range()], join(&stay)));
+        }
+        edits.push(Edit::replace(stmt.start_byte(), stmt.end_byte(), text));
+    }
+
+    // 2. `m.X` through a module binding.
+    let bindings = module_bindings(root, source, file, index);
+    let mut replaced = false;
+    if !bindings.is_empty() {
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            if matches!(n.kind(), "import_statement" | "import_from_statement") {
+                continue;
+            }
+            if n.kind() == "attribute" {
+                if let (Some(obj), Some(attr)) = (n.child_by_field_name("object"), n.child_by_field_name("attribute")) {
+                    let obj_text: String = source[obj.byte_range()].chars().filter(|c| !c.is_whitespace()).collect();
+                    let name = &source[attr.byte_range()];
+                    if let Some(path) = bindings.get(&obj_text) {
+                        if resolve_in_module(index, path, name, 0).is_some_and(|t| movable(index, extracted, &t)) {
+                            edits.push(Edit::replace(n.start_byte(), n.end_byte(), format!("{package}.{name}")));
+                            replaced = true;
+                            continue;
+                        }
+                    }
+                }
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+    }
+    if replaced {
+        edits.push(import_package_edit(root, source, &lines, package));
+    }
+    edits
+}
+
+/// Names bound to repository modules: `import a.b as m` → `m`, `import a.b` → `a.b`,
+/// `from a import b` (a module) → `b`; each mapped to the module's file.
+fn module_bindings(root: Node, source: &str, file: &FileIndex, index: &DefinitionIndex) -> BTreeMap<String, String> {
+    let by_module: BTreeMap<&str, &str> =
+        index.files.values().filter_map(|f| Some((f.module.as_deref()?, f.path.as_str()))).collect();
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "import_statement" {
+            for name in import_name_nodes(n) {
+                let (module, binding) = match name.kind() {
+                    "aliased_import" => match (name.child_by_field_name("name"), name.child_by_field_name("alias")) {
+                        (Some(m), Some(a)) => (&source[m.byte_range()], &source[a.byte_range()]),
+                        _ => continue,
+                    },
+                    _ => (&source[name.byte_range()], &source[name.byte_range()]),
+                };
+                let module: String = module.chars().filter(|c| !c.is_whitespace()).collect();
+                if let Some(path) = by_module.get(module.as_str()) {
+                    out.insert(binding.to_string(), path.to_string());
+                }
+            }
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    for imp in &file.imports {
+        let Some(base) = imp.resolved_path.as_deref().and_then(|p| index.files.get(p)).and_then(|f| f.module.as_deref())
+        else {
+            continue;
+        };
+        for n in &imp.names {
+            if resolve_imported_name(index, imp, n).is_some() {
+                continue;
+            }
+            if let Some(path) = by_module.get(format!("{base}.{}", n.name).as_str()) {
+                out.insert(n.alias.clone().unwrap_or_else(|| n.name.clone()), path.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `import <package>` after the last module-level import (or after the module docstring).
+fn import_package_edit(root: Node, source: &str, lines: &Lines, package: &str) -> Edit {
+    let nl = lines.newline();
+    let mut c = root.walk();
+    let top: Vec<Node> = root.named_children(&mut c).collect();
+    let anchor = top
+        .iter()
+        .filter(|n| matches!(n.kind(), "import_statement" | "import_from_statement" | "future_import_statement"))
+        .last()
+        .or_else(|| {
+            top.first().filter(|n| {
+                n.kind() == "expression_statement" && n.named_child(0).is_some_and(|s| s.kind() == "string")
+            })
+        });
+    match anchor {
+        Some(a) => {
+            let row = a.end_position().row;
+            let at = lines.end_incl_newline(row);
+            if at == source.len() && !source.ends_with('\n') {
+                Edit::insert(at, format!("{nl}import {package}{nl}"))
+            } else {
+                Edit::insert(at, format!("import {package}{nl}"))
+            }
+        }
+        None => Edit::insert(0, format!("import {package}{nl}")),
+    }
+}

@@ -1,0 +1,460 @@
+//! Tests of Python masking and the Level 2 rewrite, on small repositories indexed by a
+//! minimal tree-sitter indexer (`index_of`) that fills only what the edits read.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+use tree_sitter::Node;
+
+use super::*;
+use crate::Language;
+use crate::edit::{apply, parse_errors};
+use crate::index::{DefinitionKind, Span};
+
+fn span(n: Node) -> Span {
+    Span {
+        start_byte: n.start_byte(),
+        end_byte: n.end_byte(),
+        start_line: n.start_position().row + 1,
+        end_line: n.end_position().row + 1,
+    }
+}
+
+fn module_of(path: &str) -> String {
+    let p = path.trim_end_matches(".py").trim_end_matches("/__init__");
+    p.replace('/', ".")
+}
+
+/// Resolve `module` (as written, maybe relative) imported from `from_path` to a file.
+fn resolve_module(files: &BTreeMap<String, String>, from_path: &str, module: &str) -> Option<String> {
+    let dots = module.chars().take_while(|c| *c == '.').count();
+    let abs = if dots > 0 {
+        let mut base: Vec<&str> = from_path.split('/').collect();
+        base.pop();
+        for _ in 1..dots {
+            base.pop();
+        }
+        let rest = &module[dots..];
+        let mut parts: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        if !rest.is_empty() {
+            parts.extend(rest.split('.').map(str::to_string));
+        }
+        parts.join("/")
+    } else {
+        module.replace('.', "/")
+    };
+    [format!("{abs}.py"), format!("{abs}/__init__.py")].into_iter().find(|p| files.contains_key(p))
+}
+
+pub(crate) fn index_of(sources: &[(&str, &str)]) -> DefinitionIndex {
+    let files: BTreeMap<String, String> = sources.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect();
+    let mut index = DefinitionIndex::default();
+    for (path, src) in &files {
+        let tree = parse(src).expect("parse");
+        let mut defs = Vec::new();
+        collect_defs(tree.root_node(), src, path, None, "", false, &mut defs);
+        // Same qualified name twice: `@L<line>` on each (children of such are not renamed).
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for d in &defs {
+            *counts.entry(d.qualname.clone()).or_default() += 1;
+        }
+        for d in &mut defs {
+            if counts[&d.qualname] > 1 {
+                d.id = format!("{}@L{}", d.id, d.def_line);
+            }
+        }
+        let mut fi = FileIndex {
+            path: path.clone(),
+            language: Language::Python,
+            module: Some(module_of(path)),
+            is_test: path.rsplit('/').next().is_some_and(|f| f.starts_with("test_")),
+            definitions: defs.iter().map(|d| d.id.clone()).collect(),
+            imports: Vec::new(),
+            module_references: Vec::new(),
+            exported: Vec::new(),
+            sha256: String::new(),
+            lines: src.lines().count(),
+        };
+        collect_imports(tree.root_node(), src, path, &files, false, &mut fi.imports);
+        for d in defs {
+            index.definitions.insert(d.id.clone(), d);
+        }
+        index.files.insert(path.clone(), fi);
+    }
+    // Direct targets only; re-exports are followed by `resolve_imported_name`.
+    let snapshot = index.clone();
+    for f in index.files.values_mut() {
+        for imp in &mut f.imports {
+            for n in &mut imp.names {
+                n.target = imp.resolved_path.as_ref().and_then(|p| {
+                    snapshot.files[p]
+                        .definitions
+                        .iter()
+                        .find(|id| snapshot.definitions[*id].parent.is_none() && snapshot.definitions[*id].name == n.name)
+                        .cloned()
+                });
+            }
+        }
+    }
+    index
+}
+
+fn collect_defs(n: Node, src: &str, path: &str, parent: Option<(&str, bool)>, prefix: &str, _in_fn: bool, out: &mut Vec<Definition>) {
+    let mut c = n.walk();
+    for ch in n.named_children(&mut c) {
+        let (stmt, def) = match ch.kind() {
+            "decorated_definition" => match ch.child_by_field_name("definition") {
+                Some(d) => (ch, d),
+                None => continue,
+            },
+            "function_definition" | "class_definition" => (ch, ch),
+            _ => {
+                collect_defs(ch, src, path, parent, prefix, _in_fn, out);
+                continue;
+            }
+        };
+        let name = &src[def.child_by_field_name("name").expect("name").byte_range()];
+        let qualname = if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
+        let is_class = def.kind() == "class_definition";
+        let kind = match (is_class, parent) {
+            (true, _) => DefinitionKind::Class,
+            (false, Some((_, true))) => DefinitionKind::Method,
+            _ => DefinitionKind::Function,
+        };
+        let id = format!("{path}::{qualname}");
+        let body = def.child_by_field_name("body").expect("body");
+        out.push(Definition {
+            id: id.clone(),
+            language: Language::Python,
+            path: path.to_string(),
+            qualname: qualname.clone(),
+            name: name.to_string(),
+            kind,
+            span: span(stmt),
+            def_line: def.start_position().row + 1,
+            body: Some(span(body)),
+            signature: Default::default(),
+            docstring: None,
+            parent: parent.map(|(p, _)| p.to_string()),
+            is_test: false,
+            references: Vec::new(),
+            load_references: Vec::new(),
+        });
+        collect_defs(body, src, path, Some((&id, is_class)), &qualname, !is_class, out);
+    }
+}
+
+fn collect_imports(n: Node, src: &str, path: &str, files: &BTreeMap<String, String>, in_def: bool, out: &mut Vec<Import>) {
+    let mut c = n.walk();
+    for ch in n.named_children(&mut c) {
+        match ch.kind() {
+            "import_from_statement" => {
+                let module = &src[ch.child_by_field_name("module_name").expect("module").byte_range()];
+                let names = import_name_nodes(ch)
+                    .into_iter()
+                    .map(|nm| {
+                        let (name, alias) = match nm.kind() {
+                            "aliased_import" => (
+                                src[nm.child_by_field_name("name").expect("n").byte_range()].to_string(),
+                                Some(src[nm.child_by_field_name("alias").expect("a").byte_range()].to_string()),
+                            ),
+                            _ => (src[nm.byte_range()].to_string(), None),
+                        };
+                        ImportedName { name, alias, span: span(nm), target: None }
+                    })
+                    .collect();
+                out.push(Import {
+                    span: span(ch),
+                    module: module.to_string(),
+                    resolved_path: resolve_module(files, path, module),
+                    names,
+                    module_level: !in_def,
+                });
+            }
+            "function_definition" | "class_definition" => collect_imports(ch, src, path, files, true, out),
+            _ => collect_imports(ch, src, path, files, in_def, out),
+        }
+    }
+}
+
+/// Mask `path` of the repository `sources` removing `ids`; checks the result parses.
+fn masked(sources: &[(&str, &str)], path: &str, ids: &[&str]) -> String {
+    let index = index_of(sources);
+    let remove: BTreeSet<NodeId> = ids.iter().map(|s| s.to_string()).collect();
+    for id in ids {
+        assert!(index.definitions.contains_key(*id), "unknown id {id}: {:?}", index.definitions.keys());
+    }
+    let src = sources.iter().find(|(p, _)| *p == path).expect("file").1;
+    let edits = mask_file(src, &index.files[path], &index, &remove).expect("mask");
+    let out = apply(src, &edits).expect("apply");
+    assert_eq!(parse_errors(Language::Python, &out), vec![], "masked output does not parse:\n{out}");
+    out
+}
+
+const SHOP: &str = r#""""Shopping cart."""
+
+import os
+from dataclasses import dataclass
+
+
+# Registry of all carts.
+REGISTRY = {}
+
+
+class Cart:
+    """A cart."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, item):
+        self.items.append(item)
+
+    # Totals with discounts.
+    def total(self, discount=0.0):
+        return sum(self.items) * (1 - discount)
+
+    def clear(self):
+        self.items = []
+
+
+# Registers a cart factory.
+# Second comment line.
+@dataclass
+class Coupon:
+    code: str
+
+    def apply(self, cart):
+        return cart.total(0.1)
+
+
+def make_cart():
+    return Cart()
+"#;
+
+#[test]
+fn removes_a_method_of_a_class_whose_other_methods_stay() {
+    insta::assert_snapshot!(masked(&[("shop.py", SHOP)], "shop.py", &["shop.py::Cart.total"]));
+}
+
+#[test]
+fn removes_the_first_and_last_methods() {
+    insta::assert_snapshot!(masked(&[("shop.py", SHOP)], "shop.py", &["shop.py::Cart.__init__", "shop.py::Cart.clear"]));
+}
+
+#[test]
+fn removes_a_whole_decorated_class_with_its_comments() {
+    insta::assert_snapshot!(masked(&[("shop.py", SHOP)], "shop.py", &["shop.py::Coupon", "shop.py::Coupon.apply"]));
+}
+
+#[test]
+fn class_left_without_methods_gets_pass_but_docstring_counts() {
+    let src = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\nclass B:\n    \"\"\"Doc.\"\"\"\n\n    def f(self):\n        return 1\n\n\nx = 1\n";
+    insta::assert_snapshot!(masked(&[("m.py", src)], "m.py", &["m.py::A.f", "m.py::A.g", "m.py::B.f"]));
+}
+
+const DECORATED: &str = r#"import functools
+
+REGISTRY = {}
+
+
+def register(fn):
+    REGISTRY[fn.__name__] = fn
+    return fn
+
+
+# This one is registered at import time.
+# It computes prices.
+@register
+@functools.lru_cache(maxsize=None)
+def price(x):
+    # inner comment
+    return x * 2
+    # trailing body comment
+
+
+def other():
+    return 1
+"#;
+
+#[test]
+fn removes_a_decorated_function_with_comments_above() {
+    insta::assert_snapshot!(masked(&[("m.py", DECORATED)], "m.py", &["m.py::price"]));
+}
+
+#[test]
+fn removes_the_last_function_of_a_file() {
+    insta::assert_snapshot!(masked(&[("m.py", DECORATED)], "m.py", &["m.py::other"]));
+}
+
+const CONDITIONAL: &str = r#"import sys
+
+if sys.version_info >= (3, 8):
+    def helper():
+        return 1
+else:
+    def helper():
+        return 2
+
+try:
+    import json
+
+    def fast():
+        return json
+except ImportError:
+    def fast():
+        return None
+
+
+def main():
+    def inner(x):
+        return x + 1
+
+    return inner(2)
+
+
+def only_nested():
+    def inner():
+        return 0
+"#;
+
+#[test]
+fn removal_that_empties_if_and_try_blocks_leaves_pass() {
+    let sources = [("m.py", CONDITIONAL)];
+    let index = index_of(&sources);
+    let ids: Vec<&str> = index.definitions.keys().filter(|k| k.contains("helper") || k.contains("fast")).map(|s| s.as_str()).collect();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    insta::assert_snapshot!(masked(&sources, "m.py", &ids));
+}
+
+#[test]
+fn removes_nested_functions() {
+    insta::assert_snapshot!(masked(&[("m.py", CONDITIONAL)], "m.py", &["m.py::main.inner", "m.py::only_nested.inner"]));
+}
+
+const PRICING: &str = "def total(xs):\n    return sum(xs)\n\n\ndef tax(x):\n    return x\n\n\ndef discount(x):\n    return x\n";
+
+const CONSUMER: &str = r#"from typing import TYPE_CHECKING
+from .pricing import total as t, tax, discount as d
+from .pricing import (
+    total,
+    tax as tax2,
+    discount,
+)
+from .pricing import (total, discount,
+    tax)
+from .pricing import total
+import os; from .pricing import total
+
+if TYPE_CHECKING:
+    from .pricing import total as T
+
+try:
+    from .pricing import total
+except ImportError:
+    total = None
+
+
+def uses():
+    from .pricing import total, tax
+    return tax
+
+
+def sole():
+    from .pricing import total
+"#;
+
+#[test]
+fn drops_import_names_of_removed_definitions() {
+    let sources = [("pkg/__init__.py", "from .pricing import total, tax\n"), ("pkg/pricing.py", PRICING), ("pkg/consumer.py", CONSUMER)];
+    let out = masked(&sources, "pkg/consumer.py", &["pkg/pricing.py::total"]);
+    let init = masked(&sources, "pkg/__init__.py", &["pkg/pricing.py::total"]);
+    insta::assert_snapshot!(format!("# pkg/__init__.py\n{init}# pkg/consumer.py\n{out}"));
+}
+
+#[test]
+fn follows_re_exports_and_leaves_plain_imports_alone() {
+    let sources = [
+        ("pkg/__init__.py", "from .pricing import total, tax\n"),
+        ("pkg/pricing.py", PRICING),
+        ("app.py", "import pkg\nimport pkg.pricing\nfrom pkg import total, tax\n\nprint(tax)\n"),
+    ];
+    let out = masked(&sources, "app.py", &["pkg/pricing.py::total"]);
+    assert_eq!(out, "import pkg\nimport pkg.pricing\nfrom pkg import tax\n\nprint(tax)\n");
+}
+
+#[test]
+fn unaffected_file_gets_no_edits() {
+    let sources = [("m.py", DECORATED), ("n.py", "x = 1\n")];
+    let index = index_of(&sources);
+    let remove: BTreeSet<NodeId> = ["m.py::price".to_string()].into();
+    assert_eq!(mask_file("x = 1\n", &index.files["n.py"], &index, &remove).unwrap(), vec![]);
+}
+
+#[test]
+fn stale_index_is_an_error_naming_the_file() {
+    let index = index_of(&[("m.py", DECORATED)]);
+    let remove: BTreeSet<NodeId> = ["m.py::price".to_string()].into();
+    let err = mask_file("x = 1\n", &index.files["m.py"], &index, &remove).unwrap_err();
+    assert!(err.to_string().contains("m.py"), "{err}");
+}
+
+fn py_compile_ok(source: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let f = dir.path().join("m.py");
+    std::fs::write(&f, source).map_err(|e| e.to_string())?;
+    let out = Command::new("python3")
+        .args(["-c", "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')"])
+        .arg(&f)
+        .output()
+        .map_err(|e| format!("python3 not available: {e}"))?;
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
+#[test]
+fn removing_any_single_definition_keeps_the_file_valid() {
+    let has_python = Command::new("python3").arg("--version").output().is_ok();
+    if !has_python {
+        eprintln!("python3 not found: skipping the compile check (parse check still runs)");
+    }
+    for (name, src) in [("shop.py", SHOP), ("m.py", DECORATED), ("c.py", CONDITIONAL)] {
+        let index = index_of(&[(name, src)]);
+        for id in index.definitions.keys() {
+            let out = masked(&[(name, src)], name, &[id]);
+            assert!(!out.contains("\n\n\n\n"), "more than two blank lines after removing {id}:\n{out}");
+            if has_python {
+                if let Err(e) = py_compile_ok(&out) {
+                    panic!("removing {id} gives code that does not compile: {e}\n{out}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn level2_rewrites_test_imports() {
+    let test_src = r#"import pytest
+import pkg.pricing as pr
+import pkg.pricing
+from pkg import pricing
+from pkg.pricing import total, tax as t
+from pkg.pricing import (
+    discount,
+)
+
+
+def test_total():
+    assert total([1]) == 1
+    assert pr.total([2]) == 2
+    assert pkg.pricing.total([3]) == 3
+    assert pricing.total([4]) == pr.tax(4)
+    assert discount(1) == t(1)
+"#;
+    let sources = [("pkg/__init__.py", ""), ("pkg/pricing.py", PRICING), ("tests/test_pricing.py", test_src)];
+    let index = index_of(&sources);
+    let extracted: BTreeSet<NodeId> = ["pkg/pricing.py::total".to_string(), "pkg/pricing.py::discount".to_string()].into();
+    let edits = rewrite_imports_for_level2(test_src, &index.files["tests/test_pricing.py"], &index, &extracted, "agent_code");
+    let out = apply(test_src, &edits).unwrap();
+    assert_eq!(parse_errors(Language::Python, &out), vec![]);
+    insta::assert_snapshot!(out);
+}
