@@ -1,0 +1,540 @@
+//! BFS classification (design.md §5): which definitions a group of fail-to-pass (F2P) tests
+//! reaches, and of those, which are the feature (**extracted**) and which the rest of the
+//! project still needs (**remained**), each with structured reasons.
+//!
+//! 1. Entry points: non-test definitions called, in an F2P test, directly from test code (a
+//!    test definition, module-level code of a test file, or code outside the repository).
+//! 2. BFS from them along call edges observed in F2P tests, through remained nodes too.
+//!    The classes of reached methods are reached as well.
+//! 3. Candidates are the reached definitions plus everything nested in them. A candidate
+//!    remains when a P2P test executes it, when it runs while modules that stay load, or when
+//!    code that stays needs it to load (decorators, bases, defaults/annotations, class
+//!    bodies of kept definitions; module-level code; `__all__`), when it is a class named by
+//!    kept code that runs, when a member of it remains, or when it is nested in a function
+//!    that remains. These rules are applied to a fixpoint; the rest is extracted.
+//!
+//! Code in test files that the masked state drops (files with F2P tests and no P2P test)
+//! keeps nothing alive.
+
+mod decision;
+#[cfg(test)]
+mod tests;
+
+pub use decision::{CLASSIFICATION_VERSION, Classification, Decision, Reason, Status};
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use carve_languages::index::LoadRole;
+use carve_languages::{Definition, DefinitionIndex, NodeId};
+
+use crate::graph::ObjectGraph;
+use crate::probe_map::is_class_like;
+use crate::trace::{Caller, IMPORT_TEST, TestId, TestTrace, Trace};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClassifyError {
+    #[error("no F2P tests given: pass the feature's tests with --f2p")]
+    NoF2p,
+    #[error("test `{test}` is given both as F2P and as P2P; a test belongs to one group")]
+    BothF2pAndP2p { test: TestId },
+    #[error(
+        "F2P test `{test}` has no trace: it did not run under the shim (wrong id, deselected, or \
+         the trace is stale — re-run `carve trace`){}",
+        similar_hint(similar)
+    )]
+    NoTrace { test: TestId, similar: Vec<TestId> },
+    #[error(
+        "no entry point: the F2P tests ({}) never called repository code from test code; check \
+         that the code under test is indexed, is not itself in a test file, and was probed",
+        tests.join(", ")
+    )]
+    NoEntryPoints { tests: Vec<TestId> },
+    #[error("`{node}` is not an entry point candidate of these F2P tests (candidates: {})", candidates.join(", "))]
+    NotACandidate {
+        node: NodeId,
+        candidates: Vec<NodeId>,
+    },
+}
+
+fn similar_hint(similar: &[TestId]) -> String {
+    if similar.is_empty() {
+        String::new()
+    } else {
+        format!("; traced tests nearby: {}", similar.join(", "))
+    }
+}
+
+/// The repository-relative file of a test id (`path::Class::test[param]` -> `path`).
+fn test_file(test: &str) -> &str {
+    test.split("::").next().unwrap_or(test)
+}
+
+fn is_test_def(index: &DefinitionIndex, def: &Definition) -> bool {
+    def.is_test || index.files.get(&def.path).is_some_and(|f| f.is_test)
+}
+
+/// Test code, for entry points: a test definition, module-level code of a test file, or code
+/// the index does not know (outside the repository).
+fn is_test_code(index: &DefinitionIndex, caller: &Caller) -> bool {
+    match caller {
+        Caller::External => true,
+        Caller::Module(path) => index.files.get(path).is_none_or(|f| f.is_test),
+        Caller::Node(id) => index.get(id).is_none_or(|d| is_test_def(index, d)),
+    }
+}
+
+fn f2p_traces<'t>(
+    trace: &'t Trace,
+    f2p: &BTreeSet<TestId>,
+) -> Result<Vec<(&'t TestId, &'t TestTrace)>, ClassifyError> {
+    if f2p.is_empty() {
+        return Err(ClassifyError::NoF2p);
+    }
+    f2p.iter()
+        .map(|test| match trace.tests.get_key_value(test) {
+            Some(found) => Ok(found),
+            None => {
+                let file = test_file(test);
+                let similar = trace
+                    .tests
+                    .keys()
+                    .filter(|t| test_file(t) == file)
+                    .take(5)
+                    .cloned()
+                    .collect();
+                Err(ClassifyError::NoTrace {
+                    test: test.clone(),
+                    similar,
+                })
+            }
+        })
+        .collect()
+}
+
+/// Entry point candidates of the F2P tests, each with the smallest F2P test that called it
+/// from test code. Errors when an F2P test has no trace or no candidate exists.
+pub fn entry_points(
+    index: &DefinitionIndex,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+) -> Result<BTreeMap<NodeId, TestId>, ClassifyError> {
+    let mut entries = BTreeMap::new();
+    for (test, t) in f2p_traces(trace, f2p)? {
+        for (caller, callee) in &t.edges {
+            let Some(def) = index.get(callee) else {
+                continue;
+            };
+            if !is_test_def(index, def) && is_test_code(index, caller) {
+                entries
+                    .entry(callee.clone())
+                    .or_insert_with(|| test.clone());
+            }
+        }
+    }
+    if entries.is_empty() {
+        return Err(ClassifyError::NoEntryPoints {
+            tests: f2p.iter().cloned().collect(),
+        });
+    }
+    Ok(entries)
+}
+
+/// Classifies with the deterministic entry points of [`entry_points`].
+pub fn classify(
+    index: &DefinitionIndex,
+    graph: &ObjectGraph,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+) -> Result<Classification, ClassifyError> {
+    let entries = entry_points(index, trace, f2p)?.into_keys().collect();
+    classify_with_entries(index, graph, trace, f2p, p2p, entries)
+}
+
+/// Classifies starting from `entries`, a non-empty subset of [`entry_points`] (for example as
+/// narrowed by a user's filter command).
+pub fn classify_with_entries(
+    index: &DefinitionIndex,
+    graph: &ObjectGraph,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+    entries: BTreeSet<NodeId>,
+) -> Result<Classification, ClassifyError> {
+    if let Some(test) = f2p.intersection(p2p).next() {
+        return Err(ClassifyError::BothF2pAndP2p { test: test.clone() });
+    }
+    let candidates = entry_points(index, trace, f2p)?;
+    if entries.is_empty() {
+        return Err(ClassifyError::NoEntryPoints {
+            tests: f2p.iter().cloned().collect(),
+        });
+    }
+    if let Some(node) = entries.iter().find(|e| !candidates.contains_key(*e)) {
+        return Err(ClassifyError::NotACandidate {
+            node: node.clone(),
+            candidates: candidates.into_keys().collect(),
+        });
+    }
+    let ctx = Context::new(index, trace, f2p, p2p);
+
+    // BFS along F2P call edges; `origin` says how each definition was reached.
+    let mut origin: BTreeMap<NodeId, Reason> = BTreeMap::new();
+    let mut queue: VecDeque<NodeId> = VecDeque::new();
+    for e in &entries {
+        origin.insert(
+            e.clone(),
+            Reason::EntryPoint {
+                test: candidates[e].clone(),
+            },
+        );
+        queue.push_back(e.clone());
+    }
+    while let Some(n) = queue.pop_front() {
+        for callee in graph.callees_in(&Caller::Node(n.clone()), f2p) {
+            let Some(def) = index.get(callee) else {
+                continue;
+            };
+            if is_test_def(index, def) || origin.contains_key(callee) {
+                continue;
+            }
+            origin.insert(callee.clone(), Reason::Reached { from: n.clone() });
+            queue.push_back(callee.clone());
+        }
+    }
+    // Classes of reached members are reached too.
+    for id in origin.keys().cloned().collect::<Vec<_>>() {
+        let mut child = id;
+        while let Some(parent) = index.get(&child).and_then(|d| d.parent.clone()) {
+            match index.get(&parent) {
+                Some(p) if is_class_like(p.kind) && !is_test_def(index, p) => {}
+                _ => break,
+            }
+            origin
+                .entry(parent.clone())
+                .or_insert(Reason::HasReachedMember {
+                    member: child.clone(),
+                });
+            child = parent;
+        }
+    }
+
+    // Candidates: reached definitions and everything nested in them.
+    let mut extracted: BTreeSet<NodeId> = BTreeSet::new();
+    let mut stack: Vec<&NodeId> = origin.keys().collect();
+    while let Some(id) = stack.pop() {
+        if extracted.insert(id.clone()) {
+            stack.extend(ctx.children.get(id.as_str()).into_iter().flatten().copied());
+        }
+    }
+    // Remove what must stay, until nothing changes (every rule only grows what stays).
+    loop {
+        let keep: Vec<NodeId> = extracted
+            .iter()
+            .filter(|x| ctx.must_keep(x, &extracted, &origin))
+            .cloned()
+            .collect();
+        if keep.is_empty() {
+            break;
+        }
+        for x in keep {
+            extracted.remove(&x);
+        }
+    }
+
+    let mut nodes = BTreeMap::new();
+    for id in origin.keys().chain(extracted.iter()) {
+        if nodes.contains_key(id) {
+            continue;
+        }
+        let decision = if extracted.contains(id) {
+            let mut reasons: Vec<Reason> = origin.get(id).cloned().into_iter().collect();
+            if let Some(parent) = ctx
+                .parent_of(id)
+                .filter(|p| extracted.contains(p.id.as_str()))
+            {
+                reasons.push(if is_class_like(parent.kind) {
+                    Reason::MemberOfExtracted {
+                        class: parent.id.clone(),
+                    }
+                } else {
+                    Reason::ParentExtracted {
+                        parent: parent.id.clone(),
+                    }
+                });
+            }
+            Decision {
+                status: Status::Extracted,
+                reasons,
+            }
+        } else {
+            let mut reasons = ctx.keep_reasons(id, &extracted, &origin);
+            reasons.extend(origin.get(id).cloned());
+            Decision {
+                status: Status::Remained,
+                reasons,
+            }
+        };
+        let mut decision = decision;
+        decision.reasons.sort();
+        decision.reasons.dedup();
+        nodes.insert(id.clone(), decision);
+    }
+
+    Ok(Classification {
+        version: CLASSIFICATION_VERSION,
+        f2p: f2p.iter().cloned().collect(),
+        p2p_count: p2p.len(),
+        p2p_untraced: p2p
+            .iter()
+            .filter(|t| !trace.tests.contains_key(*t))
+            .cloned()
+            .collect(),
+        removed_test_files: ctx.removed_files.iter().map(|s| s.to_string()).collect(),
+        entry_points: entries.into_iter().collect(),
+        nodes,
+    })
+}
+
+/// Facts computed once per classification.
+struct Context<'a> {
+    index: &'a DefinitionIndex,
+    removed_files: BTreeSet<&'a str>,
+    children: BTreeMap<&'a str, Vec<&'a NodeId>>,
+    /// Definition -> (smallest P2P test that hit it, number of P2P tests that did).
+    p2p_hits: BTreeMap<&'a str, (&'a TestId, usize)>,
+    import_time: BTreeSet<&'a str>,
+    /// Target -> definitions (in files that stay) needing it to load, with the role.
+    load_needers: BTreeMap<&'a str, Vec<(&'a NodeId, LoadRole)>>,
+    /// Target -> module-level uses and `__all__` entries in files that stay.
+    module_needs: BTreeMap<&'a str, Vec<Reason>>,
+    /// Class -> definitions (in files that stay) whose body names it.
+    class_refs: BTreeMap<&'a str, Vec<&'a NodeId>>,
+    /// Kept code that runs: hit by a P2P test or at import time, or test code that stays.
+    executed: BTreeSet<&'a str>,
+}
+
+impl<'a> Context<'a> {
+    fn new(
+        index: &'a DefinitionIndex,
+        trace: &'a Trace,
+        f2p: &'a BTreeSet<TestId>,
+        p2p: &'a BTreeSet<TestId>,
+    ) -> Self {
+        let p2p_files: BTreeSet<&str> = p2p.iter().map(|t| test_file(t)).collect();
+        let removed_files: BTreeSet<&str> = f2p
+            .iter()
+            .map(|t| test_file(t))
+            .filter(|f| !p2p_files.contains(f) && index.files.get(*f).is_some_and(|fi| fi.is_test))
+            .collect();
+        let stays = |path: &str| !removed_files.contains(path);
+
+        let mut children: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
+        for def in index.definitions.values() {
+            if let Some(p) = &def.parent {
+                children.entry(p.as_str()).or_default().push(&def.id);
+            }
+        }
+        let mut p2p_hits: BTreeMap<&str, (&TestId, usize)> = BTreeMap::new();
+        for (test, t) in p2p.iter().filter_map(|t| trace.tests.get_key_value(t)) {
+            for hit in &t.hits {
+                p2p_hits
+                    .entry(hit.as_str())
+                    .and_modify(|(_, n)| *n += 1)
+                    .or_insert((test, 1));
+            }
+        }
+        let import_time = import_time(index, trace, &removed_files);
+
+        let mut load_needers: BTreeMap<&str, Vec<(&NodeId, LoadRole)>> = BTreeMap::new();
+        let mut class_refs: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
+        let mut executed: BTreeSet<&str> = BTreeSet::new();
+        for def in index.definitions.values().filter(|d| stays(&d.path)) {
+            for load in &def.load_references {
+                load_needers
+                    .entry(load.target.as_str())
+                    .or_default()
+                    .push((&def.id, load.role));
+            }
+            for target in &def.references {
+                if index.get(target).is_some_and(|t| is_class_like(t.kind)) {
+                    class_refs.entry(target.as_str()).or_default().push(&def.id);
+                }
+            }
+            if is_test_def(index, def)
+                || p2p_hits.contains_key(def.id.as_str())
+                || import_time.contains(def.id.as_str())
+            {
+                executed.insert(def.id.as_str());
+            }
+        }
+        let mut module_needs: BTreeMap<&str, Vec<Reason>> = BTreeMap::new();
+        for (path, file) in index.files.iter().filter(|(p, _)| stays(p)) {
+            for r in &file.module_references {
+                module_needs
+                    .entry(r.target.as_str())
+                    .or_default()
+                    .push(Reason::ModuleLevel {
+                        path: path.clone(),
+                        line: r.line,
+                    });
+            }
+            for e in &file.exported {
+                module_needs
+                    .entry(e.as_str())
+                    .or_default()
+                    .push(Reason::Exported { path: path.clone() });
+            }
+        }
+        Context {
+            index,
+            removed_files,
+            children,
+            p2p_hits,
+            import_time,
+            load_needers,
+            module_needs,
+            class_refs,
+            executed,
+        }
+    }
+
+    fn parent_of(&self, id: &str) -> Option<&'a Definition> {
+        self.index
+            .get(id)?
+            .parent
+            .as_deref()
+            .and_then(|p| self.index.get(p))
+    }
+
+    fn must_keep(
+        &self,
+        id: &str,
+        extracted: &BTreeSet<NodeId>,
+        origin: &BTreeMap<NodeId, Reason>,
+    ) -> bool {
+        !self.keep_reasons(id, extracted, origin).is_empty()
+    }
+
+    /// Every reason `id` must stay, given what is currently extracted.
+    fn keep_reasons(
+        &self,
+        id: &str,
+        extracted: &BTreeSet<NodeId>,
+        origin: &BTreeMap<NodeId, Reason>,
+    ) -> Vec<Reason> {
+        let mut reasons = Vec::new();
+        let stays = |n: &str| !extracted.contains(n);
+        if let Some((test, count)) = self.p2p_hits.get(id) {
+            reasons.push(Reason::ExecutedByP2p {
+                test: (*test).clone(),
+                others: count - 1,
+            });
+        }
+        if self.import_time.contains(id) {
+            reasons.push(Reason::ImportTime);
+        }
+        // Members that stay on their own account (not merely because `id` stays).
+        let kept_members: Vec<&&NodeId> = self
+            .children
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter(|c| stays(c))
+            .filter(|c| {
+                self.keep_reasons(c, extracted, origin)
+                    .iter()
+                    .any(|r| !matches!(r, Reason::ParentRemained { .. }))
+            })
+            .collect();
+        if let Some(first) = kept_members.first() {
+            reasons.push(Reason::HasRemainedMember {
+                member: (**first).clone(),
+                others: kept_members.len() - 1,
+            });
+        }
+        if let Some(parent) = self
+            .parent_of(id)
+            .filter(|p| !is_class_like(p.kind) && stays(&p.id))
+        {
+            reasons.push(Reason::ParentRemained {
+                parent: parent.id.clone(),
+            });
+        }
+        for (of, role) in self.load_needers.get(id).into_iter().flatten() {
+            if stays(of) {
+                let of = (*of).clone();
+                reasons.push(match role {
+                    LoadRole::Decorator => Reason::Decorator { of },
+                    LoadRole::BaseClass => Reason::BaseClass { of },
+                    LoadRole::DefaultOrAnnotation => Reason::DefaultOrAnnotation { of },
+                    LoadRole::ClassBody => Reason::ClassBody { of },
+                });
+            }
+        }
+        reasons.extend(self.module_needs.get(id).into_iter().flatten().cloned());
+        for by in self.class_refs.get(id).into_iter().flatten() {
+            // Kept code that runs, or a reached definition that remains.
+            if *by != id
+                && stays(by)
+                && (self.executed.contains(by.as_str()) || origin.contains_key(*by))
+            {
+                reasons.push(Reason::ReferencedBy { by: (*by).clone() });
+            }
+        }
+        reasons
+    }
+}
+
+/// Function-like definitions hit at import time by module loading that stays: the
+/// `<import>` record's hits, minus those only reached (through `<import>` call edges) from
+/// module-level code of removed test files. A hit with no recorded caller counts.
+fn import_time<'a>(
+    index: &'a DefinitionIndex,
+    trace: &'a Trace,
+    removed: &BTreeSet<&str>,
+) -> BTreeSet<&'a str> {
+    let Some(import) = trace.tests.get(IMPORT_TEST) else {
+        return BTreeSet::new();
+    };
+    let mut incoming: BTreeMap<&str, Vec<&Caller>> = BTreeMap::new();
+    let mut outgoing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (caller, callee) in &import.edges {
+        incoming.entry(callee.as_str()).or_default().push(caller);
+        if let Caller::Node(from) = caller {
+            outgoing
+                .entry(from.as_str())
+                .or_default()
+                .push(callee.as_str());
+        }
+    }
+    let in_removed = |path: &str| removed.contains(path);
+    let is_root = |caller: &Caller| match caller {
+        Caller::External => true,
+        Caller::Module(path) => !in_removed(path),
+        Caller::Node(id) => match index.get(id) {
+            None => true,
+            Some(d) if in_removed(&d.path) => false,
+            // A class body runs when its module loads; other callers must be live themselves.
+            Some(d) => is_class_like(d.kind) || !import.hits.contains(id),
+        },
+    };
+    let mut live: BTreeSet<&str> = BTreeSet::new();
+    let mut queue: VecDeque<&str> = VecDeque::new();
+    for hit in &import.hits {
+        let callers = incoming.get(hit.as_str());
+        if callers.is_none_or(|c| c.iter().any(|c| is_root(c))) && live.insert(hit.as_str()) {
+            queue.push_back(hit.as_str());
+        }
+    }
+    while let Some(n) = queue.pop_front() {
+        for callee in outgoing.get(n).into_iter().flatten() {
+            if live.insert(callee) {
+                queue.push_back(callee);
+            }
+        }
+    }
+    live.retain(|id| index.get(id).is_some_and(|d| !is_class_like(d.kind)));
+    live
+}

@@ -1,0 +1,233 @@
+//! The result of a classification: one [`Decision`] per definition the feature's tests
+//! reached, each with structured [`Reason`]s that read as plain sentences. Serialized as
+//! `classification.json` (see `docs/formats.md`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use carve_languages::NodeId;
+use serde::{Deserialize, Serialize};
+
+use crate::trace::TestId;
+
+/// Version of the serialized [`Classification`].
+pub const CLASSIFICATION_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Part of the feature: deleted from the masked state.
+    Extracted,
+    /// Still needed by the rest of the project: kept.
+    Remained,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Extracted => "extracted",
+            Status::Remained => "remained",
+        })
+    }
+}
+
+/// Why a definition was extracted or remained. Variants are listed (and sorted) by weight:
+/// reasons to remain first, then how the feature's tests reached the definition.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// A pass-to-pass test executed it (`test` is the smallest such id).
+    ExecutedByP2p { test: TestId, others: usize },
+    /// It ran while modules that stay were loading.
+    ImportTime,
+    /// A member (method, nested definition) remains, so its container must too.
+    HasRemainedMember { member: NodeId, others: usize },
+    /// Its enclosing function remains; a nested definition is part of that body.
+    ParentRemained { parent: NodeId },
+    /// Decorates a definition that stays.
+    Decorator { of: NodeId },
+    /// Base class of a class that stays.
+    BaseClass { of: NodeId },
+    /// Used in a default value or annotation of a definition that stays.
+    DefaultOrAnnotation { of: NodeId },
+    /// Used in the body of a class that stays.
+    ClassBody { of: NodeId },
+    /// Named by module-level code that stays.
+    ModuleLevel { path: String, line: usize },
+    /// Listed in `__all__`.
+    Exported { path: String },
+    /// A class named in the body of a definition that stays and runs.
+    ReferencedBy { by: NodeId },
+    /// Called directly from the code of this fail-to-pass test.
+    EntryPoint { test: TestId },
+    /// Called from `from` in a fail-to-pass test.
+    Reached { from: NodeId },
+    /// A class whose member the fail-to-pass tests reached.
+    HasReachedMember { member: NodeId },
+    /// A member of an extracted class.
+    MemberOfExtracted { class: NodeId },
+    /// Nested in an extracted function.
+    ParentExtracted { parent: NodeId },
+}
+
+fn and_more(f: &mut fmt::Formatter<'_>, others: usize) -> fmt::Result {
+    if others > 0 {
+        write!(f, " (and {others} more)")
+    } else {
+        Ok(())
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::ExecutedByP2p { test, others } => {
+                write!(f, "executed by P2P test {test}")?;
+                and_more(f, *others)
+            }
+            Reason::ImportTime => f.write_str("runs at import time"),
+            Reason::HasRemainedMember { member, others } => {
+                write!(f, "has remained member {member}")?;
+                and_more(f, *others)
+            }
+            Reason::ParentRemained { parent } => write!(f, "nested in remained {parent}"),
+            Reason::Decorator { of } => write!(f, "decorator of {of}, which stays"),
+            Reason::BaseClass { of } => write!(f, "base class of {of}, which stays"),
+            Reason::DefaultOrAnnotation { of } => {
+                write!(f, "used in a default or annotation of {of}, which stays")
+            }
+            Reason::ClassBody { of } => write!(f, "used in the body of class {of}, which stays"),
+            Reason::ModuleLevel { path, line } => {
+                write!(f, "used by module-level code at {path}:{line}")
+            }
+            Reason::Exported { path } => write!(f, "listed in __all__ of {path}"),
+            Reason::ReferencedBy { by } => write!(f, "named by {by}, which stays and runs"),
+            Reason::EntryPoint { test } => write!(f, "entry point: called by F2P test {test}"),
+            Reason::Reached { from } => write!(f, "called from {from} in F2P tests"),
+            Reason::HasReachedMember { member } => write!(f, "class of reached member {member}"),
+            Reason::MemberOfExtracted { class } => write!(f, "member of extracted class {class}"),
+            Reason::ParentExtracted { parent } => write!(f, "nested in extracted {parent}"),
+        }
+    }
+}
+
+/// What happens to one definition, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub status: Status,
+    /// Sorted by weight; never empty. For a remained definition the reasons to remain come
+    /// first, followed by how the feature's tests reached it.
+    pub reasons: Vec<Reason>,
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.status)?;
+        for (i, r) in self.reasons.iter().enumerate() {
+            f.write_str(if i == 0 { ": " } else { "; " })?;
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The classification of the definitions one feature's fail-to-pass tests reach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    pub version: u32,
+    /// The feature's fail-to-pass tests, sorted.
+    pub f2p: Vec<TestId>,
+    /// Number of pass-to-pass tests considered.
+    pub p2p_count: usize,
+    /// P2P tests absent from the trace (they could not keep anything), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub p2p_untraced: Vec<TestId>,
+    /// Test files removed from the masked state (they hold F2P tests and no P2P test):
+    /// their code keeps nothing alive. Sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_test_files: Vec<String>,
+    /// Where the BFS started, sorted.
+    pub entry_points: Vec<NodeId>,
+    pub nodes: BTreeMap<NodeId, Decision>,
+}
+
+impl Classification {
+    /// Extracted definitions, in node-id order.
+    pub fn extracted(&self) -> impl Iterator<Item = (&NodeId, &Decision)> + '_ {
+        self.nodes
+            .iter()
+            .filter(|(_, d)| d.status == Status::Extracted)
+    }
+
+    /// Remained definitions (reached, but kept), in node-id order.
+    pub fn remained(&self) -> impl Iterator<Item = (&NodeId, &Decision)> + '_ {
+        self.nodes
+            .iter()
+            .filter(|(_, d)| d.status == Status::Remained)
+    }
+
+    /// The status of one definition, if the feature's tests reached it.
+    pub fn status(&self, id: &str) -> Option<Status> {
+        self.nodes.get(id).map(|d| d.status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_read_as_sentences() {
+        let r = Reason::ExecutedByP2p {
+            test: "tests/test_a.py::test_x".into(),
+            others: 3,
+        };
+        assert_eq!(
+            r.to_string(),
+            "executed by P2P test tests/test_a.py::test_x (and 3 more)"
+        );
+        let r = Reason::BaseClass {
+            of: "pkg/m.py::Sub".into(),
+        };
+        assert_eq!(r.to_string(), "base class of pkg/m.py::Sub, which stays");
+        let d = Decision {
+            status: Status::Remained,
+            reasons: vec![
+                Reason::ImportTime,
+                Reason::Reached {
+                    from: "a.py::f".into(),
+                },
+            ],
+        };
+        assert_eq!(
+            d.to_string(),
+            "remained: runs at import time; called from a.py::f in F2P tests"
+        );
+    }
+
+    #[test]
+    fn reasons_serialize_tagged() {
+        let r = Reason::ModuleLevel {
+            path: "pkg/__init__.py".into(),
+            line: 4,
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"reason":"module_level","path":"pkg/__init__.py","line":4}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Reason::ImportTime).unwrap(),
+            r#"{"reason":"import_time"}"#
+        );
+        let back: Reason =
+            serde_json::from_str(r#"{"reason":"executed_by_p2p","test":"t","others":0}"#).unwrap();
+        assert_eq!(
+            back,
+            Reason::ExecutedByP2p {
+                test: "t".into(),
+                others: 0
+            }
+        );
+    }
+}

@@ -1,0 +1,773 @@
+//! One test per classification rule, on hand-built indexes and traces.
+
+use super::*;
+use crate::testutil::{IndexBuilder, set, trace};
+use carve_languages::index::LoadRole;
+
+const F2P: &str = "tests/test_feat.py::test_feat";
+const P2P: &str = "tests/test_base.py::test_base";
+
+fn base() -> IndexBuilder {
+    IndexBuilder::new()
+        .file("pkg/core.py", false)
+        .file("tests/test_feat.py", true)
+        .file("tests/test_base.py", true)
+        .funcs(&[
+            F2P,
+            "tests/test_feat.py::helper",
+            P2P,
+            "tests/test_base.py::test_other",
+        ])
+}
+
+fn run(index: &DefinitionIndex, trace: &Trace) -> Classification {
+    let p2p = set(&[P2P, "tests/test_base.py::test_other"]);
+    run_with(index, trace, &set(&[F2P]), &p2p)
+}
+
+fn run_with(
+    index: &DefinitionIndex,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+) -> Classification {
+    let graph = ObjectGraph::build(index, trace);
+    let c =
+        classify(index, &graph, trace, f2p, p2p).unwrap_or_else(|e| panic!("classify failed: {e}"));
+    for (id, d) in &c.nodes {
+        assert!(!d.reasons.is_empty(), "{id} has no reason");
+    }
+    c
+}
+
+fn status(c: &Classification, id: &str) -> Status {
+    c.status(id)
+        .unwrap_or_else(|| panic!("{id} is not classified: {:#?}", c.nodes))
+}
+
+fn reasons(c: &Classification, id: &str) -> Vec<Reason> {
+    c.nodes[id].reasons.clone()
+}
+
+#[test]
+fn p2p_hit_remains_and_feature_only_code_is_extracted() {
+    let index = base()
+        .funcs(&["pkg/core.py::feat", "pkg/core.py::shared"])
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::feat"),
+                ("pkg/core.py::feat", "pkg/core.py::shared"),
+            ],
+        ),
+        (P2P, &[], &[(P2P, "pkg/core.py::shared")]),
+        (
+            "tests/test_base.py::test_other",
+            &["pkg/core.py::shared"],
+            &[],
+        ),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(c.entry_points, ["pkg/core.py::feat"]);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::feat"),
+        [Reason::EntryPoint { test: F2P.into() }]
+    );
+    assert_eq!(status(&c, "pkg/core.py::shared"), Status::Remained);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::shared"),
+        [
+            Reason::ExecutedByP2p {
+                test: P2P.into(),
+                others: 1
+            },
+            Reason::Reached {
+                from: "pkg/core.py::feat".into()
+            }
+        ]
+    );
+    assert_eq!(
+        c.nodes["pkg/core.py::shared"].to_string(),
+        format!(
+            "remained: executed by P2P test {P2P} (and 1 more); called from pkg/core.py::feat in F2P tests"
+        )
+    );
+    assert_eq!(
+        c.extracted().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        ["pkg/core.py::feat"]
+    );
+    assert_eq!(c.removed_test_files, ["tests/test_feat.py"]);
+}
+
+#[test]
+fn callers_from_test_helpers_module_code_and_external_code_make_entry_points() {
+    let index = base()
+        .funcs(&[
+            "pkg/core.py::a",
+            "pkg/core.py::b",
+            "pkg/core.py::c",
+            "pkg/core.py::d",
+        ])
+        .build();
+    let t = trace(&[(
+        F2P,
+        &[],
+        &[
+            ("tests/test_feat.py::helper", "pkg/core.py::a"),
+            ("<module>tests/test_feat.py", "pkg/core.py::b"),
+            ("<external>", "pkg/core.py::c"),
+            ("pkg/core.py::c", "pkg/core.py::d"),
+        ],
+    )]);
+    let c = run(&index, &t);
+    assert_eq!(
+        c.entry_points,
+        ["pkg/core.py::a", "pkg/core.py::b", "pkg/core.py::c"]
+    );
+    assert_eq!(
+        reasons(&c, "pkg/core.py::d"),
+        [Reason::Reached {
+            from: "pkg/core.py::c".into()
+        }]
+    );
+}
+
+#[test]
+fn import_time_code_remains_unless_only_removed_tests_load_it() {
+    let index = base()
+        .file("pkg/plugins.py", false)
+        .funcs(&[
+            "pkg/core.py::feat",
+            "pkg/core.py::register",
+            "pkg/core.py::make_data",
+            "pkg/core.py::prep",
+        ])
+        .class("pkg/core.py::Model", 40)
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::feat"),
+                ("pkg/core.py::feat", "pkg/core.py::register"),
+                ("pkg/core.py::feat", "pkg/core.py::make_data"),
+                ("pkg/core.py::feat", "pkg/core.py::Model"),
+            ],
+        ),
+        (
+            IMPORT_TEST,
+            &[],
+            &[
+                ("<module>pkg/plugins.py", "pkg/core.py::register"),
+                // Module-level code of the F2P test file: removed with it.
+                ("<module>tests/test_feat.py", "pkg/core.py::make_data"),
+                ("pkg/core.py::make_data", "pkg/core.py::prep"),
+                // A class body that ran while its module loaded is not "import-time code".
+                ("<module>pkg/core.py", "pkg/core.py::Model"),
+            ],
+        ),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::register"), Status::Remained);
+    assert_eq!(reasons(&c, "pkg/core.py::register")[0], Reason::ImportTime);
+    assert_eq!(status(&c, "pkg/core.py::make_data"), Status::Extracted);
+    assert_eq!(status(&c, "pkg/core.py::Model"), Status::Extracted);
+    assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
+}
+
+#[test]
+fn import_time_code_called_through_import_time_callers_remains() {
+    let index = base()
+        .funcs(&[
+            "pkg/core.py::feat",
+            "pkg/core.py::setup",
+            "pkg/core.py::inner_setup",
+        ])
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::feat"),
+                ("pkg/core.py::feat", "pkg/core.py::inner_setup"),
+            ],
+        ),
+        (
+            IMPORT_TEST,
+            &[],
+            &[
+                ("<module>pkg/core.py", "pkg/core.py::setup"),
+                ("pkg/core.py::setup", "pkg/core.py::inner_setup"),
+            ],
+        ),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::inner_setup")[0],
+        Reason::ImportTime
+    );
+}
+
+#[test]
+fn decorator_of_kept_code_remains_and_load_needs_propagate() {
+    let index = base()
+        .funcs(&[
+            "pkg/core.py::feat",
+            "pkg/core.py::deco",
+            "pkg/core.py::DEFAULT_FACTORY",
+            "pkg/core.py::kept",
+            "pkg/core.py::feat_deco",
+        ])
+        .load(
+            "pkg/core.py::kept",
+            "pkg/core.py::deco",
+            LoadRole::Decorator,
+        )
+        .load(
+            "pkg/core.py::deco",
+            "pkg/core.py::DEFAULT_FACTORY",
+            LoadRole::DefaultOrAnnotation,
+        )
+        .load(
+            "pkg/core.py::feat",
+            "pkg/core.py::feat_deco",
+            LoadRole::Decorator,
+        )
+        .build();
+    let t = trace(&[(
+        F2P,
+        &[],
+        &[
+            (F2P, "pkg/core.py::feat"),
+            ("pkg/core.py::feat", "pkg/core.py::deco"),
+            ("pkg/core.py::deco", "pkg/core.py::DEFAULT_FACTORY"),
+            ("pkg/core.py::feat", "pkg/core.py::feat_deco"),
+        ],
+    )]);
+    let c = run(&index, &t);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::deco")[0],
+        Reason::Decorator {
+            of: "pkg/core.py::kept".into()
+        }
+    );
+    assert_eq!(status(&c, "pkg/core.py::deco"), Status::Remained);
+    // `deco` stays, so what it needs to load stays too.
+    assert_eq!(
+        reasons(&c, "pkg/core.py::DEFAULT_FACTORY")[0],
+        Reason::DefaultOrAnnotation {
+            of: "pkg/core.py::deco".into()
+        }
+    );
+    // A decorator only of extracted code goes with it.
+    assert_eq!(status(&c, "pkg/core.py::feat_deco"), Status::Extracted);
+    assert!(
+        !c.nodes.contains_key("pkg/core.py::kept"),
+        "unreached code is not classified"
+    );
+}
+
+#[test]
+fn base_class_of_kept_class_remains_but_its_feature_methods_go() {
+    let index = base()
+        .class("pkg/core.py::Base", 10)
+        .func("pkg/core.py::Base.run", 11)
+        .func("pkg/core.py::Base.feature_step", 13)
+        .class("pkg/core.py::Sub", 20)
+        .class("pkg/core.py::Feat", 30)
+        .func("pkg/core.py::Feat.go", 31)
+        .load("pkg/core.py::Sub", "pkg/core.py::Base", LoadRole::BaseClass)
+        .load(
+            "pkg/core.py::Feat",
+            "pkg/core.py::Base",
+            LoadRole::BaseClass,
+        )
+        .build();
+    let t = trace(&[(
+        F2P,
+        &[],
+        &[
+            (F2P, "pkg/core.py::Feat.go"),
+            ("pkg/core.py::Feat.go", "pkg/core.py::Base.run"),
+            ("pkg/core.py::Base.run", "pkg/core.py::Base.feature_step"),
+        ],
+    )]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::Base"), Status::Remained);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Base"),
+        [
+            Reason::BaseClass {
+                of: "pkg/core.py::Sub".into()
+            },
+            Reason::HasReachedMember {
+                member: "pkg/core.py::Base.feature_step".into()
+            }
+        ]
+    );
+    assert_eq!(status(&c, "pkg/core.py::Base.run"), Status::Extracted);
+    assert_eq!(
+        status(&c, "pkg/core.py::Base.feature_step"),
+        Status::Extracted
+    );
+    assert_eq!(status(&c, "pkg/core.py::Feat"), Status::Extracted);
+    assert_eq!(status(&c, "pkg/core.py::Feat.go"), Status::Extracted);
+}
+
+#[test]
+fn module_level_uses_and_all_keep_definitions_but_removed_test_files_do_not() {
+    let index = base()
+        .file("pkg/__init__.py", false)
+        .funcs(&[
+            "pkg/core.py::feat",
+            "pkg/core.py::handler",
+            "pkg/core.py::api",
+            "pkg/core.py::only_tests_use",
+        ])
+        .module_ref("pkg/core.py", "pkg/core.py::handler", 40)
+        .export("pkg/__init__.py", "pkg/core.py::api")
+        .module_ref("tests/test_feat.py", "pkg/core.py::only_tests_use", 3)
+        .build();
+    let t = trace(&[(
+        F2P,
+        &[],
+        &[
+            (F2P, "pkg/core.py::feat"),
+            (F2P, "pkg/core.py::handler"),
+            (F2P, "pkg/core.py::api"),
+            (F2P, "pkg/core.py::only_tests_use"),
+        ],
+    )]);
+    let c = run(&index, &t);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::handler")[0],
+        Reason::ModuleLevel {
+            path: "pkg/core.py".into(),
+            line: 40
+        }
+    );
+    assert_eq!(
+        reasons(&c, "pkg/core.py::api")[0],
+        Reason::Exported {
+            path: "pkg/__init__.py".into()
+        }
+    );
+    assert_eq!(status(&c, "pkg/core.py::only_tests_use"), Status::Extracted);
+    assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
+}
+
+#[test]
+fn a_class_with_methods_of_two_features_remains_and_loses_only_the_feature_method() {
+    let index = base()
+        .class("pkg/core.py::Report", 10)
+        .func("pkg/core.py::Report.__init__", 11)
+        .func("pkg/core.py::Report.to_csv", 14)
+        .func("pkg/core.py::Report.to_json", 17)
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::Report.__init__"),
+                (F2P, "pkg/core.py::Report.to_csv"),
+            ],
+        ),
+        (
+            P2P,
+            &[],
+            &[
+                (P2P, "pkg/core.py::Report.__init__"),
+                (P2P, "pkg/core.py::Report.to_json"),
+            ],
+        ),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::Report.to_csv"), Status::Extracted);
+    assert_eq!(status(&c, "pkg/core.py::Report.__init__"), Status::Remained);
+    assert_eq!(status(&c, "pkg/core.py::Report"), Status::Remained);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Report")[0],
+        Reason::HasRemainedMember {
+            member: "pkg/core.py::Report.__init__".into(),
+            others: 1
+        }
+    );
+    assert!(!c.nodes.contains_key("pkg/core.py::Report.to_json"));
+}
+
+#[test]
+fn a_feature_class_goes_whole_with_its_unreached_methods() {
+    let index = base()
+        .class("pkg/core.py::Exporter", 10)
+        .func("pkg/core.py::Exporter.__init__", 11)
+        .func("pkg/core.py::Exporter.export", 14)
+        .func("pkg/core.py::Exporter.unused", 17)
+        .build();
+    let t = trace(&[(
+        F2P,
+        &[],
+        &[
+            (F2P, "pkg/core.py::Exporter.__init__"),
+            (F2P, "pkg/core.py::Exporter.export"),
+        ],
+    )]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::Exporter"), Status::Extracted);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Exporter"),
+        [Reason::HasReachedMember {
+            member: "pkg/core.py::Exporter.__init__".into()
+        }]
+    );
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Exporter.unused"),
+        [Reason::MemberOfExtracted {
+            class: "pkg/core.py::Exporter".into()
+        }]
+    );
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Exporter.export"),
+        [
+            Reason::EntryPoint { test: F2P.into() },
+            Reason::MemberOfExtracted {
+                class: "pkg/core.py::Exporter".into()
+            }
+        ]
+    );
+}
+
+#[test]
+fn a_class_named_by_code_that_stays_and_runs_remains() {
+    let index = base()
+        .class("pkg/core.py::Csv", 10)
+        .func("pkg/core.py::Csv.__init__", 11)
+        .funcs(&["pkg/core.py::dispatch", "pkg/core.py::dead"])
+        .refs("pkg/core.py::dispatch", &["pkg/core.py::Csv"])
+        .build();
+    let t = trace(&[
+        (F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")]),
+        (P2P, &[], &[(P2P, "pkg/core.py::dispatch")]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Csv")[0],
+        Reason::ReferencedBy {
+            by: "pkg/core.py::dispatch".into()
+        }
+    );
+    assert_eq!(status(&c, "pkg/core.py::Csv.__init__"), Status::Extracted);
+
+    // Named only by kept code that never runs: the class goes.
+    let index = base()
+        .class("pkg/core.py::Csv", 10)
+        .func("pkg/core.py::Csv.__init__", 11)
+        .funcs(&["pkg/core.py::dead"])
+        .refs("pkg/core.py::dead", &["pkg/core.py::Csv"])
+        .build();
+    let c = run(
+        &index,
+        &trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")])]),
+    );
+    assert_eq!(status(&c, "pkg/core.py::Csv"), Status::Extracted);
+}
+
+#[test]
+fn a_helper_shared_between_features_remains_for_each_feature() {
+    const F2P_B: &str = "tests/test_b.py::test_b";
+    let index = base()
+        .file("tests/test_b.py", true)
+        .funcs(&[
+            F2P_B,
+            "pkg/core.py::feat_a",
+            "pkg/core.py::feat_b",
+            "pkg/core.py::shared_helper",
+        ])
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::feat_a"),
+                ("pkg/core.py::feat_a", "pkg/core.py::shared_helper"),
+            ],
+        ),
+        (
+            F2P_B,
+            &[],
+            &[
+                (F2P_B, "pkg/core.py::feat_b"),
+                ("pkg/core.py::feat_b", "pkg/core.py::shared_helper"),
+            ],
+        ),
+        (P2P, &[], &[]),
+    ]);
+    let a = run_with(&index, &t, &set(&[F2P]), &set(&[P2P, F2P_B]));
+    assert_eq!(status(&a, "pkg/core.py::feat_a"), Status::Extracted);
+    assert_eq!(
+        reasons(&a, "pkg/core.py::shared_helper")[0],
+        Reason::ExecutedByP2p {
+            test: F2P_B.into(),
+            others: 0
+        }
+    );
+    let b = run_with(&index, &t, &set(&[F2P_B]), &set(&[P2P, F2P]));
+    assert_eq!(status(&b, "pkg/core.py::feat_b"), Status::Extracted);
+    assert_eq!(status(&b, "pkg/core.py::shared_helper"), Status::Remained);
+    // Both features together: the helper is theirs alone.
+    let both = run_with(&index, &t, &set(&[F2P, F2P_B]), &set(&[P2P]));
+    assert_eq!(
+        status(&both, "pkg/core.py::shared_helper"),
+        Status::Extracted
+    );
+}
+
+#[test]
+fn bfs_continues_through_remained_code_to_feature_only_callees() {
+    let index = base()
+        .funcs(&[
+            "pkg/core.py::pipeline",
+            "pkg/core.py::feature_branch",
+            "pkg/core.py::leaf",
+        ])
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::pipeline"),
+                ("pkg/core.py::pipeline", "pkg/core.py::feature_branch"),
+                ("pkg/core.py::feature_branch", "pkg/core.py::leaf"),
+            ],
+        ),
+        (P2P, &[], &[(P2P, "pkg/core.py::pipeline")]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::pipeline"), Status::Remained);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::feature_branch"),
+        [Reason::Reached {
+            from: "pkg/core.py::pipeline".into()
+        }]
+    );
+    assert_eq!(status(&c, "pkg/core.py::leaf"), Status::Extracted);
+}
+
+#[test]
+fn nested_functions_follow_their_parent() {
+    let index = base()
+        .funcs(&[
+            "pkg/core.py::feat",
+            "pkg/core.py::feat.unreached_inner",
+            "pkg/core.py::shared",
+            "pkg/core.py::shared.inner",
+        ])
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::feat"),
+                (F2P, "pkg/core.py::shared"),
+                ("pkg/core.py::shared", "pkg/core.py::shared.inner"),
+            ],
+        ),
+        (P2P, &[], &[(P2P, "pkg/core.py::shared")]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::feat.unreached_inner"),
+        [Reason::ParentExtracted {
+            parent: "pkg/core.py::feat".into()
+        }]
+    );
+    // Only the F2P path runs `inner`, but it lives in the body of `shared`, which stays.
+    assert_eq!(status(&c, "pkg/core.py::shared.inner"), Status::Remained);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::shared.inner")[0],
+        Reason::ParentRemained {
+            parent: "pkg/core.py::shared".into()
+        }
+    );
+}
+
+#[test]
+fn a_kept_nested_function_keeps_its_parent() {
+    let index = base()
+        .funcs(&["pkg/core.py::factory", "pkg/core.py::factory.made"])
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::factory"),
+                ("pkg/core.py::factory", "pkg/core.py::factory.made"),
+            ],
+        ),
+        (P2P, &["pkg/core.py::factory.made"], &[]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::factory.made"), Status::Remained);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::factory")[0],
+        Reason::HasRemainedMember {
+            member: "pkg/core.py::factory.made".into(),
+            others: 0
+        }
+    );
+}
+
+#[test]
+fn chosen_entries_narrow_the_search() {
+    let index = base().funcs(&["pkg/core.py::a", "pkg/core.py::b"]).build();
+    let t = trace(&[(
+        F2P,
+        &[],
+        &[(F2P, "pkg/core.py::a"), (F2P, "pkg/core.py::b")],
+    )]);
+    let graph = ObjectGraph::build(&index, &t);
+    let f2p = set(&[F2P]);
+    let c = classify_with_entries(
+        &index,
+        &graph,
+        &t,
+        &f2p,
+        &set(&[]),
+        set(&["pkg/core.py::b"]),
+    )
+    .unwrap();
+    assert_eq!(c.nodes.keys().collect::<Vec<_>>(), ["pkg/core.py::b"]);
+    let err = classify_with_entries(
+        &index,
+        &graph,
+        &t,
+        &f2p,
+        &set(&[]),
+        set(&["pkg/core.py::zzz"]),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("candidates: pkg/core.py::a, pkg/core.py::b"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_name_the_test_and_what_to_do() {
+    let index = base().funcs(&["pkg/core.py::a"]).build();
+    let t = trace(&[
+        (F2P, &[], &[(F2P, "pkg/core.py::a")]),
+        ("tests/test_feat.py::test_other", &[], &[]),
+    ]);
+    let graph = ObjectGraph::build(&index, &t);
+    let missing = set(&["tests/test_feat.py::test_nope"]);
+    let err = classify(&index, &graph, &t, &missing, &set(&[]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("test_nope") && err.contains("tests/test_feat.py::test_other"),
+        "{err}"
+    );
+
+    let t2 = trace(&[(F2P, &["pkg/core.py::a"], &[])]);
+    let err = classify(
+        &index,
+        &ObjectGraph::build(&index, &t2),
+        &t2,
+        &set(&[F2P]),
+        &set(&[]),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ClassifyError::NoEntryPoints { .. }), "{err}");
+
+    let err = classify(&index, &graph, &t, &set(&[F2P]), &set(&[F2P])).unwrap_err();
+    assert!(matches!(err, ClassifyError::BothF2pAndP2p { .. }));
+    assert!(matches!(
+        classify(&index, &graph, &t, &set(&[]), &set(&[])),
+        Err(ClassifyError::NoF2p)
+    ));
+}
+
+#[test]
+fn untraced_p2p_tests_are_reported() {
+    let index = base().funcs(&["pkg/core.py::a"]).build();
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::a")])]);
+    let c = run(&index, &t);
+    assert_eq!(c.p2p_untraced, [P2P, "tests/test_base.py::test_other"]);
+    assert_eq!(c.p2p_count, 2);
+}
+
+/// A small package with every rule at once; the JSON is the golden classification.
+#[test]
+fn golden_classification() {
+    let index = base()
+        .file("pkg/__init__.py", false)
+        .funcs(&[
+            "pkg/core.py::register",
+            "pkg/core.py::load",
+            "pkg/core.py::load.parse_line",
+            "pkg/core.py::render_csv",
+        ])
+        .class("pkg/core.py::Table", 50)
+        .func("pkg/core.py::Table.__init__", 51)
+        .func("pkg/core.py::Table.rows", 54)
+        .func("pkg/core.py::Table.to_csv", 57)
+        .class("pkg/core.py::CsvDialect", 70)
+        .func("pkg/core.py::CsvDialect.quote", 71)
+        .func("pkg/core.py::CsvDialect.escape", 74)
+        .load(
+            "pkg/core.py::render_csv",
+            "pkg/core.py::register",
+            LoadRole::Decorator,
+        )
+        .export("pkg/__init__.py", "pkg/core.py::Table")
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::load"),
+                ("pkg/core.py::load", "pkg/core.py::load.parse_line"),
+                (F2P, "pkg/core.py::Table.__init__"),
+                (F2P, "pkg/core.py::Table.to_csv"),
+                ("pkg/core.py::Table.to_csv", "pkg/core.py::Table.rows"),
+                ("pkg/core.py::Table.to_csv", "pkg/core.py::render_csv"),
+                ("pkg/core.py::render_csv", "pkg/core.py::CsvDialect.quote"),
+            ],
+        ),
+        (
+            P2P,
+            &[],
+            &[
+                (P2P, "pkg/core.py::load"),
+                (P2P, "pkg/core.py::Table.__init__"),
+                (P2P, "pkg/core.py::Table.rows"),
+            ],
+        ),
+        (
+            "tests/test_base.py::test_other",
+            &["pkg/core.py::load"],
+            &[],
+        ),
+        (
+            IMPORT_TEST,
+            &[],
+            &[("<module>pkg/core.py", "pkg/core.py::register")],
+        ),
+    ]);
+    let c = run(&index, &t);
+    let again = run(&index, &t);
+    assert_eq!(c, again);
+    insta::assert_json_snapshot!("golden_classification", c);
+}

@@ -1,0 +1,169 @@
+//! Hand-built indexes and traces for the unit tests of this crate.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use carve_languages::index::{LoadReference, LoadRole, ModuleReference, Signature};
+use carve_languages::{Definition, DefinitionIndex, DefinitionKind, FileIndex, Language, Span};
+
+use crate::trace::{Caller, TRACE_VERSION, TestTrace, Trace, TraceMode};
+
+pub struct IndexBuilder {
+    index: DefinitionIndex,
+}
+
+impl IndexBuilder {
+    pub fn new() -> Self {
+        IndexBuilder {
+            index: DefinitionIndex::default(),
+        }
+    }
+
+    pub fn file(mut self, path: &str, is_test: bool) -> Self {
+        self.index.files.insert(
+            path.to_string(),
+            FileIndex {
+                path: path.to_string(),
+                language: Language::Python,
+                module: None,
+                is_test,
+                definitions: Vec::new(),
+                imports: Vec::new(),
+                module_references: Vec::new(),
+                exported: Vec::new(),
+                sha256: String::new(),
+                lines: 0,
+            },
+        );
+        self
+    }
+
+    fn add(mut self, id: &str, kind: DefinitionKind, def_line: usize, first_line: usize) -> Self {
+        let (path, qualname) = id.split_once("::").expect("test ids have a path");
+        let (parent, name) = match qualname.rsplit_once('.') {
+            Some((p, n)) => (Some(format!("{path}::{p}")), n),
+            None => (None, qualname),
+        };
+        let kind = match (
+            kind,
+            parent
+                .as_deref()
+                .and_then(|p| self.index.definitions.get(p)),
+        ) {
+            (DefinitionKind::Function, Some(p)) if p.kind == DefinitionKind::Class => {
+                DefinitionKind::Method
+            }
+            (k, _) => k,
+        };
+        let file = self.index.files.get_mut(path).expect("add the file first");
+        file.definitions.push(id.to_string());
+        let is_test = file.is_test;
+        self.index.definitions.insert(
+            id.to_string(),
+            Definition {
+                id: id.to_string(),
+                language: Language::Python,
+                path: path.to_string(),
+                qualname: qualname.to_string(),
+                name: name.to_string(),
+                kind,
+                span: Span {
+                    start_byte: 0,
+                    end_byte: 0,
+                    start_line: first_line,
+                    end_line: def_line + 1,
+                },
+                def_line,
+                body: None,
+                signature: Signature::default(),
+                docstring: None,
+                parent,
+                is_test,
+                references: Vec::new(),
+                load_references: Vec::new(),
+            },
+        );
+        self
+    }
+
+    /// A function, or a method when its parent (added before it) is a class.
+    pub fn func(self, id: &str, line: usize) -> Self {
+        self.add(id, DefinitionKind::Function, line, line)
+    }
+
+    pub fn decorated_func(self, id: &str, def_line: usize, decorator_line: usize) -> Self {
+        self.add(id, DefinitionKind::Function, def_line, decorator_line)
+    }
+
+    pub fn class(self, id: &str, line: usize) -> Self {
+        self.add(id, DefinitionKind::Class, line, line)
+    }
+
+    /// Functions on consecutive lines, for tests that do not care about lines.
+    pub fn funcs(mut self, ids: &[&str]) -> Self {
+        for id in ids {
+            let line = self.index.definitions.len() * 3 + 1;
+            self = self.func(id, line);
+        }
+        self
+    }
+
+    pub fn refs(mut self, id: &str, targets: &[&str]) -> Self {
+        let def = self.index.definitions.get_mut(id).expect("known id");
+        def.references.extend(targets.iter().map(|t| t.to_string()));
+        self
+    }
+
+    pub fn load(mut self, id: &str, target: &str, role: LoadRole) -> Self {
+        let def = self.index.definitions.get_mut(id).expect("known id");
+        def.load_references.push(LoadReference {
+            target: target.to_string(),
+            role,
+        });
+        self
+    }
+
+    pub fn module_ref(mut self, path: &str, target: &str, line: usize) -> Self {
+        let file = self.index.files.get_mut(path).expect("known file");
+        file.module_references.push(ModuleReference {
+            target: target.to_string(),
+            line,
+        });
+        self
+    }
+
+    pub fn export(mut self, path: &str, target: &str) -> Self {
+        let file = self.index.files.get_mut(path).expect("known file");
+        file.exported.push(target.to_string());
+        self
+    }
+
+    pub fn build(self) -> DefinitionIndex {
+        self.index
+    }
+}
+
+/// A trace from `(test, hits, edges)` triples; callers are written as in the trace format.
+pub fn trace(tests: &[(&str, &[&str], &[(&str, &str)])]) -> Trace {
+    let mut out = BTreeMap::new();
+    for (test, hits, edges) in tests {
+        let entry: &mut TestTrace = out.entry(test.to_string()).or_default();
+        entry.hits.extend(hits.iter().map(|h| h.to_string()));
+        for (caller, callee) in *edges {
+            entry
+                .edges
+                .insert((Caller::parse(caller), callee.to_string()));
+            entry.hits.insert(callee.to_string());
+        }
+    }
+    Trace {
+        version: TRACE_VERSION,
+        mode: TraceMode::Exact,
+        tests: out,
+        partial: Vec::new(),
+        files: 1,
+    }
+}
+
+pub fn set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|s| s.to_string()).collect()
+}
