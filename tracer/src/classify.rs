@@ -36,6 +36,8 @@ use crate::trace::{Caller, IMPORT_TEST, TestId, TestTrace, Trace};
 pub enum ClassifyError {
     #[error("no F2P tests given: pass the feature's tests with --f2p")]
     NoF2p,
+    #[error("`{IMPORT_TEST}` is the pseudo-test of import-time code, not a test; it cannot be F2P")]
+    ImportIsNotATest,
     #[error("test `{test}` is given both as F2P and as P2P; a test belongs to one group")]
     BothF2pAndP2p { test: TestId },
     #[error(
@@ -90,6 +92,9 @@ fn f2p_traces<'t>(
 ) -> Result<Vec<(&'t TestId, &'t TestTrace)>, ClassifyError> {
     if f2p.is_empty() {
         return Err(ClassifyError::NoF2p);
+    }
+    if f2p.contains(IMPORT_TEST) {
+        return Err(ClassifyError::ImportIsNotATest);
     }
     f2p.iter()
         .map(|test| match trace.tests.get_key_value(test) {
@@ -162,6 +167,10 @@ pub fn classify_with_entries(
     p2p: &BTreeSet<TestId>,
     entries: BTreeSet<NodeId>,
 ) -> Result<Classification, ClassifyError> {
+    // Import-time code has its own rule; `<import>` among the P2P tests would keep everything
+    // any module load ran, including loads of the removed F2P test files.
+    let p2p_tests: BTreeSet<TestId> = p2p.iter().filter(|t| *t != IMPORT_TEST).cloned().collect();
+    let p2p = &p2p_tests;
     if let Some(test) = f2p.intersection(p2p).next() {
         return Err(ClassifyError::BothF2pAndP2p { test: test.clone() });
     }

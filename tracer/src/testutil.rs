@@ -142,8 +142,11 @@ impl IndexBuilder {
     }
 }
 
-/// A trace from `(test, hits, edges)` triples; callers are written as in the trace format.
-pub fn trace(tests: &[(&str, &[&str], &[(&str, &str)])]) -> Trace {
+/// `(test, hits, edges)`; callers are written as in the trace format.
+pub type TestSpec<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
+/// A trace from `(test, hits, edges)` triples (callees count as hits).
+pub fn trace(tests: &[TestSpec<'_>]) -> Trace {
     let mut out = BTreeMap::new();
     for (test, hits, edges) in tests {
         let entry: &mut TestTrace = out.entry(test.to_string()).or_default();

@@ -210,15 +210,20 @@ impl Trace {
         }
         paths.sort();
         let mut trace = Trace::default();
+        let mut headers = 0;
         for path in &paths {
-            trace.read_file(path)?;
+            headers += trace.read_file(path)?;
+        }
+        if headers == 0 {
+            // Nothing says every call was captured.
+            trace.mode = TraceMode::FirstHits;
         }
         trace.partial.sort();
         Ok(trace)
     }
 
-    /// Merges one `*.jsonl` file into `self`.
-    fn read_file(&mut self, path: &Path) -> Result<(), TraceError> {
+    /// Merges one `*.jsonl` file into `self`; returns the number of header records read.
+    fn read_file(&mut self, path: &Path) -> Result<usize, TraceError> {
         let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
             path: path.to_path_buf(),
             source,
@@ -247,7 +252,7 @@ impl Trace {
         };
         if lines.is_empty() {
             partial("empty: the process ended before writing its header".into());
-            return Ok(());
+            return Ok(0);
         }
         let last = lines.len() - 1;
         let mut records = Vec::new();
@@ -277,9 +282,11 @@ impl Trace {
             records.push(record);
         }
         let mut ended = false;
+        let mut headers = 0;
         for record in records {
             match record {
                 Record::Header { mode } => {
+                    headers += 1;
                     if mode.unwrap_or_default() == TraceMode::FirstHits {
                         self.mode = TraceMode::FirstHits;
                     }
@@ -302,7 +309,7 @@ impl Trace {
                         .into(),
             });
         }
-        Ok(())
+        Ok(headers)
     }
 
     /// Merges another trace into this one (union of hits and edges).
@@ -517,6 +524,16 @@ mod tests {
         assert_eq!(files, ["8-0.jsonl", "9-0.jsonl"]);
         assert!(trace.partial[0].reason.contains("no `end` record"));
         assert!(trace.partial[1].reason.contains("empty"));
+        assert_eq!(trace.mode, TraceMode::FirstHits);
+    }
+
+    #[test]
+    fn only_empty_files_give_first_hits_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "9-0.jsonl", &[], false);
+        let trace = Trace::read_dir(dir.path()).unwrap();
+        assert_eq!(trace.mode, TraceMode::FirstHits);
+        assert!(trace.is_partial());
     }
 
     #[test]

@@ -696,6 +696,24 @@ fn errors_name_the_test_and_what_to_do() {
         classify(&index, &graph, &t, &set(&[]), &set(&[])),
         Err(ClassifyError::NoF2p)
     ));
+    let err = classify(&index, &graph, &t, &set(&[IMPORT_TEST]), &set(&[])).unwrap_err();
+    assert!(matches!(err, ClassifyError::ImportIsNotATest));
+}
+
+#[test]
+fn import_pseudo_test_among_p2p_is_ignored() {
+    let index = base().funcs(&["pkg/core.py::feat"]).build();
+    let t = trace(&[
+        (F2P, &[], &[(F2P, "pkg/core.py::feat")]),
+        (
+            IMPORT_TEST,
+            &[],
+            &[("<module>tests/test_feat.py", "pkg/core.py::feat")],
+        ),
+    ]);
+    let c = run_with(&index, &t, &set(&[F2P]), &set(&[IMPORT_TEST]));
+    assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
+    assert_eq!(c.p2p_count, 0);
 }
 
 #[test]
