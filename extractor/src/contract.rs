@@ -1,0 +1,458 @@
+//! The interface contract: every extracted object a solver must implement, with its
+//! language, path, import path, kind, full signature, docstring, enclosing class and the
+//! extracted types its signature uses. Serialized as `contract.json` (versioned, see
+//! `docs/formats.md`) and rendered as the "Interface" section of the problem statement.
+//!
+//! Shape: one entry per *top object* — an extracted definition whose parent is not
+//! extracted — in file and source order. An extracted class carries its methods (and nested
+//! classes) as `members`. Extracted methods of a class that stays are grouped under an
+//! entry for that class with `existing: true` (it is context, not work). An extracted
+//! function nested in a function that stays names that function in `enclosing_function`
+//! and has no import path.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use carve_languages::Language;
+use carve_languages::index::{Definition, DefinitionIndex, DefinitionKind, NodeId, Signature};
+use serde::{Deserialize, Serialize};
+
+/// Version of `contract.json`. Bump when a field changes meaning or is removed.
+pub const CONTRACT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Contract {
+    pub version: u32,
+    pub language: Language,
+    /// Files that held extracted code (the files to touch), sorted.
+    pub files: Vec<String>,
+    pub objects: Vec<ContractObject>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContractObject {
+    pub id: NodeId,
+    pub language: Language,
+    pub path: String,
+    /// Dotted module (`inventory.pricing`), when the language has one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub module: Option<String>,
+    pub kind: DefinitionKind,
+    pub name: String,
+    pub qualname: String,
+    /// The import that makes it reachable: `from inventory.pricing import total_value`; for a
+    /// method, the import of its top-level class. `None` for a function nested in another.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub import_path: Option<String>,
+    /// How to reach it once imported: `total_value`, `Cart.total`.
+    pub access: String,
+    pub signature: Signature,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub docstring: Option<String>,
+    /// Qualified name of the class a method belongs to.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub enclosing_class: Option<String>,
+    /// Qualified name of the function an extracted nested function lives in.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub enclosing_function: Option<String>,
+    /// The object stays in the repository (a class whose extracted methods are listed in
+    /// `members`); only its members are to be implemented.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub existing: bool,
+    /// Extracted classes named in the signature's annotations or bases (node ids).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub uses_types: Vec<NodeId>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub members: Vec<ContractObject>,
+}
+
+impl Contract {
+    /// Whether a from-scratch (Level 2) task can ask for every object: all are module-level
+    /// definitions (no methods of classes that stay, no functions nested in others).
+    pub fn level2_supported(&self) -> bool {
+        self.objects.iter().all(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none())
+    }
+
+    /// `(module, name)` of every module-level object, sorted: what `agent_code` must expose.
+    pub fn level2_names(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = self
+            .objects
+            .iter()
+            .filter(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none())
+            .filter_map(|o| Some((o.module.clone()?, o.name.clone())))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The contract as a Level 2 task sees it: module-level objects imported from `package`,
+    /// decorators of the original project dropped (builtin ones such as `property` kept).
+    pub fn for_level2(&self, package: &str) -> Contract {
+        let mut c = self.clone();
+        c.objects.retain(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none());
+        for o in &mut c.objects {
+            retarget(o, package);
+        }
+        c
+    }
+}
+
+/// Decorators a from-scratch solution can write without the original project.
+fn builtin_decorator(d: &str) -> bool {
+    let head = d.split('(').next().unwrap_or(d).trim();
+    matches!(
+        head,
+        "staticmethod" | "classmethod" | "property" | "abstractmethod" | "abc.abstractmethod" | "dataclass"
+            | "dataclasses.dataclass" | "functools.cache" | "functools.lru_cache" | "functools.cached_property"
+            | "cached_property" | "contextmanager" | "contextlib.contextmanager" | "overload" | "typing.overload"
+    ) || head.ends_with(".setter")
+        || head.ends_with(".getter")
+        || head.ends_with(".deleter")
+}
+
+fn retarget(o: &mut ContractObject, package: &str) {
+    let top = o.access.split('.').next().unwrap_or(&o.access).to_string();
+    o.import_path = Some(format!("from {package} import {top}"));
+    o.signature.decorators.retain(|d| builtin_decorator(d));
+    for m in &mut o.members {
+        retarget(m, package);
+    }
+}
+
+fn is_type(kind: DefinitionKind) -> bool {
+    matches!(
+        kind,
+        DefinitionKind::Class
+            | DefinitionKind::Struct
+            | DefinitionKind::Enum
+            | DefinitionKind::Trait
+            | DefinitionKind::Interface
+            | DefinitionKind::TypeAlias
+    )
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|s| !s.is_empty())
+}
+
+struct Builder<'a> {
+    index: &'a DefinitionIndex,
+    extracted: &'a BTreeSet<NodeId>,
+    /// Extracted type names → ids.
+    types: BTreeMap<&'a str, Vec<&'a str>>,
+}
+
+impl<'a> Builder<'a> {
+    fn module(&self, d: &Definition) -> Option<String> {
+        self.index.files.get(&d.path).and_then(|f| f.module.clone())
+    }
+
+    fn uses_types(&self, d: &Definition) -> Vec<NodeId> {
+        let sig = &d.signature;
+        let texts = sig
+            .parameters
+            .iter()
+            .filter_map(|p| p.annotation.as_deref())
+            .chain(sig.returns.as_deref())
+            .chain(sig.bases.iter().map(String::as_str));
+        let mut out: BTreeSet<NodeId> = BTreeSet::new();
+        for t in texts {
+            for ident in identifiers(t) {
+                for id in self.types.get(ident).into_iter().flatten() {
+                    if *id != d.id {
+                        out.insert(id.to_string());
+                    }
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    fn object(&self, d: &Definition, existing: bool) -> ContractObject {
+        let module = self.module(d);
+        let parent = d.parent.as_deref().and_then(|p| self.index.definitions.get(p));
+        let (enclosing_class, enclosing_function) = match parent {
+            Some(p) if is_type(p.kind) => (Some(p.qualname.clone()), None),
+            Some(p) => (None, Some(p.qualname.clone())),
+            None => (None, None),
+        };
+        let nested_in_function = self.in_function(d);
+        let top = d.qualname.split('.').next().unwrap_or(&d.qualname);
+        let import_path = match (&module, nested_in_function) {
+            (Some(m), false) => Some(format!("from {m} import {top}")),
+            _ => None,
+        };
+        let members = if is_type(d.kind) && !existing {
+            self.index
+                .children(&d.id)
+                .filter(|c| c.kind == DefinitionKind::Method || is_type(c.kind))
+                .map(|c| self.object(c, false))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ContractObject {
+            id: d.id.clone(),
+            language: d.language,
+            path: d.path.clone(),
+            module,
+            kind: d.kind,
+            name: d.name.clone(),
+            qualname: d.qualname.clone(),
+            import_path,
+            access: d.qualname.clone(),
+            signature: d.signature.clone(),
+            docstring: d.docstring.clone(),
+            enclosing_class,
+            enclosing_function,
+            existing,
+            uses_types: if existing { Vec::new() } else { self.uses_types(d) },
+            members,
+        }
+    }
+
+    /// Whether a function is somewhere up the parent chain.
+    fn in_function(&self, d: &Definition) -> bool {
+        let mut cur = d.parent.as_deref();
+        let mut hops = 0;
+        while let Some(p) = cur.and_then(|p| self.index.definitions.get(p)) {
+            if !is_type(p.kind) {
+                return true;
+            }
+            hops += 1;
+            if hops > 64 {
+                break;
+            }
+            cur = p.parent.as_deref();
+        }
+        false
+    }
+}
+
+fn source_order(index: &DefinitionIndex, id: &str) -> (String, usize, String) {
+    match index.definitions.get(id) {
+        Some(d) => (d.path.clone(), d.span.start_byte, d.id.clone()),
+        None => (String::new(), 0, id.to_string()),
+    }
+}
+
+/// The contract for `extracted` (ids missing from the index are ignored).
+pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> Contract {
+    let mut types: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for id in extracted {
+        if let Some(d) = index.definitions.get(id).filter(|d| is_type(d.kind)) {
+            types.entry(d.name.as_str()).or_default().push(d.id.as_str());
+        }
+    }
+    let b = Builder { index, extracted, types };
+    let mut tops: Vec<&Definition> = extracted
+        .iter()
+        .filter_map(|id| index.definitions.get(id))
+        .filter(|d| d.parent.as_ref().is_none_or(|p| !b.extracted.contains(p)))
+        .collect();
+    tops.sort_by_key(|d| source_order(index, &d.id));
+
+    let mut objects: Vec<ContractObject> = Vec::new();
+    // Existing classes, by id → position in `objects`.
+    let mut existing: BTreeMap<NodeId, usize> = BTreeMap::new();
+    for d in tops {
+        let parent = d.parent.as_deref().and_then(|p| index.definitions.get(p));
+        match parent {
+            Some(p) if is_type(p.kind) => {
+                let pos = *existing.entry(p.id.clone()).or_insert_with(|| {
+                    objects.push(b.object(p, true));
+                    objects.len() - 1
+                });
+                let member = b.object(d, false);
+                objects[pos].members.push(member);
+            }
+            _ => objects.push(b.object(d, false)),
+        }
+    }
+    let files: BTreeSet<String> =
+        extracted.iter().filter_map(|id| index.definitions.get(id)).map(|d| d.path.clone()).collect();
+    let language = objects
+        .first()
+        .map(|o| o.language)
+        .or_else(|| index.files.values().next().map(|f| f.language))
+        .unwrap_or(Language::Python);
+    Contract { version: CONTRACT_VERSION, language, files: files.into_iter().collect(), objects }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use carve_languages::index::{FileIndex, Parameter, ParameterKind, Span};
+
+    fn param(name: &str, kind: ParameterKind, annotation: Option<&str>, default: Option<&str>) -> Parameter {
+        Parameter {
+            name: name.into(),
+            kind,
+            annotation: annotation.map(Into::into),
+            default: default.map(Into::into),
+        }
+    }
+
+    fn def(path: &str, qualname: &str, kind: DefinitionKind, line: usize, signature: Signature, doc: Option<&str>) -> Definition {
+        let parent = qualname.rsplit_once('.').map(|(p, _)| format!("{path}::{p}"));
+        Definition {
+            id: format!("{path}::{qualname}"),
+            language: Language::Python,
+            path: path.into(),
+            qualname: qualname.into(),
+            name: qualname.rsplit('.').next().unwrap_or(qualname).into(),
+            kind,
+            span: Span { start_byte: line * 100, end_byte: line * 100 + 50, start_line: line, end_line: line + 1 },
+            def_line: line,
+            body: None,
+            signature,
+            docstring: doc.map(Into::into),
+            parent,
+            is_test: false,
+            references: Vec::new(),
+            load_references: Vec::new(),
+        }
+    }
+
+    /// A hand-built index of `inventory/`: models (Item), pricing (functions of every
+    /// parameter kind), cart (a class that stays with an extracted method, a nested function).
+    pub(crate) fn inventory_index() -> DefinitionIndex {
+        use DefinitionKind::*;
+        use ParameterKind::*;
+        let defs = vec![
+            def(
+                "inventory/models.py",
+                "Item",
+                Class,
+                3,
+                Signature { text: "class Item(Base)".into(), bases: vec!["Base".into()], decorators: vec!["dataclass".into()], ..Default::default() },
+                Some("A stock item."),
+            ),
+            def(
+                "inventory/models.py",
+                "Item.price_with_tax",
+                Method,
+                8,
+                Signature {
+                    text: "def price_with_tax(self, rate: float = 0.2) -> float".into(),
+                    parameters: vec![param("self", PositionalOrKeyword, None, None), param("rate", PositionalOrKeyword, Some("float"), Some("0.2"))],
+                    returns: Some("float".into()),
+                    ..Default::default()
+                },
+                None,
+            ),
+            def(
+                "inventory/pricing.py",
+                "total_value",
+                Function,
+                10,
+                Signature {
+                    text: "def total_value(items: list[Item], /, scale=1, *extra: Item, discount: float = 0.0, **options) -> float".into(),
+                    parameters: vec![
+                        param("items", PositionalOnly, Some("list[Item]"), None),
+                        param("scale", PositionalOrKeyword, None, Some("1")),
+                        param("extra", VarPositional, Some("Item"), None),
+                        param("discount", KeywordOnly, Some("float"), Some("0.0")),
+                        param("options", VarKeyword, None, None),
+                    ],
+                    returns: Some("float".into()),
+                    decorators: vec!["register(\"total\")".into(), "functools.cache".into()],
+                    ..Default::default()
+                },
+                Some("Total value of the items.\n\nThe discount applies after scaling."),
+            ),
+            def(
+                "inventory/pricing.py",
+                "refresh",
+                Function,
+                20,
+                Signature { text: "async def refresh(*, timeout: int = 5) -> None".into(), is_async: true, returns: Some("None".into()), parameters: vec![param("timeout", KeywordOnly, Some("int"), Some("5"))], ..Default::default() },
+                None,
+            ),
+            def("inventory/cart.py", "Cart", Class, 5, Signature { text: "class Cart".into(), ..Default::default() }, Some("A cart.")),
+            def(
+                "inventory/cart.py",
+                "Cart.add",
+                Method,
+                9,
+                Signature { text: "def add(self, item)".into(), parameters: vec![param("self", PositionalOrKeyword, None, None), param("item", PositionalOrKeyword, None, None)], ..Default::default() },
+                None,
+            ),
+            def(
+                "inventory/cart.py",
+                "Cart.total",
+                Method,
+                12,
+                Signature {
+                    text: "def total(self) -> float".into(),
+                    parameters: vec![param("self", PositionalOrKeyword, None, None)],
+                    returns: Some("float".into()),
+                    ..Default::default()
+                },
+                Some("Sum of the cart."),
+            ),
+            def("inventory/cart.py", "report", Function, 30, Signature { text: "def report(cart)".into(), ..Default::default() }, None),
+            def("inventory/cart.py", "report.fmt", Function, 31, Signature { text: "def fmt(x: Item) -> str".into(), returns: Some("str".into()), parameters: vec![param("x", PositionalOrKeyword, Some("Item"), None)], ..Default::default() }, None),
+        ];
+        let mut index = DefinitionIndex::default();
+        for d in defs {
+            let f = index.files.entry(d.path.clone()).or_insert_with(|| FileIndex {
+                path: d.path.clone(),
+                language: Language::Python,
+                module: Some(d.path.trim_end_matches(".py").replace('/', ".")),
+                is_test: false,
+                definitions: Vec::new(),
+                imports: Vec::new(),
+                module_references: Vec::new(),
+                exported: Vec::new(),
+                sha256: String::new(),
+                lines: 40,
+            });
+            f.definitions.push(d.id.clone());
+            index.definitions.insert(d.id.clone(), d);
+        }
+        index
+    }
+
+    pub(crate) fn inventory_extracted() -> BTreeSet<NodeId> {
+        ["inventory/models.py::Item", "inventory/models.py::Item.price_with_tax", "inventory/pricing.py::total_value", "inventory/pricing.py::refresh", "inventory/cart.py::Cart.total", "inventory/cart.py::report.fmt"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn contract_covers_every_signature_part() {
+        let contract = build_contract(&inventory_index(), &inventory_extracted());
+        insta::assert_json_snapshot!(contract);
+    }
+
+    #[test]
+    fn contract_is_deterministic_and_round_trips() {
+        let a = serde_json::to_string(&build_contract(&inventory_index(), &inventory_extracted())).unwrap();
+        let b = serde_json::to_string(&build_contract(&inventory_index(), &inventory_extracted())).unwrap();
+        assert_eq!(a, b);
+        let back: Contract = serde_json::from_str(&a).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), a);
+    }
+
+    #[test]
+    fn level2_view_keeps_module_level_objects() {
+        let c = build_contract(&inventory_index(), &inventory_extracted());
+        assert!(!c.level2_supported(), "a method of a class that stays and a nested function are not L2-able");
+        assert_eq!(
+            c.level2_names(),
+            vec![
+                ("inventory.models".to_string(), "Item".to_string()),
+                ("inventory.pricing".to_string(), "refresh".to_string()),
+                ("inventory.pricing".to_string(), "total_value".to_string())
+            ]
+        );
+        let l2 = c.for_level2("agent_code");
+        assert!(l2.level2_supported());
+        assert!(l2.objects.iter().all(|o| o.import_path.as_deref().is_some_and(|i| i.starts_with("from agent_code import "))));
+        assert_eq!(l2.objects[0].members[0].import_path.as_deref(), Some("from agent_code import Item"));
+    }
+}

@@ -1,0 +1,336 @@
+//! Problem statements from our own templates (`extractor/templates/level{1,2}.md`), no LLM:
+//! a short feature description built from the F2P test names and docstrings, the files to
+//! touch (Level 1), and the Interface section rendered from the [`Contract`].
+//!
+//! Templates use `{{name}}` placeholders: `title`, `feature`, `repo`, `files`, `interface`,
+//! `test_count`, `package`, `names`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use carve_languages::index::DefinitionKind;
+
+use crate::contract::{Contract, ContractObject};
+
+const LEVEL1: &str = include_str!("../templates/level1.md");
+const LEVEL2: &str = include_str!("../templates/level2.md");
+
+/// The package a Level 2 solution is written as.
+pub const SOLUTION_PACKAGE: &str = "agent_code";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Level {
+    /// Implement the feature inside the repository.
+    One,
+    /// Implement the feature from scratch as the package [`SOLUTION_PACKAGE`].
+    Two,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementContext {
+    pub level: Level,
+    /// `owner/name` or a directory name.
+    pub repo: String,
+    /// F2P test ids.
+    pub f2p_tests: Vec<String>,
+    /// First docstring line (or whole docstring) per F2P test id, where there is one.
+    pub test_docstrings: BTreeMap<String, String>,
+    /// A title; derived from the F2P test files when `None`.
+    pub title: Option<String>,
+    /// Level 2 package name; [`SOLUTION_PACKAGE`] when empty.
+    pub package: String,
+}
+
+impl StatementContext {
+    pub fn new(level: Level, repo: impl Into<String>, f2p_tests: Vec<String>) -> StatementContext {
+        StatementContext {
+            level,
+            repo: repo.into(),
+            f2p_tests,
+            test_docstrings: BTreeMap::new(),
+            title: None,
+            package: SOLUTION_PACKAGE.to_string(),
+        }
+    }
+}
+
+/// `test_total_value_with_discount` → `total value with discount`.
+fn humanize(name: &str) -> String {
+    let n = name.strip_prefix("test_").or_else(|| name.strip_prefix("Test")).unwrap_or(name);
+    n.trim_matches('_').replace('_', " ")
+}
+
+fn title_of(ctx: &StatementContext) -> String {
+    if let Some(t) = &ctx.title {
+        return t.clone();
+    }
+    let stems: BTreeSet<String> = ctx
+        .f2p_tests
+        .iter()
+        .filter_map(|t| t.split("::").next())
+        .filter_map(|p| p.rsplit('/').next())
+        .map(|f| {
+            let stem = f.rsplit_once('.').map_or(f, |(s, _)| s);
+            let stem = stem.strip_prefix("test_").or_else(|| stem.strip_suffix("_test")).unwrap_or(stem);
+            stem.replace('_', " ")
+        })
+        .collect();
+    match stems.len() {
+        0 => "Implement a feature".to_string(),
+        _ => format!("Implement the {} feature", stems.into_iter().collect::<Vec<_>>().join(", ")),
+    }
+}
+
+/// One bullet per distinct test (parametrizations folded), with its docstring's first line.
+fn feature_description(ctx: &StatementContext) -> String {
+    const MAX: usize = 30;
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut bullets = Vec::new();
+    for t in &ctx.f2p_tests {
+        let base = t.split('[').next().unwrap_or(t);
+        if !seen.insert(base.to_string()) {
+            continue;
+        }
+        let parts: Vec<&str> = base.split("::").skip(1).collect();
+        let Some((name, classes)) = parts.split_last() else { continue };
+        let mut line = String::new();
+        if !classes.is_empty() {
+            let _ = write!(line, "{}: ", classes.iter().map(|c| humanize(c)).collect::<Vec<_>>().join(" / "));
+        }
+        line.push_str(&humanize(name));
+        let doc = ctx.test_docstrings.get(t).or_else(|| ctx.test_docstrings.get(base));
+        if let Some(first) = doc.and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty())) {
+            let _ = write!(line, " — {first}");
+        }
+        bullets.push(format!("- {line}"));
+    }
+    let total = bullets.len();
+    let mut out = String::from("The feature is what the following behaviours describe:\n\n");
+    out.push_str(&bullets.iter().take(MAX).cloned().collect::<Vec<_>>().join("\n"));
+    if total > MAX {
+        let _ = write!(out, "\n- … and {} more", total - MAX);
+    }
+    out
+}
+
+fn python_header(sig_text: &str, kind: DefinitionKind, name: &str) -> String {
+    let t = sig_text.trim().trim_end_matches(':').trim_end();
+    if t.is_empty() {
+        return match kind {
+            DefinitionKind::Class => format!("class {name}:"),
+            _ => format!("def {name}(...):"),
+        };
+    }
+    format!("{t}:")
+}
+
+fn push_indented(out: &mut String, text: &str, indent: &str) {
+    for l in text.lines() {
+        if l.trim().is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{indent}{l}");
+        }
+    }
+}
+
+/// `def …:` with decorators, docstring and `...` body (members nested for classes).
+fn python_block(o: &ContractObject, indent: &str, out: &mut String) {
+    for d in &o.signature.decorators {
+        let _ = writeln!(out, "{indent}@{d}");
+    }
+    let header = python_header(&o.signature.text, o.kind, &o.name);
+    let mut lines = header.lines();
+    if let Some(first) = lines.next() {
+        let _ = writeln!(out, "{indent}{}", first.trim_start());
+    }
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    let inner = format!("{indent}    ");
+    let mut has_body = false;
+    if let Some(doc) = &o.docstring {
+        let doc = doc.replace("\"\"\"", "\\\"\\\"\\\"");
+        if doc.contains('\n') {
+            let _ = writeln!(out, "{inner}\"\"\"");
+            push_indented(out, &doc, &inner);
+            let _ = writeln!(out, "{inner}\"\"\"");
+        } else {
+            let _ = writeln!(out, "{inner}\"\"\"{doc}\"\"\"");
+        }
+        has_body = true;
+    }
+    for m in &o.members {
+        out.push('\n');
+        python_block(m, &inner, out);
+        has_body = true;
+    }
+    if o.kind != DefinitionKind::Class || !has_body {
+        let _ = writeln!(out, "{inner}...");
+    }
+}
+
+fn kind_word(k: DefinitionKind) -> &'static str {
+    match k {
+        DefinitionKind::Function => "function",
+        DefinitionKind::Method => "method",
+        DefinitionKind::Class => "class",
+        _ => "definition",
+    }
+}
+
+fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_paths: bool, out: &mut String) {
+    if o.existing {
+        let names: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.access)).collect();
+        let _ = writeln!(
+            out,
+            "### Methods of the existing class `{}`\n\nThe class stays in `{}`; add {}.\n",
+            o.qualname,
+            o.path,
+            names.join(", ")
+        );
+        if let Some(i) = &o.import_path {
+            let _ = writeln!(out, "```python\n{i}\n```\n");
+        }
+        for m in &o.members {
+            let mut block = String::new();
+            python_block(m, "    ", &mut block);
+            let _ = writeln!(out, "```python\nclass {}:  # exists already\n{block}```\n", o.name);
+        }
+        return;
+    }
+    let _ = writeln!(out, "### `{}` ({})\n", o.access, kind_word(o.kind));
+    let mut notes = Vec::new();
+    if show_paths {
+        notes.push(format!("Defined in `{}`.", o.path));
+    }
+    if let Some(f) = &o.enclosing_function {
+        notes.push(format!("It is a nested function: define it inside `{f}`, where the code that uses it calls it."));
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(out, "{}\n", notes.join("\n"));
+    }
+    if let Some(i) = &o.import_path {
+        let _ = writeln!(out, "```python\n{i}\n```\n");
+    }
+    let mut block = String::new();
+    python_block(o, "", &mut block);
+    let _ = writeln!(out, "```python\n{block}```\n");
+    let used: Vec<String> =
+        o.uses_types.iter().filter_map(|id| type_names.get(id.as_str())).map(|n| format!("`{n}`")).collect();
+    if !used.is_empty() {
+        let _ = writeln!(out, "Uses the types {} from this interface.\n", used.join(", "));
+    }
+}
+
+fn interface(contract: &Contract, show_paths: bool) -> String {
+    let mut type_names: BTreeMap<&str, &str> = BTreeMap::new();
+    fn collect<'a>(o: &'a ContractObject, m: &mut BTreeMap<&'a str, &'a str>) {
+        m.insert(o.id.as_str(), o.name.as_str());
+        for c in &o.members {
+            collect(c, m);
+        }
+    }
+    for o in &contract.objects {
+        collect(o, &mut type_names);
+    }
+    let mut out = String::new();
+    for o in &contract.objects {
+        render_object(o, &type_names, show_paths, &mut out);
+    }
+    out.trim_end().to_string()
+}
+
+fn fill(template: &str, vars: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in vars {
+        out = out.replace(&format!("{{{{{k}}}}}"), v);
+    }
+    out
+}
+
+/// The problem statement (Markdown) for `ctx.level`. For Level 2 the interface is
+/// rewritten to import from the solution package; objects that cannot be imported by name
+/// (methods of classes that stay, nested functions) are left out — check
+/// [`Contract::level2_supported`] before making a Level 2 task.
+pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> String {
+    let package = if ctx.package.is_empty() { SOLUTION_PACKAGE } else { ctx.package.as_str() };
+    let tests: BTreeSet<&str> = ctx.f2p_tests.iter().map(|t| t.as_str()).collect();
+    let common = vec![
+        ("title", title_of(ctx)),
+        ("feature", feature_description(ctx)),
+        ("repo", ctx.repo.clone()),
+        ("test_count", tests.len().to_string()),
+        ("package", package.to_string()),
+    ];
+    match ctx.level {
+        Level::One => {
+            let files = contract.files.iter().map(|f| format!("- `{f}`")).collect::<Vec<_>>().join("\n");
+            let mut vars = common;
+            vars.push(("files", files));
+            vars.push(("interface", interface(contract, true)));
+            fill(LEVEL1, &vars)
+        }
+        Level::Two => {
+            let l2 = contract.for_level2(package);
+            let names =
+                contract.level2_names().iter().map(|(_, n)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            let mut vars = common;
+            vars.push(("names", names));
+            vars.push(("interface", interface(&l2, false)));
+            fill(LEVEL2, &vars)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::build_contract;
+    use crate::contract::tests::{inventory_extracted, inventory_index};
+
+    fn ctx(level: Level) -> StatementContext {
+        let mut c = StatementContext::new(
+            level,
+            "acme/inventory",
+            vec![
+                "tests/test_pricing.py::test_total_value_with_discount".into(),
+                "tests/test_pricing.py::test_total_value_scales[1]".into(),
+                "tests/test_pricing.py::test_total_value_scales[2]".into(),
+                "tests/test_pricing.py::TestCart::test_total".into(),
+            ],
+        );
+        c.test_docstrings.insert("tests/test_pricing.py::test_total_value_with_discount".into(), "The discount is taken off.\nMore.".into());
+        c
+    }
+
+    #[test]
+    fn level1_statement() {
+        let contract = build_contract(&inventory_index(), &inventory_extracted());
+        insta::assert_snapshot!(render_problem_statement(&contract, &ctx(Level::One)));
+    }
+
+    #[test]
+    fn level2_statement() {
+        let extracted = inventory_extracted()
+            .into_iter()
+            .filter(|id| !id.contains("Cart") && !id.contains("report"))
+            .collect();
+        let contract = build_contract(&inventory_index(), &extracted);
+        assert!(contract.level2_supported());
+        let text = render_problem_statement(&contract, &ctx(Level::Two));
+        assert!(!text.contains("{{"), "unfilled placeholder:\n{text}");
+        assert!(!text.contains("from inventory."), "L2 must import from agent_code:\n{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn titles_and_descriptions_come_from_test_names() {
+        let c = ctx(Level::One);
+        assert_eq!(title_of(&c), "Implement the pricing feature");
+        let d = feature_description(&c);
+        assert!(d.contains("- total value with discount — The discount is taken off."), "{d}");
+        assert_eq!(d.matches("total value scales").count(), 1, "parametrizations fold: {d}");
+        assert!(d.contains("- Cart: total"), "{d}");
+    }
+}
