@@ -238,3 +238,74 @@ impl DefinitionIndex {
             .filter(move |d| d.parent.as_deref() == Some(id))
     }
 }
+
+/// Which files of a repository to index: globs matched against `/`-separated paths relative
+/// to the root (`*` also crosses `/`; a pattern matching a directory covers everything
+/// below it). An empty `include` means every file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexOptions {
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// Why indexing, or indexing one file, failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    #[error("repository root {} is not a directory; pass the path of a checked-out repository", .0.display())]
+    RootNotFound(std::path::PathBuf),
+    #[error("invalid {kind} glob `{pattern}`: {message}; globs are matched against paths relative to the repository root, e.g. `src/**/*.py`")]
+    BadGlob { kind: &'static str, pattern: String, message: String },
+    #[error("cannot walk {}: {message}", .root.display())]
+    Walk { root: std::path::PathBuf, message: String },
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}:{line}: invalid UTF-8; the file is not indexed (re-encode it as UTF-8 or exclude it)")]
+    InvalidUtf8 { path: String, line: usize },
+    #[error("{path}:{line}: {message}; the file is not indexed (fix it or exclude it)")]
+    Syntax { path: String, line: usize, message: String },
+}
+
+impl DefinitionIndex {
+    /// Index every source file of a repository: walk `root` (respecting `.gitignore`,
+    /// skipping VCS, virtualenv, cache and build directories; see [`crate::walk`]), parse the
+    /// files in parallel, and resolve names across them. Files that cannot be read or
+    /// parsed are listed in `skipped`; only a bad root or a bad glob is an error.
+    pub fn build(root: &std::path::Path, opts: &IndexOptions) -> Result<DefinitionIndex, IndexError> {
+        let walked = crate::walk::source_files(root, &opts.include, &opts.exclude)?;
+        let python: Vec<String> =
+            walked.files.into_iter().filter(|f| f.language == Language::Python).map(|f| f.path).collect();
+        let mut index = DefinitionIndex::from_python(crate::python::index::index_files(root, &python));
+        index.skipped.extend(walked.skipped);
+        index.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
+        Ok(index)
+    }
+
+    /// Index files held in memory, `(repository-relative path, bytes)`; files of languages
+    /// carve does not know are ignored. Useful for tests and for re-indexing edited sources.
+    pub fn from_sources(sources: &[(String, Vec<u8>)]) -> DefinitionIndex {
+        let python: Vec<(String, Vec<u8>)> = sources
+            .iter()
+            .filter(|(p, _)| Language::from_path(std::path::Path::new(p)) == Some(Language::Python))
+            .cloned()
+            .collect();
+        DefinitionIndex::from_python(crate::python::index::index_sources(&python))
+    }
+
+    fn from_python(py: crate::python::index::PythonIndex) -> DefinitionIndex {
+        let mut index = DefinitionIndex { skipped: py.skipped, ..DefinitionIndex::default() };
+        index.files = py.files.into_iter().map(|f| (f.path.clone(), f)).collect();
+        index.definitions = py.definitions.into_iter().map(|d| (d.id.clone(), d)).collect();
+        index
+    }
+}
+
+/// Test code by the conventions of the file's language (Python: `test_*.py`, `*_test.py`,
+/// `conftest.py`, files under `tests/` or `test/`).
+pub fn is_test_path(language: Language, rel: &str) -> bool {
+    match language {
+        Language::Python => crate::python::is_test_path(rel),
+    }
+}

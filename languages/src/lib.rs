@@ -14,6 +14,7 @@ pub mod edit;
 pub mod index;
 pub mod python;
 pub mod runner;
+pub mod walk;
 
 pub use edit::Edit;
 pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId, Span};

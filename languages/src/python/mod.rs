@@ -1,4 +1,7 @@
 //! Python: the definition index (tree-sitter-python), masking edits and the pytest runner.
 
 pub mod edit;
+pub mod index;
 pub mod runner;
+
+pub use index::{index_source, is_test_path};

@@ -1,0 +1,355 @@
+//! Second pass, across files: resolve imports to repository files, imported names to
+//! definitions (following re-exports), and every raw name use to the definition it names.
+//!
+//! Scopes follow Python: a function sees its own bindings (nested definitions, imports in
+//! its body, parameters and assigned names — which shadow outer names), then enclosing
+//! functions, then the module; class bodies are visible only to code directly in them.
+//! Code that runs in a scope itself (module code, class bodies, decorators) sees the
+//! binding in effect at its position; code in nested function bodies sees the last one.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::modules::{location, ModuleMap};
+use super::parse::{ParsedFile, RawImportKind, RawRef};
+use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, ParameterKind};
+use crate::Language;
+
+/// Re-export chains and inheritance are followed this deep at most (cycles end here).
+const MAX_DEPTH: usize = 24;
+
+#[derive(Debug, Clone)]
+enum Binding {
+    Def(usize),
+    /// A module location.
+    Module(String),
+    /// `from <location> import name`.
+    From { module: String, name: String },
+    /// Bound to something outside the repository.
+    External,
+}
+
+#[derive(Debug, Clone)]
+enum Target {
+    Def(usize, usize),
+    Module(String),
+    /// `self`/`cls` inside a method of this class.
+    Instance(usize, usize),
+}
+
+#[derive(Debug, Default)]
+struct Scope {
+    /// Name -> bindings in source order, keyed by the byte where the binding takes effect.
+    names: HashMap<String, Vec<(usize, Binding)>>,
+}
+
+impl Scope {
+    fn bind(&mut self, name: &str, pos: usize, binding: Binding) {
+        self.names.entry(name.to_string()).or_default().push((pos, binding));
+    }
+
+    /// The binding in effect at `pos` or, without a position or when none precedes it,
+    /// the last one.
+    fn get(&self, name: &str, pos: Option<usize>) -> Option<&Binding> {
+        let list = self.names.get(name)?;
+        if let Some(pos) = pos {
+            let before = list.partition_point(|(p, _)| *p <= pos);
+            if before > 0 {
+                return Some(&list[before - 1].1);
+            }
+        }
+        list.last().map(|(_, b)| b)
+    }
+}
+
+struct FilePrep {
+    /// Resolved location of each import's module.
+    import_locations: Vec<Option<String>>,
+    /// Scope 0 is the module; scope `i + 1` is definition `i`.
+    scopes: Vec<Scope>,
+    /// Locations of module-level `from m import *`.
+    stars: Vec<String>,
+}
+
+pub(super) struct Linker<'a> {
+    files: &'a [ParsedFile],
+    all_paths: &'a [String],
+    /// Index in `all_paths` -> index in `files`.
+    parsed: Vec<Option<usize>>,
+    map: ModuleMap,
+    preps: Vec<FilePrep>,
+}
+
+impl<'a> Linker<'a> {
+    /// `all_paths`: every Python file of the repository, including ones that failed to
+    /// parse (imports may still resolve to them); `files`: the parsed ones.
+    pub(super) fn new(files: &'a [ParsedFile], all_paths: &'a [String]) -> Linker<'a> {
+        let map = ModuleMap::new(all_paths.iter().map(String::as_str));
+        let by_path: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+        let parsed = all_paths.iter().map(|p| by_path.get(p.as_str()).copied()).collect();
+        let preps = files.iter().map(|f| prepare(f, &map)).collect();
+        Linker { files, all_paths, parsed, map, preps }
+    }
+
+    fn parsed_at(&self, loc: &str) -> Option<usize> {
+        self.map.file(loc).and_then(|i| self.parsed.get(i).copied().flatten())
+    }
+
+    fn id(&self, (file, def): (usize, usize)) -> String {
+        self.files[file].defs[def].def.id.clone()
+    }
+
+    /// Name `name` as an attribute of module `file` (what `from m import name` binds).
+    fn resolve_in_module(&self, file: usize, name: &str, depth: usize) -> Option<Target> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let prep = &self.preps[file];
+        if let Some(b) = prep.scopes[0].get(name, None) {
+            return self.resolve_binding(file, b, depth + 1);
+        }
+        let path = &self.files[file].path;
+        if path == "__init__.py" || path.ends_with("/__init__.py") {
+            if let Some(child) = location(path).and_then(|loc| self.map.child(loc, name)) {
+                return Some(Target::Module(child));
+            }
+        }
+        prep.stars.iter().filter_map(|s| self.parsed_at(s)).find_map(|f| self.resolve_in_module(f, name, depth + 1))
+    }
+
+    fn resolve_binding(&self, file: usize, binding: &Binding, depth: usize) -> Option<Target> {
+        match binding {
+            Binding::Def(d) => Some(Target::Def(file, *d)),
+            Binding::Module(loc) => Some(Target::Module(loc.clone())),
+            Binding::From { module, name } => self.module_attr(module, name, depth + 1),
+            Binding::External => None,
+        }
+    }
+
+    /// `module.name`: a name of the module, or one of its submodules.
+    fn module_attr(&self, loc: &str, name: &str, depth: usize) -> Option<Target> {
+        if let Some(t) = self.parsed_at(loc).and_then(|f| self.resolve_in_module(f, name, depth + 1)) {
+            return Some(t);
+        }
+        self.map.child(loc, name).map(Target::Module)
+    }
+
+    /// A bare name used in `scope` of `file` at byte `pos`.
+    fn resolve_name(&self, file: usize, scope: Option<usize>, name: &str, pos: usize, depth: usize) -> Option<Target> {
+        let f = &self.files[file];
+        let prep = &self.preps[file];
+        let mut cur = scope;
+        let mut direct = true;
+        loop {
+            let at = direct.then_some(pos);
+            let Some(d) = cur else {
+                if let Some(b) = prep.scopes[0].get(name, at) {
+                    return self.resolve_binding(file, b, depth);
+                }
+                return prep.stars.iter().filter_map(|s| self.parsed_at(s)).find_map(|sf| self.resolve_in_module(sf, name, depth + 1));
+            };
+            let def = &f.defs[d];
+            if def.is_class() {
+                if direct {
+                    if let Some(b) = prep.scopes[d + 1].get(name, at) {
+                        return self.resolve_binding(file, b, depth);
+                    }
+                }
+            } else {
+                if let Some(b) = prep.scopes[d + 1].get(name, at) {
+                    return self.resolve_binding(file, b, depth);
+                }
+                if def.locals.contains(name) {
+                    let first = def.def.signature.parameters.first().filter(|p| {
+                        matches!(p.kind, ParameterKind::PositionalOnly | ParameterKind::PositionalOrKeyword)
+                    });
+                    let is_static = def.def.signature.decorators.iter().any(|d| d == "staticmethod");
+                    if def.def.kind == DefinitionKind::Method && !is_static && first.is_some_and(|p| p.name == name) {
+                        return def.parent.map(|c| Target::Instance(file, c));
+                    }
+                    return None;
+                }
+            }
+            cur = def.parent;
+            direct = false;
+        }
+    }
+
+    /// Member `name` of a class: defined in its body, or inherited from a repository base.
+    fn class_member(&self, file: usize, class: usize, name: &str, depth: usize) -> Option<Target> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some(t) = self.preps[file].scopes[class + 1].get(name, None).and_then(|b| self.resolve_binding(file, b, depth + 1)) {
+            return Some(t);
+        }
+        self.files[file].defs[class]
+            .load_refs
+            .iter()
+            .filter(|(_, role)| *role == LoadRole::BaseClass)
+            .filter_map(|(r, _)| self.resolve_chain(file, r, depth + 1))
+            .filter(|&(bf, bd)| self.files[bf].defs[bd].is_class() && (bf, bd) != (file, class))
+            .find_map(|(bf, bd)| self.class_member(bf, bd, name, depth + 1))
+    }
+
+    /// The definition a use names: the deepest definition along `a.b.c` that resolves.
+    fn resolve_chain(&self, file: usize, r: &RawRef, depth: usize) -> Option<(usize, usize)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let first = r.chain.first()?;
+        let mut t = self.resolve_name(file, r.scope, first, r.pos, depth)?;
+        let mut best = match t {
+            Target::Def(f, d) => Some((f, d)),
+            _ => None,
+        };
+        for part in &r.chain[1..] {
+            let next = match &t {
+                Target::Def(f, d) if self.files[*f].defs[*d].is_class() => self.class_member(*f, *d, part, depth + 1),
+                Target::Def(..) => None,
+                Target::Instance(f, d) => self.class_member(*f, *d, part, depth + 1),
+                Target::Module(loc) => self.module_attr(loc, part, depth + 1),
+            };
+            let Some(next) = next else { break };
+            if let Target::Def(f, d) = next {
+                best = Some((f, d));
+            }
+            t = next;
+        }
+        best
+    }
+
+    /// The finished index entries of parsed file `file`.
+    pub(super) fn link_file(&self, file: usize) -> (FileIndex, Vec<Definition>) {
+        let f = &self.files[file];
+        let prep = &self.preps[file];
+        let resolve = |r: &RawRef| self.resolve_chain(file, r, 0).map(|t| self.id(t));
+
+        let definitions: Vec<Definition> = f
+            .defs
+            .iter()
+            .map(|raw| {
+                let mut def = raw.def.clone();
+                let refs: BTreeSet<String> = raw.body_refs.iter().filter_map(resolve).collect();
+                let loads: BTreeSet<LoadReference> =
+                    raw.load_refs.iter().filter_map(|(r, role)| resolve(r).map(|target| LoadReference { target, role: *role })).collect();
+                def.references = refs.into_iter().collect();
+                def.load_references = loads.into_iter().collect();
+                def
+            })
+            .collect();
+
+        let imports = f
+            .imports
+            .iter()
+            .zip(&prep.import_locations)
+            .map(|(imp, loc)| {
+                let target = |name: &str| -> Option<String> {
+                    match self.module_attr(loc.as_deref()?, name, 0)? {
+                        Target::Def(tf, td) => Some(self.id((tf, td))),
+                        _ => None,
+                    }
+                };
+                let names = match &imp.kind {
+                    RawImportKind::Plain { .. } => Vec::new(),
+                    RawImportKind::From { names, .. } | RawImportKind::Future { names } => names
+                        .iter()
+                        .map(|n| ImportedName {
+                            name: n.name.clone(),
+                            alias: n.alias.clone(),
+                            span: n.span,
+                            target: if n.name == "*" || matches!(imp.kind, RawImportKind::Future { .. }) { None } else { target(&n.name) },
+                        })
+                        .collect(),
+                };
+                Import {
+                    span: imp.span,
+                    module: imp.module.clone(),
+                    resolved_path: loc.as_deref().and_then(|l| self.map.file(l)).map(|i| self.all_paths[i].clone()),
+                    names,
+                    module_level: imp.scope.is_none(),
+                }
+            })
+            .collect();
+
+        let module_refs: BTreeSet<ModuleReference> =
+            f.module_refs.iter().filter_map(|r| resolve(r).map(|target| ModuleReference { target, line: r.line })).collect();
+
+        let mut exported: Vec<String> = Vec::new();
+        for name in &f.exports {
+            if let Some(Target::Def(tf, td)) = self.resolve_in_module(file, name, 0) {
+                let id = self.id((tf, td));
+                if !exported.contains(&id) {
+                    exported.push(id);
+                }
+            }
+        }
+
+        let index = FileIndex {
+            path: f.path.clone(),
+            language: Language::Python,
+            module: self.map.module_name(&f.path),
+            is_test: super::modules::is_test_path(&f.path),
+            definitions: definitions.iter().map(|d| d.id.clone()).collect(),
+            imports,
+            module_references: module_refs.into_iter().collect(),
+            exported,
+            sha256: f.sha256.clone(),
+            lines: f.lines,
+        };
+        (index, definitions)
+    }
+}
+
+/// Resolve a file's imports to locations and build its scopes' binding tables.
+fn prepare(f: &ParsedFile, map: &ModuleMap) -> FilePrep {
+    let mut scopes: Vec<Scope> = (0..=f.defs.len()).map(|_| Scope::default()).collect();
+    let mut stars = Vec::new();
+    let scope_index = |s: Option<usize>| s.map_or(0, |d| d + 1);
+    for (i, d) in f.defs.iter().enumerate() {
+        scopes[scope_index(d.parent)].bind(&d.def.name, d.def.span.end_byte, Binding::Def(i));
+    }
+    let mut import_locations = Vec::with_capacity(f.imports.len());
+    for imp in &f.imports {
+        let loc = match imp.kind {
+            RawImportKind::Future { .. } => None,
+            _ if imp.level > 0 => map.resolve_relative(&f.path, imp.level, &imp.dotted),
+            _ => map.resolve_absolute(&f.path, &imp.dotted).map(|(loc, _)| loc),
+        };
+        let scope = &mut scopes[scope_index(imp.scope)];
+        let pos = imp.span.end_byte;
+        match &imp.kind {
+            RawImportKind::Plain { alias: Some(alias) } => {
+                scope.bind(alias, pos, loc.clone().map_or(Binding::External, Binding::Module));
+            }
+            RawImportKind::Plain { alias: None } => {
+                // `import a.b.c` binds `a`.
+                let top = imp.dotted.split('.').next().unwrap_or("");
+                let top_loc = map.resolve_absolute(&f.path, top).map(|(l, _)| l);
+                scope.bind(top, pos, top_loc.map_or(Binding::External, Binding::Module));
+            }
+            RawImportKind::From { names, wildcard } => {
+                for n in names.iter().filter(|n| n.name != "*") {
+                    let bound = n.alias.as_deref().unwrap_or(&n.name);
+                    let binding = match &loc {
+                        Some(module) => Binding::From { module: module.clone(), name: n.name.clone() },
+                        None => Binding::External,
+                    };
+                    scope.bind(bound, pos, binding);
+                }
+                if *wildcard && imp.scope.is_none() {
+                    if let Some(l) = &loc {
+                        stars.push(l.clone());
+                    }
+                }
+            }
+            RawImportKind::Future { .. } => {}
+        }
+        import_locations.push(loc);
+    }
+    for scope in &mut scopes {
+        for list in scope.names.values_mut() {
+            list.sort_by_key(|(pos, _)| *pos);
+        }
+    }
+    FilePrep { import_locations, scopes, stars }
+}

@@ -1,0 +1,553 @@
+//! First pass over one file: parse it, run the queries, and keep plain data (definitions
+//! with their signatures, raw imports, and unresolved name uses attributed to the scope
+//! that evaluates them). The tree is dropped when this returns; resolution across files
+//! happens later in `link`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use sha2::{Digest, Sha256};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, QueryCursor};
+
+use super::queries::QUERIES;
+use super::signature;
+use crate::index::{Definition, DefinitionKind, IndexError, LoadRole, Signature, Span};
+use crate::Language;
+
+/// A name use not yet resolved: `a` or `a.b.c`, evaluated in `scope` (index of a
+/// definition of the same file, or `None` for module scope) at byte `pos`.
+#[derive(Debug, Clone)]
+pub(super) struct RawRef {
+    pub chain: Vec<String>,
+    pub scope: Option<usize>,
+    pub pos: usize,
+    pub line: usize,
+}
+
+#[derive(Debug)]
+pub(super) struct RawDef {
+    /// Complete except `references` and `load_references`, filled in by `link`.
+    pub def: Definition,
+    pub parent: Option<usize>,
+    /// Byte where the `def`/`class` keyword (or `async`) starts, after decorators.
+    pub keyword_start: usize,
+    pub body_start: usize,
+    pub body_end: usize,
+    /// Names local to this function: parameters and assigned names, minus `global`s.
+    pub locals: HashSet<String>,
+    pub body_refs: Vec<RawRef>,
+    pub load_refs: Vec<(RawRef, LoadRole)>,
+}
+
+impl RawDef {
+    pub fn is_class(&self) -> bool {
+        self.def.kind == DefinitionKind::Class
+    }
+    fn in_body(&self, pos: usize) -> bool {
+        self.body_start <= pos && pos < self.body_end
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct RawName {
+    pub name: String,
+    pub alias: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum RawImportKind {
+    /// `import a.b [as c]`: one `RawImport` per module of the statement.
+    Plain { alias: Option<String> },
+    From { names: Vec<RawName>, wildcard: bool },
+    Future { names: Vec<RawName> },
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct RawImport {
+    pub span: Span,
+    /// As written: `.core`, `..`, `pkg.core`.
+    pub module: String,
+    /// Leading dots.
+    pub level: usize,
+    /// The module without leading dots.
+    pub dotted: String,
+    pub kind: RawImportKind,
+    /// Scope that the import binds names in.
+    pub scope: Option<usize>,
+}
+
+#[derive(Debug)]
+pub(super) struct ParsedFile {
+    pub path: String,
+    pub sha256: String,
+    pub lines: usize,
+    pub defs: Vec<RawDef>,
+    pub imports: Vec<RawImport>,
+    pub module_refs: Vec<RawRef>,
+    pub exports: Vec<String>,
+}
+
+pub(super) fn new_parser() -> Parser {
+    let mut parser = Parser::new();
+    // The grammar is compiled into the crate with a matching ABI; a mismatch would be a
+    // build error of the crate, checked by every test.
+    parser.set_language(&Language::Python.grammar()).expect("tree-sitter-python matches the tree-sitter ABI");
+    parser
+}
+
+pub(super) fn span(node: Node) -> Span {
+    span_of(node.start_byte(), node.end_byte(), node.start_position().row, node.end_position())
+}
+
+fn span_of(start_byte: usize, end_byte: usize, start_row: usize, end: tree_sitter::Point) -> Span {
+    // A node ending at column 0 ends on the previous line (inclusive line numbers).
+    let end_line = if end.column == 0 && end.row > start_row { end.row } else { end.row + 1 };
+    Span { start_byte, end_byte, start_line: start_row + 1, end_line }
+}
+
+/// `len(text.splitlines())` for the usual line endings.
+fn count_lines(text: &[u8]) -> usize {
+    let newlines = text.iter().filter(|&&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
+}
+
+pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
+    let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
+        path: path.to_string(),
+        line: source[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1,
+    })?;
+    let tree = parser.parse(src, None).ok_or_else(|| IndexError::Syntax {
+        path: path.to_string(),
+        line: 1,
+        message: "tree-sitter produced no tree".to_string(),
+    })?;
+    let root = tree.root_node();
+    if root.has_error() {
+        let (line, message) = first_error(root, src);
+        return Err(IndexError::Syntax { path: path.to_string(), line, message });
+    }
+    let mut defs = definitions(root, path, src);
+    let mut module_refs = Vec::new();
+    collect_uses(root, src, &mut defs, &mut module_refs);
+    let imports = imports(root, src, &defs);
+    let exports = exports(root, src, &defs);
+    Ok(ParsedFile {
+        path: path.to_string(),
+        sha256: hex::encode(Sha256::digest(source)),
+        lines: count_lines(source),
+        defs,
+        imports,
+        module_refs,
+        exports,
+    })
+}
+
+/// Line and description of the first ERROR or MISSING node, in document order.
+fn first_error(root: Node, src: &str) -> (usize, String) {
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_missing() {
+            return (node.start_position().row + 1, format!("syntax error: missing `{}`", node.kind()));
+        }
+        if node.is_error() {
+            let snippet: String = signature::text(node, src).lines().next().unwrap_or("").chars().take(40).collect();
+            return (node.start_position().row + 1, format!("syntax error near `{}`", snippet.trim()));
+        }
+        // Descend only into subtrees that contain the error.
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (root.start_position().row + 1, "syntax error".to_string());
+            }
+        }
+    }
+}
+
+/// Index of the innermost definition whose span contains `pos` (`defs` sorted by start).
+fn innermost(defs: &[RawDef], pos: usize) -> Option<usize> {
+    let after = defs.partition_point(|d| d.def.span.start_byte <= pos);
+    let mut cur = after.checked_sub(1);
+    while let Some(i) = cur {
+        if pos < defs[i].def.span.end_byte {
+            return Some(i);
+        }
+        cur = defs[i].parent;
+    }
+    None
+}
+
+/// The scope evaluating code at `pos`: the innermost definition whose *body* holds it
+/// (headers — decorators, defaults, bases — run in the enclosing scope).
+fn scope_at(defs: &[RawDef], pos: usize) -> Option<usize> {
+    let d = innermost(defs, pos)?;
+    if defs[d].in_body(pos) { Some(d) } else { defs[d].parent }
+}
+
+fn definitions(root: Node, path: &str, src: &str) -> Vec<RawDef> {
+    let q = &QUERIES.definitions;
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
+    let mut found = Vec::new();
+    while let Some(m) = matches.next() {
+        let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) = (None, false, None, None, None, None, None);
+        for c in m.captures {
+            let i = c.index;
+            if i == q.function || i == q.class {
+                node = Some(c.node);
+                is_class = i == q.class;
+            } else if i == q.name {
+                name = Some(c.node);
+            } else if i == q.parameters {
+                params = Some(c.node);
+            } else if i == q.returns {
+                returns = Some(c.node);
+            } else if i == q.bases {
+                bases = Some(c.node);
+            } else if i == q.body {
+                body = Some(c.node);
+            }
+        }
+        let (Some(node), Some(name), Some(body)) = (node, name, body) else { continue };
+        found.push(build_def(node, is_class, name, params, returns, bases, body, path, src));
+    }
+    found.sort_by_key(|d| d.def.span.start_byte);
+    found.dedup_by_key(|d| d.def.span.start_byte);
+
+    // Parents by nesting (spans nest properly), then qualified names and ids.
+    let mut stack: Vec<usize> = Vec::new();
+    for i in 0..found.len() {
+        while stack.last().is_some_and(|&top| found[top].def.span.end_byte <= found[i].def.span.start_byte) {
+            stack.pop();
+        }
+        if let Some(&parent) = stack.last() {
+            found[i].parent = Some(parent);
+            found[i].def.qualname = format!("{}.{}", found[parent].def.qualname, found[i].def.name);
+            if found[i].def.kind == DefinitionKind::Function && found[parent].is_class() {
+                found[i].def.kind = DefinitionKind::Method;
+            }
+        }
+        stack.push(i);
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in &found {
+        *counts.entry(d.def.qualname.as_str()).or_default() += 1;
+    }
+    let ids: Vec<String> = found
+        .iter()
+        .map(|d| {
+            if counts.get(d.def.qualname.as_str()).copied().unwrap_or(0) > 1 {
+                format!("{path}::{}@L{}", d.def.qualname, d.def.def_line)
+            } else {
+                format!("{path}::{}", d.def.qualname)
+            }
+        })
+        .collect();
+    for i in 0..found.len() {
+        found[i].def.parent = found[i].parent.map(|p| ids[p].clone());
+    }
+    for (d, id) in found.iter_mut().zip(ids) {
+        d.def.id = id;
+    }
+    found
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_def(
+    node: Node,
+    is_class: bool,
+    name: Node,
+    params: Option<Node>,
+    returns: Option<Node>,
+    bases: Option<Node>,
+    body: Node,
+    path: &str,
+    src: &str,
+) -> RawDef {
+    let outer = node.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(node);
+    let mut decorators = Vec::new();
+    if outer.id() != node.id() {
+        let mut c = outer.walk();
+        for child in outer.named_children(&mut c).filter(|n| n.kind() == "decorator") {
+            decorators.push(signature::decorator(child, src));
+        }
+    }
+    let is_async = node.child(0).is_some_and(|c| c.kind() == "async");
+    let name = signature::text(name, src).to_string();
+    let signature = Signature {
+        text: signature::header(node, body, src),
+        parameters: params.map(|p| signature::parameters(p, src)).unwrap_or_default(),
+        returns: returns.map(|r| signature::text(r, src).to_string()),
+        is_async,
+        decorators,
+        bases: bases.map(|b| signature::arguments(b, src)).unwrap_or_default(),
+    };
+    let def_line = node.start_position().row + 1;
+    RawDef {
+        def: Definition {
+            id: String::new(),
+            language: Language::Python,
+            path: path.to_string(),
+            qualname: name.clone(),
+            name,
+            kind: if is_class { DefinitionKind::Class } else { DefinitionKind::Function },
+            span: span(outer),
+            def_line,
+            body: Some(span(body)),
+            signature,
+            docstring: signature::docstring(body, src),
+            parent: None,
+            is_test: super::modules::is_test_path(path),
+            references: Vec::new(),
+            load_references: Vec::new(),
+        },
+        parent: None,
+        keyword_start: node.start_byte(),
+        body_start: body.start_byte(),
+        body_end: body.end_byte().max(node.end_byte()),
+        locals: HashSet::new(),
+        body_refs: Vec::new(),
+        load_refs: Vec::new(),
+    }
+}
+
+/// Name uses and local bindings (references.scm), attributed to definitions by position.
+fn collect_uses(root: Node, src: &str, defs: &mut [RawDef], module_refs: &mut Vec<RawRef>) {
+    let q = &QUERIES.references;
+    let mut cursor = QueryCursor::new();
+    let mut captures = cursor.captures(&q.query, root, src.as_bytes());
+    let mut uses: Vec<(Node, bool)> = Vec::new(); // (node, is_chain)
+    let mut not_uses: HashSet<usize> = HashSet::new();
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    let mut bindings: Vec<(usize, String, bool)> = Vec::new(); // (pos, name, is_parameter)
+    let mut globals: Vec<(usize, String)> = Vec::new();
+    while let Some((m, index)) = captures.next() {
+        let c = m.captures[*index];
+        let (i, node) = (c.index, c.node);
+        if i == q.name || i == q.chain {
+            uses.push((node, i == q.chain));
+        } else if i == q.parameter || i == q.assign {
+            not_uses.insert(node.id());
+            bindings.push((node.start_byte(), signature::text(node, src).to_string(), i == q.parameter));
+        } else if i == q.global {
+            not_uses.insert(node.id());
+            globals.push((node.start_byte(), signature::text(node, src).to_string()));
+        } else if i == q.ignore {
+            not_uses.insert(node.id());
+        } else if i == q.ignore_range {
+            ranges.push((node.start_byte(), node.end_byte()));
+        }
+    }
+    ranges.sort_unstable();
+    let in_range = |pos: usize| {
+        let after = ranges.partition_point(|r| r.0 <= pos);
+        after > 0 && pos < ranges[after - 1].1
+    };
+
+    for (pos, name, is_parameter) in bindings {
+        let scope = if is_parameter { innermost(defs, pos) } else { scope_at(defs, pos) };
+        if let Some(d) = scope {
+            defs[d].locals.insert(name);
+        }
+    }
+    for (pos, name) in globals {
+        if let Some(d) = scope_at(defs, pos) {
+            defs[d].locals.remove(&name);
+        }
+    }
+
+    uses.sort_by_key(|(n, _)| n.start_byte());
+    for (node, is_chain) in uses {
+        let pos = node.start_byte();
+        if not_uses.contains(&node.id()) || in_range(pos) {
+            continue;
+        }
+        let parent = node.parent();
+        let chain = if is_chain {
+            // Only maximal chains: skip `a.b` when it is the object of `a.b.c`.
+            if parent.is_some_and(|p| p.kind() == "attribute" && p.child_by_field_name("object").is_some_and(|o| o.id() == node.id())) {
+                continue;
+            }
+            match attribute_chain(node, src) {
+                Some(chain) => chain,
+                None => continue,
+            }
+        } else {
+            // Identifiers inside an attribute are covered by the chain (or are member names).
+            if parent.is_some_and(|p| p.kind() == "attribute") {
+                continue;
+            }
+            vec![signature::text(node, src).to_string()]
+        };
+        let line = node.start_position().row + 1;
+        let raw = |scope| RawRef { chain: chain.clone(), scope, pos, line };
+        match innermost(defs, pos) {
+            None => module_refs.push(raw(None)),
+            Some(d) if defs[d].in_body(pos) => {
+                if defs[d].is_class() {
+                    defs[d].load_refs.push((raw(Some(d)), LoadRole::ClassBody));
+                } else {
+                    defs[d].body_refs.push(raw(Some(d)));
+                }
+            }
+            Some(d) => {
+                let role = if pos < defs[d].keyword_start {
+                    LoadRole::Decorator
+                } else if defs[d].is_class() {
+                    LoadRole::BaseClass
+                } else {
+                    LoadRole::DefaultOrAnnotation
+                };
+                let enclosing = defs[d].parent;
+                defs[d].load_refs.push((raw(enclosing), role));
+                // The enclosing function evaluates this header when it runs.
+                if let Some(e) = enclosing.filter(|&e| !defs[e].is_class()) {
+                    defs[e].body_refs.push(raw(Some(e)));
+                }
+            }
+        }
+    }
+}
+
+/// `a.b.c` as `["a", "b", "c"]`, when the chain is rooted at an identifier.
+fn attribute_chain(node: Node, src: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut cur = node;
+    loop {
+        match cur.kind() {
+            "attribute" => {
+                parts.push(signature::text(cur.child_by_field_name("attribute")?, src).to_string());
+                cur = cur.child_by_field_name("object")?;
+            }
+            "identifier" => {
+                parts.push(signature::text(cur, src).to_string());
+                parts.reverse();
+                return Some(parts);
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn imports(root: Node, src: &str, defs: &[RawDef]) -> Vec<RawImport> {
+    let q = &QUERIES.imports;
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
+    // Statement start -> (statement, module text, names with their item start).
+    #[derive(Default)]
+    struct Stmt {
+        span: Option<Span>,
+        from: String,
+        future: bool,
+        wildcard: bool,
+        names: Vec<(usize, RawName)>,
+    }
+    let mut plain: Vec<(usize, RawImport)> = Vec::new();
+    let mut froms: BTreeMap<usize, Stmt> = BTreeMap::new();
+    while let Some(m) = matches.next() {
+        let (mut stmt, mut kind, mut module, mut from, mut name, mut alias, mut item, mut wildcard) = (None, 0u8, None, None, None, None, None, false);
+        for c in m.captures {
+            let i = c.index;
+            let t = || signature::text(c.node, src).to_string();
+            if i == q.import {
+                stmt = Some(c.node);
+                kind = 1;
+            } else if i == q.import_from {
+                stmt = Some(c.node);
+                kind = 2;
+            } else if i == q.import_future {
+                stmt = Some(c.node);
+                kind = 3;
+            } else if i == q.module {
+                module = Some(t());
+            } else if i == q.from {
+                from = Some(t());
+            } else if i == q.name {
+                name = Some(t());
+            } else if i == q.alias {
+                alias = Some(t());
+            } else if i == q.item {
+                item = Some(c.node);
+            } else if i == q.wildcard {
+                wildcard = true;
+            }
+        }
+        let (Some(stmt), Some(item)) = (stmt, item) else { continue };
+        let stmt_span = span(stmt);
+        let scope = scope_at(defs, stmt.start_byte());
+        match kind {
+            1 => {
+                let Some(module) = module else { continue };
+                let module: String = module.split_whitespace().collect();
+                plain.push((
+                    item.start_byte(),
+                    RawImport {
+                        span: stmt_span,
+                        dotted: module.clone(),
+                        module,
+                        level: 0,
+                        kind: RawImportKind::Plain { alias },
+                        scope,
+                    },
+                ));
+            }
+            2 | 3 => {
+                let entry = froms.entry(stmt.start_byte()).or_default();
+                entry.span = Some(stmt_span);
+                entry.future = kind == 3;
+                if let Some(from) = from {
+                    entry.from = from.split_whitespace().collect();
+                }
+                if wildcard {
+                    entry.wildcard = true;
+                    entry.names.push((item.start_byte(), RawName { name: "*".to_string(), alias: None, span: span(item) }));
+                } else if let Some(name) = name {
+                    let name: String = name.split_whitespace().collect();
+                    entry.names.push((item.start_byte(), RawName { name, alias, span: span(item) }));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out: Vec<(usize, RawImport)> = plain;
+    for (start, mut stmt) in froms {
+        let Some(span) = stmt.span else { continue };
+        stmt.names.sort_by_key(|(pos, _)| *pos);
+        stmt.names.dedup_by_key(|(pos, _)| *pos);
+        let names: Vec<RawName> = stmt.names.into_iter().map(|(_, n)| n).collect();
+        let (module, level, dotted, kind) = if stmt.future {
+            ("__future__".to_string(), 0, "__future__".to_string(), RawImportKind::Future { names })
+        } else {
+            let level = stmt.from.chars().take_while(|&c| c == '.').count();
+            let dotted = stmt.from[level..].to_string();
+            (stmt.from, level, dotted, RawImportKind::From { names, wildcard: stmt.wildcard })
+        };
+        out.push((start, RawImport { span, module, level, dotted, kind, scope: scope_at(defs, start) }));
+    }
+    out.sort_by_key(|(pos, _)| *pos);
+    out.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `__all__` string entries at module level, in order, without duplicates.
+fn exports(root: Node, src: &str, defs: &[RawDef]) -> Vec<String> {
+    let q = &QUERIES.exports;
+    let mut cursor = QueryCursor::new();
+    let mut captures = cursor.captures(&q.query, root, src.as_bytes());
+    let mut out: Vec<(usize, String)> = Vec::new();
+    while let Some((m, index)) = captures.next() {
+        let c = m.captures[*index];
+        if c.index == q.export && scope_at(defs, c.node.start_byte()).is_none() {
+            out.push((c.node.start_byte(), signature::text(c.node, src).to_string()));
+        }
+    }
+    out.sort();
+    out.dedup_by_key(|(pos, _)| *pos);
+    let mut seen = HashSet::new();
+    out.into_iter().map(|(_, s)| s).filter(|s| seen.insert(s.clone())).collect()
+}

@@ -1,0 +1,285 @@
+//! Unit tests of the Python index, and golden snapshots of a multi-module sample
+//! (`languages/tests/data/python/sample`: src layout, re-exports, `__all__`, decorators,
+//! property setters, async, positional-only/keyword-only parameters, nested functions and
+//! classes, conditional redefinitions, test files).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::{index_source, index_sources};
+use crate::index::{Definition, DefinitionIndex, DefinitionKind, IndexError, IndexOptions, LoadReference, LoadRole, ParameterKind};
+
+fn sample_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/python/sample")
+}
+
+fn sample() -> DefinitionIndex {
+    DefinitionIndex::build(&sample_root(), &IndexOptions::default()).expect("sample indexes")
+}
+
+fn repo(files: &[(&str, &str)]) -> DefinitionIndex {
+    let sources: Vec<(String, Vec<u8>)> = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
+    DefinitionIndex::from_sources(&sources)
+}
+
+fn def<'a>(index: &'a DefinitionIndex, id: &str) -> &'a Definition {
+    index.get(id).unwrap_or_else(|| panic!("no {id} in {:?}", index.definitions.keys().collect::<Vec<_>>()))
+}
+
+fn loads(index: &DefinitionIndex, id: &str) -> Vec<(String, LoadRole)> {
+    def(index, id).load_references.iter().map(|LoadReference { target, role }| (target.clone(), *role)).collect()
+}
+
+/// A compact, reviewable rendering of an index (the JSON snapshot has every field).
+fn summary(index: &DefinitionIndex) -> String {
+    let mut out = String::new();
+    for (path, f) in &index.files {
+        let _ = writeln!(out, "file {path} module={:?} test={} lines={}", f.module, f.is_test, f.lines);
+        for i in &f.imports {
+            let names: Vec<String> = i
+                .names
+                .iter()
+                .map(|n| format!("{}{} -> {}", n.name, n.alias.as_ref().map(|a| format!(" as {a}")).unwrap_or_default(), n.target.as_deref().unwrap_or("-")))
+                .collect();
+            let level = if i.module_level { "" } else { " (local)" };
+            let _ = writeln!(out, "  import {} => {}{level} [{}]", i.module, i.resolved_path.as_deref().unwrap_or("-"), names.join(", "));
+        }
+        for r in &f.module_references {
+            let _ = writeln!(out, "  module uses {} (line {})", r.target, r.line);
+        }
+        for e in &f.exported {
+            let _ = writeln!(out, "  exports {e}");
+        }
+    }
+    for (id, d) in &index.definitions {
+        let _ = writeln!(out, "{id} [{:?}] lines {}-{} def {} test={}", d.kind, d.span.start_line, d.span.end_line, d.def_line, d.is_test);
+        let _ = writeln!(out, "  sig: {}", d.signature.text);
+        for r in &d.references {
+            let _ = writeln!(out, "  uses {r}");
+        }
+        for l in &d.load_references {
+            let _ = writeln!(out, "  needs {} ({:?})", l.target, l.role);
+        }
+    }
+    out
+}
+
+#[test]
+fn sample_index_snapshot() {
+    let index = sample();
+    assert!(index.skipped.is_empty(), "{:?}", index.skipped);
+    insta::assert_snapshot!("sample_summary", summary(&index));
+    insta::assert_json_snapshot!("sample_index", index);
+}
+
+#[test]
+fn sample_facts() {
+    let index = sample();
+    let geometry = &index.files["src/shapes/geometry.py"];
+    assert_eq!(geometry.module.as_deref(), Some("shapes.geometry"));
+    assert_eq!(index.files["src/shapes/__init__.py"].module.as_deref(), Some("shapes"));
+    assert!(index.files["tests/conftest.py"].is_test);
+    assert!(def(&index, "tests/conftest.py::circle").is_test);
+    assert!(!def(&index, "src/shapes/geometry.py::Circle").is_test);
+
+    // Property getter and setter share a qualname: both get `@L<def line>`.
+    let getter = def(&index, "src/shapes/geometry.py::Circle.radius@L33");
+    assert_eq!(getter.kind, DefinitionKind::Method);
+    assert_eq!(getter.span.start_line, 32, "decorator included");
+    assert_eq!(loads(&index, "src/shapes/geometry.py::Circle.radius@L37"), [(getter.id.clone(), LoadRole::Decorator)]);
+    assert!(index.get("src/shapes/geometry.py::Circle.radius").is_none());
+
+    let load = def(&index, "src/shapes/io/reader.py::load");
+    assert!(load.signature.is_async);
+    assert_eq!(load.signature.text, r#"async def load(path: str, *args, encoding="utf-8", **kwargs) -> list"#);
+    assert_eq!(load.docstring.as_deref(), Some("Load every shape of a file.\n\nOne shape per line."));
+    let kinds: Vec<ParameterKind> = load.signature.parameters.iter().map(|p| p.kind).collect();
+    assert_eq!(kinds, [ParameterKind::PositionalOrKeyword, ParameterKind::VarPositional, ParameterKind::KeywordOnly, ParameterKind::VarKeyword]);
+
+    // Re-export chain: `from shapes import load` -> shapes/__init__ -> shapes/io/__init__ -> reader.
+    let conftest_import = &index.files["tests/conftest.py"].imports[1];
+    assert_eq!(conftest_import.resolved_path.as_deref(), Some("src/shapes/__init__.py"));
+    assert_eq!(conftest_import.names[0].target.as_deref(), Some("src/shapes/geometry.py::Circle"));
+    assert!(index.files["src/shapes/__init__.py"].exported.contains(&"src/shapes/io/reader.py::load".to_string()));
+
+    let square = def(&index, "src/shapes/geometry.py::Square");
+    assert_eq!(square.signature.bases, ["Shape", "metaclass=type"]);
+    assert_eq!(square.signature.decorators, [r#"register("square")"#]);
+    let children: Vec<&str> = index.children("src/shapes/geometry.py::Square").map(|d| d.name.as_str()).collect();
+    assert_eq!(children, ["__init__", "area", "unit", "from_sides"]);
+}
+
+#[test]
+fn index_source_single_file() {
+    let src = "class A:\n    def f(self):\n        return self.g()\n\n    def g(self):\n        def inner():\n            return self.f\n        return inner\n";
+    let (file, defs) = index_source("pkg/a.py", src.as_bytes()).unwrap();
+    assert_eq!(file.module.as_deref(), Some("pkg.a"));
+    assert_eq!(file.lines, 8);
+    assert_eq!(file.definitions, ["pkg/a.py::A", "pkg/a.py::A.f", "pkg/a.py::A.g", "pkg/a.py::A.g.inner"]);
+    assert_eq!(defs[1].references, ["pkg/a.py::A.g"]);
+    assert_eq!(defs[3].kind, DefinitionKind::Function);
+    assert_eq!(defs[3].references, ["pkg/a.py::A.f"], "self from the enclosing method");
+    assert_eq!(defs[3].parent.as_deref(), Some("pkg/a.py::A.g"));
+    let body = defs[1].body.unwrap();
+    assert_eq!(&src[body.start_byte..body.end_byte], "return self.g()");
+}
+
+#[test]
+fn syntax_errors_and_bad_utf8_are_skipped_with_file_and_line() {
+    let err = index_source("pkg/bad.py", b"def ok():\n    pass\n\ndef bad(:\n    pass\n").unwrap_err();
+    match &err {
+        IndexError::Syntax { path, line, .. } => assert_eq!((path.as_str(), *line), ("pkg/bad.py", 4)),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().starts_with("pkg/bad.py:4:"), "{err}");
+    let err = index_source("pkg/latin.py", b"x = 1\ny = '\xe9'\n").unwrap_err();
+    assert!(matches!(err, IndexError::InvalidUtf8 { line: 2, .. }), "{err:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.py"), "from bad import f\n\ndef g():\n    return f()\n").unwrap();
+    std::fs::write(dir.path().join("bad.py"), "def f(:\n").unwrap();
+    std::fs::write(dir.path().join("latin.py"), b"s = '\xff'\n").unwrap();
+    let index = DefinitionIndex::build(dir.path(), &IndexOptions::default()).unwrap();
+    assert_eq!(index.files.keys().collect::<Vec<_>>(), ["good.py"]);
+    let skipped: Vec<(&str, bool)> = index.skipped.iter().map(|s| (s.path.as_str(), s.reason.contains(":1:"))).collect();
+    assert_eq!(skipped, [("bad.py", true), ("latin.py", true)]);
+    assert_eq!(index.files["good.py"].imports[0].resolved_path.as_deref(), Some("bad.py"));
+    assert!(def(&index, "good.py::g").references.is_empty());
+}
+
+#[test]
+fn scopes_shadowing_and_globals() {
+    let index = repo(&[(
+        "m.py",
+        "def helper(): pass\n\
+         def other(): pass\n\
+         def uses(helper, x=other):\n    return helper()\n\
+         def assigns():\n    other = 1\n    return other\n\
+         def declares_global():\n    global other\n    other = 2\n    return other\n\
+         def lam():\n    return list(map(lambda helper: helper, []))\n\
+         def calls():\n    helper()\n    return [other for _ in ()]\n",
+    )]);
+    assert!(def(&index, "m.py::uses").references.is_empty(), "parameter shadows");
+    assert_eq!(loads(&index, "m.py::uses"), [("m.py::other".to_string(), LoadRole::DefaultOrAnnotation)]);
+    assert!(def(&index, "m.py::assigns").references.is_empty(), "assignment makes it local");
+    assert_eq!(def(&index, "m.py::declares_global").references, ["m.py::other"]);
+    assert_eq!(def(&index, "m.py::calls").references, ["m.py::helper", "m.py::other"]);
+    // Lambda parameters are not uses; their uses over-approximate to the global.
+    assert_eq!(def(&index, "m.py::lam").references, ["m.py::helper"]);
+}
+
+#[test]
+fn class_body_bases_decorators_and_inheritance() {
+    let index = repo(&[
+        ("pkg/__init__.py", "from .base import Base\nfrom .deco import *\n"),
+        ("pkg/base.py", "class Base:\n    def run(self):\n        return self.step()\n    def step(self):\n        pass\n"),
+        ("pkg/deco.py", "__all__ = ['tag']\n__all__ += ['mark']\ndef tag(f):\n    return f\ndef mark(f):\n    return f\ndef _hidden(): pass\n"),
+        (
+            "pkg/impl.py",
+            "from pkg import Base, tag\nimport pkg.base as pb\n\n\
+             def factory(): return 1\n\n\
+             class Impl(pb.Base):\n    value = factory()\n    alias = tag\n\n    @tag\n    def go(self):\n        return self.run()\n\n\
+             def build():\n    @tag\n    def inner(): pass\n    class Local(Base):\n        x = factory()\n    return Impl.go, inner, Local\n",
+        ),
+    ]);
+    assert_eq!(index.files["pkg/deco.py"].exported, ["pkg/deco.py::tag", "pkg/deco.py::mark"]);
+    assert_eq!(
+        loads(&index, "pkg/impl.py::Impl"),
+        [
+            ("pkg/base.py::Base".to_string(), LoadRole::BaseClass),
+            ("pkg/deco.py::tag".to_string(), LoadRole::ClassBody),
+            ("pkg/impl.py::factory".to_string(), LoadRole::ClassBody),
+        ]
+    );
+    assert_eq!(loads(&index, "pkg/impl.py::Impl.go"), [("pkg/deco.py::tag".to_string(), LoadRole::Decorator)]);
+    assert_eq!(def(&index, "pkg/impl.py::Impl.go").references, ["pkg/base.py::Base.run"], "inherited method via self");
+    assert_eq!(def(&index, "pkg/base.py::Base.run").references, ["pkg/base.py::Base.step"]);
+    // A nested definition's decorator and bases run when the enclosing function runs.
+    assert_eq!(
+        def(&index, "pkg/impl.py::build").references,
+        ["pkg/base.py::Base", "pkg/deco.py::tag", "pkg/impl.py::Impl.go", "pkg/impl.py::build.Local", "pkg/impl.py::build.inner"]
+    );
+    assert_eq!(loads(&index, "pkg/impl.py::build.Local"), [
+        ("pkg/base.py::Base".to_string(), LoadRole::BaseClass),
+        ("pkg/impl.py::factory".to_string(), LoadRole::ClassBody),
+    ]);
+}
+
+#[test]
+fn conditional_imports_and_cycles_terminate() {
+    let index = repo(&[
+        ("a.py", "from b import f\n\ndef g():\n    return f()\n"),
+        ("b.py", "from a import f\n"),
+        ("c.py", "try:\n    from fast import h\nexcept ImportError:\n    def h(): pass\n\nh()\n\ndef k():\n    return h()\n"),
+        ("d.py", "def h(): pass\nh()\nfrom fast import h\nh()\n"),
+    ]);
+    assert_eq!(index.files["a.py"].imports[0].names[0].target, None);
+    assert!(def(&index, "a.py::g").references.is_empty());
+    assert_eq!(def(&index, "c.py::k").references, ["c.py::h"], "the last binding wins in nested bodies");
+    let lines: Vec<usize> = index.files["d.py"].module_references.iter().map(|r| r.line).collect();
+    assert_eq!(lines, [2], "module code sees the binding in effect at its position");
+}
+
+#[test]
+fn imports_in_detail() {
+    let src = "from __future__ import annotations\nimport os.path, json as j\nfrom . import sibling\nfrom .sibling import (a as b,\n    c)\n\ndef f():\n    from .sibling import c as d\n    return d()\n";
+    let index = repo(&[("pkg/__init__.py", ""), ("pkg/main.py", src), ("pkg/sibling.py", "def a(): pass\ndef c(): pass\n")]);
+    let f = &index.files["pkg/main.py"];
+    let modules: Vec<(&str, Option<&str>, bool)> = f.imports.iter().map(|i| (i.module.as_str(), i.resolved_path.as_deref(), i.module_level)).collect();
+    assert_eq!(
+        modules,
+        [
+            ("__future__", None, true),
+            ("os.path", None, true),
+            ("json", None, true),
+            (".", Some("pkg/__init__.py"), true),
+            (".sibling", Some("pkg/sibling.py"), true),
+            (".sibling", Some("pkg/sibling.py"), false),
+        ]
+    );
+    assert_eq!(f.imports[1].span, f.imports[2].span, "one Import per module of `import a, b`");
+    let names = &f.imports[4].names;
+    assert_eq!(names[0].alias.as_deref(), Some("b"));
+    assert_eq!(names[0].target.as_deref(), Some("pkg/sibling.py::a"));
+    assert_eq!(&src[names[0].span.start_byte..names[0].span.end_byte], "a as b");
+    assert_eq!(names[1].span.start_line, 5);
+    assert_eq!(def(&index, "pkg/main.py::f").references, ["pkg/sibling.py::c"]);
+}
+
+#[test]
+fn docstrings_are_unquoted_and_dedented() {
+    let src = "def a():\n    '''Single.'''\n\ndef b():\n    # comment first\n    \"\"\"\n    Title.\n\n        Indented.\n    \"\"\"\n\ndef c():\n    f'not {a} doc'\n\ndef d():\n    x = 1\n    'not first'\n\nclass E:\n    \"tab\\tand quote \\\" ok\"\n";
+    let (_, defs) = index_source("m.py", src.as_bytes()).unwrap();
+    let docs: Vec<Option<&str>> = defs.iter().map(|d| d.docstring.as_deref()).collect();
+    assert_eq!(docs, [Some("Single."), Some("Title.\n\n    Indented."), None, None, Some("tab     and quote \" ok")]);
+}
+
+#[test]
+fn multi_line_headers_and_kinds() {
+    let src = "@a\n@b.c(1,\n      2)\nasync def f(\n    x: int,  # the x\n    *,\n    y: 'T' = None,\n) -> dict[str, int]:\n    pass\n\nclass K(\n    object,\n):\n    @staticmethod\n    def s(x): pass\n    if True:\n        def m(self): pass\n";
+    let (_, defs) = index_source("m.py", src.as_bytes()).unwrap();
+    let f = &defs[0];
+    assert_eq!(f.span.start_line, 1);
+    assert_eq!(f.def_line, 4);
+    assert_eq!(f.signature.decorators, ["a", "b.c(1,\n      2)"]);
+    assert_eq!(f.signature.text, "async def f(\n    x: int,  # the x\n    *,\n    y: 'T' = None,\n) -> dict[str, int]");
+    assert_eq!(f.signature.returns.as_deref(), Some("dict[str, int]"));
+    assert_eq!(f.signature.parameters[1].kind, ParameterKind::KeywordOnly);
+    assert_eq!(f.signature.parameters[1].annotation.as_deref(), Some("'T'"));
+    assert_eq!(defs[1].signature.text, "class K(\n    object,\n)");
+    assert_eq!(defs[1].signature.bases, ["object"]);
+    let kinds: Vec<(&str, DefinitionKind)> = defs.iter().map(|d| (d.qualname.as_str(), d.kind)).collect();
+    assert_eq!(kinds, [("f", DefinitionKind::Function), ("K", DefinitionKind::Class), ("K.s", DefinitionKind::Method), ("K.m", DefinitionKind::Method)]);
+}
+
+#[test]
+fn in_memory_and_on_disk_agree() {
+    let root = sample_root();
+    let mut sources = Vec::new();
+    for f in crate::walk::source_files(&root, &[], &[]).unwrap().files {
+        let bytes = std::fs::read(root.join(&f.path)).unwrap();
+        sources.push((f.path, bytes));
+    }
+    assert_eq!(DefinitionIndex::from_sources(&sources), sample());
+    assert_eq!(index_sources(&sources).files.len(), sources.len());
+}
