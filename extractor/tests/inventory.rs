@@ -1,0 +1,176 @@
+//! End to end on `fixtures/python/inventory`: for every feature of its
+//! `carve-expected.toml`, mask the fixture with the expected extracted set and check that
+//! the fixture is untouched, the patches reproduce both trees byte for byte (`git apply`),
+//! the masked tree's remaining tests pass and the re-added F2P tests fail; and that the
+//! Level 2 rewrite passes with the reference `agent_code` and fails with the empty one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use carve_extractor::level2::{empty_agent_code, reference_agent_code, write_agent_code, write_rewritten_tests};
+use carve_extractor::{MaskPlan, build_contract, build_patches, list_tree_files, mask_tree};
+use carve_languages::index::{DefinitionIndex, IndexOptions};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/python/inventory")
+}
+
+struct Feature {
+    name: String,
+    f2p: BTreeSet<String>,
+    extracted: BTreeSet<String>,
+}
+
+fn features() -> Vec<Feature> {
+    let text = std::fs::read_to_string(fixture().join("carve-expected.toml")).expect("carve-expected.toml");
+    let doc: toml::Table = toml::from_str(&text).expect("valid toml");
+    let list = |v: &toml::Value, k: &str| -> BTreeSet<String> {
+        v.get(k)
+            .and_then(|x| x.as_array())
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    doc["features"]
+        .as_table()
+        .expect("features table")
+        .iter()
+        .map(|(name, v)| Feature { name: name.clone(), f2p: list(v, "f2p"), extracted: list(v, "extracted") })
+        .collect()
+}
+
+/// Every file of a tree with its bytes (same walk as the masker).
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    list_tree_files(root).unwrap().into_iter().map(|f| (f.clone(), std::fs::read(root.join(&f)).unwrap())).collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for (f, bytes) in snapshot(from) {
+        let p = to.join(&f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+}
+
+fn git_apply(dir: &Path, patch: &str) {
+    if patch.is_empty() {
+        return;
+    }
+    let pf = dir.with_extension("patch");
+    std::fs::write(&pf, patch).unwrap();
+    let out = Command::new("git").args(["apply", "--whitespace=nowarn"]).arg(&pf).current_dir(dir).output().expect("git");
+    let _ = std::fs::remove_file(&pf);
+    assert!(out.status.success(), "git apply failed: {}\n{patch}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn have(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success())
+}
+
+/// pytest exit code in `dir` (bytecode off, so trees stay comparable).
+fn pytest(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(args)
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("PYTHONPATH")
+        .output()
+        .expect("python3");
+    (out.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn masks_every_feature_of_the_inventory_fixture() {
+    let root = fixture();
+    let before = snapshot(&root);
+    let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
+    let has_git = have("git", &["--version"]);
+    let has_pytest = have("python3", &["-m", "pytest", "--version"]);
+    if !has_pytest {
+        eprintln!("pytest not available: skipping the test runs (masking and patches are still checked)");
+    }
+    let features = features();
+    assert!(features.len() >= 2);
+    for feat in &features {
+        let tmp = tempfile::tempdir().unwrap();
+        let masked = tmp.path().join("masked");
+        let plan = MaskPlan { extracted: feat.extracted.clone(), remove_test_files: feat.f2p.clone(), ..Default::default() };
+        let outcome = mask_tree(&root, &index, &plan, &masked).unwrap_or_else(|e| panic!("{}: {e}", feat.name));
+        assert_eq!(snapshot(&root), before, "{}: the fixture changed", feat.name);
+        assert_eq!(outcome.removed_files, feat.f2p, "{}", feat.name);
+        assert!(!outcome.changed_files.is_empty(), "{}: nothing masked", feat.name);
+        assert!(outcome.stats.lines > 0 && outcome.stats.files > 0 && outcome.stats.top_objects > 0, "{}: {:?}", feat.name, outcome.stats);
+        for f in &feat.f2p {
+            assert!(!masked.join(f).exists(), "{}: {f} still in the masked tree", feat.name);
+        }
+        let patches = build_patches(&root, &masked, &outcome).unwrap();
+        assert!(patches.test.contains("new file mode 100644"), "{}", feat.name);
+        if feat.name == "pricing" {
+            insta::assert_snapshot!("pricing_mask_patch", patches.mask);
+        }
+
+        if has_git {
+            // original + mask.patch − F2P files = masked.
+            let a = tmp.path().join("a");
+            copy_tree(&root, &a);
+            git_apply(&a, &patches.mask);
+            for f in &feat.f2p {
+                std::fs::remove_file(a.join(f)).unwrap();
+            }
+            assert_eq!(snapshot(&a), snapshot(&masked), "{}: mask.patch does not give the masked tree", feat.name);
+            // masked + gold.patch + test.patch = original.
+            let b = tmp.path().join("b");
+            copy_tree(&masked, &b);
+            git_apply(&b, &patches.gold);
+            git_apply(&b, &patches.test);
+            assert_eq!(snapshot(&b), before, "{}: gold+test patches do not restore the original", feat.name);
+        }
+
+        if has_pytest {
+            let (code, log) = pytest(&masked, &[]);
+            assert_eq!(code, 0, "{}: P2P tests fail on the masked tree:\n{log}", feat.name);
+            if has_git {
+                // Masked + test.patch (no gold): the F2P tests are back and fail.
+                let c = tmp.path().join("c");
+                copy_tree(&masked, &c);
+                git_apply(&c, &patches.test);
+                let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
+                let (code, log) = pytest(&c, &f2p);
+                assert_ne!(code, 0, "{}: F2P tests pass without the feature:\n{log}", feat.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn level2_reference_passes_and_empty_fails() {
+    if !have("python3", &["-m", "pytest", "--version"]) {
+        eprintln!("pytest not available: skipping");
+        return;
+    }
+    let root = fixture();
+    let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
+    for feat in features() {
+        let contract = build_contract(&index, &feat.extracted);
+        if contract.level2_names().is_empty() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("l2");
+        copy_tree(&root, &tree);
+        let changed = write_rewritten_tests(&root, &index, &feat.extracted, &feat.f2p, "agent_code", &tree).unwrap();
+        assert!(!changed.is_empty(), "{}: no test file rewritten", feat.name);
+        for f in &changed {
+            let text = std::fs::read_to_string(tree.join(f)).unwrap();
+            assert!(text.contains("agent_code"), "{}: {f} does not use agent_code:\n{text}", feat.name);
+        }
+        let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
+        write_agent_code(&tree, "agent_code", &reference_agent_code(&contract)).unwrap();
+        let (code, log) = pytest(&tree, &f2p);
+        assert_eq!(code, 0, "{}: rewritten tests fail with the reference agent_code:\n{log}", feat.name);
+        write_agent_code(&tree, "agent_code", &empty_agent_code()).unwrap();
+        let (code, log) = pytest(&tree, &f2p);
+        assert_ne!(code, 0, "{}: rewritten tests pass with an empty agent_code:\n{log}", feat.name);
+    }
+}
