@@ -417,13 +417,17 @@ impl<'a> Context<'a> {
             .and_then(|p| self.index.get(p))
     }
 
+    /// Whether `id` cannot be extracted: a reason holds, or it was not reached itself and its
+    /// container stays (only what is nested in an extracted definition goes with it).
     fn must_keep(
         &self,
         id: &str,
         extracted: &BTreeSet<NodeId>,
         origin: &BTreeMap<NodeId, Reason>,
     ) -> bool {
-        !self.keep_reasons(id, extracted, origin).is_empty()
+        let unreached_in_kept = !origin.contains_key(id)
+            && self.parent_of(id).is_none_or(|p| !extracted.contains(&p.id));
+        unreached_in_kept || !self.keep_reasons(id, extracted, origin).is_empty()
     }
 
     /// Every reason `id` must stay, given what is currently extracted.

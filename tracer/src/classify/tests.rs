@@ -368,6 +368,7 @@ fn a_class_with_methods_of_two_features_remains_and_loses_only_the_feature_metho
         .func("pkg/core.py::Report.__init__", 11)
         .func("pkg/core.py::Report.to_csv", 14)
         .func("pkg/core.py::Report.to_json", 17)
+        .func("pkg/core.py::Report.never_run", 20)
         .build();
     let t = trace(&[
         (
@@ -399,6 +400,8 @@ fn a_class_with_methods_of_two_features_remains_and_loses_only_the_feature_metho
         }
     );
     assert!(!c.nodes.contains_key("pkg/core.py::Report.to_json"));
+    // Unreached members of a class that stays are not the feature's: they stay, unlisted.
+    assert!(!c.nodes.contains_key("pkg/core.py::Report.never_run"));
 }
 
 #[test]
