@@ -1,180 +1,18 @@
-//! Tests of Python masking and the Level 2 rewrite, on small repositories indexed by a
-//! minimal tree-sitter indexer (`index_of`) that fills only what the edits read.
+//! Tests of Python masking and the Level 2 rewrite, on small repositories indexed in memory
+//! by the real indexer.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::process::Command;
-
-use tree_sitter::Node;
 
 use super::*;
 use crate::Language;
 use crate::edit::{apply, parse_errors};
-use crate::index::{DefinitionKind, Span};
-
-fn span(n: Node) -> Span {
-    Span {
-        start_byte: n.start_byte(),
-        end_byte: n.end_byte(),
-        start_line: n.start_position().row + 1,
-        end_line: n.end_position().row + 1,
-    }
-}
-
-fn module_of(path: &str) -> String {
-    let p = path.trim_end_matches(".py").trim_end_matches("/__init__");
-    p.replace('/', ".")
-}
-
-/// Resolve `module` (as written, maybe relative) imported from `from_path` to a file.
-fn resolve_module(files: &BTreeMap<String, String>, from_path: &str, module: &str) -> Option<String> {
-    let dots = module.chars().take_while(|c| *c == '.').count();
-    let abs = if dots > 0 {
-        let mut base: Vec<&str> = from_path.split('/').collect();
-        base.pop();
-        for _ in 1..dots {
-            base.pop();
-        }
-        let rest = &module[dots..];
-        let mut parts: Vec<String> = base.iter().map(|s| s.to_string()).collect();
-        if !rest.is_empty() {
-            parts.extend(rest.split('.').map(str::to_string));
-        }
-        parts.join("/")
-    } else {
-        module.replace('.', "/")
-    };
-    [format!("{abs}.py"), format!("{abs}/__init__.py")].into_iter().find(|p| files.contains_key(p))
-}
 
 pub(crate) fn index_of(sources: &[(&str, &str)]) -> DefinitionIndex {
-    let files: BTreeMap<String, String> = sources.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect();
-    let mut index = DefinitionIndex::default();
-    for (path, src) in &files {
-        let tree = parse(src).expect("parse");
-        let mut defs = Vec::new();
-        collect_defs(tree.root_node(), src, path, None, "", false, &mut defs);
-        // Same qualified name twice: `@L<line>` on each (children of such are not renamed).
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for d in &defs {
-            *counts.entry(d.qualname.clone()).or_default() += 1;
-        }
-        for d in &mut defs {
-            if counts[&d.qualname] > 1 {
-                d.id = format!("{}@L{}", d.id, d.def_line);
-            }
-        }
-        let mut fi = FileIndex {
-            path: path.clone(),
-            language: Language::Python,
-            module: Some(module_of(path)),
-            is_test: path.rsplit('/').next().is_some_and(|f| f.starts_with("test_")),
-            definitions: defs.iter().map(|d| d.id.clone()).collect(),
-            imports: Vec::new(),
-            module_references: Vec::new(),
-            exported: Vec::new(),
-            sha256: String::new(),
-            lines: src.lines().count(),
-        };
-        collect_imports(tree.root_node(), src, path, &files, false, &mut fi.imports);
-        for d in defs {
-            index.definitions.insert(d.id.clone(), d);
-        }
-        index.files.insert(path.clone(), fi);
-    }
-    // Direct targets only; re-exports are followed by `resolve_imported_name`.
-    let snapshot = index.clone();
-    for f in index.files.values_mut() {
-        for imp in &mut f.imports {
-            for n in &mut imp.names {
-                n.target = imp.resolved_path.as_ref().and_then(|p| {
-                    snapshot.files[p]
-                        .definitions
-                        .iter()
-                        .find(|id| snapshot.definitions[*id].parent.is_none() && snapshot.definitions[*id].name == n.name)
-                        .cloned()
-                });
-            }
-        }
-    }
+    let owned: Vec<(String, Vec<u8>)> = sources.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
+    let index = DefinitionIndex::from_sources(&owned);
+    assert!(index.skipped.is_empty(), "{:?}", index.skipped);
     index
-}
-
-fn collect_defs(n: Node, src: &str, path: &str, parent: Option<(&str, bool)>, prefix: &str, _in_fn: bool, out: &mut Vec<Definition>) {
-    let mut c = n.walk();
-    for ch in n.named_children(&mut c) {
-        let (stmt, def) = match ch.kind() {
-            "decorated_definition" => match ch.child_by_field_name("definition") {
-                Some(d) => (ch, d),
-                None => continue,
-            },
-            "function_definition" | "class_definition" => (ch, ch),
-            _ => {
-                collect_defs(ch, src, path, parent, prefix, _in_fn, out);
-                continue;
-            }
-        };
-        let name = &src[def.child_by_field_name("name").expect("name").byte_range()];
-        let qualname = if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-        let is_class = def.kind() == "class_definition";
-        let kind = match (is_class, parent) {
-            (true, _) => DefinitionKind::Class,
-            (false, Some((_, true))) => DefinitionKind::Method,
-            _ => DefinitionKind::Function,
-        };
-        let id = format!("{path}::{qualname}");
-        let body = def.child_by_field_name("body").expect("body");
-        out.push(Definition {
-            id: id.clone(),
-            language: Language::Python,
-            path: path.to_string(),
-            qualname: qualname.clone(),
-            name: name.to_string(),
-            kind,
-            span: span(stmt),
-            def_line: def.start_position().row + 1,
-            body: Some(span(body)),
-            signature: Default::default(),
-            docstring: None,
-            parent: parent.map(|(p, _)| p.to_string()),
-            is_test: false,
-            references: Vec::new(),
-            load_references: Vec::new(),
-        });
-        collect_defs(body, src, path, Some((&id, is_class)), &qualname, !is_class, out);
-    }
-}
-
-fn collect_imports(n: Node, src: &str, path: &str, files: &BTreeMap<String, String>, in_def: bool, out: &mut Vec<Import>) {
-    let mut c = n.walk();
-    for ch in n.named_children(&mut c) {
-        match ch.kind() {
-            "import_from_statement" => {
-                let module = &src[ch.child_by_field_name("module_name").expect("module").byte_range()];
-                let names = import_name_nodes(ch)
-                    .into_iter()
-                    .map(|nm| {
-                        let (name, alias) = match nm.kind() {
-                            "aliased_import" => (
-                                src[nm.child_by_field_name("name").expect("n").byte_range()].to_string(),
-                                Some(src[nm.child_by_field_name("alias").expect("a").byte_range()].to_string()),
-                            ),
-                            _ => (src[nm.byte_range()].to_string(), None),
-                        };
-                        ImportedName { name, alias, span: span(nm), target: None }
-                    })
-                    .collect();
-                out.push(Import {
-                    span: span(ch),
-                    module: module.to_string(),
-                    resolved_path: resolve_module(files, path, module),
-                    names,
-                    module_level: !in_def,
-                });
-            }
-            "function_definition" | "class_definition" => collect_imports(ch, src, path, files, true, out),
-            _ => collect_imports(ch, src, path, files, in_def, out),
-        }
-    }
 }
 
 /// Mask `path` of the repository `sources` removing `ids`; checks the result parses.
