@@ -283,6 +283,29 @@ def test_c():
 }
 
 #[test]
+fn the_run_deadline_kills_even_a_test_that_ignores_sigterm() {
+    if !have_pytest() {
+        return;
+    }
+    let p = Project::new(&[(
+        "tests/test_slow.py",
+        "import signal, time\n\ndef test_a():\n    pass\n\ndef test_b_stubborn():\n    \
+         signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    time.sleep(300)\n\ndef test_c():\n    pass\n",
+    )]);
+    let mut req = p.request(None);
+    req.timeout = Duration::from_secs(4);
+    let started = Instant::now();
+    let r = run(&req).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert_eq!(r.status("tests/test_slow.py::test_a"), TestStatus::Passed);
+    assert_eq!(r.status("tests/test_slow.py::test_b_stubborn"), TestStatus::Timeout);
+    assert_eq!(r.status("tests/test_slow.py::test_c"), TestStatus::Timeout);
+    assert!(message(&r, "tests/test_slow.py::test_c").starts_with("not run: the run's time limit"));
+    assert_eq!(r.timed_out.as_deref(), Some("tests/test_slow.py::test_b_stubborn"));
+    assert_eq!((r.processes, r.exit_code), (1, None));
+}
+
+#[test]
 fn a_test_that_kills_its_process_is_an_error_and_the_rest_still_run() {
     if !have_pytest() {
         return;
