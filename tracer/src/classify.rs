@@ -278,7 +278,7 @@ pub fn classify_with_entries(
                 reasons,
             }
         } else {
-            let mut reasons = ctx.keep_reasons(id, &extracted, &origin);
+            let mut reasons = ctx.keep_reasons(id, &extracted, &origin, true);
             reasons.extend(origin.get(id).cloned());
             Decision {
                 status: Status::Remained,
@@ -426,16 +426,20 @@ impl<'a> Context<'a> {
         origin: &BTreeMap<NodeId, Reason>,
     ) -> bool {
         let unreached_in_kept = !origin.contains_key(id)
-            && self.parent_of(id).is_none_or(|p| !extracted.contains(&p.id));
-        unreached_in_kept || !self.keep_reasons(id, extracted, origin).is_empty()
+            && self
+                .parent_of(id)
+                .is_none_or(|p| !extracted.contains(&p.id));
+        unreached_in_kept || !self.keep_reasons(id, extracted, origin, false).is_empty()
     }
 
-    /// Every reason `id` must stay, given what is currently extracted.
+    /// Every reason `id` must stay, given what is currently extracted. With `explain`, a
+    /// member that stays only because `id` does is not given as a reason for `id`.
     fn keep_reasons(
         &self,
         id: &str,
         extracted: &BTreeSet<NodeId>,
         origin: &BTreeMap<NodeId, Reason>,
+        explain: bool,
     ) -> Vec<Reason> {
         let mut reasons = Vec::new();
         let stays = |n: &str| !extracted.contains(n);
@@ -448,7 +452,9 @@ impl<'a> Context<'a> {
         if self.import_time.contains(id) {
             reasons.push(Reason::ImportTime);
         }
-        // Members that stay on their own account (not merely because `id` stays).
+        // Members that stay on their own account, not merely because `id` stays. (While `id`
+        // is still extracted, every member that stays does so on its own account, so the
+        // fixpoint can skip the check.)
         let kept_members: Vec<&&NodeId> = self
             .children
             .get(id)
@@ -456,9 +462,11 @@ impl<'a> Context<'a> {
             .flatten()
             .filter(|c| stays(c))
             .filter(|c| {
-                self.keep_reasons(c, extracted, origin)
-                    .iter()
-                    .any(|r| !matches!(r, Reason::ParentRemained { .. }))
+                !explain
+                    || self
+                        .keep_reasons(c, extracted, origin, true)
+                        .iter()
+                        .any(|r| !matches!(r, Reason::ParentRemained { .. }))
             })
             .collect();
         if let Some(first) = kept_members.first() {
