@@ -1,7 +1,8 @@
 //! Python masking edits: delete extracted definitions (decorators, attached comments and
 //! the trailing newline included), put `pass` in blocks left empty, collapse the blank
-//! lines a deletion leaves to what PEP 8 would have, and drop imported names whose
-//! definitions are gone. Also the deterministic Level 2 rewrite of test imports
+//! lines a deletion leaves to what PEP 8 would have, drop imported names whose
+//! definitions are gone, and take those names and the deleted definitions' out of the
+//! module's `__all__` (else `from module import *` fails). Also the deterministic Level 2 rewrite of test imports
 //! (see [`rewrite_imports_for_level2`]).
 //!
 //! Everything here produces [`Edit`]s against the original text; nothing is applied in
@@ -118,7 +119,7 @@ pub fn mask_file(
             let dropped: Vec<&ImportedName> = imp
                 .names
                 .iter()
-                .filter(|n| resolve_imported_name(index, imp, n).is_some_and(|t| remove.contains(&t)))
+                .filter(|n| n.name != "*" && resolve_imported_name(index, imp, n).is_some_and(|t| remove.contains(&t)))
                 .collect();
             (!dropped.is_empty()).then_some(ImportDrop { import: imp, dropped })
         })
@@ -152,6 +153,14 @@ pub fn mask_file(
         } else if keep.len() < names.len() {
             edits.extend(name_list_edits(source, stmt, &names, &keep));
         }
+    }
+    // `__all__` must not name what is gone, or `from module import *` fails.
+    let mut gone: BTreeSet<String> = defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.clone()).collect();
+    for drop in drops.iter().filter(|d| d.import.module_level) {
+        gone.extend(drop.dropped.iter().map(|n| n.alias.clone().unwrap_or_else(|| n.name.clone())));
+    }
+    if !gone.is_empty() {
+        edits.extend(dunder_all_edits(source, root, &gone));
     }
     deleted.sort_by_key(|n| n.start_byte());
     deleted.dedup_by_key(|n| n.id());
@@ -213,33 +222,109 @@ fn same_name(n: Node, name: &ImportedName, source: &str) -> bool {
 
 /// Edits removing the names of `names` not in `keep` from a `from m import …` statement.
 fn name_list_edits(source: &str, stmt: Node, names: &[Node], keep: &[Node]) -> Vec<Edit> {
-    let lines = Lines::new(source);
     let parenthesized = {
         let mut c = stmt.walk();
         stmt.children(&mut c).any(|ch| ch.kind() == "(")
     };
-    let rows: Vec<usize> = names.iter().map(|n| n.start_position().row).collect();
-    let own_lines = parenthesized
-        && names.iter().all(|n| {
+    element_list_edits(source, stmt.start_position().row, parenthesized, names, keep)
+}
+
+/// Edits removing the elements of `elems` not in `keep` from a comma-separated list that
+/// opens on row `open_row`: when the list is bracketed and every element sits alone on its
+/// own line, the dropped elements' lines go (layout and comments of the rest survive);
+/// otherwise the elements are rewritten as `a, b` (a trailing comma stays where it was).
+fn element_list_edits(source: &str, open_row: usize, bracketed: bool, elems: &[Node], keep: &[Node]) -> Vec<Edit> {
+    let lines = Lines::new(source);
+    let rows: Vec<usize> = elems.iter().map(|n| n.start_position().row).collect();
+    let after_elem = |n: &Node| {
+        let bytes = source.as_bytes();
+        let mut j = n.end_byte();
+        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+            j += 1;
+        }
+        if j < bytes.len() && bytes[j] == b',' {
+            j += 1;
+        }
+        j
+    };
+    let own_lines = bracketed
+        && elems.iter().all(|n| {
             let r = n.start_position().row;
-            rows.iter().filter(|x| **x == r).count() == 1
+            r > open_row
+                && n.end_position().row == r
+                && rows.iter().filter(|x| **x == r).count() == 1
                 && lines.only_space_before(n.start_byte())
-                && n.start_position().row > stmt.start_position().row
+                && lines.only_space_or_comment_after(after_elem(n))
         });
     if own_lines {
-        // One name per line: delete the dropped names' lines (with their commas).
-        return names
+        return elems
             .iter()
             .filter(|n| !keep.iter().any(|k| k.id() == n.id()))
             .map(|n| {
-                let r = n.end_position().row;
-                Edit::delete(lines.start(n.start_position().row), lines.end_incl_newline(r))
+                let r = n.start_position().row;
+                Edit::delete(lines.start(r), lines.end_incl_newline(r))
             })
             .collect();
     }
-    let (Some(first), Some(last)) = (names.first(), names.last()) else { return Vec::new() };
+    let (Some(first), Some(last)) = (elems.first(), elems.last()) else { return Vec::new() };
     let text = keep.iter().map(|k| &source[k.byte_range()]).collect::<Vec<_>>().join(", ");
+    if keep.is_empty() {
+        // Nothing left: drop a trailing comma too (`[a,]` → `[]`).
+        return vec![Edit::delete(first.start_byte(), after_elem(last))];
+    }
     vec![Edit::replace(first.start_byte(), last.end_byte(), text)]
+}
+
+/// The value of a plain string literal (`"x"`, `'x'`), without prefix or quotes.
+fn string_value<'s>(n: Node, source: &'s str) -> Option<&'s str> {
+    if n.kind() != "string" {
+        return None;
+    }
+    let mut c = n.walk();
+    let parts: Vec<Node> = n.named_children(&mut c).filter(|p| p.kind() == "string_content").collect();
+    match parts.as_slice() {
+        [one] => Some(&source[one.byte_range()]),
+        [] => Some(""),
+        _ => None,
+    }
+}
+
+/// Edits removing `names` from the module's `__all__ = [...]` / `__all__ += (...)`.
+fn dunder_all_edits(source: &str, root: Node, names: &BTreeSet<String>) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut c = root.walk();
+    for stmt in root.named_children(&mut c).filter(|n| n.kind() == "expression_statement") {
+        let Some(assign) = stmt.named_child(0).filter(|a| matches!(a.kind(), "assignment" | "augmented_assignment")) else {
+            continue;
+        };
+        let (Some(left), Some(right)) = (assign.child_by_field_name("left"), assign.child_by_field_name("right")) else {
+            continue;
+        };
+        if &source[left.byte_range()] != "__all__" || !matches!(right.kind(), "list" | "tuple") {
+            continue;
+        }
+        let mut rc = right.walk();
+        let elems: Vec<Node> = right.named_children(&mut rc).filter(|n| n.kind() != "comment").collect();
+        let keep: Vec<Node> = elems
+            .iter()
+            .copied()
+            .filter(|e| !string_value(*e, source).is_some_and(|v| names.contains(v)))
+            .collect();
+        if keep.len() == elems.len() {
+            continue;
+        }
+        // A one-element tuple needs its comma: `("a", "b")` minus `"b"` must stay a tuple.
+        if right.kind() == "tuple" && keep.len() == 1 {
+            let text = format!("{},", &source[keep[0].byte_range()]);
+            if let (Some(first), Some(last)) = (elems.first(), elems.last()) {
+                edits.push(Edit::replace(first.start_byte(), last.end_byte(), text));
+                continue;
+            }
+        }
+        let bracketed = source[right.byte_range()].starts_with(['[', '(']);
+        edits.extend(element_list_edits(source, right.start_position().row, bracketed, &elems, &keep));
+    }
+    edits
 }
 
 /// The block a statement sits in, and whether that is a `block` (not the module).

@@ -211,6 +211,26 @@ fn drops_import_names_of_removed_definitions() {
 }
 
 #[test]
+fn removes_gone_names_from_dunder_all() {
+    let init = r#"from .pricing import total, tax as levy
+from .pricing import discount
+
+__all__ = [
+    "total",
+    "levy",  # the tax
+    "discount",
+]
+__all__ += ("total", "other")
+__all__ += ["total"]
+"#;
+    let sources = [("pkg/__init__.py", init), ("pkg/pricing.py", PRICING)];
+    let out = masked(&sources, "pkg/__init__.py", &["pkg/pricing.py::total", "pkg/pricing.py::tax"]);
+    insta::assert_snapshot!(out);
+    let own = masked(&[("m.py", "__all__ = ['f', 'g']\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n")], "m.py", &["m.py::g"]);
+    assert_eq!(own, "__all__ = ['f']\n\n\ndef f():\n    pass\n");
+}
+
+#[test]
 fn follows_re_exports_and_leaves_plain_imports_alone() {
     let sources = [
         ("pkg/__init__.py", "from .pricing import total, tax\n"),
