@@ -257,7 +257,7 @@ pub fn classify_with_entries(
         if nodes.contains_key(id) {
             continue;
         }
-        let decision = if extracted.contains(id) {
+        let mut decision = if extracted.contains(id) {
             let mut reasons: Vec<Reason> = origin.get(id).cloned().into_iter().collect();
             if let Some(parent) = ctx
                 .parent_of(id)
@@ -285,7 +285,6 @@ pub fn classify_with_entries(
                 reasons,
             }
         };
-        let mut decision = decision;
         decision.reasons.sort();
         decision.reasons.dedup();
         nodes.insert(id.clone(), decision);
