@@ -269,13 +269,18 @@ fn py_compile_ok(source: &str) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+const TRICKY: &str = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\ndef first():\n    pass\n\nclass K:\n    # comment only\n    if True:\n        def a(self): return 1\n    else:\n        def a(self): return 2\n    def b(self):\n        with open('x') as f:\n            def inner(): return f\n        for i in range(3):\n            def loop_fn(): return i\n        else:\n            def loop_else(): return 0\n        return inner\n\n    @staticmethod\n    # between decorator and def\n    async def c(): \\\n        return 3\n\ndef m(x):\n    match x:\n        case 1:\n            def one(): return 1\n        case _:\n            def other(): return 2\n    return x\nx = 1; y = 2\n\tz = 3\n";
+
+const TABS_CRLF: &str = "class T:\r\n\tdef a(self):\r\n\t\treturn 1\r\n\r\n\tdef b(self):\r\n\t\treturn 2\r\n\r\n\r\ndef f():\r\n\tpass\r\n";
+
 #[test]
 fn removing_any_single_definition_keeps_the_file_valid() {
     let has_python = Command::new("python3").arg("--version").output().is_ok();
     if !has_python {
         eprintln!("python3 not found: skipping the compile check (parse check still runs)");
     }
-    for (name, src) in [("shop.py", SHOP), ("m.py", DECORATED), ("c.py", CONDITIONAL)] {
+    let tricky = TRICKY.replace("\n\tz = 3\n", "\n");
+    for (name, src) in [("shop.py", SHOP), ("m.py", DECORATED), ("c.py", CONDITIONAL), ("t.py", tricky.as_str()), ("crlf.py", TABS_CRLF)] {
         let index = index_of(&[(name, src)]);
         for id in index.definitions.keys() {
             let out = masked(&[(name, src)], name, &[id]);
@@ -314,5 +319,51 @@ def test_total():
     let edits = rewrite_imports_for_level2(test_src, &index.files["tests/test_pricing.py"], &index, &extracted, "agent_code");
     let out = apply(test_src, &edits).unwrap();
     assert_eq!(parse_errors(Language::Python, &out), vec![]);
+    insta::assert_snapshot!(out);
+}
+
+/// Every Python file of the fixtures: removing any one definition, and all top-level ones
+/// at once, gives text with no parse errors that `compile()` accepts (one interpreter for
+/// all outputs).
+#[test]
+fn removing_definitions_of_fixture_files_keeps_them_valid() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/python/inventory");
+    let index = DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).expect("index");
+    assert!(index.files.len() >= 5);
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut written = Vec::new();
+    for (path, file) in &index.files {
+        let src = std::fs::read_to_string(root.join(path)).unwrap();
+        let mut cases: Vec<BTreeSet<NodeId>> = file.definitions.iter().map(|d| [d.clone()].into()).collect();
+        cases.push(file.definitions.iter().filter(|d| index.definitions[*d].parent.is_none()).cloned().collect());
+        for (i, remove) in cases.iter().enumerate() {
+            let edits = mask_file(&src, file, &index, remove).unwrap_or_else(|e| panic!("{path} {remove:?}: {e}"));
+            let out = apply(&src, &edits).unwrap();
+            assert_eq!(parse_errors(Language::Python, &out), vec![], "{path} minus {remove:?}:\n{out}");
+            assert!(!out.contains("\n\n\n\n"), "{path} minus {remove:?} leaves 3+ blank lines:\n{out}");
+            let f = out_dir.path().join(format!("{}_{i}.py", path.replace('/', "_")));
+            std::fs::write(&f, &out).unwrap();
+            written.push((f, format!("{path} minus {remove:?}")));
+        }
+    }
+    let script = "import sys\nbad=[]\nfor p in sys.argv[1:]:\n    try:\n        compile(open(p).read(), p, 'exec')\n    except SyntaxError as e:\n        bad.append(f'{p}: {e}')\nprint('\\n'.join(bad))\nsys.exit(1 if bad else 0)\n";
+    match Command::new("python3").arg("-c").arg(script).args(written.iter().map(|(f, _)| f)).output() {
+        Ok(o) => assert!(o.status.success(), "compile errors:\n{}", String::from_utf8_lossy(&o.stdout)),
+        Err(e) => eprintln!("python3 not available ({e}): compile check skipped"),
+    }
+}
+
+#[test]
+fn tricky_layouts() {
+    let tricky = TRICKY.replace("\n\tz = 3\n", "\n");
+    let index = index_of(&[("t.py", &tricky)]);
+    let ids: Vec<&String> = index.definitions.keys().collect();
+    assert!(ids.len() >= 12, "{ids:?}");
+    let a: Vec<&str> = ids.iter().filter(|i| i.contains("K.a")).map(|s| s.as_str()).collect();
+    let mut out = String::new();
+    for remove in [vec!["t.py::K.c"], vec!["t.py::first"], a, vec!["t.py::m.one", "t.py::K.b.loop_else"]] {
+        out.push_str(&format!("# minus {remove:?}\n{}\n", masked(&[("t.py", &tricky)], "t.py", &remove)));
+    }
+    out.push_str(&format!("# crlf minus T.a\n{}", masked(&[("crlf.py", TABS_CRLF)], "crlf.py", &["crlf.py::T.a"]).replace('\r', "<CR>")));
     insta::assert_snapshot!(out);
 }
