@@ -309,3 +309,107 @@ fn compile_check(out: &Path, files: &[&String], options: &MaskOptions, warnings:
         message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::build_patches;
+
+    fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, DefinitionIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let sources: Vec<(String, Vec<u8>)> = files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
+        (dir, DefinitionIndex::from_sources(&sources))
+    }
+
+    const LIB: &str = "def keep():\n    return 1\n\n\ndef feature():\n    return 2\n";
+    const TESTS: &str = "from pkg.lib import keep, feature\n\n\ndef test_keep():\n    assert keep() == 1\n\n\ndef test_feature():\n    assert feature() == 2\n";
+
+    #[test]
+    fn removes_tests_inside_files_that_stay_and_routes_them_to_the_test_patch() {
+        let (dir, index) = repo(&[("pkg/__init__.py", ""), ("pkg/lib.py", LIB), ("tests/test_lib.py", TESTS), ("data/blob.bin", "\u{0}\u{1}")]);
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref").unwrap();
+        std::fs::create_dir_all(dir.path().join("venv")).unwrap();
+        std::fs::write(dir.path().join("venv/pyvenv.cfg"), "home = x").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let masked = out.path().join("m");
+        let plan = MaskPlan {
+            extracted: ["pkg/lib.py::feature".to_string()].into(),
+            remove_tests: ["tests/test_lib.py::test_feature".to_string(), "tests/test_lib.py::test_missing[1]".to_string()].into(),
+            ..Default::default()
+        };
+        let outcome = mask_tree(dir.path(), &index, &plan, &masked).unwrap();
+        assert_eq!(std::fs::read_to_string(masked.join("pkg/lib.py")).unwrap(), "def keep():\n    return 1\n");
+        assert_eq!(
+            std::fs::read_to_string(masked.join("tests/test_lib.py")).unwrap(),
+            "from pkg.lib import keep\n\n\ndef test_keep():\n    assert keep() == 1\n"
+        );
+        assert!(masked.join("data/blob.bin").exists());
+        assert!(!masked.join(".git").exists() && !masked.join("venv").exists());
+        assert_eq!(outcome.changed_files, ["pkg/lib.py".to_string(), "tests/test_lib.py".to_string()].into());
+        // The test file also lost an import of the feature, so it is not a test-only edit.
+        assert!(outcome.test_edited_files.is_empty());
+        assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
+        assert!(outcome.warnings[0].contains("test_missing"));
+        assert_eq!(outcome.stats, Stats { lines: 4, files: 1, functions: 1, top_objects: 1 });
+        let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
+        assert!(patches.mask.contains("a/tests/test_lib.py") && patches.test.is_empty());
+    }
+
+    #[test]
+    fn a_test_only_edit_goes_to_the_test_patch() {
+        let tests = "def test_keep():\n    assert True\n\n\ndef test_feature():\n    assert False\n";
+        let (dir, index) = repo(&[("pkg/lib.py", LIB), ("tests/test_lib.py", tests)]);
+        let masked = tempfile::tempdir().unwrap();
+        let plan = MaskPlan { remove_tests: ["tests/test_lib.py::test_feature".to_string()].into(), ..Default::default() };
+        let outcome = mask_tree(dir.path(), &index, &plan, masked.path()).unwrap();
+        assert_eq!(outcome.test_edited_files, ["tests/test_lib.py".to_string()].into());
+        let patches = build_patches(dir.path(), masked.path(), &outcome).unwrap();
+        assert!(patches.mask.is_empty() && patches.gold.is_empty());
+        assert!(patches.test.contains("+def test_feature():"), "{}", patches.test);
+    }
+
+    #[test]
+    fn refuses_an_output_inside_the_repository_or_not_empty() {
+        let (dir, index) = repo(&[("pkg/lib.py", LIB)]);
+        let plan = MaskPlan::default();
+        let err = mask_tree(dir.path(), &index, &plan, &dir.path().join("out")).unwrap_err();
+        assert!(matches!(err, ExtractError::OutputInsideRepository { .. }), "{err}");
+        assert!(!dir.path().join("out").exists());
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("x"), "").unwrap();
+        let err = mask_tree(dir.path(), &index, &plan, out.path()).unwrap_err();
+        assert!(matches!(err, ExtractError::OutputNotEmpty(_)), "{err}");
+    }
+
+    #[test]
+    fn a_stale_index_is_an_error_naming_the_file() {
+        let (dir, index) = repo(&[("pkg/lib.py", LIB)]);
+        std::fs::write(dir.path().join("pkg/lib.py"), "x = 1\n").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let plan = MaskPlan { extracted: ["pkg/lib.py::feature".to_string()].into(), ..Default::default() };
+        let err = mask_tree(dir.path(), &index, &plan, &out.path().join("m")).unwrap_err();
+        assert!(err.to_string().contains("pkg/lib.py"), "{err}");
+    }
+
+    #[test]
+    fn compile_errors_name_the_file_and_line() {
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("bad.py"), "x = 1\nreturn 2\n").unwrap();
+        let mut warnings = Vec::new();
+        let file = "bad.py".to_string();
+        match compile_check(out.path(), &[&file], &MaskOptions::default(), &mut warnings) {
+            Err(ExtractError::MaskedCompile { path, line, .. }) => assert_eq!((path.as_str(), line), ("bad.py", 2)),
+            Ok(()) => assert!(!warnings.is_empty(), "no python and no warning"),
+            Err(e) => panic!("{e}"),
+        }
+        let missing = MaskOptions { python: Some(PathBuf::from("/nonexistent/python")) };
+        compile_check(out.path(), &[&file], &missing, &mut warnings).unwrap();
+        assert!(warnings.iter().any(|w| w.contains("/nonexistent/python")));
+    }
+}
