@@ -51,7 +51,7 @@ pub fn resolve_in_module(index: &DefinitionIndex, path: &str, name: &str, depth:
         .filter_map(|id| index.definitions.get(id))
         .filter(|d| d.parent.is_none() && d.qualname == name)
         .map(|d| d.id.clone())
-        .last()
+        .next_back()
     {
         return Some(id);
     }

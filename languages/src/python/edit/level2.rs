@@ -77,17 +77,17 @@ pub fn rewrite_imports_for_level2(
             if matches!(n.kind(), "import_statement" | "import_from_statement") {
                 continue;
             }
-            if n.kind() == "attribute" {
-                if let (Some(obj), Some(attr)) = (n.child_by_field_name("object"), n.child_by_field_name("attribute")) {
-                    let obj_text: String = source[obj.byte_range()].chars().filter(|c| !c.is_whitespace()).collect();
-                    let name = &source[attr.byte_range()];
-                    if let Some(path) = bindings.get(&obj_text) {
-                        if resolve_in_module(index, path, name, 0).is_some_and(|t| movable(index, extracted, &t)) {
-                            edits.push(Edit::replace(n.start_byte(), n.end_byte(), format!("{package}.{name}")));
-                            replaced = true;
-                            continue;
-                        }
-                    }
+            if n.kind() == "attribute"
+                && let (Some(obj), Some(attr)) = (n.child_by_field_name("object"), n.child_by_field_name("attribute"))
+            {
+                let obj_text: String = source[obj.byte_range()].chars().filter(|c| !c.is_whitespace()).collect();
+                let name = &source[attr.byte_range()];
+                if let Some(path) = bindings.get(&obj_text)
+                    && resolve_in_module(index, path, name, 0).is_some_and(|t| movable(index, extracted, &t))
+                {
+                    edits.push(Edit::replace(n.start_byte(), n.end_byte(), format!("{package}.{name}")));
+                    replaced = true;
+                    continue;
                 }
             }
             let mut c = n.walk();
