@@ -161,7 +161,9 @@ fn python_block(o: &ContractObject, indent: &str, out: &mut String) {
         has_body = true;
     }
     for m in &o.members {
-        out.push('\n');
+        if has_body {
+            out.push('\n');
+        }
         python_block(m, &inner, out);
         has_body = true;
     }
@@ -219,7 +221,7 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
     let used: Vec<String> =
         o.uses_types.iter().filter_map(|id| type_names.get(id.as_str())).map(|n| format!("`{n}`")).collect();
     if !used.is_empty() {
-        let _ = writeln!(out, "Uses the types {} from this interface.\n", used.join(", "));
+        let _ = writeln!(out, "Uses {} from this interface.\n", used.join(", "));
     }
 }
 

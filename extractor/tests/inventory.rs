@@ -174,3 +174,21 @@ fn level2_reference_passes_and_empty_fails() {
         assert_ne!(code, 0, "{}: rewritten tests pass with an empty agent_code:\n{log}", feat.name);
     }
 }
+
+#[test]
+fn pricing_contract_and_statements() {
+    let root = fixture();
+    let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
+    let feat = features().into_iter().find(|f| f.name == "pricing").expect("pricing feature");
+    let contract = build_contract(&index, &feat.extracted);
+    let tests: Vec<String> = vec![
+        "tests/test_pricing.py::test_parse_percent[15%-15]".into(),
+        "tests/test_pricing.py::test_quote_applies_best_rule".into(),
+    ];
+    let l1 = carve_extractor::render_problem_statement(
+        &contract,
+        &carve_extractor::StatementContext::new(carve_extractor::Level::One, "acme/inventory", tests.clone()),
+    );
+    insta::assert_json_snapshot!("pricing_contract", contract);
+    insta::assert_snapshot!("pricing_statement_level1", l1);
+}
