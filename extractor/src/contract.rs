@@ -69,9 +69,14 @@ pub struct ContractObject {
 
 impl Contract {
     /// Whether a from-scratch (Level 2) task can ask for every object: all are module-level
-    /// definitions (no methods of classes that stay, no functions nested in others).
+    /// definitions (no methods of classes that stay, no functions nested in others) and no
+    /// two of them share a name (one `agent_code` namespace holds them all).
     pub fn level2_supported(&self) -> bool {
-        self.objects.iter().all(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none())
+        let all_module_level =
+            self.objects.iter().all(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none());
+        let names = self.level2_names();
+        let distinct: BTreeSet<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
+        all_module_level && distinct.len() == names.len()
     }
 
     /// `(module, name)` of every module-level object, sorted: what `agent_code` must expose.

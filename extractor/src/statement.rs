@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use carve_languages::index::DefinitionKind;
+use carve_languages::index::{DefinitionIndex, DefinitionKind};
 
 use crate::contract::{Contract, ContractObject};
 
@@ -52,6 +52,21 @@ impl StatementContext {
             package: SOLUTION_PACKAGE.to_string(),
         }
     }
+}
+
+/// Docstrings of the given test ids' functions, from the index (`path::Class::test[p]` is
+/// the definition `path::Class.test`), for [`StatementContext::test_docstrings`].
+pub fn test_docstrings(index: &DefinitionIndex, tests: &[String]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for t in tests {
+        let base = t.split('[').next().unwrap_or(t);
+        let Some((path, rest)) = base.split_once("::") else { continue };
+        let id = format!("{path}::{}", rest.replace("::", "."));
+        if let Some(doc) = index.definitions.get(&id).and_then(|d| d.docstring.clone()) {
+            out.insert(t.clone(), doc);
+        }
+    }
+    out
 }
 
 /// `test_total_value_with_discount` → `total value with discount`.
@@ -324,6 +339,16 @@ mod tests {
         assert!(!text.contains("{{"), "unfilled placeholder:\n{text}");
         assert!(!text.contains("from inventory."), "L2 must import from agent_code:\n{text}");
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn docstrings_of_tests_come_from_the_index() {
+        let src = "class TestCart:\n    def test_total(self):\n        \"\"\"The total adds up.\"\"\"\n\n\ndef test_plain():\n    pass\n";
+        let index = DefinitionIndex::from_sources(&[("tests/test_cart.py".to_string(), src.as_bytes().to_vec())]);
+        let tests = vec!["tests/test_cart.py::TestCart::test_total[x]".to_string(), "tests/test_cart.py::test_plain".to_string()];
+        let docs = test_docstrings(&index, &tests);
+        assert_eq!(docs.len(), 1, "{docs:?}");
+        assert_eq!(docs[&tests[0]], "The total adds up.");
     }
 
     #[test]

@@ -181,14 +181,16 @@ fn pricing_contract_and_statements() {
     let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
     let feat = features().into_iter().find(|f| f.name == "pricing").expect("pricing feature");
     let contract = build_contract(&index, &feat.extracted);
-    let tests: Vec<String> = vec![
-        "tests/test_pricing.py::test_parse_percent[15%-15]".into(),
-        "tests/test_pricing.py::test_quote_applies_best_rule".into(),
-    ];
-    let l1 = carve_extractor::render_problem_statement(
-        &contract,
-        &carve_extractor::StatementContext::new(carve_extractor::Level::One, "acme/inventory", tests.clone()),
-    );
+    let tests: Vec<String> = index.files["tests/test_pricing.py"]
+        .definitions
+        .iter()
+        .map(|id| &index.definitions[id])
+        .filter(|d| d.name.starts_with("test_"))
+        .map(|d| format!("{}::{}", d.path, d.qualname.replace('.', "::")))
+        .collect();
+    let mut ctx = carve_extractor::StatementContext::new(carve_extractor::Level::One, "acme/inventory", tests.clone());
+    ctx.test_docstrings = carve_extractor::test_docstrings(&index, &tests);
+    let l1 = carve_extractor::render_problem_statement(&contract, &ctx);
     insta::assert_json_snapshot!("pricing_contract", contract);
     insta::assert_snapshot!("pricing_statement_level1", l1);
 }

@@ -101,7 +101,8 @@ pub fn rewrite_imports_for_level2(
 }
 
 /// Names bound to repository modules: `import a.b as m` → `m`, `import a.b` → `a.b`,
-/// `from a import b` (a module) → `b`; each mapped to the module's file.
+/// `from a import b` (a module) → `b`, and `p.sub` for every submodule of a bound package
+/// `p`; each mapped to the module's file.
 fn module_bindings(root: Node, source: &str, file: &FileIndex, index: &DefinitionIndex) -> BTreeMap<String, String> {
     let by_module: BTreeMap<&str, &str> =
         index.files.values().filter_map(|f| Some((f.module.as_deref()?, f.path.as_str()))).collect();
@@ -126,6 +127,18 @@ fn module_bindings(root: Node, source: &str, file: &FileIndex, index: &Definitio
         }
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
+    }
+    // `import pkg` also reaches `pkg.sub.X` for every submodule of the package.
+    let packages: Vec<(String, String)> = out
+        .iter()
+        .filter(|(_, path)| path.ends_with("__init__.py"))
+        .filter_map(|(b, path)| Some((b.clone(), index.files.get(path)?.module.clone()?)))
+        .collect();
+    for (binding, module) in packages {
+        let prefix = format!("{module}.");
+        for (m, path) in by_module.range(prefix.as_str()..).take_while(|(m, _)| m.starts_with(&prefix)) {
+            out.entry(format!("{binding}.{}", &m[prefix.len()..])).or_insert_with(|| path.to_string());
+        }
     }
     for imp in &file.imports {
         let Some(base) = imp.resolved_path.as_deref().and_then(|p| index.files.get(p)).and_then(|f| f.module.as_deref())

@@ -297,6 +297,7 @@ fn removing_any_single_definition_keeps_the_file_valid() {
 #[test]
 fn level2_rewrites_test_imports() {
     let test_src = r#"import pytest
+import pkg
 import pkg.pricing as pr
 import pkg.pricing
 from pkg import pricing
@@ -312,6 +313,7 @@ def test_total():
     assert pkg.pricing.total([3]) == 3
     assert pricing.total([4]) == pr.tax(4)
     assert discount(1) == t(1)
+    assert pkg.pricing.discount(5) == pkg.pricing.tax(5)
 "#;
     let sources = [("pkg/__init__.py", ""), ("pkg/pricing.py", PRICING), ("tests/test_pricing.py", test_src)];
     let index = index_of(&sources);
