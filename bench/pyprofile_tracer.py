@@ -279,7 +279,8 @@ def _write(path, data):
 
 # --- pytest plugin -------------------------------------------------------------------
 
-if os.environ.get(ENV_OUT) and not os.environ.get(ENV_CHILD):
+_parent = bool(os.environ.get(ENV_OUT)) and not os.environ.get(ENV_CHILD)
+if _parent:
     # Start as soon as pytest imports the plugin (`-p pyprofile_tracer`), before conftest
     # files and test modules load, so their import-time calls are seen.
     _start(os.path.abspath(os.environ[ENV_OUT]))
@@ -304,7 +305,7 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def pytest_unconfigure(config):
-    if _recorder is None or os.environ.get(ENV_CHILD) != _out:
+    if _recorder is None or not _parent:
         return
     _recorder.stop()
     tests = _recorder.as_json()
