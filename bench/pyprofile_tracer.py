@@ -47,6 +47,10 @@ import threading
 
 ENV_OUT = "PYPROFILE_TRACE_OUT"
 ENV_ROOT = "PYPROFILE_TRACE_ROOT"
+# Also accepted, as spelled by bench/overhead.py: PYPROFILE_TRACER_OUT, PYPROFILE_TRACER_ROOT.
+for _name in ("OUT", "ROOT"):
+    if os.environ.get(f"PYPROFILE_TRACER_{_name}") and not os.environ.get(f"PYPROFILE_TRACE_{_name}"):
+        os.environ[f"PYPROFILE_TRACE_{_name}"] = os.environ[f"PYPROFILE_TRACER_{_name}"]
 ENV_TEST = "PYPROFILE_CURRENT_TEST"
 ENV_CHILD = "PYPROFILE_CHILD_OUT"
 ENV_SUBPROCESSES = "PYPROFILE_SUBPROCESSES"
