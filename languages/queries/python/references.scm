@@ -66,3 +66,8 @@
 (import_statement) @ignore.range
 (import_from_statement) @ignore.range
 (future_import_statement) @ignore.range
+
+; Parts of attribute chains: the maximal chain stands for them.
+(attribute object: (identifier) @ignore)
+(attribute attribute: (identifier) @ignore)
+(attribute object: (attribute) @ignore)

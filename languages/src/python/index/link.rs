@@ -7,7 +7,7 @@
 //! Code that runs in a scope itself (module code, class bodies, decorators) sees the
 //! binding in effect at its position; code in nested function bodies sees the last one.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use super::modules::{location, ModuleMap};
 use super::parse::{ParsedFile, RawImportKind, RawRef};
@@ -108,12 +108,33 @@ impl<'a> Linker<'a> {
             return self.resolve_binding(file, b, depth + 1);
         }
         let path = &self.files[file].path;
-        if path == "__init__.py" || path.ends_with("/__init__.py") {
-            if let Some(child) = location(path).and_then(|loc| self.map.child(loc, name)) {
-                return Some(Target::Module(child));
-            }
+        let is_package = path == "__init__.py" || path.ends_with("/__init__.py");
+        if let Some(child) = location(path).filter(|_| is_package).and_then(|loc| self.map.child(loc, name)) {
+            return Some(Target::Module(child));
         }
-        prep.stars.iter().filter_map(|s| self.parsed_at(s)).find_map(|f| self.resolve_in_module(f, name, depth + 1))
+        self.resolve_star(file, name, depth)
+    }
+
+    /// `name` as bound by the module's `from m import *` statements, transitively: each
+    /// module once, honouring `__all__` or else skipping `_private` names.
+    fn resolve_star(&self, file: usize, name: &str, depth: usize) -> Option<Target> {
+        let mut seen = HashSet::from([file]);
+        let mut queue: VecDeque<usize> = self.preps[file].stars.iter().filter_map(|s| self.parsed_at(s)).collect();
+        while let Some(f) = queue.pop_front() {
+            if !seen.insert(f) {
+                continue;
+            }
+            let exports = &self.files[f].exports;
+            let exported = if exports.is_empty() { !name.starts_with('_') } else { exports.iter().any(|e| e == name) };
+            if !exported {
+                continue;
+            }
+            if let Some(b) = self.preps[f].scopes[0].get(name, None) {
+                return self.resolve_binding(f, b, depth + 1);
+            }
+            queue.extend(self.preps[f].stars.iter().filter_map(|s| self.parsed_at(s)));
+        }
+        None
     }
 
     fn resolve_binding(&self, file: usize, binding: &Binding, depth: usize) -> Option<Target> {
@@ -145,14 +166,12 @@ impl<'a> Linker<'a> {
                 if let Some(b) = prep.scopes[0].get(name, at) {
                     return self.resolve_binding(file, b, depth);
                 }
-                return prep.stars.iter().filter_map(|s| self.parsed_at(s)).find_map(|sf| self.resolve_in_module(sf, name, depth + 1));
+                return self.resolve_star(file, name, depth);
             };
             let def = &f.defs[d];
             if def.is_class() {
-                if direct {
-                    if let Some(b) = prep.scopes[d + 1].get(name, at) {
-                        return self.resolve_binding(file, b, depth);
-                    }
+                if let Some(b) = prep.scopes[d + 1].get(name, at).filter(|_| direct) {
+                    return self.resolve_binding(file, b, depth);
                 }
             } else {
                 if let Some(b) = prep.scopes[d + 1].get(name, at) {
@@ -174,21 +193,29 @@ impl<'a> Linker<'a> {
         }
     }
 
-    /// Member `name` of a class: defined in its body, or inherited from a repository base.
+    /// Member `name` of a class: defined in its body, or inherited from a repository base
+    /// (breadth-first over the repository ancestors, each class once).
     fn class_member(&self, file: usize, class: usize, name: &str, depth: usize) -> Option<Target> {
         if depth > MAX_DEPTH {
             return None;
         }
-        if let Some(t) = self.preps[file].scopes[class + 1].get(name, None).and_then(|b| self.resolve_binding(file, b, depth + 1)) {
-            return Some(t);
+        let mut seen = HashSet::new();
+        let mut queue = VecDeque::from([(file, class)]);
+        while let Some((f, c)) = queue.pop_front() {
+            if !seen.insert((f, c)) {
+                continue;
+            }
+            if let Some(t) = self.preps[f].scopes[c + 1].get(name, None).and_then(|b| self.resolve_binding(f, b, depth + 1)) {
+                return Some(t);
+            }
+            let bases = self.files[f].defs[c].load_refs.iter().filter(|(_, role)| *role == LoadRole::BaseClass);
+            for (r, _) in bases {
+                if let Some((bf, bd)) = self.resolve_chain(f, r, depth + 1).filter(|&(bf, bd)| self.files[bf].defs[bd].is_class()) {
+                    queue.push_back((bf, bd));
+                }
+            }
         }
-        self.files[file].defs[class]
-            .load_refs
-            .iter()
-            .filter(|(_, role)| *role == LoadRole::BaseClass)
-            .filter_map(|(r, _)| self.resolve_chain(file, r, depth + 1))
-            .filter(|&(bf, bd)| self.files[bf].defs[bd].is_class() && (bf, bd) != (file, class))
-            .find_map(|(bf, bd)| self.class_member(bf, bd, name, depth + 1))
+        None
     }
 
     /// The definition a use names: the deepest definition along `a.b.c` that resolves.
@@ -336,10 +363,8 @@ fn prepare(f: &ParsedFile, map: &ModuleMap) -> FilePrep {
                     };
                     scope.bind(bound, pos, binding);
                 }
-                if *wildcard && imp.scope.is_none() {
-                    if let Some(l) = &loc {
-                        stars.push(l.clone());
-                    }
+                if let Some(l) = loc.as_ref().filter(|_| *wildcard && imp.scope.is_none()) {
+                    stars.push(l.clone());
                 }
             }
             RawImportKind::Future { .. } => {}

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
-use super::queries::QUERIES;
+use super::queries::{Purpose, QUERIES};
 use super::signature;
 use crate::index::{Definition, DefinitionKind, IndexError, LoadRole, Signature, Span};
 use crate::Language;
@@ -127,11 +127,14 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
         let (line, message) = first_error(root, src);
         return Err(IndexError::Syntax { path: path.to_string(), line, message });
     }
-    let mut defs = definitions(root, path, src);
+    let mut found = collect(root, src);
+    let mut defs = definitions(&found.defs, path, src);
+    let imports_found = std::mem::take(&mut found.imports);
+    let exports_found = std::mem::take(&mut found.exports);
     let mut module_refs = Vec::new();
-    collect_uses(root, src, &mut defs, &mut module_refs);
-    let imports = imports(root, src, &defs);
-    let exports = exports(root, src, &defs);
+    collect_uses(found, src, &mut defs, &mut module_refs);
+    let imports = imports(imports_found, &defs);
+    let exports = exports(exports_found, &defs);
     Ok(ParsedFile {
         path: path.to_string(),
         sha256: hex::encode(Sha256::digest(source)),
@@ -190,33 +193,146 @@ fn scope_at(defs: &[RawDef], pos: usize) -> Option<usize> {
     if defs[d].in_body(pos) { Some(d) } else { defs[d].parent }
 }
 
-fn definitions(root: Node, path: &str, src: &str) -> Vec<RawDef> {
-    let q = &QUERIES.definitions;
+/// Nodes of one `function_definition`/`class_definition` match.
+struct DefMatch<'t> {
+    node: Node<'t>,
+    is_class: bool,
+    name: Node<'t>,
+    params: Option<Node<'t>>,
+    returns: Option<Node<'t>>,
+    bases: Option<Node<'t>>,
+    body: Node<'t>,
+}
+
+/// One match of imports.scm: a statement and one of its names.
+struct ImportMatch<'t> {
+    stmt: Node<'t>,
+    kind: ImportKind,
+    module: Option<String>,
+    from: Option<String>,
+    name: Option<String>,
+    alias: Option<String>,
+    item: Node<'t>,
+    wildcard: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ImportKind {
+    Plain,
+    From,
+    Future,
+}
+
+/// Everything the queries found, from one walk over the tree.
+#[derive(Default)]
+struct Collected<'t> {
+    defs: Vec<DefMatch<'t>>,
+    /// (node, is an attribute chain)
+    uses: Vec<(Node<'t>, bool)>,
+    not_uses: HashSet<usize>,
+    ranges: Vec<(usize, usize)>,
+    /// (position, name, is a parameter)
+    bindings: Vec<(usize, String, bool)>,
+    globals: Vec<(usize, String)>,
+    imports: Vec<ImportMatch<'t>>,
+    exports: Vec<(usize, String)>,
+}
+
+fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
+    let queries = &*QUERIES;
+    let k = &queries.captures;
+    let mut out = Collected::default();
     let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
-    let mut found = Vec::new();
+    let mut matches = cursor.matches(&queries.query, root, src.as_bytes());
+    let text = |n: Node| signature::text(n, src).to_string();
     while let Some(m) = matches.next() {
-        let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) = (None, false, None, None, None, None, None);
-        for c in m.captures {
-            let i = c.index;
-            if i == q.function || i == q.class {
-                node = Some(c.node);
-                is_class = i == q.class;
-            } else if i == q.name {
-                name = Some(c.node);
-            } else if i == q.parameters {
-                params = Some(c.node);
-            } else if i == q.returns {
-                returns = Some(c.node);
-            } else if i == q.bases {
-                bases = Some(c.node);
-            } else if i == q.body {
-                body = Some(c.node);
+        match queries.purpose(m.pattern_index) {
+            Purpose::Definitions => {
+                let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) = (None, false, None, None, None, None, None);
+                for c in m.captures {
+                    let i = c.index;
+                    if i == k.definition_function || i == k.definition_class {
+                        node = Some(c.node);
+                        is_class = i == k.definition_class;
+                    } else if i == k.name {
+                        name = Some(c.node);
+                    } else if i == k.parameters {
+                        params = Some(c.node);
+                    } else if i == k.returns {
+                        returns = Some(c.node);
+                    } else if i == k.bases {
+                        bases = Some(c.node);
+                    } else if i == k.body {
+                        body = Some(c.node);
+                    }
+                }
+                if let (Some(node), Some(name), Some(body)) = (node, name, body) {
+                    out.defs.push(DefMatch { node, is_class, name, params, returns, bases, body });
+                }
+            }
+            Purpose::References => {
+                for c in m.captures {
+                    let (i, node) = (c.index, c.node);
+                    if i == k.reference_name || i == k.reference_chain {
+                        out.uses.push((node, i == k.reference_chain));
+                    } else if i == k.local_parameter || i == k.local_assign {
+                        out.not_uses.insert(node.id());
+                        out.bindings.push((node.start_byte(), text(node), i == k.local_parameter));
+                    } else if i == k.local_global {
+                        out.not_uses.insert(node.id());
+                        out.globals.push((node.start_byte(), text(node)));
+                    } else if i == k.ignore {
+                        out.not_uses.insert(node.id());
+                    } else if i == k.ignore_range {
+                        out.ranges.push((node.start_byte(), node.end_byte()));
+                    }
+                }
+            }
+            Purpose::Imports => {
+                let (mut stmt, mut kind, mut item) = (None, ImportKind::Plain, None);
+                let (mut module, mut from, mut name, mut alias, mut wildcard) = (None, None, None, None, false);
+                for c in m.captures {
+                    let i = c.index;
+                    if i == k.import || i == k.import_from || i == k.import_future {
+                        stmt = Some(c.node);
+                        kind = if i == k.import {
+                            ImportKind::Plain
+                        } else if i == k.import_from {
+                            ImportKind::From
+                        } else {
+                            ImportKind::Future
+                        };
+                    } else if i == k.module {
+                        module = Some(text(c.node));
+                    } else if i == k.from {
+                        from = Some(text(c.node));
+                    } else if i == k.name {
+                        name = Some(text(c.node));
+                    } else if i == k.alias {
+                        alias = Some(text(c.node));
+                    } else if i == k.item {
+                        item = Some(c.node);
+                    } else if i == k.wildcard {
+                        wildcard = true;
+                    }
+                }
+                if let (Some(stmt), Some(item)) = (stmt, item) {
+                    out.imports.push(ImportMatch { stmt, kind, module, from, name, alias, item, wildcard });
+                }
+            }
+            Purpose::Exports => {
+                for c in m.captures.iter().filter(|c| c.index == k.export) {
+                    out.exports.push((c.node.start_byte(), text(c.node)));
+                }
             }
         }
-        let (Some(node), Some(name), Some(body)) = (node, name, body) else { continue };
-        found.push(build_def(node, is_class, name, params, returns, bases, body, path, src));
     }
+    out
+}
+
+fn definitions(matches: &[DefMatch], path: &str, src: &str) -> Vec<RawDef> {
+    let mut found: Vec<RawDef> =
+        matches.iter().map(|m| build_def(m.node, m.is_class, m.name, m.params, m.returns, m.bases, m.body, path, src)).collect();
     found.sort_by_key(|d| d.def.span.start_byte);
     found.dedup_by_key(|d| d.def.span.start_byte);
 
@@ -249,8 +365,8 @@ fn definitions(root: Node, path: &str, src: &str) -> Vec<RawDef> {
             }
         })
         .collect();
-    for i in 0..found.len() {
-        found[i].def.parent = found[i].parent.map(|p| ids[p].clone());
+    for d in found.iter_mut() {
+        d.def.parent = d.parent.map(|p| ids[p].clone());
     }
     for (d, id) in found.iter_mut().zip(ids) {
         d.def.id = id;
@@ -318,32 +434,8 @@ fn build_def(
 }
 
 /// Name uses and local bindings (references.scm), attributed to definitions by position.
-fn collect_uses(root: Node, src: &str, defs: &mut [RawDef], module_refs: &mut Vec<RawRef>) {
-    let q = &QUERIES.references;
-    let mut cursor = QueryCursor::new();
-    let mut captures = cursor.captures(&q.query, root, src.as_bytes());
-    let mut uses: Vec<(Node, bool)> = Vec::new(); // (node, is_chain)
-    let mut not_uses: HashSet<usize> = HashSet::new();
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    let mut bindings: Vec<(usize, String, bool)> = Vec::new(); // (pos, name, is_parameter)
-    let mut globals: Vec<(usize, String)> = Vec::new();
-    while let Some((m, index)) = captures.next() {
-        let c = m.captures[*index];
-        let (i, node) = (c.index, c.node);
-        if i == q.name || i == q.chain {
-            uses.push((node, i == q.chain));
-        } else if i == q.parameter || i == q.assign {
-            not_uses.insert(node.id());
-            bindings.push((node.start_byte(), signature::text(node, src).to_string(), i == q.parameter));
-        } else if i == q.global {
-            not_uses.insert(node.id());
-            globals.push((node.start_byte(), signature::text(node, src).to_string()));
-        } else if i == q.ignore {
-            not_uses.insert(node.id());
-        } else if i == q.ignore_range {
-            ranges.push((node.start_byte(), node.end_byte()));
-        }
-    }
+fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &mut Vec<RawRef>) {
+    let Collected { mut uses, not_uses, mut ranges, bindings, globals, .. } = found;
     ranges.sort_unstable();
     let in_range = |pos: usize| {
         let after = ranges.partition_point(|r| r.0 <= pos);
@@ -368,21 +460,13 @@ fn collect_uses(root: Node, src: &str, defs: &mut [RawDef], module_refs: &mut Ve
         if not_uses.contains(&node.id()) || in_range(pos) {
             continue;
         }
-        let parent = node.parent();
+        // Non-maximal chains and identifiers inside chains are `@ignore`d by the query.
         let chain = if is_chain {
-            // Only maximal chains: skip `a.b` when it is the object of `a.b.c`.
-            if parent.is_some_and(|p| p.kind() == "attribute" && p.child_by_field_name("object").is_some_and(|o| o.id() == node.id())) {
-                continue;
-            }
             match attribute_chain(node, src) {
                 Some(chain) => chain,
                 None => continue,
             }
         } else {
-            // Identifiers inside an attribute are covered by the chain (or are member names).
-            if parent.is_some_and(|p| p.kind() == "attribute") {
-                continue;
-            }
             vec![signature::text(node, src).to_string()]
         };
         let line = node.start_position().row + 1;
@@ -435,11 +519,8 @@ fn attribute_chain(node: Node, src: &str) -> Option<Vec<String>> {
     }
 }
 
-fn imports(root: Node, src: &str, defs: &[RawDef]) -> Vec<RawImport> {
-    let q = &QUERIES.imports;
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
-    // Statement start -> (statement, module text, names with their item start).
+fn imports(matches: Vec<ImportMatch>, defs: &[RawDef]) -> Vec<RawImport> {
+    // Statement start -> the statement's names, with their item start.
     #[derive(Default)]
     struct Stmt {
         span: Option<Span>,
@@ -450,39 +531,11 @@ fn imports(root: Node, src: &str, defs: &[RawDef]) -> Vec<RawImport> {
     }
     let mut plain: Vec<(usize, RawImport)> = Vec::new();
     let mut froms: BTreeMap<usize, Stmt> = BTreeMap::new();
-    while let Some(m) = matches.next() {
-        let (mut stmt, mut kind, mut module, mut from, mut name, mut alias, mut item, mut wildcard) = (None, 0u8, None, None, None, None, None, false);
-        for c in m.captures {
-            let i = c.index;
-            let t = || signature::text(c.node, src).to_string();
-            if i == q.import {
-                stmt = Some(c.node);
-                kind = 1;
-            } else if i == q.import_from {
-                stmt = Some(c.node);
-                kind = 2;
-            } else if i == q.import_future {
-                stmt = Some(c.node);
-                kind = 3;
-            } else if i == q.module {
-                module = Some(t());
-            } else if i == q.from {
-                from = Some(t());
-            } else if i == q.name {
-                name = Some(t());
-            } else if i == q.alias {
-                alias = Some(t());
-            } else if i == q.item {
-                item = Some(c.node);
-            } else if i == q.wildcard {
-                wildcard = true;
-            }
-        }
-        let (Some(stmt), Some(item)) = (stmt, item) else { continue };
+    for ImportMatch { stmt, kind, module, from, name, alias, item, wildcard } in matches {
         let stmt_span = span(stmt);
         let scope = scope_at(defs, stmt.start_byte());
         match kind {
-            1 => {
+            ImportKind::Plain => {
                 let Some(module) = module else { continue };
                 let module: String = module.split_whitespace().collect();
                 plain.push((
@@ -497,10 +550,10 @@ fn imports(root: Node, src: &str, defs: &[RawDef]) -> Vec<RawImport> {
                     },
                 ));
             }
-            2 | 3 => {
+            ImportKind::From | ImportKind::Future => {
                 let entry = froms.entry(stmt.start_byte()).or_default();
                 entry.span = Some(stmt_span);
-                entry.future = kind == 3;
+                entry.future = kind == ImportKind::Future;
                 if let Some(from) = from {
                     entry.from = from.split_whitespace().collect();
                 }
@@ -512,7 +565,6 @@ fn imports(root: Node, src: &str, defs: &[RawDef]) -> Vec<RawImport> {
                     entry.names.push((item.start_byte(), RawName { name, alias, span: span(item) }));
                 }
             }
-            _ => {}
         }
     }
     let mut out: Vec<(usize, RawImport)> = plain;
@@ -535,19 +587,10 @@ fn imports(root: Node, src: &str, defs: &[RawDef]) -> Vec<RawImport> {
 }
 
 /// `__all__` string entries at module level, in order, without duplicates.
-fn exports(root: Node, src: &str, defs: &[RawDef]) -> Vec<String> {
-    let q = &QUERIES.exports;
-    let mut cursor = QueryCursor::new();
-    let mut captures = cursor.captures(&q.query, root, src.as_bytes());
-    let mut out: Vec<(usize, String)> = Vec::new();
-    while let Some((m, index)) = captures.next() {
-        let c = m.captures[*index];
-        if c.index == q.export && scope_at(defs, c.node.start_byte()).is_none() {
-            out.push((c.node.start_byte(), signature::text(c.node, src).to_string()));
-        }
-    }
-    out.sort();
-    out.dedup_by_key(|(pos, _)| *pos);
+fn exports(mut found: Vec<(usize, String)>, defs: &[RawDef]) -> Vec<String> {
+    found.retain(|(pos, _)| scope_at(defs, *pos).is_none());
+    found.sort();
+    found.dedup_by_key(|(pos, _)| *pos);
     let mut seen = HashSet::new();
-    out.into_iter().map(|(_, s)| s).filter(|s| seen.insert(s.clone())).collect()
+    found.into_iter().map(|(_, s)| s).filter(|s| seen.insert(s.clone())).collect()
 }

@@ -1,5 +1,6 @@
-//! The Python queries (`languages/queries/python/*.scm`), compiled once per process, with
-//! the indices of the captures the indexer reads.
+//! The Python queries (`languages/queries/python/*.scm`), compiled once per process into
+//! one query so that a file's tree is walked once, with each pattern tagged by the file it
+//! came from and the indices of the captures the indexer reads.
 
 use std::sync::LazyLock;
 use tree_sitter::Query;
@@ -9,101 +10,113 @@ pub(super) const REFERENCES: &str = include_str!("../../../queries/python/refere
 pub(super) const IMPORTS: &str = include_str!("../../../queries/python/imports.scm");
 pub(super) const EXPORTS: &str = include_str!("../../../queries/python/exports.scm");
 
-pub(super) struct Definitions {
-    pub query: Query,
-    pub function: u32,
-    pub class: u32,
+/// Which query file a pattern comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Purpose {
+    Definitions,
+    References,
+    Imports,
+    Exports,
+}
+
+const FILES: [(Purpose, &str, &str); 4] = [
+    (Purpose::Definitions, "definitions.scm", DEFINITIONS),
+    (Purpose::References, "references.scm", REFERENCES),
+    (Purpose::Imports, "imports.scm", IMPORTS),
+    (Purpose::Exports, "exports.scm", EXPORTS),
+];
+
+/// Capture indices. Names are shared between files (`@name` is a defined name in
+/// definitions.scm and an imported name in imports.scm); a match's [`Purpose`] says which.
+pub(super) struct Captures {
+    pub definition_function: u32,
+    pub definition_class: u32,
     pub name: u32,
     pub parameters: u32,
     pub returns: u32,
     pub bases: u32,
     pub body: u32,
-}
-
-pub(super) struct References {
-    pub query: Query,
-    pub name: u32,
-    pub chain: u32,
-    pub parameter: u32,
-    pub assign: u32,
-    pub global: u32,
+    pub reference_name: u32,
+    pub reference_chain: u32,
+    pub local_parameter: u32,
+    pub local_assign: u32,
+    pub local_global: u32,
     pub ignore: u32,
     pub ignore_range: u32,
-}
-
-pub(super) struct Imports {
-    pub query: Query,
     pub import: u32,
     pub import_from: u32,
     pub import_future: u32,
     pub module: u32,
     pub from: u32,
-    pub name: u32,
     pub alias: u32,
     pub item: u32,
     pub wildcard: u32,
-}
-
-pub(super) struct Exports {
-    pub query: Query,
     pub export: u32,
 }
 
 pub(super) struct Queries {
-    pub definitions: Definitions,
-    pub references: References,
-    pub imports: Imports,
-    pub exports: Exports,
+    pub query: Query,
+    /// Purpose of each pattern, by pattern index.
+    purposes: Vec<Purpose>,
+    pub captures: Captures,
 }
 
-fn compile(source: &str, file: &str) -> Query {
-    let language = crate::Language::Python.grammar();
-    // The queries ship with the crate and a test compiles them; failing here is a bug in
-    // the crate, not in the user's input.
-    Query::new(&language, source).unwrap_or_else(|e| panic!("queries/python/{file} does not compile: {e}"))
+impl Queries {
+    pub fn purpose(&self, pattern_index: usize) -> Purpose {
+        self.purposes.get(pattern_index).copied().unwrap_or(Purpose::References)
+    }
 }
 
 fn capture(query: &Query, name: &str) -> u32 {
-    query.capture_index_for_name(name).unwrap_or_else(|| panic!("query lacks capture @{name}"))
+    query.capture_index_for_name(name).unwrap_or_else(|| panic!("python queries lack capture @{name}"))
 }
 
 pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
-    let q = compile(DEFINITIONS, "definitions.scm");
-    let definitions = Definitions {
-        function: capture(&q, "definition.function"),
-        class: capture(&q, "definition.class"),
-        name: capture(&q, "name"),
-        parameters: capture(&q, "parameters"),
-        returns: capture(&q, "returns"),
-        bases: capture(&q, "bases"),
-        body: capture(&q, "body"),
-        query: q,
+    let language = crate::Language::Python.grammar();
+    let mut source = String::new();
+    let mut starts = Vec::new();
+    for (purpose, _, text) in FILES {
+        starts.push((source.len(), purpose));
+        source.push_str(text);
+        source.push('\n');
+    }
+    // The queries ship with the crate and `tests/queries_compile.rs` compiles each one;
+    // failing here is a bug in the crate, not in the user's input.
+    let query = Query::new(&language, &source).unwrap_or_else(|e| {
+        let file = starts.iter().zip(FILES).rev().find(|((start, _), _)| *start <= e.offset).map_or("?", |(_, f)| f.1);
+        panic!("queries/python/{file} does not compile: {e}")
+    });
+    let purposes = (0..query.pattern_count())
+        .map(|i| {
+            let at = query.start_byte_for_pattern(i);
+            starts.iter().rev().find(|(start, _)| *start <= at).map_or(Purpose::References, |(_, p)| *p)
+        })
+        .collect();
+    let q = &query;
+    let captures = Captures {
+        definition_function: capture(q, "definition.function"),
+        definition_class: capture(q, "definition.class"),
+        name: capture(q, "name"),
+        parameters: capture(q, "parameters"),
+        returns: capture(q, "returns"),
+        bases: capture(q, "bases"),
+        body: capture(q, "body"),
+        reference_name: capture(q, "reference.name"),
+        reference_chain: capture(q, "reference.chain"),
+        local_parameter: capture(q, "local.parameter"),
+        local_assign: capture(q, "local.assign"),
+        local_global: capture(q, "local.global"),
+        ignore: capture(q, "ignore"),
+        ignore_range: capture(q, "ignore.range"),
+        import: capture(q, "import"),
+        import_from: capture(q, "import.from"),
+        import_future: capture(q, "import.future"),
+        module: capture(q, "module"),
+        from: capture(q, "from"),
+        alias: capture(q, "alias"),
+        item: capture(q, "item"),
+        wildcard: capture(q, "wildcard"),
+        export: capture(q, "export"),
     };
-    let q = compile(REFERENCES, "references.scm");
-    let references = References {
-        name: capture(&q, "reference.name"),
-        chain: capture(&q, "reference.chain"),
-        parameter: capture(&q, "local.parameter"),
-        assign: capture(&q, "local.assign"),
-        global: capture(&q, "local.global"),
-        ignore: capture(&q, "ignore"),
-        ignore_range: capture(&q, "ignore.range"),
-        query: q,
-    };
-    let q = compile(IMPORTS, "imports.scm");
-    let imports = Imports {
-        import: capture(&q, "import"),
-        import_from: capture(&q, "import.from"),
-        import_future: capture(&q, "import.future"),
-        module: capture(&q, "module"),
-        from: capture(&q, "from"),
-        name: capture(&q, "name"),
-        alias: capture(&q, "alias"),
-        item: capture(&q, "item"),
-        wildcard: capture(&q, "wildcard"),
-        query: q,
-    };
-    let q = compile(EXPORTS, "exports.scm");
-    let exports = Exports { export: capture(&q, "export"), query: q };
-    Queries { definitions, references, imports, exports }
+    Queries { query, purposes, captures }
 });

@@ -283,3 +283,44 @@ fn in_memory_and_on_disk_agree() {
     assert_eq!(DefinitionIndex::from_sources(&sources), sample());
     assert_eq!(index_sources(&sources).files.len(), sources.len());
 }
+
+/// Timing on a real tree: `CARVE_INDEX_ROOT=/usr/lib/python3.11 cargo test -p carve-languages
+/// --lib index_a_large_tree -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing on a large tree named by CARVE_INDEX_ROOT"]
+fn index_a_large_tree() {
+    let Some(root) = std::env::var_os("CARVE_INDEX_ROOT") else { return };
+    let start = std::time::Instant::now();
+    let index = DefinitionIndex::build(Path::new(&root), &IndexOptions::default()).unwrap();
+    let refs: usize = index.definitions.values().map(|d| d.references.len() + d.load_references.len()).sum();
+    let imports: usize = index.files.values().map(|f| f.imports.len()).sum();
+    let resolved: usize = index.files.values().flat_map(|f| &f.imports).filter(|i| i.resolved_path.is_some()).count();
+    let lines: usize = index.files.values().map(|f| f.lines).sum();
+    println!(
+        "{} files, {lines} lines, {} definitions, {refs} references, {imports} imports ({resolved} resolved), {} skipped in {:.2?}",
+        index.files.len(),
+        index.definitions.len(),
+        index.skipped.len(),
+        start.elapsed()
+    );
+}
+
+
+#[test]
+fn star_imports_and_deep_hierarchies_stay_linear() {
+    // A ring of modules star-importing each other, and a diamond-rich class hierarchy.
+    let mut files: Vec<(String, String)> = Vec::new();
+    let n: usize = 40;
+    for i in 0..n {
+        let mut src = format!("from m{} import *\nfrom m{} import *\n", (i + 1) % n, (i + 2) % n);
+        src.push_str(&format!("class C{i}({}):\n    def f{i}(self):\n        return self.missing(), self.f0()\n", if i == 0 { "object".to_string() } else { format!("C{}, C{}", i - 1, i.saturating_sub(2)) }));
+        src.push_str(&format!("def g{i}():\n    return len(unknown_{i})\n"));
+        files.push((format!("m{i}.py"), src));
+    }
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, s)| (p.as_str(), s.as_str())).collect();
+    let start = std::time::Instant::now();
+    let index = repo(&borrowed);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20), "took {:?}", start.elapsed());
+    assert_eq!(def(&index, "m5.py::C5.f5").references, ["m0.py::C0.f0"]);
+    assert_eq!(loads(&index, "m3.py::C3"), [("m1.py::C1".to_string(), LoadRole::BaseClass), ("m2.py::C2".to_string(), LoadRole::BaseClass)]);
+}
