@@ -71,7 +71,8 @@ fn matches_path_or_ancestor(set: &GlobSet, rel: &str) -> bool {
     false
 }
 
-/// Whether a directory is a virtualenv or another tree never walked into. `build` and
+/// Whether a directory is a virtualenv, a tagged cache directory, or another tree never
+/// walked into. `build` and
 /// `dist` are skipped unless they are Python packages themselves (`src/build/__init__.py`
 /// is some project's own code; `build/lib/…` is setuptools output).
 pub fn is_skipped_dir(dir: &Path) -> bool {
@@ -79,7 +80,11 @@ pub fn is_skipped_dir(dir: &Path) -> bool {
     if (name == "build" || name == "dist") && dir.join("__init__.py").is_file() {
         return false;
     }
-    SKIPPED_DIRS.contains(&name) || name.ends_with(".egg-info") || dir.join("pyvenv.cfg").is_file()
+    SKIPPED_DIRS.contains(&name)
+        || name.ends_with(".egg-info")
+        || dir.join("pyvenv.cfg").is_file()
+        // Cache directories tagged per https://bford.info/cachedir/ (cargo's `target/`, …).
+        || dir.join("CACHEDIR.TAG").is_file()
 }
 
 /// Every file of a language carve knows under `root`, sorted by path.
@@ -193,6 +198,8 @@ mod tests {
             touch(root, rel);
         }
         fs::write(root.join("myenv/pyvenv.cfg"), "home = /usr\n").unwrap();
+        touch(root, "target/debug/gen.py");
+        fs::write(root.join("target/CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
         fs::write(root.join(".gitignore"), "generated/\n").unwrap();
         let w = source_files(root, &[], &[]).unwrap();
         assert_eq!(paths(&w), ["pkg/__init__.py", "pkg/core.py", "src/build/__init__.py", "tests/test_core.py"]);

@@ -135,8 +135,9 @@ fn string_value(node: Node, src: &str) -> Option<String> {
     if prefix.contains('f') || prefix.contains('b') || prefix.contains('t') {
         return None;
     }
-    let body = &src[start.end_byte()..end.start_byte()];
-    Some(if prefix.contains('r') { body.to_string() } else { unescape(body) })
+    // Python reads source with universal newlines before it looks at escapes.
+    let body = src[start.end_byte()..end.start_byte()].replace("\r\n", "\n").replace('\r', "\n");
+    Some(if prefix.contains('r') { body } else { unescape(&body) })
 }
 
 /// Python string escapes; unknown escapes stay as written, as Python keeps them.

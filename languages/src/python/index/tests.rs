@@ -324,3 +324,13 @@ fn star_imports_and_deep_hierarchies_stay_linear() {
     assert_eq!(def(&index, "m5.py::C5.f5").references, ["m0.py::C0.f0"]);
     assert_eq!(loads(&index, "m3.py::C3"), [("m1.py::C1".to_string(), LoadRole::BaseClass), ("m2.py::C2".to_string(), LoadRole::BaseClass)]);
 }
+
+#[test]
+fn bom_and_crlf() {
+    let src = "\u{feff}def f():\r\n    \"\"\"Title.\r\n\r\n    Body.\r\n    \"\"\"\r\n    return g()\r\n\r\ndef g():\r\n    pass\r\n";
+    let (file, defs) = index_source("m.py", src.as_bytes()).unwrap();
+    assert_eq!(file.lines, 9);
+    assert_eq!(defs[0].docstring.as_deref(), Some("Title.\n\nBody."));
+    assert_eq!(defs[0].references, ["m.py::g"]);
+    assert_eq!((defs[0].span.start_line, defs[0].span.end_line), (1, 6));
+}
