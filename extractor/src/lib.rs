@@ -16,6 +16,7 @@ pub mod contract;
 pub mod level2;
 pub mod mask;
 pub mod patch;
+pub mod plan;
 pub mod statement;
 
 pub use contract::{CONTRACT_VERSION, Contract, ContractObject, build_contract};

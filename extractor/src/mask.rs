@@ -135,6 +135,7 @@ pub fn mask_tree_with(
         return Err(ExtractError::OutputNotEmpty(out.to_path_buf()));
     }
     let mut outcome = MaskOutcome::default();
+    let removals = crate::plan::split_removals(index, &plan.extracted);
 
     // Per-file extra removals: F2P tests inside files that stay.
     let mut test_removals: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
@@ -177,13 +178,13 @@ pub fn mask_tree_with(
         let owned;
         let remove = match extra {
             Some(e) => {
-                owned = plan.extracted.union(e).cloned().collect::<BTreeSet<_>>();
+                owned = removals.delete.union(e).cloned().collect::<BTreeSet<_>>();
                 &owned
             }
-            None => &plan.extracted,
+            None => &removals.delete,
         };
         let edits = match std::str::from_utf8(&bytes) {
-            Ok(source) => edit::mask_file(file.language, source, file, index, remove)
+            Ok(source) => edit::mask_file(file.language, source, file, index, remove, &removals.stub)
                 .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?,
             Err(_) => Vec::new(),
         };
@@ -201,7 +202,7 @@ pub fn mask_tree_with(
             let _ = std::fs::set_permissions(&dst, meta.permissions());
         }
         let only_tests = extra.is_some() && {
-            let plain = edit::mask_file(file.language, &source, file, index, &plan.extracted)
+            let plain = edit::mask_file(file.language, &source, file, index, &removals.delete, &removals.stub)
                 .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?;
             plain.is_empty()
         };

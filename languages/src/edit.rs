@@ -77,20 +77,30 @@ pub enum MaskError {
     DefinitionNotFound { path: String, id: NodeId, line: usize },
     #[error("import statement at {path}:{line} was not found; the file changed since it was indexed — re-index and retry")]
     ImportNotFound { path: String, line: usize },
+    #[error("masking {language} files is not supported yet ({path})")]
+    Unsupported { language: Language, path: String },
 }
 
 /// Edits that mask one file: delete the definitions of `remove` that live in it, fill
-/// emptied blocks, drop imported names whose definitions are removed. No edits when the
-/// file is unaffected. See [`crate::python::edit`] for the Python rules.
+/// emptied blocks, drop imported names whose definitions are removed, and — for languages
+/// that must keep building — replace the bodies of the definitions of `stub` with the
+/// language's "not implemented" (their signatures stay because remaining code names them).
+/// No edits when the file is unaffected. See [`crate::python::edit`] for the Python rules
+/// (Python deletes; `stub` is always empty for it).
 pub fn mask_file(
     lang: Language,
     source: &str,
     file: &FileIndex,
     index: &DefinitionIndex,
     remove: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
     match lang {
-        Language::Python => crate::python::edit::mask_file(source, file, index, remove),
+        Language::Python => {
+            let all: BTreeSet<NodeId> = remove.union(stub).cloned().collect();
+            crate::python::edit::mask_file(source, file, index, &all)
+        }
+        other => Err(MaskError::Unsupported { language: other, path: file.path.clone() }),
     }
 }
 
@@ -106,6 +116,7 @@ pub fn rewrite_imports_for_level2(
 ) -> Vec<Edit> {
     match lang {
         Language::Python => crate::python::edit::rewrite_imports_for_level2(source, file, index, extracted, package),
+        _ => Vec::new(),
     }
 }
 

@@ -307,5 +307,6 @@ impl DefinitionIndex {
 pub fn is_test_path(language: Language, rel: &str) -> bool {
     match language {
         Language::Python => crate::python::is_test_path(rel),
+        _ => false,
     }
 }

@@ -28,33 +28,59 @@ use std::path::Path;
 #[non_exhaustive]
 pub enum Language {
     Python,
+    /// TypeScript, including TSX (the grammar is chosen per file, see [`Language::grammar_for_path`]).
+    TypeScript,
+    /// Plain JavaScript (`.js`, `.jsx`, `.mjs`, `.cjs`).
+    JavaScript,
+    Go,
+    Rust,
 }
 
 impl Language {
-    pub const ALL: &'static [Language] = &[Language::Python];
+    pub const ALL: &'static [Language] = &[Language::Python, Language::TypeScript, Language::JavaScript, Language::Go, Language::Rust];
 
     pub fn name(self) -> &'static str {
         match self {
             Language::Python => "python",
+            Language::TypeScript => "typescript",
+            Language::JavaScript => "javascript",
+            Language::Go => "go",
+            Language::Rust => "rust",
         }
     }
 
     pub fn extensions(self) -> &'static [&'static str] {
         match self {
             Language::Python => &["py"],
+            Language::TypeScript => &["ts", "tsx", "mts", "cts"],
+            Language::JavaScript => &["js", "jsx", "mjs", "cjs"],
+            Language::Go => &["go"],
+            Language::Rust => &["rs"],
         }
     }
 
-    /// The language of a file, from its extension.
+    /// The language of a file, from its extension (`.d.ts` declaration files included).
     pub fn from_path(path: &Path) -> Option<Language> {
         let ext = path.extension()?.to_str()?;
         Language::ALL.iter().copied().find(|l| l.extensions().contains(&ext))
     }
 
-    /// The tree-sitter grammar.
+    /// The tree-sitter grammar of the language's main dialect (TypeScript without JSX).
     pub fn grammar(self) -> tree_sitter::Language {
         match self {
             Language::Python => tree_sitter_python::LANGUAGE.into(),
+            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Language::Go => tree_sitter_go::LANGUAGE.into(),
+            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+        }
+    }
+
+    /// The grammar for one file: `.tsx` files use the TSX grammar.
+    pub fn grammar_for_path(self, path: &Path) -> tree_sitter::Language {
+        match self {
+            Language::TypeScript if path.extension().is_some_and(|e| e == "tsx") => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            other => other.grammar(),
         }
     }
 }
@@ -64,7 +90,11 @@ impl std::str::FromStr for Language {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "python" | "py" => Ok(Language::Python),
-            other => Err(format!("unknown language `{other}` (known: python)")),
+            "typescript" | "ts" | "tsx" => Ok(Language::TypeScript),
+            "javascript" | "js" | "jsx" => Ok(Language::JavaScript),
+            "go" | "golang" => Ok(Language::Go),
+            "rust" | "rs" => Ok(Language::Rust),
+            other => Err(format!("unknown language `{other}` (known: python, typescript, javascript, go, rust)")),
         }
     }
 }

@@ -1,0 +1,116 @@
+//! Delete or stub: which removed definitions can go entirely and which must keep their
+//! signature because remaining code still names them (TypeScript, Go and Rust must keep
+//! building). Python deletes every removed definition (an unresolved name fails only when
+//! it runs), so its `stub` set is always empty.
+
+use std::collections::BTreeSet;
+
+use carve_languages::index::{DefinitionIndex, NodeId};
+use carve_languages::Language;
+
+/// The removed definitions split by how they are masked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removals {
+    /// Deleted entirely.
+    pub delete: BTreeSet<NodeId>,
+    /// Signature kept, body replaced by the language's "not implemented".
+    pub stub: BTreeSet<NodeId>,
+}
+
+/// Whether `id` is `ancestor` or nested inside it (a method of a removed class …).
+fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>) -> bool {
+    let mut cur = Some(id.to_string());
+    while let Some(c) = cur {
+        if set.contains(&c) {
+            return true;
+        }
+        cur = index.get(&c).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
+/// Split `remove` into definitions to delete and definitions to stub: a definition is
+/// stubbed when code that stays (a definition outside `remove`, or module-level code)
+/// references it; otherwise it is deleted.
+pub fn split_removals(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> Removals {
+    let mut out = Removals::default();
+    let mut referenced: BTreeSet<&NodeId> = BTreeSet::new();
+    for def in index.definitions.values() {
+        if within(index, &def.id, remove) {
+            continue;
+        }
+        referenced.extend(def.references.iter());
+        referenced.extend(def.load_references.iter().map(|l| &l.target));
+    }
+    for file in index.files.values() {
+        referenced.extend(file.module_references.iter().map(|m| &m.target));
+    }
+    for id in remove {
+        let language = index.get(id).map(|d| d.language).unwrap_or(Language::Python);
+        if language != Language::Python && referenced.contains(id) {
+            out.stub.insert(id.clone());
+        } else {
+            out.delete.insert(id.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_languages::index::{Definition, DefinitionKind, Signature, Span};
+
+    fn def(id: &str, language: Language, refs: &[&str]) -> Definition {
+        let (path, qual) = id.split_once("::").unwrap();
+        Definition {
+            id: id.into(),
+            language,
+            path: path.into(),
+            qualname: qual.into(),
+            name: qual.rsplit('.').next().unwrap().into(),
+            kind: DefinitionKind::Function,
+            span: Span { start_byte: 0, end_byte: 1, start_line: 1, end_line: 1 },
+            def_line: 1,
+            body: None,
+            signature: Signature::default(),
+            docstring: None,
+            parent: None,
+            is_test: false,
+            references: refs.iter().map(|r| r.to_string()).collect(),
+            load_references: Vec::new(),
+        }
+    }
+
+    fn index(defs: Vec<Definition>) -> DefinitionIndex {
+        let mut idx = DefinitionIndex::default();
+        for d in defs {
+            idx.definitions.insert(d.id.clone(), d);
+        }
+        idx
+    }
+
+    #[test]
+    fn referenced_by_remaining_code_is_stubbed_otherwise_deleted() {
+        let idx = index(vec![
+            def("a.go::Keep", Language::Go, &["a.go::Used"]),
+            def("a.go::Used", Language::Go, &[]),
+            def("a.go::Alone", Language::Go, &[]),
+            def("a.go::Gone", Language::Go, &["a.go::Alone"]),
+        ]);
+        let remove: BTreeSet<NodeId> = ["a.go::Used", "a.go::Alone", "a.go::Gone"].iter().map(|s| s.to_string()).collect();
+        let r = split_removals(&idx, &remove);
+        assert_eq!(r.stub, BTreeSet::from(["a.go::Used".to_string()]));
+        // `Alone` is referenced only by `Gone`, which is removed too.
+        assert_eq!(r.delete, BTreeSet::from(["a.go::Alone".to_string(), "a.go::Gone".to_string()]));
+    }
+
+    #[test]
+    fn python_always_deletes() {
+        let idx = index(vec![def("a.py::keep", Language::Python, &["a.py::used"]), def("a.py::used", Language::Python, &[])]);
+        let remove = BTreeSet::from(["a.py::used".to_string()]);
+        let r = split_removals(&idx, &remove);
+        assert!(r.stub.is_empty());
+        assert_eq!(r.delete, remove);
+    }
+}
