@@ -19,8 +19,16 @@
 //! to nothing, nor does `super().method()`); names bound by assignment at module level
 //! (`handler = make()`) are not definitions; comprehension and lambda variables do not
 //! shadow; `__all__` is read only from literal lists/tuples; conditional imports are
-//! taken as written (the binding in effect by position, else the last one). Unresolved
-//! names are dropped: references only ever point at definitions in the index.
+//! taken as written (the binding in effect by position, else the last one), so
+//! `self.prop` names the last definition of a property (its setter, whose decorator in
+//! turn needs the getter). Unresolved names are dropped: references only ever point at
+//! definitions in the index.
+//!
+//! Shape of the result: `import a, b` gives one [`Import`](crate::index::Import) per
+//! module (sharing the statement's span) with no names; `from m import *` lists one name
+//! `*` without a target; `from __future__ import x` is listed with module `__future__`.
+//! A name's `target` is a definition (never a module); `resolved_path` may name a file
+//! that was skipped for a syntax error.
 
 mod link;
 mod modules;
