@@ -9,6 +9,9 @@
 ;                     are dropped in Rust: the chain stands for them)
 ;   @reference.chain  an attribute chain `a.b.c` rooted at an identifier; only maximal
 ;                     chains are kept
+;   @reference.dotted a dotted name used as a value: the class of a `case C(...)` pattern
+;   @reference.pattern a dotted name in a `case` pattern: a value when dotted
+;                     (`case Color.RED`), a capture binding when a single name (`case x`)
 ;   @local.parameter  a parameter name of a `def` (local to that function)
 ;   @local.assign     a name bound by assignment, `for`, `with … as`, `except … as`, `:=`
 ;   @local.global     a name declared `global`/`nonlocal` (not local to the scope)
@@ -71,3 +74,11 @@
 (attribute object: (identifier) @ignore)
 (attribute attribute: (identifier) @ignore)
 (attribute object: (attribute) @ignore)
+
+; `match` patterns: class patterns and dotted value patterns are uses, names bind.
+(class_pattern (dotted_name) @reference.dotted)
+(case_pattern (dotted_name) @reference.pattern)
+(dotted_name (identifier) @ignore)
+(keyword_pattern . (identifier) @ignore)
+(splat_pattern (identifier) @local.assign)
+(as_pattern (case_pattern) (identifier) @local.assign)

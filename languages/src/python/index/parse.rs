@@ -223,12 +223,22 @@ enum ImportKind {
     Future,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum UseKind {
+    /// An identifier.
+    Name,
+    /// An `attribute` node.
+    Chain,
+    /// A `dotted_name` node.
+    Dotted,
+}
+
 /// Everything the queries found, from one walk over the tree.
 #[derive(Default)]
 struct Collected<'t> {
     defs: Vec<DefMatch<'t>>,
-    /// (node, is an attribute chain)
-    uses: Vec<(Node<'t>, bool)>,
+    /// (node, how to read its name chain)
+    uses: Vec<(Node<'t>, UseKind)>,
     not_uses: HashSet<usize>,
     ranges: Vec<(usize, usize)>,
     /// (position, name, is a parameter)
@@ -273,8 +283,18 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
             Purpose::References => {
                 for c in m.captures {
                     let (i, node) = (c.index, c.node);
-                    if i == k.reference_name || i == k.reference_chain {
-                        out.uses.push((node, i == k.reference_chain));
+                    if i == k.reference_name {
+                        out.uses.push((node, UseKind::Name));
+                    } else if i == k.reference_chain {
+                        out.uses.push((node, UseKind::Chain));
+                    } else if i == k.reference_dotted {
+                        out.uses.push((node, UseKind::Dotted));
+                    } else if i == k.reference_pattern {
+                        if node.named_child_count() > 1 {
+                            out.uses.push((node, UseKind::Dotted));
+                        } else {
+                            out.bindings.push((node.start_byte(), text(node), false));
+                        }
                     } else if i == k.local_parameter || i == k.local_assign {
                         out.not_uses.insert(node.id());
                         out.bindings.push((node.start_byte(), text(node), i == k.local_parameter));
@@ -454,20 +474,24 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
         }
     }
 
-    uses.sort_by_key(|(n, _)| n.start_byte());
-    for (node, is_chain) in uses {
+    uses.sort_by_key(|(n, _)| (n.start_byte(), n.id()));
+    uses.dedup_by_key(|(n, _)| n.id());
+    for (node, kind) in uses {
         let pos = node.start_byte();
         if not_uses.contains(&node.id()) || in_range(pos) {
             continue;
         }
         // Non-maximal chains and identifiers inside chains are `@ignore`d by the query.
-        let chain = if is_chain {
-            match attribute_chain(node, src) {
+        let chain = match kind {
+            UseKind::Name => vec![signature::text(node, src).to_string()],
+            UseKind::Chain => match attribute_chain(node, src) {
                 Some(chain) => chain,
                 None => continue,
+            },
+            UseKind::Dotted => {
+                let mut c = node.walk();
+                node.named_children(&mut c).filter(|n| n.kind() == "identifier").map(|n| signature::text(n, src).to_string()).collect()
             }
-        } else {
-            vec![signature::text(node, src).to_string()]
         };
         let line = node.start_position().row + 1;
         let raw = |scope| RawRef { chain: chain.clone(), scope, pos, line };

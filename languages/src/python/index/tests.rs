@@ -339,3 +339,12 @@ fn bom_and_crlf() {
     assert_eq!(defs[0].references, ["m.py::g"]);
     assert_eq!((defs[0].span.start_line, defs[0].span.end_line), (1, 6));
 }
+
+#[test]
+fn match_patterns() {
+    let src = "import enum\nclass Color(enum.Enum):\n    RED = 1\nclass Point:\n    pass\ndef rest(): pass\n\ndef f(p):\n    match p:\n        case Point(x=0):\n            return 1\n        case Color.RED:\n            return 2\n        case [rest, *others]:\n            return rest\n        case str() as Point:\n            return Point\n";
+    let (_, defs) = index_source("m.py", src.as_bytes()).unwrap();
+    let f = defs.iter().find(|d| d.name == "f").unwrap();
+    // `rest` and the second `Point` are capture bindings: local to f, so they shadow.
+    assert_eq!(f.references, ["m.py::Color"]);
+}
