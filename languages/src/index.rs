@@ -86,6 +86,12 @@ pub struct Signature {
     /// Base classes / superclass list as written (classes only).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub bases: Vec<String>,
+    /// Go methods: the receiver as written, without parentheses (`c *Circle`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub receiver: Option<String>,
+    /// Generic type parameters with their constraints as written (`[T Number]`, `<T: Ord>`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub type_parameters: Option<String>,
 }
 
 /// Why a definition needs another one in order to load (not merely to run).

@@ -423,6 +423,8 @@ fn build_def(
         is_async,
         decorators,
         bases: bases.map(|b| signature::arguments(b, src)).unwrap_or_default(),
+        // Fields other languages use (receivers, type parameters) stay empty.
+        ..Signature::default()
     };
     let def_line = node.start_position().row + 1;
     RawDef {
