@@ -9,15 +9,18 @@
 ;   @parameters  the parameter list (functions)
 ;   @returns     the return annotation (functions, optional)
 ;   @bases       the superclass argument list (classes, optional)
+;   @type_parameters  PEP 695 type parameters `[T: int, *Ts]` (optional)
 ;   @body        the block
 
 (function_definition
   name: (identifier) @name
+  type_parameters: (type_parameter)? @type_parameters
   parameters: (parameters) @parameters
   return_type: (type)? @returns
   body: (block) @body) @definition.function
 
 (class_definition
   name: (identifier) @name
+  type_parameters: (type_parameter)? @type_parameters
   superclasses: (argument_list)? @bases
   body: (block) @body) @definition.class

@@ -201,6 +201,7 @@ struct DefMatch<'t> {
     params: Option<Node<'t>>,
     returns: Option<Node<'t>>,
     bases: Option<Node<'t>>,
+    type_parameters: Option<Node<'t>>,
     body: Node<'t>,
 }
 
@@ -259,6 +260,7 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
         match queries.purpose(m.pattern_index) {
             Purpose::Definitions => {
                 let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) = (None, false, None, None, None, None, None);
+                let mut type_parameters = None;
                 for c in m.captures {
                     let i = c.index;
                     if i == k.definition_function || i == k.definition_class {
@@ -274,10 +276,12 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
                         bases = Some(c.node);
                     } else if i == k.body {
                         body = Some(c.node);
+                    } else if i == k.type_parameters {
+                        type_parameters = Some(c.node);
                     }
                 }
                 if let (Some(node), Some(name), Some(body)) = (node, name, body) {
-                    out.defs.push(DefMatch { node, is_class, name, params, returns, bases, body });
+                    out.defs.push(DefMatch { node, is_class, name, params, returns, bases, type_parameters, body });
                 }
             }
             Purpose::References => {
@@ -352,7 +356,7 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
 
 fn definitions(matches: &[DefMatch], path: &str, src: &str) -> Vec<RawDef> {
     let mut found: Vec<RawDef> =
-        matches.iter().map(|m| build_def(m.node, m.is_class, m.name, m.params, m.returns, m.bases, m.body, path, src)).collect();
+        matches.iter().map(|m| build_def(m, path, src)).collect();
     found.sort_by_key(|d| d.def.span.start_byte);
     found.dedup_by_key(|d| d.def.span.start_byte);
 
@@ -394,18 +398,8 @@ fn definitions(matches: &[DefMatch], path: &str, src: &str) -> Vec<RawDef> {
     found
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build_def(
-    node: Node,
-    is_class: bool,
-    name: Node,
-    params: Option<Node>,
-    returns: Option<Node>,
-    bases: Option<Node>,
-    body: Node,
-    path: &str,
-    src: &str,
-) -> RawDef {
+fn build_def(m: &DefMatch, path: &str, src: &str) -> RawDef {
+    let DefMatch { node, is_class, name, params, returns, bases, type_parameters, body } = *m;
     let outer = node.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(node);
     let mut decorators = Vec::new();
     if outer.id() != node.id() {
@@ -423,7 +417,8 @@ fn build_def(
         is_async,
         decorators,
         bases: bases.map(|b| signature::arguments(b, src)).unwrap_or_default(),
-        // Fields other languages use (receivers, type parameters) stay empty.
+        type_parameters: type_parameters.map(|t| signature::text(t, src).to_string()),
+        // Fields other languages use (receivers) stay empty.
         ..Signature::default()
     };
     let def_line = node.start_position().row + 1;

@@ -348,3 +348,12 @@ fn match_patterns() {
     // `rest` and the second `Point` are capture bindings: local to f, so they shadow.
     assert_eq!(f.references, ["m.py::Color"]);
 }
+
+#[test]
+fn pep695_type_parameters() {
+    let src = "def first[T](xs: list[T]) -> T:\n    return xs[0]\n\nclass Box[T: int]:\n    pass\n";
+    let (_, defs) = index_source("m.py", src.as_bytes()).unwrap();
+    assert_eq!(defs[0].signature.type_parameters.as_deref(), Some("[T]"));
+    assert_eq!(defs[0].signature.text, "def first[T](xs: list[T]) -> T");
+    assert_eq!(defs[1].signature.type_parameters.as_deref(), Some("[T: int]"));
+}
