@@ -3,5 +3,6 @@
 pub mod edit;
 pub mod index;
 pub mod runner;
+pub mod shim;
 
 pub use index::{index_source, is_test_path};

@@ -19,12 +19,14 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::c_char;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyCFunction, PyDict};
+use pyo3::types::{PyCFunction, PyDict, PyList};
 
 /// Name of the pseudo-test for code run while modules load.
 const IMPORT_NAME: &str = "<import>";
@@ -36,6 +38,42 @@ thread_local! {
     static IMPORT_DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
+/// Imports in progress over all threads, so the fast path reads thread-local storage only
+/// while some module is loading.
+static IMPORTING: AtomicU32 = AtomicU32::new(0);
+
+fn importing() -> bool {
+    IMPORTING.load(Ordering::Relaxed) > 0 && IMPORT_DEPTH.with(|d| d.get()) > 0
+}
+
+/// Multiplicative hasher for small integer keys (code object addresses, edge pairs):
+/// SipHash's DoS resistance buys nothing here and costs the exact mode dearly.
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        // hashbrown picks buckets with the low bits: fold the well-mixed high bits down.
+        self.0 ^ (self.0 >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+type IntBuild = BuildHasherDefault<IntHasher>;
+
 /// Hits and edges of one test (or of `<import>`).
 struct Bucket {
     name: String,
@@ -43,14 +81,20 @@ struct Bucket {
     counts: Vec<u8>,
     /// Nodes first hit since the last `drain`.
     new_hits: Vec<u32>,
-    edges: HashSet<(u32, u32)>,
+    edges: HashSet<(u32, u32), IntBuild>,
     /// Edges first seen since the last `drain`.
     new_edges: Vec<(u32, u32)>,
+    /// Per callee, 1 + the caller of its last recorded edge (0: none), so that a callee
+    /// called again and again from one place skips the edge set (exact mode).
+    last_caller: Vec<u32>,
+    /// Nodes whose count reached the capture limit: `seen[n]` is true for them while this
+    /// bucket is displayed.
+    saturated: Vec<u32>,
 }
 
 impl Bucket {
     fn new(name: String, n_nodes: usize) -> Bucket {
-        Bucket { name, counts: vec![0; n_nodes], new_hits: Vec::new(), edges: HashSet::new(), new_edges: Vec::new() }
+        Bucket { name, counts: vec![0; n_nodes], last_caller: vec![0; n_nodes], new_hits: Vec::new(), edges: HashSet::default(), new_edges: Vec::new(), saturated: Vec::new() }
     }
 
     fn all(&self) -> (Vec<u32>, Vec<(u32, u32)>) {
@@ -86,8 +130,14 @@ struct Recorder {
     active: usize,
     /// Caller id per code object (by pointer; `code_refs` keeps them alive so a pointer is
     /// never reused for another code object).
-    code_ids: HashMap<usize, u32>,
+    code_ids: HashMap<usize, u32, IntBuild>,
     code_refs: Vec<Py<PyAny>>,
+    /// The probes' guard, a list of `n_nodes` bools: probed code runs
+    /// `if not _carve_seen[N]: _carve_hit(N)`, so a node whose callers need not be captured
+    /// again costs a list subscript instead of a call. It *displays* the active bucket's
+    /// saturated nodes while no import is in progress anywhere, and is all false otherwise
+    /// (so every probe reaches `hit`, which routes by thread). Exact mode never sets it.
+    seen: Py<PyList>,
 }
 
 /// What the slow path must do after the lock is released.
@@ -117,6 +167,12 @@ impl Recorder {
         if count < u8::MAX {
             bucket.counts[n] = count + 1;
         }
+        if !self.exact && count + 1 == self.first_hits {
+            bucket.saturated.push(n as u32);
+            if slot == self.active && IMPORTING.load(Ordering::Relaxed) == 0 {
+                set_seen(&self.seen, n as u32, true);
+            }
+        }
         Some(Capture { slot, generation: self.generations[slot], register: count == 0 })
     }
 
@@ -143,11 +199,34 @@ impl Recorder {
         slot
     }
 
+    /// Shows (`on`) or hides a bucket's saturated nodes in `seen`.
+    fn paint(&self, slot: usize, on: bool) {
+        if let Some(bucket) = self.buckets[slot].as_ref() {
+            for &n in &bucket.saturated {
+                set_seen(&self.seen, n, on);
+            }
+        }
+    }
+
+    /// Makes `slot` the active bucket, keeping `seen` in step.
+    fn activate(&mut self, slot: usize) {
+        if slot != self.active && IMPORTING.load(Ordering::Relaxed) == 0 {
+            self.paint(self.active, false);
+            self.paint(slot, true);
+        }
+        self.active = slot;
+    }
+
     fn add_edge(&mut self, slot: usize, generation: u64, edge: (u32, u32)) {
         if self.generations.get(slot) != Some(&generation) {
             return;
         }
         if let Some(bucket) = self.buckets[slot].as_mut() {
+            let Some(last) = bucket.last_caller.get_mut(edge.1 as usize) else { return };
+            if *last == edge.0.wrapping_add(1) {
+                return;
+            }
+            *last = edge.0.wrapping_add(1);
             if bucket.edges.insert(edge) {
                 bucket.new_edges.push(edge);
             }
@@ -156,6 +235,19 @@ impl Recorder {
 }
 
 static STATE: Mutex<Option<Recorder>> = Mutex::new(None);
+
+/// `seen[n] = on`. Runs no Python code (bools are never freed), so it is safe under the lock.
+fn set_seen(seen: &Py<PyList>, n: u32, on: bool) {
+    // SAFETY: callers hold the GIL (they run inside CPython calls into this module); the
+    // list is ours and has `n_nodes` items, and `n < n_nodes`.
+    unsafe {
+        let value = if on { ffi::Py_True() } else { ffi::Py_False() };
+        ffi::Py_IncRef(value);
+        if ffi::PyList_SetItem(seen.as_ptr(), n as ffi::Py_ssize_t, value) != 0 {
+            ffi::PyErr_Clear();
+        }
+    }
+}
 
 fn state() -> MutexGuard<'static, Option<Recorder>> {
     // A panic while holding the lock cannot leave the recorder half-updated in a way
@@ -176,7 +268,7 @@ unsafe extern "C" fn hit(_module: *mut ffi::PyObject, arg: *mut ffi::PyObject) -
             return std::ptr::null_mut();
         }
         if n >= 0 {
-            let importing = IMPORT_DEPTH.with(|d| d.get()) > 0;
+            let importing = importing();
             let capture = match state().as_mut() {
                 Some(rec) => rec.record(n as usize, importing),
                 None => None,
@@ -193,36 +285,89 @@ unsafe extern "C" fn hit(_module: *mut ffi::PyObject, arg: *mut ffi::PyObject) -
 
 /// Slow path of `hit`: find the probed function's caller and record the edge.
 fn capture_caller(py: Python<'_>, callee: u32, capture: Capture) {
-    // SAFETY: the GIL is held; `PyEval_GetFrame` returns a borrowed reference or NULL.
-    let frame = unsafe { Bound::from_borrowed_ptr_or_opt(py, ffi::PyEval_GetFrame() as *mut ffi::PyObject) };
-    let Some(frame) = frame else { return };
     if capture.register {
-        if let Ok(code) = frame.getattr(pyo3::intern!(py, "f_code")) {
-            let mut guard = state();
-            if let Some(rec) = guard.as_mut() {
-                let key = code.as_ptr() as usize;
-                if let std::collections::hash_map::Entry::Vacant(v) = rec.code_ids.entry(key) {
-                    v.insert(callee);
-                    rec.code_refs.push(code.unbind());
-                }
-            }
-        }
+        register_probed_code(py, callee);
     }
-    let caller = match frame.getattr(pyo3::intern!(py, "f_back")) {
-        Ok(back) if !back.is_none() => match back.getattr(pyo3::intern!(py, "f_code")) {
-            Ok(code) => caller_id(py, code),
-            Err(_) => None,
-        },
-        Ok(_) => external_id(),
-        Err(_) => None,
-    };
-    // Attribute lookups may fail only in exotic situations; never leave an error set.
+    // `sys._getframe(1)` materializes only the caller's frame object (usually long-lived),
+    // where `PyEval_GetFrame().f_back` would allocate one for every probed call.
+    // Err: "call stack is not deep enough" — called straight from C, no Python caller.
+    let code = getframe_1(py).ok().and_then(|frame| frame_code(py, &frame));
     if PyErr::occurred(py) {
         drop(PyErr::take(py));
     }
-    let Some(caller) = caller else { return };
+    // Common case: the caller's code is known; one lock for lookup and edge.
+    let key = code.as_ref().map(|c| c.as_ptr() as usize);
+    {
+        let mut guard = state();
+        let Some(rec) = guard.as_mut() else { return };
+        let caller = match key {
+            None => Some(rec.external),
+            Some(key) => rec.code_ids.get(&key).copied(),
+        };
+        if let Some(caller) = caller {
+            rec.add_edge(capture.slot, capture.generation, (caller, callee));
+            return;
+        }
+    }
+    let Some(code) = code else { return };
+    let Some(caller) = caller_id(py, code) else { return };
     if let Some(rec) = state().as_mut() {
         rec.add_edge(capture.slot, capture.generation, (caller, callee));
+    }
+}
+
+unsafe extern "C" {
+    /// Exported by every CPython >= 3.9 (limited API from 3.10); `f_code` through
+    /// `getattr` costs an audit event and a generic attribute lookup on every call.
+    fn PyFrame_GetCode(frame: *mut ffi::PyObject) -> *mut ffi::PyObject;
+    /// Exported by every CPython >= 3.9 (limited API from 3.12); skips building an
+    /// argument tuple.
+    fn PyObject_Vectorcall(
+        callable: *mut ffi::PyObject,
+        args: *const *mut ffi::PyObject,
+        nargsf: usize,
+        kwnames: *mut ffi::PyObject,
+    ) -> *mut ffi::PyObject;
+}
+
+/// The code object of a frame (new reference).
+fn frame_code<'py>(py: Python<'py>, frame: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    // SAFETY: `frame` is a frame object (from `sys._getframe` / `PyEval_GetFrame`); the
+    // function returns a new, non-NULL reference.
+    unsafe { Bound::from_owned_ptr_or_opt(py, PyFrame_GetCode(frame.as_ptr())) }
+}
+
+/// `sys._getframe(1)`.
+fn getframe_1(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static ONE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let one = ONE.get_or_init(py, || 1i32.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|e| match e {}));
+    let func = getframe(py)?;
+    let args = [one.as_ptr()];
+    // SAFETY: GIL held; `func` and `one` are live objects; one positional argument.
+    unsafe { Bound::from_owned_ptr_or_err(py, PyObject_Vectorcall(func.as_ptr(), args.as_ptr(), 1, std::ptr::null_mut())) }
+}
+
+fn getframe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static GETFRAME: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    GETFRAME
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("sys")?.getattr("_getframe")?.unbind()))
+        .map(|f| f.bind(py))
+}
+
+/// Maps the probed function's own code object to its node, so that when it calls other
+/// probed functions the caller needs no lookup.
+fn register_probed_code(py: Python<'_>, callee: u32) {
+    // SAFETY: the GIL is held; `PyEval_GetFrame` returns a borrowed reference or NULL.
+    let frame = unsafe { Bound::from_borrowed_ptr_or_opt(py, ffi::PyEval_GetFrame() as *mut ffi::PyObject) };
+    let Some(frame) = frame else { return };
+    let Some(code) = frame_code(py, &frame) else { return };
+    let key = code.as_ptr() as usize;
+    let mut guard = state();
+    if let Some(rec) = guard.as_mut() {
+        if let std::collections::hash_map::Entry::Vacant(v) = rec.code_ids.entry(key) {
+            v.insert(callee);
+            rec.code_refs.push(code.unbind());
+        }
     }
 }
 
@@ -262,7 +407,7 @@ fn caller_id(py: Python<'_>, code: Bound<'_, PyAny>) -> Option<u32> {
 /// `resolver(code) -> int` naming a caller's code object, and the caller id to use when a
 /// probed function has no calling Python frame.
 #[pyfunction]
-#[pyo3(signature = (n_nodes, mode="first-hits", first_hits=4, resolver=None, external=None))]
+#[pyo3(signature = (n_nodes, mode="first-hits", first_hits=4, resolver=None, external=None, seen=None))]
 fn configure(
     py: Python<'_>,
     n_nodes: usize,
@@ -270,6 +415,7 @@ fn configure(
     first_hits: u8,
     resolver: Option<Py<PyAny>>,
     external: Option<u32>,
+    seen: Option<Bound<'_, PyList>>,
 ) -> PyResult<()> {
     let exact = match mode {
         "first-hits" => false,
@@ -283,7 +429,17 @@ fn configure(
             .into_any()
             .unbind(),
     };
+    let seen = match seen {
+        Some(list) => {
+            if list.len() != n_nodes || list.iter().any(|v| v.is_truthy().unwrap_or(true)) {
+                return Err(PyValueError::new_err("configure: `seen` must be a list of n_nodes False values"));
+            }
+            list.unbind()
+        }
+        None => PyList::new(py, std::iter::repeat_n(false, n_nodes))?.unbind(),
+    };
     let rec = Recorder {
+        seen,
         n_nodes,
         exact,
         first_hits: first_hits.max(1),
@@ -294,12 +450,13 @@ fn configure(
         by_name: HashMap::new(),
         free: Vec::new(),
         active: IMPORT_SLOT,
-        code_ids: HashMap::new(),
+        code_ids: HashMap::default(),
         code_refs: Vec::new(),
     };
     let old = state().replace(rec);
     drop(old); // dropped after the lock is released: freeing code objects may run Python
-    IMPORT_DEPTH.with(|d| d.set(0));
+    let depth = IMPORT_DEPTH.with(|d| d.replace(0));
+    IMPORTING.fetch_sub(depth.min(IMPORTING.load(Ordering::Relaxed)), Ordering::Relaxed);
     Ok(())
 }
 
@@ -308,7 +465,8 @@ fn configure(
 fn set_test(name: &str) -> PyResult<()> {
     let mut guard = state();
     let rec = guard.as_mut().ok_or_else(not_configured)?;
-    rec.active = rec.slot_for(name);
+    let slot = rec.slot_for(name);
+    rec.activate(slot);
     Ok(())
 }
 
@@ -324,11 +482,29 @@ fn current_test() -> PyResult<String> {
 #[pyfunction]
 fn enter_import() {
     IMPORT_DEPTH.with(|d| d.set(d.get().saturating_add(1)));
+    let guard = state();
+    if IMPORTING.fetch_add(1, Ordering::Relaxed) == 0 {
+        if let Some(rec) = guard.as_ref() {
+            rec.paint(rec.active, false);
+        }
+    }
 }
 
 #[pyfunction]
 fn exit_import() {
-    IMPORT_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    let was = IMPORT_DEPTH.with(|d| {
+        let was = d.get();
+        d.set(was.saturating_sub(1));
+        was
+    });
+    if was > 0 {
+        let guard = state();
+        if IMPORTING.fetch_sub(1, Ordering::Relaxed) == 1 {
+            if let Some(rec) = guard.as_ref() {
+                rec.paint(rec.active, true);
+            }
+        }
+    }
 }
 
 #[pyfunction]
@@ -345,17 +521,20 @@ fn take_test(name: &str) -> PyResult<Option<(Vec<u32>, Vec<(u32, u32)>)>> {
     let rec = guard.as_mut().ok_or_else(not_configured)?;
     if name == IMPORT_NAME {
         let n = rec.n_nodes;
+        if rec.active == IMPORT_SLOT && IMPORTING.load(Ordering::Relaxed) == 0 {
+            rec.paint(IMPORT_SLOT, false);
+        }
         rec.generations[IMPORT_SLOT] += 1;
         let old = rec.buckets[IMPORT_SLOT].replace(Bucket::new(IMPORT_NAME.to_owned(), n));
         return Ok(old.map(|b| b.all()));
     }
     let Some(slot) = rec.by_name.remove(name) else { return Ok(None) };
+    if rec.active == slot {
+        rec.activate(IMPORT_SLOT);
+    }
     let bucket = rec.buckets[slot].take();
     rec.generations[slot] += 1;
     rec.free.push(slot);
-    if rec.active == slot {
-        rec.active = IMPORT_SLOT;
-    }
     Ok(bucket.map(|b| b.all()))
 }
 
@@ -388,6 +567,14 @@ fn flush() -> PyResult<Vec<(String, Vec<u32>, Vec<(u32, u32)>)>> {
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// The probes' guard list (see `Recorder::seen`).
+#[pyfunction]
+fn seen(py: Python<'_>) -> PyResult<Py<PyList>> {
+    let guard = state();
+    let rec = guard.as_ref().ok_or_else(not_configured)?;
+    Ok(rec.seen.clone_ref(py))
 }
 
 /// Counters for diagnostics: tests held, code objects resolved, mode.
@@ -428,5 +615,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add("IMPORT", IMPORT_NAME)?;
+    m.add_function(wrap_pyfunction!(seen, m)?)?;
     Ok(())
 }

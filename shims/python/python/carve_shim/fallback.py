@@ -17,7 +17,7 @@ _state = None
 
 
 class _Bucket:
-    __slots__ = ("name", "counts", "new_hits", "edges", "new_edges")
+    __slots__ = ("name", "counts", "new_hits", "edges", "new_edges", "saturated")
 
     def __init__(self, name, n_nodes):
         self.name = name
@@ -25,6 +25,7 @@ class _Bucket:
         self.new_hits = []
         self.edges = set()
         self.new_edges = []
+        self.saturated = []
 
     def all(self):
         hits = [i for i, c in enumerate(self.counts) if c]
@@ -37,7 +38,9 @@ class _Bucket:
 
 
 class _State:
-    def __init__(self, n_nodes, exact, first_hits, resolver, external):
+    def __init__(self, n_nodes, exact, first_hits, resolver, external, seen):
+        #: the probes' guard (see ``Recorder::seen`` in src/lib.rs)
+        self.seen = seen
         self.n_nodes = n_nodes
         self.exact = exact
         self.first_hits = first_hits
@@ -50,7 +53,7 @@ class _State:
         self.code_refs = []  # keeps ids unique
 
 
-def configure(n_nodes, mode="first-hits", first_hits=4, resolver=None, external=None):
+def configure(n_nodes, mode="first-hits", first_hits=4, resolver=None, external=None, seen=None):
     global _state, _importing
     if mode not in ("first-hits", "exact"):
         raise ValueError("unknown trace mode `%s` (use `first-hits` or `exact`)" % mode)
@@ -58,7 +61,11 @@ def configure(n_nodes, mode="first-hits", first_hits=4, resolver=None, external=
         external = n_nodes
     if resolver is None:
         resolver = lambda code: external  # noqa: E731
-    _state = _State(n_nodes, mode == "exact", max(1, int(first_hits)), resolver, external)
+    if seen is None:
+        seen = [False] * n_nodes
+    elif len(seen) != n_nodes or any(seen):
+        raise ValueError("configure: `seen` must be a list of n_nodes False values")
+    _state = _State(n_nodes, mode == "exact", max(1, int(first_hits)), resolver, external, seen)
     _importing = 0
     _tls.depth = 0
 
@@ -85,6 +92,10 @@ def hit(n, _getframe=sys._getframe):
         b.new_hits.append(n)
     if c < 255:
         b.counts[n] = c + 1
+    if c + 1 == st.first_hits and not st.exact:
+        b.saturated.append(n)
+        if b is st.active and not _importing:
+            st.seen[n] = True
     try:
         frame = _getframe(1)
     except ValueError:
@@ -113,15 +124,32 @@ def hit(n, _getframe=sys._getframe):
         b.new_edges.append(edge)
 
 
+def _paint(st, b, on):
+    seen = st.seen
+    for n in b.saturated:
+        seen[n] = on
+
+
+def _activate(st, b):
+    if b is not st.active and not _importing:
+        _paint(st, st.active, False)
+        _paint(st, b, True)
+    st.active = b
+
+
 def set_test(name):
     st = _require()
     if name == IMPORT:
-        st.active = st.import_bucket
+        _activate(st, st.import_bucket)
         return
     b = st.by_name.get(name)
     if b is None:
         b = st.by_name[name] = _Bucket(name, st.n_nodes)
-    st.active = b
+    _activate(st, b)
+
+
+def seen():
+    return _require().seen
 
 
 def current_test():
@@ -131,6 +159,8 @@ def current_test():
 def enter_import():
     global _importing
     _tls.depth = getattr(_tls, "depth", 0) + 1
+    if _importing == 0 and _state is not None:
+        _paint(_state, _state.active, False)
     _importing += 1
 
 
@@ -140,6 +170,8 @@ def exit_import():
     if depth > 0:
         _tls.depth = depth - 1
         _importing = max(0, _importing - 1)
+        if _importing == 0 and _state is not None:
+            _paint(_state, _state.active, True)
 
 
 def import_depth():
@@ -150,15 +182,18 @@ def take_test(name):
     st = _require()
     if name == IMPORT:
         b = st.import_bucket
+        if st.active is b and not _importing:
+            _paint(st, b, False)
         st.import_bucket = _Bucket(IMPORT, st.n_nodes)
         if st.active is b:
             st.active = st.import_bucket
         return b.all()
-    b = st.by_name.pop(name, None)
+    b = st.by_name.get(name)
     if b is None:
         return None
     if st.active is b:
-        st.active = st.import_bucket
+        _activate(st, st.import_bucket)
+    del st.by_name[name]
     return b.all()
 
 

@@ -24,8 +24,9 @@ import sys
 
 from carve_shim import __version__, recorder
 
-#: The name probed modules call; bound at the top of each probed module.
+#: The names probed modules use; bound at the top of each probed module.
 HIT_NAME = "_carve_hit"
+SEEN_NAME = "_carve_seen"
 
 
 def _is_docstring(stmt):
@@ -43,14 +44,20 @@ def _located(node, anchor):
 
 
 def _probe_stmt(n, anchor):
-    func = _located(ast.Name(id=HIT_NAME, ctx=ast.Load()), anchor)
-    arg = _located(ast.Constant(value=n), anchor)
-    call = _located(ast.Call(func=func, args=[arg], keywords=[]), anchor)
-    return _located(ast.Expr(value=call), anchor)
+    """``if not _carve_seen[n]: _carve_hit(n)`` at ``anchor``'s position."""
+    loc = lambda node: _located(node, anchor)  # noqa: E731
+    call = loc(ast.Call(func=loc(ast.Name(id=HIT_NAME, ctx=ast.Load())), args=[loc(ast.Constant(value=n))], keywords=[]))
+    guard = loc(
+        ast.Subscript(
+            value=loc(ast.Name(id=SEEN_NAME, ctx=ast.Load())), slice=loc(ast.Constant(value=n)), ctx=ast.Load()
+        )
+    )
+    test = loc(ast.UnaryOp(op=loc(ast.Not()), operand=guard))
+    return loc(ast.If(test=test, body=[loc(ast.Expr(value=call))], orelse=[]))
 
 
 def probe_tree(tree, defs):
-    """Inserts ``_carve_hit(N)`` at the start of every function of ``tree`` (a module)
+    """Inserts the probe of node N (``if not _carve_seen[N]: _carve_hit(N)``) at the start of every function of ``tree`` (a module)
     whose ``def`` line (or first decorator line) is in ``defs``; returns how many."""
     probed = 0
     for node in ast.walk(tree):
@@ -73,7 +80,9 @@ def probe_tree(tree, defs):
         at += 1
     anchor = body[at] if at < len(body) else (body[-1] if body else None)
     imp = ast.ImportFrom(
-        module="carve_shim.recorder", names=[ast.alias(name="hit", asname=HIT_NAME)], level=0
+        module="carve_shim.recorder",
+        names=[ast.alias(name="hit", asname=HIT_NAME), ast.alias(name="seen", asname=SEEN_NAME)],
+        level=0,
     )
     if anchor is None:
         imp.lineno = imp.end_lineno = 1

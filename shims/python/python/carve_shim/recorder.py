@@ -22,7 +22,20 @@ if not NATIVE:
     from carve_shim import fallback as _impl  # noqa: F811
 
 hit = _impl.hit
-configure = _impl.configure
+
+#: The probes' guard, bound in probed modules as ``_carve_seen``: probed code runs
+#: ``if not _carve_seen[N]: _carve_hit(N)``, and the recorder sets ``seen[N]`` once the
+#: current test needs nothing more from node N (first-hits mode). Same object for the
+#: life of the process.
+seen = []
+
+
+def configure(n_nodes, mode="first-hits", first_hits=4, resolver=None, external=None):
+    """Starts recording afresh (see ``configure`` in src/lib.rs)."""
+    seen[:] = [False] * n_nodes
+    _impl.configure(n_nodes, mode, first_hits, resolver, external, seen)
+
+
 set_test = _impl.set_test
 current_test = _impl.current_test
 enter_import = _impl.enter_import
