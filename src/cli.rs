@@ -1,0 +1,161 @@
+//! Command-line interface (clap derive).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "carve", version, about = "Carve a feature out of a repository and turn it into an executable coding task")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum EdgeMode {
+    /// Callers captured on the first hits of each callee per test (cheap).
+    #[default]
+    FirstHits,
+    /// Every call's caller (for audits; slower).
+    Exact,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// The repository (its working tree is never modified).
+    pub repo: PathBuf,
+    /// Where results go. Default: a per-repository folder under the user's cache directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Configuration file (default: <repo>/carve.toml if present, else <out>/carve.toml, else detected).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output format of the report.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Python interpreter to run the tests with (overrides carve.toml).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Timeout for a whole test run, in seconds (overrides carve.toml).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// A test making no progress for this many seconds is killed as hung (overrides carve.toml).
+    #[arg(long)]
+    pub test_timeout: Option<u64>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct FeatureArgs {
+    /// F2P tests of the feature: test ids or test files; repeatable, or several after one flag.
+    #[arg(long, num_args = 1.., required = true)]
+    pub f2p: Vec<String>,
+    /// How callers are captured while tracing.
+    #[arg(long, value_enum, default_value_t)]
+    pub edges: EdgeMode,
+    /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
+    #[arg(long)]
+    pub entry_filter: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Detect the language and test command, and write carve.toml into the output folder.
+    Init {
+        #[command(flatten)]
+        common: Common,
+        /// Overwrite an existing carve.toml in the output folder.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the definition index of the repository.
+    Index {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run the whole suite twice and record one status per test; flaky tests are marked.
+    Baseline {
+        #[command(flatten)]
+        common: Common,
+        /// Run only these tests (ids); every requested id gets a status.
+        #[arg(long, num_args = 1..)]
+        tests: Vec<String>,
+        /// Ignore a cached baseline.
+        #[arg(long)]
+        fresh: bool,
+    },
+    /// Run the passing tests under the tracing shim and write the trace.
+    Trace {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, value_enum, default_value_t)]
+        edges: EdgeMode,
+        /// Trace only these tests (ids or files).
+        #[arg(long, num_args = 1..)]
+        tests: Vec<String>,
+        /// Ignore a cached trace of the same tree.
+        #[arg(long)]
+        fresh: bool,
+    },
+    /// Classify what carving a feature would extract and what must remain, with reasons.
+    Audit {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        feature: FeatureArgs,
+    },
+    /// Write the masked state, contract, problem statement and patches for a feature
+    /// (from its F2P tests, or for explicit node ids with --remove).
+    Extract {
+        #[command(flatten)]
+        common: Common,
+        /// F2P tests of the feature (classification decides what to remove).
+        #[arg(long, num_args = 1..)]
+        f2p: Vec<String>,
+        /// Remove exactly these node ids instead of classifying.
+        #[arg(long, num_args = 1..)]
+        remove: Vec<String>,
+        /// Test ids or test files to remove with the feature.
+        #[arg(long, num_args = 1..)]
+        remove_tests: Vec<String>,
+        #[arg(long, value_enum, default_value_t)]
+        edges: EdgeMode,
+    },
+    /// Re-run the validation of a task bundle (baseline, masked, restored, level 2).
+    Validate {
+        /// The task bundle directory (with instance.json).
+        bundle: PathBuf,
+        /// The repository the bundle was made from.
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Where to put scratch copies (default: a temporary folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Everything: one traced run for the whole repository, candidate features (test files
+    /// or --f2p groups), and one validated bundle per task plus tasks.jsonl.
+    Tasks {
+        #[command(flatten)]
+        common: Common,
+        /// Feature groups: each --f2p flag is one candidate (default: one per test file).
+        #[arg(long, num_args = 1.., action = clap::ArgAction::Append, value_parser = clap::value_parser!(String))]
+        f2p: Vec<Vec<String>>,
+        #[arg(long, value_enum, default_value_t)]
+        edges: EdgeMode,
+        /// Levels to emit.
+        #[arg(long, num_args = 1.., default_values_t = vec![1u8, 2u8])]
+        level: Vec<u8>,
+        /// Largest share of F2P tests allowed to pass on the masked state (0 = none may pass).
+        #[arg(long, default_value_t = 0.0)]
+        f2p_pass_threshold: f64,
+    },
+}

@@ -1,0 +1,67 @@
+//! One feature: its F2P tests, its P2P tests (every other stable passing test), and the
+//! classification of what carving it extracts and what must remain.
+
+use anyhow::{Result, bail};
+use carve_tracer::classify::{Classification, classify};
+use carve_tracer::graph::ObjectGraph;
+use carve_tracer::trace::Trace;
+use std::collections::BTreeSet;
+
+use super::baseline::Baseline;
+use super::{Session, TestId};
+
+pub struct Feature {
+    /// A short name: the stem of the F2P test file, or of the first F2P test.
+    pub slug: String,
+    pub f2p: BTreeSet<TestId>,
+    pub p2p: BTreeSet<TestId>,
+    pub classification: Classification,
+}
+
+impl Feature {
+    /// Ids of the extracted definitions, sorted.
+    pub fn extracted(&self) -> BTreeSet<carve_languages::NodeId> {
+        self.classification.extracted().map(|(id, _)| id.clone()).collect()
+    }
+}
+
+/// Slug of a feature: `tests/test_pricing.py` -> `pricing`; lower-case ASCII, `-` separated.
+pub fn slug_for(f2p: &BTreeSet<TestId>) -> String {
+    let first = f2p.iter().next().map(String::as_str).unwrap_or("feature");
+    let file = super::test_file(first);
+    let stem = file.rsplit('/').next().unwrap_or(file).trim_end_matches(".py");
+    let stem = stem.strip_prefix("test_").or_else(|| stem.strip_suffix("_test")).unwrap_or(stem);
+    let mut slug: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    while slug.contains("--") {
+        slug = slug.replace("--", "-");
+    }
+    slug.trim_matches('-').to_string()
+}
+
+/// Classify a feature given its F2P tests.
+pub fn classify_feature(
+    session: &Session,
+    baseline: &Baseline,
+    trace: &Trace,
+    graph: &ObjectGraph,
+    f2p: BTreeSet<TestId>,
+    excluded: &BTreeSet<TestId>,
+) -> Result<Feature> {
+    let stable = baseline.stable_passing();
+    for t in &f2p {
+        match baseline.tests.get(t) {
+            Some(e) if e.flaky => bail!("F2P test {t} is flaky (it {:?} then {:?} at baseline); choose stable tests", e.status, e.second),
+            Some(_) if !stable.contains(t) => {
+                bail!("F2P test {t} does not pass at baseline ({:?}); an F2P test must pass on the original code", baseline.tests[t].status)
+            }
+            None => bail!("F2P test {t} was not run at baseline"),
+            _ => {}
+        }
+        if excluded.contains(t) {
+            bail!("F2P test {t} passed at baseline but failed under the tracing shim; it cannot be traced");
+        }
+    }
+    let p2p: BTreeSet<TestId> = stable.difference(&f2p).filter(|t| !excluded.contains(*t)).cloned().collect();
+    let classification = classify(&session.index, graph, trace, &f2p, &p2p)?;
+    Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification })
+}

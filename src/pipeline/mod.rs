@@ -1,0 +1,122 @@
+//! The pipeline: init -> baseline -> trace -> graph -> classify -> extract -> validate -> emit.
+//! Each step is a function over a [`Session`]; the commands in `commands.rs` chain them.
+
+pub mod baseline;
+pub mod bundle;
+pub mod feature;
+pub mod tracing;
+pub mod validate;
+
+use anyhow::{Context, Result, bail};
+use carve_languages::index::IndexOptions;
+use carve_languages::DefinitionIndex;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::progress::Progress;
+use crate::workspace::{self, RepoIdentity};
+
+pub type TestId = String;
+
+/// Everything a command needs about the repository it works on.
+pub struct Session {
+    pub repo: PathBuf,
+    pub out: PathBuf,
+    pub config: Config,
+    pub config_source: String,
+    pub index: DefinitionIndex,
+    pub tree_digest: String,
+    pub identity: RepoIdentity,
+    pub progress: Progress,
+}
+
+pub struct SessionOptions<'a> {
+    pub repo: &'a Path,
+    pub out: Option<&'a Path>,
+    pub config: Option<&'a Path>,
+    pub python: Option<&'a Path>,
+    pub timeout: Option<u64>,
+    pub test_timeout: Option<u64>,
+}
+
+impl Session {
+    pub fn open(opts: SessionOptions<'_>) -> Result<Session> {
+        let repo = workspace::repo_dir(opts.repo)?;
+        let out = workspace::out_dir(&repo, opts.out)?;
+        let (mut config, config_source) = crate::config::load(&repo, &out, opts.config)?;
+        if let Some(p) = opts.python {
+            config.test.python = p.to_path_buf();
+        }
+        if let Some(t) = opts.timeout {
+            config.timeouts.run = t;
+        }
+        if let Some(t) = opts.test_timeout {
+            config.timeouts.test = t;
+        }
+        let progress = Progress::new();
+        progress.step("indexing");
+        let index = DefinitionIndex::build(&repo, &IndexOptions { include: config.include.clone(), exclude: config.exclude.clone() })
+            .with_context(|| format!("failed to index {}", repo.display()))?;
+        for skipped in &index.skipped {
+            progress.note(format!("warning: skipped {}: {}", skipped.path, skipped.reason));
+        }
+        let tree_digest = workspace::tree_digest(&repo)?;
+        let identity = RepoIdentity::detect(&repo, &tree_digest);
+        Ok(Session { repo, out, config, config_source, index, tree_digest, identity, progress })
+    }
+
+    /// Scratch space for this run's copies; removed on success by the caller.
+    pub fn scratch(&self, name: &str) -> Result<PathBuf> {
+        let dir = self.out.join("work").join(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("failed to clear {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(&dir).with_context(|| format!("failed to create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    pub fn cache_dir(&self) -> PathBuf {
+        self.out.join("cache")
+    }
+
+    /// Test files of the repository (repository-relative).
+    pub fn test_files(&self) -> BTreeSet<String> {
+        self.index.files.values().filter(|f| f.is_test).map(|f| f.path.clone()).collect()
+    }
+}
+
+/// Resolve `--f2p` arguments (test ids or test files) against the known test ids. An
+/// argument that matches nothing is an error that lists close matches.
+pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeSet<TestId>> {
+    let mut out = BTreeSet::new();
+    for arg in args {
+        let arg = arg.trim().trim_start_matches("./");
+        if known.contains(arg) {
+            out.insert(arg.to_string());
+            continue;
+        }
+        // A file, a class or a parametrized family: every id under that prefix.
+        let prefixed: Vec<&TestId> = known
+            .iter()
+            .filter(|id| {
+                id.strip_prefix(arg).is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
+            })
+            .collect();
+        if !prefixed.is_empty() {
+            out.extend(prefixed.into_iter().cloned());
+            continue;
+        }
+        let close = carve_languages::runner::close_matches(arg, known);
+        if close.is_empty() {
+            bail!("no test `{arg}` in this repository (run `carve baseline` to list the test ids)");
+        }
+        bail!("no test `{arg}` in this repository; close matches:\n  {}", close.join("\n  "));
+    }
+    Ok(out)
+}
+
+/// The file part of a test id.
+pub fn test_file(id: &str) -> &str {
+    id.split("::").next().unwrap_or(id)
+}

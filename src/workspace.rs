@@ -1,0 +1,225 @@
+//! Where carve works: the output folder, shadow copies of the repository (carve never runs
+//! anything inside the user's working tree), content hashes, atomic writes, and the
+//! repository's identity (owner, name, commit) for instance ids.
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Directories never copied into a shadow tree: version control, virtualenvs and caches.
+const SKIP_DIRS: &[&str] = &[".git", ".hg", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".eggs"];
+
+/// The output folder: `--out`, else `<cache>/carve/<name>-<hash8 of the absolute path>`.
+pub fn out_dir(repo: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    let dir = match out {
+        Some(o) => o.to_path_buf(),
+        None => {
+            let cache = dirs::cache_dir().context("no cache directory for this user: pass --out DIR")?;
+            let name = repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+            let hash = hex::encode(Sha256::digest(repo.to_string_lossy().as_bytes()));
+            cache.join("carve").join(format!("{name}-{}", &hash[..8]))
+        }
+    };
+    let repo_abs = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
+    // Check before creating anything: the folder must not be created inside the repository.
+    let abs = std::path::absolute(&dir).with_context(|| format!("failed to resolve {}", dir.display()))?;
+    let mut probe = abs.clone();
+    while !probe.exists() {
+        if !probe.pop() {
+            break;
+        }
+    }
+    let existing = probe.canonicalize().unwrap_or(probe.clone());
+    let rest = abs.strip_prefix(&probe).unwrap_or(Path::new(""));
+    if existing.join(rest).starts_with(&repo_abs) {
+        bail!(
+            "the output folder {} is inside the repository {}; carve never writes into the repository: choose --out elsewhere",
+            abs.display(),
+            repo_abs.display()
+        );
+    }
+    std::fs::create_dir_all(&abs).with_context(|| format!("failed to create the output folder {}", abs.display()))?;
+    let dir = abs.canonicalize().with_context(|| format!("failed to resolve {}", abs.display()))?;
+    Ok(dir)
+}
+
+/// Resolve and check the repository argument.
+pub fn repo_dir(repo: &Path) -> Result<PathBuf> {
+    let abs = repo
+        .canonicalize()
+        .with_context(|| format!("repository {} does not exist", repo.display()))?;
+    if !abs.is_dir() {
+        bail!("repository {} is not a directory", abs.display());
+    }
+    Ok(abs)
+}
+
+fn skip_dir(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    SKIP_DIRS.contains(&name.as_ref()) || path.join("pyvenv.cfg").is_file()
+}
+
+/// Every file of the tree that a shadow copy holds, repository-relative, sorted.
+pub fn list_files(root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).with_context(|| format!("failed to list {}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("failed to list {}", dir.display()))?;
+            let path = entry.path();
+            let ft = entry.file_type()?;
+            if ft.is_dir() {
+                if !skip_dir(&path) {
+                    stack.push(path);
+                }
+            } else if ft.is_file() || ft.is_symlink() {
+                let rel = path.strip_prefix(root).unwrap_or(&path);
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Copy the tree into `dest` (which must not exist yet). Returns the copied files.
+pub fn shadow_copy(root: &Path, dest: &Path) -> Result<Vec<String>> {
+    if dest.exists() {
+        std::fs::remove_dir_all(dest).with_context(|| format!("failed to clear {}", dest.display()))?;
+    }
+    let files = list_files(root)?;
+    for rel in &files {
+        let from = root.join(rel);
+        let to = dest.join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+        }
+        let meta = std::fs::symlink_metadata(&from)?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&from)?;
+            std::os::unix::fs::symlink(&target, &to).with_context(|| format!("failed to link {}", to.display()))?;
+        } else {
+            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {} to {}", from.display(), to.display()))?;
+        }
+    }
+    Ok(files)
+}
+
+/// SHA-256 over the tree's relative paths and contents: the key of cached results.
+pub fn tree_digest(root: &Path) -> Result<String> {
+    let mut h = Sha256::new();
+    for rel in list_files(root)? {
+        let bytes = std::fs::read(root.join(&rel)).unwrap_or_default();
+        h.update(rel.as_bytes());
+        h.update([0]);
+        h.update(Sha256::digest(&bytes));
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Write a file atomically: a temporary sibling, then rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+    let tmp = parent.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("failed to write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("failed to move {} into place", path.display()))?;
+    Ok(())
+}
+
+/// Replace directory `dest` by the complete directory `staged` (same parent) so that a
+/// killed run never leaves a half-written `dest`: the old one is moved aside first.
+pub fn replace_dir(staged: &Path, dest: &Path) -> Result<()> {
+    if dest.exists() {
+        let trash = dest.with_extension(format!("old-{}", std::process::id()));
+        std::fs::rename(dest, &trash).with_context(|| format!("failed to move {} aside", dest.display()))?;
+        std::fs::rename(staged, dest).with_context(|| format!("failed to move {} into place", dest.display()))?;
+        let _ = std::fs::remove_dir_all(&trash);
+    } else {
+        std::fs::rename(staged, dest).with_context(|| format!("failed to move {} into place", dest.display()))?;
+    }
+    Ok(())
+}
+
+/// Who and what the repository is, for instance ids and `instance.json`.
+#[derive(Debug, Clone)]
+pub struct RepoIdentity {
+    pub owner: String,
+    pub name: String,
+    /// The commit when the repository is the top of a git work tree, else `tree-<digest>`.
+    pub commit: String,
+    pub created_at: Option<String>,
+}
+
+impl RepoIdentity {
+    pub fn detect(repo: &Path, tree_digest: &str) -> RepoIdentity {
+        let dir_name = repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+        let git = |args: &[&str]| -> Option<String> {
+            let out = Command::new("git").arg("-C").arg(repo).args(args).output().ok()?;
+            out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        };
+        // Only a repository that is itself the top of a work tree has a commit of its own;
+        // a folder inside another project's checkout (a fixture) is identified by content.
+        let top = git(&["rev-parse", "--show-toplevel"]).map(PathBuf::from);
+        let is_top = top.as_deref().and_then(|t| t.canonicalize().ok()).as_deref() == Some(repo);
+        let (commit, created_at) = if is_top {
+            (git(&["rev-parse", "HEAD"]), git(&["log", "-1", "--format=%cI"]))
+        } else {
+            (None, None)
+        };
+        let (owner, name) = is_top
+            .then(|| git(&["config", "--get", "remote.origin.url"]))
+            .flatten()
+            .and_then(|u| owner_repo_from_url(&u))
+            .unwrap_or_else(|| ("local".to_string(), dir_name));
+        RepoIdentity { owner, name, commit: commit.unwrap_or_else(|| format!("tree-{}", &tree_digest[..16])), created_at }
+    }
+
+    pub fn commit8(&self) -> &str {
+        let c = self.commit.strip_prefix("tree-").unwrap_or(&self.commit);
+        &c[..8.min(c.len())]
+    }
+}
+
+fn owner_repo_from_url(url: &str) -> Option<(String, String)> {
+    let trimmed = url.trim_end_matches('/').trim_end_matches(".git");
+    let mut parts = trimmed.rsplit(['/', ':']);
+    let name = parts.next()?.to_string();
+    let owner = parts.next()?.to_string();
+    (!name.is_empty() && !owner.is_empty()).then_some((owner, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_and_name_from_remote_urls() {
+        assert_eq!(owner_repo_from_url("git@host:psf/requests.git"), Some(("psf".into(), "requests".into())));
+        assert_eq!(owner_repo_from_url("https://host/psf/requests"), Some(("psf".into(), "requests".into())));
+    }
+
+    #[test]
+    fn shadow_copy_skips_caches_and_virtualenvs() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("r");
+        std::fs::create_dir_all(root.join("pkg/__pycache__")).unwrap();
+        std::fs::create_dir_all(root.join(".venv")).unwrap();
+        std::fs::write(root.join(".venv/pyvenv.cfg"), "").unwrap();
+        std::fs::write(root.join("pkg/a.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("pkg/__pycache__/a.pyc"), "x").unwrap();
+        let files = shadow_copy(&root, &d.path().join("s")).unwrap();
+        assert_eq!(files, vec!["pkg/a.py".to_string()]);
+        assert_eq!(tree_digest(&root).unwrap(), tree_digest(&d.path().join("s")).unwrap());
+    }
+
+    #[test]
+    fn output_folder_inside_the_repository_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let err = out_dir(d.path(), Some(&d.path().join("out"))).unwrap_err().to_string();
+        assert!(err.contains("never writes into the repository"), "{err}");
+        assert!(!d.path().join("out").exists(), "nothing may be created inside the repository");
+    }
+}

@@ -1,0 +1,217 @@
+//! End-to-end tests over `fixtures/python/`: the classification of every feature against
+//! the fixture's written-down expectations, `carve tasks` with an independent re-check of
+//! every bundle, determinism, an untouched working tree, and bad input.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn expected() -> toml::Table {
+    let text = std::fs::read_to_string(root().join("fixtures/python/inventory/carve-expected.toml")).unwrap();
+    toml::from_str(&text).unwrap()
+}
+
+fn strings(v: &toml::Value) -> BTreeSet<String> {
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+fn ids(list: &Value) -> BTreeSet<String> {
+    list.as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect()
+}
+
+/// Reason kinds of the fixture's sidecar, as the classifier's serialized reason tags.
+fn reason_matches(kind: &str, tag: &str) -> bool {
+    match kind {
+        "p2p" => tag == "executed_by_p2p",
+        "import" => tag == "import_time",
+        "load" => ["decorator", "base_class", "default_or_annotation", "class_body", "module_level", "exported", "referenced_by"]
+            .contains(&tag),
+        "member" => tag == "has_remained_member",
+        other => panic!("unknown reason kind {other} in carve-expected.toml"),
+    }
+}
+
+#[test]
+fn audit_matches_the_fixture_expectations_for_every_feature() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let before = snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let exp = expected();
+    let features = exp["features"].as_table().unwrap();
+    assert!(features.len() >= 3, "the fixture has several features");
+    for (name, f) in features {
+        let mut args = vec!["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--f2p"];
+        let f2p: Vec<String> = strings(&f["f2p"]).into_iter().collect();
+        args.extend(f2p.iter().map(String::as_str));
+        let o = carve_ok(&args, 0);
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let extracted = ids(&report["extracted"]);
+        let remained = ids(&report["remained"]);
+        assert_eq!(extracted, strings(&f["extracted"]), "feature {name}: extracted set");
+        for r in strings(&f["remained"]) {
+            assert!(remained.contains(&r), "feature {name}: {r} must be remained; got extracted={} remained={remained:?}", extracted.contains(&r));
+        }
+        for n in strings(&f["never_extracted"]) {
+            assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
+        }
+        let entries: BTreeSet<String> =
+            report["entry_points"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
+        assert_eq!(entries, strings(&f["entry_points"]), "feature {name}: entry points");
+        // Every reason the sidecar names for a remained node is among carve's reasons.
+        let nodes = &report["classification"]["nodes"];
+        for (node, kinds) in f["reasons"].as_table().unwrap() {
+            if !remained.contains(node) {
+                continue; // remained_whole_graph nodes need not be reached
+            }
+            let tags: Vec<String> = nodes[node]["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["reason"].as_str().unwrap().to_string())
+                .collect();
+            for kind in kinds.as_array().unwrap() {
+                let kind = kind.as_str().unwrap();
+                assert!(tags.iter().any(|t| reason_matches(kind, t)), "feature {name}: {node} should have a `{kind}` reason, has {tags:?}");
+            }
+        }
+    }
+    assert_eq!(before, snapshot(&repo), "carve audit modified the repository");
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let before = snapshot(&repo);
+    let out1 = tempfile::tempdir().unwrap();
+    let out2 = tempfile::tempdir().unwrap();
+    for out in [&out1, &out2] {
+        carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 0);
+    }
+    assert_eq!(before, snapshot(&repo), "carve tasks modified the repository");
+
+    let jsonl = read(&out1.path().join("tasks.jsonl"));
+    let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(tasks.len() >= 4, "expected level 1 and 2 tasks for several features, got {}", tasks.len());
+    let levels: BTreeSet<u64> = tasks.iter().map(|t| t["level"].as_u64().unwrap()).collect();
+    assert_eq!(levels, BTreeSet::from([1, 2]));
+
+    // Determinism: the same input gives byte-identical bundles and dataset.
+    assert_eq!(jsonl, read(&out2.path().join("tasks.jsonl")));
+    for t in &tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        assert_eq!(snapshot(&out1.path().join(id)), snapshot(&out2.path().join(id)), "bundle {id} differs between two runs");
+    }
+
+    for t in &tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        let bundle = out1.path().join(id);
+        for f in ["instance.json", "problem_statement.md", "contract.json", "gold.patch", "test.patch", "mask.patch", "validation.json", "audit.json"] {
+            assert!(bundle.join(f).is_file(), "{id} lacks {f}");
+        }
+        let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+        assert_eq!(&inst, t, "tasks.jsonl holds the bundle's instance.json");
+        assert!(id.starts_with("local__inventory."), "{id}");
+        assert!(id.ends_with(&format!(".lv{}", t["level"])), "{id}");
+        let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
+        assert_eq!(validation["valid"], true);
+        if t["level"] == 1 {
+            recheck_level1(&repo, &bundle, &inst);
+        }
+    }
+}
+
+/// Re-check a Level 1 bundle without carve: apply mask.patch to a copy and run pytest
+/// (P2P pass, F2P fail), then gold.patch + test.patch (everything passes).
+fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
+    let list = |k: &str| -> Vec<String> { inst[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect() };
+    let f2p = list("FAIL_TO_PASS");
+    let p2p = list("PASS_TO_PASS");
+    assert!(!f2p.is_empty() && !p2p.is_empty());
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path().join("repo");
+    copy_dir(repo, &copy);
+    git_apply(&copy, &bundle.join("mask.patch"));
+    let masked = pytest_outcomes(&copy, &p2p);
+    for t in &p2p {
+        assert_eq!(masked.get(t).map(String::as_str), Some("PASSED"), "{}: P2P {t} on the masked state", bundle.display());
+    }
+    git_apply(&copy, &bundle.join("test.patch"));
+    let f2p_masked = pytest_outcomes(&copy, &f2p);
+    for t in &f2p {
+        assert_ne!(f2p_masked.get(t).map(String::as_str), Some("PASSED"), "{}: F2P {t} passes on the masked state", bundle.display());
+    }
+    git_apply(&copy, &bundle.join("gold.patch"));
+    let all: Vec<String> = f2p.iter().chain(&p2p).cloned().collect();
+    let restored = pytest_outcomes(&copy, &all);
+    for t in &all {
+        assert_eq!(restored.get(t).map(String::as_str), Some("PASSED"), "{}: {t} after gold.patch", bundle.display());
+    }
+    assert_eq!(snapshot(repo), snapshot(&copy), "masked + test.patch + gold.patch is the original tree");
+}
+
+#[test]
+fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let o = carve_ok(
+        &["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--f2p", "tests/test_pricing.py::test_quote_totl"],
+        2,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no test `tests/test_pricing.py::test_quote_totl`"), "{err}");
+    assert!(err.contains("close matches") && err.contains("tests/test_pricing.py::"), "{err}");
+}
+
+#[test]
+fn output_inside_the_repository_is_refused_and_nothing_is_written() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let before = snapshot(&repo);
+    let inside = repo.join("carve-out");
+    let o = carve_ok(&["baseline", repo.to_str().unwrap(), "--out", inside.to_str().unwrap()], 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("never writes into the repository"));
+    assert_eq!(before, snapshot(&repo));
+}
+
+#[test]
+fn bad_input_is_skipped_killed_or_reported_never_fatal() {
+    let (_tmp, repo) = fixture_copy("python/badinput");
+    let before = snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let o = carve_ok(&["index", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
+    let index: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let skipped: BTreeSet<String> = index["skipped"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap().to_string()).collect();
+    assert_eq!(skipped, BTreeSet::from(["badpkg/broken_syntax.py".to_string(), "badpkg/latin1.py".to_string()]));
+    let warn = String::from_utf8_lossy(&o.stderr);
+    assert!(warn.contains("badpkg/broken_syntax.py") && warn.contains("badpkg/latin1.py"), "{warn}");
+    assert!(index["definitions"].as_object().unwrap().contains_key("badpkg/shapes.py::Rectangle"));
+
+    // The hanging test, selected explicitly, is killed after the per-test timeout.
+    let o = carve_ok(
+        &[
+            "baseline", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--test-timeout", "3",
+            "--tests", "tests/test_hang.py", "tests/test_basic.py",
+        ],
+        0,
+    );
+    let b: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hang: Vec<(&String, &Value)> = b["tests"].as_object().unwrap().iter().filter(|(k, _)| k.starts_with("tests/test_hang.py::")).collect();
+    assert!(!hang.is_empty());
+    for (k, v) in hang {
+        assert_eq!(v["status"], "timeout", "{k}");
+    }
+    assert_eq!(b["tests"]["tests/test_basic.py::test_area"]["status"], "passed", "{}", String::from_utf8_lossy(&o.stdout));
+
+    // The crashing test process: the crash is an error for that test, the others still run,
+    // and tracing keeps what finished.
+    let o = carve_ok(&["trace", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
+    let t: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(t["tests"].as_u64().unwrap() >= 5, "{t}");
+    assert_eq!(before, snapshot(&repo), "carve modified the repository");
+}
