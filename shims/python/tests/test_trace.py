@@ -174,3 +174,47 @@ def test_inactive_without_environment(shim_dirs, repo, tmp_path):
     assert not os.path.exists(tmp_path / "trace")
     # A plain run writes bytecode as usual.
     assert os.path.isdir(os.path.join(root, "pkg", "__pycache__"))
+
+
+def test_forked_child_writes_its_own_file(backend, tmp_path):
+    """A test that forks, and whose child runs the atexit handlers, must not write into
+    the parent's trace file."""
+    name, shim_dir = backend
+    from conftest import make_repo, FILES
+
+    root = str(tmp_path / "repo")
+    extra = {
+        "tests/test_fork.py": (
+            "import atexit, os\n"
+            "from pkg.util import helper\n\n\n"
+            "def test_fork():\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        helper(5)\n"
+            "        atexit._run_exitfuncs()\n"
+            "        os._exit(0)\n"
+            "    assert os.waitpid(pid, 0)[1] == 0\n\n\n"
+            "def test_after():\n"
+            "    assert helper(1) == 2\n"
+        )
+    }
+    FILES_BACKUP = dict(FILES)
+    try:
+        FILES.clear()
+        FILES.update({k: v for k, v in FILES_BACKUP.items() if not k.startswith("tests/test_")})
+        FILES.update(extra)
+        probe_map = make_repo(root)
+    finally:
+        FILES.clear()
+        FILES.update(FILES_BACKUP)
+    trace_dir = str(tmp_path / "trace")
+    proc = run_traced(shim_dir, root, probe_map, trace_dir, fallback=(name == "fallback"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    traces = read_traces(trace_dir)
+    fname, records = main_file(traces)
+    assert [r["kind"] for r in records].count("end") == 1 and records[-1]["kind"] == "end"
+    assert records[-1]["tests"] == 2
+    children = [r for f, r in traces if f != fname]
+    assert len(children) == 1 and children[0][0]["role"] == "subprocess"
+    assert children[0][0]["parent_test"] == "tests/test_fork.py::test_fork"
+    assert "pkg/util.py::helper" in merge(traces)["tests/test_fork.py::test_fork"]["hits"]

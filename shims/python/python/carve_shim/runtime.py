@@ -147,6 +147,18 @@ class Session:
             if self._file is not None:
                 self._file.close()
 
+    def _after_fork_in_child(self):
+        """A forked child writes its own file (never the parent's) under the current test."""
+        self._lock = threading.Lock()
+        self._file = None  # the parent's; the child's copy closes when collected
+        self._tests = set()
+        self.ended = False
+        self.role = "subprocess"
+        try:
+            self.parent_test = recorder.current_test()
+        except Exception:
+            pass
+
     def _atexit(self):
         try:
             self.finish()
@@ -166,6 +178,8 @@ def start(role="process", environ=None):
         if _session is None:
             session = Session(environ, role)
             atexit.register(session._atexit)
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=session._after_fork_in_child)
             _session = session
     return _session
 
