@@ -218,3 +218,26 @@ def test_forked_child_writes_its_own_file(backend, tmp_path):
     assert len(children) == 1 and children[0][0]["role"] == "subprocess"
     assert children[0][0]["parent_test"] == "tests/test_fork.py::test_fork"
     assert "pkg/util.py::helper" in merge(traces)["tests/test_fork.py::test_fork"]["hits"]
+
+
+def test_private_code_cache(backend, repo, tmp_path):
+    """With CARVE_SHIM_CACHE, probed code is cached there (and only there) and reused."""
+    name, shim_dir = backend
+    root, probe_map = repo
+    cache = tmp_path / "cache"
+    results = []
+    for run in range(2):
+        trace_dir = str(tmp_path / ("trace%d" % run))
+        proc = run_traced(
+            shim_dir, root, probe_map, trace_dir, fallback=(name == "fallback"),
+            extra_env={"CARVE_SHIM_CACHE": str(cache)},
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results.append(merge(read_traces(trace_dir)))
+        if run == 0:
+            cached = sorted(os.listdir(cache))
+            assert len(cached) == 6, cached  # the six probed modules of the pytest process
+            stamps = {f: os.path.getmtime(cache / f) for f in cached}
+    assert results[0] == results[1]
+    assert {f: os.path.getmtime(cache / f) for f in stamps} == stamps
+    assert not os.path.exists(os.path.join(root, "pkg", "__pycache__"))
