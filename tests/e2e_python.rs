@@ -161,11 +161,11 @@ fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
     let o = carve_ok(
-        &["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--f2p", "tests/test_pricing.py::test_quote_totl"],
+        &["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--f2p", "tests/test_pricing.py::test_apply_discount_rounds_and_is_wraped"],
         2,
     );
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no test `tests/test_pricing.py::test_quote_totl`"), "{err}");
+    assert!(err.contains("no test `tests/test_pricing.py::test_apply_discount_rounds_and_is_wraped`"), "{err}");
     assert!(err.contains("close matches") && err.contains("tests/test_pricing.py::"), "{err}");
 }
 

@@ -138,7 +138,13 @@ pub fn instance_json(
 ) -> Value {
     let id = &session.identity;
     let stats = &ext.outcome.stats;
-    let top: Vec<&str> = ext.contract.objects.iter().map(|o| o.id.as_str()).collect();
+    // FeatureBench's top objects: extracted definitions whose parent stays (or that have none).
+    let top: Vec<&str> = ext
+        .extracted
+        .iter()
+        .filter(|id| session.index.get(id).and_then(|d| d.parent.as_ref()).is_none_or(|p| !ext.extracted.contains(p)))
+        .map(String::as_str)
+        .collect();
     json!({
         "instance_id": instance_id,
         "repo": format!("{}/{}", id.owner, id.name),
