@@ -320,13 +320,13 @@ unsafe extern "C" {
     /// Exported by every CPython >= 3.9 (limited API from 3.10); `f_code` through
     /// `getattr` costs an audit event and a generic attribute lookup on every call.
     fn PyFrame_GetCode(frame: *mut ffi::PyObject) -> *mut ffi::PyObject;
-    /// Exported by every CPython >= 3.9 (limited API from 3.12); skips building an
-    /// argument tuple.
-    fn PyObject_Vectorcall(
+    /// Exported by every CPython >= 3.9 (`PyObject_Vectorcall` itself is inline on 3.9);
+    /// skips building an argument tuple.
+    fn PyObject_VectorcallDict(
         callable: *mut ffi::PyObject,
         args: *const *mut ffi::PyObject,
         nargsf: usize,
-        kwnames: *mut ffi::PyObject,
+        kwdict: *mut ffi::PyObject,
     ) -> *mut ffi::PyObject;
 }
 
@@ -344,7 +344,7 @@ fn getframe_1(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     let func = getframe(py)?;
     let args = [one.as_ptr()];
     // SAFETY: GIL held; `func` and `one` are live objects; one positional argument.
-    unsafe { Bound::from_owned_ptr_or_err(py, PyObject_Vectorcall(func.as_ptr(), args.as_ptr(), 1, std::ptr::null_mut())) }
+    unsafe { Bound::from_owned_ptr_or_err(py, PyObject_VectorcallDict(func.as_ptr(), args.as_ptr(), 1, std::ptr::null_mut())) }
 }
 
 fn getframe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {

@@ -6,6 +6,7 @@ into a caller id — a node number, or an extra id for ``<external>`` / ``<modul
 which the recorder caches per code object, so it runs once per code object.
 """
 
+import ast
 import hashlib
 import json
 import os
@@ -64,6 +65,7 @@ class ProbeMap:
         self._extra = [EXTERNAL]
         self._module_ids = {}
         self._rel_cache = {}
+        self._spans = {}
 
     @classmethod
     def load(cls, path):
@@ -141,7 +143,7 @@ class ProbeMap:
                 return node
         # Lambdas and comprehensions count as the definition they are written in.
         qualname = getattr(code, "co_qualname", None)  # CPython 3.11+
-        if qualname:
+        if qualname and name.startswith("<"):
             parts = [p for p in qualname.split(".") if p != "<locals>"]
             while parts and parts[-1].startswith("<"):
                 parts.pop()
@@ -149,8 +151,34 @@ class ProbeMap:
                 node = self.index_of.get(entry.rel + "::" + ".".join(parts))
                 if node is not None:
                     return node
-        elif name.startswith("<"):
-            node = entry.defs.get(code.co_firstlineno)
-            if node is not None:
-                return node
+        node = self.enclosing(entry, code.co_firstlineno)
+        if node is not None:
+            return node
         return self.module_id(entry.rel)
+
+    def enclosing(self, entry, line):
+        """The innermost mapped definition of ``entry`` whose lines contain ``line``."""
+        spans = self._spans.get(entry.rel)
+        if spans is None:
+            spans = self._spans[entry.rel] = self._def_spans(entry)
+        best = None
+        for start, end, node in spans:
+            if start <= line <= end and (best is None or start >= best[0]):
+                best = (start, node)
+        return None if best is None else best[1]
+
+    def _def_spans(self, entry):
+        path = os.path.join(self.root, *entry.rel.split("/"))
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), path)
+        except (OSError, SyntaxError, ValueError):
+            return []
+        spans = []
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                n = entry.defs.get(node.lineno, entry.defs.get(start))
+                if n is not None:
+                    spans.append((start, getattr(node, "end_lineno", None) or node.lineno, n))
+        return spans
