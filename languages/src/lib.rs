@@ -13,6 +13,7 @@
 pub mod edit;
 pub mod index;
 pub mod python;
+pub mod typescript;
 pub mod runner;
 pub mod walk;
 

@@ -1,0 +1,25 @@
+; JavaScript definitions (.js, .jsx, .mjs, .cjs): the TypeScript patterns without types.
+; Same captures as queries/typescript/definitions.scm.
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+
+(class_declaration name: (identifier) @name) @definition.class
+(variable_declarator name: (identifier) @name value: (class)) @definition.class
+
+(method_definition name: (_) @name) @definition.method
+(field_definition
+  property: (_) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.field
+
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.variable
+
+(call_expression
+  function: [(identifier) (member_expression)] @callee
+  arguments: (arguments
+    .
+    [(string) (template_string)] @name
+    .
+    [(arrow_function) (function_expression)])) @definition.test

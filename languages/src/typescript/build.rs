@@ -1,0 +1,85 @@
+//! The build check after masking: `tsc --noEmit -p <tsconfig>` with the project's own
+//! TypeScript (`node_modules/.bin/tsc`, run through `npx --no-install` so nothing is
+//! downloaded).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Why the masked project does not type-check, or could not be checked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildCheckError {
+    #[error("{} has no tsconfig.json; carve type-checks TypeScript projects with `tsc --noEmit -p tsconfig.json`", .0.display())]
+    NoTsconfig(PathBuf),
+    #[error(
+        "TypeScript is not installed in {}: run `npm ci` (or `npm install`) there so that node_modules/.bin/tsc exists",
+        .0.display()
+    )]
+    NoTypeScript(PathBuf),
+    #[error("could not run `{command}` in {}: {source}", .root.display())]
+    Spawn { command: String, root: PathBuf, source: std::io::Error },
+    #[error("`{command}` failed in {} (exit status {status}):\n{output}", .root.display())]
+    Failed { command: String, root: PathBuf, status: String, output: String },
+}
+
+/// Type-check the project at `root` (the masked tree) with `tsc --noEmit -p tsconfig.json`.
+/// The TypeScript compiler comes from `node_modules` of `root` or, when the masked tree
+/// has none, of `node_modules_from` (typically the original repository, whose installed
+/// packages the masked copy does not carry): it is linked in for the run and removed again.
+pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result<(), BuildCheckError> {
+    let tsconfig = root.join("tsconfig.json");
+    if !tsconfig.is_file() {
+        return Err(BuildCheckError::NoTsconfig(root.to_path_buf()));
+    }
+    let local = root.join("node_modules");
+    let mut linked = None;
+    if !local.join(".bin").join("tsc").exists() {
+        let other = node_modules_from.map(|p| p.join("node_modules"));
+        match other.filter(|o| o.join(".bin").join("tsc").exists()) {
+            Some(o) if !local.exists() => {
+                link_dir(&o, &local).map_err(|source| BuildCheckError::Spawn {
+                    command: format!("ln -s {} {}", o.display(), local.display()),
+                    root: root.to_path_buf(),
+                    source,
+                })?;
+                linked = Some(local.clone());
+            }
+            _ => return Err(BuildCheckError::NoTypeScript(root.to_path_buf())),
+        }
+    }
+    let command = "npx --no-install tsc --noEmit --pretty false -p tsconfig.json".to_string();
+    let result = Command::new("npx")
+        .args(["--no-install", "tsc", "--noEmit", "--pretty", "false", "-p", "tsconfig.json"])
+        .current_dir(root)
+        .output();
+    if let Some(l) = linked {
+        let _ = std::fs::remove_file(&l);
+    }
+    let out = result.map_err(|source| BuildCheckError::Spawn { command: command.clone(), root: root.to_path_buf(), source })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&out.stderr));
+    Err(BuildCheckError::Failed {
+        command,
+        root: root.to_path_buf(),
+        status: out.status.code().map_or_else(|| "signal".to_string(), |c| c.to_string()),
+        output: output.trim_end().to_string(),
+    })
+}
+
+/// [`build_check_with`] using only `root`'s own `node_modules`.
+pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
+    build_check_with(root, None)
+}
+
+#[cfg(unix)]
+fn link_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(from, to)
+}
+
+#[cfg(not(unix))]
+fn link_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "symlinks are needed to borrow node_modules"))
+}

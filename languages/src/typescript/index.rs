@@ -1,0 +1,203 @@
+//! The TypeScript/JavaScript definition index: functions (declarations, and arrow
+//! functions / function expressions bound to names, exported or not), classes with their
+//! methods, getters, setters, constructors and arrow-function fields, interfaces, type
+//! aliases, enums, namespaces, and test cases of test files; with signatures, JSDoc,
+//! imports, exports and the definitions each one names, resolved statically.
+//!
+//! Two passes as for Python: `parse` reduces each file to plain data (one tree alive per
+//! worker), `link` resolves names across files. Both run in parallel with rayon; the
+//! result is sorted, so the index is deterministic.
+//!
+//! Resolution: lexical scopes of nested functions and namespaces (class bodies are not
+//! scopes: members are reached through `this.x` or `Class.x`), then the file's top-level
+//! definitions, then ES imports (named, default, namespace; `import type`; relative
+//! specifiers resolved with extension substitution `./a.js` → `a.ts`, `./a` → `a.ts`,
+//! `a/index.ts`), following re-exports (`export { a as b } from`, `export *`) through any
+//! chain. `this.m` resolves in the enclosing class; `obj.m` on anything it cannot type
+//! resolves to every class member named `m` in the repository (an over-approximation on
+//! purpose: a reference too many makes the extractor stub instead of delete, a reference
+//! too few breaks the build). A class also references its members that implement or
+//! override members of its repository base classes and interfaces (deleting them would
+//! break `implements`/`abstract`). Bare package specifiers (`vitest`, `node:fs`) and
+//! `tsconfig` path aliases are not resolved.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use tree_sitter::Node;
+
+use super::parse::{self, Binding, ParsedFile, ReExport, span_of, text};
+use crate::index::{Definition, FileIndex, Import, ImportedName, IndexError, SkippedFile};
+
+/// TypeScript and JavaScript files indexed together.
+#[derive(Debug, Default)]
+pub struct ScriptIndex {
+    /// In path order.
+    pub files: Vec<FileIndex>,
+    /// In path order, then source order.
+    pub definitions: Vec<Definition>,
+    /// Files that could not be read or parsed, in path order.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// Index files held in memory: `(repository-relative path, bytes)`, TypeScript and
+/// JavaScript ones (others are skipped with a reason).
+pub fn index_sources(sources: &[(String, Vec<u8>)]) -> ScriptIndex {
+    let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = sources
+        .par_iter()
+        .map_init(parse::new_parser, |parser, (path, bytes)| (path.clone(), parse::parse_file(parser, path, bytes)))
+        .collect();
+    finish(parsed)
+}
+
+/// Index the files `paths` (repository-relative, `/`-separated) under `root`.
+pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
+    let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = paths
+        .par_iter()
+        .map_init(parse::new_parser, |parser, path| {
+            let r = std::fs::read(root.join(path))
+                .map_err(|source| IndexError::Read { path: path.clone(), source })
+                .and_then(|bytes| parse::parse_file(parser, path, &bytes));
+            (path.clone(), r)
+        })
+        .collect();
+    finish(parsed)
+}
+
+fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for (path, r) in results {
+        match r {
+            Ok(f) => files.push(f),
+            Err(e) => skipped.push(SkippedFile { path, reason: e.to_string() }),
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let linker = super::link::Linker::new(&files);
+    let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
+    let mut out = ScriptIndex { skipped, ..ScriptIndex::default() };
+    for (file, defs) in linked {
+        out.files.push(file);
+        out.definitions.extend(defs);
+    }
+    out
+}
+
+fn source_of(stmt: Node, src: &str) -> Option<String> {
+    let s = stmt.child_by_field_name("source")?;
+    Some(parse::text(s, src).trim_matches(['"', '\'', '`']).to_string())
+}
+
+fn name_span(n: Node) -> crate::index::Span {
+    span_of(n, n)
+}
+
+/// Read one `import` statement or non-declaration `export` statement into `file`.
+pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str) {
+    let module_level = stmt.parent().is_some_and(|p| p.kind() == "program");
+    if stmt.kind() == "import_statement" {
+        let Some(module) = source_of(stmt, src) else { return };
+        let at = file.imports.len();
+        let mut names = Vec::new();
+        let mut c = stmt.walk();
+        for clause in stmt.named_children(&mut c) {
+            match clause.kind() {
+                "import_clause" => {
+                    let mut c2 = clause.walk();
+                    for part in clause.named_children(&mut c2) {
+                        match part.kind() {
+                            "identifier" => names.push(("default".to_string(), Some(text(part, src).to_string()), part)),
+                            "namespace_import" => {
+                                let mut c3 = part.walk();
+                                if let Some(id) = part.named_children(&mut c3).find(|n| n.kind() == "identifier") {
+                                    names.push(("*".to_string(), Some(text(id, src).to_string()), part));
+                                }
+                            }
+                            "named_imports" => {
+                                let mut c3 = part.walk();
+                                for spec in part.named_children(&mut c3).filter(|n| n.kind() == "import_specifier") {
+                                    let Some(name) = spec.child_by_field_name("name") else { continue };
+                                    let alias = spec.child_by_field_name("alias").map(|a| text(a, src).to_string());
+                                    let name = text(name, src).trim_matches(['"', '\'']).to_string();
+                                    names.push((name, alias, spec));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                "import_require_clause" => {
+                    let mut c2 = clause.walk();
+                    if let Some(id) = clause.named_children(&mut c2).find(|n| n.kind() == "identifier") {
+                        names.push(("*".to_string(), Some(text(id, src).to_string()), id));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (name, alias, node) in &names {
+            let local = alias.clone().unwrap_or_else(|| name.clone());
+            file.bindings.push(Binding { local, import: at, imported: name.clone() });
+            let _ = node;
+        }
+        file.imports.push(Import {
+            span: span_of(stmt, stmt),
+            module,
+            resolved_path: None,
+            names: names
+                .into_iter()
+                .map(|(name, alias, node)| ImportedName { name, alias, span: name_span(node), target: None })
+                .collect(),
+            module_level,
+        });
+        return;
+    }
+    // `export` without a declaration.
+    let source = source_of(stmt, src);
+    let mut c = stmt.walk();
+    let children: Vec<Node> = stmt.children(&mut c).collect();
+    let clause = children.iter().find(|n| n.kind() == "export_clause").copied();
+    let mut specifiers: Vec<(String, Option<String>, Node)> = Vec::new();
+    if let Some(clause) = clause {
+        let mut c2 = clause.walk();
+        for spec in clause.named_children(&mut c2).filter(|n| n.kind() == "export_specifier") {
+            let Some(name) = spec.child_by_field_name("name") else { continue };
+            let alias = spec.child_by_field_name("alias").map(|a| text(a, src).trim_matches(['"', '\'']).to_string());
+            specifiers.push((text(name, src).trim_matches(['"', '\'']).to_string(), alias, spec));
+        }
+    }
+    match source {
+        Some(module) => {
+            let at = file.imports.len();
+            let mut names = Vec::new();
+            if clause.is_some() {
+                for (name, alias, spec) in specifiers {
+                    file.reexports.push(ReExport { import: at, imported: Some(name.clone()), exported: Some(alias.clone().unwrap_or_else(|| name.clone())) });
+                    names.push(ImportedName { name, alias, span: name_span(spec), target: None });
+                }
+            } else if let Some(ns) = children.iter().find(|n| n.kind() == "namespace_export") {
+                let mut c3 = ns.walk();
+                let alias = ns.named_children(&mut c3).last().map(|a| text(a, src).to_string());
+                names.push(ImportedName { name: "*".to_string(), alias, span: name_span(*ns), target: None });
+            } else {
+                file.reexports.push(ReExport { import: at, imported: None, exported: None });
+                names.push(ImportedName { name: "*".to_string(), alias: None, span: span_of(stmt, stmt), target: None });
+            }
+            file.imports.push(Import { span: span_of(stmt, stmt), module, resolved_path: None, names, module_level });
+        }
+        None => {
+            for (name, alias, _) in specifiers {
+                let exported = alias.unwrap_or_else(|| name.clone());
+                file.local_exports.push((name, exported));
+            }
+            if children.iter().any(|n| !n.is_named() && n.kind() == "default")
+                && let Some(v) = stmt.child_by_field_name("value").filter(|v| v.kind() == "identifier")
+            {
+                file.local_exports.push((text(v, src).to_string(), "default".to_string()));
+            }
+        }
+    }
+}

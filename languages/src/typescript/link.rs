@@ -1,0 +1,333 @@
+//! Resolve the names of parsed TypeScript/JavaScript files across the repository: module
+//! specifiers to files, imports to the definitions they bind (through re-export chains),
+//! and every definition's used names to definitions. See `index.rs` for the rules.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::parse::{Object, ParsedFile, Ref};
+use crate::index::{Definition, DefinitionKind, FileIndex, ModuleReference, NodeId};
+
+/// Re-export chains longer than this are cut (they are cycles in practice).
+const MAX_DEPTH: usize = 24;
+
+/// Where a definition lives: (file, definition) indices.
+type At = (usize, usize);
+
+pub(super) struct Linker<'a> {
+    files: &'a [ParsedFile],
+    by_path: HashMap<&'a str, usize>,
+    ids: Vec<Vec<NodeId>>,
+    /// Per file: top-level definitions by name.
+    top: Vec<HashMap<&'a str, Vec<usize>>>,
+    /// Per file: children of each definition.
+    children: Vec<Vec<Vec<usize>>>,
+    /// Every class member of the repository by name (for `obj.m` on an untyped object).
+    members: HashMap<&'a str, Vec<At>>,
+}
+
+/// `a/b/../c/./d` → `a/c/d`; `None` when it climbs above the root.
+fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+const EXTENSIONS: &[&str] = &["ts", "tsx", "d.ts", "js", "jsx", "mts", "cts", "mjs", "cjs"];
+
+impl<'a> Linker<'a> {
+    pub fn new(files: &'a [ParsedFile]) -> Linker<'a> {
+        let by_path = files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+        let mut ids = Vec::with_capacity(files.len());
+        let mut top = Vec::with_capacity(files.len());
+        let mut children = Vec::with_capacity(files.len());
+        let mut members: HashMap<&str, Vec<At>> = HashMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            let mut count: HashMap<&str, usize> = HashMap::new();
+            for d in &f.defs {
+                *count.entry(d.def.qualname.as_str()).or_default() += 1;
+            }
+            ids.push(
+                f.defs
+                    .iter()
+                    .map(|d| {
+                        if count.get(d.def.qualname.as_str()).copied().unwrap_or(0) > 1 {
+                            format!("{}::{}@L{}", f.path, d.def.qualname, d.def.def_line)
+                        } else {
+                            format!("{}::{}", f.path, d.def.qualname)
+                        }
+                    })
+                    .collect(),
+            );
+            let mut t: HashMap<&str, Vec<usize>> = HashMap::new();
+            let mut ch = vec![Vec::new(); f.defs.len()];
+            for (i, d) in f.defs.iter().enumerate().filter(|(_, d)| !d.test_case) {
+                match d.parent {
+                    None => t.entry(d.def.name.as_str()).or_default().push(i),
+                    Some(p) => {
+                        if let Some(c) = ch.get_mut(p) {
+                            c.push(i);
+                        }
+                        if f.defs.get(p).is_some_and(|pd| pd.def.kind == DefinitionKind::Class) {
+                            members.entry(d.def.name.as_str()).or_default().push((fi, i));
+                        }
+                    }
+                }
+            }
+            top.push(t);
+            children.push(ch);
+        }
+        Linker { files, by_path, ids, top, children, members }
+    }
+
+    /// The file a relative specifier names, with TypeScript's extension substitution.
+    fn resolve_specifier(&self, from: &str, spec: &str) -> Option<usize> {
+        if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
+            return None;
+        }
+        let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+        let base = normalize(&format!("{dir}/{spec}"))?;
+        let mut candidates = Vec::new();
+        for (js, ts) in [("js", &["ts", "tsx", "d.ts"][..]), ("jsx", &["tsx"]), ("mjs", &["mts", "d.mts"]), ("cjs", &["cts", "d.cts"])] {
+            if let Some(stem) = base.strip_suffix(&format!(".{js}")) {
+                candidates.extend(ts.iter().map(|e| format!("{stem}.{e}")));
+            }
+        }
+        candidates.push(base.clone());
+        candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
+        candidates.extend(EXTENSIONS.iter().map(|e| if base.is_empty() { format!("index.{e}") } else { format!("{base}/index.{e}") }));
+        candidates.iter().find_map(|c| self.by_path.get(c.as_str()).copied())
+    }
+
+    /// Definitions a module exports under `name`.
+    fn export(&self, f: usize, name: &str, depth: usize) -> Vec<At> {
+        if depth > MAX_DEPTH {
+            return Vec::new();
+        }
+        let file = &self.files[f];
+        let direct: Vec<At> = file
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.parent.is_none() && d.exported_as.iter().any(|e| e == name))
+            .map(|(i, _)| (f, i))
+            .collect();
+        if !direct.is_empty() {
+            return direct;
+        }
+        for (local, exported) in &file.local_exports {
+            if exported == name {
+                let found = self.local(f, local, depth + 1);
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        for r in &file.reexports {
+            let Some(target) = file.imports.get(r.import).and_then(|i| self.resolve_specifier(&file.path, &i.module)) else { continue };
+            match (&r.imported, &r.exported) {
+                (Some(imported), Some(exported)) if exported == name => {
+                    let found = self.export(target, imported, depth + 1);
+                    if !found.is_empty() {
+                        return found;
+                    }
+                }
+                (None, None) if name != "default" => {
+                    let found = self.export(target, name, depth + 1);
+                    if !found.is_empty() {
+                        return found;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Vec::new()
+    }
+
+    /// Definitions a name means at the top level of file `f`: its own top-level
+    /// definitions, else what an import binds to it.
+    fn local(&self, f: usize, name: &str, depth: usize) -> Vec<At> {
+        if let Some(defs) = self.top[f].get(name) {
+            return defs.iter().map(|&i| (f, i)).collect();
+        }
+        let file = &self.files[f];
+        for b in file.bindings.iter().filter(|b| b.local == name && b.imported != "*") {
+            if let Some(target) = file.imports.get(b.import).and_then(|i| self.resolve_specifier(&file.path, &i.module)) {
+                return self.export(target, &b.imported, depth + 1);
+            }
+        }
+        Vec::new()
+    }
+
+    /// The module a namespace import binds to `name` in file `f`.
+    fn namespace(&self, f: usize, name: &str) -> Option<usize> {
+        let file = &self.files[f];
+        let b = file.bindings.iter().find(|b| b.local == name && b.imported == "*")?;
+        file.imports.get(b.import).and_then(|i| self.resolve_specifier(&file.path, &i.module))
+    }
+
+    fn children_named(&self, (f, d): At, name: &str) -> Vec<At> {
+        self.children[f][d].iter().filter(|&&c| self.files[f].defs[c].def.name == name).map(|&c| (f, c)).collect()
+    }
+
+    /// A bare name used inside definition `from` of file `f` (or at module level).
+    fn name(&self, f: usize, from: Option<usize>, name: &str) -> Vec<At> {
+        let mut cur = from;
+        while let Some(c) = cur {
+            let d = &self.files[f].defs[c];
+            if !matches!(d.def.kind, DefinitionKind::Class | DefinitionKind::Interface) {
+                let found = self.children_named((f, c), name);
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+            cur = d.parent;
+        }
+        self.local(f, name, 0)
+    }
+
+    /// Members named `m` of a type, including those of its repository base types.
+    fn member_of(&self, at: At, m: &str, depth: usize) -> Vec<At> {
+        let own = self.children_named(at, m);
+        if !own.is_empty() || depth > MAX_DEPTH {
+            return own;
+        }
+        let (f, d) = at;
+        for h in &self.files[f].defs[d].heritage {
+            let parent = self.files[f].defs[d].parent;
+            for base in self.name(f, parent, h) {
+                let found = self.member_of(base, m, depth + 1);
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn fallback(&self, m: &str) -> Vec<At> {
+        self.members.get(m).cloned().unwrap_or_default()
+    }
+
+    fn resolve(&self, f: usize, from: Option<usize>, r: &Ref) -> Vec<At> {
+        match r {
+            Ref::Name(n) => self.name(f, from, n),
+            Ref::Member { object: Object::This, member } => {
+                let mut cur = from;
+                while let Some(c) = cur {
+                    if self.files[f].defs[c].def.kind == DefinitionKind::Class {
+                        let found = self.member_of((f, c), member, 0);
+                        return if found.is_empty() { self.fallback(member) } else { found };
+                    }
+                    cur = self.files[f].defs[c].parent;
+                }
+                self.fallback(member)
+            }
+            Ref::Member { object: Object::Name(o), member } => {
+                if let Some(module) = self.namespace(f, o) {
+                    return self.export(module, member, 0);
+                }
+                let found: Vec<At> = self.name(f, from, o).into_iter().flat_map(|t| self.member_of(t, member, 0)).collect();
+                if found.is_empty() { self.fallback(member) } else { found }
+            }
+            Ref::Member { object: Object::Other, member } => self.fallback(member),
+        }
+    }
+
+    /// Names of the members a type's repository base types declare (recursively).
+    fn base_member_names(&self, at: At, out: &mut BTreeSet<String>, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let (f, d) = at;
+        let def = &self.files[f].defs[d];
+        for h in &def.heritage {
+            for base in self.name(f, def.parent, h) {
+                let b = &self.files[base.0].defs[base.1];
+                out.extend(b.member_names.iter().cloned());
+                out.extend(self.children[base.0][base.1].iter().map(|&c| self.files[base.0].defs[c].def.name.clone()));
+                self.base_member_names(base, out, depth + 1);
+            }
+        }
+    }
+
+    pub fn link_file(&self, f: usize) -> (FileIndex, Vec<Definition>) {
+        let file = &self.files[f];
+        let id = |(fi, di): At| self.ids[fi][di].clone();
+        let mut defs = Vec::with_capacity(file.defs.len());
+        for (i, raw) in file.defs.iter().enumerate() {
+            let mut refs: BTreeSet<NodeId> = BTreeSet::new();
+            for r in &raw.refs {
+                refs.extend(self.resolve(f, Some(i), r).into_iter().map(id));
+            }
+            if raw.def.kind == DefinitionKind::Class && !raw.heritage.is_empty() {
+                let mut names = BTreeSet::new();
+                self.base_member_names((f, i), &mut names, 0);
+                for &c in &self.children[f][i] {
+                    if names.contains(&file.defs[c].def.name) {
+                        refs.insert(id((f, c)));
+                    }
+                }
+            }
+            refs.remove(&self.ids[f][i]);
+            let mut def = raw.def.clone();
+            def.id = self.ids[f][i].clone();
+            def.path = file.path.clone();
+            def.parent = raw.parent.map(|p| self.ids[f][p].clone());
+            def.references = refs.into_iter().collect();
+            defs.push(def);
+        }
+        let mut module_references: Vec<ModuleReference> = Vec::new();
+        for (r, line) in &file.module_refs {
+            for t in self.resolve(f, None, r) {
+                module_references.push(ModuleReference { target: id(t), line: *line });
+            }
+        }
+        module_references.sort();
+        module_references.dedup();
+        let mut imports = file.imports.clone();
+        for imp in &mut imports {
+            let target_file = self.resolve_specifier(&file.path, &imp.module);
+            imp.resolved_path = target_file.map(|t| self.files[t].path.clone());
+            if let Some(t) = target_file {
+                for n in &mut imp.names {
+                    if n.name != "*" {
+                        n.target = self.export(t, &n.name, 0).into_iter().next().map(id);
+                    }
+                }
+            }
+        }
+        let mut exported: BTreeSet<NodeId> = file
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.parent.is_none() && !d.exported_as.is_empty())
+            .map(|(i, _)| self.ids[f][i].clone())
+            .collect();
+        for (local, _) in &file.local_exports {
+            if let Some(defs) = self.top[f].get(local.as_str()) {
+                exported.extend(defs.iter().map(|&i| self.ids[f][i].clone()));
+            }
+        }
+        let index = FileIndex {
+            path: file.path.clone(),
+            language: file.language,
+            module: None,
+            is_test: file.is_test,
+            definitions: self.ids[f].clone(),
+            imports,
+            module_references,
+            exported: exported.into_iter().collect(),
+            sha256: file.sha256.clone(),
+            lines: file.lines,
+        };
+        (index, defs)
+    }
+}

@@ -1,0 +1,673 @@
+//! One TypeScript/JavaScript file → plain data: its definitions (with signatures, JSDoc,
+//! nesting), the names each one uses (unresolved), its imports, exports and re-exports.
+//! The tree is dropped when the file is done; `link` resolves names across files.
+
+use sha2::{Digest, Sha256};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, QueryCursor};
+
+use super::queries::Dialect;
+use crate::Language;
+use crate::index::{Definition, DefinitionKind, Import, IndexError, Parameter, ParameterKind, Signature, Span};
+
+/// A name used by a definition (or by module-level code), before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Ref {
+    Name(String),
+    Member { object: Object, member: String },
+}
+
+/// The object of `obj.member`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Object {
+    This,
+    Name(String),
+    Other,
+}
+
+#[derive(Debug)]
+pub(super) struct RawDef {
+    /// `id`, `parent` and `references` are filled by the linker.
+    pub def: Definition,
+    pub parent: Option<usize>,
+    /// Names it is exported under from its module (`default` for `export default`).
+    pub exported_as: Vec<String>,
+    pub refs: Vec<Ref>,
+    /// First identifiers of the `extends`/`implements` types.
+    pub heritage: Vec<String>,
+    /// Interface members (property and method signatures) by name.
+    pub member_names: Vec<String>,
+    /// An overload signature (folded into its implementation by `merge_overloads`).
+    pub overload: bool,
+    /// A test case (`it("…", () => …)`): named by its title, never in scope as a name.
+    pub test_case: bool,
+}
+
+/// A name bound by an import: `local` refers to export `imported` of `imports[import]`
+/// (`*` for a namespace import).
+#[derive(Debug)]
+pub(super) struct Binding {
+    pub local: String,
+    pub import: usize,
+    pub imported: String,
+}
+
+/// `export … from "spec"`: `export { imported as exported }` or `export *` (both `None`).
+#[derive(Debug)]
+pub(super) struct ReExport {
+    pub import: usize,
+    pub imported: Option<String>,
+    pub exported: Option<String>,
+}
+
+#[derive(Debug)]
+pub(super) struct ParsedFile {
+    pub path: String,
+    pub language: Language,
+    pub is_test: bool,
+    pub sha256: String,
+    pub lines: usize,
+    pub defs: Vec<RawDef>,
+    /// Import statements and `export … from` statements, in source order.
+    pub imports: Vec<Import>,
+    pub bindings: Vec<Binding>,
+    /// `export { local as exported }` and `export default local`.
+    pub local_exports: Vec<(String, String)>,
+    pub reexports: Vec<ReExport>,
+    /// Names used outside every definition, with their 1-based line.
+    pub module_refs: Vec<(Ref, usize)>,
+}
+
+pub(super) fn text<'s>(n: Node, src: &'s str) -> &'s str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+pub(super) fn span_of(start: Node, end: Node) -> Span {
+    Span {
+        start_byte: start.start_byte(),
+        end_byte: end.end_byte(),
+        start_line: start.start_position().row + 1,
+        end_line: end.end_position().row + 1,
+    }
+}
+
+fn count_lines(src: &[u8]) -> usize {
+    let n = src.iter().filter(|&&b| b == b'\n').count();
+    if src.last().is_some_and(|&b| b != b'\n') { n + 1 } else { n }
+}
+
+/// Which definition capture matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cap {
+    Function,
+    Overload,
+    Class,
+    Method,
+    Field,
+    Variable,
+    Interface,
+    TypeAlias,
+    Enum,
+    Namespace,
+    Test,
+}
+
+struct Found<'t> {
+    cap: Cap,
+    node: Node<'t>,
+    name: Node<'t>,
+    /// The node whose range is the definition's (statement, declarator, member).
+    stmt: Node<'t>,
+    /// Start of the span: the statement, or the first decorator of a class member.
+    start: Node<'t>,
+}
+
+const TEST_CALLEES: &[&str] = &["describe", "it", "test", "suite", "context", "bench"];
+
+/// Wrap a declaration in the statements that own it: `export`, `declare`, and the
+/// expression statement of a namespace.
+fn statement_of(node: Node) -> Node {
+    let mut n = node;
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "export_statement" | "ambient_declaration" | "expression_statement" => n = p,
+            _ => break,
+        }
+    }
+    n
+}
+
+/// The node of a variable definition: the whole `const`/`let`/`var` statement when it
+/// declares only this name, else the declarator alone.
+fn variable_statement(declarator: Node) -> Node {
+    let Some(decl) = declarator.parent() else { return declarator };
+    if !matches!(decl.kind(), "lexical_declaration" | "variable_declaration") {
+        return declarator;
+    }
+    let mut c = decl.walk();
+    let count = decl.named_children(&mut c).filter(|n| n.kind() == "variable_declarator").count();
+    if count == 1 { statement_of(decl) } else { declarator }
+}
+
+/// First decorator sibling before a class member (TypeScript puts member decorators in
+/// the class body).
+fn first_decorator(member: Node) -> Node {
+    let mut start = member;
+    let mut prev = member.prev_sibling();
+    while let Some(p) = prev {
+        if p.kind() == "decorator" {
+            start = p;
+            prev = p.prev_sibling();
+        } else {
+            break;
+        }
+    }
+    start
+}
+
+fn first_non_decorator(n: Node) -> Node {
+    let mut c = n.walk();
+    n.children(&mut c).find(|k| k.kind() != "decorator" && k.kind() != "comment").unwrap_or(n)
+}
+
+fn has_token(n: Node, token: &str) -> bool {
+    let mut c = n.walk();
+    n.children(&mut c).any(|k| !k.is_named() && k.kind() == token)
+}
+
+fn string_content(n: Node, src: &str) -> String {
+    let t = text(n, src);
+    let t = t.strip_prefix(['"', '\'', '`']).unwrap_or(t);
+    let t = t.strip_suffix(['"', '\'', '`']).unwrap_or(t);
+    t.to_string()
+}
+
+/// The JSDoc block right before `n` (only whitespace between), cleaned of `/**`, `*/` and
+/// the leading `*` of each line.
+fn jsdoc(n: Node, src: &str) -> Option<String> {
+    let prev = n.prev_sibling()?;
+    if prev.kind() != "comment" {
+        return None;
+    }
+    let t = text(prev, src);
+    let gap = src.get(prev.end_byte()..n.start_byte())?;
+    if !t.starts_with("/**") || !gap.trim().is_empty() || gap.matches('\n').count() > 1 {
+        return None;
+    }
+    let inner = t.trim_start_matches("/**").trim_end_matches("*/");
+    let lines: Vec<&str> = inner
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            l.strip_prefix("* ").or_else(|| l.strip_prefix('*')).unwrap_or(l).trim_end()
+        })
+        .collect();
+    let doc = lines.join("\n").trim().to_string();
+    (!doc.is_empty()).then_some(doc)
+}
+
+fn parameters(params: Option<Node>, src: &str) -> Vec<Parameter> {
+    let Some(params) = params else { return Vec::new() };
+    if params.kind() == "identifier" {
+        return vec![Parameter {
+            name: text(params, src).to_string(),
+            kind: ParameterKind::PositionalOrKeyword,
+            annotation: None,
+            default: None,
+        }];
+    }
+    let mut out = Vec::new();
+    let mut c = params.walk();
+    for p in params.named_children(&mut c) {
+        let ann = p.child_by_field_name("type").map(|t| text(t, src).trim_start_matches(':').trim().to_string());
+        let (name_node, default) = match p.kind() {
+            "required_parameter" | "optional_parameter" => (
+                p.child_by_field_name("pattern").or_else(|| p.child_by_field_name("name")),
+                p.child_by_field_name("value").map(|v| text(v, src).to_string()),
+            ),
+            "assignment_pattern" => {
+                (p.child_by_field_name("left"), p.child_by_field_name("right").map(|v| text(v, src).to_string()))
+            }
+            "comment" => continue,
+            _ => (Some(p), None),
+        };
+        let Some(name_node) = name_node else { continue };
+        let mut name = text(name_node, src).to_string();
+        let kind = if name_node.kind() == "rest_pattern" || name.starts_with("...") {
+            name = name.trim_start_matches("...").to_string();
+            ParameterKind::VarPositional
+        } else {
+            ParameterKind::PositionalOrKeyword
+        };
+        if p.kind() == "optional_parameter" {
+            name.push('?');
+        }
+        out.push(Parameter { name, kind, annotation: ann, default });
+    }
+    out
+}
+
+/// Texts of the types in `extends`/`implements` clauses, and their first identifiers.
+fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
+    let mut texts = Vec::new();
+    let mut c = node.walk();
+    for h in node.children(&mut c) {
+        let clauses: Vec<Node> = match h.kind() {
+            "class_heritage" => {
+                let mut c2 = h.walk();
+                h.named_children(&mut c2).collect()
+            }
+            "extends_type_clause" => vec![h],
+            _ => continue,
+        };
+        for clause in clauses {
+            if matches!(clause.kind(), "extends_clause" | "implements_clause" | "extends_type_clause") {
+                let mut c3 = clause.walk();
+                for t in clause.named_children(&mut c3) {
+                    if t.kind() != "type_arguments" && t.kind() != "comment" {
+                        texts.push(text(t, src).to_string());
+                    }
+                }
+            } else if clause.kind() != "comment" {
+                texts.push(text(clause, src).to_string());
+            }
+        }
+    }
+    let heads = texts
+        .iter()
+        .map(|t| t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '$')).next().unwrap_or("").to_string())
+        .filter(|h| !h.is_empty())
+        .collect();
+    (texts, heads)
+}
+
+fn interface_members(body: Option<Node>, src: &str) -> Vec<String> {
+    let Some(body) = body else { return Vec::new() };
+    let mut c = body.walk();
+    body.named_children(&mut c)
+        .filter(|m| matches!(m.kind(), "property_signature" | "method_signature"))
+        .filter_map(|m| m.child_by_field_name("name"))
+        .map(|n| text(n, src).to_string())
+        .collect()
+}
+
+pub(super) fn new_parser() -> Parser {
+    Parser::new()
+}
+
+pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
+    let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
+        path: path.to_string(),
+        line: source[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1,
+    })?;
+    let syntax = |message: &str| IndexError::Syntax { path: path.to_string(), line: 1, message: message.to_string() };
+    let dialect = Dialect::of_path(path).ok_or_else(|| syntax("not a TypeScript or JavaScript file"))?;
+    parser.set_language(&dialect.grammar()).map_err(|_| syntax("the grammar could not be loaded"))?;
+    let tree = parser.parse(src, None).ok_or_else(|| syntax("tree-sitter produced no tree"))?;
+    let is_test = super::is_test_path(path);
+    let q = dialect.queries();
+    let caps = &q.captures;
+
+    let mut found: Vec<Found> = Vec::new();
+    let mut names: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    let mut refs: Vec<(usize, Ref, usize)> = Vec::new();
+    let mut imports: Vec<Node> = Vec::new();
+    let mut exports: Vec<Node> = Vec::new();
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&q.query, tree.root_node(), src.as_bytes());
+    let is = |c: Option<u32>, idx: u32| c == Some(idx);
+    while let Some(m) = matches.next() {
+        let mut def: Option<(Cap, Node)> = None;
+        let (mut name, mut callee, mut object, mut member) = (None, None, None, None);
+        for c in m.captures {
+            let i = c.index;
+            let cap = if is(caps.function, i) {
+                Some(Cap::Function)
+            } else if is(caps.overload, i) {
+                Some(Cap::Overload)
+            } else if is(caps.class, i) {
+                Some(Cap::Class)
+            } else if is(caps.method, i) {
+                Some(Cap::Method)
+            } else if is(caps.field, i) {
+                Some(Cap::Field)
+            } else if is(caps.variable, i) {
+                Some(Cap::Variable)
+            } else if is(caps.interface, i) {
+                Some(Cap::Interface)
+            } else if is(caps.type_alias, i) {
+                Some(Cap::TypeAlias)
+            } else if is(caps.enumeration, i) {
+                Some(Cap::Enum)
+            } else if is(caps.namespace, i) {
+                Some(Cap::Namespace)
+            } else if is(caps.test, i) {
+                Some(Cap::Test)
+            } else {
+                None
+            };
+            if let Some(cap) = cap {
+                def = Some((cap, c.node));
+            } else if is(caps.name, i) {
+                name = Some(c.node);
+            } else if is(caps.callee, i) {
+                callee = Some(c.node);
+            } else if is(caps.reference, i) {
+                if !declares(c.node) {
+                    refs.push((c.node.start_byte(), Ref::Name(text(c.node, src).to_string()), c.node.start_position().row + 1));
+                }
+            } else if is(caps.reference_object, i) {
+                object = Some(c.node);
+            } else if is(caps.reference_member, i) {
+                member = Some(c.node);
+            } else if is(caps.import, i) {
+                imports.push(c.node);
+            } else if is(caps.export, i) {
+                exports.push(c.node);
+            }
+        }
+        if let (Some(o), Some(mem)) = (object, member) {
+            let object = match o.kind() {
+                "this" => Object::This,
+                "identifier" => Object::Name(text(o, src).to_string()),
+                _ => Object::Other,
+            };
+            let r = Ref::Member { object, member: text(mem, src).to_string() };
+            refs.push((mem.start_byte(), r, mem.start_position().row + 1));
+        }
+        let (Some((cap, node)), Some(name)) = (def, name) else { continue };
+        if cap == Cap::Test {
+            let head = callee.map(|c| text(c, src).split('.').next().unwrap_or("")).unwrap_or("");
+            if !is_test || !TEST_CALLEES.contains(&head) {
+                continue;
+            }
+        } else {
+            names.insert(name.start_byte());
+        }
+        let stmt = match cap {
+            Cap::Variable => variable_statement(node),
+            Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
+            Cap::Method | Cap::Field | Cap::Overload if node.parent().is_some_and(|p| p.kind() == "class_body") => node,
+            Cap::Test => node.parent().filter(|p| p.kind() == "expression_statement").unwrap_or(node),
+            _ => statement_of(node),
+        };
+        let start = if stmt.parent().is_some_and(|p| p.kind() == "class_body") { first_decorator(stmt) } else { stmt };
+        found.push(Found { cap, node, name, stmt, start });
+    }
+    drop(matches);
+    refs.retain(|(start, r, _)| !(matches!(r, Ref::Name(_)) && names.contains(start)));
+    found.sort_by_key(|f| (f.start.start_byte(), std::cmp::Reverse(f.stmt.end_byte())));
+    found.dedup_by(|a, b| a.stmt.id() == b.stmt.id() && a.name.id() == b.name.id());
+
+    // Nesting by containment of spans.
+    let mut parents: Vec<Option<usize>> = Vec::with_capacity(found.len());
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, f) in found.iter().enumerate() {
+        while let Some(&top) = stack.last() {
+            if found[top].stmt.end_byte() >= f.stmt.end_byte() && found[top].start.start_byte() <= f.start.start_byte() {
+                break;
+            }
+            stack.pop();
+        }
+        parents.push(stack.last().copied());
+        stack.push(i);
+    }
+
+    let mut defs: Vec<RawDef> = found.iter().map(|f| raw_def(f, src, dialect, is_test)).collect();
+    for (d, p) in defs.iter_mut().zip(&parents) {
+        d.parent = *p;
+    }
+    merge_overloads(&mut defs);
+    qualify(&mut defs);
+
+    // Attribute references to the innermost definition whose span holds them.
+    refs.sort_by_key(|r| r.0);
+    let mut module_refs = Vec::new();
+    for (at, r, line) in refs {
+        match innermost(&defs, at) {
+            Some(i) => defs[i].refs.push(r),
+            None => module_refs.push((r, line)),
+        }
+    }
+
+    let mut file = ParsedFile {
+        path: path.to_string(),
+        language: dialect.language(),
+        is_test,
+        sha256: hex::encode(Sha256::digest(source)),
+        lines: count_lines(source),
+        defs,
+        imports: Vec::new(),
+        bindings: Vec::new(),
+        local_exports: Vec::new(),
+        reexports: Vec::new(),
+        module_refs,
+    };
+    let mut statements: Vec<Node> = imports.into_iter().chain(exports).collect();
+    statements.sort_by_key(|n| n.start_byte());
+    statements.dedup_by_key(|n| n.id());
+    for s in statements {
+        super::index::read_import_or_export(&mut file, s, src);
+    }
+    Ok(file)
+}
+
+/// Whether an identifier declares a name rather than using one (import/export
+/// specifiers, `export default x`).
+fn declares(n: Node) -> bool {
+    n.parent().is_some_and(|p| {
+        matches!(
+            p.kind(),
+            "import_specifier" | "import_clause" | "namespace_import" | "export_specifier" | "namespace_export" | "export_statement"
+                | "import_require_clause"
+        )
+    })
+}
+
+fn innermost(defs: &[RawDef], at: usize) -> Option<usize> {
+    let mut i = defs.partition_point(|d| d.def.span.start_byte <= at).checked_sub(1)?;
+    loop {
+        if defs[i].def.span.end_byte > at {
+            return Some(i);
+        }
+        i = defs[i].parent?;
+    }
+}
+
+fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
+    let node = f.node;
+    // The function node for variables and fields is their value.
+    let func = match f.cap {
+        Cap::Variable | Cap::Field => node.child_by_field_name("value").unwrap_or(node),
+        Cap::Class if node.kind() == "variable_declarator" => node.child_by_field_name("value").unwrap_or(node),
+        Cap::Test => {
+            let args = node.child_by_field_name("arguments");
+            let mut c = node.walk();
+            args.and_then(|a| a.named_children(&mut c).find(|k| matches!(k.kind(), "arrow_function" | "function_expression")))
+                .unwrap_or(node)
+        }
+        _ => node,
+    };
+    let body = match f.cap {
+        Cap::TypeAlias | Cap::Overload => None,
+        _ => func.child_by_field_name("body"),
+    };
+    let name = if f.cap == Cap::Test { string_content(f.name, src) } else { text(f.name, src).to_string() };
+    let kind = match f.cap {
+        Cap::Function | Cap::Variable | Cap::Test => DefinitionKind::Function,
+        Cap::Overload if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") => DefinitionKind::Method,
+        Cap::Overload => DefinitionKind::Function,
+        Cap::Method | Cap::Field => DefinitionKind::Method,
+        Cap::Class => DefinitionKind::Class,
+        Cap::Interface => DefinitionKind::Interface,
+        Cap::TypeAlias => DefinitionKind::TypeAlias,
+        Cap::Enum => DefinitionKind::Enum,
+        Cap::Namespace => DefinitionKind::Module,
+    };
+    // Signature: from `export`/modifiers (decorators excluded) to the body.
+    let sig_start = first_non_decorator(f.stmt).start_byte();
+    let sig_end = match f.cap {
+        Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload => f.stmt.end_byte(),
+        Cap::Test => f.name.end_byte(),
+        _ => body.map_or(f.stmt.end_byte(), |b| b.start_byte()),
+    };
+    let sig_text = if f.cap == Cap::Test {
+        name.clone()
+    } else {
+        src.get(sig_start..sig_end.max(sig_start)).unwrap_or("").trim().trim_end_matches(';').trim_end().to_string()
+    };
+    let mut decorators: Vec<String> = Vec::new();
+    let mut collect_decorators = |n: Node| {
+        let mut c = n.walk();
+        for d in n.children(&mut c).filter(|d| d.kind() == "decorator") {
+            decorators.push(text(d, src).trim_start_matches('@').trim().to_string());
+        }
+    };
+    if f.stmt.kind() == "export_statement" {
+        collect_decorators(f.stmt);
+    }
+    collect_decorators(node);
+    let mut prev = f.stmt.prev_sibling();
+    let mut before = Vec::new();
+    while let Some(p) = prev.filter(|p| p.kind() == "decorator" && f.stmt.parent().is_some_and(|q| q.kind() == "class_body")) {
+        before.push(text(p, src).trim_start_matches('@').trim().to_string());
+        prev = p.prev_sibling();
+    }
+    before.reverse();
+    before.append(&mut decorators);
+    let decorators = before;
+    let (bases, heritage_names) = if matches!(f.cap, Cap::Class | Cap::Interface) { heritage(func, src) } else { Default::default() };
+    let is_fn = !matches!(f.cap, Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace);
+    let signature = Signature {
+        text: sig_text,
+        parameters: if is_fn && f.cap != Cap::Test {
+            parameters(func.child_by_field_name("parameters").or_else(|| func.child_by_field_name("parameter")), src)
+        } else {
+            Vec::new()
+        },
+        returns: if is_fn {
+            func.child_by_field_name("return_type").map(|r| text(r, src).trim_start_matches(':').trim().to_string())
+        } else {
+            None
+        },
+        is_async: is_fn && has_token(func, "async"),
+        decorators,
+        bases,
+        receiver: None,
+        type_parameters: func.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
+    };
+    let exported_as = if f.stmt.kind() == "export_statement" && f.stmt.parent().is_some_and(|p| p.kind() == "program") {
+        if has_token(f.stmt, "default") { vec!["default".to_string()] } else { vec![name.clone()] }
+    } else {
+        Vec::new()
+    };
+    let def_line = first_non_decorator(match f.cap {
+        Cap::Variable | Cap::Field | Cap::Test => f.stmt,
+        _ => node,
+    })
+    .start_position()
+    .row
+        + 1;
+    let doc_anchor = if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") { f.start } else { f.stmt };
+    RawDef {
+        def: Definition {
+            id: String::new(),
+            language: dialect.language(),
+            path: String::new(),
+            qualname: String::new(),
+            name,
+            kind,
+            span: span_of(f.start, f.stmt),
+            def_line,
+            body: body.map(|b| span_of(b, b)),
+            signature,
+            docstring: jsdoc(doc_anchor, src),
+            parent: None,
+            is_test,
+            references: Vec::new(),
+            load_references: Vec::new(),
+        },
+        parent: None,
+        exported_as,
+        refs: Vec::new(),
+        heritage: heritage_names,
+        member_names: if f.cap == Cap::Interface { interface_members(body, src) } else { Vec::new() },
+        overload: f.cap == Cap::Overload,
+        test_case: f.cap == Cap::Test,
+    }
+}
+
+/// Fold overload signatures into the implementation that follows them (same parent, same
+/// name): one definition whose span starts at the first signature and whose signature
+/// text lists every overload, then the implementation header.
+fn merge_overloads(defs: &mut Vec<RawDef>) {
+    let overload = |d: &RawDef| d.overload;
+    let mut keep = vec![true; defs.len()];
+    let mut i = 0;
+    while i < defs.len() {
+        if !overload(&defs[i]) {
+            i += 1;
+            continue;
+        }
+        // A run of signatures with the same name and parent.
+        let mut j = i + 1;
+        while j < defs.len() && defs[j].parent == defs[i].parent && defs[j].def.name == defs[i].def.name && overload(&defs[j]) {
+            j += 1;
+        }
+        let target = if j < defs.len() && defs[j].parent == defs[i].parent && defs[j].def.name == defs[i].def.name && defs[j].def.body.is_some() {
+            j
+        } else {
+            // No implementation (`declare`, `.d.ts`): the first signature stands for all.
+            i
+        };
+        let texts: Vec<String> = (i..j).map(|k| defs[k].def.signature.text.clone()).collect();
+        let start = defs[i].def.span;
+        let doc = defs[i].def.docstring.clone();
+        let exported = defs[i].exported_as.clone();
+        let t = &mut defs[target];
+        let own = if target == i { None } else { Some(t.def.signature.text.clone()) };
+        t.def.signature.text = texts.into_iter().chain(own).collect::<Vec<_>>().join("\n");
+        t.def.span.start_byte = start.start_byte;
+        t.def.span.start_line = start.start_line;
+        if t.def.docstring.is_none() {
+            t.def.docstring = doc;
+        }
+        if t.exported_as.is_empty() {
+            t.exported_as = exported;
+        }
+        for (k, flag) in keep.iter_mut().enumerate().take(j).skip(i) {
+            if k != target {
+                *flag = false;
+            }
+        }
+        i = j.max(i + 1);
+    }
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    let mut remap = vec![None; defs.len()];
+    let mut n = 0;
+    for (k, flag) in keep.iter().enumerate() {
+        if *flag {
+            remap[k] = Some(n);
+            n += 1;
+        }
+    }
+    let old = std::mem::take(defs);
+    for (k, mut d) in old.into_iter().enumerate() {
+        if keep[k] {
+            d.parent = d.parent.and_then(|p| remap[p]);
+            defs.push(d);
+        }
+    }
+}
+
+fn qualify(defs: &mut [RawDef]) {
+    for i in 0..defs.len() {
+        let q = match defs[i].parent {
+            Some(p) if p < i => format!("{}.{}", defs[p].def.qualname, defs[i].def.name),
+            _ => defs[i].def.name.clone(),
+        };
+        defs[i].def.qualname = q;
+    }
+}
