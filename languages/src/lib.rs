@@ -11,9 +11,9 @@
 //! its queries under `queries/<lang>/`, an indexer module, an edit module and a runner.
 
 pub mod edit;
+pub mod go;
 pub mod index;
 pub mod python;
-pub mod typescript;
 pub mod runner;
 pub mod walk;
 

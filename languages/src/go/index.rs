@@ -1,0 +1,131 @@
+//! The Go definition index: top-level functions, methods (`Type.Method`, the receiver in
+//! the signature), and types (struct, interface, named types, aliases, with their type
+//! parameters) of a set of Go files, with doc comments, imports, the package import path
+//! (from the nearest `go.mod` plus the directory) in `FileIndex::module`, and the
+//! definitions each one names, resolved statically.
+//!
+//! Two passes, as for Python: `parse` turns one file into plain data (one tree alive per
+//! worker), `link` resolves names across files. Both are deterministic.
+//!
+//! Resolution: bare names resolve to package-level functions and types of the same
+//! package (directory + package clause) across its files — test files see the package's
+//! other files, not the other way round; `pkg.Name` / `pkg.Type` resolve through imports of
+//! in-module packages (aliases and dot imports included); `x.Method` resolves to the
+//! method of `x`'s type when `x` is a parameter, receiver or `var x T` / `x := T{…}` local,
+//! and otherwise to every method of that name in the package and the in-module packages
+//! the file imports (over-approximate on purpose: a missed reference would delete code
+//! that remaining code still calls). A type references its methods that implement an
+//! interface of the module (or a common standard-library one such as `Error`/`String`),
+//! so removing such a method from a type that stays stubs it instead of deleting it.
+//! Package-level var/const initializers are `module_references`. Package-level vars and
+//! consts are not definitions.
+
+mod link;
+mod parse;
+mod queries;
+#[cfg(test)]
+mod tests;
+
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::index::{Definition, FileIndex, IndexError, SkippedFile};
+use link::GoModule;
+
+/// Go files indexed together.
+#[derive(Debug, Default)]
+pub struct GoIndex {
+    /// In path order.
+    pub files: Vec<FileIndex>,
+    /// In path order, then source order.
+    pub definitions: Vec<Definition>,
+    /// Files that could not be read or parsed, in path order.
+    pub skipped: Vec<SkippedFile>,
+}
+
+fn skipped(path: &str, e: &IndexError) -> SkippedFile {
+    SkippedFile { path: path.to_string(), reason: e.to_string() }
+}
+
+fn finish(parsed: Vec<(String, Result<parse::ParsedFile, IndexError>)>, modules: &[GoModule]) -> GoIndex {
+    let mut ok = Vec::new();
+    let mut skipped_files = Vec::new();
+    for (path, r) in parsed {
+        match r {
+            Ok(f) => ok.push(f),
+            Err(e) => skipped_files.push(skipped(&path, &e)),
+        }
+    }
+    skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
+    let (files, definitions) = link::link(ok, modules);
+    GoIndex { files, definitions, skipped: skipped_files }
+}
+
+/// Index files held in memory: `(repository-relative path, bytes)`. `go.mod` files among
+/// them give the modules' paths; other non-`.go` entries are ignored.
+pub fn index_sources(sources: &[(String, Vec<u8>)]) -> GoIndex {
+    let mut modules: Vec<GoModule> = sources
+        .iter()
+        .filter(|(p, _)| p == "go.mod" || p.ends_with("/go.mod"))
+        .filter_map(|(p, b)| {
+            let path = link::module_path(std::str::from_utf8(b).ok()?)?;
+            Some(GoModule { dir: p.strip_suffix("go.mod").unwrap_or("").trim_end_matches('/').to_string(), path })
+        })
+        .collect();
+    modules.sort_by(|a, b| a.dir.cmp(&b.dir));
+    let go: Vec<&(String, Vec<u8>)> = sources.iter().filter(|(p, _)| p.ends_with(".go")).collect();
+    let parsed = go
+        .par_iter()
+        .map_init(parse::new_parser, |parser, (path, bytes)| (path.clone(), parse::parse_file(parser, path, bytes)))
+        .collect();
+    finish(parsed, &modules)
+}
+
+/// The modules enclosing `paths`: every `go.mod` found in their directories or above them,
+/// up to `root`.
+fn find_modules(root: &Path, paths: &[String]) -> Vec<GoModule> {
+    let mut dirs: BTreeMap<String, Option<GoModule>> = BTreeMap::new();
+    for p in paths {
+        let mut dir = p.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+        loop {
+            if dirs.contains_key(&dir) {
+                break;
+            }
+            let go_mod = root.join(&dir).join("go.mod");
+            let module = std::fs::read_to_string(&go_mod)
+                .ok()
+                .and_then(|t| link::module_path(&t))
+                .map(|path| GoModule { dir: dir.clone(), path });
+            dirs.insert(dir.clone(), module);
+            if dir.is_empty() {
+                break;
+            }
+            dir = dir.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+        }
+    }
+    dirs.into_values().flatten().collect()
+}
+
+/// Index the Go files `paths` (repository-relative, `/`-separated) under `root`, reading
+/// the `go.mod` files above them for import paths.
+pub fn index_files(root: &Path, paths: &[String]) -> GoIndex {
+    let modules = find_modules(root, paths);
+    let parsed = paths
+        .par_iter()
+        .map_init(parse::new_parser, |parser, path| {
+            let r = std::fs::read(root.join(path))
+                .map_err(|source| IndexError::Read { path: path.clone(), source })
+                .and_then(|bytes| parse::parse_file(parser, path, &bytes));
+            (path.clone(), r)
+        })
+        .collect();
+    finish(parsed, &modules)
+}
+
+/// Go test code: `*_test.go` files.
+pub fn is_test_path(rel: &str) -> bool {
+    rel.rsplit('/').next().is_some_and(|name| name.ends_with("_test.go"))
+}

@@ -1,0 +1,343 @@
+//! Linking parsed Go files: node ids, packages (directory + package clause), import paths
+//! from `go.mod`, and each definition's references resolved across the files of its package
+//! and the in-module packages its file imports.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::parse::{ParsedFile, RawDef, Use};
+use crate::Language;
+use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, ModuleReference, NodeId};
+
+/// Method names of standard-library interfaces a type commonly satisfies implicitly; a type
+/// that stays needs these methods even when no code in the module calls them by name.
+const STDLIB_INTERFACE_METHODS: &[&str] = &[
+    "Error", "String", "GoString", "Format", "Read", "Write", "Close", "Seek", "ReadFrom", "WriteTo", "MarshalJSON",
+    "UnmarshalJSON", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary", "ServeHTTP", "Unwrap",
+];
+
+/// A Go module: the directory holding its `go.mod` and its module path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GoModule {
+    pub dir: String,
+    pub path: String,
+}
+
+/// The module path of a `go.mod` file's `module` line.
+pub(crate) fn module_path(go_mod: &str) -> Option<String> {
+    for line in go_mod.lines() {
+        let line = line.split("//").next().unwrap_or("").trim();
+        if let Some(rest) = line.strip_prefix("module") {
+            if !rest.starts_with([' ', '\t', '"']) {
+                continue;
+            }
+            let p = rest.trim().trim_matches('"').trim_matches('`').trim();
+            if !p.is_empty() {
+                return Some(p.to_string());
+            }
+        }
+    }
+    None
+}
+
+fn join(dir: &str, rest: &str) -> String {
+    match (dir.is_empty(), rest.is_empty()) {
+        (true, _) => rest.to_string(),
+        (false, true) => dir.to_string(),
+        (false, false) => format!("{dir}/{rest}"),
+    }
+}
+
+/// The import path of a repository directory: its nearest enclosing module's path plus the
+/// directory below the module root.
+pub(crate) fn import_path(modules: &[GoModule], dir: &str) -> Option<String> {
+    modules
+        .iter()
+        .filter_map(|m| {
+            let rest = if m.dir.is_empty() {
+                dir
+            } else if dir == m.dir {
+                ""
+            } else {
+                dir.strip_prefix(&m.dir)?.strip_prefix('/')?
+            };
+            Some((m.dir.len(), if rest.is_empty() { m.path.clone() } else { format!("{}/{rest}", m.path) }))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, p)| p)
+}
+
+/// The repository directory of an import path inside one of `modules`.
+fn import_dir(modules: &[GoModule], path: &str) -> Option<String> {
+    modules
+        .iter()
+        .filter_map(|m| {
+            let rest = if path == m.path { "" } else { path.strip_prefix(&m.path)?.strip_prefix('/')? };
+            Some((m.path.len(), join(&m.dir, rest)))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, d)| d)
+}
+
+/// The name an import binds by default: the last path element (`yaml` for `gopkg.in/yaml.v3`
+/// is not guessed; `foo/v2` binds `foo`).
+fn default_name(path: &str) -> String {
+    let mut parts = path.rsplit('/');
+    let last = parts.next().unwrap_or(path);
+    let is_version = last.len() > 1 && last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit());
+    if is_version { parts.next().unwrap_or(last).to_string() } else { last.to_string() }
+}
+
+type PackageKey = (String, String);
+
+#[derive(Default)]
+struct Package {
+    /// Functions and types by name: (id, in a test file, is a type).
+    names: BTreeMap<String, Vec<(NodeId, bool, bool)>>,
+    /// Methods by (receiver type, method name).
+    methods: BTreeMap<(String, String), Vec<(NodeId, bool)>>,
+    /// Methods by name alone.
+    methods_by_name: BTreeMap<String, Vec<(NodeId, bool)>>,
+}
+
+/// Where one file's names resolve.
+struct Scope<'a> {
+    own: Option<&'a Package>,
+    is_test: bool,
+    /// Import binding → in-module package (None: outside the module, or not a package).
+    imports: BTreeMap<String, Option<(&'a Package, bool)>>,
+    dot_imports: Vec<(&'a Package, bool)>,
+}
+
+fn visible(entries: &[(NodeId, bool)], tests: bool) -> impl Iterator<Item = &NodeId> {
+    entries.iter().filter(move |(_, t)| tests || !t).map(|(id, _)| id)
+}
+
+impl Scope<'_> {
+    fn names(&self, pkg: &Package, tests: bool, name: &str, out: &mut BTreeSet<NodeId>) {
+        for (id, t, _) in pkg.names.get(name).into_iter().flatten() {
+            if tests || !t {
+                out.insert(id.clone());
+            }
+        }
+    }
+
+    fn any_method(&self, name: &str, out: &mut BTreeSet<NodeId>) {
+        let pkgs = self.own.map(|p| (p, self.is_test)).into_iter().chain(self.imports.values().flatten().copied());
+        for (pkg, tests) in pkgs {
+            out.extend(visible(pkg.methods_by_name.get(name).map(Vec::as_slice).unwrap_or(&[]), tests).cloned());
+        }
+    }
+
+    fn resolve(&self, u: &Use, out: &mut BTreeSet<NodeId>) {
+        match u {
+            Use::Name(n) => {
+                if let Some(own) = self.own {
+                    self.names(own, self.is_test, n, out);
+                }
+                for (pkg, tests) in &self.dot_imports {
+                    self.names(pkg, *tests, n, out);
+                }
+            }
+            Use::Selector(op, n, call) => {
+                if let Some(target) = self.imports.get(op) {
+                    if let Some((pkg, tests)) = target {
+                        self.names(pkg, *tests, n, out);
+                    }
+                    return;
+                }
+                let own_type = self.own.and_then(|p| p.names.get(op)).is_some_and(|v| v.iter().any(|(_, _, ty)| *ty));
+                if let Some(own) = self.own.filter(|_| own_type) {
+                    let key = (op.clone(), n.clone());
+                    out.extend(visible(own.methods.get(&key).map(Vec::as_slice).unwrap_or(&[]), self.is_test).cloned());
+                } else if *call {
+                    self.any_method(n, out);
+                }
+            }
+            Use::Method(t, m, call) => {
+                let pkg = match &t.package {
+                    None => self.own.map(|p| (p, self.is_test)),
+                    Some(alias) => self.imports.get(alias).copied().flatten(),
+                };
+                let key = (t.name.clone(), m.clone());
+                let found: Vec<NodeId> = pkg
+                    .map(|(p, tests)| visible(p.methods.get(&key).map(Vec::as_slice).unwrap_or(&[]), tests).cloned().collect())
+                    .unwrap_or_default();
+                if found.is_empty() && *call {
+                    // A promoted method of an embedded type, or a field: stay conservative.
+                    self.any_method(m, out);
+                } else {
+                    out.extend(found);
+                }
+            }
+            Use::AnyMethod(m) => self.any_method(m, out),
+        }
+    }
+}
+
+/// Assign node ids: `path::Qual.Name`, with `@L<line>` when a qualname repeats in a file
+/// (several `init` functions, methods of a type whose receiver could not be read …).
+fn assign_ids(file: &mut ParsedFile) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for d in &file.defs {
+        *counts.entry(d.def.qualname.clone()).or_default() += 1;
+    }
+    for d in &mut file.defs {
+        d.def.id = if counts.get(&d.def.qualname).copied().unwrap_or(0) > 1 {
+            format!("{}::{}@L{}", file.path, d.def.qualname, d.def.def_line)
+        } else {
+            format!("{}::{}", file.path, d.def.qualname)
+        };
+    }
+}
+
+/// Link parsed files into the index's files and definitions (both in path, then source order).
+pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<FileIndex>, Vec<Definition>) {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    for f in &mut files {
+        assign_ids(f);
+    }
+    // Packages and the package each directory's importers see.
+    let mut packages: BTreeMap<PackageKey, Package> = BTreeMap::new();
+    let mut dir_package: BTreeMap<String, String> = BTreeMap::new();
+    let mut iface_methods: BTreeSet<&str> = STDLIB_INTERFACE_METHODS.iter().copied().collect();
+    for f in &files {
+        let pkg = packages.entry((f.dir.clone(), f.package.clone())).or_default();
+        if !f.package.ends_with("_test") && (!f.is_test || !dir_package.contains_key(&f.dir)) {
+            dir_package.insert(f.dir.clone(), f.package.clone());
+        }
+        for d in &f.defs {
+            let id = d.def.id.clone();
+            match (&d.receiver_type, d.def.kind) {
+                (Some(rt), DefinitionKind::Method) => {
+                    pkg.methods.entry((rt.clone(), d.def.name.clone())).or_default().push((id.clone(), f.is_test));
+                    pkg.methods_by_name.entry(d.def.name.clone()).or_default().push((id, f.is_test));
+                }
+                (None, DefinitionKind::Method) => {}
+                (_, kind) => {
+                    let is_type = kind != DefinitionKind::Function;
+                    pkg.names.entry(d.def.name.clone()).or_default().push((id, f.is_test, is_type));
+                }
+            }
+        }
+    }
+    for f in &files {
+        for d in &f.defs {
+            iface_methods.extend(d.interface_members.iter().map(String::as_str));
+        }
+    }
+
+    let mut out_files = Vec::with_capacity(files.len());
+    let mut out_defs = Vec::new();
+    for f in &files {
+        let own = packages.get(&(f.dir.clone(), f.package.clone()));
+        let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
+        let mut imports = Vec::new();
+        for imp in &f.imports {
+            let dir = import_dir(modules, &imp.path);
+            let target = dir.as_ref().and_then(|d| {
+                let name = dir_package.get(d)?;
+                let pkg = packages.get(&(d.clone(), name.clone()))?;
+                Some((pkg, f.is_test && *d == f.dir, name.clone()))
+            });
+            let bound = imp.alias.clone().or_else(|| target.as_ref().map(|t| t.2.clone())).unwrap_or_else(|| default_name(&imp.path));
+            let pkg = target.as_ref().map(|(p, tests, _)| (*p, *tests));
+            match bound.as_str() {
+                "_" => {}
+                "." => scope.dot_imports.extend(pkg),
+                _ => {
+                    scope.imports.insert(bound.clone(), pkg);
+                }
+            }
+            let names = match (&imp.alias, imp.alias_span) {
+                (Some(alias), Some(span)) => vec![ImportedName {
+                    name: target.as_ref().map(|t| t.2.clone()).unwrap_or_else(|| default_name(&imp.path)),
+                    alias: Some(alias.clone()),
+                    span,
+                    target: None,
+                }],
+                _ => Vec::new(),
+            };
+            imports.push(Import {
+                span: imp.span,
+                module: imp.path.clone(),
+                resolved_path: dir.filter(|d| dir_package.contains_key(d)),
+                names,
+                module_level: true,
+            });
+        }
+        let parent_of = |d: &RawDef| -> Option<NodeId> {
+            let rt = d.receiver_type.as_ref()?;
+            let entries = own?.names.get(rt)?;
+            // Prefer the type declared in this file, then any visible one.
+            entries
+                .iter()
+                .filter(|(_, t, ty)| *ty && (f.is_test || !t))
+                .map(|(id, _, _)| id)
+                .min_by_key(|id| !id.starts_with(&format!("{}::", f.path)))
+                .cloned()
+        };
+        for d in &f.defs {
+            let mut refs = BTreeSet::new();
+            for u in &d.uses {
+                scope.resolve(u, &mut refs);
+            }
+            // A type that stays needs the methods that make it satisfy interfaces.
+            if d.def.kind != DefinitionKind::Function
+                && d.def.kind != DefinitionKind::Method
+                && let Some(p) = own
+            {
+                for m in iface_methods.iter() {
+                    let key = (d.def.name.clone(), m.to_string());
+                    refs.extend(visible(p.methods.get(&key).map(Vec::as_slice).unwrap_or(&[]), f.is_test).cloned());
+                }
+            }
+            refs.remove(&d.def.id);
+            let mut def = d.def.clone();
+            def.parent = parent_of(d);
+            def.references = refs.into_iter().collect();
+            out_defs.push(def);
+        }
+        let mut module_references = Vec::new();
+        for (u, line) in &f.module_uses {
+            let mut refs = BTreeSet::new();
+            scope.resolve(u, &mut refs);
+            module_references.extend(refs.into_iter().map(|target| ModuleReference { target, line: *line }));
+        }
+        module_references.sort();
+        module_references.dedup();
+        out_files.push(FileIndex {
+            path: f.path.clone(),
+            language: Language::Go,
+            module: import_path(modules, &f.dir),
+            is_test: f.is_test,
+            definitions: f.defs.iter().map(|d| d.def.id.clone()).collect(),
+            imports,
+            module_references,
+            exported: Vec::new(),
+            sha256: f.sha256.clone(),
+            lines: f.lines,
+        });
+    }
+    (out_files, out_defs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_lines_and_import_paths() {
+        assert_eq!(module_path("// c\nmodule example.com/shapes // x\n\ngo 1.22\n").as_deref(), Some("example.com/shapes"));
+        assert_eq!(module_path("module \"quoted/mod\"\n").as_deref(), Some("quoted/mod"));
+        assert_eq!(module_path("modulex y\ngo 1.2\n"), None);
+        let mods = vec![GoModule { dir: String::new(), path: "ex.com/a".into() }, GoModule { dir: "tools".into(), path: "ex.com/tools".into() }];
+        assert_eq!(import_path(&mods, "").as_deref(), Some("ex.com/a"));
+        assert_eq!(import_path(&mods, "geo/x").as_deref(), Some("ex.com/a/geo/x"));
+        assert_eq!(import_path(&mods, "tools/gen").as_deref(), Some("ex.com/tools/gen"));
+        assert_eq!(import_dir(&mods, "ex.com/tools/gen").as_deref(), Some("tools/gen"));
+        assert_eq!(import_dir(&mods, "ex.com/a").as_deref(), Some(""));
+        assert_eq!(import_dir(&mods, "ex.com/ab"), None);
+        assert_eq!(default_name("github.com/x/foo/v2"), "foo");
+        assert_eq!(default_name("fmt"), "fmt");
+    }
+}

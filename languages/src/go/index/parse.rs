@@ -1,0 +1,440 @@
+//! One Go file to plain data: its package clause, imports, top-level definitions (with
+//! signature, doc comment, receiver type, interface members) and the names each definition
+//! and the package-level var/const code use, with local bindings already filtered out.
+//! The tree is dropped before returning; linking across files happens in `link`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest, Sha256};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, QueryCursor};
+
+use super::queries::{Purpose, queries};
+use crate::Language;
+use crate::index::{Definition, DefinitionKind, IndexError, Parameter, ParameterKind, Signature, Span};
+
+/// A type as written next to a local: `T`, `*T`, `pkg.T`, `T[int]` → (`pkg`, `T`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TypeRef {
+    pub package: Option<String>,
+    pub name: String,
+}
+
+/// A name a definition (or package-level code) uses, locals removed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Use {
+    /// A bare name: a package-level function or type of the same package.
+    Name(String),
+    /// `x.Name` where `x` is not a local: an import alias, a type (method expression) or a
+    /// package-level value; whether it is called.
+    Selector(String, String, bool),
+    /// `x.Name` where `x` is a local of a known type; whether it is called.
+    Method(TypeRef, String, bool),
+    /// `expr.Name(…)` where the type of `expr` is unknown (a call: field reads are not
+    /// method uses).
+    AnyMethod(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct GoImport {
+    pub path: String,
+    /// `name` of `import name "path"` (`.` and `_` included).
+    pub alias: Option<String>,
+    pub span: Span,
+    pub alias_span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RawDef {
+    /// `id` is empty until linking; `parent` holds nothing until linking.
+    pub def: Definition,
+    /// Receiver base type name of a method (`Stack` for `(s *Stack[T])`).
+    pub receiver_type: Option<String>,
+    /// Method names of an interface type.
+    pub interface_members: Vec<String>,
+    pub uses: BTreeSet<Use>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ParsedFile {
+    pub path: String,
+    /// Directory of the file, `""` at the root.
+    pub dir: String,
+    pub package: String,
+    pub is_test: bool,
+    pub imports: Vec<GoImport>,
+    pub defs: Vec<RawDef>,
+    /// Uses in package-level var/const declarations, with their 1-based line.
+    pub module_uses: Vec<(Use, usize)>,
+    pub sha256: String,
+    pub lines: usize,
+}
+
+pub(crate) fn new_parser() -> Parser {
+    let mut p = Parser::new();
+    // The grammar is compiled in; failing to load it is a build problem, reported per file below.
+    let _ = p.set_language(&Language::Go.grammar());
+    p
+}
+
+pub(crate) fn span_of(n: Node) -> Span {
+    Span { start_byte: n.start_byte(), end_byte: n.end_byte(), start_line: n.start_position().row + 1, end_line: n.end_position().row + 1 }
+}
+
+fn text<'a>(n: Node, src: &'a str) -> &'a str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+/// Base type name and package of a type node, through pointers, generics and parentheses.
+pub(crate) fn type_ref(n: Node, src: &str) -> Option<TypeRef> {
+    match n.kind() {
+        "type_identifier" => Some(TypeRef { package: None, name: text(n, src).to_string() }),
+        "qualified_type" => Some(TypeRef {
+            package: Some(text(n.child_by_field_name("package")?, src).to_string()),
+            name: text(n.child_by_field_name("name")?, src).to_string(),
+        }),
+        "pointer_type" | "parenthesized_type" => type_ref(n.named_child(0)?, src),
+        "generic_type" => type_ref(n.child_by_field_name("type")?, src),
+        _ => None,
+    }
+}
+
+/// The doc comment of a declaration: the `//` or `/* */` comments directly above it, with
+/// no blank line in between, markers stripped.
+pub(crate) fn doc_comment(node: Node, src: &str) -> Option<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut next_row = node.start_position().row;
+    let mut cur = node.prev_sibling();
+    while let Some(c) = cur {
+        if c.kind() != "comment" || c.end_position().row + 1 != next_row {
+            break;
+        }
+        // A trailing comment on the previous code line is not a doc comment.
+        if c.prev_sibling().is_some_and(|p| p.end_position().row == c.start_position().row) {
+            break;
+        }
+        let t = text(c, src);
+        let mut block: Vec<String> = if let Some(rest) = t.strip_prefix("//") {
+            vec![rest.strip_prefix(' ').unwrap_or(rest).trim_end().to_string()]
+        } else {
+            let inner = t.trim_start_matches("/*").trim_end_matches("*/");
+            inner.lines().map(|l| l.trim().to_string()).collect()
+        };
+        block.extend(lines);
+        lines = block;
+        next_row = c.start_position().row;
+        cur = c.prev_sibling();
+    }
+    while lines.first().is_some_and(|l| l.is_empty()) {
+        lines.remove(0);
+    }
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    if lines.is_empty() { None } else { Some(lines.join("\n")) }
+}
+
+fn parameters(list: Node, src: &str) -> Vec<Parameter> {
+    let mut out = Vec::new();
+    let mut c = list.walk();
+    for p in list.named_children(&mut c) {
+        let kind = match p.kind() {
+            "parameter_declaration" => ParameterKind::PositionalOrKeyword,
+            "variadic_parameter_declaration" => ParameterKind::VarPositional,
+            _ => continue,
+        };
+        let annotation = p.child_by_field_name("type").map(|t| text(t, src).to_string());
+        let mut names = Vec::new();
+        let mut cc = p.walk();
+        for n in p.children_by_field_name("name", &mut cc) {
+            names.push(text(n, src).to_string());
+        }
+        if names.is_empty() {
+            names.push(String::new());
+        }
+        for name in names {
+            out.push(Parameter { name, kind, annotation: annotation.clone(), default: None });
+        }
+    }
+    out
+}
+
+fn header(node: Node, body: Option<Node>, src: &str) -> String {
+    let end = body.map(|b| b.start_byte()).unwrap_or(node.end_byte());
+    src.get(node.start_byte()..end).unwrap_or("").trim_end().to_string()
+}
+
+fn base_def(path: &str, name: &str, kind: DefinitionKind, span: Span, def_line: usize, is_test: bool) -> Definition {
+    Definition {
+        id: String::new(),
+        language: Language::Go,
+        path: path.to_string(),
+        qualname: name.to_string(),
+        name: name.to_string(),
+        kind,
+        span,
+        def_line,
+        body: None,
+        signature: Signature::default(),
+        docstring: None,
+        parent: None,
+        is_test,
+        references: Vec::new(),
+        load_references: Vec::new(),
+    }
+}
+
+fn function_def(node: Node, name: &str, receiver: Option<Node>, path: &str, src: &str, is_test: bool) -> RawDef {
+    let body = node.child_by_field_name("body");
+    let kind = if receiver.is_some() { DefinitionKind::Method } else { DefinitionKind::Function };
+    let mut def = base_def(path, name, kind, span_of(node), node.start_position().row + 1, is_test);
+    let mut receiver_type = None;
+    let mut receiver_text = None;
+    if let Some(r) = receiver {
+        let t = text(r, src);
+        receiver_text = Some(t.trim_start_matches('(').trim_end_matches(')').trim().to_string());
+        let mut c = r.walk();
+        receiver_type = r
+            .named_children(&mut c)
+            .find(|p| p.kind() == "parameter_declaration")
+            .and_then(|p| p.child_by_field_name("type"))
+            .and_then(|t| type_ref(t, src))
+            .map(|t| t.name);
+        if let Some(rt) = &receiver_type {
+            def.qualname = format!("{rt}.{name}");
+        }
+    }
+    def.body = body.map(span_of);
+    def.signature = Signature {
+        text: header(node, body, src),
+        parameters: node.child_by_field_name("parameters").map(|p| parameters(p, src)).unwrap_or_default(),
+        returns: node.child_by_field_name("result").map(|r| text(r, src).to_string()),
+        receiver: receiver_text,
+        type_parameters: node.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
+        ..Signature::default()
+    };
+    def.docstring = doc_comment(node, src);
+    RawDef { def, receiver_type, interface_members: Vec::new(), uses: BTreeSet::new() }
+}
+
+fn type_def(decl: Node, spec: Node, name: &str, ty: Node, path: &str, src: &str, is_test: bool) -> RawDef {
+    let single = {
+        let mut c = decl.walk();
+        decl.named_children(&mut c).filter(|n| n.kind() == "type_spec" || n.kind() == "type_alias").count() == 1
+    };
+    // A lone spec (`type X struct{}` or `type ( X int )`) is the whole declaration.
+    let outer = if single { decl } else { spec };
+    let kind = match (spec.kind(), ty.kind()) {
+        ("type_alias", _) => DefinitionKind::TypeAlias,
+        (_, "struct_type") => DefinitionKind::Struct,
+        (_, "interface_type") => DefinitionKind::Interface,
+        _ => DefinitionKind::TypeAlias,
+    };
+    let mut def = base_def(path, name, kind, span_of(outer), outer.start_position().row + 1, is_test);
+    def.signature = Signature {
+        text: format!("type {}", text(spec, src)),
+        type_parameters: spec.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
+        ..Signature::default()
+    };
+    def.docstring = doc_comment(spec, src).or_else(|| if single { doc_comment(decl, src) } else { None });
+    let mut interface_members = Vec::new();
+    if ty.kind() == "interface_type" {
+        let mut c = ty.walk();
+        for m in ty.named_children(&mut c) {
+            if (m.kind() == "method_elem" || m.kind() == "method_spec")
+                && let Some(n) = m.child_by_field_name("name")
+            {
+                interface_members.push(text(n, src).to_string());
+            }
+        }
+    }
+    RawDef { def, receiver_type: None, interface_members, uses: BTreeSet::new() }
+}
+
+/// Raw name facts of one definition (or of package-level code), before locals are applied.
+#[derive(Default)]
+struct Facts {
+    names: Vec<(String, usize)>,
+    selectors: Vec<(Option<String>, String, bool, usize)>,
+    qualified: Vec<(String, String, usize)>,
+    locals: BTreeSet<String>,
+    typed: BTreeMap<String, TypeRef>,
+}
+
+impl Facts {
+    fn into_uses(self, at_package_level: bool) -> Vec<(Use, usize)> {
+        let local = |n: &str| !at_package_level && self.locals.contains(n);
+        let mut out = Vec::new();
+        for (n, line) in &self.names {
+            if !local(n) && n != "_" {
+                out.push((Use::Name(n.clone()), *line));
+            }
+        }
+        for (p, n, line) in &self.qualified {
+            out.push((Use::Selector(p.clone(), n.clone(), false), *line));
+        }
+        for (op, member, call, line) in &self.selectors {
+            let u = match op {
+                Some(op) if local(op) => match self.typed.get(op) {
+                    Some(t) => Use::Method(t.clone(), member.clone(), *call),
+                    None if *call => Use::AnyMethod(member.clone()),
+                    None => continue,
+                },
+                Some(op) => Use::Selector(op.clone(), member.clone(), *call),
+                None if *call => Use::AnyMethod(member.clone()),
+                None => continue,
+            };
+            out.push((u, *line));
+        }
+        out
+    }
+}
+
+/// Parse one file. A file that is not UTF-8 or has no package clause is an error (skipped);
+/// syntax errors elsewhere are tolerated: whatever tree-sitter recovers is indexed.
+pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Result<ParsedFile, IndexError> {
+    let src = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
+        IndexError::InvalidUtf8 { path: path.to_string(), line }
+    })?;
+    let tree = parser
+        .parse(src, None)
+        .ok_or_else(|| IndexError::Syntax { path: path.to_string(), line: 1, message: "tree-sitter could not parse the file".into() })?;
+    let root = tree.root_node();
+    let is_test = super::is_test_path(path);
+    let mut package = String::new();
+    {
+        let mut c = root.walk();
+        for ch in root.named_children(&mut c) {
+            if ch.kind() == "package_clause" {
+                let mut cc = ch.walk();
+                if let Some(id) = ch.named_children(&mut cc).find(|n| n.kind() == "package_identifier") {
+                    package = text(id, src).to_string();
+                }
+                break;
+            }
+        }
+    }
+    if package.is_empty() {
+        return Err(IndexError::Syntax { path: path.to_string(), line: 1, message: "no `package` clause".into() });
+    }
+
+    let q = queries();
+    let cap = &q.captures;
+    let mut defs: Vec<RawDef> = Vec::new();
+    let mut imports: Vec<GoImport> = Vec::new();
+    // Facts per definition (by index in `defs`), and for package-level code.
+    let mut facts: Vec<Facts> = Vec::new();
+    let mut top = Facts::default();
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+
+    // Pass 1: definitions and imports (they decide which def each use belongs to).
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
+    let mut refs: Vec<(u32, Node, Option<Node>)> = Vec::new();
+    while let Some(m) = matches.next() {
+        let purpose = q.purpose(m.pattern_index);
+        let get = |idx: u32| m.captures.iter().find(|c| c.index == idx).map(|c| c.node);
+        match purpose {
+            Purpose::Definitions => {
+                let Some(name) = get(cap.name) else { continue };
+                let name_text = text(name, src);
+                if let Some(f) = get(cap.function) {
+                    defs.push(function_def(f, name_text, None, path, src, is_test));
+                } else if let Some(f) = get(cap.method) {
+                    defs.push(function_def(f, name_text, get(cap.receiver), path, src, is_test));
+                } else if let (Some(decl), Some(spec), Some(ty)) = (get(cap.type_declaration), get(cap.type_spec), get(cap.type_)) {
+                    defs.push(type_def(decl, spec, name_text, ty, path, src, is_test));
+                }
+            }
+            Purpose::Imports => {
+                let (Some(imp), Some(p)) = (get(cap.import), get(cap.path)) else { continue };
+                let raw = text(p, src);
+                let path_text = raw.trim_matches(|c| c == '"' || c == '`').to_string();
+                let alias = get(cap.alias);
+                imports.push(GoImport {
+                    path: path_text,
+                    alias: alias.map(|a| text(a, src).to_string()),
+                    span: span_of(imp),
+                    alias_span: alias.map(span_of),
+                });
+            }
+            Purpose::References => {
+                for c in m.captures {
+                    let second = if c.index == cap.operand {
+                        get(cap.member)
+                    } else if c.index == cap.package {
+                        get(cap.qualified)
+                    } else if c.index == cap.typed_name {
+                        get(cap.typed_type)
+                    } else if c.index == cap.use_ || c.index == cap.local {
+                        None
+                    } else {
+                        continue;
+                    };
+                    refs.push((c.index, c.node, second));
+                }
+            }
+        }
+    }
+    defs.sort_by_key(|d| d.def.span.start_byte);
+    for d in &defs {
+        // Uses inside the whole declaration (a grouped type spec covers only its spec).
+        ranges.push((d.def.span.start_byte, d.def.span.end_byte));
+        facts.push(Facts::default());
+    }
+    let owner = |byte: usize| -> Option<usize> {
+        let i = ranges.partition_point(|(s, _)| *s <= byte);
+        if i == 0 {
+            return None;
+        }
+        let (s, e) = ranges[i - 1];
+        (byte >= s && byte < e).then_some(i - 1)
+    };
+    for (idx, node, second) in refs {
+        let f = match owner(node.start_byte()) {
+            Some(i) => &mut facts[i],
+            None => &mut top,
+        };
+        let line = node.start_position().row + 1;
+        if idx == cap.use_ {
+            f.names.push((text(node, src).to_string(), line));
+        } else if idx == cap.local {
+            f.locals.insert(text(node, src).to_string());
+        } else if idx == cap.operand {
+            let Some(member) = second else { continue };
+            let op = (node.kind() == "identifier").then(|| text(node, src).to_string());
+            let selector = member.parent();
+            let call = selector.and_then(|s| s.parent()).is_some_and(|c| {
+                c.kind() == "call_expression" && c.child_by_field_name("function").map(|f| f.id()) == selector.map(|s| s.id())
+            });
+            f.selectors.push((op, text(member, src).to_string(), call, line));
+        } else if idx == cap.package {
+            let Some(name) = second else { continue };
+            f.qualified.push((text(node, src).to_string(), text(name, src).to_string(), line));
+        } else if idx == cap.typed_name {
+            if let Some(t) = second.and_then(|t| type_ref(t, src)) {
+                f.typed.insert(text(node, src).to_string(), t);
+            }
+        }
+    }
+    for (d, f) in defs.iter_mut().zip(facts) {
+        d.uses = f.into_uses(false).into_iter().map(|(u, _)| u).collect();
+    }
+    let mut module_uses = top.into_uses(true);
+    module_uses.sort();
+    module_uses.dedup();
+
+    let dir = path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+    Ok(ParsedFile {
+        path: path.to_string(),
+        dir,
+        package,
+        is_test,
+        imports,
+        defs,
+        module_uses,
+        sha256: hex::encode(Sha256::digest(bytes)),
+        lines: src.lines().count(),
+    })
+}

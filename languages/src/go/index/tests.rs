@@ -1,0 +1,216 @@
+//! Go index tests: the shapes fixture (snapshot), resolution rules and odd inputs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::*;
+use crate::index::{DefinitionIndex, DefinitionKind};
+
+/// Every file of a fixture directory as `(relative path, bytes)`, sorted.
+pub(crate) fn fixture_sources(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("fixture dir readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("under fixture").to_string_lossy().replace('\\', "/");
+                out.push((rel, std::fs::read(&p).expect("fixture file readable")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+pub(crate) fn shapes_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/shapes")
+}
+
+pub(crate) fn to_index(go: GoIndex) -> DefinitionIndex {
+    let mut index = DefinitionIndex { skipped: go.skipped, ..DefinitionIndex::default() };
+    index.files = go.files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    index.definitions = go.definitions.into_iter().map(|d| (d.id.clone(), d)).collect();
+    index
+}
+
+pub(crate) fn shapes_index() -> DefinitionIndex {
+    to_index(index_sources(&fixture_sources(&shapes_dir())))
+}
+
+fn src_index(files: &[(&str, &str)]) -> DefinitionIndex {
+    let sources: Vec<(String, Vec<u8>)> = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
+    to_index(index_sources(&sources))
+}
+
+/// One line per file and per definition: what the index says, compactly.
+fn summary(index: &DefinitionIndex) -> String {
+    let mut out = String::new();
+    for f in index.files.values() {
+        let _ = writeln!(out, "{} module={:?} test={} lines={}", f.path, f.module, f.is_test, f.lines);
+        for i in &f.imports {
+            let alias = i.names.first().and_then(|n| n.alias.clone()).map(|a| format!(" as {a}")).unwrap_or_default();
+            let _ = writeln!(out, "  import {}{alias} -> {:?}", i.module, i.resolved_path);
+        }
+        for m in &f.module_references {
+            let _ = writeln!(out, "  module ref L{} -> {}", m.line, m.target);
+        }
+        for id in &f.definitions {
+            let d = &index.definitions[id];
+            let _ = writeln!(out, "  {} {:?} L{}-{} def_line={}", d.qualname, d.kind, d.span.start_line, d.span.end_line, d.def_line);
+            let _ = writeln!(out, "    sig: {}", d.signature.text.lines().next().unwrap_or(""));
+            if let Some(r) = &d.signature.receiver {
+                let _ = writeln!(out, "    receiver: {r}");
+            }
+            if let Some(t) = &d.signature.type_parameters {
+                let _ = writeln!(out, "    type_parameters: {t}");
+            }
+            if !d.signature.parameters.is_empty() {
+                let ps: Vec<String> = d
+                    .signature
+                    .parameters
+                    .iter()
+                    .map(|p| format!("{}:{}{}", p.name, p.annotation.as_deref().unwrap_or("?"), if p.kind == crate::index::ParameterKind::VarPositional { "..." } else { "" }))
+                    .collect();
+                let _ = writeln!(out, "    params: {}", ps.join(", "));
+            }
+            if let Some(r) = &d.signature.returns {
+                let _ = writeln!(out, "    returns: {r}");
+            }
+            if let Some(doc) = &d.docstring {
+                let _ = writeln!(out, "    doc: {}", doc.replace('\n', " / "));
+            }
+            if let Some(p) = &d.parent {
+                let _ = writeln!(out, "    parent: {p}");
+            }
+            if d.is_test {
+                let _ = writeln!(out, "    test");
+            }
+            for r in &d.references {
+                let _ = writeln!(out, "    -> {r}");
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn shapes_fixture_index() {
+    let index = shapes_index();
+    assert!(index.skipped.is_empty(), "{:?}", index.skipped);
+    insta::assert_snapshot!("shapes_summary", summary(&index));
+}
+
+#[test]
+fn shapes_fixture_full_json_of_one_file() {
+    let index = shapes_index();
+    let file = &index.files["stats/stats.go"];
+    let defs: Vec<_> = file.definitions.iter().map(|id| &index.definitions[id]).collect();
+    insta::assert_json_snapshot!("stats_file", (file, defs));
+}
+
+#[test]
+fn methods_are_type_dot_method_with_receiver_and_parent() {
+    let index = shapes_index();
+    let grow = &index.definitions["geometry/shape.go::Circle.Grow"];
+    assert_eq!(grow.kind, DefinitionKind::Method);
+    assert_eq!(grow.signature.receiver.as_deref(), Some("c *Circle"));
+    assert_eq!(grow.parent.as_deref(), Some("geometry/shape.go::Circle"));
+    assert!(grow.signature.text.starts_with("func (c *Circle) Grow(factor float64)"));
+    let push = &index.definitions["stats/stats.go::Stack.Push"];
+    assert_eq!(push.parent.as_deref(), Some("stats/stats.go::Stack"));
+    assert_eq!(index.definitions["stats/stats.go::Stack"].signature.type_parameters.as_deref(), Some("[T any]"));
+    assert_eq!(index.files["stats/stats.go"].module.as_deref(), Some("example.com/shapes/stats"));
+    assert_eq!(index.files["cmd/shapes/main.go"].module.as_deref(), Some("example.com/shapes/cmd/shapes"));
+}
+
+#[test]
+fn references_cross_files_packages_and_methods() {
+    let index = shapes_index();
+    let refs = |id: &str| index.definitions[id].references.clone();
+    // Same package, other file.
+    assert!(refs("geometry/shape.go::Triangle.Perimeter").contains(&"geometry/point.go::Distance".to_string()));
+    // Imported in-module package.
+    let total = refs("catalog/catalog.go::Catalog.TotalArea");
+    for want in ["stats/stats.go::Map", "stats/stats.go::Sum", "internal/format/format.go::Round", "catalog/catalog.go::Entry", "catalog/catalog.go::Catalog"] {
+        assert!(total.contains(&want.to_string()), "{want} not in {total:?}");
+    }
+    // `e.Shape.Area()`: unknown type, every in-module `Area` method.
+    assert!(total.contains(&"geometry/shape.go::Circle.Area".to_string()), "{total:?}");
+    // `r.Width()` on the receiver: exactly Rect.Width.
+    assert!(refs("geometry/shape.go::Rect.Area").contains(&"geometry/shape.go::Rect.Width".to_string()));
+    // A type needs the methods that implement an interface of the module.
+    let circle = refs("geometry/shape.go::Circle");
+    assert!(circle.contains(&"geometry/shape.go::Circle.Area".to_string()), "{circle:?}");
+    assert!(!circle.contains(&"geometry/shape.go::Circle.Grow".to_string()), "{circle:?}");
+    // Tests see the package; package code does not see tests.
+    assert!(refs("catalog/catalog_test.go::TestSelect").contains(&"catalog/catalog_test.go::sample".to_string()));
+    assert!(refs("catalog/catalog_test.go::TestSelect").contains(&"catalog/catalog.go::LargerThan".to_string()));
+    // Package-level var initializers.
+    let point_refs = &index.files["geometry/point.go"].module_references;
+    assert!(point_refs.iter().any(|m| m.target == "geometry/point.go::Point"), "{point_refs:?}");
+}
+
+#[test]
+fn locals_shadow_and_type_parameters_are_not_references() {
+    let index = src_index(&[
+        ("go.mod", "module ex.com/m\n"),
+        ("a.go", "package a\n\ntype T struct{}\n\nfunc helper() int { return 1 }\n\nfunc G[T any](helper T) T {\n\treturn helper\n}\n\nfunc H() int {\n\thelper := 2\n\treturn helper\n}\n\nfunc U() int { return helper() }\n"),
+    ]);
+    assert!(index.definitions["a.go::G"].references.is_empty(), "{:?}", index.definitions["a.go::G"].references);
+    assert!(index.definitions["a.go::H"].references.is_empty());
+    assert_eq!(index.definitions["a.go::U"].references, vec!["a.go::helper".to_string()]);
+}
+
+#[test]
+fn duplicate_qualnames_get_line_suffixes_and_aliases_resolve() {
+    let index = src_index(&[
+        ("go.mod", "module ex.com/m\n\ngo 1.22\n"),
+        ("p/p.go", "package p\n\nfunc init() {}\n\nfunc init() {}\n\n// Do does it.\nfunc Do() {}\n"),
+        ("q/q.go", "package q\n\nimport (\n\tpp \"ex.com/m/p\"\n\t. \"fmt\"\n)\n\nvar x = pp.Do\n\nfunc Q() { pp.Do(); Println() }\n"),
+    ]);
+    let ids: Vec<&String> = index.files["p/p.go"].definitions.iter().collect();
+    assert_eq!(ids, ["p/p.go::init@L3", "p/p.go::init@L5", "p/p.go::Do"]);
+    assert_eq!(index.definitions["q/q.go::Q"].references, vec!["p/p.go::Do".to_string()]);
+    assert_eq!(index.files["q/q.go"].module_references[0].target, "p/p.go::Do");
+    assert_eq!(index.files["q/q.go"].imports[0].resolved_path.as_deref(), Some("p"));
+    assert_eq!(index.definitions["p/p.go::Do"].docstring.as_deref(), Some("Do does it."));
+}
+
+#[test]
+fn grouped_types_and_aliases() {
+    let index = src_index(&[(
+        "t.go",
+        "package t\n\ntype (\n\t// A is a.\n\tA int\n\t// B is b.\n\tB = A\n\tC interface{ M() }\n)\n\n// D is alone in a group.\ntype (\n\tD struct{ a A }\n)\n",
+    )]);
+    let d = |q: &str| &index.definitions[&format!("t.go::{q}")];
+    assert_eq!(d("A").kind, DefinitionKind::TypeAlias);
+    assert_eq!(d("A").docstring.as_deref(), Some("A is a."));
+    assert_eq!(d("B").signature.text, "type B = A");
+    assert_eq!(d("C").kind, DefinitionKind::Interface);
+    assert_eq!(d("D").kind, DefinitionKind::Struct);
+    assert_eq!(d("D").docstring.as_deref(), Some("D is alone in a group."));
+    assert_eq!(d("D").references, vec!["t.go::A".to_string()]);
+    assert_eq!(index.files["t.go"].module, None);
+}
+
+#[test]
+fn bad_files_are_skipped_not_fatal() {
+    let go = index_sources(&[("x.go".into(), vec![0xff, 0xfe]), ("y.go".into(), b"func f() {}\n".to_vec())]);
+    assert!(go.files.is_empty());
+    let reasons: BTreeMap<_, _> = go.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+    assert!(reasons["x.go"].contains("UTF-8"), "{reasons:?}");
+    assert!(reasons["y.go"].contains("package"), "{reasons:?}");
+}
+
+#[test]
+fn index_files_reads_go_mod_from_disk() {
+    let root = shapes_dir();
+    let paths = vec!["geometry/point.go".to_string(), "catalog/catalog.go".to_string()];
+    let go = index_files(&root, &paths);
+    assert_eq!(go.files[0].module.as_deref(), Some("example.com/shapes/catalog"));
+    assert!(is_test_path("a/b_test.go") && !is_test_path("a/test.go"));
+}
