@@ -100,6 +100,7 @@ pub fn mask_file(
             let all: BTreeSet<NodeId> = remove.union(stub).cloned().collect();
             crate::python::edit::mask_file(source, file, index, &all)
         }
+        Language::TypeScript | Language::JavaScript => crate::typescript::edit::mask_file(source, file, index, remove, stub),
         Language::Go => crate::go::edit::mask_file(source, file, index, remove, stub),
         other => Err(MaskError::Unsupported { language: other, path: file.path.clone() }),
     }

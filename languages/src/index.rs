@@ -281,11 +281,13 @@ impl DefinitionIndex {
     /// parsed are listed in `skipped`; only a bad root or a bad glob is an error.
     pub fn build(root: &std::path::Path, opts: &IndexOptions) -> Result<DefinitionIndex, IndexError> {
         let walked = crate::walk::source_files(root, &opts.include, &opts.exclude)?;
-        let go: Vec<String> = walked.files.iter().filter(|f| f.language == Language::Go).map(|f| f.path.clone()).collect();
-        let python: Vec<String> =
-            walked.files.into_iter().filter(|f| f.language == Language::Python).map(|f| f.path).collect();
-        let mut index = DefinitionIndex::from_python(crate::python::index::index_files(root, &python));
-        let go = crate::go::index_files(root, &go);
+        let paths_of = |langs: &[Language]| -> Vec<String> {
+            walked.files.iter().filter(|f| langs.contains(&f.language)).map(|f| f.path.clone()).collect()
+        };
+        let mut index = DefinitionIndex::from_python(crate::python::index::index_files(root, &paths_of(&[Language::Python])));
+        let ts = crate::typescript::index_files(root, &paths_of(&[Language::TypeScript, Language::JavaScript]));
+        index.merge(ts.files, ts.definitions, ts.skipped);
+        let go = crate::go::index_files(root, &paths_of(&[Language::Go]));
         index.merge(go.files, go.definitions, go.skipped);
         index.skipped.extend(walked.skipped);
         index.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
@@ -295,12 +297,16 @@ impl DefinitionIndex {
     /// Index files held in memory, `(repository-relative path, bytes)`; files of languages
     /// carve does not know are ignored. Useful for tests and for re-indexing edited sources.
     pub fn from_sources(sources: &[(String, Vec<u8>)]) -> DefinitionIndex {
-        let python: Vec<(String, Vec<u8>)> = sources
-            .iter()
-            .filter(|(p, _)| Language::from_path(std::path::Path::new(p)) == Some(Language::Python))
-            .cloned()
-            .collect();
-        let mut index = DefinitionIndex::from_python(crate::python::index::index_sources(&python));
+        let of = |langs: &[Language]| -> Vec<(String, Vec<u8>)> {
+            sources
+                .iter()
+                .filter(|(p, _)| Language::from_path(std::path::Path::new(p)).is_some_and(|l| langs.contains(&l)))
+                .cloned()
+                .collect()
+        };
+        let mut index = DefinitionIndex::from_python(crate::python::index::index_sources(&of(&[Language::Python])));
+        let ts = crate::typescript::index_sources(&of(&[Language::TypeScript, Language::JavaScript]));
+        index.merge(ts.files, ts.definitions, ts.skipped);
         // Go also reads `go.mod` entries, for import paths.
         let go = crate::go::index_sources(sources);
         index.merge(go.files, go.definitions, go.skipped);
@@ -325,11 +331,13 @@ impl DefinitionIndex {
 }
 
 /// Test code by the conventions of the file's language (Python: `test_*.py`, `*_test.py`,
-/// `conftest.py`, files under `tests/` or `test/`).
+/// `conftest.py`, files under `tests/` or `test/`; TypeScript/JavaScript: `*.test.*`,
+/// `*.spec.*`, files under `__tests__/`).
 pub fn is_test_path(language: Language, rel: &str) -> bool {
     match language {
         Language::Python => crate::python::is_test_path(rel),
         Language::Go => crate::go::is_test_path(rel),
+        Language::TypeScript | Language::JavaScript => crate::typescript::is_test_path(rel),
         _ => false,
     }
 }
