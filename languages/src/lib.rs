@@ -14,6 +14,7 @@ pub mod edit;
 pub mod go;
 pub mod index;
 pub mod python;
+pub mod rust;
 pub mod typescript;
 pub mod runner;
 pub mod walk;

@@ -1,0 +1,1 @@
+//! Masking Rust sources.

@@ -1,0 +1,919 @@
+//! First pass over one file: parse it and walk the tree once, keeping plain data — items
+//! (functions, methods, structs, enums, unions, traits, impls, inline modules, type
+//! aliases, `macro_rules!`) with their signatures and docs, `use` items flattened to
+//! leaves, and the unresolved paths each item names. The tree is dropped when this
+//! returns; `link` resolves names across files.
+
+use sha2::{Digest, Sha256};
+use tree_sitter::{Node, Parser};
+
+use super::crates::{Location, locate};
+use crate::index::{DefinitionKind, IndexError, Parameter, ParameterKind, Signature, Span};
+
+/// A name use not yet resolved.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum RawRef {
+    /// `a`, `a::b::c`, `Self::new`, `crate::x` …
+    Path(Vec<String>),
+    /// `.name(…)`: a method call on a value whose type is not known statically.
+    Method(String),
+    /// `name!(…)`
+    Macro(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct ImplInfo {
+    /// Path of the implemented type (`&`, generics and `dyn` stripped), `[]` when it is not
+    /// a path (tuples, slices …).
+    pub self_type: Vec<String>,
+    pub trait_path: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Item {
+    pub qualname: String,
+    pub name: String,
+    pub kind: DefinitionKind,
+    pub span: Span,
+    pub def_line: usize,
+    pub body: Option<Span>,
+    pub signature: Signature,
+    pub docstring: Option<String>,
+    /// Enclosing item (module, impl or trait) in this file.
+    pub parent: Option<usize>,
+    /// Module scope (index into [`ParsedFile::scopes`]) names are resolved in.
+    pub scope: usize,
+    /// The impl or trait `Self` means here.
+    pub self_item: Option<usize>,
+    pub is_test: bool,
+    pub impl_info: Option<ImplInfo>,
+    pub refs: Vec<RawRef>,
+}
+
+/// One leaf of a `use` tree: `use a::{b::C as D, e::*}` has leaves `a::b::C` (alias `D`)
+/// and `a::e::*`.
+#[derive(Debug, Clone)]
+pub(super) struct UseLeaf {
+    /// Full path; for a glob, the path of the module whose names it imports.
+    pub path: Vec<String>,
+    /// The leaf as written relative to the statement's prefix (`b::C`, `*`, `self`).
+    pub written: String,
+    pub alias: Option<String>,
+    pub glob: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct RawUse {
+    /// The whole item, attributes included.
+    pub span: Span,
+    /// The path before the first `{` (or the whole path for a single leaf, minus its
+    /// last segment).
+    pub prefix: String,
+    pub scope: usize,
+    pub module_level: bool,
+    pub leaves: Vec<UseLeaf>,
+}
+
+#[derive(Debug)]
+pub(super) struct ParsedFile {
+    pub path: String,
+    pub location: Location,
+    /// Module paths relative to the crate: `[0]` is the file's own module, then one per
+    /// inline `mod`.
+    pub scopes: Vec<Vec<String>>,
+    /// The inline-module item of each scope (`None` for the file's module).
+    pub scope_items: Vec<Option<usize>>,
+    pub items: Vec<Item>,
+    pub uses: Vec<RawUse>,
+    /// `#[cfg(test)] mod name;` declarations: module paths whose files are test code.
+    pub test_file_modules: Vec<Vec<String>>,
+    /// Paths named by code outside every item (`const`, `static`, item-level macros), with
+    /// their scope and line.
+    pub module_refs: Vec<(RawRef, usize, usize)>,
+    pub is_test_file: bool,
+    pub sha256: String,
+    pub lines: usize,
+}
+
+pub(super) fn new_parser() -> Parser {
+    let mut parser = Parser::new();
+    // The grammar is compiled in; a version mismatch is a build problem, caught by tests.
+    let _ = parser.set_language(&crate::Language::Rust.grammar());
+    parser
+}
+
+pub(super) fn span(node: Node) -> Span {
+    span_between(node, node)
+}
+
+fn span_between(first: Node, last: Node) -> Span {
+    Span {
+        start_byte: first.start_byte(),
+        end_byte: last.end_byte(),
+        start_line: first.start_position().row + 1,
+        end_line: last.end_position().row + 1
+            - usize::from(last.end_position().column == 0 && last.end_byte() > last.start_byte()),
+    }
+}
+
+fn count_lines(text: &[u8]) -> usize {
+    let newlines = text.iter().filter(|&&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
+}
+
+fn text<'a>(node: Node, src: &'a str) -> &'a str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+/// Parse and reduce one file. A file tree-sitter cannot parse cleanly is an error (the
+/// caller lists it as skipped), as for Python: masking needs exact item boundaries.
+pub(super) fn parse_file(
+    parser: &mut Parser,
+    path: &str,
+    bytes: &[u8],
+) -> Result<ParsedFile, IndexError> {
+    let src = std::str::from_utf8(bytes).map_err(|e| {
+        let line = count_lines(&bytes[..e.valid_up_to()]).max(1);
+        IndexError::InvalidUtf8 {
+            path: path.to_string(),
+            line,
+        }
+    })?;
+    let tree = parser.parse(src, None).ok_or_else(|| IndexError::Syntax {
+        path: path.to_string(),
+        line: 1,
+        message: "tree-sitter gave up".into(),
+    })?;
+    let root = tree.root_node();
+    if root.has_error() {
+        let (line, message) = crate::edit::parse_errors(crate::Language::Rust, src)
+            .into_iter()
+            .next()
+            .unwrap_or((1, "syntax error".to_string()));
+        return Err(IndexError::Syntax {
+            path: path.to_string(),
+            line,
+            message,
+        });
+    }
+    let location = locate(path);
+    let mut file = ParsedFile {
+        path: path.to_string(),
+        scopes: vec![location.module.clone()],
+        scope_items: vec![None],
+        location,
+        items: Vec::new(),
+        uses: Vec::new(),
+        test_file_modules: Vec::new(),
+        module_refs: Vec::new(),
+        is_test_file: super::crates::is_test_path(path),
+        sha256: hex::encode(Sha256::digest(bytes)),
+        lines: count_lines(bytes),
+    };
+    let ctx = Ctx {
+        scope: 0,
+        parent: None,
+        container: Container::Module,
+        prefix: String::new(),
+        in_test: file.is_test_file,
+    };
+    Walker {
+        src,
+        file: &mut file,
+    }
+    .items(root, &ctx);
+    Ok(file)
+}
+
+#[derive(Clone)]
+enum Container {
+    Module,
+    /// Impl item index and the qualname prefix of its methods.
+    Impl(usize),
+    Trait(usize),
+}
+
+#[derive(Clone)]
+struct Ctx {
+    scope: usize,
+    parent: Option<usize>,
+    container: Container,
+    /// Qualname prefix (`shapes.` inside `mod shapes`).
+    prefix: String,
+    in_test: bool,
+}
+
+/// Attributes and doc comments seen before an item.
+#[derive(Default)]
+struct Leading<'t> {
+    first: Option<Node<'t>>,
+    attributes: Vec<String>,
+    docs: Vec<String>,
+}
+
+fn is_doc_comment(node: Node) -> bool {
+    node.child_by_field_name("outer").is_some()
+}
+
+fn doc_text(node: Node, src: &str) -> String {
+    let raw = text(node, src);
+    if let Some(rest) = raw.strip_prefix("///") {
+        return rest
+            .strip_prefix(' ')
+            .unwrap_or(rest)
+            .trim_end_matches(['\n', '\r'])
+            .to_string();
+    }
+    let inner = raw
+        .strip_prefix("/**")
+        .and_then(|r| r.strip_suffix("*/"))
+        .unwrap_or(raw);
+    inner
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let t = t
+                .strip_prefix('*')
+                .map(|r| r.strip_prefix(' ').unwrap_or(r))
+                .unwrap_or(t);
+            t.trim_end()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
+fn attribute_text(node: Node, src: &str) -> String {
+    let raw = text(node, src).trim();
+    raw.strip_prefix("#[")
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(raw)
+        .trim()
+        .to_string()
+}
+
+/// `#[test]`, `#[tokio::test]`, `#[rstest]`-style test attributes.
+fn is_test_attribute(attr: &str) -> bool {
+    let head = attr.split('(').next().unwrap_or("").trim();
+    head == "test" || head.ends_with("::test") || head == "rstest" || head == "bench"
+}
+
+fn is_cfg_test(attr: &str) -> bool {
+    let compact: String = attr.chars().filter(|c| !c.is_whitespace()).collect();
+    compact == "cfg(test)"
+        || (compact.starts_with("cfg(")
+            && compact.contains("test")
+            && !compact.contains("not(test"))
+}
+
+const ITEM_KINDS: &[&str] = &[
+    "function_item",
+    "function_signature_item",
+    "struct_item",
+    "union_item",
+    "enum_item",
+    "trait_item",
+    "impl_item",
+    "mod_item",
+    "type_item",
+    "macro_definition",
+];
+
+struct Walker<'s, 'f> {
+    src: &'s str,
+    file: &'f mut ParsedFile,
+}
+
+impl<'s> Walker<'s, '_> {
+    /// The items of a `source_file` or `declaration_list`.
+    fn items(&mut self, list: Node, ctx: &Ctx) {
+        let mut leading = Leading::default();
+        let mut cursor = list.walk();
+        for child in list.named_children(&mut cursor) {
+            match child.kind() {
+                "attribute_item" => {
+                    leading.first.get_or_insert(child);
+                    leading.attributes.push(attribute_text(child, self.src));
+                }
+                "line_comment" | "block_comment" => {
+                    if is_doc_comment(child) {
+                        leading.first.get_or_insert(child);
+                        leading.docs.push(doc_text(child, self.src));
+                    }
+                }
+                "inner_attribute_item" => {}
+                "use_declaration" => {
+                    self.use_item(child, &leading, ctx, true);
+                    leading = Leading::default();
+                }
+                kind if ITEM_KINDS.contains(&kind) => {
+                    self.item(child, &leading, ctx);
+                    leading = Leading::default();
+                }
+                _ => {
+                    let mut refs = Vec::new();
+                    collect_refs(child, self.src, &mut refs);
+                    let line = child.start_position().row + 1;
+                    self.file
+                        .module_refs
+                        .extend(refs.into_iter().map(|r| (r, ctx.scope, line)));
+                    leading = Leading::default();
+                }
+            }
+        }
+    }
+
+    fn item(&mut self, node: Node, leading: &Leading, ctx: &Ctx) {
+        let src = self.src;
+        let kind = node.kind();
+        let full = span_between(leading.first.unwrap_or(node), node);
+        let cfg_test = leading.attributes.iter().any(|a| is_cfg_test(a));
+        let in_test = ctx.in_test || cfg_test;
+        if kind == "mod_item" && node.child_by_field_name("body").is_none() {
+            if let Some(name) = node.child_by_field_name("name") {
+                if in_test {
+                    let mut path = self.file.scopes[ctx.scope].clone();
+                    path.push(text(name, src).to_string());
+                    self.file.test_file_modules.push(path);
+                }
+            }
+            return;
+        }
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| text(n, src).to_string());
+        let def_kind = match kind {
+            "function_item" | "function_signature_item" => match ctx.container {
+                Container::Module => DefinitionKind::Function,
+                _ => DefinitionKind::Method,
+            },
+            "struct_item" | "union_item" => DefinitionKind::Struct,
+            "enum_item" => DefinitionKind::Enum,
+            "trait_item" => DefinitionKind::Trait,
+            "impl_item" => DefinitionKind::Impl,
+            "mod_item" => DefinitionKind::Module,
+            "type_item" => DefinitionKind::TypeAlias,
+            _ => DefinitionKind::Macro,
+        };
+        let mut impl_info = None;
+        let (name, qualname) = match (def_kind, &ctx.container) {
+            (DefinitionKind::Impl, _) => {
+                let ty = node.child_by_field_name("type");
+                let self_type = ty.map(|t| type_path(t, src)).unwrap_or_default();
+                let type_name = match (self_type.last(), ty) {
+                    (Some(last), _) => last.clone(),
+                    (None, Some(t)) => compact(text(t, src)),
+                    (None, None) => "?".to_string(),
+                };
+                let trait_node = node.child_by_field_name("trait");
+                let trait_path = trait_node.map(|t| type_path(t, src));
+                let tag = match trait_node {
+                    Some(t) => format!("<{}>", trait_tag(t, src)),
+                    None => "<impl>".to_string(),
+                };
+                impl_info = Some(ImplInfo {
+                    self_type,
+                    trait_path,
+                });
+                (tag.clone(), format!("{}{type_name}.{tag}", ctx.prefix))
+            }
+            (_, Container::Impl(i)) => {
+                let n = name.unwrap_or_default();
+                let item = &self.file.items[*i];
+                let base = if item.name == "<impl>" {
+                    item.qualname
+                        .strip_suffix(".<impl>")
+                        .unwrap_or(&item.qualname)
+                        .to_string()
+                } else {
+                    item.qualname.clone()
+                };
+                let q = format!("{base}.{n}");
+                (n, q)
+            }
+            (_, Container::Trait(i)) => {
+                let n = name.unwrap_or_default();
+                let q = format!("{}.{n}", self.file.items[*i].qualname);
+                (n, q)
+            }
+            (_, Container::Module) => {
+                let n = name.unwrap_or_default();
+                let q = format!("{}{n}", ctx.prefix);
+                (n, q)
+            }
+        };
+        let is_test = in_test || leading.attributes.iter().any(|a| is_test_attribute(a));
+        let body_node = match def_kind {
+            DefinitionKind::Macro => None,
+            _ => node.child_by_field_name("body"),
+        };
+        let signature = signature(node, def_kind, body_node, leading, src);
+        let mut refs = Vec::new();
+        match def_kind {
+            DefinitionKind::Impl | DefinitionKind::Trait | DefinitionKind::Module => {
+                let mut c = node.walk();
+                for ch in node.children(&mut c) {
+                    if Some(ch) != body_node {
+                        collect_refs(ch, src, &mut refs);
+                    }
+                }
+            }
+            _ => collect_refs(node, src, &mut refs),
+        }
+        refs.sort();
+        refs.dedup();
+        let self_item = match ctx.container {
+            Container::Impl(i) | Container::Trait(i) => Some(i),
+            Container::Module => None,
+        };
+        let index = self.file.items.len();
+        self.file.items.push(Item {
+            qualname,
+            name,
+            kind: def_kind,
+            span: full,
+            def_line: node.start_position().row + 1,
+            body: body_node.map(span),
+            signature,
+            docstring: if leading.docs.is_empty() {
+                None
+            } else {
+                Some(leading.docs.join("\n"))
+            },
+            parent: ctx.parent,
+            scope: ctx.scope,
+            self_item: if matches!(def_kind, DefinitionKind::Impl | DefinitionKind::Trait) {
+                Some(index)
+            } else {
+                self_item
+            },
+            is_test,
+            impl_info,
+            refs,
+        });
+        let Some(body) = body_node else { return };
+        match def_kind {
+            DefinitionKind::Module => {
+                let mut path = self.file.scopes[ctx.scope].clone();
+                path.push(self.file.items[index].name.clone());
+                self.file.scopes.push(path);
+                self.file.scope_items.push(Some(index));
+                let inner = Ctx {
+                    scope: self.file.scopes.len() - 1,
+                    parent: Some(index),
+                    container: Container::Module,
+                    prefix: format!("{}.", self.file.items[index].qualname),
+                    in_test,
+                };
+                self.items(body, &inner);
+            }
+            DefinitionKind::Impl | DefinitionKind::Trait => {
+                let container = if def_kind == DefinitionKind::Impl {
+                    Container::Impl(index)
+                } else {
+                    Container::Trait(index)
+                };
+                let inner = Ctx {
+                    scope: ctx.scope,
+                    parent: Some(index),
+                    container,
+                    prefix: ctx.prefix.clone(),
+                    in_test,
+                };
+                self.items(body, &inner);
+            }
+            _ => {}
+        }
+    }
+
+    fn use_item(&mut self, node: Node, leading: &Leading, ctx: &Ctx, module_level: bool) {
+        let src = self.src;
+        let Some(arg) = node.child_by_field_name("argument") else {
+            return;
+        };
+        let mut leaves = Vec::new();
+        use_leaves(arg, src, &[], &mut leaves);
+        let prefix = match arg.kind() {
+            "scoped_use_list" => arg
+                .child_by_field_name("path")
+                .map(|p| text(p, src).to_string())
+                .unwrap_or_default(),
+            "use_wildcard" | "use_as_clause" | "scoped_identifier" => leaves
+                .first()
+                .map(|l| prefix_of(&l.path, l.glob))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        // Leaves are written relative to the prefix.
+        for leaf in &mut leaves {
+            let rel: Vec<&str> = leaf.written.split("::").collect();
+            let p: Vec<&str> = if prefix.is_empty() {
+                Vec::new()
+            } else {
+                prefix.split("::").collect()
+            };
+            if rel.len() > p.len() && rel[..p.len()] == p[..] && arg.kind() != "scoped_use_list" {
+                leaf.written = rel[p.len()..].join("::");
+            }
+        }
+        self.file.uses.push(RawUse {
+            span: span_between(leading.first.unwrap_or(node), node),
+            prefix,
+            scope: ctx.scope,
+            module_level,
+            leaves,
+        });
+    }
+}
+
+fn prefix_of(path: &[String], glob: bool) -> String {
+    if glob {
+        path.join("::")
+    } else {
+        path[..path.len().saturating_sub(1)].join("::")
+    }
+}
+
+/// Flatten a use tree into leaves.
+fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<UseLeaf>) {
+    let with = |segs: Vec<String>| -> Vec<String> { base.iter().cloned().chain(segs).collect() };
+    match node.kind() {
+        "scoped_use_list" => {
+            let path = node
+                .child_by_field_name("path")
+                .map(|p| path_segments(p, src))
+                .unwrap_or_default();
+            let full = with(path);
+            if let Some(list) = node.child_by_field_name("list") {
+                use_leaves(list, src, &full, out);
+            }
+        }
+        "use_list" => {
+            let mut c = node.walk();
+            for ch in node.named_children(&mut c) {
+                use_leaves(ch, src, base, out);
+            }
+        }
+        "use_wildcard" => {
+            let inner = node
+                .named_child(0)
+                .map(|p| path_segments(p, src))
+                .unwrap_or_default();
+            out.push(UseLeaf {
+                path: with(inner),
+                written: text(node, src).to_string(),
+                alias: None,
+                glob: true,
+                span: span(node),
+            });
+        }
+        "use_as_clause" => {
+            let path = node
+                .child_by_field_name("path")
+                .map(|p| path_segments(p, src))
+                .unwrap_or_default();
+            let alias = node
+                .child_by_field_name("alias")
+                .map(|a| text(a, src).to_string());
+            out.push(UseLeaf {
+                path: with(path),
+                written: text(node, src).to_string(),
+                alias,
+                glob: false,
+                span: span(node),
+            });
+        }
+        "line_comment" | "block_comment" | "attribute_item" => {}
+        _ => {
+            let segs = path_segments(node, src);
+            let mut path = with(segs);
+            let mut alias = None;
+            if path.last().is_some_and(|s| s == "self") {
+                path.pop();
+                alias = path.last().cloned();
+            }
+            out.push(UseLeaf {
+                path,
+                written: text(node, src).to_string(),
+                alias,
+                glob: false,
+                span: span(node),
+            });
+        }
+    }
+}
+
+/// Segments of a path node: `a::b::C` → `[a, b, C]`; generic arguments are dropped
+/// (`Vec::<T>::new` → `[Vec, new]`).
+pub(super) fn path_segments(node: Node, src: &str) -> Vec<String> {
+    match node.kind() {
+        "scoped_identifier" | "scoped_type_identifier" => {
+            let mut segs = node
+                .child_by_field_name("path")
+                .map(|p| path_segments(p, src))
+                .unwrap_or_default();
+            if let Some(n) = node.child_by_field_name("name") {
+                segs.push(text(n, src).to_string());
+            }
+            segs
+        }
+        "generic_type" | "generic_type_with_turbofish" => node
+            .child_by_field_name("type")
+            .map(|t| path_segments(t, src))
+            .unwrap_or_default(),
+        "bracketed_type" | "qualified_type" => vec!["<qualified>".to_string()],
+        _ => vec![text(node, src).to_string()],
+    }
+}
+
+/// The type path an impl is for: references, pointers, `dyn` and generics stripped.
+fn type_path(node: Node, src: &str) -> Vec<String> {
+    match node.kind() {
+        "reference_type" | "pointer_type" => node
+            .child_by_field_name("type")
+            .map(|t| type_path(t, src))
+            .unwrap_or_default(),
+        "dynamic_type" | "abstract_type" => node
+            .child_by_field_name("trait")
+            .map(|t| type_path(t, src))
+            .unwrap_or_default(),
+        "type_identifier"
+        | "scoped_type_identifier"
+        | "generic_type"
+        | "identifier"
+        | "scoped_identifier" => path_segments(node, src),
+        _ => Vec::new(),
+    }
+}
+
+fn compact(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(". ", ".")
+        .replace('.', "_")
+}
+
+/// How a trait impl is named in qualnames: the trait's last segment with its generic
+/// arguments (`From<u32>`), spaces removed and dots replaced.
+fn trait_tag(node: Node, src: &str) -> String {
+    let t = text(node, src);
+    let last = match node.kind() {
+        "scoped_type_identifier" => node
+            .child_by_field_name("name")
+            .map(|n| text(n, src))
+            .unwrap_or(t),
+        "generic_type" => {
+            let base = node
+                .child_by_field_name("type")
+                .map(|b| trait_tag(b, src))
+                .unwrap_or_default();
+            let args = node
+                .child_by_field_name("type_arguments")
+                .map(|a| text(a, src))
+                .unwrap_or("");
+            return format!(
+                "{base}{}",
+                args.split_whitespace()
+                    .collect::<String>()
+                    .replace('.', "_")
+            );
+        }
+        _ => t,
+    };
+    last.split_whitespace()
+        .collect::<String>()
+        .replace('.', "_")
+}
+
+/// Node kinds whose subtree names nothing.
+const SKIPPED: &[&str] = &[
+    "field_identifier",
+    "lifetime",
+    "string_literal",
+    "raw_string_literal",
+    "char_literal",
+    "line_comment",
+    "block_comment",
+    "metavariable",
+    "shorthand_field_identifier",
+    "primitive_type",
+];
+
+/// Every path, method call and macro named under `root`.
+pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if SKIPPED.contains(&kind) {
+            continue;
+        }
+        let parent_kind = node.parent().map(|p| p.kind()).unwrap_or("");
+        let in_path = matches!(
+            parent_kind,
+            "scoped_identifier" | "scoped_type_identifier" | "scoped_use_list"
+        );
+        match kind {
+            "identifier" | "type_identifier" => {
+                if !in_path {
+                    out.push(RawRef::Path(vec![text(node, src).to_string()]));
+                }
+                continue;
+            }
+            "self" | "crate" | "super" => continue,
+            "use_declaration" => {
+                // A `use` inside a body: what it names is named by the enclosing item.
+                let mut leaves = Vec::new();
+                if let Some(arg) = node.child_by_field_name("argument") {
+                    use_leaves(arg, src, &[], &mut leaves);
+                }
+                out.extend(
+                    leaves
+                        .into_iter()
+                        .filter(|l| !l.glob)
+                        .map(|l| RawRef::Path(l.path)),
+                );
+                continue;
+            }
+            "scoped_identifier" | "scoped_type_identifier" => {
+                let is_inner_path = in_path
+                    && node
+                        .parent()
+                        .and_then(|p| p.child_by_field_name("path"))
+                        .is_some_and(|p| p.id() == node.id());
+                if !is_inner_path {
+                    out.push(RawRef::Path(path_segments(node, src)));
+                }
+            }
+            "call_expression" => {
+                let mut f = node.child_by_field_name("function");
+                if let Some(g) = f.filter(|g| g.kind() == "generic_function") {
+                    f = g.child_by_field_name("function");
+                }
+                if let Some(field) = f
+                    .filter(|f| f.kind() == "field_expression")
+                    .and_then(|f| f.child_by_field_name("field"))
+                {
+                    out.push(RawRef::Method(text(field, src).to_string()));
+                }
+            }
+            "token_tree" => {
+                token_tree_refs(node, src, out, &mut stack);
+                continue;
+            }
+            "macro_invocation" => {
+                if let Some(m) = node.child_by_field_name("macro") {
+                    out.push(RawRef::Macro(path_segments(m, src)));
+                }
+                let mut c = node.walk();
+                for ch in node.children(&mut c) {
+                    if Some(ch) != node.child_by_field_name("macro") {
+                        stack.push(ch);
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = node.walk();
+        for ch in node.children(&mut c) {
+            stack.push(ch);
+        }
+    }
+}
+
+/// Paths, method calls and macro calls inside a macro's token tree, where tree-sitter
+/// gives plain tokens: `a :: b` is a path, `. name` a method call, `m !` a macro call.
+/// Nested token trees are pushed on `stack`.
+fn token_tree_refs<'t>(
+    tree: Node<'t>,
+    src: &str,
+    out: &mut Vec<RawRef>,
+    stack: &mut Vec<Node<'t>>,
+) {
+    let mut c = tree.walk();
+    let tokens: Vec<Node> = tree.children(&mut c).collect();
+    let is_name = |n: &Node| matches!(n.kind(), "identifier" | "self" | "crate" | "super");
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t.kind() == "token_tree" {
+            stack.push(t);
+            i += 1;
+            continue;
+        }
+        if !is_name(&t) {
+            i += 1;
+            continue;
+        }
+        if i > 0 && tokens[i - 1].kind() == "." {
+            out.push(RawRef::Method(text(t, src).to_string()));
+            i += 1;
+            continue;
+        }
+        let mut segs = vec![text(t, src).to_string()];
+        while i + 2 < tokens.len() && tokens[i + 1].kind() == "::" && is_name(&tokens[i + 2]) {
+            segs.push(text(tokens[i + 2], src).to_string());
+            i += 2;
+        }
+        if tokens.get(i + 1).is_some_and(|n| n.kind() == "!") {
+            out.push(RawRef::Macro(segs));
+        } else if !matches!(segs[0].as_str(), "self" | "crate" | "super") || segs.len() > 1 {
+            out.push(RawRef::Path(segs));
+        }
+        i += 1;
+    }
+}
+
+/// The signature of an item as written, without attributes, docs or body.
+fn signature(
+    node: Node,
+    kind: DefinitionKind,
+    body: Option<Node>,
+    leading: &Leading,
+    src: &str,
+) -> Signature {
+    let full_text = matches!(
+        kind,
+        DefinitionKind::Struct
+            | DefinitionKind::Enum
+            | DefinitionKind::TypeAlias
+            | DefinitionKind::Macro
+    );
+    let end = match (full_text, body) {
+        (false, Some(b)) => b.start_byte(),
+        _ => node.end_byte(),
+    };
+    let header = src.get(node.start_byte()..end).unwrap_or("").trim_end();
+    let header = if full_text {
+        header
+    } else {
+        header.trim_end_matches(';').trim_end()
+    };
+    let mut sig = Signature {
+        text: header.to_string(),
+        decorators: leading.attributes.clone(),
+        ..Signature::default()
+    };
+    sig.type_parameters = node
+        .child_by_field_name("type_parameters")
+        .map(|t| text(t, src).to_string());
+    match kind {
+        DefinitionKind::Function | DefinitionKind::Method => {
+            if let Some(params) = node.child_by_field_name("parameters") {
+                let mut c = params.walk();
+                for p in params.named_children(&mut c) {
+                    match p.kind() {
+                        "self_parameter" => {
+                            sig.receiver = Some(text(p, src).to_string());
+                        }
+                        "parameter" => sig.parameters.push(Parameter {
+                            name: p
+                                .child_by_field_name("pattern")
+                                .map(|x| text(x, src).to_string())
+                                .unwrap_or_default(),
+                            kind: ParameterKind::PositionalOrKeyword,
+                            annotation: p
+                                .child_by_field_name("type")
+                                .map(|x| text(x, src).to_string()),
+                            default: None,
+                        }),
+                        "variadic_parameter" => sig.parameters.push(Parameter {
+                            name: text(p, src).to_string(),
+                            kind: ParameterKind::VarPositional,
+                            annotation: None,
+                            default: None,
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            sig.returns = node
+                .child_by_field_name("return_type")
+                .map(|r| text(r, src).to_string());
+            let mut c = node.walk();
+            sig.is_async = node.children(&mut c).any(|ch| {
+                ch.kind() == "function_modifiers"
+                    && text(ch, src).split_whitespace().any(|w| w == "async")
+            });
+        }
+        DefinitionKind::Trait => {
+            if let Some(b) = node.child_by_field_name("bounds") {
+                let mut c = b.walk();
+                sig.bases = b
+                    .named_children(&mut c)
+                    .map(|x| text(x, src).to_string())
+                    .collect();
+            }
+        }
+        DefinitionKind::Impl => {
+            if let Some(t) = node.child_by_field_name("trait") {
+                sig.bases = vec![text(t, src).to_string()];
+            }
+        }
+        _ => {}
+    }
+    sig
+}
