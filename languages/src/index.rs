@@ -287,6 +287,8 @@ impl DefinitionIndex {
         let mut index = DefinitionIndex::from_python(crate::python::index::index_files(root, &paths_of(&[Language::Python])));
         let ts = crate::typescript::index_files(root, &paths_of(&[Language::TypeScript, Language::JavaScript]));
         index.merge(ts.files, ts.definitions, ts.skipped);
+        let rs = crate::rust::index::index_files(root, &paths_of(&[Language::Rust]));
+        index.merge(rs.files, rs.definitions, rs.skipped);
         let go = crate::go::index_files(root, &paths_of(&[Language::Go]));
         index.merge(go.files, go.definitions, go.skipped);
         index.skipped.extend(walked.skipped);
@@ -307,6 +309,14 @@ impl DefinitionIndex {
         let mut index = DefinitionIndex::from_python(crate::python::index::index_sources(&of(&[Language::Python])));
         let ts = crate::typescript::index_sources(&of(&[Language::TypeScript, Language::JavaScript]));
         index.merge(ts.files, ts.definitions, ts.skipped);
+        // Rust also reads `Cargo.toml` entries, for crate names.
+        let rust: Vec<(String, Vec<u8>)> = sources
+            .iter()
+            .filter(|(p, _)| p.ends_with(".rs") || p == "Cargo.toml" || p.ends_with("/Cargo.toml"))
+            .cloned()
+            .collect();
+        let rs = crate::rust::index::index_sources(&rust);
+        index.merge(rs.files, rs.definitions, rs.skipped);
         // Go also reads `go.mod` entries, for import paths.
         let go = crate::go::index_sources(sources);
         index.merge(go.files, go.definitions, go.skipped);
@@ -338,6 +348,7 @@ pub fn is_test_path(language: Language, rel: &str) -> bool {
         Language::Python => crate::python::is_test_path(rel),
         Language::Go => crate::go::is_test_path(rel),
         Language::TypeScript | Language::JavaScript => crate::typescript::is_test_path(rel),
+        Language::Rust => crate::rust::is_test_path(rel),
         _ => false,
     }
 }
