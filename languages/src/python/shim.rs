@@ -385,6 +385,37 @@ mod tests {
         assert!(matches!(err, ShimError::NoExtensionInWheel { .. }), "{err}");
     }
 
+    /// The shim's own pytest suite (`shims/python/tests`: tracing end to end with the native
+    /// and the pure-Python recorder), so `cargo test` covers it. Skipped without `python3`
+    /// and pytest, except under CI.
+    #[test]
+    fn shim_pytest_suite() {
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shims/python/tests");
+        let has_pytest = Command::new("python3")
+            .args(["-c", "import pytest"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !has_pytest {
+            assert!(std::env::var_os("CI").is_none(), "python3 with pytest is required under CI");
+            eprintln!("skipped: python3 with pytest not found");
+            return;
+        }
+        let out = Command::new("python3")
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .arg(&tests)
+            .env_remove("CARVE_PROBE_MAP")
+            .env_remove("CARVE_TRACE_DIR")
+            .env_remove("PYTEST_ADDOPTS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "shim tests failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// The embedded files form an importable package (needs `python3`; skipped without).
     #[test]
     fn installed_package_imports() {
