@@ -1,1 +1,370 @@
-//! Masking Rust sources.
+//! Masking Rust sources: which removed definitions go entirely and which keep their
+//! signature with a `todo!()` body, and the edits that do it in one file.
+//!
+//! Rules (the masked crate must still build):
+//! - a definition in `delete` goes, with its attributes and `///` docs; so does everything
+//!   whose parent goes (an impl's parent is its type, so removing a type removes its impl
+//!   blocks wherever they are), every impl of a removed trait, and trait-impl methods of a
+//!   removed trait item;
+//! - an inherent impl all of whose methods go, goes;
+//! - a trait impl that stays keeps every method (the trait requires them): its removed
+//!   methods are stubbed instead — impls are used where no path names them (`dyn Trait`
+//!   coercions, generic bounds, `{}` formatting), so carve never deletes one on its own;
+//! - a definition in `stub` keeps its signature and gets the body `{ todo!() }`; a stubbed
+//!   type, trait, impl or module stubs every function inside it (impl methods included);
+//!   an `impl Iterator` return gets `std::iter::empty()` after the `todo!()`;
+//! - `use` leaves whose target goes are removed (the whole item when no leaf is left).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::Language;
+use crate::edit::{Edit, MaskError};
+use crate::index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, LoadRole, NodeId};
+
+/// The outcome of the delete/stub rules over the whole index.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RustRemovals {
+    /// Definitions that disappear (nested ones included).
+    pub gone: BTreeSet<NodeId>,
+    /// Functions and methods whose body becomes `todo!()`.
+    pub stubbed: BTreeSet<NodeId>,
+}
+
+fn trait_of<'a>(index: &'a DefinitionIndex, imp: &Definition) -> Option<&'a Definition> {
+    imp.load_references
+        .iter()
+        .find(|l| l.role == LoadRole::BaseClass)
+        .and_then(|l| index.get(&l.target))
+}
+
+/// The enclosing impl of a method, when it is a trait impl: `(impl, trait)`.
+fn trait_impl_of<'a>(
+    index: &'a DefinitionIndex,
+    d: &Definition,
+) -> Option<(&'a Definition, &'a Definition)> {
+    let imp = index.get(d.parent.as_deref()?)?;
+    if imp.kind != DefinitionKind::Impl {
+        return None;
+    }
+    Some((imp, trait_of(index, imp)?))
+}
+
+/// Apply the rules above to the Rust definitions of `index`.
+pub fn plan(
+    index: &DefinitionIndex,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+) -> RustRemovals {
+    let rust: Vec<&Definition> = index
+        .definitions
+        .values()
+        .filter(|d| d.language == Language::Rust)
+        .collect();
+    let mut children: BTreeMap<&str, Vec<&Definition>> = BTreeMap::new();
+    for d in &rust {
+        if let Some(p) = &d.parent {
+            children.entry(p.as_str()).or_default().push(d);
+        }
+    }
+    let mut gone: BTreeSet<NodeId> = rust
+        .iter()
+        .filter(|d| delete.contains(&d.id))
+        .map(|d| d.id.clone())
+        .collect();
+    // Trait-impl methods whose impl and trait item stay are stubbed, never deleted.
+    let mut stub_extra = BTreeSet::new();
+    loop {
+        let mut changed = false;
+        for d in &rust {
+            if gone.contains(&d.id) {
+                continue;
+            }
+            let parent_gone = d.parent.as_ref().is_some_and(|p| gone.contains(p));
+            let trait_gone = d.kind == DefinitionKind::Impl
+                && trait_of(index, d).is_some_and(|t| gone.contains(&t.id));
+            let item_gone = trait_impl_of(index, d).is_some_and(|(_, t)| {
+                d.references.iter().any(|r| {
+                    gone.contains(r)
+                        && index
+                            .get(r)
+                            .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                })
+            });
+            let emptied = d.kind == DefinitionKind::Impl && trait_of(index, d).is_none() && {
+                let kids = children
+                    .get(d.id.as_str())
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                let methods: Vec<_> = kids
+                    .iter()
+                    .filter(|k| k.kind == DefinitionKind::Method)
+                    .collect();
+                !methods.is_empty() && methods.iter().all(|k| gone.contains(&k.id))
+            };
+            if parent_gone || trait_gone || item_gone || emptied {
+                gone.insert(d.id.clone());
+                changed = true;
+            }
+        }
+        // Explicitly deleted trait-impl methods of impls that stay.
+        for d in &rust {
+            if !gone.contains(&d.id) || !delete.contains(&d.id) {
+                continue;
+            }
+            if let Some((imp, t)) = trait_impl_of(index, d) {
+                let item_gone = d.references.iter().any(|r| {
+                    gone.contains(r)
+                        && index
+                            .get(r)
+                            .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                });
+                if !gone.contains(&imp.id) && !item_gone {
+                    gone.remove(&d.id);
+                    stub_extra.insert(d.id.clone());
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let stubbed = rust
+        .iter()
+        .filter(|d| {
+            matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) && d.body.is_some()
+        })
+        .filter(|d| !gone.contains(&d.id))
+        .filter(|d| {
+            if stub_extra.contains(&d.id) {
+                return true;
+            }
+            let mut cur = Some(d.id.as_str());
+            let mut hops = 0;
+            while let Some(c) = cur {
+                if stub.contains(c) || (hops > 0 && delete.contains(c)) {
+                    return true;
+                }
+                cur = index.get(c).and_then(|x| x.parent.as_deref());
+                hops += 1;
+                if hops > 64 {
+                    break;
+                }
+            }
+            false
+        })
+        .map(|d| d.id.clone())
+        .collect();
+    RustRemovals { gone, stubbed }
+}
+
+/// Whether `id` or one of its ancestors is in `set`.
+fn under(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>, skip_self: bool) -> bool {
+    let mut cur = if skip_self {
+        index.get(id).and_then(|d| d.parent.clone())
+    } else {
+        Some(id.to_string())
+    };
+    let mut hops = 0;
+    while let Some(c) = cur {
+        if set.contains(&c) {
+            return true;
+        }
+        hops += 1;
+        if hops > 64 {
+            return false;
+        }
+        cur = index.get(&c).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
+/// Widen `[start, end)` to whole lines when only whitespace shares them, and swallow one
+/// blank line after when one precedes (so removing an item leaves one blank line).
+fn whole_lines(src: &str, start: usize, end: usize) -> (usize, usize) {
+    let b = src.as_bytes();
+    let mut s = start;
+    while s > 0 && (b[s - 1] == b' ' || b[s - 1] == b'\t') {
+        s -= 1;
+    }
+    let at_line_start = s == 0 || b[s - 1] == b'\n';
+    if !at_line_start {
+        s = start;
+    }
+    let mut e = end;
+    while e < b.len() && (b[e] == b' ' || b[e] == b'\t' || b[e] == b'\r') {
+        e += 1;
+    }
+    if e < b.len() && b[e] == b'\n' && at_line_start {
+        e += 1;
+        let blank_before =
+            s == 0 || (s >= 2 && b[s - 2] == b'\n') || (s >= 3 && &b[s - 3..s - 1] == b"\r\n");
+        let mut n = e;
+        while n < b.len() && (b[n] == b' ' || b[n] == b'\t' || b[n] == b'\r') {
+            n += 1;
+        }
+        if blank_before && n < b.len() && b[n] == b'\n' {
+            e = n + 1;
+        }
+    } else {
+        e = end;
+    }
+    (s, e)
+}
+
+/// Remove one leaf of a `use` list with its comma.
+fn leaf_edit(src: &str, start: usize, end: usize) -> Edit {
+    let b = src.as_bytes();
+    let mut e = end;
+    while e < b.len() && b[e].is_ascii_whitespace() {
+        e += 1;
+    }
+    if e < b.len() && b[e] == b',' {
+        e += 1;
+        while e < b.len() && (b[e] == b' ' || b[e] == b'\t') {
+            e += 1;
+        }
+        return Edit::delete(start, e);
+    }
+    let mut s = start;
+    while s > 0 && b[s - 1].is_ascii_whitespace() {
+        s -= 1;
+    }
+    if s > 0 && b[s - 1] == b',' {
+        return Edit::delete(s - 1, end);
+    }
+    Edit::delete(start, end)
+}
+
+/// `{ todo!() }` at the definition's indentation; an `impl Iterator` return also gets
+/// `std::iter::empty()` after it, since `!` does not implement `Iterator`.
+fn stub_body(d: &Definition, indent: &str) -> String {
+    let returns = d.signature.returns.as_deref().unwrap_or("");
+    if returns.trim_start().starts_with("impl") && returns.contains("Iterator") {
+        format!("{{\n{indent}    todo!();\n{indent}    std::iter::empty()\n{indent}}}")
+    } else {
+        format!("{{\n{indent}    todo!()\n{indent}}}")
+    }
+}
+
+fn line_indent(src: &str, at: usize) -> &str {
+    let start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = &src[start..];
+    let n = line.len() - line.trim_start_matches([' ', '\t']).len();
+    &line[..n]
+}
+
+/// Edits that mask one Rust file; see the module documentation for the rules.
+pub fn mask_file(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+) -> Result<Vec<Edit>, MaskError> {
+    let removals = plan(index, delete, stub);
+    mask_file_with(source, file, index, &removals)
+}
+
+/// [`mask_file`] with the rules already applied (see [`plan`]).
+pub fn mask_file_with(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    removals: &RustRemovals,
+) -> Result<Vec<Edit>, MaskError> {
+    let mut edits = Vec::new();
+    for id in &file.definitions {
+        let Some(d) = index.get(id) else { continue };
+        if d.span.end_byte > source.len()
+            || !source.is_char_boundary(d.span.start_byte)
+            || !source.is_char_boundary(d.span.end_byte)
+        {
+            return Err(MaskError::DefinitionNotFound {
+                path: file.path.clone(),
+                id: id.clone(),
+                line: d.def_line,
+            });
+        }
+        let parent_here = d
+            .parent
+            .as_deref()
+            .and_then(|p| index.get(p))
+            .filter(|p| p.path == file.path);
+        let ancestor_gone = parent_here.is_some() && under(index, id, &removals.gone, true) && {
+            // Only an ancestor in this file removes the text around us.
+            let mut cur = d.parent.clone();
+            let mut found = false;
+            while let Some(c) = cur {
+                let Some(x) = index.get(&c) else { break };
+                if x.path != file.path {
+                    break;
+                }
+                if removals.gone.contains(&c) {
+                    found = true;
+                    break;
+                }
+                cur = x.parent.clone();
+            }
+            found
+        };
+        if ancestor_gone {
+            continue;
+        }
+        if removals.gone.contains(id) {
+            let (s, e) = whole_lines(source, d.span.start_byte, d.span.end_byte);
+            edits.push(Edit::delete(s, e));
+        } else if removals.stubbed.contains(id) {
+            if let Some(body) = d.body {
+                let indent = line_indent(source, body.start_byte.min(source.len()));
+                let text = stub_body(d, indent);
+                edits.push(Edit::replace(body.start_byte, body.end_byte, text));
+            }
+        }
+    }
+    // `use` leaves whose target goes.
+    for import in &file.imports {
+        if import.span.end_byte > source.len() {
+            return Err(MaskError::ImportNotFound {
+                path: file.path.clone(),
+                line: import.span.start_line,
+            });
+        }
+        let inside_gone = file
+            .definitions
+            .iter()
+            .filter_map(|i| index.get(i))
+            .any(|d| {
+                removals.gone.contains(&d.id)
+                    && d.span.start_byte <= import.span.start_byte
+                    && import.span.end_byte <= d.span.end_byte
+            });
+        if inside_gone {
+            continue;
+        }
+        let dead: Vec<_> = import
+            .names
+            .iter()
+            .filter(|n| {
+                n.target.as_ref().is_some_and(|t| {
+                    removals.gone.contains(t) || under(index, t, &removals.gone, false)
+                })
+            })
+            .collect();
+        if dead.is_empty() {
+            continue;
+        }
+        if dead.len() == import.names.len() {
+            let (s, e) = whole_lines(source, import.span.start_byte, import.span.end_byte);
+            edits.push(Edit::delete(s, e));
+        } else {
+            edits.extend(
+                dead.iter()
+                    .map(|n| leaf_edit(source, n.span.start_byte, n.span.end_byte)),
+            );
+        }
+    }
+    edits.sort();
+    edits.dedup();
+    Ok(edits)
+}
