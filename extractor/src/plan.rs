@@ -3,7 +3,7 @@
 //! building). Python deletes every removed definition (an unresolved name fails only when
 //! it runs), so its `stub` set is always empty.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use carve_languages::index::{DefinitionIndex, NodeId};
 use carve_languages::Language;
@@ -53,7 +53,57 @@ pub fn split_removals(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> Rem
             out.delete.insert(id.clone());
         }
     }
+    keep_what_stubs_need(index, remove, &mut out);
     out
+}
+
+/// A stubbed definition keeps its signature, and a stubbed type its fields and members'
+/// signatures: the removed definitions those name in `load_references` (annotation types,
+/// bases, decorators) must stay too, so they move from `delete` to `stub`, transitively.
+fn keep_what_stubs_need(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, out: &mut Removals) {
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for d in index.definitions.values() {
+        if let Some(p) = &d.parent {
+            children.entry(p.as_str()).or_default().push(d.id.as_str());
+        }
+    }
+    // The removed definition (itself or an ancestor) that decides a target's fate.
+    let removed_root = |id: &str| -> Option<NodeId> {
+        let mut cur = Some(id.to_string());
+        let mut found = None;
+        while let Some(c) = cur {
+            if remove.contains(&c) {
+                found = Some(c.clone());
+            }
+            cur = index.get(&c).and_then(|d| d.parent.clone());
+        }
+        found
+    };
+    let mut queue: Vec<NodeId> = out.stub.iter().cloned().collect();
+    while let Some(s) = queue.pop() {
+        let mut subtree = vec![s.clone()];
+        let mut i = 0;
+        while i < subtree.len() {
+            if let Some(c) = children.get(subtree[i].as_str()) {
+                subtree.extend(c.iter().map(|c| c.to_string()));
+            }
+            i += 1;
+        }
+        for id in &subtree {
+            let Some(d) = index.get(id) else { continue };
+            if d.language == Language::Python {
+                continue;
+            }
+            for l in &d.load_references {
+                if let Some(root) = removed_root(&l.target)
+                    && out.delete.remove(&root)
+                {
+                    out.stub.insert(root.clone());
+                    queue.push(root);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -103,6 +153,28 @@ mod tests {
         assert_eq!(r.stub, BTreeSet::from(["a.go::Used".to_string()]));
         // `Alone` is referenced only by `Gone`, which is removed too.
         assert_eq!(r.delete, BTreeSet::from(["a.go::Alone".to_string(), "a.go::Gone".to_string()]));
+    }
+
+    #[test]
+    fn what_a_stub_needs_to_compile_is_stubbed_too() {
+        use carve_languages::index::{LoadReference, LoadRole};
+        let mut used = def("a.ts::used", Language::TypeScript, &[]);
+        used.load_references = vec![LoadReference { target: "a.ts::Shape".into(), role: LoadRole::DefaultOrAnnotation }];
+        let mut shape = def("a.ts::Shape", Language::TypeScript, &[]);
+        shape.load_references = vec![LoadReference { target: "a.ts::Unit".into(), role: LoadRole::ClassBody }];
+        let idx = index(vec![
+            def("a.ts::keep", Language::TypeScript, &["a.ts::used"]),
+            used,
+            shape,
+            def("a.ts::Unit", Language::TypeScript, &[]),
+            def("a.ts::helper", Language::TypeScript, &[]),
+        ]);
+        let remove: BTreeSet<NodeId> =
+            ["a.ts::used", "a.ts::Shape", "a.ts::Unit", "a.ts::helper"].iter().map(|s| s.to_string()).collect();
+        let r = split_removals(&idx, &remove);
+        // `used` is called by `keep`; its signature names `Shape`, whose body names `Unit`.
+        assert_eq!(r.stub, ["a.ts::Shape", "a.ts::Unit", "a.ts::used"].iter().map(|s| s.to_string()).collect());
+        assert_eq!(r.delete, BTreeSet::from(["a.ts::helper".to_string()]));
     }
 
     #[test]
