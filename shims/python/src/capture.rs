@@ -6,7 +6,10 @@ use pyo3::prelude::*;
 use crate::state::{Capture, importing, state};
 
 /// The probe: `hit(n)`, a `METH_O` builtin so CPython calls it without argument parsing.
-pub(crate) unsafe extern "C" fn hit(_module: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
+pub(crate) unsafe extern "C" fn hit(
+    _module: *mut ffi::PyObject,
+    arg: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
     // SAFETY: called by the interpreter with the GIL held and a valid `arg`.
     unsafe {
         let n = ffi::PyLong_AsSsize_t(arg);
@@ -56,7 +59,9 @@ fn capture_caller(py: Python<'_>, callee: u32, capture: Capture) {
         }
     }
     let Some(code) = code else { return };
-    let Some(caller) = caller_id(py, code) else { return };
+    let Some(caller) = caller_id(py, code) else {
+        return;
+    };
     if let Some(rec) = state().as_mut() {
         rec.add_edge(capture.slot, capture.generation, (caller, callee));
     }
@@ -86,17 +91,28 @@ fn frame_code<'py>(py: Python<'py>, frame: &Bound<'py, PyAny>) -> Option<Bound<'
 /// `sys._getframe(1)`.
 fn getframe_1(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     static ONE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let one = ONE.get_or_init(py, || 1i32.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|e| match e {}));
+    let one = ONE.get_or_init(py, || {
+        1i32.into_pyobject(py)
+            .map(|o| o.into_any().unbind())
+            .unwrap_or_else(|e| match e {})
+    });
     let func = getframe(py)?;
     let args = [one.as_ptr()];
     // SAFETY: GIL held; `func` and `one` are live objects; one positional argument.
-    unsafe { Bound::from_owned_ptr_or_err(py, PyObject_VectorcallDict(func.as_ptr(), args.as_ptr(), 1, std::ptr::null_mut())) }
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            PyObject_VectorcallDict(func.as_ptr(), args.as_ptr(), 1, std::ptr::null_mut()),
+        )
+    }
 }
 
 fn getframe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static GETFRAME: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     GETFRAME
-        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("sys")?.getattr("_getframe")?.unbind()))
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("sys")?.getattr("_getframe")?.unbind())
+        })
         .map(|f| f.bind(py))
 }
 
@@ -104,9 +120,13 @@ fn getframe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 /// probed functions the caller needs no lookup.
 fn register_probed_code(py: Python<'_>, callee: u32) {
     // SAFETY: the GIL is held; `PyEval_GetFrame` returns a borrowed reference or NULL.
-    let frame = unsafe { Bound::from_borrowed_ptr_or_opt(py, ffi::PyEval_GetFrame() as *mut ffi::PyObject) };
+    let frame = unsafe {
+        Bound::from_borrowed_ptr_or_opt(py, ffi::PyEval_GetFrame() as *mut ffi::PyObject)
+    };
     let Some(frame) = frame else { return };
-    let Some(code) = frame_code(py, &frame) else { return };
+    let Some(code) = frame_code(py, &frame) else {
+        return;
+    };
     let key = code.as_ptr() as usize;
     let mut guard = state();
     if let Some(rec) = guard.as_mut() {
@@ -132,7 +152,10 @@ fn caller_id(py: Python<'_>, code: Bound<'_, PyAny>) -> Option<u32> {
         }
         rec.resolver.clone_ref(py)
     };
-    let id = match resolver.call1(py, (&code,)).and_then(|v| v.extract::<u32>(py)) {
+    let id = match resolver
+        .call1(py, (&code,))
+        .and_then(|v| v.extract::<u32>(py))
+    {
         Ok(id) => id,
         Err(err) => {
             err.write_unraisable(py, Some(&code));

@@ -30,7 +30,9 @@ use pyo3::types::{PyCFunction, PyDict, PyList};
 use state::{Bucket, IMPORT_DEPTH, IMPORT_NAME, IMPORT_SLOT, IMPORTING, Recorded, Recorder, state};
 
 fn not_configured() -> PyErr {
-    PyValueError::new_err("carve_shim._native: call configure(n_nodes, mode, first_hits, resolver, external) first")
+    PyValueError::new_err(
+        "carve_shim._native: call configure(n_nodes, mode, first_hits, resolver, external) first",
+    )
 }
 
 /// Starts recording afresh: `n_nodes` probes, `mode` `first-hits` or `exact`, the caller
@@ -51,19 +53,27 @@ fn configure(
     let exact = match mode {
         "first-hits" => false,
         "exact" => true,
-        other => return Err(PyValueError::new_err(format!("unknown trace mode `{other}` (use `first-hits` or `exact`)"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown trace mode `{other}` (use `first-hits` or `exact`)"
+            )));
+        }
     };
     let external = external.unwrap_or(n_nodes as u32);
     let resolver = match resolver {
         Some(r) => r,
-        None => PyCFunction::new_closure(py, None, None, move |_args, _kw| -> PyResult<u32> { Ok(external) })?
-            .into_any()
-            .unbind(),
+        None => PyCFunction::new_closure(py, None, None, move |_args, _kw| -> PyResult<u32> {
+            Ok(external)
+        })?
+        .into_any()
+        .unbind(),
     };
     let seen = match seen {
         Some(list) => {
             if list.len() != n_nodes || list.iter().any(|v| v.is_truthy().unwrap_or(true)) {
-                return Err(PyValueError::new_err("configure: `seen` must be a list of n_nodes False values"));
+                return Err(PyValueError::new_err(
+                    "configure: `seen` must be a list of n_nodes False values",
+                ));
             }
             list.unbind()
         }
@@ -87,7 +97,10 @@ fn configure(
     let old = state().replace(rec);
     drop(old); // dropped after the lock is released: freeing code objects may run Python
     let depth = IMPORT_DEPTH.with(|d| d.replace(0));
-    IMPORTING.fetch_sub(depth.min(IMPORTING.load(Ordering::Relaxed)), Ordering::Relaxed);
+    IMPORTING.fetch_sub(
+        depth.min(IMPORTING.load(Ordering::Relaxed)),
+        Ordering::Relaxed,
+    );
     Ok(())
 }
 
@@ -106,7 +119,10 @@ fn set_test(name: &str) -> PyResult<()> {
 fn current_test() -> PyResult<String> {
     let guard = state();
     let rec = guard.as_ref().ok_or_else(not_configured)?;
-    Ok(rec.buckets[rec.active].as_ref().map(|b| b.name.clone()).unwrap_or_else(|| IMPORT_NAME.to_owned()))
+    Ok(rec.buckets[rec.active]
+        .as_ref()
+        .map(|b| b.name.clone())
+        .unwrap_or_else(|| IMPORT_NAME.to_owned()))
 }
 
 /// This thread starts running a module body: hits go to `<import>` until `exit_import`.
@@ -159,7 +175,9 @@ fn take_test(name: &str) -> PyResult<Option<Recorded>> {
         let old = rec.buckets[IMPORT_SLOT].replace(Bucket::new(IMPORT_NAME.to_owned(), n));
         return Ok(old.map(|b| b.all()));
     }
-    let Some(slot) = rec.by_name.remove(name) else { return Ok(None) };
+    let Some(slot) = rec.by_name.remove(name) else {
+        return Ok(None);
+    };
     if rec.active == slot {
         rec.activate(IMPORT_SLOT);
     }
@@ -175,7 +193,11 @@ fn take_test(name: &str) -> PyResult<Option<Recorded>> {
 fn drain(name: &str) -> PyResult<Recorded> {
     let mut guard = state();
     let rec = guard.as_mut().ok_or_else(not_configured)?;
-    let slot = if name == IMPORT_NAME { Some(IMPORT_SLOT) } else { rec.by_name.get(name).copied() };
+    let slot = if name == IMPORT_NAME {
+        Some(IMPORT_SLOT)
+    } else {
+        rec.by_name.get(name).copied()
+    };
     Ok(match slot.and_then(|s| rec.buckets[s].as_mut()) {
         Some(bucket) => bucket.drain(),
         None => (Vec::new(), Vec::new()),
@@ -229,12 +251,20 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The method table must outlive the function object: leak it once per process.
     let def: &'static mut ffi::PyMethodDef = Box::leak(Box::new(ffi::PyMethodDef {
         ml_name: c"hit".as_ptr() as *const c_char,
-        ml_meth: ffi::PyMethodDefPointer { PyCFunction: capture::hit },
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunction: capture::hit,
+        },
         ml_flags: ffi::METH_O,
-        ml_doc: c"hit(n): record that probed node n ran (called at every function entry).".as_ptr() as *const c_char,
+        ml_doc: c"hit(n): record that probed node n ran (called at every function entry).".as_ptr()
+            as *const c_char,
     }));
     // SAFETY: `def` is 'static; the module pointer is valid while `m` lives.
-    let func = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyCFunction_NewEx(def, std::ptr::null_mut(), std::ptr::null_mut()))? };
+    let func = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyCFunction_NewEx(def, std::ptr::null_mut(), std::ptr::null_mut()),
+        )?
+    };
     m.add("hit", func)?;
     m.add_function(wrap_pyfunction!(configure, m)?)?;
     m.add_function(wrap_pyfunction!(set_test, m)?)?;
@@ -250,4 +280,3 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seen, m)?)?;
     Ok(())
 }
-

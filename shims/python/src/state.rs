@@ -81,11 +81,25 @@ pub(crate) struct Bucket {
 
 impl Bucket {
     pub(crate) fn new(name: String, n_nodes: usize) -> Bucket {
-        Bucket { name, counts: vec![0; n_nodes], last_caller: vec![0; n_nodes], new_hits: Vec::new(), edges: HashSet::default(), new_edges: Vec::new(), saturated: Vec::new() }
+        Bucket {
+            name,
+            counts: vec![0; n_nodes],
+            last_caller: vec![0; n_nodes],
+            new_hits: Vec::new(),
+            edges: HashSet::default(),
+            new_edges: Vec::new(),
+            saturated: Vec::new(),
+        }
     }
 
     pub(crate) fn all(&self) -> Recorded {
-        let hits = self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, _)| i as u32).collect();
+        let hits = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, _)| i as u32)
+            .collect();
         let mut edges: Vec<_> = self.edges.iter().copied().collect();
         edges.sort_unstable();
         (hits, edges)
@@ -160,7 +174,11 @@ impl Recorder {
                 set_seen(&self.seen, n as u32, true);
             }
         }
-        Some(Capture { slot, generation: self.generations[slot], register: count == 0 })
+        Some(Capture {
+            slot,
+            generation: self.generations[slot],
+            register: count == 0,
+        })
     }
 
     pub(crate) fn slot_for(&mut self, name: &str) -> usize {
@@ -209,7 +227,9 @@ impl Recorder {
             return;
         }
         if let Some(bucket) = self.buckets[slot].as_mut() {
-            let Some(last) = bucket.last_caller.get_mut(edge.1 as usize) else { return };
+            let Some(last) = bucket.last_caller.get_mut(edge.1 as usize) else {
+                return;
+            };
             if *last == edge.0.wrapping_add(1) {
                 return;
             }
