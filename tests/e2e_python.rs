@@ -128,32 +128,45 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
 }
 
 /// Re-check a Level 1 bundle without carve: apply mask.patch to a copy and run pytest
-/// (P2P pass, F2P fail), then gold.patch + test.patch (everything passes).
+/// (F2P fail, P2P pass), then gold.patch (everything passes, the tree is the original).
+/// mask.patch leaves the F2P test files in place; test.patch re-adds them to the masked
+/// state as shipped (without them), so it is checked against that state.
 fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
     let list = |k: &str| -> Vec<String> { inst[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect() };
     let f2p = list("FAIL_TO_PASS");
     let p2p = list("PASS_TO_PASS");
     assert!(!f2p.is_empty() && !p2p.is_empty());
+    let all: Vec<String> = f2p.iter().chain(&p2p).cloned().collect();
     let work = tempfile::tempdir().unwrap();
     let copy = work.path().join("repo");
     copy_dir(repo, &copy);
     git_apply(&copy, &bundle.join("mask.patch"));
+    // Two runs: pytest runs nothing at all when a named id's file fails to import.
     let masked = pytest_outcomes(&copy, &p2p);
     for t in &p2p {
         assert_eq!(masked.get(t).map(String::as_str), Some("PASSED"), "{}: P2P {t} on the masked state", bundle.display());
     }
-    git_apply(&copy, &bundle.join("test.patch"));
-    let f2p_masked = pytest_outcomes(&copy, &f2p);
+    let masked = pytest_outcomes(&copy, &f2p);
     for t in &f2p {
-        assert_ne!(f2p_masked.get(t).map(String::as_str), Some("PASSED"), "{}: F2P {t} passes on the masked state", bundle.display());
+        assert_ne!(masked.get(t).map(String::as_str), Some("PASSED"), "{}: F2P {t} passes on the masked state", bundle.display());
     }
     git_apply(&copy, &bundle.join("gold.patch"));
-    let all: Vec<String> = f2p.iter().chain(&p2p).cloned().collect();
     let restored = pytest_outcomes(&copy, &all);
     for t in &all {
         assert_eq!(restored.get(t).map(String::as_str), Some("PASSED"), "{}: {t} after gold.patch", bundle.display());
     }
-    assert_eq!(snapshot(repo), snapshot(&copy), "masked + test.patch + gold.patch is the original tree");
+    assert_eq!(snapshot(repo), snapshot(&copy), "original + mask.patch + gold.patch is the original tree");
+
+    // The masked state as shipped has no F2P test files; test.patch puts them back.
+    let shipped = work.path().join("shipped");
+    copy_dir(repo, &shipped);
+    git_apply(&shipped, &bundle.join("mask.patch"));
+    for f in f2p.iter().map(|t| t.split("::").next().unwrap()).collect::<BTreeSet<_>>() {
+        std::fs::remove_file(shipped.join(f)).unwrap();
+    }
+    git_apply(&shipped, &bundle.join("test.patch"));
+    git_apply(&shipped, &bundle.join("gold.patch"));
+    assert_eq!(snapshot(repo), snapshot(&shipped), "masked + test.patch + gold.patch is the original tree");
 }
 
 #[test]
@@ -214,4 +227,33 @@ fn bad_input_is_skipped_killed_or_reported_never_fatal() {
     let t: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(t["tests"].as_u64().unwrap() >= 5, "{t}");
     assert_eq!(before, snapshot(&repo), "carve modified the repository");
+}
+
+#[test]
+fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let before = snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    // Kill carve at several points of its run; whatever it leaves must be whole.
+    for delay_ms in [1500u64, 4000, 7000] {
+        let mut child = carve().args(["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        for entry in std::fs::read_dir(out.path()).unwrap() {
+            let p = entry.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("local__") {
+                for f in ["instance.json", "problem_statement.md", "contract.json", "gold.patch", "test.patch", "mask.patch", "validation.json", "audit.json"] {
+                    assert!(p.join(f).is_file(), "killed after {delay_ms} ms: bundle {name} lacks {f}");
+                }
+            }
+            if name == "tasks.jsonl" {
+                for line in read(&p).lines() {
+                    serde_json::from_str::<Value>(line).expect("tasks.jsonl holds whole lines only");
+                }
+            }
+        }
+        assert_eq!(before, snapshot(&repo), "a killed carve modified the repository");
+    }
 }
