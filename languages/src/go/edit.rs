@@ -294,15 +294,49 @@ pub fn mask_file(
             edits.push(Edit::replace(body.start_byte(), body.end_byte(), STUB_BODY));
         }
     }
-    edits.sort();
-    edits.dedup();
+    let mut edits = merge_deletions(source, edits);
     let masked = apply(source, &edits).map_err(|_| MaskError::Parse { path: file.path.clone() })?;
     let new_tree = parse(&masked, &file.path)?;
     let before = selector_roots(root, source);
     let after = selector_roots(new_tree.root_node(), &masked);
     edits.extend(unused_import_edits(source, root, &before, &after));
+    Ok(merge_deletions(source, edits))
+}
+
+/// Sort edits and merge deletions that overlap or touch (neighbouring definitions each
+/// take a blank line); an edit inside a deletion is dropped. A deletion reaching the end
+/// of the file also takes the blank line before it.
+fn merge_deletions(source: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
     edits.sort();
-    Ok(edits)
+    edits.dedup();
+    let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
+    for e in edits {
+        if let Some(last) = out.last_mut()
+            && last.inserted_text.is_empty()
+            && e.position <= last.end()
+        {
+            if e.inserted_text.is_empty() {
+                let end = last.end().max(e.end());
+                last.deleted_length = end - last.position;
+                continue;
+            }
+            if e.end() <= last.end() && e.position < last.end() {
+                continue;
+            }
+        }
+        out.push(e);
+    }
+    let prev_end = if out.len() > 1 { out[out.len() - 2].end() } else { 0 };
+    if let Some(last) = out.last_mut()
+        && last.inserted_text.is_empty()
+        && last.end() == source.len()
+        && last.position > prev_end
+        && source[..last.position].ends_with("\n\n")
+    {
+        last.position -= 1;
+        last.deleted_length += 1;
+    }
+    out
 }
 
 #[cfg(test)]

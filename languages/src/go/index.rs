@@ -24,7 +24,7 @@ mod link;
 mod parse;
 mod queries;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 
 use std::collections::BTreeMap;

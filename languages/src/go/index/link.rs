@@ -298,6 +298,12 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             out_defs.push(def);
         }
         let mut module_references = Vec::new();
+        // The runtime calls `main` of package main: it must keep existing.
+        if f.package == "main" {
+            for d in f.defs.iter().filter(|d| d.def.kind == DefinitionKind::Function && d.def.name == "main") {
+                module_references.push(ModuleReference { target: d.def.id.clone(), line: d.def.def_line });
+            }
+        }
         for (u, line) in &f.module_uses {
             let mut refs = BTreeSet::new();
             scope.resolve(u, &mut refs);
