@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::{ParsedFile, RawDef, Use};
 use crate::Language;
-use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, ModuleReference, NodeId};
+use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId};
 
 /// Method names of standard-library interfaces a type commonly satisfies implicitly; a type
 /// that stays needs these methods even when no code in the module calls them by name.
@@ -174,6 +174,28 @@ impl Scope<'_> {
     }
 }
 
+/// What a definition's kept text names, should its body be stubbed: the types (and
+/// functions, e.g. in array lengths) its signature names — receiver included — for a
+/// function or method; everything but methods for a type declaration (field types,
+/// embedded types, constraints), all as [`LoadRole::DefaultOrAnnotation`].
+fn load_references(
+    def: &Definition,
+    refs: &BTreeSet<NodeId>,
+    kinds: &BTreeMap<&str, (&str, DefinitionKind)>,
+) -> Vec<LoadReference> {
+    let is_function = matches!(def.kind, DefinitionKind::Function | DefinitionKind::Method);
+    let sig: BTreeSet<&str> =
+        def.signature.text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|s| !s.is_empty()).collect();
+    refs.iter()
+        .filter(|r| match kinds.get(r.as_str()) {
+            Some((name, _)) if is_function => sig.contains(name),
+            Some((_, kind)) => *kind != DefinitionKind::Method,
+            None => false,
+        })
+        .map(|r| LoadReference { target: r.clone(), role: LoadRole::DefaultOrAnnotation })
+        .collect()
+}
+
 /// Assign node ids: `path::Qual.Name`, with `@L<line>` when a qualname repeats in a file
 /// (several `init` functions, methods of a type whose receiver could not be read …).
 fn assign_ids(file: &mut ParsedFile) {
@@ -225,6 +247,10 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             iface_methods.extend(d.interface_members.iter().map(String::as_str));
         }
     }
+
+    // Name and kind of every definition, for load references.
+    let kinds: BTreeMap<&str, (&str, DefinitionKind)> =
+        files.iter().flat_map(|f| f.defs.iter()).map(|d| (d.def.id.as_str(), (d.def.name.as_str(), d.def.kind))).collect();
 
     let mut out_files = Vec::with_capacity(files.len());
     let mut out_defs = Vec::new();
@@ -293,6 +319,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             }
             refs.remove(&d.def.id);
             let mut def = d.def.clone();
+            def.load_references = load_references(&def, &refs, &kinds);
             def.parent = parent_of(d);
             def.references = refs.into_iter().collect();
             out_defs.push(def);

@@ -92,6 +92,9 @@ fn summary(index: &DefinitionIndex) -> String {
             for r in &d.references {
                 let _ = writeln!(out, "    -> {r}");
             }
+            for l in &d.load_references {
+                let _ = writeln!(out, "    needs {}", l.target);
+            }
         }
     }
     out
