@@ -18,6 +18,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Language;
+
+#[cfg(test)]
+mod tests;
 use crate::edit::{Edit, MaskError};
 use crate::index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, LoadRole, NodeId};
 
@@ -49,8 +52,53 @@ fn trait_impl_of<'a>(
     Some((imp, trait_of(index, imp)?))
 }
 
-/// Apply the rules above to the Rust definitions of `index`.
+/// Apply the rules above to the Rust definitions of `index`. A stubbed definition keeps
+/// its signature (a type, trait or impl: all of it), so what that signature names stays
+/// too: such removals are turned into stubs until nothing kept names anything gone.
 pub fn plan(
+    index: &DefinitionIndex,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+) -> RustRemovals {
+    let (mut delete, mut stub) = (delete.clone(), stub.clone());
+    loop {
+        let r = plan_once(index, &delete, &stub);
+        let mut required = BTreeSet::new();
+        let kept = r
+            .stubbed
+            .iter()
+            .chain(stub.iter().filter(|s| !r.gone.contains(*s)));
+        for k in kept {
+            let Some(d) = index.get(k) else { continue };
+            let whole = !matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method);
+            for t in d.references.iter().filter(|t| r.gone.contains(*t)) {
+                let Some(target) = index.get(t) else { continue };
+                if whole || names_word(&d.signature.text, &target.name) {
+                    required.insert(t.clone());
+                }
+            }
+        }
+        if required.is_empty() {
+            return r;
+        }
+        for t in required {
+            delete.remove(&t);
+            stub.insert(t);
+        }
+    }
+}
+
+/// Whether `name` appears in `text` as a whole identifier.
+fn names_word(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
+}
+
+fn plan_once(
     index: &DefinitionIndex,
     delete: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,

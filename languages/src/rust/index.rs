@@ -32,6 +32,10 @@ mod link;
 mod parse;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::tests::{fixture_index, fixture_root};
+}
 
 pub use crates::is_test_path;
 
