@@ -48,7 +48,7 @@ fn init(common: &Common, force: bool) -> Result<ExitStatus> {
     }
     let mut cfg = Config::detect(&repo)?;
     if let Some(p) = &common.python {
-        cfg.test.python = p.clone();
+        cfg.set_python(p)?;
         cfg.detected.push(format!("python = {}: from --python", p.display()));
     }
     workspace::write_atomic(&path, cfg.to_toml().as_bytes())?;

@@ -2,7 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use carve_languages::runner::TestCommand;
+use std::path::Path;
 
 pub const CONFIG_VERSION: u32 = 1;
 
@@ -15,7 +16,8 @@ pub struct Config {
     /// carve prints it when tests cannot start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<String>,
-    pub test: TestConfig,
+    /// How the tests run: `runner = "pytest"` with its settings (see docs/formats.md).
+    pub test: TestCommand,
     #[serde(default)]
     pub include: Vec<String>,
     #[serde(default)]
@@ -24,16 +26,6 @@ pub struct Config {
     /// Why each setting was chosen (printed by `carve init`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub detected: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TestConfig {
-    /// The interpreter that runs pytest (the repository's virtualenv when it has one).
-    pub python: PathBuf,
-    /// Extra pytest arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -71,70 +63,46 @@ impl Config {
     /// Detect the configuration from the repository's own files. Never guesses silently:
     /// each decision is recorded in `detected`, and what cannot be detected is an error.
     pub fn detect(repo: &Path) -> Result<Config> {
-        let mut detected = Vec::new();
-        let markers = ["pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "setup.py", "conftest.py"];
-        let found: Vec<&str> = markers.iter().copied().filter(|m| repo.join(m).is_file()).collect();
-        let has_py = has_python_files(repo);
-        if found.is_empty() && !has_py {
+        let found = carve_languages::runner::detect(repo);
+        let Some(first) = found.first() else {
             bail!(
                 "could not detect the language of {}: no pyproject.toml, setup.cfg, tox.ini, pytest.ini or .py files \
-                 (this carve supports Python; write carve.toml with `language = \"python\"` if this is a Python project)",
+                 (write carve.toml with `language` and a `[test]` table naming the runner; see docs/formats.md)",
                 repo.display()
             );
-        }
-        if found.is_empty() {
-            detected.push("language = python: the repository has .py files".to_string());
-        } else {
-            detected.push(format!("language = python: found {}", found.join(", ")));
-        }
-        let python = detect_python(repo, &mut detected);
-        let setup = if repo.join("pyproject.toml").is_file() || repo.join("setup.py").is_file() {
-            Some(format!("{} -m pip install -e .", python.display()))
-        } else if repo.join("requirements.txt").is_file() {
-            Some(format!("{} -m pip install -r requirements.txt", python.display()))
-        } else {
-            None
         };
-        detected.push("test runner = pytest (the only Python runner carve drives)".to_string());
+        let mut detected = first.reasons.clone();
+        for other in &found[1..] {
+            detected.push(format!(
+                "also found {} ({}); carve works on {} — set `language` and `[test]` in carve.toml to choose",
+                other.language,
+                other.command.runner_name(),
+                first.language
+            ));
+        }
         Ok(Config {
             version: CONFIG_VERSION,
-            language: carve_languages::Language::Python,
-            setup,
-            test: TestConfig { python, args: Vec::new() },
+            language: first.language,
+            setup: first.setup.clone(),
+            test: first.command.clone(),
             include: Vec::new(),
             exclude: Vec::new(),
             timeouts: Timeouts::default(),
             detected,
         })
     }
-}
 
-fn has_python_files(repo: &Path) -> bool {
-    ignore::WalkBuilder::new(repo)
-        .max_depth(Some(3))
-        .build()
-        .filter_map(|e| e.ok())
-        .any(|e| e.path().extension().is_some_and(|x| x == "py"))
-}
-
-/// The repository's own virtualenv when it has one, else `python3` from PATH.
-fn detect_python(repo: &Path, detected: &mut Vec<String>) -> PathBuf {
-    for venv in [".venv", "venv", "env"] {
-        let py = repo.join(venv).join("bin").join("python");
-        if repo.join(venv).join("pyvenv.cfg").is_file() && py.exists() {
-            detected.push(format!("python = {}: the repository's virtualenv", py.display()));
-            return py;
+    /// Override the interpreter (`--python`) of a Python configuration.
+    pub fn set_python(&mut self, python: &Path) -> Result<()> {
+        match &mut self.test {
+            TestCommand::Pytest { python: p, .. } => {
+                *p = python.to_path_buf();
+                Ok(())
+            }
+            #[allow(unreachable_patterns)]
+            other => bail!("--python applies to pytest projects; this one runs {}", other.runner_name()),
         }
     }
-    if let Ok(v) = std::env::var("VIRTUAL_ENV") {
-        let py = PathBuf::from(v).join("bin").join("python");
-        if py.exists() {
-            detected.push(format!("python = {}: the active virtualenv ($VIRTUAL_ENV)", py.display()));
-            return py;
-        }
-    }
-    detected.push("python = python3: no virtualenv in the repository, using python3 from PATH".to_string());
-    PathBuf::from("python3")
 }
 
 /// Load the configuration: `--config`, else `<repo>/carve.toml`, else `<out>/carve.toml`,
@@ -171,6 +139,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("README"), "hi").unwrap();
         let err = Config::detect(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("language = \"python\""), "{err}");
+        assert!(err.contains("`[test]` table naming the runner"), "{err}");
     }
 }

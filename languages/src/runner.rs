@@ -84,6 +84,25 @@ impl TestOutcome {
     }
 }
 
+/// What `carve init` found for one language: how to run its tests and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detection {
+    pub language: crate::Language,
+    pub command: TestCommand,
+    /// A command that installs the project's dependencies, printed when tests cannot start.
+    pub setup: Option<String>,
+    /// One line per decision: what was found and what was chosen.
+    pub reasons: Vec<String>,
+}
+
+/// Detect the test set-up of every language the repository's own files show, in
+/// `Language::ALL` order. Empty when nothing is recognised.
+pub fn detect(repo: &Path) -> Vec<Detection> {
+    let mut out = Vec::new();
+    out.extend(crate::python::detect::detect(repo));
+    out
+}
+
 /// How to run the project's tests, from `carve.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "runner", rename_all = "lowercase")]

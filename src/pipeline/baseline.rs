@@ -3,7 +3,7 @@
 //! Results are cached under the output folder, keyed by the tree's content and settings.
 
 use anyhow::{Context, Result};
-use carve_languages::runner::{RunRequest, RunResult, TestCommand, TestStatus};
+use carve_languages::runner::{RunRequest, RunResult, TestStatus};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,10 +44,6 @@ impl Baseline {
             .collect()
     }
 
-    pub fn flaky(&self) -> BTreeSet<TestId> {
-        self.tests.iter().filter(|(_, e)| e.flaky).map(|(id, _)| id.clone()).collect()
-    }
-
     pub fn known(&self) -> BTreeSet<TestId> {
         self.tests.keys().cloned().collect()
     }
@@ -75,7 +71,7 @@ pub fn run_tests(session: &Session, tree: &Path, tests: Option<Vec<TestId>>, ext
     let cfg = &session.config;
     let request = RunRequest {
         root: tree.to_path_buf(),
-        command: TestCommand::pytest(cfg.test.python.clone(), cfg.test.args.clone()),
+        command: cfg.test.clone(),
         tests,
         env: extras.env.clone(),
         pythonpath_prepend: extras.pythonpath.clone(),

@@ -28,8 +28,6 @@ pub struct Extraction {
     pub gold_patch: String,
     pub test_patch: String,
     pub contract: Contract,
-    /// F2P test files removed whole.
-    pub removed_test_files: BTreeSet<String>,
 }
 
 /// Which test files go whole, which test definitions go alone.
@@ -58,7 +56,12 @@ pub fn extract(session: &Session, extracted: &BTreeSet<NodeId>, test_files: BTre
         std::fs::remove_dir_all(&masked)?;
     }
     let plan = MaskPlan { extracted: extracted.clone(), remove_test_files: test_files.clone(), remove_tests: tests };
-    let options = MaskOptions { python: Some(session.config.test.python.clone()) };
+    let python = match &session.config.test {
+        carve_languages::runner::TestCommand::Pytest { python, .. } => Some(python.clone()),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    };
+    let options = MaskOptions { python };
     let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options).context("failed to write the masked state")?;
     for w in &outcome.warnings {
         session.progress.note(format!("warning: {w}"));
@@ -73,7 +76,6 @@ pub fn extract(session: &Session, extracted: &BTreeSet<NodeId>, test_files: BTre
         gold_patch: patches.gold,
         test_patch: patches.test,
         contract,
-        removed_test_files: test_files,
     })
 }
 

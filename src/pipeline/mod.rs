@@ -24,7 +24,6 @@ pub struct Session {
     pub repo: PathBuf,
     pub out: PathBuf,
     pub config: Config,
-    pub config_source: String,
     pub index: DefinitionIndex,
     pub tree_digest: String,
     pub identity: RepoIdentity,
@@ -45,8 +44,13 @@ impl Session {
         let repo = workspace::repo_dir(opts.repo)?;
         let out = workspace::out_dir(&repo, opts.out)?;
         let (mut config, config_source) = crate::config::load(&repo, &out, opts.config)?;
+        if config_source == "detected" {
+            for line in &config.detected {
+                progress_note_detected(line);
+            }
+        }
         if let Some(p) = opts.python {
-            config.test.python = p.to_path_buf();
+            config.set_python(p)?;
         }
         if let Some(t) = opts.timeout {
             config.timeouts.run = t;
@@ -63,7 +67,7 @@ impl Session {
         }
         let tree_digest = workspace::tree_digest(&repo)?;
         let identity = RepoIdentity::detect(&repo, &tree_digest);
-        Ok(Session { repo, out, config, config_source, index, tree_digest, identity, progress })
+        Ok(Session { repo, out, config, index, tree_digest, identity, progress })
     }
 
     /// Scratch space for this run's copies; removed on success by the caller.
@@ -119,4 +123,11 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
 /// The file part of a test id.
 pub fn test_file(id: &str) -> &str {
     id.split("::").next().unwrap_or(id)
+}
+
+/// Without a carve.toml the detected settings are used; say which, on stderr, once.
+fn progress_note_detected(line: &str) {
+    if std::env::var_os("CARVE_QUIET_DETECT").is_none() {
+        eprintln!("carve: detected {line}");
+    }
 }

@@ -1,5 +1,6 @@
 //! Python: the definition index (tree-sitter-python), masking edits and the pytest runner.
 
+pub mod detect;
 pub mod edit;
 pub mod index;
 pub mod runner;
