@@ -268,6 +268,13 @@ fn main() {
         if samples.is_empty() {
             std::process::exit(1);
         }
+        if samples[0]["indexed_files"].as_u64().unwrap_or(0) == 0 {
+            eprintln!(
+                "carve indexed none of the {} generated {language} files; is the {language} indexer wired into DefinitionIndex::build?",
+                samples[0]["files"]
+            );
+            std::process::exit(1);
+        }
         let f = |k: &str| -> Vec<f64> { samples.iter().filter_map(|s| s[k].as_f64()).collect() };
         let lines = samples[0]["lines"].as_u64().unwrap_or(0) as f64;
         let parse_lps = median(f("parse_s").into_iter().map(|s| lines / s).collect());

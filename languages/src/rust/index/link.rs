@@ -119,7 +119,15 @@ impl<'a> Linker<'a> {
                         .or_default()
                         .push((f, i));
                 }
-                if item.kind == DefinitionKind::Method {
+                // Method calls on values of unknown type name inherent methods and trait
+                // items; trait-impl methods are never deleted on their own (see `edit`).
+                let in_trait_impl = item.parent.is_some_and(|p| {
+                    file.items[p]
+                        .impl_info
+                        .as_ref()
+                        .is_some_and(|i| i.trait_path.is_some())
+                });
+                if item.kind == DefinitionKind::Method && !in_trait_impl {
                     l.methods
                         .entry((file.location.package.clone(), item.name.clone()))
                         .or_default()
@@ -349,6 +357,21 @@ impl<'a> Linker<'a> {
                     out.push(d);
                 }
                 out.extend(via);
+            }
+            RawRef::SelfMethod(name) => {
+                let owner = self_item.and_then(|si| match self.item(si).kind {
+                    DefinitionKind::Trait => Some(si),
+                    _ => self.impl_type.get(&si).copied(),
+                });
+                match owner
+                    .and_then(|o| self.members.get(&o))
+                    .and_then(|ms| ms.get(name))
+                {
+                    Some(v) => out.extend(v.iter().copied()),
+                    None => {
+                        self.resolve_ref(f, scope, self_item, &RawRef::Method(name.clone()), out)
+                    }
+                }
             }
             RawRef::Method(name) => {
                 if let Some(v) = self.methods.get(&(package.clone(), name.clone())) {

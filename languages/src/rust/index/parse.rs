@@ -17,6 +17,8 @@ pub(super) enum RawRef {
     Path(Vec<String>),
     /// `.name(…)`: a method call on a value whose type is not known statically.
     Method(String),
+    /// `self.name(…)`: a method of the enclosing impl's type (or trait).
+    SelfMethod(String),
     /// `name!(…)`
     Macro(Vec<String>),
 }
@@ -704,17 +706,16 @@ const SKIPPED: &[&str] = &[
 
 /// Every path, method call and macro named under `root`.
 pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
+    // (node, its parent is a path node, it is that parent's `path` field). Parents are
+    // tracked on the stack: `Node::parent` searches from the root.
+    let mut stack: Vec<(Node, bool, bool)> = vec![(root, false, false)];
+    let mut trees = Vec::new();
+    while let Some((node, in_path, is_path_field)) = stack.pop() {
         let kind = node.kind();
         if SKIPPED.contains(&kind) {
             continue;
         }
-        let parent_kind = node.parent().map(|p| p.kind()).unwrap_or("");
-        let in_path = matches!(
-            parent_kind,
-            "scoped_identifier" | "scoped_type_identifier" | "scoped_use_list"
-        );
+        let mut skip_field = None;
         match kind {
             "identifier" | "type_identifier" => {
                 if !in_path {
@@ -738,12 +739,7 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                 continue;
             }
             "scoped_identifier" | "scoped_type_identifier" => {
-                let is_inner_path = in_path
-                    && node
-                        .parent()
-                        .and_then(|p| p.child_by_field_name("path"))
-                        .is_some_and(|p| p.id() == node.id());
-                if !is_inner_path {
+                if !(in_path && is_path_field) {
                     out.push(RawRef::Path(path_segments(node, src)));
                 }
             }
@@ -752,34 +748,49 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                 if let Some(g) = f.filter(|g| g.kind() == "generic_function") {
                     f = g.child_by_field_name("function");
                 }
-                if let Some(field) = f
-                    .filter(|f| f.kind() == "field_expression")
-                    .and_then(|f| f.child_by_field_name("field"))
-                {
-                    out.push(RawRef::Method(text(field, src).to_string()));
+                if let Some(fe) = f.filter(|f| f.kind() == "field_expression") {
+                    if let Some(field) = fe.child_by_field_name("field") {
+                        let name = text(field, src).to_string();
+                        let on_self = fe
+                            .child_by_field_name("value")
+                            .is_some_and(|v| v.kind() == "self");
+                        out.push(if on_self {
+                            RawRef::SelfMethod(name)
+                        } else {
+                            RawRef::Method(name)
+                        });
+                    }
                 }
             }
             "token_tree" => {
-                token_tree_refs(node, src, out, &mut stack);
+                trees.clear();
+                token_tree_refs(node, src, out, &mut trees);
+                stack.extend(trees.drain(..).map(|t| (t, false, false)));
                 continue;
             }
             "macro_invocation" => {
                 if let Some(m) = node.child_by_field_name("macro") {
                     out.push(RawRef::Macro(path_segments(m, src)));
                 }
-                let mut c = node.walk();
-                for ch in node.children(&mut c) {
-                    if Some(ch) != node.child_by_field_name("macro") {
-                        stack.push(ch);
-                    }
-                }
-                continue;
+                skip_field = Some("macro");
             }
             _ => {}
         }
+        let child_in_path = matches!(
+            kind,
+            "scoped_identifier" | "scoped_type_identifier" | "scoped_use_list"
+        );
         let mut c = node.walk();
-        for ch in node.children(&mut c) {
-            stack.push(ch);
+        if c.goto_first_child() {
+            loop {
+                let field = c.field_name();
+                if skip_field.is_none() || field != skip_field {
+                    stack.push((c.node(), child_in_path, field == Some("path")));
+                }
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
         }
     }
 }
@@ -809,7 +820,13 @@ fn token_tree_refs<'t>(
             continue;
         }
         if i > 0 && tokens[i - 1].kind() == "." {
-            out.push(RawRef::Method(text(t, src).to_string()));
+            let name = text(t, src).to_string();
+            let on_self = i > 1 && tokens[i - 2].kind() == "self";
+            out.push(if on_self {
+                RawRef::SelfMethod(name)
+            } else {
+                RawRef::Method(name)
+            });
             i += 1;
             continue;
         }
