@@ -147,6 +147,19 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     }
     let parse_s = t.elapsed().as_secs_f64();
 
+    // The same indexing on one thread: indexing's own cost next to parsing, whatever the
+    // other processes on the machine do to the parallel run.
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let single = one
+        .install(|| DefinitionIndex::build(root, &IndexOptions::default()))
+        .map_err(|e| e.to_string())?;
+    let index_1t_s = t.elapsed().as_secs_f64();
+    drop(single);
+
     let before = status_kb("VmRSS:");
     let mut trees = Vec::with_capacity(files.len());
     for (path, text) in &files {
@@ -159,7 +172,7 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     drop(trees);
     Ok(serde_json::json!({
         "lines": lines, "files": files.len(), "indexed_files": indexed_files, "skipped": skipped,
-        "definitions": defs, "nodes": nodes, "index_s": index_s, "parse_s": parse_s,
+        "definitions": defs, "nodes": nodes, "index_s": index_s, "parse_s": parse_s, "index_1t_s": index_1t_s,
         "peak_rss_kb": peak_rss_kb, "start_rss_kb": start_rss, "all_trees_kb": all_trees_kb,
     })
     .to_string())
@@ -296,6 +309,7 @@ fn main() {
             "definitions": samples[0]["definitions"],
             "parse_lines_per_s": parse_lps.round(),
             "index_lines_per_s": index_lps.round(),
+            "index_1t_lines_per_s": median(f("index_1t_s").into_iter().map(|s| lines / s).collect()).round(),
             "cores": cores,
             "per_core_ratio": round(median(ratios), 3),
             "peak_rss_mb": round(median(f("peak_rss_kb")) / 1024.0, 1),

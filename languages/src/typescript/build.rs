@@ -17,16 +17,28 @@ pub enum BuildCheckError {
     )]
     NoTypeScript(PathBuf),
     #[error("could not run `{command}` in {}: {source}", .root.display())]
-    Spawn { command: String, root: PathBuf, source: std::io::Error },
+    Spawn {
+        command: String,
+        root: PathBuf,
+        source: std::io::Error,
+    },
     #[error("`{command}` failed in {} (exit status {status}):\n{output}", .root.display())]
-    Failed { command: String, root: PathBuf, status: String, output: String },
+    Failed {
+        command: String,
+        root: PathBuf,
+        status: String,
+        output: String,
+    },
 }
 
 /// Type-check the project at `root` (the masked tree) with `tsc --noEmit -p tsconfig.json`.
 /// The TypeScript compiler comes from `node_modules` of `root` or, when the masked tree
 /// has none, of `node_modules_from` (typically the original repository, whose installed
 /// packages the masked copy does not carry): it is linked in for the run and removed again.
-pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result<(), BuildCheckError> {
+pub fn build_check_with(
+    root: &Path,
+    node_modules_from: Option<&Path>,
+) -> Result<(), BuildCheckError> {
     let tsconfig = root.join("tsconfig.json");
     if !tsconfig.is_file() {
         return Err(BuildCheckError::NoTsconfig(root.to_path_buf()));
@@ -49,13 +61,25 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
     }
     let command = "npx --no-install tsc --noEmit --pretty false -p tsconfig.json".to_string();
     let result = Command::new("npx")
-        .args(["--no-install", "tsc", "--noEmit", "--pretty", "false", "-p", "tsconfig.json"])
+        .args([
+            "--no-install",
+            "tsc",
+            "--noEmit",
+            "--pretty",
+            "false",
+            "-p",
+            "tsconfig.json",
+        ])
         .current_dir(root)
         .output();
     if let Some(l) = linked {
         let _ = std::fs::remove_file(&l);
     }
-    let out = result.map_err(|source| BuildCheckError::Spawn { command: command.clone(), root: root.to_path_buf(), source })?;
+    let out = result.map_err(|source| BuildCheckError::Spawn {
+        command: command.clone(),
+        root: root.to_path_buf(),
+        source,
+    })?;
     if out.status.success() {
         return Ok(());
     }
@@ -64,7 +88,10 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
     Err(BuildCheckError::Failed {
         command,
         root: root.to_path_buf(),
-        status: out.status.code().map_or_else(|| "signal".to_string(), |c| c.to_string()),
+        status: out
+            .status
+            .code()
+            .map_or_else(|| "signal".to_string(), |c| c.to_string()),
         output: output.trim_end().to_string(),
     })
 }
@@ -81,5 +108,8 @@ fn link_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 #[cfg(not(unix))]
 fn link_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "symlinks are needed to borrow node_modules"))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "symlinks are needed to borrow node_modules",
+    ))
 }

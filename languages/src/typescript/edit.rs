@@ -41,7 +41,12 @@ pub enum Fate {
 
 /// The fate of `id`: decided by its outermost ancestor (itself included) in `delete` or
 /// `stub`; a stubbed ancestor wins over everything below it.
-pub fn fate(index: &DefinitionIndex, id: &str, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> Fate {
+pub fn fate(
+    index: &DefinitionIndex,
+    id: &str,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+) -> Fate {
     let mut chain = Vec::new();
     let mut cur = Some(id.to_string());
     while let Some(c) = cur {
@@ -63,6 +68,10 @@ pub fn fate(index: &DefinitionIndex, id: &str, delete: &BTreeSet<NodeId>, stub: 
 }
 
 const NOT_IMPLEMENTED: &str = "throw new Error(\"not implemented\");";
+/// After [`NOT_IMPLEMENTED`] in a function without a declared return type that returned a
+/// value (unreachable; TypeScript reports unreachable code as an error only under
+/// `allowUnreachableCode: false`).
+const UNTYPED_RETURN: &str = "return undefined as any;";
 
 fn line_start(src: &str, at: usize) -> usize {
     src[..at].rfind('\n').map_or(0, |i| i + 1)
@@ -97,7 +106,9 @@ fn deletion_range(src: &str, mut start: usize, mut end: usize, root: Node) -> (u
     if before.ends_with("*/")
         && let Some(open) = before.rfind("/*")
         && before[open..].starts_with("/**")
-        && root.descendant_for_byte_range(open, open + 1).is_some_and(|n| n.kind() == "comment" && n.start_byte() == open)
+        && root
+            .descendant_for_byte_range(open, open + 1)
+            .is_some_and(|n| n.kind() == "comment" && n.start_byte() == open)
     {
         start = open;
     }
@@ -122,7 +133,12 @@ fn deletion_range(src: &str, mut start: usize, mut end: usize, root: Node) -> (u
     }
     let mut e = (e + 1).min(bytes.len());
     // Leave at most one blank line where the definition was.
-    let prev_blank = ls == 0 || src[..ls - 1].rsplit('\n').next().is_some_and(|l| l.trim().is_empty());
+    // … or none right after the opening of a block.
+    let prev_blank = ls == 0
+        || src[..ls - 1]
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| l.trim().is_empty() || l.trim_end().ends_with(['{', '(', '[']));
     if prev_blank {
         let next_line_end = src[e..].find('\n').map_or(src.len(), |i| e + i + 1);
         if src[e..next_line_end].trim().is_empty() {
@@ -134,7 +150,9 @@ fn deletion_range(src: &str, mut start: usize, mut end: usize, root: Node) -> (u
 
 /// Parse `source` with the grammar of `path`.
 fn parse(path: &str, source: &str) -> Result<tree_sitter::Tree, MaskError> {
-    let err = || MaskError::Parse { path: path.to_string() };
+    let err = || MaskError::Parse {
+        path: path.to_string(),
+    };
     let dialect = Dialect::of_path(path).ok_or_else(err)?;
     let mut parser = Parser::new();
     parser.set_language(&dialect.grammar()).map_err(|_| err())?;
@@ -149,24 +167,44 @@ pub fn mask_file(
     delete: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
-    let defs: Vec<&Definition> = file.definitions.iter().filter_map(|id| index.get(id)).collect();
-    let fates: Vec<Fate> = defs.iter().map(|d| fate(index, &d.id, delete, stub)).collect();
+    let defs: Vec<&Definition> = file
+        .definitions
+        .iter()
+        .filter_map(|id| index.get(id))
+        .collect();
+    let fates: Vec<Fate> = defs
+        .iter()
+        .map(|d| fate(index, &d.id, delete, stub))
+        .collect();
     let deleted_target = |t: &str| fate(index, t, delete, stub) == Fate::Delete;
-    let touches_imports =
-        file.imports.iter().flat_map(|i| &i.names).any(|n| n.target.as_deref().is_some_and(deleted_target));
+    let touches_imports = file
+        .imports
+        .iter()
+        .flat_map(|i| &i.names)
+        .any(|n| n.target.as_deref().is_some_and(deleted_target));
     if fates.iter().all(|f| *f == Fate::Keep) && !touches_imports {
         return Ok(Vec::new());
     }
     let tree = parse(&file.path, source)?;
     let root = tree.root_node();
-    let not_found = |d: &Definition| MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line };
+    let not_found = |d: &Definition| MaskError::DefinitionNotFound {
+        path: file.path.clone(),
+        id: d.id.clone(),
+        line: d.def_line,
+    };
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut edits: Vec<Edit> = Vec::new();
     for (d, f) in defs.iter().zip(&fates) {
-        if d.span.end_byte > source.len() || !source.is_char_boundary(d.span.start_byte) || !source.is_char_boundary(d.span.end_byte) {
+        if d.span.end_byte > source.len()
+            || !source.is_char_boundary(d.span.start_byte)
+            || !source.is_char_boundary(d.span.end_byte)
+        {
             return Err(not_found(d));
         }
-        let parent_fate = d.parent.as_deref().map_or(Fate::Keep, |p| fate(index, p, delete, stub));
+        let parent_fate = d
+            .parent
+            .as_deref()
+            .map_or(Fate::Keep, |p| fate(index, p, delete, stub));
         match f {
             Fate::Delete if parent_fate != Fate::Delete => {
                 let (s, e) = (d.span.start_byte, d.span.end_byte);
@@ -185,21 +223,52 @@ pub fn mask_file(
     }
     // Imports and re-exports of deleted definitions.
     for imp in &file.imports {
-        let dropped: Vec<bool> = imp.names.iter().map(|n| n.target.as_deref().is_some_and(deleted_target)).collect();
+        let dropped: Vec<bool> = imp
+            .names
+            .iter()
+            .map(|n| n.target.as_deref().is_some_and(deleted_target))
+            .collect();
         if !dropped.iter().any(|d| *d) {
             continue;
         }
         let Some(stmt) = node_at(root, imp.span.start_byte, imp.span.end_byte) else {
-            return Err(MaskError::ImportNotFound { path: file.path.clone(), line: imp.span.start_line });
+            return Err(MaskError::ImportNotFound {
+                path: file.path.clone(),
+                line: imp.span.start_line,
+            });
         };
-        let kept: Vec<&crate::index::ImportedName> = imp.names.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(n, _)| n).collect();
+        let kept: Vec<&crate::index::ImportedName> = imp
+            .names
+            .iter()
+            .zip(&dropped)
+            .filter(|(_, d)| !**d)
+            .map(|(n, _)| n)
+            .collect();
         if kept.is_empty() {
-            ranges.push(deletion_range(source, imp.span.start_byte, imp.span.end_byte, root));
+            ranges.push(deletion_range(
+                source,
+                imp.span.start_byte,
+                imp.span.end_byte,
+                root,
+            ));
         } else {
-            edits.push(Edit::replace(imp.span.start_byte, imp.span.end_byte, render_import(source, stmt, &kept)));
+            edits.push(Edit::replace(
+                imp.span.start_byte,
+                imp.span.end_byte,
+                render_import(source, stmt, &kept),
+            ));
         }
     }
-    local_exports(source, root, file, index, delete, stub, &mut ranges, &mut edits);
+    local_exports(
+        source,
+        root,
+        file,
+        index,
+        delete,
+        stub,
+        &mut ranges,
+        &mut edits,
+    );
 
     // Merge overlapping deletions; drop edits inside them.
     ranges.sort();
@@ -210,7 +279,11 @@ pub fn mask_file(
             _ => merged.push((s, e)),
         }
     }
-    edits.retain(|e| !merged.iter().any(|(s, end)| e.position < *end && e.end() > *s));
+    edits.retain(|e| {
+        !merged
+            .iter()
+            .any(|(s, end)| e.position < *end && e.end() > *s)
+    });
     edits.extend(merged.into_iter().map(|(s, e)| Edit::delete(s, e)));
     edits.sort();
     Ok(edits)
@@ -220,7 +293,10 @@ pub fn mask_file(
 fn declarator_range(src: &str, n: Node) -> (usize, usize) {
     if let Some(next) = n.next_sibling().filter(|s| s.kind() == ",") {
         let after = next.end_byte();
-        let ws = src[after..].len() - src[after..].trim_start_matches([' ', '\t', '\n', '\r']).len();
+        let ws = src[after..].len()
+            - src[after..]
+                .trim_start_matches([' ', '\t', '\n', '\r'])
+                .len();
         return (n.start_byte(), after + ws);
     }
     if let Some(prev) = n.prev_sibling().filter(|s| s.kind() == ",") {
@@ -230,16 +306,38 @@ fn declarator_range(src: &str, n: Node) -> (usize, usize) {
 }
 
 /// The body replacement of a stubbed function-like definition, if it has a body.
-fn stub_edit(src: &str, root: Node, d: &Definition, index: &DefinitionIndex) -> Result<Option<Edit>, MaskError> {
-    if !matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) || d.is_test {
+fn stub_edit(
+    src: &str,
+    root: Node,
+    d: &Definition,
+    index: &DefinitionIndex,
+) -> Result<Option<Edit>, MaskError> {
+    if !matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) {
         return Ok(None);
     }
     let Some(body) = d.body else { return Ok(None) };
     let Some(node) = node_at(root, body.start_byte, body.end_byte) else {
-        return Err(MaskError::DefinitionNotFound { path: d.path.clone(), id: d.id.clone(), line: d.def_line });
+        return Err(MaskError::DefinitionNotFound {
+            path: d.path.clone(),
+            id: d.id.clone(),
+            line: d.def_line,
+        });
     };
+    // A test case's callback (`it("…", () => {…})`) is not a function anything calls.
+    if d.is_test
+        && node
+            .parent()
+            .and_then(|f| f.parent())
+            .is_some_and(|a| a.kind() == "arguments")
+    {
+        return Ok(None);
+    }
     // The indentation of the header's line (not of a decorator or JSDoc).
-    let header = src.split_inclusive('\n').take(d.def_line.saturating_sub(1)).map(str::len).sum::<usize>();
+    let header = src
+        .split_inclusive('\n')
+        .take(d.def_line.saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>();
     let indent = indent_of_line(src, header.min(node.start_byte()));
     let mut lines = Vec::new();
     if node.kind() == "statement_block" && d.name == "constructor" && derived_class(d, index) {
@@ -247,37 +345,96 @@ fn stub_edit(src: &str, root: Node, d: &Definition, index: &DefinitionIndex) -> 
         if let Some(first) = node.named_children(&mut c).find(|n| n.kind() != "comment")
             && first.kind() == "expression_statement"
             && first.named_child(0).is_some_and(|call| {
-                call.kind() == "call_expression" && call.child_by_field_name("function").is_some_and(|f| f.kind() == "super")
+                call.kind() == "call_expression"
+                    && call
+                        .child_by_field_name("function")
+                        .is_some_and(|f| f.kind() == "super")
             })
         {
             lines.push(src[first.start_byte()..first.end_byte()].to_string());
         }
     }
     lines.push(NOT_IMPLEMENTED.to_string());
+    // Without a declared return type, callers see the type TypeScript infers from the
+    // body: keep it usable (`any`) when the original returned a value.
+    if d.signature.returns.is_none()
+        && d.language == crate::Language::TypeScript
+        && returns_value(node)
+    {
+        lines.push(UNTYPED_RETURN.to_string());
+    }
     let inner: String = lines.iter().map(|l| format!("{indent}  {l}\n")).collect();
-    Ok(Some(Edit::replace(body.start_byte, body.end_byte, format!("{{\n{inner}{indent}}}"))))
+    Ok(Some(Edit::replace(
+        body.start_byte,
+        body.end_byte,
+        format!("{{\n{inner}{indent}}}"),
+    )))
+}
+
+/// Whether a function body (or an arrow's expression body) returns a value, not counting
+/// nested functions and classes.
+fn returns_value(body: Node) -> bool {
+    if body.kind() != "statement_block" {
+        return true;
+    }
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "return_statement" && n.named_child_count() > 0 {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c).filter(|k| {
+            !matches!(
+                k.kind(),
+                "function_declaration"
+                    | "function_expression"
+                    | "arrow_function"
+                    | "method_definition"
+                    | "class"
+                    | "class_declaration"
+                    | "generator_function"
+                    | "generator_function_declaration"
+            )
+        }));
+    }
+    false
 }
 
 fn derived_class(d: &Definition, index: &DefinitionIndex) -> bool {
-    d.parent.as_deref().and_then(|p| index.get(p)).is_some_and(|c| {
-        c.signature.text.split(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>').any(|w| w == "extends")
-    })
+    d.parent
+        .as_deref()
+        .and_then(|p| index.get(p))
+        .is_some_and(|c| {
+            c.signature
+                .text
+                .split(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>')
+                .any(|w| w == "extends")
+        })
 }
 
 /// `import`/`export … from` with only the `kept` names, in their original text.
 fn render_import(src: &str, stmt: Node, kept: &[&crate::index::ImportedName]) -> String {
     let text = &src[stmt.start_byte()..stmt.end_byte()];
-    let source = stmt.child_by_field_name("source").map_or("\"\"", |s| &src[s.start_byte()..s.end_byte()]);
-    let semi = if text.trim_end().ends_with(';') { ";" } else { "" };
+    let source = stmt
+        .child_by_field_name("source")
+        .map_or("\"\"", |s| &src[s.start_byte()..s.end_byte()]);
+    let semi = if text.trim_end().ends_with(';') {
+        ";"
+    } else {
+        ""
+    };
     let is_export = stmt.kind() == "export_statement";
     let type_only = {
         let mut c = stmt.walk();
-        stmt.children(&mut c).any(|n| n.kind() == "type" && !n.is_named())
+        stmt.children(&mut c)
+            .any(|n| n.kind() == "type" && !n.is_named())
     };
     let mut parts = Vec::new();
     let mut named = Vec::new();
     for n in kept {
-        let t = src.get(n.span.start_byte..n.span.end_byte).unwrap_or(&n.name);
+        let t = src
+            .get(n.span.start_byte..n.span.end_byte)
+            .unwrap_or(&n.name);
         match n.name.as_str() {
             "default" if !is_export => parts.push(n.alias.clone().unwrap_or_default()),
             "*" => parts.push(format!("* as {}", n.alias.clone().unwrap_or_default())),
@@ -289,7 +446,10 @@ fn render_import(src: &str, stmt: Node, kept: &[&crate::index::ImportedName]) ->
     }
     let keyword = if is_export { "export" } else { "import" };
     let type_kw = if type_only { "type " } else { "" };
-    format!("{keyword} {type_kw}{} from {source}{semi}", parts.join(", "))
+    format!(
+        "{keyword} {type_kw}{} from {source}{semi}",
+        parts.join(", ")
+    )
 }
 
 /// Drop deleted names from `export { a, b }` lists and `export default a` of this file.
@@ -315,24 +475,44 @@ fn local_exports(
         return;
     }
     let mut c = root.walk();
-    for stmt in root.named_children(&mut c).filter(|n| n.kind() == "export_statement" && n.child_by_field_name("source").is_none()) {
+    for stmt in root
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "export_statement" && n.child_by_field_name("source").is_none())
+    {
         if stmt.child_by_field_name("declaration").is_some() {
             continue;
         }
         if let Some(v) = stmt.child_by_field_name("value") {
-            if v.kind() == "identifier" && deleted_names.contains(&src[v.start_byte()..v.end_byte()]) {
-                ranges.push(deletion_range(src, stmt.start_byte(), stmt.end_byte(), root));
+            if v.kind() == "identifier"
+                && deleted_names.contains(&src[v.start_byte()..v.end_byte()])
+            {
+                ranges.push(deletion_range(
+                    src,
+                    stmt.start_byte(),
+                    stmt.end_byte(),
+                    root,
+                ));
             }
             continue;
         }
         let mut c2 = stmt.walk();
-        let Some(clause) = stmt.named_children(&mut c2).find(|n| n.kind() == "export_clause") else { continue };
+        let Some(clause) = stmt
+            .named_children(&mut c2)
+            .find(|n| n.kind() == "export_clause")
+        else {
+            continue;
+        };
         let mut c3 = clause.walk();
-        let specs: Vec<Node> = clause.named_children(&mut c3).filter(|n| n.kind() == "export_specifier").collect();
+        let specs: Vec<Node> = clause
+            .named_children(&mut c3)
+            .filter(|n| n.kind() == "export_specifier")
+            .collect();
         let keep: Vec<&str> = specs
             .iter()
             .filter(|s| {
-                let name = s.child_by_field_name("name").map_or("", |n| &src[n.start_byte()..n.end_byte()]);
+                let name = s
+                    .child_by_field_name("name")
+                    .map_or("", |n| &src[n.start_byte()..n.end_byte()]);
                 !deleted_names.contains(name)
             })
             .map(|s| &src[s.start_byte()..s.end_byte()])
@@ -341,9 +521,18 @@ fn local_exports(
             continue;
         }
         if keep.is_empty() {
-            ranges.push(deletion_range(src, stmt.start_byte(), stmt.end_byte(), root));
+            ranges.push(deletion_range(
+                src,
+                stmt.start_byte(),
+                stmt.end_byte(),
+                root,
+            ));
         } else {
-            edits.push(Edit::replace(clause.start_byte(), clause.end_byte(), format!("{{ {} }}", keep.join(", "))));
+            edits.push(Edit::replace(
+                clause.start_byte(),
+                clause.end_byte(),
+                format!("{{ {} }}", keep.join(", ")),
+            ));
         }
     }
 }

@@ -45,7 +45,9 @@ pub struct ScriptIndex {
 pub fn index_sources(sources: &[(String, Vec<u8>)]) -> ScriptIndex {
     let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = sources
         .par_iter()
-        .map_init(parse::new_parser, |parser, (path, bytes)| (path.clone(), parse::parse_file(parser, path, bytes)))
+        .map_init(parse::new_parser, |parser, (path, bytes)| {
+            (path.clone(), parse::parse_file(parser, path, bytes))
+        })
         .collect();
     finish(parsed)
 }
@@ -56,7 +58,10 @@ pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
         .par_iter()
         .map_init(parse::new_parser, |parser, path| {
             let r = std::fs::read(root.join(path))
-                .map_err(|source| IndexError::Read { path: path.clone(), source })
+                .map_err(|source| IndexError::Read {
+                    path: path.clone(),
+                    source,
+                })
                 .and_then(|bytes| parse::parse_file(parser, path, &bytes));
             (path.clone(), r)
         })
@@ -70,15 +75,24 @@ fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex
     for (path, r) in results {
         match r {
             Ok(f) => files.push(f),
-            Err(e) => skipped.push(SkippedFile { path, reason: e.to_string() }),
+            Err(e) => skipped.push(SkippedFile {
+                path,
+                reason: e.to_string(),
+            }),
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     let linker = super::link::Linker::new(&files);
-    let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
-    let mut out = ScriptIndex { skipped, ..ScriptIndex::default() };
+    let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len())
+        .into_par_iter()
+        .map(|i| linker.link_file(i))
+        .collect();
+    let mut out = ScriptIndex {
+        skipped,
+        ..ScriptIndex::default()
+    };
     for (file, defs) in linked {
         out.files.push(file);
         out.definitions.extend(defs);
@@ -88,7 +102,11 @@ fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex
 
 fn source_of(stmt: Node, src: &str) -> Option<String> {
     let s = stmt.child_by_field_name("source")?;
-    Some(parse::text(s, src).trim_matches(['"', '\'', '`']).to_string())
+    Some(
+        parse::text(s, src)
+            .trim_matches(['"', '\'', '`'])
+            .to_string(),
+    )
 }
 
 fn name_span(n: Node) -> crate::index::Span {
@@ -99,7 +117,9 @@ fn name_span(n: Node) -> crate::index::Span {
 pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str) {
     let module_level = stmt.parent().is_some_and(|p| p.kind() == "program");
     if stmt.kind() == "import_statement" {
-        let Some(module) = source_of(stmt, src) else { return };
+        let Some(module) = source_of(stmt, src) else {
+            return;
+        };
         let at = file.imports.len();
         let mut names = Vec::new();
         let mut c = stmt.walk();
@@ -109,19 +129,38 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
                     let mut c2 = clause.walk();
                     for part in clause.named_children(&mut c2) {
                         match part.kind() {
-                            "identifier" => names.push(("default".to_string(), Some(text(part, src).to_string()), part)),
+                            "identifier" => names.push((
+                                "default".to_string(),
+                                Some(text(part, src).to_string()),
+                                part,
+                            )),
                             "namespace_import" => {
                                 let mut c3 = part.walk();
-                                if let Some(id) = part.named_children(&mut c3).find(|n| n.kind() == "identifier") {
-                                    names.push(("*".to_string(), Some(text(id, src).to_string()), part));
+                                if let Some(id) = part
+                                    .named_children(&mut c3)
+                                    .find(|n| n.kind() == "identifier")
+                                {
+                                    names.push((
+                                        "*".to_string(),
+                                        Some(text(id, src).to_string()),
+                                        part,
+                                    ));
                                 }
                             }
                             "named_imports" => {
                                 let mut c3 = part.walk();
-                                for spec in part.named_children(&mut c3).filter(|n| n.kind() == "import_specifier") {
-                                    let Some(name) = spec.child_by_field_name("name") else { continue };
-                                    let alias = spec.child_by_field_name("alias").map(|a| text(a, src).to_string());
-                                    let name = text(name, src).trim_matches(['"', '\'']).to_string();
+                                for spec in part
+                                    .named_children(&mut c3)
+                                    .filter(|n| n.kind() == "import_specifier")
+                                {
+                                    let Some(name) = spec.child_by_field_name("name") else {
+                                        continue;
+                                    };
+                                    let alias = spec
+                                        .child_by_field_name("alias")
+                                        .map(|a| text(a, src).to_string());
+                                    let name =
+                                        text(name, src).trim_matches(['"', '\'']).to_string();
                                     names.push((name, alias, spec));
                                 }
                             }
@@ -131,7 +170,10 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
                 }
                 "import_require_clause" => {
                     let mut c2 = clause.walk();
-                    if let Some(id) = clause.named_children(&mut c2).find(|n| n.kind() == "identifier") {
+                    if let Some(id) = clause
+                        .named_children(&mut c2)
+                        .find(|n| n.kind() == "identifier")
+                    {
                         names.push(("*".to_string(), Some(text(id, src).to_string()), id));
                     }
                 }
@@ -140,7 +182,11 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
         }
         for (name, alias, node) in &names {
             let local = alias.clone().unwrap_or_else(|| name.clone());
-            file.bindings.push(Binding { local, import: at, imported: name.clone() });
+            file.bindings.push(Binding {
+                local,
+                import: at,
+                imported: name.clone(),
+            });
             let _ = node;
         }
         file.imports.push(Import {
@@ -149,7 +195,12 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
             resolved_path: None,
             names: names
                 .into_iter()
-                .map(|(name, alias, node)| ImportedName { name, alias, span: name_span(node), target: None })
+                .map(|(name, alias, node)| ImportedName {
+                    name,
+                    alias,
+                    span: name_span(node),
+                    target: None,
+                })
                 .collect(),
             module_level,
         });
@@ -159,14 +210,28 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
     let source = source_of(stmt, src);
     let mut c = stmt.walk();
     let children: Vec<Node> = stmt.children(&mut c).collect();
-    let clause = children.iter().find(|n| n.kind() == "export_clause").copied();
+    let clause = children
+        .iter()
+        .find(|n| n.kind() == "export_clause")
+        .copied();
     let mut specifiers: Vec<(String, Option<String>, Node)> = Vec::new();
     if let Some(clause) = clause {
         let mut c2 = clause.walk();
-        for spec in clause.named_children(&mut c2).filter(|n| n.kind() == "export_specifier") {
-            let Some(name) = spec.child_by_field_name("name") else { continue };
-            let alias = spec.child_by_field_name("alias").map(|a| text(a, src).trim_matches(['"', '\'']).to_string());
-            specifiers.push((text(name, src).trim_matches(['"', '\'']).to_string(), alias, spec));
+        for spec in clause
+            .named_children(&mut c2)
+            .filter(|n| n.kind() == "export_specifier")
+        {
+            let Some(name) = spec.child_by_field_name("name") else {
+                continue;
+            };
+            let alias = spec
+                .child_by_field_name("alias")
+                .map(|a| text(a, src).trim_matches(['"', '\'']).to_string());
+            specifiers.push((
+                text(name, src).trim_matches(['"', '\'']).to_string(),
+                alias,
+                spec,
+            ));
         }
     }
     match source {
@@ -175,28 +240,65 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
             let mut names = Vec::new();
             if clause.is_some() {
                 for (name, alias, spec) in specifiers {
-                    file.reexports.push(ReExport { import: at, imported: Some(name.clone()), exported: Some(alias.clone().unwrap_or_else(|| name.clone())) });
-                    names.push(ImportedName { name, alias, span: name_span(spec), target: None });
+                    file.reexports.push(ReExport {
+                        import: at,
+                        imported: Some(name.clone()),
+                        exported: Some(alias.clone().unwrap_or_else(|| name.clone())),
+                    });
+                    names.push(ImportedName {
+                        name,
+                        alias,
+                        span: name_span(spec),
+                        target: None,
+                    });
                 }
             } else if let Some(ns) = children.iter().find(|n| n.kind() == "namespace_export") {
                 let mut c3 = ns.walk();
-                let alias = ns.named_children(&mut c3).last().map(|a| text(a, src).to_string());
-                names.push(ImportedName { name: "*".to_string(), alias, span: name_span(*ns), target: None });
+                let alias = ns
+                    .named_children(&mut c3)
+                    .last()
+                    .map(|a| text(a, src).to_string());
+                names.push(ImportedName {
+                    name: "*".to_string(),
+                    alias,
+                    span: name_span(*ns),
+                    target: None,
+                });
             } else {
-                file.reexports.push(ReExport { import: at, imported: None, exported: None });
-                names.push(ImportedName { name: "*".to_string(), alias: None, span: span_of(stmt, stmt), target: None });
+                file.reexports.push(ReExport {
+                    import: at,
+                    imported: None,
+                    exported: None,
+                });
+                names.push(ImportedName {
+                    name: "*".to_string(),
+                    alias: None,
+                    span: span_of(stmt, stmt),
+                    target: None,
+                });
             }
-            file.imports.push(Import { span: span_of(stmt, stmt), module, resolved_path: None, names, module_level });
+            file.imports.push(Import {
+                span: span_of(stmt, stmt),
+                module,
+                resolved_path: None,
+                names,
+                module_level,
+            });
         }
         None => {
             for (name, alias, _) in specifiers {
                 let exported = alias.unwrap_or_else(|| name.clone());
                 file.local_exports.push((name, exported));
             }
-            if children.iter().any(|n| !n.is_named() && n.kind() == "default")
-                && let Some(v) = stmt.child_by_field_name("value").filter(|v| v.kind() == "identifier")
+            if children
+                .iter()
+                .any(|n| !n.is_named() && n.kind() == "default")
+                && let Some(v) = stmt
+                    .child_by_field_name("value")
+                    .filter(|v| v.kind() == "identifier")
             {
-                file.local_exports.push((text(v, src).to_string(), "default".to_string()));
+                file.local_exports
+                    .push((text(v, src).to_string(), "default".to_string()));
             }
         }
     }

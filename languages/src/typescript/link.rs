@@ -2,10 +2,12 @@
 //! specifiers to files, imports to the definitions they bind (through re-export chains),
 //! and every definition's used names to definitions. See `index.rs` for the rules.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::parse::{Object, ParsedFile, Ref};
-use crate::index::{Definition, DefinitionKind, FileIndex, ModuleReference, NodeId};
+use crate::index::{
+    Definition, DefinitionKind, FileIndex, LoadReference, LoadRole, ModuleReference, NodeId,
+};
 
 /// Re-export chains longer than this are cut (they are cycles in practice).
 const MAX_DEPTH: usize = 24;
@@ -44,7 +46,11 @@ const EXTENSIONS: &[&str] = &["ts", "tsx", "d.ts", "js", "jsx", "mts", "cts", "m
 
 impl<'a> Linker<'a> {
     pub fn new(files: &'a [ParsedFile]) -> Linker<'a> {
-        let by_path = files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+        let by_path = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
         let mut ids = Vec::with_capacity(files.len());
         let mut top = Vec::with_capacity(files.len());
         let mut children = Vec::with_capacity(files.len());
@@ -75,8 +81,14 @@ impl<'a> Linker<'a> {
                         if let Some(c) = ch.get_mut(p) {
                             c.push(i);
                         }
-                        if f.defs.get(p).is_some_and(|pd| pd.def.kind == DefinitionKind::Class) {
-                            members.entry(d.def.name.as_str()).or_default().push((fi, i));
+                        if f.defs
+                            .get(p)
+                            .is_some_and(|pd| pd.def.kind == DefinitionKind::Class)
+                        {
+                            members
+                                .entry(d.def.name.as_str())
+                                .or_default()
+                                .push((fi, i));
                         }
                     }
                 }
@@ -84,7 +96,14 @@ impl<'a> Linker<'a> {
             top.push(t);
             children.push(ch);
         }
-        Linker { files, by_path, ids, top, children, members }
+        Linker {
+            files,
+            by_path,
+            ids,
+            top,
+            children,
+            members,
+        }
     }
 
     /// The file a relative specifier names, with TypeScript's extension substitution.
@@ -95,15 +114,28 @@ impl<'a> Linker<'a> {
         let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
         let base = normalize(&format!("{dir}/{spec}"))?;
         let mut candidates = Vec::new();
-        for (js, ts) in [("js", &["ts", "tsx", "d.ts"][..]), ("jsx", &["tsx"]), ("mjs", &["mts", "d.mts"]), ("cjs", &["cts", "d.cts"])] {
+        for (js, ts) in [
+            ("js", &["ts", "tsx", "d.ts"][..]),
+            ("jsx", &["tsx"]),
+            ("mjs", &["mts", "d.mts"]),
+            ("cjs", &["cts", "d.cts"]),
+        ] {
             if let Some(stem) = base.strip_suffix(&format!(".{js}")) {
                 candidates.extend(ts.iter().map(|e| format!("{stem}.{e}")));
             }
         }
         candidates.push(base.clone());
         candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
-        candidates.extend(EXTENSIONS.iter().map(|e| if base.is_empty() { format!("index.{e}") } else { format!("{base}/index.{e}") }));
-        candidates.iter().find_map(|c| self.by_path.get(c.as_str()).copied())
+        candidates.extend(EXTENSIONS.iter().map(|e| {
+            if base.is_empty() {
+                format!("index.{e}")
+            } else {
+                format!("{base}/index.{e}")
+            }
+        }));
+        candidates
+            .iter()
+            .find_map(|c| self.by_path.get(c.as_str()).copied())
     }
 
     /// Definitions a module exports under `name`.
@@ -131,7 +163,13 @@ impl<'a> Linker<'a> {
             }
         }
         for r in &file.reexports {
-            let Some(target) = file.imports.get(r.import).and_then(|i| self.resolve_specifier(&file.path, &i.module)) else { continue };
+            let Some(target) = file
+                .imports
+                .get(r.import)
+                .and_then(|i| self.resolve_specifier(&file.path, &i.module))
+            else {
+                continue;
+            };
             match (&r.imported, &r.exported) {
                 (Some(imported), Some(exported)) if exported == name => {
                     let found = self.export(target, imported, depth + 1);
@@ -158,8 +196,16 @@ impl<'a> Linker<'a> {
             return defs.iter().map(|&i| (f, i)).collect();
         }
         let file = &self.files[f];
-        for b in file.bindings.iter().filter(|b| b.local == name && b.imported != "*") {
-            if let Some(target) = file.imports.get(b.import).and_then(|i| self.resolve_specifier(&file.path, &i.module)) {
+        for b in file
+            .bindings
+            .iter()
+            .filter(|b| b.local == name && b.imported != "*")
+        {
+            if let Some(target) = file
+                .imports
+                .get(b.import)
+                .and_then(|i| self.resolve_specifier(&file.path, &i.module))
+            {
                 return self.export(target, &b.imported, depth + 1);
             }
         }
@@ -169,12 +215,21 @@ impl<'a> Linker<'a> {
     /// The module a namespace import binds to `name` in file `f`.
     fn namespace(&self, f: usize, name: &str) -> Option<usize> {
         let file = &self.files[f];
-        let b = file.bindings.iter().find(|b| b.local == name && b.imported == "*")?;
-        file.imports.get(b.import).and_then(|i| self.resolve_specifier(&file.path, &i.module))
+        let b = file
+            .bindings
+            .iter()
+            .find(|b| b.local == name && b.imported == "*")?;
+        file.imports
+            .get(b.import)
+            .and_then(|i| self.resolve_specifier(&file.path, &i.module))
     }
 
     fn children_named(&self, (f, d): At, name: &str) -> Vec<At> {
-        self.children[f][d].iter().filter(|&&c| self.files[f].defs[c].def.name == name).map(|&c| (f, c)).collect()
+        self.children[f][d]
+            .iter()
+            .filter(|&&c| self.files[f].defs[c].def.name == name)
+            .map(|&c| (f, c))
+            .collect()
     }
 
     /// A bare name used inside definition `from` of file `f` (or at module level).
@@ -182,7 +237,10 @@ impl<'a> Linker<'a> {
         let mut cur = from;
         while let Some(c) = cur {
             let d = &self.files[f].defs[c];
-            if !matches!(d.def.kind, DefinitionKind::Class | DefinitionKind::Interface) {
+            if !matches!(
+                d.def.kind,
+                DefinitionKind::Class | DefinitionKind::Interface
+            ) {
                 let found = self.children_named((f, c), name);
                 if !found.is_empty() {
                     return found;
@@ -219,25 +277,46 @@ impl<'a> Linker<'a> {
     fn resolve(&self, f: usize, from: Option<usize>, r: &Ref) -> Vec<At> {
         match r {
             Ref::Name(n) => self.name(f, from, n),
-            Ref::Member { object: Object::This, member } => {
+            Ref::Member {
+                object: Object::This,
+                member,
+            } => {
                 let mut cur = from;
                 while let Some(c) = cur {
                     if self.files[f].defs[c].def.kind == DefinitionKind::Class {
                         let found = self.member_of((f, c), member, 0);
-                        return if found.is_empty() { self.fallback(member) } else { found };
+                        return if found.is_empty() {
+                            self.fallback(member)
+                        } else {
+                            found
+                        };
                     }
                     cur = self.files[f].defs[c].parent;
                 }
                 self.fallback(member)
             }
-            Ref::Member { object: Object::Name(o), member } => {
+            Ref::Member {
+                object: Object::Name(o),
+                member,
+            } => {
                 if let Some(module) = self.namespace(f, o) {
                     return self.export(module, member, 0);
                 }
-                let found: Vec<At> = self.name(f, from, o).into_iter().flat_map(|t| self.member_of(t, member, 0)).collect();
-                if found.is_empty() { self.fallback(member) } else { found }
+                let found: Vec<At> = self
+                    .name(f, from, o)
+                    .into_iter()
+                    .flat_map(|t| self.member_of(t, member, 0))
+                    .collect();
+                if found.is_empty() {
+                    self.fallback(member)
+                } else {
+                    found
+                }
             }
-            Ref::Member { object: Object::Other, member } => self.fallback(member),
+            Ref::Member {
+                object: Object::Other,
+                member,
+            } => self.fallback(member),
         }
     }
 
@@ -252,7 +331,11 @@ impl<'a> Linker<'a> {
             for base in self.name(f, def.parent, h) {
                 let b = &self.files[base.0].defs[base.1];
                 out.extend(b.member_names.iter().cloned());
-                out.extend(self.children[base.0][base.1].iter().map(|&c| self.files[base.0].defs[c].def.name.clone()));
+                out.extend(
+                    self.children[base.0][base.1]
+                        .iter()
+                        .map(|&c| self.files[base.0].defs[c].def.name.clone()),
+                );
                 self.base_member_names(base, out, depth + 1);
             }
         }
@@ -264,8 +347,26 @@ impl<'a> Linker<'a> {
         let mut defs = Vec::with_capacity(file.defs.len());
         for (i, raw) in file.defs.iter().enumerate() {
             let mut refs: BTreeSet<NodeId> = BTreeSet::new();
-            for r in &raw.refs {
-                refs.extend(self.resolve(f, Some(i), r).into_iter().map(id));
+            let mut loads: BTreeMap<NodeId, LoadRole> = BTreeMap::new();
+            for (r, role) in &raw.refs {
+                let targets = self.resolve(f, Some(i), r).into_iter().map(id);
+                match role {
+                    None => refs.extend(targets),
+                    Some(role) => {
+                        for t in targets {
+                            loads.entry(t).or_insert(*role);
+                        }
+                    }
+                }
+            }
+            loads.remove(&self.ids[f][i]);
+            if raw.def.kind == DefinitionKind::Class {
+                // `new C(…)` and `super(…)` name the class, and call its constructor.
+                refs.extend(
+                    self.children_named((f, i), "constructor")
+                        .into_iter()
+                        .map(id),
+                );
             }
             if raw.def.kind == DefinitionKind::Class && !raw.heritage.is_empty() {
                 let mut names = BTreeSet::new();
@@ -282,12 +383,19 @@ impl<'a> Linker<'a> {
             def.path = file.path.clone();
             def.parent = raw.parent.map(|p| self.ids[f][p].clone());
             def.references = refs.into_iter().collect();
+            def.load_references = loads
+                .into_iter()
+                .map(|(target, role)| LoadReference { target, role })
+                .collect();
             defs.push(def);
         }
         let mut module_references: Vec<ModuleReference> = Vec::new();
         for (r, line) in &file.module_refs {
             for t in self.resolve(f, None, r) {
-                module_references.push(ModuleReference { target: id(t), line: *line });
+                module_references.push(ModuleReference {
+                    target: id(t),
+                    line: *line,
+                });
             }
         }
         module_references.sort();

@@ -16,6 +16,7 @@ pub mod index;
 mod link;
 mod parse;
 mod queries;
+mod signature;
 #[cfg(test)]
 mod tests;
 
@@ -33,5 +34,8 @@ pub fn is_test_path(rel: &str) -> bool {
     parts.next();
     let rest: Vec<&str> = parts.collect();
     // `a.test.ts`, `a.spec.tsx`, `a.test.d.ts` is not code but still test-only.
-    rest.len() >= 2 && rest[..rest.len() - 1].iter().any(|p| *p == "test" || *p == "spec")
+    rest.len() >= 2
+        && rest[..rest.len() - 1]
+            .iter()
+            .any(|p| *p == "test" || *p == "spec")
 }

@@ -7,8 +7,9 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
 use super::queries::Dialect;
+use super::signature::{heritage, interface_members, jsdoc, parameters, string_content};
 use crate::Language;
-use crate::index::{Definition, DefinitionKind, Import, IndexError, Parameter, ParameterKind, Signature, Span};
+use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Signature, Span};
 
 /// A name used by a definition (or by module-level code), before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +33,9 @@ pub(super) struct RawDef {
     pub parent: Option<usize>,
     /// Names it is exported under from its module (`default` for `export default`).
     pub exported_as: Vec<String>,
-    pub refs: Vec<Ref>,
+    /// Names used, with the load role of those outside a function body (signature types,
+    /// decorators, heritage, a type's own body): what a stub of it still needs.
+    pub refs: Vec<(Ref, Option<LoadRole>)>,
     /// First identifiers of the `extends`/`implements` types.
     pub heritage: Vec<String>,
     /// Interface members (property and method signatures) by name.
@@ -41,6 +44,8 @@ pub(super) struct RawDef {
     pub overload: bool,
     /// A test case (`it("…", () => …)`): named by its title, never in scope as a name.
     pub test_case: bool,
+    /// Where the header starts, after decorators.
+    pub sig_start: usize,
 }
 
 /// A name bound by an import: `local` refers to export `imported` of `imports[import]`
@@ -93,7 +98,11 @@ pub(super) fn span_of(start: Node, end: Node) -> Span {
 
 fn count_lines(src: &[u8]) -> usize {
     let n = src.iter().filter(|&&b| b == b'\n').count();
-    if src.last().is_some_and(|&b| b != b'\n') { n + 1 } else { n }
+    if src.last().is_some_and(|&b| b != b'\n') {
+        n + 1
+    } else {
+        n
+    }
 }
 
 /// Which definition capture matched.
@@ -140,13 +149,22 @@ fn statement_of(node: Node) -> Node {
 /// The node of a variable definition: the whole `const`/`let`/`var` statement when it
 /// declares only this name, else the declarator alone.
 fn variable_statement(declarator: Node) -> Node {
-    let Some(decl) = declarator.parent() else { return declarator };
+    let Some(decl) = declarator.parent() else {
+        return declarator;
+    };
     if !matches!(decl.kind(), "lexical_declaration" | "variable_declaration") {
         return declarator;
     }
     let mut c = decl.walk();
-    let count = decl.named_children(&mut c).filter(|n| n.kind() == "variable_declarator").count();
-    if count == 1 { statement_of(decl) } else { declarator }
+    let count = decl
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "variable_declarator")
+        .count();
+    if count == 1 {
+        statement_of(decl)
+    } else {
+        declarator
+    }
 }
 
 /// First decorator sibling before a class member (TypeScript puts member decorators in
@@ -167,143 +185,47 @@ fn first_decorator(member: Node) -> Node {
 
 fn first_non_decorator(n: Node) -> Node {
     let mut c = n.walk();
-    n.children(&mut c).find(|k| k.kind() != "decorator" && k.kind() != "comment").unwrap_or(n)
+    n.children(&mut c)
+        .find(|k| k.kind() != "decorator" && k.kind() != "comment")
+        .unwrap_or(n)
 }
 
 fn has_token(n: Node, token: &str) -> bool {
     let mut c = n.walk();
-    n.children(&mut c).any(|k| !k.is_named() && k.kind() == token)
-}
-
-fn string_content(n: Node, src: &str) -> String {
-    let t = text(n, src);
-    let t = t.strip_prefix(['"', '\'', '`']).unwrap_or(t);
-    let t = t.strip_suffix(['"', '\'', '`']).unwrap_or(t);
-    t.to_string()
-}
-
-/// The JSDoc block right before `n` (only whitespace between), cleaned of `/**`, `*/` and
-/// the leading `*` of each line.
-fn jsdoc(n: Node, src: &str) -> Option<String> {
-    let prev = n.prev_sibling()?;
-    if prev.kind() != "comment" {
-        return None;
-    }
-    let t = text(prev, src);
-    let gap = src.get(prev.end_byte()..n.start_byte())?;
-    if !t.starts_with("/**") || !gap.trim().is_empty() || gap.matches('\n').count() > 1 {
-        return None;
-    }
-    let inner = t.trim_start_matches("/**").trim_end_matches("*/");
-    let lines: Vec<&str> = inner
-        .lines()
-        .map(|l| {
-            let l = l.trim();
-            l.strip_prefix("* ").or_else(|| l.strip_prefix('*')).unwrap_or(l).trim_end()
-        })
-        .collect();
-    let doc = lines.join("\n").trim().to_string();
-    (!doc.is_empty()).then_some(doc)
-}
-
-fn parameters(params: Option<Node>, src: &str) -> Vec<Parameter> {
-    let Some(params) = params else { return Vec::new() };
-    if params.kind() == "identifier" {
-        return vec![Parameter {
-            name: text(params, src).to_string(),
-            kind: ParameterKind::PositionalOrKeyword,
-            annotation: None,
-            default: None,
-        }];
-    }
-    let mut out = Vec::new();
-    let mut c = params.walk();
-    for p in params.named_children(&mut c) {
-        let ann = p.child_by_field_name("type").map(|t| text(t, src).trim_start_matches(':').trim().to_string());
-        let (name_node, default) = match p.kind() {
-            "required_parameter" | "optional_parameter" => (
-                p.child_by_field_name("pattern").or_else(|| p.child_by_field_name("name")),
-                p.child_by_field_name("value").map(|v| text(v, src).to_string()),
-            ),
-            "assignment_pattern" => {
-                (p.child_by_field_name("left"), p.child_by_field_name("right").map(|v| text(v, src).to_string()))
-            }
-            "comment" => continue,
-            _ => (Some(p), None),
-        };
-        let Some(name_node) = name_node else { continue };
-        let mut name = text(name_node, src).to_string();
-        let kind = if name_node.kind() == "rest_pattern" || name.starts_with("...") {
-            name = name.trim_start_matches("...").to_string();
-            ParameterKind::VarPositional
-        } else {
-            ParameterKind::PositionalOrKeyword
-        };
-        if p.kind() == "optional_parameter" {
-            name.push('?');
-        }
-        out.push(Parameter { name, kind, annotation: ann, default });
-    }
-    out
-}
-
-/// Texts of the types in `extends`/`implements` clauses, and their first identifiers.
-fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
-    let mut texts = Vec::new();
-    let mut c = node.walk();
-    for h in node.children(&mut c) {
-        let clauses: Vec<Node> = match h.kind() {
-            "class_heritage" => {
-                let mut c2 = h.walk();
-                h.named_children(&mut c2).collect()
-            }
-            "extends_type_clause" => vec![h],
-            _ => continue,
-        };
-        for clause in clauses {
-            if matches!(clause.kind(), "extends_clause" | "implements_clause" | "extends_type_clause") {
-                let mut c3 = clause.walk();
-                for t in clause.named_children(&mut c3) {
-                    if t.kind() != "type_arguments" && t.kind() != "comment" {
-                        texts.push(text(t, src).to_string());
-                    }
-                }
-            } else if clause.kind() != "comment" {
-                texts.push(text(clause, src).to_string());
-            }
-        }
-    }
-    let heads = texts
-        .iter()
-        .map(|t| t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '$')).next().unwrap_or("").to_string())
-        .filter(|h| !h.is_empty())
-        .collect();
-    (texts, heads)
-}
-
-fn interface_members(body: Option<Node>, src: &str) -> Vec<String> {
-    let Some(body) = body else { return Vec::new() };
-    let mut c = body.walk();
-    body.named_children(&mut c)
-        .filter(|m| matches!(m.kind(), "property_signature" | "method_signature"))
-        .filter_map(|m| m.child_by_field_name("name"))
-        .map(|n| text(n, src).to_string())
-        .collect()
+    n.children(&mut c)
+        .any(|k| !k.is_named() && k.kind() == token)
 }
 
 pub(super) fn new_parser() -> Parser {
     Parser::new()
 }
 
-pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
+pub(super) fn parse_file(
+    parser: &mut Parser,
+    path: &str,
+    source: &[u8],
+) -> Result<ParsedFile, IndexError> {
     let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
         path: path.to_string(),
-        line: source[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1,
+        line: source[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1,
     })?;
-    let syntax = |message: &str| IndexError::Syntax { path: path.to_string(), line: 1, message: message.to_string() };
-    let dialect = Dialect::of_path(path).ok_or_else(|| syntax("not a TypeScript or JavaScript file"))?;
-    parser.set_language(&dialect.grammar()).map_err(|_| syntax("the grammar could not be loaded"))?;
-    let tree = parser.parse(src, None).ok_or_else(|| syntax("tree-sitter produced no tree"))?;
+    let syntax = |message: &str| IndexError::Syntax {
+        path: path.to_string(),
+        line: 1,
+        message: message.to_string(),
+    };
+    let dialect =
+        Dialect::of_path(path).ok_or_else(|| syntax("not a TypeScript or JavaScript file"))?;
+    parser
+        .set_language(&dialect.grammar())
+        .map_err(|_| syntax("the grammar could not be loaded"))?;
+    let tree = parser
+        .parse(src, None)
+        .ok_or_else(|| syntax("tree-sitter produced no tree"))?;
     let is_test = super::is_test_path(path);
     let q = dialect.queries();
     let caps = &q.captures;
@@ -354,7 +276,11 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
                 callee = Some(c.node);
             } else if is(caps.reference, i) {
                 if !declares(c.node) {
-                    refs.push((c.node.start_byte(), Ref::Name(text(c.node, src).to_string()), c.node.start_position().row + 1));
+                    refs.push((
+                        c.node.start_byte(),
+                        Ref::Name(text(c.node, src).to_string()),
+                        c.node.start_position().row + 1,
+                    ));
                 }
             } else if is(caps.reference_object, i) {
                 object = Some(c.node);
@@ -372,12 +298,19 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
                 "identifier" => Object::Name(text(o, src).to_string()),
                 _ => Object::Other,
             };
-            let r = Ref::Member { object, member: text(mem, src).to_string() };
+            let r = Ref::Member {
+                object,
+                member: text(mem, src).to_string(),
+            };
             refs.push((mem.start_byte(), r, mem.start_position().row + 1));
         }
-        let (Some((cap, node)), Some(name)) = (def, name) else { continue };
+        let (Some((cap, node)), Some(name)) = (def, name) else {
+            continue;
+        };
         if cap == Cap::Test {
-            let head = callee.map(|c| text(c, src).split('.').next().unwrap_or("")).unwrap_or("");
+            let head = callee
+                .map(|c| text(c, src).split('.').next().unwrap_or(""))
+                .unwrap_or("");
             if !is_test || !TEST_CALLEES.contains(&head) {
                 continue;
             }
@@ -387,12 +320,29 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
         let stmt = match cap {
             Cap::Variable => variable_statement(node),
             Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
-            Cap::Method | Cap::Field | Cap::Overload if node.parent().is_some_and(|p| p.kind() == "class_body") => node,
-            Cap::Test => node.parent().filter(|p| p.kind() == "expression_statement").unwrap_or(node),
+            Cap::Method | Cap::Field | Cap::Overload
+                if node.parent().is_some_and(|p| p.kind() == "class_body") =>
+            {
+                node
+            }
+            Cap::Test => node
+                .parent()
+                .filter(|p| p.kind() == "expression_statement")
+                .unwrap_or(node),
             _ => statement_of(node),
         };
-        let start = if stmt.parent().is_some_and(|p| p.kind() == "class_body") { first_decorator(stmt) } else { stmt };
-        found.push(Found { cap, node, name, stmt, start });
+        let start = if stmt.parent().is_some_and(|p| p.kind() == "class_body") {
+            first_decorator(stmt)
+        } else {
+            stmt
+        };
+        found.push(Found {
+            cap,
+            node,
+            name,
+            stmt,
+            start,
+        });
     }
     drop(matches);
     refs.retain(|(start, r, _)| !(matches!(r, Ref::Name(_)) && names.contains(start)));
@@ -404,7 +354,9 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
     let mut stack: Vec<usize> = Vec::new();
     for (i, f) in found.iter().enumerate() {
         while let Some(&top) = stack.last() {
-            if found[top].stmt.end_byte() >= f.stmt.end_byte() && found[top].start.start_byte() <= f.start.start_byte() {
+            if found[top].stmt.end_byte() >= f.stmt.end_byte()
+                && found[top].start.start_byte() <= f.start.start_byte()
+            {
                 break;
             }
             stack.pop();
@@ -413,7 +365,10 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
         stack.push(i);
     }
 
-    let mut defs: Vec<RawDef> = found.iter().map(|f| raw_def(f, src, dialect, is_test)).collect();
+    let mut defs: Vec<RawDef> = found
+        .iter()
+        .map(|f| raw_def(f, src, dialect, is_test))
+        .collect();
     for (d, p) in defs.iter_mut().zip(&parents) {
         d.parent = *p;
     }
@@ -425,7 +380,10 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
     let mut module_refs = Vec::new();
     for (at, r, line) in refs {
         match innermost(&defs, at) {
-            Some(i) => defs[i].refs.push(r),
+            Some(i) => {
+                let role = load_role(&defs[i], at);
+                defs[i].refs.push((r, role));
+            }
             None => module_refs.push((r, line)),
         }
     }
@@ -458,14 +416,44 @@ fn declares(n: Node) -> bool {
     n.parent().is_some_and(|p| {
         matches!(
             p.kind(),
-            "import_specifier" | "import_clause" | "namespace_import" | "export_specifier" | "namespace_export" | "export_statement"
+            "import_specifier"
+                | "import_clause"
+                | "namespace_import"
+                | "export_specifier"
+                | "namespace_export"
+                | "export_statement"
                 | "import_require_clause"
         )
     })
 }
 
+/// How a name used at byte `at` inside `d` is needed when `d` is stubbed: `None` for the
+/// body of a function (a stub drops it).
+fn load_role(d: &RawDef, at: usize) -> Option<LoadRole> {
+    if d.test_case {
+        return None;
+    }
+    let in_body = d
+        .def
+        .body
+        .is_some_and(|b| b.start_byte <= at && at < b.end_byte);
+    match d.def.kind {
+        DefinitionKind::Function | DefinitionKind::Method if in_body => None,
+        DefinitionKind::Function | DefinitionKind::Method => Some(if at < d.sig_start {
+            LoadRole::Decorator
+        } else {
+            LoadRole::DefaultOrAnnotation
+        }),
+        _ if in_body => Some(LoadRole::ClassBody),
+        DefinitionKind::Class | DefinitionKind::Interface => Some(LoadRole::BaseClass),
+        _ => Some(LoadRole::DefaultOrAnnotation),
+    }
+}
+
 fn innermost(defs: &[RawDef], at: usize) -> Option<usize> {
-    let mut i = defs.partition_point(|d| d.def.span.start_byte <= at).checked_sub(1)?;
+    let mut i = defs
+        .partition_point(|d| d.def.span.start_byte <= at)
+        .checked_sub(1)?;
     loop {
         if defs[i].def.span.end_byte > at {
             return Some(i);
@@ -479,12 +467,17 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     // The function node for variables and fields is their value.
     let func = match f.cap {
         Cap::Variable | Cap::Field => node.child_by_field_name("value").unwrap_or(node),
-        Cap::Class if node.kind() == "variable_declarator" => node.child_by_field_name("value").unwrap_or(node),
+        Cap::Class if node.kind() == "variable_declarator" => {
+            node.child_by_field_name("value").unwrap_or(node)
+        }
         Cap::Test => {
             let args = node.child_by_field_name("arguments");
             let mut c = node.walk();
-            args.and_then(|a| a.named_children(&mut c).find(|k| matches!(k.kind(), "arrow_function" | "function_expression")))
-                .unwrap_or(node)
+            args.and_then(|a| {
+                a.named_children(&mut c)
+                    .find(|k| matches!(k.kind(), "arrow_function" | "function_expression"))
+            })
+            .unwrap_or(node)
         }
         _ => node,
     };
@@ -492,10 +485,16 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         Cap::TypeAlias | Cap::Overload => None,
         _ => func.child_by_field_name("body"),
     };
-    let name = if f.cap == Cap::Test { string_content(f.name, src) } else { text(f.name, src).to_string() };
+    let name = if f.cap == Cap::Test {
+        string_content(f.name, src)
+    } else {
+        text(f.name, src).to_string()
+    };
     let kind = match f.cap {
         Cap::Function | Cap::Variable | Cap::Test => DefinitionKind::Function,
-        Cap::Overload if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") => DefinitionKind::Method,
+        Cap::Overload if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") => {
+            DefinitionKind::Method
+        }
         Cap::Overload => DefinitionKind::Function,
         Cap::Method | Cap::Field => DefinitionKind::Method,
         Cap::Class => DefinitionKind::Class,
@@ -514,7 +513,12 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     let sig_text = if f.cap == Cap::Test {
         name.clone()
     } else {
-        src.get(sig_start..sig_end.max(sig_start)).unwrap_or("").trim().trim_end_matches(';').trim_end().to_string()
+        src.get(sig_start..sig_end.max(sig_start))
+            .unwrap_or("")
+            .trim()
+            .trim_end_matches(';')
+            .trim_end()
+            .to_string()
     };
     let mut decorators: Vec<String> = Vec::new();
     let mut collect_decorators = |n: Node| {
@@ -529,24 +533,38 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     collect_decorators(node);
     let mut prev = f.stmt.prev_sibling();
     let mut before = Vec::new();
-    while let Some(p) = prev.filter(|p| p.kind() == "decorator" && f.stmt.parent().is_some_and(|q| q.kind() == "class_body")) {
+    while let Some(p) = prev.filter(|p| {
+        p.kind() == "decorator" && f.stmt.parent().is_some_and(|q| q.kind() == "class_body")
+    }) {
         before.push(text(p, src).trim_start_matches('@').trim().to_string());
         prev = p.prev_sibling();
     }
     before.reverse();
     before.append(&mut decorators);
     let decorators = before;
-    let (bases, heritage_names) = if matches!(f.cap, Cap::Class | Cap::Interface) { heritage(func, src) } else { Default::default() };
-    let is_fn = !matches!(f.cap, Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace);
+    let (bases, heritage_names) = if matches!(f.cap, Cap::Class | Cap::Interface) {
+        heritage(func, src)
+    } else {
+        Default::default()
+    };
+    let is_fn = !matches!(
+        f.cap,
+        Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace
+    );
     let signature = Signature {
         text: sig_text,
         parameters: if is_fn && f.cap != Cap::Test {
-            parameters(func.child_by_field_name("parameters").or_else(|| func.child_by_field_name("parameter")), src)
+            parameters(
+                func.child_by_field_name("parameters")
+                    .or_else(|| func.child_by_field_name("parameter")),
+                src,
+            )
         } else {
             Vec::new()
         },
         returns: if is_fn {
-            func.child_by_field_name("return_type").map(|r| text(r, src).trim_start_matches(':').trim().to_string())
+            func.child_by_field_name("return_type")
+                .map(|r| text(r, src).trim_start_matches(':').trim().to_string())
         } else {
             None
         },
@@ -554,10 +572,18 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         decorators,
         bases,
         receiver: None,
-        type_parameters: func.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
+        type_parameters: func
+            .child_by_field_name("type_parameters")
+            .map(|t| text(t, src).to_string()),
     };
-    let exported_as = if f.stmt.kind() == "export_statement" && f.stmt.parent().is_some_and(|p| p.kind() == "program") {
-        if has_token(f.stmt, "default") { vec!["default".to_string()] } else { vec![name.clone()] }
+    let exported_as = if f.stmt.kind() == "export_statement"
+        && f.stmt.parent().is_some_and(|p| p.kind() == "program")
+    {
+        if has_token(f.stmt, "default") {
+            vec!["default".to_string()]
+        } else {
+            vec![name.clone()]
+        }
     } else {
         Vec::new()
     };
@@ -566,9 +592,12 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         _ => node,
     })
     .start_position()
-    .row
-        + 1;
-    let doc_anchor = if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") { f.start } else { f.stmt };
+    .row + 1;
+    let doc_anchor = if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") {
+        f.start
+    } else {
+        f.stmt
+    };
     RawDef {
         def: Definition {
             id: String::new(),
@@ -591,9 +620,14 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         exported_as,
         refs: Vec::new(),
         heritage: heritage_names,
-        member_names: if f.cap == Cap::Interface { interface_members(body, src) } else { Vec::new() },
+        member_names: if f.cap == Cap::Interface {
+            interface_members(body, src)
+        } else {
+            Vec::new()
+        },
         overload: f.cap == Cap::Overload,
         test_case: f.cap == Cap::Test,
+        sig_start,
     }
 }
 
@@ -611,10 +645,18 @@ fn merge_overloads(defs: &mut Vec<RawDef>) {
         }
         // A run of signatures with the same name and parent.
         let mut j = i + 1;
-        while j < defs.len() && defs[j].parent == defs[i].parent && defs[j].def.name == defs[i].def.name && overload(&defs[j]) {
+        while j < defs.len()
+            && defs[j].parent == defs[i].parent
+            && defs[j].def.name == defs[i].def.name
+            && overload(&defs[j])
+        {
             j += 1;
         }
-        let target = if j < defs.len() && defs[j].parent == defs[i].parent && defs[j].def.name == defs[i].def.name && defs[j].def.body.is_some() {
+        let target = if j < defs.len()
+            && defs[j].parent == defs[i].parent
+            && defs[j].def.name == defs[i].def.name
+            && defs[j].def.body.is_some()
+        {
             j
         } else {
             // No implementation (`declare`, `.d.ts`): the first signature stands for all.
@@ -625,7 +667,11 @@ fn merge_overloads(defs: &mut Vec<RawDef>) {
         let doc = defs[i].def.docstring.clone();
         let exported = defs[i].exported_as.clone();
         let t = &mut defs[target];
-        let own = if target == i { None } else { Some(t.def.signature.text.clone()) };
+        let own = if target == i {
+            None
+        } else {
+            Some(t.def.signature.text.clone())
+        };
         t.def.signature.text = texts.into_iter().chain(own).collect::<Vec<_>>().join("\n");
         t.def.span.start_byte = start.start_byte;
         t.def.span.start_line = start.start_line;

@@ -90,8 +90,9 @@ fn compile(dialect: Dialect, files: [&str; 3]) -> Queries {
     let source = files.join("\n");
     // The queries ship with the crate and a test compiles them for every dialect; failing
     // here is a bug in the crate, not in the user's input.
-    let query = Query::new(&dialect.grammar(), &source)
-        .unwrap_or_else(|e| panic!("the {dialect:?} queries of languages/queries do not compile: {e}"));
+    let query = Query::new(&dialect.grammar(), &source).unwrap_or_else(|e| {
+        panic!("the {dialect:?} queries of languages/queries do not compile: {e}")
+    });
     let c = |name: &str| query.capture_index_for_name(name);
     let captures = Captures {
         function: c("definition.function"),

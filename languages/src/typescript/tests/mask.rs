@@ -1,0 +1,182 @@
+//! Masked source of chosen removals of the fixture (snapshots) and the masking rules on
+//! small sources.
+
+use super::*;
+use crate::index::FileIndex;
+
+/// The removals the snapshots and the build test use: (name, removed definitions).
+pub(super) fn chosen_removals() -> Vec<(&'static str, BTreeSet<NodeId>)> {
+    vec![
+        (
+            // A feature whose tests stay: what they call is stubbed, its private helper goes.
+            "reports",
+            set(&[
+                "src/reports/summary.ts::Report",
+                "src/reports/summary.ts::renderTable",
+                "src/reports/summary.ts::ReportLine",
+                "src/util/collections.ts::alignColumns",
+            ]),
+        ),
+        (
+            // Money arithmetic with the tests of currency parsing removed.
+            "money",
+            set(&[
+                "src/money/money.ts::Money.plus",
+                "src/money/money.ts::Money.times",
+                "src/money/currency.ts::convert",
+                "src/money/currency.ts::parseCurrency",
+                "src/util/collections.ts::clamp",
+                "tests/money.test.ts::currency.parses codes case-insensitively",
+            ]),
+        ),
+        (
+            // Account kinds and ledger subscriptions, with the subscription test removed.
+            "accounts",
+            set(&[
+                "src/accounts/account.ts::CheckingAccount",
+                "src/accounts/account.ts::SavingsAccount.accrue",
+                "src/accounts/ledger.ts::Ledger.subscribe",
+                "src/accounts/ledger.ts::PostingListener",
+                "tests/ledger.test.ts::Ledger.notifies listeners until unsubscribed",
+            ]),
+        ),
+        (
+            // Everything the money feature exports, its test file removed with it.
+            "money-module",
+            set(&[
+                "src/money/money.ts::Money",
+                "src/money/money.ts::Priced",
+                "src/money/currency.ts::Currency",
+                "src/money/currency.ts::CurrencyCode",
+                "src/money/currency.ts::convert",
+                "src/money/currency.ts::parseCurrency",
+                "tests/money.test.ts::Money",
+                "tests/money.test.ts::currency",
+            ]),
+        ),
+    ]
+}
+
+fn render(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> String {
+    let (delete, stub) = split(index, remove);
+    let mut out = format!("delete: {delete:#?}\nstub: {stub:#?}\n");
+    for (path, masked) in mask_all(&fixture_sources(), index, remove) {
+        out.push_str(&format!("\n===== {path}\n{masked}"));
+    }
+    out
+}
+
+#[test]
+fn masked_fixture_snapshots() {
+    let index = fixture_index();
+    for (name, remove) in chosen_removals() {
+        for id in &remove {
+            assert!(index.get(id).is_some(), "{name}: {id} is not in the index");
+        }
+        insta::assert_snapshot!(format!("masked_{name}"), render(&index, &remove));
+    }
+}
+
+fn mask_one(path: &str, source: &str, delete: &[&str], stub: &[&str]) -> String {
+    let index = DefinitionIndex::from_sources(&[(path.to_string(), source.as_bytes().to_vec())]);
+    let file: &FileIndex = &index.files[path];
+    let ids = |names: &[&str]| -> BTreeSet<NodeId> {
+        names.iter().map(|n| format!("{path}::{n}")).collect()
+    };
+    for id in ids(delete).iter().chain(&ids(stub)) {
+        assert!(
+            index.get(id).is_some(),
+            "{id} not indexed; have {:?}",
+            file.definitions
+        );
+    }
+    let edits = crate::typescript::edit::mask_file(source, file, &index, &ids(delete), &ids(stub))
+        .expect("mask");
+    let out = apply(source, &edits).expect("apply");
+    assert!(
+        crate::edit::parse_errors(crate::Language::TypeScript, &out).is_empty(),
+        "masked output does not parse:\n{out}"
+    );
+    out
+}
+
+#[test]
+fn deletes_statements_with_jsdoc_decorators_overloads_and_one_declarator() {
+    let src = "/** Doc of a. */\nexport function a(x: string): string;\nexport function a(x: number): number;\nexport function a(x: any) { return x; }\n\nconst p = () => 1, q = () => 2;\n\nclass C {\n  /** m. */\n  @dec\n  m(): void {}\n  f = () => 3;\n  n(): void {}\n}\n";
+    let out = mask_one("a.ts", src, &["a", "p", "C.m", "C.f"], &[]);
+    assert_eq!(out, "const q = () => 2;\n\nclass C {\n  n(): void {}\n}\n");
+}
+
+#[test]
+fn stubs_bodies_keeping_super_and_types() {
+    let src = "class B { constructor(public x: number) {} }\nexport class D extends B {\n  constructor(x: number, private y = 2) {\n    super(x);\n    this.y = y * 2;\n  }\n  get v(): number { return this.y; }\n  half = (): number => this.y / 2;\n}\nexport const sq = (n: number): number => n * n;\n";
+    let out = mask_one("a.ts", src, &[], &["D", "sq"]);
+    assert_eq!(
+        out,
+        "class B { constructor(public x: number) {} }\nexport class D extends B {\n  constructor(x: number, private y = 2) {\n    super(x);\n    throw new Error(\"not implemented\");\n  }\n  get v(): number {\n    throw new Error(\"not implemented\");\n  }\n  half = (): number => {\n    throw new Error(\"not implemented\");\n  };\n}\nexport const sq = (n: number): number => {\n  throw new Error(\"not implemented\");\n};\n"
+    );
+}
+
+#[test]
+fn drops_imports_and_exports_of_deleted_definitions() {
+    let index = DefinitionIndex::from_sources(&[
+        ("a.ts".to_string(), b"export default function main() {}\nexport function gone() {}\nexport function kept() {}\n".to_vec()),
+        (
+            "b.ts".to_string(),
+            b"import main, { gone, kept as k } from './a';\nimport { gone as g2 } from './a.js';\nexport { gone } from './a';\nexport { kept, gone as alias } from './a';\nfunction local() {}\nexport { local };\nexport default local;\nk();\nmain();\n".to_vec(),
+        ),
+    ]);
+    let delete: BTreeSet<NodeId> = ["a.ts::gone", "b.ts::local"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let b = "import main, { gone, kept as k } from './a';\nimport { gone as g2 } from './a.js';\nexport { gone } from './a';\nexport { kept, gone as alias } from './a';\nfunction local() {}\nexport { local };\nexport default local;\nk();\nmain();\n";
+    let edits = crate::typescript::edit::mask_file(
+        b,
+        &index.files["b.ts"],
+        &index,
+        &delete,
+        &BTreeSet::new(),
+    )
+    .expect("mask");
+    let out = apply(b, &edits).expect("apply");
+    assert_eq!(
+        out,
+        "import main, { kept as k } from './a';\nexport { kept } from './a';\nk();\nmain();\n"
+    );
+}
+
+#[test]
+fn removing_test_cases_removes_their_calls() {
+    let src = "import { describe, it } from 'vitest';\n\ndescribe('S', () => {\n  it('one', () => {});\n\n  it('two', () => {});\n});\n";
+    let out = mask_one("s.test.ts", src, &["S.one"], &[]);
+    assert_eq!(
+        out,
+        "import { describe, it } from 'vitest';\n\ndescribe('S', () => {\n  it('two', () => {});\n});\n"
+    );
+}
+
+#[test]
+fn unaffected_files_get_no_edits_and_stale_indexes_are_errors() {
+    let src = "export function f() { return 1; }\n";
+    let index = DefinitionIndex::from_sources(&[("a.ts".to_string(), src.as_bytes().to_vec())]);
+    let file = &index.files["a.ts"];
+    let none = BTreeSet::new();
+    assert!(
+        crate::typescript::edit::mask_file(src, file, &index, &none, &none)
+            .expect("mask")
+            .is_empty()
+    );
+    let gone = BTreeSet::from(["a.ts::f".to_string()]);
+    let err =
+        crate::typescript::edit::mask_file("", file, &index, &gone, &none).expect_err("stale");
+    assert!(
+        matches!(err, crate::edit::MaskError::DefinitionNotFound { .. }),
+        "{err}"
+    );
+    // Through the language dispatch.
+    let edits =
+        crate::edit::mask_file(crate::Language::TypeScript, src, file, &index, &gone, &none)
+            .expect("dispatch");
+    assert_eq!(apply(src, &edits).expect("apply"), "");
+}

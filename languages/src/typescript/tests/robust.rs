@@ -1,0 +1,220 @@
+//! Robustness: every definition of the fixture removed on its own yields files that
+//! re-parse without errors; the masked fixture type-checks with `tsc` for the chosen
+//! removals (and for every single definition when `CARVE_TS_EXHAUSTIVE` is set); the
+//! indexer and the masker never panic on mutated sources.
+
+use super::*;
+use crate::Language;
+use crate::index::DefinitionKind;
+
+#[test]
+fn every_definition_removed_alone_reparses() {
+    let sources = fixture_sources();
+    let index = fixture_index();
+    let mut checked = 0;
+    for id in index.definitions.keys() {
+        let remove = set(&[id]);
+        let masked = mask_all(&sources, &index, &remove);
+        // Only a stubbed type (kept as written) leaves every file as it was.
+        let kind = index.definitions[id].kind;
+        if masked.is_empty() {
+            let has_body = index.definitions[id].body.is_some();
+            assert!(
+                !(has_body
+                    && matches!(
+                        kind,
+                        DefinitionKind::Function | DefinitionKind::Method | DefinitionKind::Class
+                    )),
+                "removing {id} changed nothing"
+            );
+        }
+        for (path, text) in masked {
+            let errors = crate::edit::parse_errors(Language::TypeScript, &text);
+            assert!(
+                errors.is_empty(),
+                "removing {id}: {path} does not parse: {errors:?}\n{text}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 60, "only {checked} definitions");
+}
+
+/// Copy the fixture (sources, configs; not node_modules) to a temporary directory and
+/// write the masked files over it.
+fn masked_copy(masked: &[(String, String)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = fixture_root();
+    for f in ["package.json", "tsconfig.json"] {
+        std::fs::copy(root.join(f), dir.path().join(f)).expect("copy config");
+    }
+    for (path, bytes) in fixture_sources() {
+        let dst = dir.path().join(&path);
+        std::fs::create_dir_all(dst.parent().expect("parent")).expect("mkdir");
+        std::fs::write(dst, bytes).expect("write");
+    }
+    for (path, text) in masked {
+        std::fs::write(dir.path().join(path), text).expect("write masked");
+    }
+    dir
+}
+
+fn type_check(what: &str, masked: &[(String, String)]) -> Result<(), String> {
+    let dir = masked_copy(masked);
+    crate::typescript::build::build_check_with(dir.path(), Some(&fixture_root()))
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+#[test]
+fn masked_fixture_type_checks() {
+    if !node_modules_or_skip("masked_fixture_type_checks") {
+        return;
+    }
+    let sources = fixture_sources();
+    let index = fixture_index();
+    type_check("the unmasked fixture", &[]).expect("the fixture itself type-checks");
+    let mut failures = Vec::new();
+    let mut sets: Vec<(String, BTreeSet<NodeId>)> = super::mask::chosen_removals()
+        .into_iter()
+        .map(|(n, s)| (n.to_string(), s))
+        .collect();
+    if std::env::var_os("CARVE_TS_EXHAUSTIVE").is_some() {
+        sets.extend(index.definitions.keys().map(|id| (id.clone(), set(&[id]))));
+    }
+    for (name, remove) in sets {
+        let masked = mask_all(&sources, &index, &remove);
+        if let Err(e) = type_check(&name, &masked) {
+            failures.push(e);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "masked fixtures that do not type-check:\n{}",
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn build_check_reports_tsc_output() {
+    if !node_modules_or_skip("build_check_reports_tsc_output") {
+        return;
+    }
+    let broken = vec![(
+        "src/util/collections.ts".to_string(),
+        "export const x: number = \"text\";\n".to_string(),
+    )];
+    let err = type_check("broken", &broken).expect_err("a type error is reported");
+    assert!(
+        err.contains("src/util/collections.ts") && err.contains("TS2322"),
+        "{err}"
+    );
+    let none = tempfile::tempdir().expect("tempdir");
+    let e = crate::typescript::build_check(none.path()).expect_err("no tsconfig");
+    assert!(e.to_string().contains("tsconfig.json"), "{e}");
+}
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+const SNIPPETS: &[&str] = &[
+    "{",
+    "}",
+    "(",
+    ")",
+    "=>",
+    "export ",
+    "class ",
+    "function ",
+    "/**",
+    "*/",
+    "`",
+    "\"",
+    "'",
+    ";",
+    ",",
+    "<T>",
+    "@dec\n",
+    "namespace N {",
+    "get x() {",
+    "import { a } from './a';\n",
+    "\n",
+    "é",
+    "const f = () =>",
+    "it('t', () => {",
+];
+
+fn mutate(rng: &mut Rng, text: &str) -> String {
+    let mut s = text.to_string();
+    for _ in 0..1 + rng.below(4) {
+        let mut at = rng.below(s.len() + 1);
+        while !s.is_char_boundary(at) {
+            at -= 1;
+        }
+        if rng.below(2) == 0 {
+            let mut end = (at + 1 + rng.below(40)).min(s.len());
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s.replace_range(at..end, "");
+        } else {
+            s.insert_str(at, SNIPPETS[rng.below(SNIPPETS.len())]);
+        }
+    }
+    s
+}
+
+#[test]
+fn index_and_mask_never_panic_on_mutated_sources() {
+    let sources = fixture_sources();
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    for round in 0..150 {
+        let mut mutated = sources.clone();
+        let victim = rng.below(mutated.len());
+        let text = String::from_utf8_lossy(&mutated[victim].1).into_owned();
+        mutated[victim].1 = mutate(&mut rng, &text).into_bytes();
+        let index = DefinitionIndex::from_sources(&mutated);
+        let path = &mutated[victim].0;
+        let Some(file) = index.files.get(path) else {
+            continue;
+        };
+        let source = String::from_utf8_lossy(&mutated[victim].1).into_owned();
+        // Remove a few definitions of the mutated file, some stubbed.
+        let mut delete = BTreeSet::new();
+        let mut stub = BTreeSet::new();
+        for _ in 0..3 {
+            if file.definitions.is_empty() {
+                break;
+            }
+            let id = file.definitions[rng.below(file.definitions.len())].clone();
+            if rng.below(2) == 0 {
+                delete.insert(id)
+            } else {
+                stub.insert(id)
+            };
+        }
+        // Errors are fine (a stale or odd tree); panics and bad edits are not.
+        if let Ok(edits) = crate::typescript::edit::mask_file(&source, file, &index, &delete, &stub)
+        {
+            apply(&source, &edits)
+                .unwrap_or_else(|e| panic!("round {round}: edits for {path} do not apply: {e}"));
+        }
+        // Masking against a stale source must not panic either.
+        let _ = crate::typescript::edit::mask_file(&text, file, &index, &delete, &stub);
+    }
+}
