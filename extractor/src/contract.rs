@@ -72,6 +72,10 @@ impl Contract {
     /// definitions (no methods of classes that stay, no functions nested in others) and no
     /// two of them share a name (one `agent_code` namespace holds them all).
     pub fn level2_supported(&self) -> bool {
+        // Level 2 solution packages exist for Python only.
+        if self.language != Language::Python {
+            return false;
+        }
         let all_module_level =
             self.objects.iter().all(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none());
         let names = self.level2_names();
@@ -138,6 +142,12 @@ fn is_type(kind: DefinitionKind) -> bool {
     )
 }
 
+/// A definition whose members are listed with it: a type, or a module/namespace (Rust
+/// `mod`, TypeScript `namespace`).
+fn is_container(kind: DefinitionKind) -> bool {
+    is_type(kind) || kind == DefinitionKind::Module
+}
+
 fn identifiers(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|s| !s.is_empty())
 }
@@ -162,6 +172,13 @@ impl<'a> Builder<'a> {
             .filter_map(|p| p.annotation.as_deref())
             .chain(sig.returns.as_deref())
             .chain(sig.bases.iter().map(String::as_str));
+        // Other languages: the whole signature as written (overloads, generic constraints,
+        // an interface's or type alias's members).
+        let written = (d.language != Language::Python)
+            .then_some(sig.text.as_str())
+            .into_iter()
+            .chain(sig.type_parameters.as_deref());
+        let texts = texts.chain(written);
         let mut out: BTreeSet<NodeId> = BTreeSet::new();
         for t in texts {
             for ident in identifiers(t) {
@@ -179,7 +196,7 @@ impl<'a> Builder<'a> {
         let module = self.module(d);
         let parent = d.parent.as_deref().and_then(|p| self.index.definitions.get(p));
         let (enclosing_class, enclosing_function) = match parent {
-            Some(p) if is_type(p.kind) => (Some(p.qualname.clone()), None),
+            Some(p) if is_container(p.kind) => (Some(p.qualname.clone()), None),
             Some(p) => (None, Some(p.qualname.clone())),
             None => (None, None),
         };
@@ -187,12 +204,17 @@ impl<'a> Builder<'a> {
         let top = d.qualname.split('.').next().unwrap_or(&d.qualname);
         let import_path = match (&module, nested_in_function) {
             (Some(m), false) => Some(format!("from {m} import {top}")),
+            (None, false) if matches!(d.language, Language::TypeScript | Language::JavaScript) => self.es_import(d, top),
             _ => None,
         };
-        let members = if is_type(d.kind) && !existing {
+        let members = if is_container(d.kind) && !existing {
             self.index
                 .children(&d.id)
-                .filter(|c| c.kind == DefinitionKind::Method || is_type(c.kind))
+                .filter(|c| {
+                    c.kind == DefinitionKind::Method
+                        || is_type(c.kind)
+                        || (d.kind == DefinitionKind::Module && matches!(c.kind, DefinitionKind::Function | DefinitionKind::Module))
+                })
                 .map(|c| self.object(c, false))
                 .collect()
         } else {
@@ -218,12 +240,32 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// `import { Top } from "./path/of/module";` (from the repository root) for an
+    /// exported top-level TypeScript/JavaScript definition; `None` when it is not exported.
+    fn es_import(&self, d: &Definition, top: &str) -> Option<String> {
+        let file = self.index.files.get(&d.path)?;
+        let top_id = file.definitions.iter().find(|id| self.index.definitions.get(*id).is_some_and(|t| t.qualname == top))?;
+        if !file.exported.contains(top_id) {
+            return None;
+        }
+        let top_def = self.index.definitions.get(top_id)?;
+        let module = d.path.rsplit_once('.').map_or(d.path.as_str(), |(stem, _)| stem);
+        let module = module.strip_suffix(".d").unwrap_or(module);
+        let module = module.strip_suffix("/index").unwrap_or(module);
+        let default = top_def.signature.text.lines().next().is_some_and(|l| l.starts_with("export default"));
+        Some(if default {
+            format!("import {top} from \"./{module}\";")
+        } else {
+            format!("import {{ {top} }} from \"./{module}\";")
+        })
+    }
+
     /// Whether a function is somewhere up the parent chain.
     fn in_function(&self, d: &Definition) -> bool {
         let mut cur = d.parent.as_deref();
         let mut hops = 0;
         while let Some(p) = cur.and_then(|p| self.index.definitions.get(p)) {
-            if !is_type(p.kind) {
+            if !is_container(p.kind) {
                 return true;
             }
             hops += 1;
@@ -265,7 +307,7 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
     for d in tops {
         let parent = d.parent.as_deref().and_then(|p| index.definitions.get(p));
         match parent {
-            Some(p) if is_type(p.kind) => {
+            Some(p) if is_container(p.kind) => {
                 let pos = *existing.entry(p.id.clone()).or_insert_with(|| {
                     objects.push(b.object(p, true));
                     objects.len() - 1

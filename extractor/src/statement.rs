@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use carve_languages::Language;
 use carve_languages::index::{DefinitionIndex, DefinitionKind};
 
 use crate::contract::{Contract, ContractObject};
@@ -87,6 +88,8 @@ fn title_of(ctx: &StatementContext) -> String {
         .map(|f| {
             let stem = f.rsplit_once('.').map_or(f, |(s, _)| s);
             let stem = stem.strip_prefix("test_").or_else(|| stem.strip_suffix("_test")).unwrap_or(stem);
+            // `money.test.ts`, `reports.spec.ts`
+            let stem = stem.strip_suffix(".test").or_else(|| stem.strip_suffix(".spec")).unwrap_or(stem);
             stem.replace('_', " ")
         })
         .collect();
@@ -192,27 +195,150 @@ fn kind_word(k: DefinitionKind) -> &'static str {
         DefinitionKind::Function => "function",
         DefinitionKind::Method => "method",
         DefinitionKind::Class => "class",
+        DefinitionKind::Interface => "interface",
+        DefinitionKind::TypeAlias => "type",
+        DefinitionKind::Enum => "enum",
+        DefinitionKind::Struct => "struct",
+        DefinitionKind::Trait => "trait",
+        DefinitionKind::Module => "module",
         _ => "definition",
+    }
+}
+
+/// The Markdown code fence language of a contract object.
+fn fence(language: Language) -> &'static str {
+    match language {
+        Language::Python => "python",
+        Language::TypeScript => "typescript",
+        Language::JavaScript => "javascript",
+        Language::Go => "go",
+        Language::Rust => "rust",
+        _ => "",
+    }
+}
+
+/// An object as its language writes it, with a placeholder body.
+fn code_block(o: &ContractObject, indent: &str, out: &mut String) {
+    match o.language {
+        Language::Python => python_block(o, indent, out),
+        _ => braced_block(o, indent, out),
+    }
+}
+
+/// The doc comment in the language's own syntax (JSDoc, `///`, `//`).
+fn doc_comment(o: &ContractObject, indent: &str, out: &mut String) {
+    let Some(doc) = o.docstring.as_deref().map(str::trim).filter(|d| !d.is_empty()) else { return };
+    match o.language {
+        Language::TypeScript | Language::JavaScript => {
+            let doc = doc.replace("*/", "*\\/");
+            if doc.contains('\n') {
+                let _ = writeln!(out, "{indent}/**");
+                for l in doc.lines() {
+                    let _ = writeln!(out, "{indent} *{}{l}", if l.is_empty() { "" } else { " " });
+                }
+                let _ = writeln!(out, "{indent} */");
+            } else {
+                let _ = writeln!(out, "{indent}/** {doc} */");
+            }
+        }
+        lang => {
+            let marker = if lang == Language::Rust { "///" } else { "//" };
+            for l in doc.lines() {
+                let _ = writeln!(out, "{indent}{marker}{}{l}", if l.is_empty() { "" } else { " " });
+            }
+        }
+    }
+}
+
+/// Brace languages: doc comment, decorators/attributes, the signature as written, then
+/// `{ … }` for a function, the members for a class or module, nothing more for a
+/// declaration written out whole (interface, type alias, enum, struct).
+fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
+    doc_comment(o, indent, out);
+    for d in &o.signature.decorators {
+        match o.language {
+            Language::TypeScript | Language::JavaScript => {
+                let _ = writeln!(out, "{indent}@{d}");
+            }
+            Language::Rust if d.starts_with('#') => {
+                let _ = writeln!(out, "{indent}{d}");
+            }
+            Language::Rust => {
+                let _ = writeln!(out, "{indent}#[{d}]");
+            }
+            _ => {}
+        }
+    }
+    let text = o.signature.text.trim();
+    let text = if text.is_empty() { o.name.as_str() } else { text };
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("").trim_start();
+    let mut header = format!("{indent}{first}");
+    for l in lines {
+        header.push('\n');
+        header.push_str(l);
+    }
+    let abstract_like = text.ends_with(';') || text.split_whitespace().any(|w| w == "abstract" || w == "declare");
+    match o.kind {
+        DefinitionKind::Function | DefinitionKind::Method if abstract_like => {
+            let _ = writeln!(out, "{header}{}", if text.ends_with(';') { "" } else { ";" });
+        }
+        DefinitionKind::Function | DefinitionKind::Method => {
+            let _ = writeln!(out, "{header} {{ … }}");
+        }
+        DefinitionKind::Interface | DefinitionKind::TypeAlias | DefinitionKind::Enum | DefinitionKind::Struct => {
+            let _ = writeln!(out, "{header}");
+        }
+        _ if o.members.is_empty() => {
+            let _ = writeln!(out, "{header}{}", if text.ends_with('}') { "" } else { " { … }" });
+        }
+        _ => {
+            let step = if matches!(o.language, Language::TypeScript | Language::JavaScript) { "  " } else { "    " };
+            let inner = format!("{indent}{step}");
+            let _ = writeln!(out, "{header} {{");
+            for (i, m) in o.members.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                braced_block(m, &inner, out);
+            }
+            let _ = writeln!(out, "{indent}}}");
+        }
     }
 }
 
 fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_paths: bool, out: &mut String) {
     if o.existing {
         let names: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.access)).collect();
+        let (what, word) = if o.kind == DefinitionKind::Class { ("Methods", "class") } else { ("Members", kind_word(o.kind)) };
         let _ = writeln!(
             out,
-            "### Methods of the existing class `{}`\n\nThe class stays in `{}`; add {}.\n",
+            "### {what} of the existing {word} `{}`\n\nThe {word} stays in `{}`; add {}.\n",
             o.qualname,
             o.path,
             names.join(", ")
         );
+        let f = fence(o.language);
         if let Some(i) = &o.import_path {
-            let _ = writeln!(out, "```python\n{i}\n```\n");
+            let _ = writeln!(out, "```{f}\n{i}\n```\n");
         }
         for m in &o.members {
             let mut block = String::new();
-            python_block(m, "    ", &mut block);
-            let _ = writeln!(out, "```python\nclass {}:  # exists already\n{block}```\n", o.name);
+            match o.language {
+                Language::Python => {
+                    python_block(m, "    ", &mut block);
+                    let _ = writeln!(out, "```python\nclass {}:  # exists already\n{block}```\n", o.name);
+                }
+                Language::TypeScript | Language::JavaScript => {
+                    code_block(m, "  ", &mut block);
+                    let header = o.signature.text.lines().last().unwrap_or(&o.name).trim();
+                    let _ = writeln!(out, "```{f}\n{header} {{ // exists already\n{block}}}\n```\n");
+                }
+                _ => {
+                    code_block(m, "", &mut block);
+                    let _ = writeln!(out, "```{f}\n// in {}, which exists already\n{block}```\n", o.qualname);
+                }
+            }
         }
         return;
     }
@@ -227,12 +353,13 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
     if !notes.is_empty() {
         let _ = writeln!(out, "{}\n", notes.join("\n"));
     }
+    let f = fence(o.language);
     if let Some(i) = &o.import_path {
-        let _ = writeln!(out, "```python\n{i}\n```\n");
+        let _ = writeln!(out, "```{f}\n{i}\n```\n");
     }
     let mut block = String::new();
-    python_block(o, "", &mut block);
-    let _ = writeln!(out, "```python\n{block}```\n");
+    code_block(o, "", &mut block);
+    let _ = writeln!(out, "```{f}\n{block}```\n");
     let used: Vec<String> =
         o.uses_types.iter().filter_map(|id| type_names.get(id.as_str())).map(|n| format!("`{n}`")).collect();
     if !used.is_empty() {

@@ -672,7 +672,11 @@ fn merge_overloads(defs: &mut Vec<RawDef>) {
         } else {
             Some(t.def.signature.text.clone())
         };
-        t.def.signature.text = texts.into_iter().chain(own).collect::<Vec<_>>().join("\n");
+        // Overload signatures end with `;` as written; the implementation header follows.
+        t.def.signature.text = match own {
+            Some(own) => format!("{};\n{own}", texts.join(";\n")),
+            None => texts.join(";\n"),
+        };
         t.def.span.start_byte = start.start_byte;
         t.def.span.start_line = start.start_line;
         if t.def.docstring.is_none() {
