@@ -19,6 +19,7 @@
 
 pub(crate) mod attempts;
 pub(crate) mod process;
+pub(crate) mod steps;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,6 +101,8 @@ pub struct Detection {
 pub fn detect(repo: &Path) -> Vec<Detection> {
     let mut out = Vec::new();
     out.extend(crate::python::detect::detect(repo));
+    out.extend(crate::go::detect::detect(repo));
+    out.extend(crate::rust::detect::detect(repo));
     out
 }
 
@@ -115,6 +118,34 @@ pub enum TestCommand {
         #[serde(default)]
         args: Vec<String>,
     },
+    /// `go test -json -count=1 <args…> <packages…>` in the module root; ids
+    /// `importpath/TestX/sub`.
+    #[serde(rename = "go")]
+    GoTest {
+        /// Extra `go test` flags (e.g. `-tags=integration`, `-short`).
+        #[serde(default)]
+        args: Vec<String>,
+        /// Package patterns; `None` is `./...`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        packages: Option<Vec<String>>,
+    },
+    /// `cargo test --no-fail-fast <args…> -- <test_args…>` at the workspace (or package)
+    /// root; ids `target::module::test`, doctests `crate::doctest::src/lib.rs - f (line 10)`.
+    Cargo {
+        /// Extra cargo flags (e.g. `--features x`).
+        #[serde(default)]
+        args: Vec<String>,
+        /// Extra flags for every test binary, after `--`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        test_args: Vec<String>,
+        /// Test every workspace member (`--workspace`), not only the root package.
+        #[serde(default)]
+        workspace: bool,
+        /// cargo-nextest is installed; carve still reads libtest's output (see
+        /// `rust::runner`).
+        #[serde(default)]
+        nextest: bool,
+    },
 }
 
 impl TestCommand {
@@ -126,6 +157,8 @@ impl TestCommand {
     pub fn runner_name(&self) -> &'static str {
         match self {
             TestCommand::Pytest { .. } => "pytest",
+            TestCommand::GoTest { .. } => "go test",
+            TestCommand::Cargo { .. } => "cargo test",
         }
     }
 }
@@ -243,6 +276,11 @@ pub enum RunnerError {
     RootNotFound { root: PathBuf },
     #[error("could not {what} {}: {source}", path.display())]
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("`{program}` was not found: {hint}")]
+    ToolNotFound { program: String, hint: String },
+    #[error("{runner} cannot run the tests of {}: dependencies are missing; run `{setup}` in it first (command: `{command}`)\n--- output tail ---\n{tail}",
+        root.display())]
+    MissingDependencies { runner: &'static str, root: PathBuf, setup: String, command: String, tail: String },
 }
 
 impl RunnerError {
@@ -255,6 +293,8 @@ impl RunnerError {
 pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
     match &req.command {
         TestCommand::Pytest { .. } => crate::python::runner::run(req),
+        TestCommand::GoTest { .. } => crate::go::runner::run(req),
+        TestCommand::Cargo { .. } => crate::rust::runner::run(req),
     }
 }
 
@@ -263,6 +303,19 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
 pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
     match &req.command {
         TestCommand::Pytest { .. } => crate::python::runner::collect(req),
+        TestCommand::GoTest { .. } => crate::go::runner::collect(req),
+        TestCommand::Cargo { .. } => crate::rust::runner::collect(req),
+    }
+}
+
+/// The shorter id a common harness log parser (SWE-bench's) reports for carve id `id`, or
+/// `None` when that parser never reports the test (cargo doctests, whose names hold
+/// spaces). Not unique: `go test` names drop the package, cargo names the target.
+pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
+    match command {
+        TestCommand::Pytest { .. } => Some(id.to_string()),
+        TestCommand::GoTest { .. } => crate::go::runner::harness::harness_id(id),
+        TestCommand::Cargo { .. } => crate::rust::runner::harness::harness_id(id),
     }
 }
 

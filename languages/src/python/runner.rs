@@ -143,7 +143,9 @@ impl RunDir {
         number: u32,
         mode: Mode,
     ) -> Result<Attempt, RunnerError> {
-        let TestCommand::Pytest { python, args: command_args } = &req.command;
+        let TestCommand::Pytest { python, args: command_args } = &req.command else {
+            unreachable!("python::runner called for {}", req.command.runner_name())
+        };
         let mut args: Vec<String> = vec!["-m".into(), "pytest".into()];
         args.extend(command_args.iter().cloned());
         args.extend(req.extra_args.iter().cloned());

@@ -1,0 +1,393 @@
+//! Reading `go test -json` (test2json events) as the run goes: one outcome per test, the
+//! tests running right now, packages whose test binary did not build (with the compiler's
+//! output), and in `-list` mode the names a package lists.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Deserialize;
+
+use crate::runner::process::{Ended, Progress};
+use crate::runner::steps::{StepReader, last_lines};
+use crate::runner::{TestId, TestOutcome, TestStatus};
+
+/// Output lines kept per test and per package for messages.
+const KEEP_LINES: usize = 40;
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "Action")]
+    action: String,
+    #[serde(rename = "Package")]
+    package: Option<String>,
+    #[serde(rename = "ImportPath")]
+    import_path: Option<String>,
+    #[serde(rename = "Test")]
+    test: Option<String>,
+    #[serde(rename = "Output")]
+    output: Option<String>,
+    #[serde(rename = "Elapsed")]
+    elapsed: Option<f64>,
+    #[serde(rename = "FailedBuild")]
+    failed_build: Option<String>,
+}
+
+/// The carve id of test `test` in package `package`: `importpath/TestX/sub`.
+pub(crate) fn test_id(package: &str, test: &str) -> TestId {
+    format!("{package}/{test}")
+}
+
+/// Follows the stdout files of `go test -json` processes.
+#[derive(Default)]
+pub(crate) struct GoReader {
+    path: PathBuf,
+    offset: u64,
+    pending: Vec<u8>,
+    pub results: BTreeMap<TestId, TestOutcome>,
+    /// Started and not finished, in start order.
+    pub running: Vec<(TestId, Instant)>,
+    /// Output lines per test (framework lines left out), for failure and skip messages.
+    output: BTreeMap<TestId, Vec<String>>,
+    /// Build output per import path (the `[pkg.test]` suffix removed).
+    build_output: BTreeMap<String, Vec<String>>,
+    /// Package-level output (not inside a test), per package.
+    package_output: BTreeMap<String, Vec<String>>,
+    /// Packages whose tests could not be built or set up, with the compiler's output tail.
+    pub build_failed: BTreeMap<String, String>,
+    /// Every package go reported on.
+    pub packages: BTreeSet<String>,
+    /// `-list` mode: the names each package listed.
+    pub listed: BTreeMap<String, Vec<String>>,
+    /// A test binary exited while tests were still running.
+    pub crashed: bool,
+    /// JSON lines read, and lines that were not JSON.
+    pub events: usize,
+    pub junk_lines: usize,
+}
+
+impl GoReader {
+    pub fn new() -> GoReader {
+        GoReader::default()
+    }
+
+    fn handle(&mut self, line: &[u8]) {
+        let Ok(e) = serde_json::from_slice::<Event>(line) else {
+            self.junk_lines += 1;
+            return;
+        };
+        self.events += 1;
+        if let Some(import_path) = &e.import_path {
+            let pkg = strip_variant(import_path).to_string();
+            if e.action == "build-output" {
+                let out = self.build_output.entry(pkg).or_default();
+                push_bounded(out, e.output.as_deref().unwrap_or_default());
+            }
+            return;
+        }
+        let Some(package) = e.package else { return };
+        self.packages.insert(package.clone());
+        let Some(test) = e.test else {
+            self.package_event(
+                &package,
+                &e.action,
+                e.output.as_deref(),
+                e.failed_build.as_deref(),
+            );
+            return;
+        };
+        let id = test_id(&package, &test);
+        match e.action.as_str() {
+            "run" => self.running.push((id, Instant::now())),
+            "output" => {
+                let text = e.output.unwrap_or_default();
+                let framework = [
+                    "=== RUN",
+                    "=== PAUSE",
+                    "=== CONT",
+                    "=== NAME",
+                    "--- PASS",
+                    "--- FAIL",
+                    "--- SKIP",
+                ];
+                if !framework.iter().any(|f| text.trim_start().starts_with(f)) {
+                    push_bounded(self.output.entry(id).or_default(), &text);
+                }
+            }
+            "pass" | "fail" | "skip" => {
+                let status = match e.action.as_str() {
+                    "pass" => TestStatus::Passed,
+                    "fail" => TestStatus::Failed,
+                    _ => TestStatus::Skipped,
+                };
+                self.running.retain(|(r, _)| *r != id);
+                let lines = self.output.remove(&id).unwrap_or_default();
+                let message = match status {
+                    TestStatus::Passed => None,
+                    _ => lines
+                        .iter()
+                        .map(|l| l.trim())
+                        .find(|l| !l.is_empty())
+                        .map(str::to_string),
+                };
+                let duration_ms = e
+                    .elapsed
+                    .filter(|d| d.is_finite() && *d >= 0.0)
+                    .map(|d| (d * 1000.0).round() as u64);
+                self.results.insert(
+                    id,
+                    TestOutcome {
+                        status,
+                        duration_ms,
+                        message,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn package_event(
+        &mut self,
+        package: &str,
+        action: &str,
+        output: Option<&str>,
+        failed_build: Option<&str>,
+    ) {
+        match action {
+            "output" => {
+                let text = output.unwrap_or_default();
+                let name = text.trim_end();
+                if is_listed_name(name) {
+                    self.listed
+                        .entry(package.to_string())
+                        .or_default()
+                        .push(name.to_string());
+                }
+                push_bounded(
+                    self.package_output.entry(package.to_string()).or_default(),
+                    text,
+                );
+            }
+            "pass" | "fail" | "skip" => {
+                if let Some(broken) = failed_build {
+                    let key = strip_variant(broken);
+                    let lines = self
+                        .build_output
+                        .get(key)
+                        .or_else(|| self.build_output.get(package));
+                    let text = lines.map(|l| l.concat()).unwrap_or_default();
+                    let message = if text.trim().is_empty() {
+                        format!("the tests of {package} did not build ({broken})")
+                    } else {
+                        last_lines(&text, 12)
+                    };
+                    self.build_failed.insert(package.to_string(), message);
+                }
+                // Tests still running when their package ends: the binary exited under them.
+                let prefix = format!("{package}/");
+                let (gone, still): (Vec<_>, Vec<_>) = self
+                    .running
+                    .drain(..)
+                    .partition(|(id, _)| id.starts_with(&prefix));
+                self.running = still;
+                if !gone.is_empty() {
+                    self.crashed = true;
+                    let tail = self
+                        .package_output
+                        .get(package)
+                        .map(|l| last_lines(&l.concat(), 3))
+                        .unwrap_or_default();
+                    for (id, since) in gone {
+                        let message = format!(
+                            "the test binary of {package} exited while this test ran: {tail}"
+                        );
+                        let outcome = TestOutcome {
+                            status: TestStatus::Error,
+                            duration_ms: Some(
+                                u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX),
+                            ),
+                            message: Some(message.trim_end().to_string()),
+                        };
+                        self.results.insert(id, outcome);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn read_new(&mut self) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(&self.path)?;
+        f.seek(SeekFrom::Start(self.offset))?;
+        let n = f.read_to_end(&mut self.pending)?;
+        self.offset += n as u64;
+        Ok(())
+    }
+}
+
+impl Progress for GoReader {
+    fn poll(&mut self) -> bool {
+        if self.path.as_os_str().is_empty() || self.read_new().is_err() {
+            return false;
+        }
+        let mut any = false;
+        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                self.handle(&line);
+                any = true;
+            }
+        }
+        any
+    }
+}
+
+impl StepReader for GoReader {
+    fn begin(&mut self, stdout: &Path) {
+        self.path = stdout.to_path_buf();
+        self.offset = 0;
+        self.pending.clear();
+    }
+
+    fn end(&mut self, _: &Ended) {
+        self.poll();
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.handle(&line);
+        }
+    }
+}
+
+/// `pkg [pkg.test]` → `pkg`.
+fn strip_variant(import_path: &str) -> &str {
+    import_path.split(" [").next().unwrap_or(import_path)
+}
+
+/// A line `go test -list` prints for a test: `TestX`, `FuzzY` (identifiers only).
+fn is_listed_name(line: &str) -> bool {
+    (line.starts_with("Test") || line.starts_with("Fuzz") || line.starts_with("Example"))
+        && line.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn push_bounded(lines: &mut Vec<String>, text: &str) {
+    lines.push(text.to_string());
+    if lines.len() > KEEP_LINES {
+        lines.remove(0);
+    }
+}
+
+/// The text `go test -v` would have printed: the events' `Output` fields in order (build
+/// output included), for log parsers that read plain `go test` logs.
+pub fn text_log(json: &str) -> String {
+    let mut out = String::new();
+    for line in json.lines() {
+        if let Ok(e) = serde_json::from_str::<Event>(line) {
+            out.push_str(e.output.as_deref().unwrap_or_default());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(lines: &[&str]) -> GoReader {
+        let mut r = GoReader::new();
+        for l in lines {
+            r.handle(l.as_bytes());
+        }
+        r
+    }
+
+    #[test]
+    fn results_messages_and_running_tests() {
+        let r = feed(&[
+            r#"{"Action":"start","Package":"m/p"}"#,
+            r#"{"Action":"run","Package":"m/p","Test":"TestA"}"#,
+            r#"{"Action":"output","Package":"m/p","Test":"TestA","Output":"=== RUN   TestA\n"}"#,
+            r#"{"Action":"output","Package":"m/p","Test":"TestA","Output":"    a_test.go:9: want 5\n"}"#,
+            r#"{"Action":"fail","Package":"m/p","Test":"TestA","Elapsed":0.25}"#,
+            r#"{"Action":"run","Package":"m/p","Test":"TestB"}"#,
+            r#"{"Action":"run","Package":"m/p","Test":"TestB/with_space"}"#,
+            r#"{"Action":"skip","Package":"m/p","Test":"TestB/with_space","Elapsed":0}"#,
+            "not json",
+        ]);
+        assert_eq!(r.results["m/p/TestA"].status, TestStatus::Failed);
+        assert_eq!(
+            r.results["m/p/TestA"].message.as_deref(),
+            Some("a_test.go:9: want 5")
+        );
+        assert_eq!(r.results["m/p/TestA"].duration_ms, Some(250));
+        assert_eq!(
+            r.results["m/p/TestB/with_space"].status,
+            TestStatus::Skipped
+        );
+        assert_eq!(
+            r.running
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<_>>(),
+            vec!["m/p/TestB"]
+        );
+        assert_eq!((r.events, r.junk_lines), (8, 1));
+        assert!(!r.crashed);
+    }
+
+    #[test]
+    fn build_failures_and_binaries_that_exit_under_a_test() {
+        let r = feed(&[
+            r##"{"ImportPath":"m/q [m/q.test]","Action":"build-output","Output":"# m/q [m/q.test]\n"}"##,
+            r#"{"ImportPath":"m/q [m/q.test]","Action":"build-output","Output":"q/x.go:3:28: cannot use \"x\"\n"}"#,
+            r#"{"ImportPath":"m/q [m/q.test]","Action":"build-fail"}"#,
+            r#"{"Action":"fail","Package":"m/q","Elapsed":0,"FailedBuild":"m/q [m/q.test]"}"#,
+            r#"{"Action":"run","Package":"m/p","Test":"TestExit"}"#,
+            r#"{"Action":"output","Package":"m/p","Output":"exit status 3\n"}"#,
+            r#"{"Action":"fail","Package":"m/p","Elapsed":0.1}"#,
+        ]);
+        assert_eq!(
+            r.build_failed["m/q"],
+            "# m/q [m/q.test]\nq/x.go:3:28: cannot use \"x\""
+        );
+        assert_eq!(r.results["m/p/TestExit"].status, TestStatus::Error);
+        assert!(
+            r.results["m/p/TestExit"]
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("exit status 3")
+        );
+        assert!(r.crashed);
+        assert!(r.running.is_empty());
+    }
+
+    #[test]
+    fn list_mode_collects_names_only() {
+        let r = feed(&[
+            r#"{"Action":"output","Package":"m/p","Output":"TestA\n"}"#,
+            r#"{"Action":"output","Package":"m/p","Output":"FuzzB\n"}"#,
+            r#"{"Action":"output","Package":"m/p","Output":"init printed this\n"}"#,
+            r#"{"Action":"output","Package":"m/p","Output":"ok  \tm/p\t0.004s\n"}"#,
+            r#"{"Action":"pass","Package":"m/p","Elapsed":0.004}"#,
+        ]);
+        assert_eq!(
+            r.listed["m/p"],
+            vec!["TestA".to_string(), "FuzzB".to_string()]
+        );
+    }
+
+    #[test]
+    fn the_text_log_is_the_outputs_in_order() {
+        let json = concat!(
+            r#"{"Action":"output","Package":"m/p","Test":"TestA","Output":"=== RUN   TestA\n"}"#,
+            "\n",
+            r#"{"Action":"output","Package":"m/p","Test":"TestA","Output":"--- PASS: TestA (0.00s)\n"}"#,
+            "\n",
+            r#"{"Action":"pass","Package":"m/p","Test":"TestA"}"#,
+            "\n"
+        );
+        assert_eq!(text_log(json), "=== RUN   TestA\n--- PASS: TestA (0.00s)\n");
+    }
+}

@@ -1,0 +1,480 @@
+//! The `cargo test` runner: ids `target::module::test` (the library by its crate name,
+//! other targets by their own name — see `targets`), doctests
+//! `crate::doctest::src/lib.rs - f (line 10)`, statuses from libtest's output per binary.
+//!
+//! A run asks `cargo metadata --no-deps` for the workspace's targets, then lists the tests
+//! with `cargo test --no-fail-fast -- --list --format terse` (which also builds them: a
+//! compile error ends the run with the compiler's output), then runs
+//! `cargo test --locked --no-fail-fast [--workspace] <args> -- --test-threads=1 <test_args>`.
+//! Tests run one at a time so a test that hangs is known by name (libtest prints
+//! `test <name> ... ` before it starts) and is killed alone with its process group; the
+//! rest run again in a fresh process. Selection: per package, the selected targets'
+//! flags (`--lib`, `--test one`, …) with `-- --exact <names…>`, and doctests apart with
+//! `--doc` (cargo cannot mix it with other targets); a name that appears in several of the
+//! selected binaries runs in each, and only what was asked for is kept.
+//!
+//! Nothing is written into the tree: `--locked` keeps Cargo.lock as it is (a missing or
+//! stale one is an error naming `cargo generate-lockfile`), and CARGO_TARGET_DIR is
+//! `<scratch>/cargo-target/<hash of the tree's path>` (kept between runs so builds are
+//! incremental) unless the request's environment sets it. cargo-nextest, when installed, is not used yet: its ids
+//! and its JUnit output would need their own reader.
+
+pub mod harness;
+mod libtest;
+mod targets;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use libtest::LibtestReader;
+use targets::{Workspace, split_id};
+
+use crate::runner::attempts::{self, Attempt};
+use crate::runner::process::{self, Ended, Limits, Stop};
+use crate::runner::steps::{self, Step, WorkDir, last_lines};
+use crate::runner::{
+    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus,
+    is_ancestor,
+};
+
+/// Run the tests `req` asks for with `cargo test`.
+pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
+    let work = WorkDir::create(req, "cargo")?;
+    let result = (|| {
+        let suite = Suite::list(req, &work, Instant::now() + req.timeout)?;
+        attempts::run_with_reruns(req, |selection, deadline, number| {
+            suite.attempt(req, &work, selection, deadline, number)
+        })
+    })();
+    work.remove();
+    let mut result = result?;
+    if let Some(wanted) = &req.tests {
+        result
+            .statuses
+            .retain(|id, _| wanted.iter().any(|w| w == id || is_ancestor(w, id)));
+    }
+    Ok(result)
+}
+
+/// The tests `cargo test` would run for `req`, doctests included, without running them.
+pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
+    let work = WorkDir::create(req, "cargo")?;
+    let suite = Suite::list(req, &work, Instant::now() + req.timeout);
+    work.remove();
+    let suite = suite?;
+    Ok(Collection {
+        ids: suite.units(req.tests.as_deref()).into_iter().collect(),
+        collection_errors: BTreeMap::new(),
+        command_line: suite.command_line,
+    })
+}
+
+/// The arguments after `cargo` of a whole-suite run of `command` (what `run` executes,
+/// for tools that want the raw log).
+pub fn suite_args(command: &TestCommand) -> Vec<String> {
+    let TestCommand::Cargo {
+        args,
+        test_args,
+        workspace,
+        ..
+    } = command
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = ["test", "--locked", "--no-fail-fast"]
+        .map(String::from)
+        .to_vec();
+    if *workspace {
+        out.push("--workspace".into());
+    }
+    out.extend(args.iter().cloned());
+    out.extend(["--".to_string(), "--test-threads=1".to_string()]);
+    out.extend(test_args.iter().cloned());
+    out
+}
+
+/// `cargo <args>` with stderr merged into stdout (cargo's headers and the binaries' output
+/// must stay in order), the target directory outside the tree, no colours.
+fn cargo_command(req: &RunRequest, work: &WorkDir, args: &[String]) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("exec \"$0\" \"$@\" 2>&1")
+        .arg("cargo")
+        .args(args)
+        .current_dir(&work.root);
+    cmd.env("CARGO_TARGET_DIR", target_dir(work));
+    cmd.env("CARGO_TERM_COLOR", "never")
+        .env("CARGO_TERM_PROGRESS_WHEN", "never");
+    for (k, v) in &req.env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// `<scratch>/cargo-target/<tree hash>`: one per tree, because cargo names a workspace's
+/// artifacts independently of where the workspace is, and judges them fresh by the source
+/// paths it last built from — two trees sharing one target directory would run each
+/// other's stale binaries.
+fn target_dir(work: &WorkDir) -> std::path::PathBuf {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(work.root.as_os_str().as_encoded_bytes());
+    work.scratch
+        .join("cargo-target")
+        .join(&hex::encode(digest)[..16])
+}
+
+fn display(args: &[String]) -> String {
+    process::display_command(Path::new("cargo"), args)
+}
+
+struct Suite {
+    ws: Workspace,
+    /// Every test `--list` printed, in order.
+    listed: Vec<TestId>,
+    command_line: String,
+}
+
+impl Suite {
+    fn list(req: &RunRequest, work: &WorkDir, deadline: Instant) -> Result<Suite, RunnerError> {
+        let limits = Limits {
+            deadline,
+            no_progress: req.timeout,
+        };
+        let args: Vec<String> = ["metadata", "--no-deps", "--format-version", "1", "--locked"]
+            .map(String::from)
+            .to_vec();
+        let line = display(&args);
+        let mut cmd = Command::new("cargo");
+        cmd.args(&args).current_dir(&work.root);
+        for (k, v) in &req.env {
+            cmd.env(k, v);
+        }
+        let (out, err) = (
+            work.dir.join("metadata.json"),
+            work.dir.join("metadata.err"),
+        );
+        let ended = process::supervise(cmd, &out, &err, limits, &mut Quiet)
+            .map_err(|e| spawn_error(&line, e))?;
+        if ended.stop != Stop::Exited || ended.exit_code != Some(0) {
+            return Err(startup_error(&work.root, &line, &ended));
+        }
+        let json = std::fs::read(&out).map_err(RunnerError::io("read", &out))?;
+        let ws = Workspace::from_metadata(&json).map_err(|e| RunnerError::Unparseable {
+            command: line.clone(),
+            detail: e.to_string(),
+            tail: ended.tail(),
+        })?;
+
+        let TestCommand::Cargo {
+            args: user,
+            workspace,
+            ..
+        } = &req.command
+        else {
+            unreachable!("rust::runner called for {}", req.command.runner_name())
+        };
+        let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast"]
+            .map(String::from)
+            .to_vec();
+        if *workspace {
+            args.push("--workspace".into());
+        }
+        args.extend(user.iter().cloned());
+        args.extend(["--", "--list", "--format", "terse"].map(String::from));
+        let line = display(&args);
+        let mut reader = LibtestReader::new(&ws);
+        let step = Step {
+            cmd: cargo_command(req, work, &args),
+            command_line: line.clone(),
+        };
+        let ended = steps::run_steps(vec![step], &work.dir, "list", limits, &mut reader)
+            .map_err(|(l, e)| spawn_error(&l, e))?;
+        if ended.stop != Stop::Exited {
+            return Err(RunnerError::CollectionTimeout {
+                runner: "cargo test",
+                root: work.root.clone(),
+                command: line,
+                after: req.timeout,
+                tail: ended.tail(),
+            });
+        }
+        if ended.exit_code != Some(0) {
+            return Err(startup_error(&work.root, &line, &ended));
+        }
+        if let Some(h) = reader.unknown_headers.first() {
+            return Err(RunnerError::Unparseable {
+                command: line,
+                detail: format!("no workspace target matches `{h}`"),
+                tail: ended.tail(),
+            });
+        }
+        let listed = reader.listed;
+        Ok(Suite {
+            ws,
+            listed,
+            command_line: line,
+        })
+    }
+
+    /// The listed tests a selection stands for (all of them without one).
+    fn units(&self, selection: Option<&[TestId]>) -> Vec<TestId> {
+        let mut out: Vec<TestId> = match selection {
+            None => self.listed.clone(),
+            Some(ids) => self
+                .listed
+                .iter()
+                .filter(|t| ids.iter().any(|w| w == *t || is_ancestor(w, t)))
+                .cloned()
+                .collect(),
+        };
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// `cargo test` argument lists for a selection: per package, its targets with exact
+    /// names (or name prefixes as filters), doctests in a process of their own.
+    fn selection_args(&self, req: &RunRequest, ids: &[TestId]) -> Vec<Vec<String>> {
+        let TestCommand::Cargo {
+            args: user,
+            test_args,
+            ..
+        } = &req.command
+        else {
+            return Vec::new();
+        };
+        let listed: BTreeSet<&TestId> = self.listed.iter().collect();
+        // (package, doc) → (target flags, names, all exact)
+        let mut groups: BTreeMap<
+            (&str, bool),
+            (BTreeSet<Vec<String>>, BTreeSet<&str>, bool, bool),
+        > = BTreeMap::new();
+        for id in ids {
+            let (label, doc, name) = split_id(id);
+            let Some(target) = self.ws.targets.get(label) else {
+                continue;
+            };
+            if !self.listed.iter().any(|t| t == id || is_ancestor(id, t)) {
+                continue;
+            }
+            let g = groups
+                .entry((target.package.as_str(), doc))
+                .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), true, false));
+            if !doc {
+                g.0.insert(target.cargo_flags());
+            }
+            if name.is_empty() {
+                g.3 = true; // a whole target: no name filter
+            } else {
+                g.1.insert(name);
+                g.2 &= listed.contains(id);
+            }
+        }
+        let mut out = Vec::new();
+        for ((package, doc), (flags, names, exact, whole)) in groups {
+            let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast", "-p", package]
+                .map(String::from)
+                .to_vec();
+            if doc {
+                args.push("--doc".into());
+            }
+            args.extend(flags.into_iter().flatten());
+            args.extend(user.iter().cloned());
+            args.extend(["--".to_string(), "--test-threads=1".to_string()]);
+            args.extend(test_args.iter().cloned());
+            if !whole {
+                if doc {
+                    // cargo hands doctest filters to rustdoc's `--test-args`, which splits them
+                    // at whitespace: filter on the item path (`src/lib.rs - add (line 8)` →
+                    // `add`), a superset that the result is cut back to.
+                    let tokens: BTreeSet<&str> = names.iter().map(|n| doctest_filter(n)).collect();
+                    args.extend(tokens.into_iter().map(String::from));
+                } else {
+                    if exact {
+                        args.push("--exact".into());
+                    }
+                    args.extend(names.into_iter().map(String::from));
+                }
+            }
+            out.push(args);
+        }
+        out
+    }
+
+    fn attempt(
+        &self,
+        req: &RunRequest,
+        work: &WorkDir,
+        selection: Option<&[TestId]>,
+        deadline: Instant,
+        number: u32,
+    ) -> Result<Attempt, RunnerError> {
+        let arg_lists = match selection {
+            None => vec![suite_args(&req.command)],
+            Some(ids) => self.selection_args(req, ids),
+        };
+        let mut arg_lists = arg_lists;
+        for args in &mut arg_lists {
+            let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+            let extra = req.extra_args.iter().cloned();
+            args.splice(at..at, extra);
+        }
+        let command_line = arg_lists
+            .first()
+            .map_or_else(|| display(&suite_args(&req.command)), |a| display(a));
+        let steps_: Vec<Step> = arg_lists
+            .iter()
+            .map(|a| Step {
+                cmd: cargo_command(req, work, a),
+                command_line: display(a),
+            })
+            .collect();
+        let mut reader = LibtestReader::new(&self.ws);
+        let limits = Limits {
+            deadline,
+            no_progress: req.test_timeout,
+        };
+        let ended = if steps_.is_empty() {
+            Ended::nothing_to_run()
+        } else {
+            steps::run_steps(steps_, &work.dir, &number.to_string(), limits, &mut reader)
+                .map_err(|(l, e)| spawn_error(&l, e))?
+        };
+        let units = self.units(selection);
+        if ended.spawned && ended.stop == Stop::Exited && reader.headers == 0 && !units.is_empty() {
+            let err = startup_error(&work.root, &command_line, &ended);
+            return Ok(Attempt {
+                command_line,
+                collected: None,
+                results: BTreeMap::new(),
+                running: None,
+                session_finished: false,
+                collection_errors: BTreeMap::new(),
+                ended,
+                startup_error: Some(err),
+            });
+        }
+        if ended.stop != Stop::Exited {
+            reader.crash_was_the_kill();
+        }
+        let running = reader
+            .running
+            .take()
+            .map(|(id, since)| (id, since.elapsed()));
+        let mut results = std::mem::take(&mut reader.results);
+        // A listed test that a binary which ran to its end did not report was filtered out by
+        // the user's arguments (e.g. `--skip`): that is a skip, not an error.
+        if ended.stop == Stop::Exited && !reader.crashed {
+            for unit in &units {
+                if !results.contains_key(unit) {
+                    let message =
+                        "listed, but not run by `cargo test` with these arguments".to_string();
+                    results.insert(
+                        unit.clone(),
+                        TestOutcome::new(TestStatus::Skipped, Some(message)),
+                    );
+                }
+            }
+        }
+        Ok(Attempt {
+            command_line,
+            collected: Some(units),
+            results,
+            running,
+            session_finished: !reader.crashed,
+            collection_errors: BTreeMap::new(),
+            ended,
+            startup_error: None,
+        })
+    }
+}
+
+/// A whitespace-free substring of a doctest's name: its item path when it has one.
+fn doctest_filter(name: &str) -> &str {
+    let item = name.split_once(" - ").map_or(name, |(_, rest)| rest);
+    item.split_whitespace()
+        .next()
+        .or_else(|| name.split_whitespace().next())
+        .unwrap_or(name)
+}
+
+struct Quiet;
+impl process::Progress for Quiet {
+    fn poll(&mut self) -> bool {
+        false
+    }
+}
+
+/// Why cargo ended without running anything.
+fn startup_error(root: &Path, command: &str, ended: &Ended) -> RunnerError {
+    let tail = ended.tail();
+    let lock = [
+        "needs to be updated but --locked",
+        "lock file",
+        "Cargo.lock",
+    ]
+    .iter()
+    .any(|m| tail.contains(m))
+        && tail.contains("--locked");
+    if lock {
+        return RunnerError::MissingDependencies {
+            runner: "cargo test",
+            root: root.to_path_buf(),
+            setup: "cargo generate-lockfile".into(),
+            command: command.into(),
+            tail: last_lines(&tail, 30),
+        };
+    }
+    let fetch = [
+        "failed to download",
+        "failed to get `",
+        "no matching package named",
+        "failed to load source for dependency",
+        "attempting to make an HTTP request, but --offline",
+    ];
+    if fetch.iter().any(|m| tail.contains(m)) {
+        return RunnerError::MissingDependencies {
+            runner: "cargo test",
+            root: root.to_path_buf(),
+            setup: "cargo fetch --locked".into(),
+            command: command.into(),
+            tail: last_lines(&tail, 30),
+        };
+    }
+    let hint = if tail.contains("could not find `Cargo.toml`") {
+        "; this is not a Cargo project: run carve on the directory holding Cargo.toml"
+    } else if tail.contains("could not compile") {
+        "; the project does not compile (the compiler's output is below)"
+    } else if tail.contains("unexpected argument") || tail.contains("Unrecognized option") {
+        "; cargo or libtest rejected an argument: check `test.args`/`test.test_args` in carve.toml"
+    } else {
+        ""
+    };
+    RunnerError::Collection {
+        runner: "cargo test",
+        root: root.to_path_buf(),
+        command: command.into(),
+        exit_code: ended.exit_code,
+        hint: hint.into(),
+        tail: last_lines(&tail, 60),
+    }
+}
+
+fn spawn_error(command: &str, e: std::io::Error) -> RunnerError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        RunnerError::ToolNotFound {
+            program: "cargo".into(),
+            hint: "install Rust with rustup (https://rustup.rs) and put `cargo` on PATH".into(),
+        }
+    } else {
+        RunnerError::Spawn {
+            command: command.into(),
+            source: e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

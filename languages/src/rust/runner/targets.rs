@@ -1,0 +1,287 @@
+//! The test targets of a Cargo workspace (from `cargo metadata --no-deps`) and the names
+//! carve gives them in test ids: a library is its crate name (`runner_cases`), every other
+//! target its own name (`one` for `tests/one.rs`, a binary's name), with `(bin)`, `(test)`
+//! … appended only when two targets would otherwise share a name (a package `foo` with a
+//! library and a binary both called `foo`). Also: which target a `Running …`/`Doc-tests …`
+//! header of `cargo test` belongs to, and the cargo flags that select a target.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Kind {
+    Lib,
+    Bin,
+    Test,
+    Bench,
+    Example,
+}
+
+impl Kind {
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Lib => "lib",
+            Kind::Bin => "bin",
+            Kind::Test => "test",
+            Kind::Bench => "bench",
+            Kind::Example => "example",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub package: String,
+    pub name: String,
+    pub kind: Kind,
+    /// The source file relative to the package directory, `/`-separated (`tests/one.rs`).
+    pub src: String,
+    /// The name carve's ids start with.
+    pub label: String,
+}
+
+impl Target {
+    /// The crate name rustc gives the target (`-` → `_`), which names its test binary.
+    pub fn crate_name(&self) -> String {
+        self.name.replace('-', "_")
+    }
+
+    /// The `cargo test` flags that select this target's test binary.
+    pub fn cargo_flags(&self) -> Vec<String> {
+        match self.kind {
+            Kind::Lib => vec!["--lib".into()],
+            Kind::Bin => vec!["--bin".into(), self.name.clone()],
+            Kind::Test => vec!["--test".into(), self.name.clone()],
+            Kind::Bench => vec!["--bench".into(), self.name.clone()],
+            Kind::Example => vec!["--example".into(), self.name.clone()],
+        }
+    }
+}
+
+/// The workspace members' targets, by label.
+#[derive(Debug, Default)]
+pub(crate) struct Workspace {
+    pub targets: BTreeMap<String, Target>,
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    packages: Vec<Package>,
+    workspace_members: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Package {
+    id: String,
+    name: String,
+    manifest_path: String,
+    targets: Vec<MetaTarget>,
+}
+
+#[derive(Deserialize)]
+struct MetaTarget {
+    name: String,
+    kind: Vec<String>,
+    src_path: String,
+    #[serde(default = "yes")]
+    test: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Workspace {
+    /// From the JSON of `cargo metadata --no-deps --format-version 1`.
+    pub fn from_metadata(json: &[u8]) -> Result<Workspace, serde_json::Error> {
+        let meta: Metadata = serde_json::from_slice(json)?;
+        let members: BTreeSet<&str> = meta.workspace_members.iter().map(String::as_str).collect();
+        let mut raw = Vec::new();
+        for p in meta
+            .packages
+            .iter()
+            .filter(|p| members.contains(p.id.as_str()))
+        {
+            let dir = Path::new(&p.manifest_path)
+                .parent()
+                .unwrap_or(Path::new(""));
+            for t in &p.targets {
+                let kind = match t.kind.first().map(String::as_str) {
+                    Some("lib" | "rlib" | "dylib" | "cdylib" | "staticlib" | "proc-macro") => {
+                        Kind::Lib
+                    }
+                    Some("bin") => Kind::Bin,
+                    Some("test") => Kind::Test,
+                    Some("bench") => Kind::Bench,
+                    Some("example") => Kind::Example,
+                    _ => continue,
+                };
+                let src = Path::new(&t.src_path)
+                    .strip_prefix(dir)
+                    .unwrap_or(Path::new(&t.src_path));
+                let src = src
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let name = if kind == Kind::Lib {
+                    t.name.replace('-', "_")
+                } else {
+                    t.name.clone()
+                };
+                raw.push((
+                    t.test || kind == Kind::Lib,
+                    Target {
+                        package: p.name.clone(),
+                        name: t.name.clone(),
+                        kind,
+                        src,
+                        label: name,
+                    },
+                ));
+            }
+        }
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, t) in &raw {
+            *count.entry(t.label.clone()).or_default() += 1;
+        }
+        let mut targets = BTreeMap::new();
+        for (_, mut t) in raw {
+            if count[&t.label] > 1 && t.kind != Kind::Lib {
+                t.label = format!("{}({})", t.label, t.kind.suffix());
+            }
+            // Two packages' libraries, or two `(test)` targets, of one name: the package decides.
+            let label = if targets.contains_key(&t.label) {
+                format!("{}({})", t.label, t.package)
+            } else {
+                t.label.clone()
+            };
+            t.label = label.clone();
+            targets.insert(label, t);
+        }
+        Ok(Workspace { targets })
+    }
+
+    /// The target of a `Running <src> (<exe>)` header (`unittests ` before `<src>` for
+    /// lib and bin targets).
+    pub fn for_running(&self, header: &str) -> Option<&Target> {
+        let (src, exe) = match header.rsplit_once(" (") {
+            Some((src, exe)) => (src.trim(), exe.trim_end_matches(')')),
+            None => ("", header.trim()),
+        };
+        let (unit, src) = match src.strip_prefix("unittests ") {
+            Some(s) => (true, s.trim()),
+            None => (false, src),
+        };
+        let stem = Path::new(exe).file_name()?.to_string_lossy().into_owned();
+        let crate_name = stem
+            .rsplit_once('-')
+            .map_or(stem.as_str(), |(n, _)| n)
+            .to_string();
+        let src = src.replace('\\', "/");
+        let candidates: Vec<&Target> = self
+            .targets
+            .values()
+            .filter(|t| t.crate_name() == crate_name)
+            .filter(|t| src.is_empty() || matches!(t.kind, Kind::Lib | Kind::Bin) == unit)
+            .collect();
+        candidates
+            .iter()
+            .find(|t| !src.is_empty() && t.src == src)
+            .or(candidates.first())
+            .copied()
+    }
+
+    /// The library target whose doctests a `Doc-tests <crate>` header announces.
+    pub fn for_doctests(&self, crate_name: &str) -> Option<&Target> {
+        self.targets
+            .values()
+            .find(|t| t.kind == Kind::Lib && t.crate_name() == crate_name.trim())
+    }
+}
+
+/// A carve Rust id split into its target label, whether it is a doctest, and the name
+/// libtest knows the test by (empty for a whole target).
+pub(crate) fn split_id(id: &str) -> (&str, bool, &str) {
+    let (label, rest) = id.split_once("::").unwrap_or((id, ""));
+    match rest.strip_prefix("doctest::") {
+        Some(name) => (label, true, name),
+        None if rest == "doctest" => (label, true, ""),
+        None => (label, false, rest),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = r#"{"packages":[
+      {"id":"a#1","name":"foo","manifest_path":"/w/Cargo.toml","targets":[
+        {"name":"foo","kind":["lib"],"src_path":"/w/src/lib.rs","test":true},
+        {"name":"foo","kind":["bin"],"src_path":"/w/src/main.rs","test":true},
+        {"name":"one","kind":["test"],"src_path":"/w/tests/one.rs","test":true},
+        {"name":"build-script-build","kind":["custom-build"],"src_path":"/w/build.rs","test":false}]},
+      {"id":"b#1","name":"my-helper","manifest_path":"/w/helper/Cargo.toml","targets":[
+        {"name":"my-helper","kind":["lib"],"src_path":"/w/helper/src/lib.rs","test":true},
+        {"name":"one","kind":["test"],"src_path":"/w/helper/tests/one.rs","test":true}]},
+      {"id":"dep#1","name":"dep","manifest_path":"/r/dep/Cargo.toml","targets":[
+        {"name":"dep","kind":["lib"],"src_path":"/r/dep/src/lib.rs"}]}],
+      "workspace_members":["a#1","b#1"]}"#;
+
+    #[test]
+    fn labels_are_unique_and_plain_when_they_can_be() {
+        let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
+        let labels: Vec<&str> = ws.targets.keys().map(String::as_str).collect();
+        assert_eq!(
+            labels,
+            vec![
+                "foo",
+                "foo(bin)",
+                "my_helper",
+                "one(test)",
+                "one(test)(my-helper)"
+            ]
+        );
+        assert_eq!(ws.targets["foo(bin)"].cargo_flags(), vec!["--bin", "foo"]);
+        assert_eq!(ws.targets["one(test)"].src, "tests/one.rs");
+    }
+
+    #[test]
+    fn headers_name_their_targets() {
+        let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
+        let label = |h: &str| ws.for_running(h).map(|t| t.label.clone());
+        assert_eq!(
+            label("unittests src/lib.rs (target/debug/deps/foo-0123abcd)").as_deref(),
+            Some("foo")
+        );
+        assert_eq!(
+            label("unittests src/main.rs (/t/debug/deps/foo-99)").as_deref(),
+            Some("foo(bin)")
+        );
+        assert_eq!(
+            label("unittests src/lib.rs (/t/debug/deps/my_helper-1)").as_deref(),
+            Some("my_helper")
+        );
+        assert_eq!(
+            label("tests/one.rs (/t/debug/deps/one-5)").as_deref(),
+            Some("one(test)")
+        );
+        assert_eq!(label("unittests src/lib.rs (/t/debug/deps/absent-5)"), None);
+        assert_eq!(
+            ws.for_doctests("my_helper").map(|t| t.package.as_str()),
+            Some("my-helper")
+        );
+    }
+
+    #[test]
+    fn ids_split_into_target_and_name() {
+        assert_eq!(split_id("foo::tests::adds"), ("foo", false, "tests::adds"));
+        assert_eq!(
+            split_id("foo::doctest::src/lib.rs - add (line 8)"),
+            ("foo", true, "src/lib.rs - add (line 8)")
+        );
+        assert_eq!(split_id("one"), ("one", false, ""));
+    }
+}

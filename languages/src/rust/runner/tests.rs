@@ -1,0 +1,244 @@
+//! The cargo runner on copies of `fixtures/rust/runner-cases` (and broken variants), each
+//! with its own scratch directory (cargo's target directory is per tree anyway).
+
+use super::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/runner-cases")
+}
+
+struct Copy {
+    root: tempfile::TempDir,
+    scratch: tempfile::TempDir,
+}
+
+impl Copy {
+    fn new() -> Copy {
+        let root = tempfile::tempdir().unwrap();
+        copy_dir(&fixture(), root.path());
+        Copy {
+            root,
+            scratch: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn request(&self, tests: Option<&[&str]>) -> RunRequest {
+        let command = TestCommand::Cargo {
+            args: vec![],
+            test_args: vec![],
+            workspace: true,
+            nextest: false,
+        };
+        let mut r = RunRequest::new(self.root.path(), command, self.scratch.path());
+        r.tests = tests.map(|t| t.iter().map(|s| s.to_string()).collect());
+        r.timeout = Duration::from_secs(600);
+        r.test_timeout = Duration::from_secs(300);
+        r.env.push((
+            "CARVE_FLAKY_COUNTER".into(),
+            self.scratch.path().join("flaky").display().to_string(),
+        ));
+        r.env.push(("RUST_BACKTRACE".into(), "0".into()));
+        r
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() == "target" {
+                continue;
+            }
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn statuses(r: &RunResult) -> Vec<(&str, TestStatus)> {
+    r.statuses
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.status))
+        .collect()
+}
+
+#[test]
+fn a_whole_run_reports_every_binary_and_doctest() {
+    let c = Copy::new();
+    let r = run(&c.request(None)).unwrap();
+    let want = vec![
+        ("helper::tests::doubles", TestStatus::Passed),
+        ("one::only_in_one", TestStatus::Passed),
+        ("one::shared_name", TestStatus::Passed),
+        (
+            "runner_cases::doctest::src/lib.rs - add (line 8)",
+            TestStatus::Passed,
+        ),
+        (
+            "runner_cases::doctest::src/lib.rs - sign (line 17)",
+            TestStatus::Passed,
+        ),
+        ("runner_cases::tests::adds", TestStatus::Passed),
+        ("runner_cases::tests::fails", TestStatus::Failed),
+        ("runner_cases::tests::flaky", TestStatus::Passed),
+        ("runner_cases::tests::hangs", TestStatus::Passed),
+        ("runner_cases::tests::ignored", TestStatus::Skipped),
+        (
+            "runner_cases::tests::nested::deeper::deep",
+            TestStatus::Passed,
+        ),
+        (
+            "runner_cases::tests::sign_cases::negative",
+            TestStatus::Passed,
+        ),
+        (
+            "runner_cases::tests::sign_cases::positive",
+            TestStatus::Passed,
+        ),
+        ("runner_cases::tests::sign_cases::wrong", TestStatus::Failed),
+        ("runner_cases::tests::sign_cases::zero", TestStatus::Passed),
+        ("two::group::fails_in_two", TestStatus::Failed),
+        ("two::shared_name", TestStatus::Passed),
+    ];
+    assert_eq!(statuses(&r), want);
+    let msg = |id: &str| r.statuses[id].message.clone().unwrap_or_default();
+    assert_eq!(
+        msg("runner_cases::tests::fails"),
+        "assertion `left == right` failed: deliberately failing"
+    );
+    assert_eq!(
+        msg("two::group::fails_in_two"),
+        "deliberately failing in two"
+    );
+    assert_eq!(msg("runner_cases::tests::ignored"), "deliberately ignored");
+    assert_eq!(r.processes, 1);
+    assert!(
+        r.command_line
+            .starts_with("cargo test --locked --no-fail-fast --workspace"),
+        "{}",
+        r.command_line
+    );
+    let again = run(&c.request(None)).unwrap();
+    assert_eq!(
+        again.status("runner_cases::tests::flaky"),
+        TestStatus::Failed
+    );
+    assert!(
+        !c.root.path().join("target").exists(),
+        "cargo wrote a target directory into the tree"
+    );
+}
+
+#[test]
+fn a_selection_runs_exactly_the_requested_tests_per_binary() {
+    let c = Copy::new();
+    let wanted = [
+        "two::shared_name",
+        "runner_cases::tests::sign_cases",
+        "runner_cases::doctest::src/lib.rs - sign (line 17)",
+        "runner_cases::tests::absent",
+        "nowhere::x",
+    ];
+    let req = c.request(Some(&wanted));
+    let r = run(&req).unwrap();
+    assert_eq!(
+        statuses(&r),
+        vec![
+            ("nowhere::x", TestStatus::Missing),
+            (
+                "runner_cases::doctest::src/lib.rs - sign (line 17)",
+                TestStatus::Passed
+            ),
+            ("runner_cases::tests::absent", TestStatus::Missing),
+            (
+                "runner_cases::tests::sign_cases::negative",
+                TestStatus::Passed
+            ),
+            (
+                "runner_cases::tests::sign_cases::positive",
+                TestStatus::Passed
+            ),
+            ("runner_cases::tests::sign_cases::wrong", TestStatus::Failed),
+            ("runner_cases::tests::sign_cases::zero", TestStatus::Passed),
+            ("two::shared_name", TestStatus::Passed),
+        ]
+    );
+    let work = WorkDir::create(&req, "t").unwrap();
+    let runs = Suite::list(&req, &work, Instant::now() + req.timeout)
+        .unwrap()
+        .selection_args(&req, &req.tests.clone().unwrap());
+    work.remove();
+    let lines: Vec<String> = runs.iter().map(|a| display(a)).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "cargo test --locked --no-fail-fast -p runner-cases --lib --test two -- --test-threads=1 shared_name tests::sign_cases",
+            "cargo test --locked --no-fail-fast -p runner-cases --doc -- --test-threads=1 sign",
+        ]
+    );
+}
+
+#[test]
+fn a_hanging_test_is_killed_and_the_rest_still_runs() {
+    let c = Copy::new();
+    let wanted = [
+        "runner_cases::tests::adds",
+        "runner_cases::tests::hangs",
+        "runner_cases::tests::nested",
+        "one::shared_name",
+    ];
+    let mut req = c.request(Some(&wanted));
+    req.env.push(("CARVE_FIXTURE_HANG".into(), "1".into()));
+    req.test_timeout = Duration::from_secs(5);
+    let r = run(&req).unwrap();
+    assert_eq!(
+        r.status("runner_cases::tests::hangs"),
+        TestStatus::Timeout,
+        "{:#?}",
+        r.statuses
+    );
+    assert_eq!(r.timed_out.as_deref(), Some("runner_cases::tests::hangs"));
+    assert_eq!(r.status("runner_cases::tests::adds"), TestStatus::Passed);
+    assert_eq!(
+        r.status("runner_cases::tests::nested::deeper::deep"),
+        TestStatus::Passed
+    );
+    assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
+    assert_eq!(r.processes, 2);
+}
+
+#[test]
+fn a_compile_error_is_the_runs_error_with_the_compiler_output() {
+    let c = Copy::new();
+    let two = c.root.path().join("tests/two.rs");
+    let mut text = std::fs::read_to_string(&two).unwrap();
+    text.push_str("\nfn broken() -> i32 { \"x\" }\n");
+    std::fs::write(&two, text).unwrap();
+    let err = run(&c.request(None)).unwrap_err().to_string();
+    assert!(
+        err.contains("does not compile") && err.contains("tests/two.rs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_lock_file_names_the_setup_command() {
+    let c = Copy::new();
+    std::fs::remove_file(c.root.path().join("Cargo.lock")).unwrap();
+    let err = run(&c.request(None)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, RunnerError::MissingDependencies { .. }),
+        "{text}"
+    );
+    assert!(text.contains("cargo generate-lockfile"), "{text}");
+    assert!(
+        !c.root.path().join("Cargo.lock").exists(),
+        "cargo wrote Cargo.lock into the tree"
+    );
+}
