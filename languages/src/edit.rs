@@ -126,8 +126,20 @@ pub fn rewrite_imports_for_level2(
 /// Syntax errors of `source`: the 1-based line and a message for every ERROR node (not
 /// those nested in another) and every MISSING node. Empty when the text parses cleanly.
 pub fn parse_errors(lang: Language, source: &str) -> Vec<(usize, String)> {
+    let errors = parse_errors_with(lang, lang.grammar(), source);
+    // TypeScript files may be TSX: clean under the TSX grammar is clean.
+    if lang == Language::TypeScript
+        && !errors.is_empty()
+        && parse_errors_with(lang, tree_sitter_typescript::LANGUAGE_TSX.into(), source).is_empty()
+    {
+        return Vec::new();
+    }
+    errors
+}
+
+fn parse_errors_with(lang: Language, grammar: tree_sitter::Language, source: &str) -> Vec<(usize, String)> {
     let mut parser = tree_sitter::Parser::new();
-    if parser.set_language(&lang.grammar()).is_err() {
+    if parser.set_language(&grammar).is_err() {
         return vec![(1, format!("the {lang} grammar could not be loaded"))];
     }
     let Some(tree) = parser.parse(source, None) else {
@@ -177,6 +189,13 @@ mod tests {
 #[cfg(test)]
 mod parse_error_tests {
     use super::*;
+
+    #[test]
+    fn typescript_accepts_tsx() {
+        assert!(parse_errors(Language::TypeScript, "const v = <div>{1}</div>;\n").is_empty());
+        assert!(parse_errors(Language::TypeScript, "const n = <number>x;\n").is_empty());
+        assert!(!parse_errors(Language::TypeScript, "function (\n").is_empty());
+    }
 
     #[test]
     fn reports_error_and_missing_nodes_by_line() {
