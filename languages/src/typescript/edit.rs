@@ -17,7 +17,9 @@
 //!   signatures have nothing to stub and stay as written.
 //! - Import and `export … from` statements drop the names whose target is deleted (the
 //!   whole statement when none is left); local `export { a }` lists and `export default a`
-//!   drop deleted names the same way.
+//!   drop deleted names the same way. An import that only removed code used (deleted
+//!   definitions, stubbed bodies, removed tests) goes too, so projects built with
+//!   `noUnusedLocals` keep building; imports that were unused before are left alone.
 //!
 //! Limits: a function without a declared return type gets the type its stub implies
 //! (`never`/`void`), which can upset callers that used the inferred type; class field
@@ -221,12 +223,32 @@ pub fn mask_file(
             _ => {}
         }
     }
-    // Imports and re-exports of deleted definitions.
+    // Imports and re-exports of deleted definitions, and imports that only removed code used.
+    let uses = |keep_only: bool| -> BTreeSet<&str> {
+        let mut out: BTreeSet<&str> = file.module_references.iter().map(|m| m.target.as_str()).collect();
+        for (d, f) in defs.iter().zip(&fates) {
+            let (body, signature) = match (keep_only, f) {
+                (false, _) | (true, Fate::Keep) => (true, true),
+                (true, Fate::Stub) => (false, true),
+                (true, Fate::Delete) => (false, false),
+            };
+            if body {
+                out.extend(d.references.iter().map(String::as_str));
+            }
+            if signature {
+                out.extend(d.load_references.iter().map(|l| l.target.as_str()));
+            }
+        }
+        out
+    };
+    let (before, after) = (uses(false), uses(true));
+    let became_unused = |t: &str| before.contains(t) && !after.contains(t);
     for imp in &file.imports {
+        let is_import = src_starts_with_import(source, imp.span.start_byte);
         let dropped: Vec<bool> = imp
             .names
             .iter()
-            .map(|n| n.target.as_deref().is_some_and(deleted_target))
+            .map(|n| n.target.as_deref().is_some_and(|t| deleted_target(t) || (is_import && became_unused(t))))
             .collect();
         if !dropped.iter().any(|d| *d) {
             continue;
@@ -287,6 +309,11 @@ pub fn mask_file(
     edits.extend(merged.into_iter().map(|(s, e)| Edit::delete(s, e)));
     edits.sort();
     Ok(edits)
+}
+
+/// Whether the statement at `at` is an `import` (not an `export … from`).
+fn src_starts_with_import(src: &str, at: usize) -> bool {
+    src.get(at..).is_some_and(|t| t.starts_with("import"))
 }
 
 /// One declarator of a multi-name `const`/`let`/`var`, with the comma that separates it.

@@ -180,3 +180,24 @@ fn unaffected_files_get_no_edits_and_stale_indexes_are_errors() {
             .expect("dispatch");
     assert_eq!(apply(src, &edits).expect("apply"), "");
 }
+
+#[test]
+fn imports_only_removed_code_used_go_too() {
+    let index = DefinitionIndex::from_sources(&[
+        ("a.ts".to_string(), b"export function helper(): number { return 1; }\nexport type T = number;\nexport function other() {}\n".to_vec()),
+        (
+            "b.ts".to_string(),
+            b"import { helper, type T, other } from './a';\nimport { unused } from './a';\nexport function f(x: T): T { return helper() + x; }\nexport function g() { other(); }\n".to_vec(),
+        ),
+    ]);
+    let b = "import { helper, type T, other } from './a';\nimport { unused } from './a';\nexport function f(x: T): T { return helper() + x; }\nexport function g() { other(); }\n";
+    let stub = BTreeSet::from(["b.ts::f".to_string()]);
+    let edits = crate::typescript::edit::mask_file(b, &index.files["b.ts"], &index, &BTreeSet::new(), &stub).expect("mask");
+    let out = apply(b, &edits).expect("apply");
+    // `helper` only served the stubbed body; `T` is in the kept signature; the import
+    // that was unused before stays as it was.
+    assert_eq!(
+        out,
+        "import { type T, other } from './a';\nimport { unused } from './a';\nexport function f(x: T): T {\n  throw new Error(\"not implemented\");\n}\nexport function g() { other(); }\n"
+    );
+}
