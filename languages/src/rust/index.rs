@@ -30,6 +30,7 @@
 mod crates;
 mod link;
 mod parse;
+mod refs;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -36,6 +36,11 @@ struct Module {
     uses: HashMap<String, Vec<(usize, usize, usize)>>,
     globs: Vec<(usize, usize, usize)>,
     children: HashMap<String, usize>,
+    /// The crate root, the parent module and the package's library root (when this is
+    /// another crate of the package), computed once.
+    root: Option<usize>,
+    parent: Option<usize>,
+    lib: Option<usize>,
     /// The inline `mod` item, or the first file whose module this is.
     inline_item: Option<DefRef>,
     file: Option<usize>,
@@ -154,6 +159,21 @@ impl<'a> Linker<'a> {
             }
             l.scope_modules.push(mods);
         }
+        for m in 0..l.modules.len() {
+            let (krate, package, path) = (
+                l.modules[m].krate.clone(),
+                l.modules[m].package.clone(),
+                l.modules[m].path.clone(),
+            );
+            let lib = format!("{package}|src");
+            l.modules[m].root = l.module_id(&krate, &[]);
+            l.modules[m].parent = path.split_last().and_then(|(_, p)| l.module_id(&krate, p));
+            l.modules[m].lib = if krate == lib {
+                None
+            } else {
+                l.module_id(&lib, &[])
+            };
+        }
         // Impl blocks: their type and trait, then the members of every type and trait.
         for (f, file) in files.iter().enumerate() {
             for (i, item) in file.items.iter().enumerate() {
@@ -231,13 +251,12 @@ impl<'a> Linker<'a> {
 
     fn library_root(&self, m: usize, name: &str) -> Option<usize> {
         let module = &self.modules[m];
-        let lib = format!("{}|src", module.package);
-        if module.krate == lib || matches!(name, "std" | "core" | "alloc") {
+        if matches!(name, "std" | "core" | "alloc") {
             return None;
         }
         match self.crate_names.get(&module.package) {
-            Some(n) if n.replace('-', "_") != name => None,
-            _ => self.module_id(&lib, &[]),
+            Some(n) if n != name => None,
+            _ => module.lib,
         }
     }
 
@@ -255,14 +274,9 @@ impl<'a> Linker<'a> {
             return None;
         }
         let mut ent = match first.as_str() {
-            "crate" => Entity::Module(self.module_id(&self.modules[m].krate, &[])?),
+            "crate" => Entity::Module(self.modules[m].root?),
             "self" => Entity::Module(m),
-            "super" => {
-                let path = &self.modules[m].path;
-                Entity::Module(
-                    self.module_id(&self.modules[m].krate, &path[..path.len().checked_sub(1)?])?,
-                )
-            }
+            "super" => Entity::Module(self.modules[m].parent?),
             "Self" => {
                 let s = self_item?;
                 match self.item(s).kind {

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use tree_sitter::{Node, Parser};
 
 use super::crates::{Location, locate};
+use super::refs::collect_refs;
 use crate::index::{DefinitionKind, IndexError, Parameter, ParameterKind, Signature, Span};
 
 /// A name use not yet resolved.
@@ -124,7 +125,7 @@ fn count_lines(text: &[u8]) -> usize {
     newlines + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
 }
 
-fn text<'a>(node: Node, src: &'a str) -> &'a str {
+pub(super) fn text<'a>(node: Node, src: &'a str) -> &'a str {
     src.get(node.byte_range()).unwrap_or("")
 }
 
@@ -539,7 +540,7 @@ fn prefix_of(path: &[String], glob: bool) -> String {
 }
 
 /// Flatten a use tree into leaves.
-fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<UseLeaf>) {
+pub(super) fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<UseLeaf>) {
     let with = |segs: Vec<String>| -> Vec<String> { base.iter().cloned().chain(segs).collect() };
     match node.kind() {
         "scoped_use_list" => {
@@ -688,160 +689,6 @@ fn trait_tag(node: Node, src: &str) -> String {
     last.split_whitespace()
         .collect::<String>()
         .replace('.', "_")
-}
-
-/// Node kinds whose subtree names nothing.
-const SKIPPED: &[&str] = &[
-    "field_identifier",
-    "lifetime",
-    "string_literal",
-    "raw_string_literal",
-    "char_literal",
-    "line_comment",
-    "block_comment",
-    "metavariable",
-    "shorthand_field_identifier",
-    "primitive_type",
-];
-
-/// Every path, method call and macro named under `root`.
-pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
-    // (node, its parent is a path node, it is that parent's `path` field). Parents are
-    // tracked on the stack: `Node::parent` searches from the root.
-    let mut stack: Vec<(Node, bool, bool)> = vec![(root, false, false)];
-    let mut trees = Vec::new();
-    while let Some((node, in_path, is_path_field)) = stack.pop() {
-        let kind = node.kind();
-        if SKIPPED.contains(&kind) {
-            continue;
-        }
-        let mut skip_field = None;
-        match kind {
-            "identifier" | "type_identifier" => {
-                if !in_path {
-                    out.push(RawRef::Path(vec![text(node, src).to_string()]));
-                }
-                continue;
-            }
-            "self" | "crate" | "super" => continue,
-            "use_declaration" => {
-                // A `use` inside a body: what it names is named by the enclosing item.
-                let mut leaves = Vec::new();
-                if let Some(arg) = node.child_by_field_name("argument") {
-                    use_leaves(arg, src, &[], &mut leaves);
-                }
-                out.extend(
-                    leaves
-                        .into_iter()
-                        .filter(|l| !l.glob)
-                        .map(|l| RawRef::Path(l.path)),
-                );
-                continue;
-            }
-            "scoped_identifier" | "scoped_type_identifier" => {
-                if !(in_path && is_path_field) {
-                    out.push(RawRef::Path(path_segments(node, src)));
-                }
-            }
-            "call_expression" => {
-                let mut f = node.child_by_field_name("function");
-                if let Some(g) = f.filter(|g| g.kind() == "generic_function") {
-                    f = g.child_by_field_name("function");
-                }
-                if let Some(fe) = f.filter(|f| f.kind() == "field_expression") {
-                    if let Some(field) = fe.child_by_field_name("field") {
-                        let name = text(field, src).to_string();
-                        let on_self = fe
-                            .child_by_field_name("value")
-                            .is_some_and(|v| v.kind() == "self");
-                        out.push(if on_self {
-                            RawRef::SelfMethod(name)
-                        } else {
-                            RawRef::Method(name)
-                        });
-                    }
-                }
-            }
-            "token_tree" => {
-                trees.clear();
-                token_tree_refs(node, src, out, &mut trees);
-                stack.extend(trees.drain(..).map(|t| (t, false, false)));
-                continue;
-            }
-            "macro_invocation" => {
-                if let Some(m) = node.child_by_field_name("macro") {
-                    out.push(RawRef::Macro(path_segments(m, src)));
-                }
-                skip_field = Some("macro");
-            }
-            _ => {}
-        }
-        let child_in_path = matches!(
-            kind,
-            "scoped_identifier" | "scoped_type_identifier" | "scoped_use_list"
-        );
-        let mut c = node.walk();
-        if c.goto_first_child() {
-            loop {
-                let field = c.field_name();
-                if skip_field.is_none() || field != skip_field {
-                    stack.push((c.node(), child_in_path, field == Some("path")));
-                }
-                if !c.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-/// Paths, method calls and macro calls inside a macro's token tree, where tree-sitter
-/// gives plain tokens: `a :: b` is a path, `. name` a method call, `m !` a macro call.
-/// Nested token trees are pushed on `stack`.
-fn token_tree_refs<'t>(
-    tree: Node<'t>,
-    src: &str,
-    out: &mut Vec<RawRef>,
-    stack: &mut Vec<Node<'t>>,
-) {
-    let mut c = tree.walk();
-    let tokens: Vec<Node> = tree.children(&mut c).collect();
-    let is_name = |n: &Node| matches!(n.kind(), "identifier" | "self" | "crate" | "super");
-    let mut i = 0;
-    while i < tokens.len() {
-        let t = tokens[i];
-        if t.kind() == "token_tree" {
-            stack.push(t);
-            i += 1;
-            continue;
-        }
-        if !is_name(&t) {
-            i += 1;
-            continue;
-        }
-        if i > 0 && tokens[i - 1].kind() == "." {
-            let name = text(t, src).to_string();
-            let on_self = i > 1 && tokens[i - 2].kind() == "self";
-            out.push(if on_self {
-                RawRef::SelfMethod(name)
-            } else {
-                RawRef::Method(name)
-            });
-            i += 1;
-            continue;
-        }
-        let mut segs = vec![text(t, src).to_string()];
-        while i + 2 < tokens.len() && tokens[i + 1].kind() == "::" && is_name(&tokens[i + 2]) {
-            segs.push(text(tokens[i + 2], src).to_string());
-            i += 2;
-        }
-        if tokens.get(i + 1).is_some_and(|n| n.kind() == "!") {
-            out.push(RawRef::Macro(segs));
-        } else if !matches!(segs[0].as_str(), "self" | "crate" | "super") || segs.len() > 1 {
-            out.push(RawRef::Path(segs));
-        }
-        i += 1;
-    }
 }
 
 /// The signature of an item as written, without attributes, docs or body.
