@@ -118,14 +118,33 @@ fn status_kb(field: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// CPU time of the whole process so far, in seconds: the sum over its threads of the time
+/// they ran (`/proc/self/task/*/schedstat`, nanoseconds), so that a machine shared with
+/// other work does not count against carve.
+fn cpu_s() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .sum::<f64>()
+        / 1e9
+}
+
 /// One measurement, in a fresh process: index first (so VmHWM is indexing's own peak),
 /// then the single-thread parse pass, then all trees kept at once.
 fn child(language: Language, root: &Path) -> Result<String, String> {
     let start_rss = status_kb("VmRSS:");
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_s());
     let index =
         DefinitionIndex::build(root, &IndexOptions::default()).map_err(|e| e.to_string())?;
-    let index_s = t.elapsed().as_secs_f64();
+    let (index_s, index_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
     let peak_rss_kb = status_kb("VmHWM:");
     let defs = index.definitions.len();
     let indexed_files = index.files.len();
@@ -135,7 +154,7 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     let files = sources(root, language);
     let lines: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
     let mut parser = tree_sitter::Parser::new();
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_s());
     let mut nodes = 0usize;
     for (path, text) in &files {
         parser
@@ -145,7 +164,7 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
             nodes += tree.root_node().descendant_count();
         }
     }
-    let parse_s = t.elapsed().as_secs_f64();
+    let (parse_s, parse_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
 
     // The same indexing on one thread: indexing's own cost next to parsing, whatever the
     // other processes on the machine do to the parallel run.
@@ -153,11 +172,11 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
         .num_threads(1)
         .build()
         .map_err(|e| e.to_string())?;
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_s());
     let single = one
         .install(|| DefinitionIndex::build(root, &IndexOptions::default()))
         .map_err(|e| e.to_string())?;
-    let index_1t_s = t.elapsed().as_secs_f64();
+    let (index_1t_s, index_1t_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
     drop(single);
 
     let before = status_kb("VmRSS:");
@@ -173,6 +192,7 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     Ok(serde_json::json!({
         "lines": lines, "files": files.len(), "indexed_files": indexed_files, "skipped": skipped,
         "definitions": defs, "nodes": nodes, "index_s": index_s, "parse_s": parse_s, "index_1t_s": index_1t_s,
+        "index_cpu_s": index_cpu_s, "parse_cpu_s": parse_cpu_s, "index_1t_cpu_s": index_1t_cpu_s,
         "peak_rss_kb": peak_rss_kb, "start_rss_kb": start_rss, "all_trees_kb": all_trees_kb,
     })
     .to_string())
@@ -301,6 +321,14 @@ fn main() {
                 )
             })
             .collect();
+        let cpu_ratios: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| Some(s["parse_cpu_s"].as_f64()? / s["index_cpu_s"].as_f64()?))
+            .collect();
+        let overheads: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| Some(s["index_1t_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?))
+            .collect();
         let line = serde_json::json!({
             "language": language.name(),
             "lines": lines as u64,
@@ -312,6 +340,8 @@ fn main() {
             "index_1t_lines_per_s": median(f("index_1t_s").into_iter().map(|s| lines / s).collect()).round(),
             "cores": cores,
             "per_core_ratio": round(median(ratios), 3),
+            "per_core_ratio_cpu": round(median(cpu_ratios), 3),
+            "index_1t_cpu_over_parse_cpu": round(median(overheads), 3),
             "peak_rss_mb": round(median(f("peak_rss_kb")) / 1024.0, 1),
             "start_rss_mb": round(median(f("start_rss_kb")) / 1024.0, 1),
             "all_trees_mb": round(median(f("all_trees_kb")) / 1024.0, 1),
