@@ -19,6 +19,7 @@
 //! incremental) unless the request's environment sets it. cargo-nextest, when installed, is not used yet: its ids
 //! and its JUnit output would need their own reader.
 
+mod broken;
 pub mod harness;
 mod libtest;
 mod targets;
@@ -66,7 +67,7 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
     let suite = suite?;
     Ok(Collection {
         ids: suite.units(req.tests.as_deref()).into_iter().collect(),
-        collection_errors: BTreeMap::new(),
+        collection_errors: suite.broken.clone(),
         command_line: suite.command_line,
     })
 }
@@ -129,10 +130,17 @@ fn display(args: &[String]) -> String {
     process::display_command(Path::new("cargo"), args)
 }
 
+/// The tests of one package (doctests or the rest) run in one process: the target flags,
+/// the names, whether every name is a full test name (`--exact`), whether a whole target
+/// was asked for (no name filter at all).
+type Group<'a> = (BTreeSet<Vec<String>>, BTreeSet<&'a str>, bool, bool);
+
 struct Suite {
     ws: Workspace,
     /// Every test `--list` printed, in order.
     listed: Vec<TestId>,
+    /// Targets that do not compile (label → compiler output): left out of every run.
+    broken: BTreeMap<String, String>,
     command_line: String,
 }
 
@@ -167,54 +175,12 @@ impl Suite {
             tail: ended.tail(),
         })?;
 
-        let TestCommand::Cargo {
-            args: user,
-            workspace,
-            ..
-        } = &req.command
-        else {
-            unreachable!("rust::runner called for {}", req.command.runner_name())
-        };
-        let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast"]
-            .map(String::from)
-            .to_vec();
-        if *workspace {
-            args.push("--workspace".into());
-        }
-        args.extend(user.iter().cloned());
-        args.extend(["--", "--list", "--format", "terse"].map(String::from));
-        let line = display(&args);
-        let mut reader = LibtestReader::new(&ws);
-        let step = Step {
-            cmd: cargo_command(req, work, &args),
-            command_line: line.clone(),
-        };
-        let ended = steps::run_steps(vec![step], &work.dir, "list", limits, &mut reader)
-            .map_err(|(l, e)| spawn_error(&l, e))?;
-        if ended.stop != Stop::Exited {
-            return Err(RunnerError::CollectionTimeout {
-                runner: "cargo test",
-                root: work.root.clone(),
-                command: line,
-                after: req.timeout,
-                tail: ended.tail(),
-            });
-        }
-        if ended.exit_code != Some(0) {
-            return Err(startup_error(&work.root, &line, &ended));
-        }
-        if let Some(h) = reader.unknown_headers.first() {
-            return Err(RunnerError::Unparseable {
-                command: line,
-                detail: format!("no workspace target matches `{h}`"),
-                tail: ended.tail(),
-            });
-        }
-        let listed = reader.listed;
+        let listing = broken::list_tests(req, work, &ws, deadline)?;
         Ok(Suite {
             ws,
-            listed,
-            command_line: line,
+            listed: listing.tests,
+            broken: listing.broken,
+            command_line: listing.command_line,
         })
     }
 
@@ -234,6 +200,20 @@ impl Suite {
         out
     }
 
+    /// The targets (and doctest sets) with listed tests, as selection entries.
+    fn compiling_targets(&self) -> Vec<TestId> {
+        let mut out = BTreeSet::new();
+        for id in &self.listed {
+            let (label, doc, _) = split_id(id);
+            out.insert(if doc {
+                format!("{label}::doctest")
+            } else {
+                label.to_string()
+            });
+        }
+        out.into_iter().collect()
+    }
+
     /// `cargo test` argument lists for a selection: per package, its targets with exact
     /// names (or name prefixes as filters), doctests in a process of their own.
     fn selection_args(&self, req: &RunRequest, ids: &[TestId]) -> Vec<Vec<String>> {
@@ -246,17 +226,33 @@ impl Suite {
             return Vec::new();
         };
         let listed: BTreeSet<&TestId> = self.listed.iter().collect();
-        // (package, doc) → (target flags, names, all exact)
-        let mut groups: BTreeMap<
-            (&str, bool),
-            (BTreeSet<Vec<String>>, BTreeSet<&str>, bool, bool),
-        > = BTreeMap::new();
-        for id in ids {
+        let mut groups: BTreeMap<(&str, bool), Group> = BTreeMap::new();
+        // A whole library stands for its doctests too.
+        let expanded: Vec<TestId> = ids
+            .iter()
+            .flat_map(|id| {
+                let (label, doc, name) = split_id(id);
+                let lib = self.ws.targets.get(label).is_some_and(|t| t.doctest);
+                let extra = (lib && !doc && name.is_empty()).then(|| format!("{label}::doctest"));
+                std::iter::once(id.clone()).chain(extra)
+            })
+            .collect();
+        for id in &expanded {
             let (label, doc, name) = split_id(id);
             let Some(target) = self.ws.targets.get(label) else {
                 continue;
             };
             if !self.listed.iter().any(|t| t == id || is_ancestor(id, t)) {
+                continue;
+            }
+            // `label` alone must not match its doctests: they run in their own process.
+            if !doc
+                && name.is_empty()
+                && !self
+                    .listed
+                    .iter()
+                    .any(|t| is_ancestor(id, t) && !split_id(t).1)
+            {
                 continue;
             }
             let g = groups
@@ -312,7 +308,9 @@ impl Suite {
         number: u32,
     ) -> Result<Attempt, RunnerError> {
         let arg_lists = match selection {
-            None => vec![suite_args(&req.command)],
+            None if self.broken.is_empty() => vec![suite_args(&req.command)],
+            // Some targets do not compile: name the others.
+            None => self.selection_args(req, &self.compiling_targets()),
             Some(ids) => self.selection_args(req, ids),
         };
         let mut arg_lists = arg_lists;
@@ -384,7 +382,11 @@ impl Suite {
             results,
             running,
             session_finished: !reader.crashed,
-            collection_errors: BTreeMap::new(),
+            collection_errors: if number == 0 {
+                self.broken.clone()
+            } else {
+                BTreeMap::new()
+            },
             ended,
             startup_error: None,
         })

@@ -96,20 +96,21 @@ impl<'w> LibtestReader<'w> {
             return;
         }
         if trimmed.contains("process didn't exit successfully") {
-            if let Some(id) = &self.last_crash {
-                if let Some(o) = self.results.get_mut(id) {
-                    o.message = Some(format!(
-                        "the test binary exited while this test ran: {trimmed}"
-                    ));
-                }
+            if let Some(id) = &self.last_crash
+                && let Some(o) = self.results.get_mut(id)
+            {
+                o.message = Some(format!(
+                    "the test binary exited while this test ran: {trimmed}"
+                ));
             }
             return;
         }
-        if let Some(rest) = line.strip_prefix("test ") {
-            if let Some((name, outcome)) = rest.split_once(" ... ") {
-                self.outcome(name, outcome);
-                return;
-            }
+        if let Some((name, outcome)) = line
+            .strip_prefix("test ")
+            .and_then(|r| r.split_once(" ... "))
+        {
+            self.outcome(name, outcome);
+            return;
         }
         if let Some(name) = trimmed
             .strip_prefix("---- ")
@@ -194,12 +195,13 @@ impl<'w> LibtestReader<'w> {
 
     /// Undo the last crash when it was carve killing the run: that test was running.
     pub fn crash_was_the_kill(&mut self) {
-        if self.running.is_none() && self.crash_is_last {
-            if let Some(id) = self.last_crash.take() {
-                self.results.remove(&id);
-                self.running = Some((id, Instant::now()));
-                self.crash_is_last = false;
-            }
+        if self.running.is_none()
+            && self.crash_is_last
+            && let Some(id) = self.last_crash.take()
+        {
+            self.results.remove(&id);
+            self.running = Some((id, Instant::now()));
+            self.crash_is_last = false;
         }
     }
 
@@ -209,12 +211,10 @@ impl<'w> LibtestReader<'w> {
         if let Some(name) = partial
             .strip_prefix("test ")
             .and_then(|r| r.strip_suffix(" ... "))
+            && let Some(id) = self.id(name)
+            && self.running.as_ref().is_none_or(|(r, _)| *r != id)
         {
-            if let Some(id) = self.id(name) {
-                if self.running.as_ref().is_none_or(|(r, _)| *r != id) {
-                    self.running = Some((id, Instant::now()));
-                }
-            }
+            self.running = Some((id, Instant::now()));
         }
     }
 

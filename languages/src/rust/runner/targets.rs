@@ -40,6 +40,11 @@ pub(crate) struct Target {
     pub src: String,
     /// The name carve's ids start with.
     pub label: String,
+    /// `cargo test` runs it without naming it (`test = true`, the default for libraries,
+    /// binaries and tests).
+    pub tested: bool,
+    /// A library whose doctests `cargo test` runs.
+    pub doctest: bool,
 }
 
 impl Target {
@@ -64,12 +69,18 @@ impl Target {
 #[derive(Debug, Default)]
 pub(crate) struct Workspace {
     pub targets: BTreeMap<String, Target>,
+    /// The package whose manifest is at the workspace root (none in a virtual workspace).
+    pub root_package: Option<String>,
+    /// Every member package.
+    pub packages: BTreeSet<String>,
 }
 
 #[derive(Deserialize)]
 struct Metadata {
     packages: Vec<Package>,
     workspace_members: Vec<String>,
+    #[serde(default)]
+    workspace_root: String,
 }
 
 #[derive(Deserialize)]
@@ -87,6 +98,8 @@ struct MetaTarget {
     src_path: String,
     #[serde(default = "yes")]
     test: bool,
+    #[serde(default)]
+    doctest: bool,
 }
 
 fn yes() -> bool {
@@ -99,6 +112,8 @@ impl Workspace {
         let meta: Metadata = serde_json::from_slice(json)?;
         let members: BTreeSet<&str> = meta.workspace_members.iter().map(String::as_str).collect();
         let mut raw = Vec::new();
+        let mut root_package = None;
+        let mut packages = BTreeSet::new();
         for p in meta
             .packages
             .iter()
@@ -107,6 +122,10 @@ impl Workspace {
             let dir = Path::new(&p.manifest_path)
                 .parent()
                 .unwrap_or(Path::new(""));
+            packages.insert(p.name.clone());
+            if !meta.workspace_root.is_empty() && dir == Path::new(&meta.workspace_root) {
+                root_package = Some(p.name.clone());
+            }
             for t in &p.targets {
                 let kind = match t.kind.first().map(String::as_str) {
                     Some("lib" | "rlib" | "dylib" | "cdylib" | "staticlib" | "proc-macro") => {
@@ -131,24 +150,23 @@ impl Workspace {
                 } else {
                     t.name.clone()
                 };
-                raw.push((
-                    t.test || kind == Kind::Lib,
-                    Target {
-                        package: p.name.clone(),
-                        name: t.name.clone(),
-                        kind,
-                        src,
-                        label: name,
-                    },
-                ));
+                raw.push(Target {
+                    package: p.name.clone(),
+                    name: t.name.clone(),
+                    kind,
+                    src,
+                    label: name,
+                    tested: t.test,
+                    doctest: kind == Kind::Lib && t.doctest,
+                });
             }
         }
         let mut count: BTreeMap<String, usize> = BTreeMap::new();
-        for (_, t) in &raw {
+        for t in &raw {
             *count.entry(t.label.clone()).or_default() += 1;
         }
         let mut targets = BTreeMap::new();
-        for (_, mut t) in raw {
+        for mut t in raw {
             if count[&t.label] > 1 && t.kind != Kind::Lib {
                 t.label = format!("{}({})", t.label, t.kind.suffix());
             }
@@ -161,7 +179,11 @@ impl Workspace {
             t.label = label.clone();
             targets.insert(label, t);
         }
-        Ok(Workspace { targets })
+        Ok(Workspace {
+            targets,
+            root_package,
+            packages,
+        })
     }
 
     /// The target of a `Running <src> (<exe>)` header (`unittests ` before `<src>` for
@@ -219,7 +241,7 @@ mod tests {
 
     const META: &str = r#"{"packages":[
       {"id":"a#1","name":"foo","manifest_path":"/w/Cargo.toml","targets":[
-        {"name":"foo","kind":["lib"],"src_path":"/w/src/lib.rs","test":true},
+        {"name":"foo","kind":["lib"],"src_path":"/w/src/lib.rs","test":true,"doctest":true},
         {"name":"foo","kind":["bin"],"src_path":"/w/src/main.rs","test":true},
         {"name":"one","kind":["test"],"src_path":"/w/tests/one.rs","test":true},
         {"name":"build-script-build","kind":["custom-build"],"src_path":"/w/build.rs","test":false}]},
@@ -228,7 +250,7 @@ mod tests {
         {"name":"one","kind":["test"],"src_path":"/w/helper/tests/one.rs","test":true}]},
       {"id":"dep#1","name":"dep","manifest_path":"/r/dep/Cargo.toml","targets":[
         {"name":"dep","kind":["lib"],"src_path":"/r/dep/src/lib.rs"}]}],
-      "workspace_members":["a#1","b#1"]}"#;
+      "workspace_members":["a#1","b#1"],"workspace_root":"/w"}"#;
 
     #[test]
     fn labels_are_unique_and_plain_when_they_can_be() {
@@ -246,6 +268,8 @@ mod tests {
         );
         assert_eq!(ws.targets["foo(bin)"].cargo_flags(), vec!["--bin", "foo"]);
         assert_eq!(ws.targets["one(test)"].src, "tests/one.rs");
+        assert_eq!(ws.root_package.as_deref(), Some("foo"));
+        assert!(ws.targets["foo"].doctest && !ws.targets["my_helper"].doctest);
     }
 
     #[test]

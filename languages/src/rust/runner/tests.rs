@@ -213,15 +213,65 @@ fn a_hanging_test_is_killed_and_the_rest_still_runs() {
 }
 
 #[test]
-fn a_compile_error_is_the_runs_error_with_the_compiler_output() {
+fn a_target_that_does_not_compile_costs_only_its_own_tests() {
     let c = Copy::new();
     let two = c.root.path().join("tests/two.rs");
     let mut text = std::fs::read_to_string(&two).unwrap();
     text.push_str("\nfn broken() -> i32 { \"x\" }\n");
     std::fs::write(&two, text).unwrap();
-    let err = run(&c.request(None)).unwrap_err().to_string();
+    let r = run(&c.request(None)).unwrap();
+    assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
+    assert_eq!(r.status("runner_cases::tests::adds"), TestStatus::Passed);
+    assert_eq!(
+        r.status("runner_cases::doctest::src/lib.rs - add (line 8)"),
+        TestStatus::Passed
+    );
+    assert_eq!(r.status("helper::tests::doubles"), TestStatus::Passed);
     assert!(
-        err.contains("does not compile") && err.contains("tests/two.rs"),
+        !r.statuses.keys().any(|id| id.starts_with("two::")),
+        "{:?}",
+        r.statuses.keys()
+    );
+    let message = &r.collection_errors["two"];
+    assert!(
+        message.contains("tests/two.rs") && message.contains("could not compile"),
+        "{message}"
+    );
+    // Requested tests of the broken target are errors with the compiler's output.
+    let r = run(&c.request(Some(&["two::shared_name", "one::shared_name"]))).unwrap();
+    assert_eq!(r.status("two::shared_name"), TestStatus::Error);
+    assert!(
+        r.statuses["two::shared_name"]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("tests/two.rs")
+    );
+    assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
+}
+
+#[test]
+fn a_library_that_does_not_compile_is_the_runs_error() {
+    let c = Copy::new();
+    let lib = c.root.path().join("helper/src/lib.rs");
+    std::fs::write(&lib, "pub fn double(n: i32) -> i32 { \"x\" }\n").unwrap();
+    let mut req = c.request(None);
+    req.command = TestCommand::Cargo {
+        args: vec![],
+        test_args: vec![],
+        workspace: false,
+        nextest: false,
+    };
+    // Without --workspace the broken member is not built at all.
+    assert_eq!(
+        run(&req).unwrap().status("runner_cases::tests::adds"),
+        TestStatus::Passed
+    );
+    let lib = c.root.path().join("src/lib.rs");
+    std::fs::write(&lib, "pub fn add() -> i32 { \"x\" }\n").unwrap();
+    let err = run(&req).unwrap_err().to_string();
+    assert!(
+        err.contains("does not compile") && err.contains("src/lib.rs"),
         "{err}"
     );
 }
