@@ -38,7 +38,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -47,7 +47,7 @@ impl Rng {
     }
     /// In `0..n` (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
     pub fn pick<'a>(&mut self, items: &'a [&'a str]) -> &'a str {
         items[self.below(items.len())]
@@ -97,10 +97,10 @@ fn sources(root: &Path, language: Language) -> Vec<(PathBuf, String)> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if Language::from_path(&p) == Some(language) {
-                if let Ok(text) = std::fs::read_to_string(&p) {
-                    out.push((p, text));
-                }
+            } else if Language::from_path(&p) == Some(language)
+                && let Ok(text) = std::fs::read_to_string(&p)
+            {
+                out.push((p, text));
             }
         }
     }
@@ -270,14 +270,14 @@ fn main() {
         .unwrap_or(1);
     for language in languages {
         let root = tmp.join(language.name());
-        if !root.exists() {
-            if let Err(e) = generate(language, &root, min_lines) {
-                eprintln!(
-                    "cannot generate the {language} repository under {}: {e}",
-                    root.display()
-                );
-                std::process::exit(1);
-            }
+        if !root.exists()
+            && let Err(e) = generate(language, &root, min_lines)
+        {
+            eprintln!(
+                "cannot generate the {language} repository under {}: {e}",
+                root.display()
+            );
+            std::process::exit(1);
         }
         let mut samples: Vec<serde_json::Value> = Vec::new();
         for _ in 0..runs {

@@ -362,12 +362,12 @@ pub fn mask_file_with(
         if removals.gone.contains(id) {
             let (s, e) = whole_lines(source, d.span.start_byte, d.span.end_byte);
             edits.push(Edit::delete(s, e));
-        } else if removals.stubbed.contains(id) {
-            if let Some(body) = d.body {
-                let indent = line_indent(source, body.start_byte.min(source.len()));
-                let text = stub_body(d, indent);
-                edits.push(Edit::replace(body.start_byte, body.end_byte, text));
-            }
+        } else if removals.stubbed.contains(id)
+            && let Some(body) = d.body
+        {
+            let indent = line_indent(source, body.start_byte.min(source.len()));
+            let text = stub_body(d, indent);
+            edits.push(Edit::replace(body.start_byte, body.end_byte, text));
         }
     }
     // `use` leaves whose target goes.

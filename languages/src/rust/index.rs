@@ -71,10 +71,10 @@ pub fn index_source(path: &str, source: &[u8]) -> Result<(FileIndex, Vec<Definit
 pub fn index_sources(sources: &[(String, Vec<u8>)]) -> RustIndex {
     let mut crate_names = HashMap::new();
     for (path, bytes) in sources {
-        if let Some(dir) = manifest_dir(path) {
-            if let Some(name) = package_name(&String::from_utf8_lossy(bytes)) {
-                crate_names.insert(dir.to_string(), name);
-            }
+        if let Some(dir) = manifest_dir(path)
+            && let Some(name) = package_name(&String::from_utf8_lossy(bytes))
+        {
+            crate_names.insert(dir.to_string(), name);
         }
     }
     let rs: Vec<&(String, Vec<u8>)> = sources.iter().filter(|(p, _)| p.ends_with(".rs")).collect();

@@ -343,12 +343,10 @@ impl<'a> Linker<'a> {
             let path = &self.files[f].uses[u].leaves[k].path;
             if let Some(Entity::Module(g)) =
                 self.resolve(scope_module, path, None, depth + 1, &mut Vec::new())
+                && g != m
+                && let Some(e) = self.lookup(g, name, depth + 1)
             {
-                if g != m {
-                    if let Some(e) = self.lookup(g, name, depth + 1) {
-                        return Some(e);
-                    }
-                }
+                return Some(e);
             }
         }
         None
@@ -439,14 +437,14 @@ impl<'a> Linker<'a> {
                 .filter(|p| file.items[*p].kind == DefinitionKind::Impl)
             {
                 // A trait impl's method implements the trait's item of the same name.
-                if let Some(t) = self.impl_trait.get(&(f, p)) {
-                    if let Some(v) = self.members.get(t).and_then(|ms| ms.get(&item.name)) {
-                        targets.extend(
-                            v.iter()
-                                .copied()
-                                .filter(|d| d.0 == t.0 && self.item(*d).parent == Some(t.1)),
-                        );
-                    }
+                if let Some(t) = self.impl_trait.get(&(f, p))
+                    && let Some(v) = self.members.get(t).and_then(|ms| ms.get(&item.name))
+                {
+                    targets.extend(
+                        v.iter()
+                            .copied()
+                            .filter(|d| d.0 == t.0 && self.item(*d).parent == Some(t.1)),
+                    );
                 }
             }
             if let Some(t) = self.impl_trait.get(&(f, i)) {

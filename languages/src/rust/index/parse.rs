@@ -335,12 +335,12 @@ impl<'s> Walker<'s, '_> {
         let cfg_test = leading.attributes.iter().any(|a| is_cfg_test(a));
         let in_test = ctx.in_test || cfg_test;
         if kind == "mod_item" && node.child_by_field_name("body").is_none() {
-            if let Some(name) = node.child_by_field_name("name") {
-                if in_test {
-                    let mut path = self.file.scopes[ctx.scope].clone();
-                    path.push(text(name, src).to_string());
-                    self.file.test_file_modules.push(path);
-                }
+            if let Some(name) = node.child_by_field_name("name")
+                && in_test
+            {
+                let mut path = self.file.scopes[ctx.scope].clone();
+                path.push(text(name, src).to_string());
+                self.file.test_file_modules.push(path);
             }
             return;
         }

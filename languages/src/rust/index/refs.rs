@@ -122,18 +122,18 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                 if let Some(g) = f.filter(|g| g.kind() == "generic_function") {
                     f = g.child_by_field_name("function");
                 }
-                if let Some(fe) = f.filter(|f| f.kind() == "field_expression") {
-                    if let Some(field) = fe.child_by_field_name("field") {
-                        let on_self = fe
-                            .child_by_field_name("value")
-                            .is_some_and(|v| v.kind() == "self");
-                        let name = text(field, src);
-                        found.push(if on_self {
-                            Tmp::SelfMethod(name)
-                        } else {
-                            Tmp::Method(name)
-                        });
-                    }
+                if let Some(fe) = f.filter(|f| f.kind() == "field_expression")
+                    && let Some(field) = fe.child_by_field_name("field")
+                {
+                    let on_self = fe
+                        .child_by_field_name("value")
+                        .is_some_and(|v| v.kind() == "self");
+                    let name = text(field, src);
+                    found.push(if on_self {
+                        Tmp::SelfMethod(name)
+                    } else {
+                        Tmp::Method(name)
+                    });
                 }
             }
             Class::TokenTree => {
