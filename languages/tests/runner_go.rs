@@ -153,3 +153,29 @@ fn swebench_parse_log_gotest_yields_the_recorded_harness_ids() {
     let ids: BTreeSet<&String> = result.statuses.keys().collect();
     assert_eq!(ids.len(), 21);
 }
+
+/// The Go fixture of the static issue (`fixtures/go/shapes`): every test passes, ids carry
+/// the import path, and the tree is left as it was.
+#[test]
+fn the_shapes_fixture_passes_through_the_runner() {
+    if !have_go() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/shapes");
+    let before = snapshot(&root);
+    let scratch = tempfile::tempdir().unwrap();
+    let detected = runner::detect(&root);
+    let command = detected
+        .iter()
+        .find(|d| d.language == carve_languages::Language::Go)
+        .unwrap()
+        .command
+        .clone();
+    let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
+    assert!(r.statuses.len() >= 10, "{:?}", r.statuses.keys());
+    for (id, o) in &r.statuses {
+        assert!(id.starts_with("example.com/shapes/"), "{id}");
+        assert_eq!(o.status, TestStatus::Passed, "{id}: {:?}", o.message);
+    }
+    assert_eq!(snapshot(&root), before);
+}

@@ -139,3 +139,28 @@ fn swebench_parse_log_cargo_yields_the_recorded_harness_ids() {
     );
     assert_eq!(parsed.into_iter().collect::<BTreeMap<_, _>>(), recorded);
 }
+
+/// The Rust fixture of the static issue (`fixtures/rust/geometry`): every test passes,
+/// unit tests under the crate name, integration tests under their target, and the tree is
+/// left as it was.
+#[test]
+fn the_geometry_fixture_passes_through_the_runner() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/geometry");
+    let before = snapshot(&root);
+    let scratch = tempfile::tempdir().unwrap();
+    let detected = runner::detect(&root);
+    let command = detected
+        .iter()
+        .find(|d| d.language == carve_languages::Language::Rust)
+        .unwrap()
+        .command
+        .clone();
+    let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
+    assert!(r.statuses.len() >= 5, "{:?}", r.statuses.keys());
+    assert!(r.statuses.keys().any(|id| id.starts_with("geometry::")));
+    assert!(r.statuses.keys().any(|id| id.starts_with("integration::")));
+    for (id, o) in &r.statuses {
+        assert_eq!(o.status, TestStatus::Passed, "{id}: {:?}", o.message);
+    }
+    assert_eq!(snapshot(&root), before);
+}
