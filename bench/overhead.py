@@ -41,7 +41,9 @@ def timed(cmd, cwd, env):
 
 def base_env():
     env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # The plain run keeps its bytecode cache, as a user's pytest run does (the suite is a
+    # temporary copy); the shim keeps probed bytecode in its own private cache.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["CARVE_NO_PROGRESS"] = "1"
     for k in ("CARVE_PROBE_MAP", "CARVE_TRACE_DIR", "CARVE_TRACE_MODE", "PYTHONPATH"):
         env.pop(k, None)

@@ -147,8 +147,11 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
         /// Feature groups: each --f2p flag is one candidate (default: one per test file).
-        #[arg(long, num_args = 1.., action = clap::ArgAction::Append, value_parser = clap::value_parser!(String))]
-        f2p: Vec<Vec<String>>,
+        #[arg(long, num_args = 1.., action = clap::ArgAction::Append)]
+        f2p: Vec<String>,
+        /// `--f2p` grouped by occurrence (filled from the matches by `Cli::parse_grouped`).
+        #[arg(skip)]
+        f2p_groups: Vec<Vec<String>>,
         #[arg(long, value_enum, default_value_t)]
         edges: EdgeMode,
         /// Levels to emit.
@@ -158,4 +161,45 @@ pub enum Command {
         #[arg(long, default_value_t = 0.0)]
         f2p_pass_threshold: f64,
     },
+}
+
+impl Cli {
+    /// Parse the command line, keeping each `tasks --f2p …` occurrence as its own group
+    /// (clap's derive flattens repeated flags).
+    pub fn try_parse_grouped() -> Result<Cli, clap::Error> {
+        Cli::try_parse_grouped_from(std::env::args_os())
+    }
+
+    pub fn try_parse_grouped_from<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let (Command::Tasks { f2p_groups, .. }, Some(("tasks", sub))) = (&mut cli.command, matches.subcommand()) {
+            if let Some(occurrences) = sub.get_occurrences::<String>("f2p") {
+                *f2p_groups = occurrences.map(|o| o.cloned().collect()).collect();
+            }
+        }
+        Ok(cli)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_tasks_f2p_flag_is_one_group() {
+        let cli = Cli::try_parse_grouped_from(["carve", "tasks", "repo", "--f2p", "a.py", "b.py::t", "--f2p", "c.py"]).unwrap();
+        let Command::Tasks { f2p_groups, .. } = cli.command else { panic!("not tasks") };
+        assert_eq!(f2p_groups, vec![vec!["a.py".to_string(), "b.py::t".to_string()], vec!["c.py".to_string()]]);
+    }
+
+    #[test]
+    fn audit_requires_f2p() {
+        assert!(Cli::try_parse_grouped_from(["carve", "audit", "repo"]).is_err());
+    }
 }

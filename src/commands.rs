@@ -24,7 +24,9 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Audit { common, feature } => audit(&common, &feature.f2p, feature.edges),
         Command::Extract { common, f2p, remove, remove_tests, edges } => extract_cmd(&common, &f2p, &remove, &remove_tests, edges),
         Command::Validate { bundle, repo, format, python, out } => crate::tasks::validate_bundle(&bundle, &repo, format, python.as_deref(), out.as_deref()),
-        Command::Tasks { common, f2p, edges, level, f2p_pass_threshold } => crate::tasks::tasks(&common, &f2p, edges, &level, f2p_pass_threshold),
+        Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, .. } => {
+            crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold)
+        }
     }
 }
 
@@ -120,7 +122,9 @@ fn trace_cmd(common: &Common, edges: EdgeMode, tests: &[String], fresh: bool) ->
         resolve_tests(tests, &b.known())?.into_iter().filter(|t| passing.contains(t)).collect()
     };
     let run = tracing::trace(&session, &selected, edges, fresh)?;
+    session.progress.step("writing trace.json");
     let path = tracing::write_trace(&session, &run.trace)?;
+    session.progress.step("done");
     let summary = json!({
         "trace": path,
         "tests": run.trace.tests.len(),

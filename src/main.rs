@@ -25,7 +25,7 @@ pub enum Status {
 fn main() -> ExitCode {
     // Broken pipe (`carve audit … | head`) is not an error.
     reset_sigpipe();
-    let args = match <cli::Cli as clap::Parser>::try_parse() {
+    let args = match cli::Cli::try_parse_grouped() {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -6,23 +6,30 @@ use std::time::Duration;
 
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// `CARVE_TIMINGS=1`: print each step with the time since start, for profiling.
+    timings: Option<std::time::Instant>,
 }
 
 impl Progress {
     /// A spinner on stderr when it is a terminal; nothing otherwise.
     pub fn new() -> Progress {
+        let timings = std::env::var_os("CARVE_TIMINGS").map(|_| std::time::Instant::now());
         if !std::io::stderr().is_terminal() || std::env::var_os("CARVE_NO_PROGRESS").is_some() {
-            return Progress { bar: None };
+            return Progress { bar: None, timings };
         }
         let bar = ProgressBar::new_spinner();
         bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed}] {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
         bar.enable_steady_tick(Duration::from_millis(120));
-        Progress { bar: Some(bar) }
+        Progress { bar: Some(bar), timings }
     }
 
     pub fn step(&self, msg: impl Into<String>) {
+        let msg = msg.into();
+        if let Some(t) = self.timings {
+            eprintln!("[{:8.3}s] {msg}", t.elapsed().as_secs_f64());
+        }
         if let Some(b) = &self.bar {
-            b.set_message(msg.into());
+            b.set_message(msg);
         }
     }
 

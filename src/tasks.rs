@@ -237,7 +237,10 @@ pub fn validate_bundle(bundle_dir: &Path, repo: &Path, format: Format, python: O
     let session = Session::open(SessionOptions { repo, out: Some(&out), config: None, python, timeout: None, test_timeout: None })?;
     let dir = session.scratch("validate")?;
     let masked = dir.join("masked");
-    prepare_state(&session.repo, &masked, &[("mask", &mask_patch)])?;
+    // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
+    // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
+    let f2p_tests_patch = inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test.clone());
+    prepare_state(&session.repo, &masked, &[("mask", &mask_patch), ("-test", &f2p_tests_patch)])?;
     let threshold = 0.0;
     let mut v = Validation::new(threshold);
     let all: BTreeSet<TestId> = f2p.union(&p2p).cloned().collect();

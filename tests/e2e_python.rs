@@ -226,6 +226,14 @@ fn bad_input_is_skipped_killed_or_reported_never_fatal() {
     let o = carve_ok(&["trace", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
     let t: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(t["tests"].as_u64().unwrap() >= 5, "{t}");
+    // tests/test_crash_traced.py kills the traced process: the trace is partial, says so,
+    // and keeps the test that finished before the crash.
+    let partial = t["partial"].as_array().unwrap();
+    assert!(!partial.is_empty(), "the crashed process's trace must be reported partial: {t}");
+    let warn = String::from_utf8_lossy(&o.stderr);
+    assert!(warn.contains("partial trace"), "{warn}");
+    let trace: Value = serde_json::from_str(&read(&out.path().join("trace.json"))).unwrap();
+    assert!(trace["tests"].as_object().unwrap().contains_key("tests/test_crash_traced.py::test_traced_before"), "{trace}");
     assert_eq!(before, snapshot(&repo), "carve modified the repository");
 }
 
@@ -256,4 +264,56 @@ fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
         }
         assert_eq!(before, snapshot(&repo), "a killed carve modified the repository");
     }
+}
+
+#[test]
+fn every_command_leaves_the_repository_byte_identical() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let before = snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    carve_ok(&["init", r, "--out", o], 0);
+    assert!(out.path().join("carve.toml").is_file());
+    carve_ok(&["index", r, "--out", o, "--format", "json"], 0);
+    carve_ok(&["baseline", r, "--out", o], 0);
+    carve_ok(&["trace", r, "--out", o], 0);
+    carve_ok(&["audit", r, "--out", o, "--f2p", "tests/test_search.py"], 0);
+    let ex = carve_ok(&["extract", r, "--out", o, "--format", "json", "--f2p", "tests/test_search.py"], 0);
+    let ex: Value = serde_json::from_slice(&ex.stdout).unwrap();
+    assert!(ex["extracted"].as_array().unwrap().iter().any(|x| x == "inventory/search.py::search"), "{ex}");
+    for f in ["contract.json", "problem_statement.md", "mask.patch", "gold.patch", "test.patch"] {
+        assert!(out.path().join("extract").join(f).is_file(), "extract wrote no {f}");
+    }
+    carve_ok(&["extract", r, "--out", o, "--remove", "inventory/search.py::fuzzy_score", "--remove-tests", "tests/test_search.py"], 0);
+    let t = carve_ok(&["tasks", r, "--out", o, "--format", "json", "--level", "1", "2", "--f2p", "tests/test_search.py"], 0);
+    let t: Value = serde_json::from_slice(&t.stdout).unwrap();
+    let ids: Vec<&str> = t["tasks"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "search gives a level 1 and a level 2 task: {t}");
+    for id in ids {
+        let v = carve_ok(&["validate", out.path().join(id).to_str().unwrap(), "--repo", r, "--format", "json"], 0);
+        let v: Value = serde_json::from_slice(&v.stdout).unwrap();
+        assert_eq!(v["valid"], true, "{v}");
+    }
+    assert_eq!(before, snapshot(&repo), "a carve command modified the repository");
+}
+
+#[test]
+fn validate_reports_a_broken_bundle_with_exit_code_1() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    let t = carve_ok(&["tasks", r, "--out", o, "--format", "json", "--level", "1", "--f2p", "tests/test_search.py"], 0);
+    let t: Value = serde_json::from_slice(&t.stdout).unwrap();
+    let bundle = out.path().join(t["tasks"][0].as_str().unwrap());
+    // A bundle whose F2P list names a P2P test (it passes on the masked state) is invalid.
+    let mut inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    let p2p0 = inst["PASS_TO_PASS"][0].clone();
+    inst["FAIL_TO_PASS"].as_array_mut().unwrap().push(p2p0);
+    std::fs::write(bundle.join("instance.json"), serde_json::to_string(&inst).unwrap()).unwrap();
+    let v = carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", r, "--format", "json"], 1);
+    let v: Value = serde_json::from_slice(&v.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    let bad: Vec<&Value> = v["states"].as_array().unwrap().iter().filter(|s| s["ok"] == false).collect();
+    assert_eq!(bad.len(), 1, "{v}");
+    assert_eq!(bad[0]["state"], "masked+tests");
 }

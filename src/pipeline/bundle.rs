@@ -168,6 +168,9 @@ pub fn instance_json(
             "language": session.config.language,
             "feature": feature.slug,
             "mask_patch": ext.mask_patch,
+            // Original F2P tests -> masked state (test.patch of Level 1): with mask.patch it
+            // rebuilds the masked state from the original tree (`carve validate`).
+            "f2p_tests_patch": ext.test_patch,
             "extracted": ext.extracted.iter().collect::<Vec<_>>(),
             "entry_points": feature.classification.entry_points,
             "contract_summary": {

@@ -65,6 +65,7 @@ impl Session {
         for skipped in &index.skipped {
             progress.note(format!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
+        progress.step("hashing the tree");
         let tree_digest = workspace::tree_digest(&repo)?;
         let identity = RepoIdentity::detect(&repo, &tree_digest);
         Ok(Session { repo, out, config, index, tree_digest, identity, progress })

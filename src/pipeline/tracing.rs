@@ -73,6 +73,7 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
     };
     session.progress.step(format!("trace: running {} tests under the shim", tests.len()));
     let result = run_tests(session, &tree, Some(tests.to_vec()), &extras, &scratch.join("runner"))?;
+    session.progress.step("trace: reading the trace");
     let trace = Trace::read_dir(&trace_dir).with_context(|| format!("failed to read the trace in {}", trace_dir.display()))?;
     for p in &trace.partial {
         session.progress.note(format!("warning: partial trace: {} ({}); the tests it finished are kept", p.file, p.reason));
@@ -90,6 +91,7 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
             failed[0]
         ));
     }
+    session.progress.step("trace: writing the trace");
     if trace.partial.is_empty() && failed.is_empty() {
         trace.write_json(&cached_path)?;
     }

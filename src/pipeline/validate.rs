@@ -54,16 +54,22 @@ impl Validation {
 
 /// Apply a git-style patch inside `dir` with `git apply` (not discovering any enclosing
 /// repository).
+/// A patch named `-NAME` is applied in reverse (`git apply -R`).
 pub fn apply_patch(dir: &Path, patch: &str, what: &str) -> Result<()> {
     if patch.trim().is_empty() {
         return Ok(());
     }
+    let (reverse, what) = match what.strip_prefix('-') {
+        Some(w) => (true, w),
+        None => (false, what),
+    };
     let file = dir.with_extension(format!("{what}.patch"));
     std::fs::write(&file, patch)?;
     let ceiling = dir.parent().unwrap_or(dir);
     let out = Command::new("git")
         .arg("apply")
         .arg("--whitespace=nowarn")
+        .args(reverse.then_some("-R"))
         .arg(&file)
         .current_dir(dir)
         .env("GIT_CEILING_DIRECTORIES", ceiling)
@@ -71,7 +77,8 @@ pub fn apply_patch(dir: &Path, patch: &str, what: &str) -> Result<()> {
         .context("failed to run `git apply` (is git installed?)")?;
     let _ = std::fs::remove_file(&file);
     if !out.status.success() {
-        bail!("{what}.patch does not apply in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr).trim());
+        let how = if reverse { " in reverse" } else { "" };
+        bail!("{what}.patch does not apply{how} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr).trim());
     }
     Ok(())
 }

@@ -223,9 +223,7 @@ impl ShimInstall {
 pub fn install_python_shim(dest: &Path, native: Option<&Path>) -> Result<ShimInstall, ShimError> {
     let native_bytes = match native {
         None => None,
-        Some(path) if path.extension().is_some_and(|e| e == "whl") => {
-            Some(extension_from_wheel(path)?)
-        }
+        Some(path) if path.extension().is_some_and(|e| e == "whl") => Some(cached_extension_from_wheel(dest, path)?),
         Some(path) => Some(std::fs::read(path).map_err(|source| ShimError::Native {
             path: path.to_owned(),
             source,
@@ -293,6 +291,22 @@ fn write_tree(root: &Path, native: Option<&[u8]>) -> Result<(), ShimError> {
 
 /// The `carve_shim/_native*` extension inside a maturin wheel, unpacked with
 /// `python3 -m zipfile -e` into a temporary directory.
+/// The extension inside `wheel`, unpacked once per wheel content into `dest` (unpacking
+/// starts a Python process, which a traced run should not pay for every time).
+fn cached_extension_from_wheel(dest: &Path, wheel: &Path) -> Result<Vec<u8>, ShimError> {
+    let bytes = std::fs::read(wheel).map_err(|source| ShimError::Native { path: wheel.to_owned(), source })?;
+    let cached = dest.join(format!("native-{}.so", &hex::encode(Sha256::digest(&bytes))[..16]));
+    if let Ok(so) = std::fs::read(&cached) {
+        return Ok(so);
+    }
+    let so = extension_from_wheel(wheel)?;
+    std::fs::create_dir_all(dest).map_err(io(dest))?;
+    let tmp = dest.join(format!(".native-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, &so).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, &cached).map_err(io(&cached))?;
+    Ok(so)
+}
+
 fn extension_from_wheel(wheel: &Path) -> Result<Vec<u8>, ShimError> {
     let tmp = std::env::temp_dir().join(format!("carve-wheel-{}-{}", std::process::id(), unique()));
     let result = (|| {
