@@ -1,0 +1,345 @@
+//! Detecting a JavaScript/TypeScript project's test set-up from its `package.json`, for
+//! `carve init`: the runner from the `test` script, else from the dependencies (vitest,
+//! jest), else node:test when test files import it; the package manager from the lockfile.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Language;
+use crate::runner::{Detection, TestCommand};
+
+/// The package manager that installs the project's dependencies (from its lockfile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PackageManager {
+    #[default]
+    Npm,
+    Pnpm,
+    Yarn,
+}
+
+impl PackageManager {
+    pub fn name(self) -> &'static str {
+        match self {
+            PackageManager::Npm => "npm",
+            PackageManager::Pnpm => "pnpm",
+            PackageManager::Yarn => "yarn",
+        }
+    }
+
+    /// The command that installs the dependencies of the project at `root` as its lockfile
+    /// pins them.
+    pub fn install_command(self, root: &Path) -> String {
+        match self {
+            PackageManager::Npm
+                if root.join("package-lock.json").is_file()
+                    || root.join("npm-shrinkwrap.json").is_file() =>
+            {
+                "npm ci".into()
+            }
+            PackageManager::Npm => "npm install".into(),
+            PackageManager::Pnpm => "pnpm install --frozen-lockfile".into(),
+            PackageManager::Yarn if root.join(".yarnrc.yml").is_file() => {
+                "yarn install --immutable".into()
+            }
+            PackageManager::Yarn => "yarn install --frozen-lockfile".into(),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PackageJson {
+    #[serde(default)]
+    scripts: std::collections::BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    dependencies: std::collections::BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    dev_dependencies: std::collections::BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    package_manager: Option<String>,
+}
+
+fn read_package_json(repo: &Path) -> Result<Option<PackageJson>, String> {
+    let path = repo.join("package.json");
+    let Ok(text) = std::fs::read(&path) else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&text)
+        .map(Some)
+        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+}
+
+/// Does the project at `root` declare any dependency (so it needs `node_modules`)?
+pub fn has_dependencies(root: &Path) -> bool {
+    read_package_json(root)
+        .ok()
+        .flatten()
+        .is_some_and(|p| !p.dependencies.is_empty() || !p.dev_dependencies.is_empty())
+}
+
+/// The project's test set-up, or why it could not be decided (`Err`, naming the setting to
+/// fill in). `Ok(None)`: no `package.json`.
+pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
+    let Some(pkg) = read_package_json(repo)? else {
+        return Ok(None);
+    };
+    let mut reasons = Vec::new();
+    let has =
+        |name: &str| pkg.dependencies.contains_key(name) || pkg.dev_dependencies.contains_key(name);
+    let ts_why = if repo.join("tsconfig.json").is_file() {
+        Some("tsconfig.json")
+    } else if has("typescript") {
+        Some("a typescript dependency")
+    } else if has_typescript_files(repo) {
+        Some(".ts files")
+    } else {
+        None
+    };
+    let language = if let Some(why) = ts_why {
+        reasons.push(format!(
+            "language = typescript: found package.json and {why}"
+        ));
+        Language::TypeScript
+    } else {
+        reasons.push("language = javascript: found package.json, no tsconfig.json, typescript dependency or .ts files".to_string());
+        Language::JavaScript
+    };
+    let script = pkg
+        .scripts
+        .get("test")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let from_script = |needle: &str| {
+        script
+            .split(|c: char| c.is_whitespace() || c == '&' || c == ';' || c == '|')
+            .any(|w| w == needle || w.ends_with(&format!("/{needle}")))
+    };
+    let kind = if from_script("vitest") {
+        reasons.push(format!("runner = vitest: the test script is `{script}`"));
+        Kind::Vitest
+    } else if from_script("jest") {
+        reasons.push(format!("runner = jest: the test script is `{script}`"));
+        Kind::Jest
+    } else if script.contains("node --test") || script.contains("node:test") {
+        reasons.push(format!("runner = node-test: the test script is `{script}`"));
+        Kind::NodeTest
+    } else if has("vitest") {
+        reasons.push("runner = vitest: vitest is a dependency in package.json".to_string());
+        Kind::Vitest
+    } else if has("jest") {
+        reasons.push("runner = jest: jest is a dependency in package.json".to_string());
+        Kind::Jest
+    } else if imports_node_test(repo) {
+        reasons.push("runner = node-test: test files import node:test".to_string());
+        Kind::NodeTest
+    } else {
+        return Err(format!(
+            "{}: no test runner found (the test script is `{script}`; no vitest or jest dependency; no file imports node:test): \
+             set `[test] runner` to \"vitest\", \"jest\" or \"node-test\" in carve.toml",
+            repo.join("package.json").display()
+        ));
+    };
+    let package_manager = detect_package_manager(repo, &pkg, &mut reasons);
+    let needs_install = !pkg.dependencies.is_empty() || !pkg.dev_dependencies.is_empty();
+    let setup = needs_install.then(|| package_manager.install_command(repo));
+    if needs_install && !repo.join("node_modules").is_dir() && !repo.join(".pnp.cjs").is_file() {
+        reasons.push(format!(
+            "dependencies are not installed (no node_modules/): run `{}` before running tests",
+            package_manager.install_command(repo)
+        ));
+    }
+    let args = Vec::new();
+    let command = match kind {
+        Kind::Vitest => TestCommand::Vitest {
+            package_manager,
+            args,
+        },
+        Kind::Jest => TestCommand::Jest {
+            package_manager,
+            args,
+        },
+        Kind::NodeTest => TestCommand::NodeTest {
+            package_manager,
+            args,
+        },
+    };
+    Ok(Some(Detection {
+        language,
+        command,
+        setup,
+        reasons,
+    }))
+}
+
+/// The project's test set-up; `None` when there is no `package.json` or no runner could be
+/// decided (see [`detect_or_explain`] for why).
+pub fn detect(repo: &Path) -> Option<Detection> {
+    detect_or_explain(repo).ok().flatten()
+}
+
+use super::runner::Kind;
+
+fn detect_package_manager(
+    repo: &Path,
+    pkg: &PackageJson,
+    reasons: &mut Vec<String>,
+) -> PackageManager {
+    for (file, pm) in [
+        ("pnpm-lock.yaml", PackageManager::Pnpm),
+        ("yarn.lock", PackageManager::Yarn),
+        ("package-lock.json", PackageManager::Npm),
+        ("npm-shrinkwrap.json", PackageManager::Npm),
+    ] {
+        if repo.join(file).is_file() {
+            reasons.push(format!("package manager = {}: found {file}", pm.name()));
+            return pm;
+        }
+    }
+    if let Some(field) = &pkg.package_manager {
+        for pm in [
+            PackageManager::Pnpm,
+            PackageManager::Yarn,
+            PackageManager::Npm,
+        ] {
+            if field.starts_with(&format!("{}@", pm.name())) {
+                reasons.push(format!(
+                    "package manager = {}: package.json's packageManager is `{field}`",
+                    pm.name()
+                ));
+                return pm;
+            }
+        }
+    }
+    reasons.push("package manager = npm: no lockfile (package-lock.json, pnpm-lock.yaml, yarn.lock) and no packageManager field".to_string());
+    PackageManager::Npm
+}
+
+/// Are there TypeScript sources (not only `.d.ts` declarations) near the top?
+fn has_typescript_files(repo: &Path) -> bool {
+    ignore::WalkBuilder::new(repo)
+        .max_depth(Some(4))
+        .filter_entry(|e| e.file_name() != "node_modules")
+        .build()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            let name = e.file_name().to_string_lossy();
+            Language::from_path(e.path()) == Some(Language::TypeScript) && !name.ends_with(".d.ts")
+        })
+}
+
+/// Does a JavaScript/TypeScript file near the top (outside node_modules) import node:test?
+fn imports_node_test(repo: &Path) -> bool {
+    ignore::WalkBuilder::new(repo)
+        .max_depth(Some(4))
+        .filter_entry(|e| e.file_name() != "node_modules")
+        .build()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            crate::Language::from_path(e.path())
+                .is_some_and(|l| matches!(l, Language::JavaScript | Language::TypeScript))
+        })
+        .take(500)
+        .any(|e| {
+            std::fs::read_to_string(e.path())
+                .is_ok_and(|t| t.contains("\"node:test\"") || t.contains("'node:test'"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn the_test_script_decides_and_the_lockfile_names_the_package_manager() {
+        let d = repo(&[
+            (
+                "package.json",
+                r#"{"scripts":{"test":"vitest run"},"devDependencies":{"vitest":"3","jest":"29"}}"#,
+            ),
+            ("pnpm-lock.yaml", ""),
+            ("tsconfig.json", "{}"),
+        ]);
+        let det = detect(d.path()).unwrap();
+        assert_eq!(det.language, Language::TypeScript);
+        assert_eq!(
+            det.command,
+            TestCommand::Vitest {
+                package_manager: PackageManager::Pnpm,
+                args: vec![]
+            }
+        );
+        assert_eq!(det.setup.as_deref(), Some("pnpm install --frozen-lockfile"));
+        assert!(
+            det.reasons.iter().any(|r| r.contains("pnpm-lock.yaml")),
+            "{:?}",
+            det.reasons
+        );
+        assert!(
+            det.reasons.iter().any(|r| r.contains("`vitest run`")),
+            "{:?}",
+            det.reasons
+        );
+        assert!(
+            det.reasons.iter().any(|r| r.contains("not installed")),
+            "{:?}",
+            det.reasons
+        );
+    }
+
+    #[test]
+    fn dependencies_then_node_test_imports_then_an_error() {
+        let d = repo(&[
+            (
+                "package.json",
+                r#"{"scripts":{"test":"npm run build && x"},"devDependencies":{"jest":"29"}}"#,
+            ),
+            ("yarn.lock", ""),
+        ]);
+        let det = detect(d.path()).unwrap();
+        assert_eq!(det.language, Language::JavaScript);
+        assert_eq!(
+            det.command,
+            TestCommand::Jest {
+                package_manager: PackageManager::Yarn,
+                args: vec![]
+            }
+        );
+        let d = repo(&[
+            ("package.json", r#"{"name":"x"}"#),
+            ("test/a.test.js", "const test = require('node:test');"),
+        ]);
+        let det = detect(d.path()).unwrap();
+        assert_eq!(
+            det.command,
+            TestCommand::NodeTest {
+                package_manager: PackageManager::Npm,
+                args: vec![]
+            }
+        );
+        assert_eq!(det.setup, None);
+        let d = repo(&[("package.json", r#"{"scripts":{"test":"mocha"}}"#)]);
+        let err = detect_or_explain(d.path()).unwrap_err();
+        assert!(err.contains("`[test] runner`"), "{err}");
+        assert!(detect(d.path()).is_none());
+        let d = repo(&[("package.json", "{oops")]);
+        assert!(
+            detect_or_explain(d.path())
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+        assert!(detect_or_explain(repo(&[]).path()).unwrap().is_none());
+    }
+}

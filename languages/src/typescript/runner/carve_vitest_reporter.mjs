@@ -1,0 +1,99 @@
+// carve's progress reporter for vitest 1-3 (ESM; loaded with --reporter=<this file>).
+// Appends one JSON object per line to $CARVE_PROGRESS as the run goes: the tests of each
+// collected file, each test's start and result, files that failed to load, the end of the
+// session. carve's watchdog reads it to see progress and to know which test was running
+// when it had to kill the run; the final statuses come from vitest's own JSON reporter.
+import { appendFileSync } from "node:fs";
+import { relative, sep } from "node:path";
+
+const out = process.env.CARVE_PROGRESS;
+
+function emit(event) {
+  if (out) appendFileSync(out, JSON.stringify(event) + "\n");
+}
+
+function rel(root, file) {
+  return relative(root, file).split(sep).join("/");
+}
+
+function message(errors) {
+  const e = (errors || [])[0];
+  if (!e) return undefined;
+  return String(e.message || e.name || e).split("\n")[0];
+}
+
+export default class CarveVitestReporter {
+  onInit(ctx) {
+    this.ctx = ctx;
+    this.root = ctx.config.root;
+    this.started = new Set();
+    emit({ event: "header", version: 1, runner: "vitest" });
+    const setup = process.env.CARVE_VITEST_SETUP;
+    if (setup) {
+      for (const project of ctx.projects || [ctx]) {
+        const config = project.config;
+        if (config && Array.isArray(config.setupFiles) && !config.setupFiles.includes(setup)) config.setupFiles.unshift(setup);
+      }
+    }
+  }
+
+  id(task) {
+    const names = [];
+    const file = task.file;
+    for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) names.unshift(t.name);
+    if (!file) return names.join(" > ");
+    return [rel(this.root, file.filepath), ...names].join(" > ");
+  }
+
+  onCollected(files) {
+    for (const file of files || []) {
+      const ids = [];
+      const walk = (task) => {
+        if (task.type === "test" || task.type === "custom") ids.push(this.id(task));
+        for (const child of task.tasks || []) walk(child);
+      };
+      walk(file);
+      emit({ event: "collected", file: rel(this.root, file.filepath), ids });
+      if (file.result && file.result.state === "fail" && ids.length === 0) {
+        emit({ event: "collect_error", file: rel(this.root, file.filepath), message: message(file.result.errors) ?? "failed to load" });
+      }
+    }
+  }
+
+  // vitest 3: a test is about to run (vitest 1-2 send the "run" state in onTaskUpdate).
+  onTestCaseReady(testCase) {
+    const task = testCase && testCase.task;
+    if (!task) return;
+    const id = this.id(task);
+    if (!this.started.has(id)) {
+      this.started.add(id);
+      emit({ event: "start", id });
+    }
+  }
+
+  onTaskUpdate(packs) {
+    for (const [taskId, result] of packs || []) {
+      const task = this.ctx.state.idMap.get(taskId);
+      if (!task || !result) continue;
+      if (task.type !== "test" && task.type !== "custom") {
+        if (!task.suite && result.state === "fail" && result.errors && result.errors.length) {
+          emit({ event: "file_error", file: rel(this.root, task.filepath), message: message(result.errors) });
+        }
+        continue;
+      }
+      const id = this.id(task);
+      if (result.state === "run" && !this.started.has(id)) {
+        this.started.add(id);
+        emit({ event: "start", id });
+      } else if (["pass", "fail", "skip", "todo"].includes(result.state)) {
+        const status = { pass: "passed", fail: "failed", skip: "skipped", todo: "skipped" }[result.state];
+        emit({ event: "result", id, status, duration: result.duration, message: message(result.errors) });
+      }
+    }
+  }
+
+  onFinished(files, errors) {
+    if (errors && errors.length) emit({ event: "run_error", message: message(errors) });
+    emit({ event: "finished" });
+  }
+}

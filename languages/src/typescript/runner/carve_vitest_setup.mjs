@@ -1,0 +1,25 @@
+// carve's per-test progress inside vitest's workers (a setup file carve's reporter adds to
+// each project's `setupFiles`). It writes synchronously when a test starts and ends, so a
+// test that blocks its worker (a busy loop) still leaves its start in $CARVE_PROGRESS,
+// where vitest's own reporting from the worker is batched and would never arrive.
+import { afterEach, beforeEach } from "vitest";
+import { appendFileSync } from "node:fs";
+import { relative, sep } from "node:path";
+
+const out = process.env.CARVE_PROGRESS;
+const root = process.env.CARVE_ROOT || process.cwd();
+
+function id(task) {
+  const names = [];
+  const file = task.file;
+  for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) names.unshift(t.name);
+  const path = file ? relative(root, file.filepath).split(sep).join("/") : "";
+  return [path, ...names].join(" > ");
+}
+
+function emit(event, ctx) {
+  if (out && ctx && ctx.task) appendFileSync(out, JSON.stringify({ event, id: id(ctx.task) }) + "\n");
+}
+
+beforeEach((ctx) => emit("start", ctx));
+afterEach((ctx) => emit("end", ctx));
