@@ -101,6 +101,7 @@ pub struct Detection {
 pub fn detect(repo: &Path) -> Vec<Detection> {
     let mut out = Vec::new();
     out.extend(crate::python::detect::detect(repo));
+    out.extend(crate::typescript::detect::detect(repo));
     out.extend(crate::go::detect::detect(repo));
     out.extend(crate::rust::detect::detect(repo));
     out
@@ -146,6 +147,30 @@ pub enum TestCommand {
         #[serde(default)]
         nextest: bool,
     },
+    /// `vitest run` from the project's `node_modules`, with carve's reporters; ids
+    /// `path > describe > test`.
+    Vitest {
+        package_manager: crate::typescript::detect::PackageManager,
+        /// Extra vitest arguments (e.g. `--project unit`).
+        #[serde(default)]
+        args: Vec<String>,
+    },
+    /// `jest` from the project's `node_modules`, with carve's reporters; ids
+    /// `path > describe > test`.
+    Jest {
+        package_manager: crate::typescript::detect::PackageManager,
+        /// Extra jest arguments (e.g. `--config jest.unit.js`).
+        #[serde(default)]
+        args: Vec<String>,
+    },
+    /// `node --test` with carve's reporter; ids `path > suite > test`.
+    #[serde(rename = "node-test")]
+    NodeTest {
+        package_manager: crate::typescript::detect::PackageManager,
+        /// Extra node arguments before the test files (e.g. `--import tsx`).
+        #[serde(default)]
+        args: Vec<String>,
+    },
 }
 
 impl TestCommand {
@@ -159,6 +184,9 @@ impl TestCommand {
             TestCommand::Pytest { .. } => "pytest",
             TestCommand::GoTest { .. } => "go test",
             TestCommand::Cargo { .. } => "cargo test",
+            TestCommand::Vitest { .. } => "vitest",
+            TestCommand::Jest { .. } => "jest",
+            TestCommand::NodeTest { .. } => "node:test",
         }
     }
 }
@@ -295,6 +323,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
         TestCommand::Pytest { .. } => crate::python::runner::run(req),
         TestCommand::GoTest { .. } => crate::go::runner::run(req),
         TestCommand::Cargo { .. } => crate::rust::runner::run(req),
+        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => crate::typescript::runner::run(req),
     }
 }
 
@@ -305,6 +334,7 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
         TestCommand::Pytest { .. } => crate::python::runner::collect(req),
         TestCommand::GoTest { .. } => crate::go::runner::collect(req),
         TestCommand::Cargo { .. } => crate::rust::runner::collect(req),
+        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => crate::typescript::runner::collect(req),
     }
 }
 
@@ -316,6 +346,9 @@ pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
         TestCommand::Pytest { .. } => Some(id.to_string()),
         TestCommand::GoTest { .. } => crate::go::runner::harness::harness_id(id),
         TestCommand::Cargo { .. } => crate::rust::runner::harness::harness_id(id),
+        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
+            crate::typescript::runner::spec(command).and_then(|(kind, _, _)| crate::typescript::runner::harness::harness_id(kind, id))
+        }
     }
 }
 

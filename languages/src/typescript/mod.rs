@@ -11,11 +11,13 @@
 //! (`tests/money.test.ts::Money.keeps cents exactly`), so that single tests can be removed.
 
 pub mod build;
+pub mod detect;
 pub mod edit;
 pub mod index;
 mod link;
 mod parse;
 mod queries;
+pub mod runner;
 mod signature;
 #[cfg(test)]
 mod tests;
