@@ -160,6 +160,9 @@ pub enum Command {
         /// Largest share of F2P tests allowed to pass on the masked state (0 = none may pass).
         #[arg(long, default_value_t = 0.0)]
         f2p_pass_threshold: f64,
+        /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
+        #[arg(long)]
+        entry_filter: Option<String>,
     },
 }
 

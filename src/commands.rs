@@ -21,11 +21,11 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Index { common } => index(&common),
         Command::Baseline { common, tests, fresh } => baseline_cmd(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace_cmd(&common, edges, &tests, fresh),
-        Command::Audit { common, feature } => audit(&common, &feature.f2p, feature.edges),
+        Command::Audit { common, feature } => audit(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref()),
         Command::Extract { common, f2p, remove, remove_tests, edges } => extract_cmd(&common, &f2p, &remove, &remove_tests, edges),
         Command::Validate { bundle, repo, format, python, out } => crate::tasks::validate_bundle(&bundle, &repo, format, python.as_deref(), out.as_deref()),
-        Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, .. } => {
-            crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold)
+        Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
+            crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
         }
     }
 }
@@ -147,17 +147,22 @@ fn trace_cmd(common: &Common, edges: EdgeMode, tests: &[String], fresh: bool) ->
     Ok(ExitStatus::Success)
 }
 
-pub fn feature_for(session: &Session, f2p_args: &[String], edges: EdgeMode) -> Result<(Baseline, tracing::TraceRun, Feature)> {
+pub fn feature_for(
+    session: &Session,
+    f2p_args: &[String],
+    edges: EdgeMode,
+    entry_filter: Option<&str>,
+) -> Result<(Baseline, tracing::TraceRun, Feature)> {
     let (b, t) = baseline_and_trace(session, edges)?;
     let f2p = resolve_tests(f2p_args, &b.known())?;
     let graph = carve_tracer::graph::ObjectGraph::build(&session.index, &t.trace);
-    let feature = classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures)?;
+    let feature = classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter)?;
     Ok((b, t, feature))
 }
 
-fn audit(common: &Common, f2p: &[String], edges: EdgeMode) -> Result<ExitStatus> {
+fn audit(common: &Common, f2p: &[String], edges: EdgeMode, entry_filter: Option<&str>) -> Result<ExitStatus> {
     let session = open(common)?;
-    let (_, _, feature) = feature_for(&session, f2p, edges)?;
+    let (_, _, feature) = feature_for(&session, f2p, edges, entry_filter)?;
     let report = audit_json(&feature);
     workspace::write_atomic(&session.out.join(format!("audit-{}.json", feature.slug)), &bundle::pretty(&report))?;
     emit(common.format, &report, || audit_text(&feature))?;
@@ -218,7 +223,7 @@ fn extract_cmd(common: &Common, f2p: &[String], remove: &[String], remove_tests:
         let (files, tests) = split_test_args(&session, remove_tests);
         (set, files, tests, BTreeSet::new())
     } else {
-        let (b, _, feature) = feature_for(&session, f2p, edges)?;
+        let (b, _, feature) = feature_for(&session, f2p, edges, None)?;
         let (files, tests) = bundle::removal_of_tests(&session, &b.known(), &feature.f2p);
         (feature.extracted(), files, tests, feature.f2p.clone())
     };

@@ -35,7 +35,14 @@ struct Rejected {
     reason: String,
 }
 
-pub fn tasks(common: &Common, groups: &[Vec<String>], edges: EdgeMode, levels: &[u8], threshold: f64) -> Result<Status> {
+pub fn tasks(
+    common: &Common,
+    groups: &[Vec<String>],
+    edges: EdgeMode,
+    levels: &[u8],
+    threshold: f64,
+    entry_filter: Option<&str>,
+) -> Result<Status> {
     for l in levels {
         if *l != 1 && *l != 2 {
             bail!("--level takes 1 or 2, not {l}");
@@ -64,7 +71,7 @@ pub fn tasks(common: &Common, groups: &[Vec<String>], edges: EdgeMode, levels: &
     for (n, cand) in candidates.into_iter().enumerate() {
         let slug = slug_for(&cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let feature = match classify_feature(&session, &b, &t.trace, &graph, cand, &t.shim_failures) {
+        let feature = match classify_feature(&session, &b, &t.trace, &graph, cand, &t.shim_failures, entry_filter) {
             Ok(f) => f,
             Err(e) => {
                 rejected.push(Rejected { feature: slug, level: None, reason: format!("{e:#}") });

@@ -317,3 +317,24 @@ fn validate_reports_a_broken_bundle_with_exit_code_1() {
     assert_eq!(bad.len(), 1, "{v}");
     assert_eq!(bad[0]["state"], "masked+tests");
 }
+
+#[test]
+fn an_entry_filter_command_chooses_among_the_candidates() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    // Keep only the candidates defined in the feature's own module.
+    let filter = r#"python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([c["id"] for c in d["candidates"] if "/search.py::" in c["id"]]))'"#;
+    let a = carve_ok(&["audit", r, "--out", o, "--format", "json", "--f2p", "tests/test_search.py", "--entry-filter", filter], 0);
+    let a: Value = serde_json::from_slice(&a.stdout).unwrap();
+    let entries: BTreeSet<&str> = a["entry_points"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert_eq!(
+        entries,
+        BTreeSet::from(["inventory/search.py::SkuIndex.__init__", "inventory/search.py::SkuIndex.lookup", "inventory/search.py::fuzzy_score", "inventory/search.py::search"])
+    );
+    assert!(ids(&a["extracted"]).contains("inventory/search.py::search"));
+    // A filter that names something else is refused with the candidates listed.
+    let bad = carve_ok(&["audit", r, "--out", o, "--f2p", "tests/test_search.py", "--entry-filter", "echo '[\"nope.py::x\"]'"], 2);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("nope.py::x") && err.contains("not a candidate"), "{err}");
+}

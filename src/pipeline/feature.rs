@@ -2,7 +2,10 @@
 //! classification of what carving it extracts and what must remain.
 
 use anyhow::{Result, bail};
-use carve_tracer::classify::{Classification, classify};
+use carve_tracer::classify::{Classification, classify, classify_with_entries, entry_points};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
 use std::collections::BTreeSet;
@@ -46,6 +49,7 @@ pub fn classify_feature(
     graph: &ObjectGraph,
     f2p: BTreeSet<TestId>,
     excluded: &BTreeSet<TestId>,
+    entry_filter: Option<&str>,
 ) -> Result<Feature> {
     let stable = baseline.stable_passing();
     for t in &f2p {
@@ -62,6 +66,51 @@ pub fn classify_feature(
         }
     }
     let p2p: BTreeSet<TestId> = stable.difference(&f2p).filter(|t| !excluded.contains(*t)).cloned().collect();
-    let classification = classify(&session.index, graph, trace, &f2p, &p2p)?;
+    let classification = match entry_filter {
+        None => classify(&session.index, graph, trace, &f2p, &p2p)?,
+        Some(cmd) => {
+            let candidates = entry_points(&session.index, trace, &f2p)?;
+            let chosen = run_entry_filter(cmd, &f2p, &candidates)?;
+            classify_with_entries(&session.index, graph, trace, &f2p, &p2p, chosen)?
+        }
+    };
     Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification })
+}
+
+/// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`
+/// on stdin, a JSON list of the chosen node ids on stdout (for example an LLM that drops
+/// test helpers). The choice must be a non-empty subset of the candidates.
+pub fn run_entry_filter(cmd: &str, f2p: &BTreeSet<TestId>, candidates: &BTreeMap<String, TestId>) -> Result<BTreeSet<String>> {
+    let input = serde_json::json!({
+        "f2p": f2p,
+        "candidates": candidates.iter().map(|(id, test)| serde_json::json!({"id": id, "test": test})).collect::<Vec<_>>(),
+    });
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("failed to start the entry filter `{cmd}`: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input.to_string().as_bytes());
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("the entry filter `{cmd}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let chosen: Vec<String> = serde_json::from_slice(&out.stdout).map_err(|e| {
+        anyhow::anyhow!("the entry filter `{cmd}` must print a JSON list of node ids, got {:?}: {e}", String::from_utf8_lossy(&out.stdout))
+    })?;
+    for c in &chosen {
+        if !candidates.contains_key(c) {
+            let all: Vec<&String> = candidates.keys().collect();
+            bail!("the entry filter `{cmd}` chose {c}, which is not a candidate (candidates: {all:?})");
+        }
+    }
+    if chosen.is_empty() {
+        bail!("the entry filter `{cmd}` chose no entry point");
+    }
+    Ok(chosen.into_iter().collect())
 }
