@@ -79,24 +79,30 @@ impl Tmp<'_> {
 }
 
 /// Every path, method call and macro named under `root`, appended to `out` (deduplicated
-/// within this call).
+/// within this call). One tree-cursor walk; each level's class is kept on a small stack
+/// (`Node::parent` would search from the root).
 pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
     let mut found: Vec<Tmp> = Vec::new();
-    // (node, its parent is a path node, it is that parent's `path` field). Parents are
-    // tracked on the stack: `Node::parent` searches from the root.
-    let mut stack: Vec<(Node, bool, bool)> = vec![(root, false, false)];
-    let mut trees = Vec::new();
     let mut cursor = root.walk();
-    while let Some((node, in_path, is_path_field)) = stack.pop() {
+    let mut parents: Vec<Class> = Vec::new();
+    loop {
+        let node = cursor.node();
         let class = class(node);
-        let mut skip_macro_name = false;
-        match class {
-            Class::Skip | Class::Keyword => continue,
+        let parent = parents.last().copied().unwrap_or(Class::Other);
+        let field = if parents.is_empty() {
+            None
+        } else {
+            cursor.field_name()
+        };
+        let in_path = matches!(parent, Class::Scoped | Class::ScopedUseList);
+        let descend = match class {
+            _ if parent == Class::Macro && field == Some("macro") => false,
+            Class::Skip | Class::Keyword => false,
             Class::Ident => {
                 if !in_path {
                     found.push(Tmp::Name(text(node, src)));
                 }
-                continue;
+                false
             }
             Class::Use => {
                 // A `use` inside a body: what it names is named by the enclosing item.
@@ -110,12 +116,13 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                         .filter(|l| !l.glob)
                         .map(|l| Tmp::Owned(RawRef::Path(l.path))),
                 );
-                continue;
+                false
             }
             Class::Scoped => {
-                if !(in_path && is_path_field) {
+                if !(in_path && field == Some("path")) {
                     found.push(Tmp::Owned(RawRef::Path(path_segments(node, src))));
                 }
+                true
             }
             Class::Call => {
                 let mut f = node.child_by_field_name("function");
@@ -135,48 +142,45 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                         Tmp::Method(name)
                     });
                 }
+                true
             }
             Class::TokenTree => {
-                token_tree_refs(node, src, &mut found, &mut trees);
-                stack.extend(trees.drain(..).map(|t| (t, false, false)));
-                continue;
+                token_tree_refs(node, src, &mut found);
+                false
             }
             Class::Macro => {
                 if let Some(m) = node.child_by_field_name("macro") {
                     found.push(Tmp::Owned(RawRef::Macro(path_segments(m, src))));
                 }
-                skip_macro_name = true;
+                true
             }
-            Class::ScopedUseList | Class::Other => {}
+            Class::ScopedUseList | Class::Other => true,
+        };
+        if descend && cursor.goto_first_child() {
+            parents.push(class);
+            continue;
         }
-        let child_in_path = matches!(class, Class::Scoped | Class::ScopedUseList);
-        cursor.reset(node);
-        if cursor.goto_first_child() {
-            loop {
-                let field = cursor.field_name();
-                if !(skip_macro_name && field == Some("macro")) {
-                    stack.push((cursor.node(), child_in_path, field == Some("path")));
-                }
-                if !cursor.goto_next_sibling() {
-                    break;
-                }
+        // Next sibling, or the next sibling of the nearest ancestor that has one.
+        loop {
+            if parents.is_empty() {
+                found.sort_unstable();
+                found.dedup();
+                out.extend(found.into_iter().map(Tmp::owned));
+                return;
             }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            cursor.goto_parent();
+            parents.pop();
         }
     }
-    found.sort_unstable();
-    found.dedup();
-    out.extend(found.into_iter().map(Tmp::owned));
 }
 
 /// Paths, method calls and macro calls inside a macro's token tree, where tree-sitter
 /// gives plain tokens: `a :: b` is a path, `. name` a method call, `m !` a macro call.
-/// Nested token trees are pushed on `trees`.
-fn token_tree_refs<'t, 's>(
-    tree: Node<'t>,
-    src: &'s str,
-    out: &mut Vec<Tmp<'s>>,
-    trees: &mut Vec<Node<'t>>,
-) {
+/// Nested token trees are read recursively.
+fn token_tree_refs<'s>(tree: Node, src: &'s str, out: &mut Vec<Tmp<'s>>) {
     let mut c = tree.walk();
     let tokens: Vec<Node> = tree.children(&mut c).collect();
     let is_name = |n: &Node| matches!(class(*n), Class::Ident | Class::Keyword);
@@ -184,7 +188,7 @@ fn token_tree_refs<'t, 's>(
     while i < tokens.len() {
         let t = tokens[i];
         if class(t) == Class::TokenTree {
-            trees.push(t);
+            token_tree_refs(t, src, out);
             i += 1;
             continue;
         }
