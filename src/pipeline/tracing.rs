@@ -39,6 +39,7 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
     let mut h = Sha256::new();
     h.update(session.tree_digest.as_bytes());
     h.update(format!("{edges:?}").as_bytes());
+    h.update(session.config.to_toml().as_bytes());
     for t in tests {
         h.update(t.as_bytes());
         h.update([0]);
