@@ -142,8 +142,7 @@ pub enum TestCommand {
         /// Test every workspace member (`--workspace`), not only the root package.
         #[serde(default)]
         workspace: bool,
-        /// cargo-nextest is installed; carve still reads libtest's output (see
-        /// `rust::runner`).
+        /// Run with cargo-nextest (its JUnit report; doctests still with `cargo test --doc`).
         #[serde(default)]
         nextest: bool,
     },

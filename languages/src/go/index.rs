@@ -21,6 +21,7 @@
 //! consts are not definitions.
 
 mod link;
+mod names;
 mod parse;
 mod queries;
 #[cfg(test)]

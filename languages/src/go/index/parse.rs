@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
+use super::names::Fact;
 use super::queries::{Purpose, queries};
 use crate::Language;
 use crate::index::{Definition, DefinitionKind, IndexError, Parameter, ParameterKind, Signature, Span};
@@ -328,10 +329,11 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     let mut top = Facts::default();
     let mut ranges: Vec<(usize, usize)> = Vec::new();
 
-    // Pass 1: definitions and imports (they decide which def each use belongs to).
+    // Definitions and imports first: they decide which definition each name belongs to.
     let mut cursor = QueryCursor::new();
+    // Definitions and imports sit at most three levels below the file.
+    cursor.set_max_start_depth(Some(3));
     let mut matches = cursor.matches(&q.query, root, src.as_bytes());
-    let mut refs: Vec<(u32, Node, Option<Node>)> = Vec::new();
     while let Some(m) = matches.next() {
         let purpose = q.purpose(m.pattern_index);
         let get = |idx: u32| m.captures.iter().find(|c| c.index == idx).map(|c| c.node);
@@ -359,22 +361,6 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
                     alias_span: alias.map(span_of),
                 });
             }
-            Purpose::References => {
-                for c in m.captures {
-                    let second = if c.index == cap.operand {
-                        get(cap.member)
-                    } else if c.index == cap.package {
-                        get(cap.qualified)
-                    } else if c.index == cap.typed_name {
-                        get(cap.typed_type)
-                    } else if c.index == cap.use_ || c.index == cap.local {
-                        None
-                    } else {
-                        continue;
-                    };
-                    refs.push((c.index, c.node, second));
-                }
-            }
         }
     }
     defs.sort_by_key(|d| d.def.span.start_byte);
@@ -391,33 +377,24 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         let (s, e) = ranges[i - 1];
         (byte >= s && byte < e).then_some(i - 1)
     };
-    for (idx, node, second) in refs {
+    super::names::walk(&tree, src, |fact, node| {
         let f = match owner(node.start_byte()) {
             Some(i) => &mut facts[i],
             None => &mut top,
         };
         let line = node.start_position().row + 1;
-        if idx == cap.use_ {
-            f.names.push((text(node, src).to_string(), line));
-        } else if idx == cap.local {
-            f.locals.insert(text(node, src).to_string());
-        } else if idx == cap.operand {
-            let Some(member) = second else { continue };
-            let op = (node.kind() == "identifier").then(|| text(node, src).to_string());
-            let selector = member.parent();
-            let call = selector.and_then(|s| s.parent()).is_some_and(|c| {
-                c.kind() == "call_expression" && c.child_by_field_name("function").map(|f| f.id()) == selector.map(|s| s.id())
-            });
-            f.selectors.push((op, text(member, src).to_string(), call, line));
-        } else if idx == cap.package {
-            let Some(name) = second else { continue };
-            f.qualified.push((text(node, src).to_string(), text(name, src).to_string(), line));
-        } else if idx == cap.typed_name {
-            if let Some(t) = second.and_then(|t| type_ref(t, src)) {
-                f.typed.insert(text(node, src).to_string(), t);
+        match fact {
+            Fact::Use(n) => f.names.push((n, line)),
+            Fact::Local(n) => {
+                f.locals.insert(n);
+            }
+            Fact::Selector(op, member, called) => f.selectors.push((op, member, called, line)),
+            Fact::Qualified(p, n) => f.qualified.push((p, n, line)),
+            Fact::Typed(n, t) => {
+                f.typed.insert(n, t);
             }
         }
-    }
+    });
     for (d, f) in defs.iter_mut().zip(facts) {
         d.uses = f.into_uses(false).into_iter().map(|(u, _)| u).collect();
     }

@@ -1,26 +1,22 @@
-//! The Go queries (`languages/queries/go/*.scm`), compiled once per process into one query
-//! so that each file's tree is walked once, with each pattern tagged by its file.
+//! The Go queries (`languages/queries/go/*.scm`: definitions and imports), compiled once per
+//! process into one query, with each pattern tagged by its file. Names used inside
+//! definitions come from a cursor walk instead (see `names`).
 
 use std::sync::LazyLock;
 use tree_sitter::Query;
 
 pub(super) const DEFINITIONS: &str = include_str!("../../../queries/go/definitions.scm");
 pub(super) const IMPORTS: &str = include_str!("../../../queries/go/imports.scm");
-pub(super) const REFERENCES: &str = include_str!("../../../queries/go/references.scm");
 
 /// Which query file a pattern comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Purpose {
     Definitions,
     Imports,
-    References,
 }
 
-const FILES: [(Purpose, &str, &str); 3] = [
-    (Purpose::Definitions, "definitions.scm", DEFINITIONS),
-    (Purpose::Imports, "imports.scm", IMPORTS),
-    (Purpose::References, "references.scm", REFERENCES),
-];
+const FILES: [(Purpose, &str, &str); 2] =
+    [(Purpose::Definitions, "definitions.scm", DEFINITIONS), (Purpose::Imports, "imports.scm", IMPORTS)];
 
 /// Capture indices of the combined query.
 pub(super) struct Captures {
@@ -34,14 +30,6 @@ pub(super) struct Captures {
     pub import: u32,
     pub alias: u32,
     pub path: u32,
-    pub use_: u32,
-    pub operand: u32,
-    pub member: u32,
-    pub package: u32,
-    pub qualified: u32,
-    pub local: u32,
-    pub typed_name: u32,
-    pub typed_type: u32,
 }
 
 pub(super) struct Queries {
@@ -52,7 +40,7 @@ pub(super) struct Queries {
 
 impl Queries {
     pub fn purpose(&self, pattern_index: usize) -> Purpose {
-        self.purposes.get(pattern_index).copied().unwrap_or(Purpose::References)
+        self.purposes.get(pattern_index).copied().unwrap_or(Purpose::Definitions)
     }
 }
 
@@ -78,7 +66,7 @@ static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
     let purposes = (0..query.pattern_count())
         .map(|i| {
             let at = query.start_byte_for_pattern(i);
-            starts.iter().rev().find(|(start, _)| *start <= at).map_or(Purpose::References, |(_, p)| *p)
+            starts.iter().rev().find(|(start, _)| *start <= at).map_or(Purpose::Definitions, |(_, p)| *p)
         })
         .collect();
     let q = &query;
@@ -93,14 +81,6 @@ static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
         import: capture(q, "import"),
         alias: capture(q, "alias"),
         path: capture(q, "path"),
-        use_: capture(q, "use"),
-        operand: capture(q, "operand"),
-        member: capture(q, "member"),
-        package: capture(q, "package"),
-        qualified: capture(q, "qualified"),
-        local: capture(q, "local"),
-        typed_name: capture(q, "typed_name"),
-        typed_type: capture(q, "typed_type"),
     };
     Queries { query, purposes, captures }
 });
