@@ -30,7 +30,7 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         .output()
         .is_ok_and(|o| o.status.success());
     reasons.push(if nextest {
-        "runner = cargo test (cargo-nextest is installed: nextest = true)".to_string()
+        "runner = cargo nextest (cargo-nextest is installed: nextest = true; doctests with cargo test --doc)".to_string()
     } else {
         "runner = cargo test (cargo-nextest is not installed)".to_string()
     });

@@ -3,8 +3,9 @@
 //! `crate::doctest::src/lib.rs - f (line 10)`, statuses from libtest's output per binary.
 //!
 //! A run asks `cargo metadata --no-deps` for the workspace's targets, then lists the tests
-//! with `cargo test --no-fail-fast -- --list --format terse` (which also builds them: a
-//! compile error ends the run with the compiler's output), then runs
+//! with `cargo test --no-fail-fast -- --list --format terse` (which also builds them; a
+//! target that does not compile is left out and its tests get `error`, see `broken`), then
+//! runs
 //! `cargo test --locked --no-fail-fast [--workspace] <args> -- --test-threads=1 <test_args>`.
 //! Tests run one at a time so a test that hangs is known by name (libtest prints
 //! `test <name> ... ` before it starts) and is killed alone with its process group; the
@@ -16,12 +17,15 @@
 //! Nothing is written into the tree: `--locked` keeps Cargo.lock as it is (a missing or
 //! stale one is an error naming `cargo generate-lockfile`), and CARGO_TARGET_DIR is
 //! `<scratch>/cargo-target/<hash of the tree's path>` (kept between runs so builds are
-//! incremental) unless the request's environment sets it. cargo-nextest, when installed, is not used yet: its ids
-//! and its JUnit output would need their own reader.
+//! incremental) unless the request's environment sets it.
+//!
+//! With `nextest = true`, cargo-nextest runs everything but the doctests and carve reads its
+//! JUnit report (see `nextest`); the ids stay the same.
 
 mod broken;
 pub mod harness;
 mod libtest;
+mod nextest;
 mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -307,13 +311,21 @@ impl Suite {
         deadline: Instant,
         number: u32,
     ) -> Result<Attempt, RunnerError> {
-        let arg_lists = match selection {
+        let nextest = matches!(req.command, TestCommand::Cargo { nextest: true, .. });
+        let mut arg_lists = match selection {
+            None if self.broken.is_empty() && nextest => vec![doc_suite_args(&req.command)],
             None if self.broken.is_empty() => vec![suite_args(&req.command)],
             // Some targets do not compile: name the others.
             None => self.selection_args(req, &self.compiling_targets()),
             Some(ids) => self.selection_args(req, ids),
         };
-        let mut arg_lists = arg_lists;
+        if nextest {
+            // nextest runs everything but the doctests, which stay with libtest.
+            arg_lists.retain(|a| a.iter().any(|x| x == "--doc"));
+            if !self.listed.iter().any(|t| split_id(t).1) {
+                arg_lists.clear();
+            }
+        }
         for args in &mut arg_lists {
             let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
             let extra = req.extra_args.iter().cloned();
@@ -334,14 +346,36 @@ impl Suite {
             deadline,
             no_progress: req.test_timeout,
         };
-        let ended = if steps_.is_empty() {
+        let (nextest_results, nextest_ended, nextest_line) = if nextest {
+            match self.nextest_part(req, work, selection, deadline, number)? {
+                Ok(done) => done,
+                Err(startup) => return Ok(startup),
+            }
+        } else {
+            (BTreeMap::new(), None, None)
+        };
+        let mut ended = if steps_.is_empty()
+            || nextest_ended
+                .as_ref()
+                .is_some_and(|e| e.stop != Stop::Exited)
+        {
             Ended::nothing_to_run()
         } else {
             steps::run_steps(steps_, &work.dir, &number.to_string(), limits, &mut reader)
                 .map_err(|(l, e)| spawn_error(&l, e))?
         };
+        if let Some(n) = nextest_ended {
+            ended = merge_ended(n, ended);
+        }
+        reader.results.extend(nextest_results);
+        let command_line = nextest_line.unwrap_or(command_line);
         let units = self.units(selection);
-        if ended.spawned && ended.stop == Stop::Exited && reader.headers == 0 && !units.is_empty() {
+        if !nextest
+            && ended.spawned
+            && ended.stop == Stop::Exited
+            && reader.headers == 0
+            && !units.is_empty()
+        {
             let err = startup_error(&work.root, &command_line, &ended);
             return Ok(Attempt {
                 command_line,
@@ -368,7 +402,8 @@ impl Suite {
             for unit in &units {
                 if !results.contains_key(unit) {
                     let message =
-                        "listed, but not run by `cargo test` with these arguments".to_string();
+                        "listed, but not run (ignored, or filtered out by the command's arguments)"
+                            .to_string();
                     results.insert(
                         unit.clone(),
                         TestOutcome::new(TestStatus::Skipped, Some(message)),
@@ -390,6 +425,32 @@ impl Suite {
             ended,
             startup_error: None,
         })
+    }
+}
+
+/// The doctests of a whole-suite run (when nextest runs the rest).
+fn doc_suite_args(command: &TestCommand) -> Vec<String> {
+    let mut args = suite_args(command);
+    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args.insert(at, "--doc".into());
+    args
+}
+
+/// Two parts of one attempt (nextest, then the doctests) as one process's end.
+fn merge_ended(first: Ended, second: Ended) -> Ended {
+    if !second.spawned {
+        return first;
+    }
+    Ended {
+        spawned: true,
+        stop: second.stop,
+        exit_code: if first.exit_code == Some(0) {
+            second.exit_code
+        } else {
+            first.exit_code
+        },
+        stdout_tail: format!("{}{}", first.stdout_tail, second.stdout_tail),
+        stderr_tail: format!("{}{}", first.stderr_tail, second.stderr_tail),
     }
 }
 

@@ -292,3 +292,82 @@ fn a_missing_lock_file_names_the_setup_command() {
         "cargo wrote Cargo.lock into the tree"
     );
 }
+
+fn have_nextest() -> bool {
+    let ok = Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: cargo-nextest is not installed (optional)");
+    }
+    ok
+}
+
+#[test]
+fn nextest_reports_what_cargo_test_reports() {
+    if !have_nextest() {
+        return;
+    }
+    let c = Copy::new();
+    let mut req = c.request(None);
+    req.command = TestCommand::Cargo {
+        args: vec![],
+        test_args: vec![],
+        workspace: true,
+        nextest: true,
+    };
+    let r = run(&req).unwrap();
+    assert!(
+        r.command_line
+            .starts_with("cargo nextest run --locked --no-fail-fast --workspace"),
+        "{}",
+        r.command_line
+    );
+    let mut libtest = run(&c.request(None)).unwrap();
+    // The flaky test ran once per run: it alternates.
+    assert_ne!(
+        r.status("runner_cases::tests::flaky"),
+        libtest.status("runner_cases::tests::flaky")
+    );
+    libtest.statuses.remove("runner_cases::tests::flaky");
+    let mut nx = r.statuses.clone();
+    nx.remove("runner_cases::tests::flaky");
+    let strip = |m: &BTreeMap<TestId, TestOutcome>| {
+        m.iter()
+            .map(|(k, v)| (k.clone(), v.status))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&nx), strip(&libtest.statuses));
+    assert!(
+        !c.root.path().join("target").exists(),
+        "nextest wrote its store into the tree"
+    );
+
+    // Selection and a hang: nextest kills the test after the per-test timeout.
+    let mut req = c.request(Some(&[
+        "runner_cases::tests::hangs",
+        "two::shared_name",
+        "runner_cases::doctest::src/lib.rs - add (line 8)",
+    ]));
+    req.command = TestCommand::Cargo {
+        args: vec![],
+        test_args: vec![],
+        workspace: true,
+        nextest: true,
+    };
+    req.env.push(("CARVE_FIXTURE_HANG".into(), "1".into()));
+    req.test_timeout = Duration::from_secs(3);
+    let r = run(&req).unwrap();
+    assert_eq!(
+        statuses(&r),
+        vec![
+            (
+                "runner_cases::doctest::src/lib.rs - add (line 8)",
+                TestStatus::Passed
+            ),
+            ("runner_cases::tests::hangs", TestStatus::Timeout),
+            ("two::shared_name", TestStatus::Passed),
+        ]
+    );
+}
