@@ -329,3 +329,49 @@ fn mutated_sources_never_panic() {
         }
     }
 }
+
+/// Masking a whole generated crate (thousands of definitions) stays fast: the delete/stub
+/// plan is computed once per set of removals, not once per file.
+#[test]
+fn planning_is_shared_between_files() {
+    let mut sources = vec![(
+        "Cargo.toml".to_string(),
+        b"[package]\nname = \"big\"\n".to_vec(),
+    )];
+    let mut lib = String::new();
+    for m in 0..150 {
+        lib.push_str(&format!("pub mod m{m};\n"));
+        let mut text = String::from("use crate::m0::helper;\n");
+        for s in 0..10 {
+            text.push_str(&format!(
+                "pub struct S{s} {{ pub x: i64 }}\nimpl S{s} {{\n    pub fn get(&self) -> i64 {{ helper(self.x) }}\n}}\n"
+            ));
+        }
+        text.push_str("pub fn helper(x: i64) -> i64 { x + 1 }\n");
+        sources.push((format!("src/m{m}.rs"), text.into_bytes()));
+    }
+    sources.push(("src/lib.rs".to_string(), lib.into_bytes()));
+    let index = DefinitionIndex::from_sources(&sources);
+    assert!(index.definitions.len() > 4000);
+    let delete = set(&["src/m3.rs::S1", "src/m7.rs::helper"]);
+    let start = std::time::Instant::now();
+    let mut changed = 0;
+    for (path, bytes) in &sources {
+        let Some(file) = index.files.get(path) else {
+            continue;
+        };
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        if !mask_file(&text, file, &index, &delete, &BTreeSet::new())
+            .unwrap()
+            .is_empty()
+        {
+            changed += 1;
+        }
+    }
+    assert_eq!(changed, 2);
+    assert!(
+        start.elapsed().as_secs() < 20,
+        "masking took {:?}",
+        start.elapsed()
+    );
+}
