@@ -558,3 +558,105 @@ fn ledger_fixture_on_vitest_2() {
     );
     assert_eq!(snapshot(&root), before);
 }
+
+/// A copy of a fixture's package.json with its node_modules linked, and `files` written.
+fn project_with(rel: &str, dir: &Path, files: &[(&str, &str)]) -> PathBuf {
+    let root = dir.join("project");
+    let src = fixture(rel);
+    copy(&src.join("package.json"), &root.join("package.json"));
+    std::os::unix::fs::symlink(src.join("node_modules"), root.join("node_modules")).unwrap();
+    for (path, text) in files {
+        std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    }
+    root
+}
+
+#[test]
+fn a_broken_vitest_config_is_an_error_with_the_output_tail() {
+    let rel = "fixtures/typescript/runner-cases";
+    if !ready(rel, Some("vitest")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = project_with(
+        rel,
+        dir.path(),
+        &[
+            (
+                "vitest.config.ts",
+                "throw new Error(\"config exploded on purpose\");\n",
+            ),
+            (
+                "tests/a.test.ts",
+                "import { it } from \"vitest\";\nit(\"x\", () => {});\n",
+            ),
+        ],
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let err = runner::run(&RunRequest::new(&root, vitest().command, scratch.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("config exploded on purpose"), "{err}");
+    assert!(err.contains("vitest"), "{err}");
+}
+
+#[test]
+fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_errors() {
+    for case in [vitest(), jest()] {
+        if !case.ready() {
+            continue;
+        }
+        let ext = Path::new(case.math)
+            .extension()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        let header = if case.kind == Kind::Vitest {
+            "import { it, expect } from \"vitest\";\n"
+        } else {
+            ""
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let broken = format!("tests/broken.test.{ext}");
+        let good = format!("tests/good.test.{ext}");
+        let root = project_with(
+            case.rel,
+            dir.path(),
+            &[
+                (broken.as_str(), "it(\"never\", () => {\n"),
+                (
+                    good.as_str(),
+                    &format!("{header}it(\"works\", () => {{ expect(1).toBe(1); }});\n"),
+                ),
+            ],
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let counters = tempfile::tempdir().unwrap();
+        let req = case.request(
+            &root,
+            scratch.path(),
+            counters.path(),
+            Some(vec![format!("{broken} > never"), format!("{good} > works")]),
+        );
+        let r = runner::run(&req).unwrap();
+        assert_eq!(
+            r.status(&format!("{good} > works")),
+            Passed,
+            "{:?}",
+            r.statuses
+        );
+        assert_eq!(
+            r.status(&format!("{broken} > never")),
+            TestStatus::Error,
+            "{:?}",
+            r.statuses
+        );
+        assert!(
+            r.collection_errors.contains_key(&broken),
+            "{:?}",
+            r.collection_errors
+        );
+    }
+}

@@ -151,7 +151,10 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
             package_manager.install_command(repo)
         ));
     }
-    let args = Vec::new();
+    let args = script_args(&script, kind);
+    if !args.is_empty() {
+        reasons.push(format!("args = {args:?}: from the test script"));
+    }
     let command = match kind {
         Kind::Vitest => TestCommand::Vitest {
             package_manager,
@@ -215,6 +218,58 @@ fn detect_package_manager(
     }
     reasons.push("package manager = npm: no lockfile (package-lock.json, pnpm-lock.yaml, yarn.lock) and no packageManager field".to_string());
     PackageManager::Npm
+}
+
+/// The arguments the test script gives its runner, when the script is that one command
+/// (`vitest run --config x.ts`, `npx jest --selectProjects unit`, `node --test --import tsx`):
+/// watch, coverage and reporter flags are dropped (carve picks its own), and so are file
+/// and file arguments (carve passes the files). Anything more complex (`&&`, pipes,
+/// quotes, environment assignments) gives no arguments.
+fn script_args(script: &str, kind: Kind) -> Vec<String> {
+    if script.contains(['&', '|', ';', '"', '\'', '`', '$', '>', '<']) {
+        return Vec::new();
+    }
+    let mut words: Vec<&str> = script.split_whitespace().collect();
+    if matches!(words.first(), Some(&"npx") | Some(&"pnpm") | Some(&"yarn")) {
+        words.remove(0);
+        if words.first() == Some(&"exec") {
+            words.remove(0);
+        }
+    }
+    let rest: &[&str] = match (kind, words.as_slice()) {
+        (Kind::Vitest, ["vitest", "run" | "--run", rest @ ..])
+        | (Kind::Vitest, ["vitest", rest @ ..]) => rest,
+        (Kind::Jest, ["jest", rest @ ..]) => rest,
+        (Kind::NodeTest, ["node", rest @ ..]) if rest.contains(&"--test") => rest,
+        _ => return Vec::new(),
+    };
+    let dropped = |w: &str| {
+        w == "--test"
+            || w == "run"
+            || [
+                "--watch",
+                "--coverage",
+                "--reporter",
+                "--reporters",
+                "--json",
+                "--outputFile",
+                "--ci",
+                "--silent",
+                "--verbose",
+                "--test-reporter",
+            ]
+            .iter()
+            .any(|f| w == *f || w.starts_with(&format!("{f}=")) || w.starts_with("--no-watch"))
+    };
+    // File and directory arguments: carve passes the files itself.
+    let path_like = |w: &str| {
+        !w.starts_with('-')
+            && (w.contains('/') || w.contains('*') || Language::from_path(Path::new(w)).is_some())
+    };
+    rest.iter()
+        .filter(|w| !dropped(w) && !path_like(w))
+        .map(|w| w.to_string())
+        .collect()
 }
 
 /// Are there TypeScript sources (not only `.d.ts` declarations) near the top?
@@ -334,6 +389,23 @@ mod tests {
         let err = detect_or_explain(d.path()).unwrap_err();
         assert!(err.contains("`[test] runner`"), "{err}");
         assert!(detect(d.path()).is_none());
+        assert_eq!(
+            script_args(
+                "vitest run --config vitest.unit.ts --coverage",
+                Kind::Vitest
+            ),
+            vec!["--config", "vitest.unit.ts"]
+        );
+        assert_eq!(
+            script_args("npx jest --selectProjects unit --ci", Kind::Jest),
+            vec!["--selectProjects", "unit"]
+        );
+        assert_eq!(
+            script_args("node --test --import tsx test/", Kind::NodeTest),
+            vec!["--import", "tsx"]
+        );
+        assert!(script_args("tsc && vitest run", Kind::Vitest).is_empty());
+        assert!(script_args("vitest", Kind::Vitest).is_empty());
         let d = repo(&[("package.json", "{oops")]);
         assert!(
             detect_or_explain(d.path())
