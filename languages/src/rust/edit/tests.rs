@@ -375,3 +375,54 @@ fn planning_is_shared_between_files() {
         start.elapsed()
     );
 }
+
+fn mask_sources(files: &[(&str, &str)], delete: &[&str]) -> BTreeMap<String, String> {
+    let sources: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+        .collect();
+    let index = DefinitionIndex::from_sources(&sources);
+    let delete = set(delete);
+    let mut out = BTreeMap::new();
+    for (path, text) in files {
+        let file = &index.files[*path];
+        let edits = mask_file(text, file, &index, &delete, &BTreeSet::new()).unwrap();
+        let masked = apply(text, &edits).unwrap();
+        assert!(
+            parse_errors(Language::Rust, &masked).is_empty(),
+            "{path}:\n{masked}"
+        );
+        out.insert(path.to_string(), masked);
+    }
+    out
+}
+
+#[test]
+fn impls_in_other_files_and_nested_use_leaves_go_with_their_type() {
+    let out = mask_sources(
+        &[
+            (
+                "src/lib.rs",
+                "pub mod a;\npub mod b;\npub use a::{inner::{Gone, Kept}, other};\n",
+            ),
+            (
+                "src/a.rs",
+                "pub mod inner {\n    /// Gone.\n    pub struct Gone;\n    pub struct Kept;\n}\npub fn other() {}\n",
+            ),
+            (
+                "src/b.rs",
+                "use crate::a::inner::Gone;\n\nimpl Gone {\n    pub fn f(&self) {}\n}\n\npub fn keep() {}\n",
+            ),
+        ],
+        &["src/a.rs::inner.Gone"],
+    );
+    assert_eq!(
+        out["src/lib.rs"],
+        "pub mod a;\npub mod b;\npub use a::{inner::{Kept}, other};\n"
+    );
+    assert_eq!(
+        out["src/a.rs"],
+        "pub mod inner {\n    pub struct Kept;\n}\npub fn other() {}\n"
+    );
+    assert_eq!(out["src/b.rs"], "pub fn keep() {}\n");
+}
