@@ -203,6 +203,7 @@ impl<'a> Builder<'a> {
         let nested_in_function = self.in_function(d);
         let top = d.qualname.split('.').next().unwrap_or(&d.qualname);
         let import_path = match (&module, nested_in_function) {
+            (Some(m), false) if d.language == Language::Go => Some(format!("import \"{m}\"")),
             (Some(m), false) => Some(format!("from {m} import {top}")),
             (None, false) if matches!(d.language, Language::TypeScript | Language::JavaScript) => self.es_import(d, top),
             _ => None,
@@ -210,6 +211,7 @@ impl<'a> Builder<'a> {
         let members = if is_container(d.kind) && !existing {
             self.index
                 .children(&d.id)
+                .chain(self.methods_elsewhere(d))
                 .filter(|c| {
                     c.kind == DefinitionKind::Method
                         || is_type(c.kind)
@@ -258,6 +260,16 @@ impl<'a> Builder<'a> {
         } else {
             format!("import {{ {top} }} from \"./{module}\";")
         })
+    }
+
+    /// Go methods declared in another file of the type's package than the type itself
+    /// (`children` only looks in the parent's file), in id order.
+    fn methods_elsewhere(&self, d: &'a Definition) -> impl Iterator<Item = &'a Definition> + 'a {
+        let go = d.language == Language::Go;
+        self.index
+            .definitions
+            .values()
+            .filter(move |c| go && c.path != d.path && c.parent.as_deref() == Some(d.id.as_str()))
     }
 
     /// Whether a function is somewhere up the parent chain.

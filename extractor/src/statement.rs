@@ -288,6 +288,13 @@ fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
         }
         DefinitionKind::Interface | DefinitionKind::TypeAlias | DefinitionKind::Enum | DefinitionKind::Struct => {
             let _ = writeln!(out, "{header}");
+            // Go declares methods outside their type: they follow it.
+            if o.language == Language::Go {
+                for m in &o.members {
+                    out.push('\n');
+                    braced_block(m, indent, out);
+                }
+            }
         }
         _ if o.members.is_empty() => {
             let _ = writeln!(out, "{header}{}", if text.ends_with('}') { "" } else { " { … }" });
