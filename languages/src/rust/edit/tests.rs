@@ -257,6 +257,39 @@ fn masked_fixture_builds() {
     }
 }
 
+/// The fixture itself is a working crate: `cargo test` passes (unit tests in source files
+/// and the integration test under `tests/`).
+#[test]
+fn fixture_tests_pass() {
+    if !cargo_available() {
+        assert!(std::env::var_os("CI").is_none(), "cargo is required in CI");
+        eprintln!("skipping: cargo not found");
+        return;
+    }
+    let root = fixture_root();
+    let out = std::process::Command::new("cargo")
+        .args(["test", "--offline", "--quiet"])
+        .current_dir(&root)
+        .env(
+            "CARGO_TARGET_DIR",
+            crate::rust::build::target_dir_for(&root),
+        )
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "cargo test failed in {}:\n{text}",
+        root.display()
+    );
+    assert!(text.contains("test result: ok. 7 passed"), "{text}");
+    assert!(text.contains("test result: ok. 3 passed"), "{text}");
+}
+
 /// Deterministic byte deletions, insertions and swaps over every fixture file: indexing
 /// and masking each mutant never panics (a mutant may be skipped as unparsable).
 #[test]
