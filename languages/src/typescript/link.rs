@@ -25,6 +25,10 @@ pub(super) struct Linker<'a> {
     children: Vec<Vec<Vec<usize>>>,
     /// Every class member of the repository by name (for `obj.m` on an untyped object).
     members: HashMap<&'a str, Vec<At>>,
+    /// Per file: top-level definitions by the name they are exported under.
+    exports: Vec<HashMap<&'a str, Vec<usize>>>,
+    /// Per file: import bindings by local name.
+    bindings: Vec<HashMap<&'a str, Vec<usize>>>,
 }
 
 /// `a/b/../c/./d` → `a/c/d`; `None` when it climbs above the root.
@@ -96,6 +100,33 @@ impl<'a> Linker<'a> {
             top.push(t);
             children.push(ch);
         }
+        let exports = files
+            .iter()
+            .map(|f| {
+                let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+                for (i, d) in f
+                    .defs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.parent.is_none())
+                {
+                    for e in &d.exported_as {
+                        m.entry(e.as_str()).or_default().push(i);
+                    }
+                }
+                m
+            })
+            .collect();
+        let bindings = files
+            .iter()
+            .map(|f| {
+                let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+                for (i, b) in f.bindings.iter().enumerate() {
+                    m.entry(b.local.as_str()).or_default().push(i);
+                }
+                m
+            })
+            .collect();
         Linker {
             files,
             by_path,
@@ -103,6 +134,8 @@ impl<'a> Linker<'a> {
             top,
             children,
             members,
+            exports,
+            bindings,
         }
     }
 
@@ -144,15 +177,8 @@ impl<'a> Linker<'a> {
             return Vec::new();
         }
         let file = &self.files[f];
-        let direct: Vec<At> = file
-            .defs
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.parent.is_none() && d.exported_as.iter().any(|e| e == name))
-            .map(|(i, _)| (f, i))
-            .collect();
-        if !direct.is_empty() {
-            return direct;
+        if let Some(direct) = self.exports[f].get(name) {
+            return direct.iter().map(|&i| (f, i)).collect();
         }
         for (local, exported) in &file.local_exports {
             if exported == name {
@@ -196,10 +222,11 @@ impl<'a> Linker<'a> {
             return defs.iter().map(|&i| (f, i)).collect();
         }
         let file = &self.files[f];
-        for b in file
-            .bindings
+        let bound = self.bindings[f].get(name).map_or(&[][..], Vec::as_slice);
+        for b in bound
             .iter()
-            .filter(|b| b.local == name && b.imported != "*")
+            .map(|&i| &file.bindings[i])
+            .filter(|b| b.imported != "*")
         {
             if let Some(target) = file
                 .imports
@@ -215,10 +242,11 @@ impl<'a> Linker<'a> {
     /// The module a namespace import binds to `name` in file `f`.
     fn namespace(&self, f: usize, name: &str) -> Option<usize> {
         let file = &self.files[f];
-        let b = file
-            .bindings
+        let b = self.bindings[f]
+            .get(name)?
             .iter()
-            .find(|b| b.local == name && b.imported == "*")?;
+            .map(|&i| &file.bindings[i])
+            .find(|b| b.imported == "*")?;
         file.imports
             .get(b.import)
             .and_then(|i| self.resolve_specifier(&file.path, &i.module))

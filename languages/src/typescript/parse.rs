@@ -275,13 +275,11 @@ pub(super) fn parse_file(
             } else if is(caps.callee, i) {
                 callee = Some(c.node);
             } else if is(caps.reference, i) {
-                if !declares(c.node) {
-                    refs.push((
-                        c.node.start_byte(),
-                        Ref::Name(text(c.node, src).to_string()),
-                        c.node.start_position().row + 1,
-                    ));
-                }
+                refs.push((
+                    c.node.start_byte(),
+                    Ref::Name(text(c.node, src).to_string()),
+                    c.node.start_position().row + 1,
+                ));
             } else if is(caps.reference_object, i) {
                 object = Some(c.node);
             } else if is(caps.reference_member, i) {
@@ -345,7 +343,28 @@ pub(super) fn parse_file(
         });
     }
     drop(matches);
-    refs.retain(|(start, r, _)| !(matches!(r, Ref::Name(_)) && names.contains(start)));
+    // Names that declare rather than use: definition names, import and re-export
+    // specifiers, `export { a }` lists and `export default a` (read as exports below).
+    let mut skip: Vec<(usize, usize)> = Vec::new();
+    for st in imports.iter().chain(&exports) {
+        if st.kind() == "import_statement" || st.child_by_field_name("source").is_some() {
+            skip.push((st.start_byte(), st.end_byte()));
+        } else if let Some(v) = st.child_by_field_name("value") {
+            if v.kind() == "identifier" {
+                names.insert(v.start_byte());
+            }
+        } else {
+            skip.push((st.start_byte(), st.end_byte()));
+        }
+    }
+    skip.sort_unstable();
+    let skipped = |at: usize| {
+        let i = skip.partition_point(|(s, _)| *s <= at);
+        i > 0 && at < skip[i - 1].1
+    };
+    refs.retain(|(start, r, _)| {
+        !(matches!(r, Ref::Name(_)) && (names.contains(start) || skipped(*start)))
+    });
     found.sort_by_key(|f| (f.start.start_byte(), std::cmp::Reverse(f.stmt.end_byte())));
     found.dedup_by(|a, b| a.stmt.id() == b.stmt.id() && a.name.id() == b.name.id());
 
@@ -408,23 +427,6 @@ pub(super) fn parse_file(
         super::index::read_import_or_export(&mut file, s, src);
     }
     Ok(file)
-}
-
-/// Whether an identifier declares a name rather than using one (import/export
-/// specifiers, `export default x`).
-fn declares(n: Node) -> bool {
-    n.parent().is_some_and(|p| {
-        matches!(
-            p.kind(),
-            "import_specifier"
-                | "import_clause"
-                | "namespace_import"
-                | "export_specifier"
-                | "namespace_export"
-                | "export_statement"
-                | "import_require_clause"
-        )
-    })
 }
 
 /// How a name used at byte `at` inside `d` is needed when `d` is stubbed: `None` for the

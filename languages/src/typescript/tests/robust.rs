@@ -218,3 +218,121 @@ fn index_and_mask_never_panic_on_mutated_sources() {
         let _ = crate::typescript::edit::mask_file(&text, file, &index, &delete, &stub);
     }
 }
+
+/// Where indexing time goes, single-threaded, over the files of `CARVE_TS_PROFILE_DIR`
+/// (e.g. a repository kept by `examples/index_speed --keep DIR typescript`). Run with
+/// `cargo test --release -p carve-languages --lib typescript::tests::robust::profile -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn profile() {
+    let Some(dir) = std::env::var_os("CARVE_TS_PROFILE_DIR") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let mut sources = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "ts") {
+                let rel = p
+                    .strip_prefix(&dir)
+                    .expect("under dir")
+                    .to_string_lossy()
+                    .into_owned();
+                sources.push((rel, std::fs::read(&p).expect("readable")));
+            }
+        }
+    }
+    let lines: usize = sources
+        .iter()
+        .map(|(_, b)| b.iter().filter(|&&c| c == b'\n').count())
+        .sum();
+    let time = |what: &str, f: &dyn Fn()| {
+        let t = std::time::Instant::now();
+        f();
+        let s = t.elapsed().as_secs_f64();
+        eprintln!("{what:<28} {:>10.0} lines/s", lines as f64 / s);
+    };
+    let grammar: tree_sitter::Language = tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into();
+    for _ in 0..2 {
+        time("bare parse", &|| {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&grammar).expect("grammar");
+            for (_, b) in &sources {
+                drop(p.parse(b, None));
+            }
+        });
+        time("parse + query matches", &|| {
+            use streaming_iterator::StreamingIterator;
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&grammar).expect("grammar");
+            let q = &super::super::queries::Dialect::TypeScript.queries().query;
+            for (_, b) in &sources {
+                let tree = p.parse(b, None).expect("tree");
+                let mut c = tree_sitter::QueryCursor::new();
+                let mut m = c.matches(q, tree.root_node(), b.as_slice());
+                while m.next().is_some() {}
+            }
+        });
+        for (name, text) in [
+            (
+                "definitions.scm",
+                include_str!("../../../queries/typescript/definitions.scm"),
+            ),
+            (
+                "references.scm",
+                include_str!("../../../queries/typescript/references.scm"),
+            ),
+            (
+                "imports.scm",
+                include_str!("../../../queries/typescript/imports.scm"),
+            ),
+        ] {
+            let q = tree_sitter::Query::new(&grammar, text).expect("query");
+            time(&format!("parse + {name}"), &|| {
+                use streaming_iterator::StreamingIterator;
+                let mut p = tree_sitter::Parser::new();
+                p.set_language(&grammar).expect("grammar");
+                for (_, b) in &sources {
+                    let tree = p.parse(b, None).expect("tree");
+                    let mut c = tree_sitter::QueryCursor::new();
+                    let mut m = c.matches(&q, tree.root_node(), b.as_slice());
+                    while m.next().is_some() {}
+                }
+            });
+        }
+        time("parse + cursor walk", &|| {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&grammar).expect("grammar");
+            let mut n = 0usize;
+            for (_, b) in &sources {
+                let tree = p.parse(b, None).expect("tree");
+                let mut c = tree.walk();
+                'walk: loop {
+                    n += c.node().kind_id() as usize;
+                    if c.goto_first_child() {
+                        continue;
+                    }
+                    while !c.goto_next_sibling() {
+                        if !c.goto_parent() {
+                            break 'walk;
+                        }
+                    }
+                }
+            }
+            assert!(n > 0);
+        });
+        time("parse_file", &|| {
+            let mut p = tree_sitter::Parser::new();
+            for (path, b) in &sources {
+                super::super::parse::parse_file(&mut p, path, b).expect("parse");
+            }
+        });
+        time("index_sources (all cores)", &|| {
+            super::super::index::index_sources(&sources);
+        });
+    }
+}
