@@ -225,7 +225,11 @@ pub fn mask_file(
     }
     // Imports and re-exports of deleted definitions, and imports that only removed code used.
     let uses = |keep_only: bool| -> BTreeSet<&str> {
-        let mut out: BTreeSet<&str> = file.module_references.iter().map(|m| m.target.as_str()).collect();
+        let mut out: BTreeSet<&str> = file
+            .module_references
+            .iter()
+            .map(|m| m.target.as_str())
+            .collect();
         for (d, f) in defs.iter().zip(&fates) {
             let (body, signature) = match (keep_only, f) {
                 (false, _) | (true, Fate::Keep) => (true, true),
@@ -248,7 +252,11 @@ pub fn mask_file(
         let dropped: Vec<bool> = imp
             .names
             .iter()
-            .map(|n| n.target.as_deref().is_some_and(|t| deleted_target(t) || (is_import && became_unused(t))))
+            .map(|n| {
+                n.target
+                    .as_deref()
+                    .is_some_and(|t| deleted_target(t) || (is_import && became_unused(t)))
+            })
             .collect();
         if !dropped.iter().any(|d| *d) {
             continue;

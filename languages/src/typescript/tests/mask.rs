@@ -192,7 +192,14 @@ fn imports_only_removed_code_used_go_too() {
     ]);
     let b = "import { helper, type T, other } from './a';\nimport { unused } from './a';\nexport function f(x: T): T { return helper() + x; }\nexport function g() { other(); }\n";
     let stub = BTreeSet::from(["b.ts::f".to_string()]);
-    let edits = crate::typescript::edit::mask_file(b, &index.files["b.ts"], &index, &BTreeSet::new(), &stub).expect("mask");
+    let edits = crate::typescript::edit::mask_file(
+        b,
+        &index.files["b.ts"],
+        &index,
+        &BTreeSet::new(),
+        &stub,
+    )
+    .expect("mask");
     let out = apply(b, &edits).expect("apply");
     // `helper` only served the stubbed body; `T` is in the kept signature; the import
     // that was unused before stays as it was.
