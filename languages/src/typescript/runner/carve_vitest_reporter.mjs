@@ -25,7 +25,9 @@ function message(errors) {
 export default class CarveVitestReporter {
   onInit(ctx) {
     this.ctx = ctx;
-    this.root = ctx.config.root;
+    // Ids are relative to the tree carve runs (CARVE_ROOT), even when the config moves
+    // vitest's own root elsewhere.
+    this.root = process.env.CARVE_ROOT || ctx.config.root;
     this.started = new Set();
     emit({ event: "header", version: 1, runner: "vitest" });
     const setup = process.env.CARVE_VITEST_SETUP;

@@ -108,7 +108,8 @@ impl Plan {
     }
 
     /// node:test (Node 20) matches each test's own name; a test's subtests run only when
-    /// it runs, so every name along the entry is let through (suites are never filtered).
+    /// it runs, so every name along the entry is let through (suites are never filtered),
+    /// and the whole name too, for the Node versions that match that.
     pub fn node_name_patterns(&self) -> Vec<String> {
         if self.whole_file {
             let leaves: BTreeSet<String> = self
@@ -125,12 +126,19 @@ impl Plan {
                 leaves.into_iter().collect::<Vec<_>>().join("|")
             )];
         }
-        let names: BTreeSet<String> = self
+        let mut names: BTreeSet<String> = self
             .names
             .iter()
             .flatten()
             .map(|n| format!("^{}$", escape(n)))
             .collect();
+        // Newer Node versions match a test's ancestors' names and its own joined by spaces.
+        names.extend(
+            self.names
+                .iter()
+                .filter(|n| n.len() > 1)
+                .map(|n| format!("^{}$", escape(&n.join(" ")))),
+        );
         names.into_iter().collect()
     }
 }
@@ -172,6 +180,7 @@ mod tests {
             plan.node_name_patterns(),
             vec![
                 r"^adds$",
+                r"^divide edge cases divide\(1, 4\) = 0\.25$",
                 r"^divide$",
                 r"^divide\(1, 4\) = 0\.25$",
                 r"^edge cases$"
