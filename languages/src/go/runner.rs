@@ -198,13 +198,31 @@ impl Suite {
         if reader.events == 0 || missing_dependencies(&ended.tail()) {
             return Err(startup_error(&work.root, &line, &ended));
         }
-        for (pkg, names) in reader.listed {
+        // A package whose test binary fails even to list its tests (a TestMain that exits
+        // first, a panic in init) cannot run them either: like a build failure.
+        let unlistable: Vec<(String, String)> = suite
+            .packages
+            .iter()
+            .filter_map(|p| {
+                reader.package_failure(p).map(|m| {
+                    (
+                        p.clone(),
+                        m.replace("before this test ran", "while listing its tests"),
+                    )
+                })
+            })
+            .collect();
+        for (pkg, names) in std::mem::take(&mut reader.listed) {
             suite.tests.insert(
                 pkg.clone(),
                 names.iter().map(|n| test_id(&pkg, n)).collect(),
             );
         }
-        suite.build_failed = reader.build_failed;
+        suite.build_failed = std::mem::take(&mut reader.build_failed);
+        for (pkg, message) in unlistable {
+            suite.tests.remove(&pkg);
+            suite.build_failed.entry(pkg).or_insert(message);
+        }
         suite.command_line = line;
         Ok(suite)
     }
@@ -302,7 +320,7 @@ impl Suite {
                 startup_error: Some(err),
             });
         }
-        let mut results = reader.results;
+        let mut results = std::mem::take(&mut reader.results);
         let unit_of = |id: &str| {
             units
                 .iter()
@@ -336,6 +354,13 @@ impl Suite {
                     results.insert(
                         unit.clone(),
                         TestOutcome::new(TestStatus::Missing, Some(message)),
+                    );
+                } else if let Some(message) =
+                    package_of(&self.packages, unit).and_then(|p| reader.package_failure(p))
+                {
+                    results.insert(
+                        unit.clone(),
+                        TestOutcome::new(TestStatus::Error, Some(message)),
                     );
                 }
             }

@@ -61,6 +61,8 @@ pub(crate) struct GoReader {
     pub listed: BTreeMap<String, Vec<String>>,
     /// A test binary exited while tests were still running.
     pub crashed: bool,
+    /// Packages whose test binary failed (not a build failure).
+    failed_packages: BTreeSet<String>,
     /// JSON lines read, and lines that were not JSON.
     pub events: usize,
     pub junk_lines: usize,
@@ -170,6 +172,9 @@ impl GoReader {
                 );
             }
             "pass" | "fail" | "skip" => {
+                if action == "fail" && failed_build.is_none() {
+                    self.failed_packages.insert(package.to_string());
+                }
                 if let Some(broken) = failed_build {
                     let key = strip_variant(broken);
                     let lines = self
@@ -215,6 +220,22 @@ impl GoReader {
             }
             _ => {}
         }
+    }
+
+    /// Why `package`'s test binary failed, when it did: the last lines it printed outside
+    /// any test (a TestMain exit, a panic in init, a data race report).
+    pub fn package_failure(&self, package: &str) -> Option<String> {
+        self.failed_packages.contains(package).then(|| {
+            let tail = self
+                .package_output
+                .get(package)
+                .map(|l| last_lines(&l.concat(), 3))
+                .unwrap_or_default();
+            format!(
+                "the test binary of {package} failed before this test ran: {}",
+                tail.replace('\n', " | ")
+            )
+        })
     }
 
     fn read_new(&mut self) -> std::io::Result<()> {

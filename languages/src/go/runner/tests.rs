@@ -254,3 +254,23 @@ fn a_directory_without_go_mod_is_an_error_with_a_hint() {
     let text = run(&req).unwrap_err().to_string();
     assert!(text.contains("go.mod"), "{text}");
 }
+
+#[test]
+fn a_test_main_that_exits_early_errors_its_packages_tests() {
+    if !have_go() {
+        return;
+    }
+    let c = Copy::new();
+    let main = "package strs\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\n\
+                func TestMain(m *testing.M) {\n\tfmt.Println(\"setup exploded\")\n\tos.Exit(3)\n}\n";
+    std::fs::write(c.root.path().join("strs/main_test.go"), main).unwrap();
+    let r = run(&c.request(None)).unwrap();
+    let message = &r.collection_errors[&format!("{M}/strs")];
+    assert!(message.contains("setup exploded"), "{message}");
+    assert_eq!(r.status(&format!("{M}/TestAdd")), TestStatus::Passed);
+    let id = format!("{M}/strs/TestShout");
+    let r = run(&c.request(Some(&[id.as_str()]))).unwrap();
+    assert_eq!(r.status(&id), TestStatus::Error);
+    let message = r.statuses[&id].message.as_deref().unwrap();
+    assert!(message.contains("setup exploded"), "{message}");
+}

@@ -7,7 +7,9 @@
 //! (`ignored`) is not recorded, and a later line for the same name wins. Its names are
 //! libtest's, without the test binary: `tests::adds`, `shared_name` (one name for the
 //! `shared_name` of two binaries). Doctest names hold spaces (`src/lib.rs - add (line 8)`),
-//! so it never reports doctests, nor ignored tests with a reason.
+//! so it never reports doctests, nor ignored tests with a reason, nor `#[should_panic]`
+//! tests (libtest prints `test <name> - should panic ... ok`); their harness id is still
+//! the name, which that parser just never yields.
 
 use std::collections::BTreeMap;
 

@@ -151,6 +151,7 @@ impl<'w> LibtestReader<'w> {
     }
 
     fn outcome(&mut self, name: &str, outcome: &str) {
+        let name = strip_mode(name);
         let Some(id) = self.id(name) else { return };
         self.crash_is_last = false;
         if self.running.as_ref().is_some_and(|(r, _)| *r == id) {
@@ -211,7 +212,7 @@ impl<'w> LibtestReader<'w> {
         if let Some(name) = partial
             .strip_prefix("test ")
             .and_then(|r| r.strip_suffix(" ... "))
-            && let Some(id) = self.id(name)
+            && let Some(id) = self.id(strip_mode(name))
             && self.running.as_ref().is_none_or(|(r, _)| *r != id)
         {
             self.running = Some((id, Instant::now()));
@@ -226,6 +227,15 @@ impl<'w> LibtestReader<'w> {
         self.offset += n as u64;
         Ok(())
     }
+}
+
+/// libtest prints `test <name> - should panic ... ` (and `- compile fail`, `- compile` for
+/// doctests that only compile): the test's name is what comes before.
+fn strip_mode(name: &str) -> &str {
+    [" - should panic", " - compile fail", " - compile"]
+        .iter()
+        .find_map(|m| name.strip_suffix(m))
+        .unwrap_or(name)
 }
 
 impl Progress for LibtestReader<'_> {
@@ -279,6 +289,7 @@ mod tests {
 
 running 4 tests
 test tests::adds ... ok
+test tests::panics - should panic ... ok
 test tests::fails ... FAILED
 test tests::ignored ... ignored, deliberately ignored
 test tests::crash ... error: test failed, to rerun pass `-p runner-cases --lib`
@@ -336,6 +347,7 @@ test src/lib.rs - sign (line 17) ... ";
                 ("runner_cases::tests::crash", TestStatus::Error),
                 ("runner_cases::tests::fails", TestStatus::Failed),
                 ("runner_cases::tests::ignored", TestStatus::Skipped),
+                ("runner_cases::tests::panics", TestStatus::Passed),
             ]
         );
         assert_eq!(

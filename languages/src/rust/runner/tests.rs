@@ -92,6 +92,7 @@ fn a_whole_run_reports_every_binary_and_doctest() {
             "runner_cases::tests::nested::deeper::deep",
             TestStatus::Passed,
         ),
+        ("runner_cases::tests::panics", TestStatus::Passed),
         (
             "runner_cases::tests::sign_cases::negative",
             TestStatus::Passed,
