@@ -95,7 +95,8 @@ pub fn suite_args(command: &TestCommand) -> Vec<String> {
         out.push("--workspace".into());
     }
     out.extend(args.iter().cloned());
-    out.extend(["--".to_string(), "--test-threads=1".to_string()]);
+    out.push("--".to_string());
+    out.extend(serial(test_args));
     out.extend(test_args.iter().cloned());
     out
 }
@@ -282,7 +283,8 @@ impl Suite {
             }
             args.extend(flags.into_iter().flatten());
             args.extend(user.iter().cloned());
-            args.extend(["--".to_string(), "--test-threads=1".to_string()]);
+            args.push("--".to_string());
+            args.extend(serial(test_args));
             args.extend(test_args.iter().cloned());
             if !whole {
                 if doc {
@@ -426,6 +428,13 @@ impl Suite {
             startup_error: None,
         })
     }
+}
+
+/// `--test-threads=1` unless the command's own test arguments set the thread count (libtest
+/// refuses the option twice); with more threads a hang is blamed on no test in particular.
+fn serial(test_args: &[String]) -> Option<String> {
+    let own = test_args.iter().any(|a| a.starts_with("--test-threads"));
+    (!own).then(|| "--test-threads=1".to_string())
 }
 
 /// The doctests of a whole-suite run (when nextest runs the rest).

@@ -372,3 +372,27 @@ fn nextest_reports_what_cargo_test_reports() {
         ]
     );
 }
+
+#[test]
+fn the_commands_own_thread_count_wins() {
+    let command = TestCommand::Cargo {
+        args: vec![],
+        test_args: vec!["--test-threads=4".into()],
+        workspace: false,
+        nextest: false,
+    };
+    assert_eq!(
+        suite_args(&command).join(" "),
+        "test --locked --no-fail-fast -- --test-threads=4"
+    );
+    let command = TestCommand::Cargo {
+        args: vec!["--features".into(), "x".into()],
+        test_args: vec![],
+        workspace: true,
+        nextest: false,
+    };
+    assert_eq!(
+        suite_args(&command).join(" "),
+        "test --locked --no-fail-fast --workspace --features x -- --test-threads=1"
+    );
+}
