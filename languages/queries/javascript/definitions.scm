@@ -7,7 +7,8 @@
 (class_declaration name: (identifier) @name) @definition.class
 (variable_declarator name: (identifier) @name value: (class)) @definition.class
 
-(method_definition name: (_) @name) @definition.method
+; Methods of classes only: object-literal methods are parts of a value, not definitions.
+(class_body (method_definition name: (_) @name) @definition.method)
 (field_definition
   property: (_) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.field

@@ -25,8 +25,9 @@
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 (variable_declarator name: (identifier) @name value: (class)) @definition.class
 
-(method_definition name: (_) @name) @definition.method
-(abstract_method_signature name: (_) @name) @definition.method
+; Methods of classes only: object-literal methods are parts of a value, not definitions.
+(class_body (method_definition name: (_) @name) @definition.method)
+(class_body (abstract_method_signature name: (_) @name) @definition.method)
 (public_field_definition
   name: (_) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.field

@@ -296,7 +296,7 @@ fn javascript_and_tsx_files() {
     let index = index_of(&[
         (
             "lib/util.mjs",
-            "/** Doubles. */\nexport const double = (x) => x * 2;\nexport function triple(x) { return x * 3; }\nexport class Box {\n  #v = 0;\n  get value() { return this.#v; }\n  set value(v) { this.#v = double(v); }\n  bump = () => triple(this.value);\n}\nlet a = function () {}, b = () => {};\n",
+            "/** Doubles. */\nexport const double = (x) => x * 2;\nexport function triple(x) { return x * 3; }\nexport class Box {\n  #v = 0;\n  get value() { return this.#v; }\n  set value(v) { this.#v = double(v); }\n  bump = () => triple(this.value);\n}\nlet a = function () {}, b = () => {};\nconst api = { get() { return 1; }, put: () => 2 };\n",
         ),
         (
             "lib/util.test.js",
