@@ -66,7 +66,8 @@ impl Config {
         let found = carve_languages::runner::detect(repo);
         let Some(first) = found.first() else {
             bail!(
-                "could not detect the language of {}: no pyproject.toml, setup.cfg, tox.ini, pytest.ini or .py files \
+                "could not detect the language or test runner of {}: no pyproject.toml/setup.cfg/tox.ini/pytest.ini or \
+                 .py files, no package.json with a vitest, jest or node:test suite, no go.mod, no Cargo.toml \
                  (write carve.toml with `language` and a `[test]` table naming the runner; see docs/formats.md)",
                 repo.display()
             );

@@ -118,16 +118,18 @@ pub fn baseline(session: &Session, tests: Option<&[TestId]>, fresh: bool) -> Res
         }
     }
     let mut runs = Vec::new();
+    // Both runs use a fresh copy at the same path and the same runner scratch, so build
+    // caches keyed by them (cargo's target directory) serve the second run.
+    let scratch = session.scratch("baseline")?;
+    let tree = scratch.join("tree");
     for round in 1..=2 {
         session.progress.step(format!("baseline: run {round} of 2"));
-        let scratch = session.scratch(&format!("baseline-{round}"))?;
-        let tree = scratch.join("tree");
         workspace::shadow_copy(&session.repo, &tree)?;
         let result = run_tests(session, &tree, tests.map(|t| t.to_vec()), &RunExtras::default(), &scratch.join("runner"))
             .with_context(|| format!("baseline run {round} failed"))?;
-        let _ = std::fs::remove_dir_all(&tree);
         runs.push(result);
     }
+    let _ = std::fs::remove_dir_all(&tree);
     let mut out = Baseline { version: BASELINE_VERSION, tree_digest: session.tree_digest.clone(), tests: BTreeMap::new(), warnings: Vec::new() };
     let ids: BTreeSet<&TestId> = runs.iter().flat_map(|r| r.statuses.keys()).collect();
     for id in ids {
