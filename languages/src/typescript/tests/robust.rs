@@ -336,3 +336,37 @@ fn profile() {
         });
     }
 }
+
+/// Tricky layouts in all three dialects: every definition removed on its own (deleted or
+/// stubbed, as the split decides) leaves a file that parses.
+#[test]
+fn every_definition_of_tricky_sources_removed_alone_reparses() {
+    let sources: Vec<(String, Vec<u8>)> = [
+        (
+            "src/shapes.ts",
+            "/** Shapes. */\nexport abstract class Shape {\n  abstract area(): number;\n  scale(k: number): this;\n  scale(k: string): this;\n  scale(k: number | string): this { return this; }\n  @track('x') static make(): Shape | null { return null; }\n}\nexport namespace Geo.Inner {\n  export enum Unit { M, Km }\n  export function toM(u: Unit): number { return u === Unit.M ? 1 : 1000; }\n}\ndeclare function ext(x: number): void;\nexport default function main(): void { ext(Geo.Inner.toM(Geo.Inner.Unit.M)); }\nexport type Pair<T> = [T, T];\nexport interface Sized { size(): number }\nexport const a = 1, f = (x: number) => x + a, g = function* () { yield 1; };\nfunction track(_: string) { return (..._args: unknown[]) => {}; }\n",
+        ),
+        (
+            "src/view.tsx",
+            "import main from './shapes';\nexport const View = ({ n }: { n: number }) => <div onClick={() => main()}>{n}</div>;\nexport function List(): JSX.Element {\n  return <ul>{[1, 2].map((i) => <View n={i} />)}</ul>;\n}\n",
+        ),
+        (
+            "lib/util.js",
+            "export default class Store {\n  #items = [];\n  static of = (...xs) => new Store(xs);\n  constructor(xs) { this.#items = xs; }\n  get size() { return this.#items.length; }\n  *[Symbol.iterator]() { yield* this.#items; }\n}\nexport async function load(url) { return (await fetch(url)).json(); }\nconst helper = async () => load('x');\nexport { helper as run };\n",
+        ),
+        ("lib/util.test.js", "import Store, { run } from './util.js';\ndescribe('Store', () => {\n  it('counts', () => { expect(Store.of(1).size).toBe(1); });\n  test.skip('runs', async () => { await run(); });\n});\n"),
+    ]
+    .iter()
+    .map(|(p, s)| (p.to_string(), s.as_bytes().to_vec()))
+    .collect();
+    let index = DefinitionIndex::from_sources(&sources);
+    assert!(index.skipped.is_empty(), "{:?}", index.skipped);
+    assert!(index.definitions.len() >= 25, "{:#?}", index.definitions.keys().collect::<Vec<_>>());
+    for id in index.definitions.keys() {
+        for (path, text) in mask_all(&sources, &index, &set(&[id])) {
+            let lang = if path.ends_with(".js") { Language::JavaScript } else { Language::TypeScript };
+            let errors = crate::edit::parse_errors(lang, &text);
+            assert!(errors.is_empty(), "removing {id}: {path} does not parse: {errors:?}\n{text}");
+        }
+    }
+}
