@@ -32,6 +32,8 @@ pub enum BuildCheckError {
 }
 
 /// Type-check the project at `root` (the masked tree) with `tsc --noEmit -p tsconfig.json`.
+/// A project without `tsconfig.json` and without TypeScript files (plain JavaScript) passes:
+/// there is no type checker to run.
 /// The TypeScript compiler comes from `node_modules` of `root` or, when the masked tree
 /// has none, of `node_modules_from` (typically the original repository, whose installed
 /// packages the masked copy does not carry): it is linked in for the run and removed again.
@@ -41,7 +43,20 @@ pub fn build_check_with(
 ) -> Result<(), BuildCheckError> {
     let tsconfig = root.join("tsconfig.json");
     if !tsconfig.is_file() {
-        return Err(BuildCheckError::NoTsconfig(root.to_path_buf()));
+        // Plain JavaScript has nothing to type-check (its masked files were re-parsed
+        // already); TypeScript without a tsconfig cannot be checked the project's way.
+        let has_typescript = crate::walk::source_files(root, &[], &[])
+            .map(|w| {
+                w.files
+                    .iter()
+                    .any(|f| f.language == crate::Language::TypeScript)
+            })
+            .unwrap_or(true);
+        return if has_typescript {
+            Err(BuildCheckError::NoTsconfig(root.to_path_buf()))
+        } else {
+            Ok(())
+        };
     }
     let local = root.join("node_modules");
     let mut linked = None;

@@ -109,8 +109,12 @@ fn build_check_reports_tsc_output() {
         "{err}"
     );
     let none = tempfile::tempdir().expect("tempdir");
+    std::fs::write(none.path().join("a.ts"), "export const a = 1;\n").expect("write");
     let e = crate::typescript::build_check(none.path()).expect_err("no tsconfig");
     assert!(e.to_string().contains("tsconfig.json"), "{e}");
+    let js = tempfile::tempdir().expect("tempdir");
+    std::fs::write(js.path().join("a.js"), "export const a = 1;\n").expect("write");
+    crate::typescript::build_check(js.path()).expect("plain JavaScript has nothing to type-check");
 }
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
