@@ -29,6 +29,8 @@ pub(super) struct Linker<'a> {
     exports: Vec<HashMap<&'a str, Vec<usize>>>,
     /// Per file: import bindings by local name.
     bindings: Vec<HashMap<&'a str, Vec<usize>>>,
+    /// Per file, per import statement: the file it names.
+    resolved: Vec<Vec<Option<usize>>>,
 }
 
 /// `a/b/../c/./d` → `a/c/d`; `None` when it climbs above the root.
@@ -127,7 +129,7 @@ impl<'a> Linker<'a> {
                 m
             })
             .collect();
-        Linker {
+        let mut linker = Linker {
             files,
             by_path,
             ids,
@@ -136,16 +138,23 @@ impl<'a> Linker<'a> {
             members,
             exports,
             bindings,
-        }
+            resolved: Vec::new(),
+        };
+        linker.resolved = files
+            .iter()
+            .map(|f| {
+                f.imports
+                    .iter()
+                    .map(|i| linker.resolve_specifier(&f.path, &i.module))
+                    .collect()
+            })
+            .collect();
+        linker
     }
 
-    /// The file a relative specifier names, with TypeScript's extension substitution.
-    fn resolve_specifier(&self, from: &str, spec: &str) -> Option<usize> {
-        if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
-            return None;
-        }
-        let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
-        let base = normalize(&format!("{dir}/{spec}"))?;
+    /// The file a repository-relative module path (no extension, or a `.js` one) names,
+    /// with TypeScript's extension substitution and `index` files.
+    fn resolve_base(&self, base: &str) -> Option<usize> {
         let mut candidates = Vec::new();
         for (js, ts) in [
             ("js", &["ts", "tsx", "d.ts"][..]),
@@ -157,7 +166,7 @@ impl<'a> Linker<'a> {
                 candidates.extend(ts.iter().map(|e| format!("{stem}.{e}")));
             }
         }
-        candidates.push(base.clone());
+        candidates.push(base.to_string());
         candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
         candidates.extend(EXTENSIONS.iter().map(|e| {
             if base.is_empty() {
@@ -169,6 +178,49 @@ impl<'a> Linker<'a> {
         candidates
             .iter()
             .find_map(|c| self.by_path.get(c.as_str()).copied())
+    }
+
+    /// The file a specifier names: relative specifiers from the importing file; then the
+    /// common `tsconfig` set-ups, without reading them: `baseUrl` at the root or `src/`
+    /// (`"money/money"`), and `paths` aliases `@/`, `~/`, `#/` (also matched as a path
+    /// suffix anywhere in the repository). Package names resolve to nothing.
+    fn resolve_specifier(&self, from: &str, spec: &str) -> Option<usize> {
+        if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {
+            let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+            return self.resolve_base(&normalize(&format!("{dir}/{spec}"))?);
+        }
+        let alias = ["@/", "~/", "#/"].iter().find_map(|p| spec.strip_prefix(p));
+        let rest = alias.unwrap_or(spec);
+        if rest.is_empty() || rest.starts_with('/') || (alias.is_none() && spec.starts_with('@')) {
+            return None;
+        }
+        let rest = normalize(rest)?;
+        if let Some(found) = self
+            .resolve_base(&rest)
+            .or_else(|| self.resolve_base(&format!("src/{rest}")))
+        {
+            return Some(found);
+        }
+        if alias.is_none() {
+            return None;
+        }
+        // `@/x/y` with `paths` pointing somewhere else: the file whose path ends with `x/y`.
+        let suffix = format!("/{}", rest.trim_end_matches(".js"));
+        self.files.iter().position(|f| {
+            let stem = f.path.rsplit_once('.').map_or(f.path.as_str(), |(s, _)| s);
+            let stem = stem.strip_suffix(".d").unwrap_or(stem);
+            let stem = stem.strip_suffix("/index").unwrap_or(stem);
+            stem.ends_with(&suffix)
+        })
+    }
+
+    /// The file import statement `import` of file `f` names (resolved once, in `new`).
+    fn import_target(&self, f: usize, import: usize) -> Option<usize> {
+        self.resolved
+            .get(f)
+            .and_then(|r| r.get(import))
+            .copied()
+            .flatten()
     }
 
     /// Definitions a module exports under `name`.
@@ -189,11 +241,7 @@ impl<'a> Linker<'a> {
             }
         }
         for r in &file.reexports {
-            let Some(target) = file
-                .imports
-                .get(r.import)
-                .and_then(|i| self.resolve_specifier(&file.path, &i.module))
-            else {
+            let Some(target) = self.import_target(f, r.import) else {
                 continue;
             };
             match (&r.imported, &r.exported) {
@@ -228,11 +276,7 @@ impl<'a> Linker<'a> {
             .map(|&i| &file.bindings[i])
             .filter(|b| b.imported != "*")
         {
-            if let Some(target) = file
-                .imports
-                .get(b.import)
-                .and_then(|i| self.resolve_specifier(&file.path, &i.module))
-            {
+            if let Some(target) = self.import_target(f, b.import) {
                 return self.export(target, &b.imported, depth + 1);
             }
         }
@@ -247,9 +291,7 @@ impl<'a> Linker<'a> {
             .iter()
             .map(|&i| &file.bindings[i])
             .find(|b| b.imported == "*")?;
-        file.imports
-            .get(b.import)
-            .and_then(|i| self.resolve_specifier(&file.path, &i.module))
+        self.import_target(f, b.import)
     }
 
     fn children_named(&self, (f, d): At, name: &str) -> Vec<At> {
@@ -429,8 +471,8 @@ impl<'a> Linker<'a> {
         module_references.sort();
         module_references.dedup();
         let mut imports = file.imports.clone();
-        for imp in &mut imports {
-            let target_file = self.resolve_specifier(&file.path, &imp.module);
+        for (k, imp) in imports.iter_mut().enumerate() {
+            let target_file = self.import_target(f, k);
             imp.resolved_path = target_file.map(|t| self.files[t].path.clone());
             if let Some(t) = target_file {
                 for n in &mut imp.names {

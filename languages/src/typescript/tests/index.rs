@@ -261,6 +261,22 @@ fn resolves_default_namespace_and_reexported_imports() {
 }
 
 #[test]
+fn resolves_base_url_and_path_alias_specifiers() {
+    let index = index_of(&[
+        ("src/lib/math.ts", "export function add(a: number, b: number) { return a + b; }\n"),
+        ("packages/app/src/util/fmt.ts", "export const fmt = (n: number) => `${n}`;\n"),
+        (
+            "src/main.ts",
+            "import { add } from 'lib/math';\nimport { add as plus } from '@/lib/math.js';\nimport { fmt } from '~/util/fmt';\nimport { ref } from 'vue';\nexport function run() { return fmt(add(1, plus(2, 3))) + ref; }\n",
+        ),
+    ]);
+    let run = index.get("src/main.ts::run").expect("run");
+    assert_eq!(run.references, vec!["packages/app/src/util/fmt.ts::fmt".to_string(), "src/lib/math.ts::add".to_string()]);
+    let resolved: Vec<Option<&str>> = index.files["src/main.ts"].imports.iter().map(|i| i.resolved_path.as_deref()).collect();
+    assert_eq!(resolved, [Some("src/lib/math.ts"), Some("src/lib/math.ts"), Some("packages/app/src/util/fmt.ts"), None]);
+}
+
+#[test]
 fn scopes_nested_functions_and_namespaces() {
     let index = index_of(&[(
         "m.ts",
