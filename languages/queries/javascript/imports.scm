@@ -2,3 +2,25 @@
 
 (import_statement source: (string)) @import
 (export_statement !declaration) @export
+
+; CommonJS: `const x = require("./m")`, `const { a, b: c } = require("./m")`, and
+; `module.exports = …` / `exports.name = …` at the top level.
+;   @require   the declaration statement
+;   @cjs       the assignment statement
+(lexical_declaration
+  (variable_declarator
+    value: (call_expression
+      function: (identifier) @require.fn
+      arguments: (arguments . (string) .)))
+  (#eq? @require.fn "require")) @require
+(variable_declaration
+  (variable_declarator
+    value: (call_expression
+      function: (identifier) @require.fn
+      arguments: (arguments . (string) .)))
+  (#eq? @require.fn "require")) @require
+(program
+  (expression_statement
+    (assignment_expression
+      left: (member_expression object: (_) @cjs.object)
+      (#match? @cjs.object "^(module\\.)?exports$|^module$"))) @cjs)

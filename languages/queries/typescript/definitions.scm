@@ -49,3 +49,11 @@
     [(string) (template_string)] @name
     .
     [(arrow_function) (function_expression)])) @definition.test
+
+; CommonJS: `exports.f = function () {…}`, `module.exports.f = () => …`.
+(assignment_expression
+  left: (member_expression
+    object: (_) @cjs.object
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression) (generator_function)]
+  (#match? @cjs.object "^(module\\.)?exports$")) @definition.variable

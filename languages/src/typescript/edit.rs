@@ -450,6 +450,28 @@ fn derived_class(d: &Definition, index: &DefinitionIndex) -> bool {
 /// `import`/`export … from` with only the `kept` names, in their original text.
 fn render_import(src: &str, stmt: Node, kept: &[&crate::index::ImportedName]) -> String {
     let text = &src[stmt.start_byte()..stmt.end_byte()];
+    if matches!(stmt.kind(), "lexical_declaration" | "variable_declaration") {
+        // `const { a, b: c } = require("./m");`
+        let keyword = stmt
+            .child(0)
+            .map_or("const", |k| &src[k.start_byte()..k.end_byte()]);
+        let call = text.find("require").map_or("require(\"\")", |i| {
+            text[i..].trim_end().trim_end_matches(';')
+        });
+        let specs: Vec<&str> = kept
+            .iter()
+            .map(|n| {
+                src.get(n.span.start_byte..n.span.end_byte)
+                    .unwrap_or(&n.name)
+            })
+            .collect();
+        let semi = if text.trim_end().ends_with(';') {
+            ";"
+        } else {
+            ""
+        };
+        return format!("{keyword} {{ {} }} = {call}{semi}", specs.join(", "));
+    }
     let source = stmt
         .child_by_field_name("source")
         .map_or("\"\"", |s| &src[s.start_byte()..s.end_byte()]);
@@ -512,6 +534,13 @@ fn local_exports(
     let mut c = root.walk();
     for stmt in root
         .named_children(&mut c)
+        .filter(|n| n.kind() == "expression_statement")
+    {
+        commonjs_exports(src, root, stmt, &deleted_names, ranges, edits);
+    }
+    let mut c = root.walk();
+    for stmt in root
+        .named_children(&mut c)
         .filter(|n| n.kind() == "export_statement" && n.child_by_field_name("source").is_none())
     {
         if stmt.child_by_field_name("declaration").is_some() {
@@ -569,5 +598,76 @@ fn local_exports(
                 format!("{{ {} }}", keep.join(", ")),
             ));
         }
+    }
+}
+
+/// CommonJS exports of deleted names: drop them from `module.exports = { a, b: c }`, and
+/// delete `module.exports = a` / `exports.x = a` statements that export one.
+fn commonjs_exports(
+    src: &str,
+    root: Node,
+    stmt: Node,
+    deleted: &BTreeSet<&str>,
+    ranges: &mut Vec<(usize, usize)>,
+    edits: &mut Vec<Edit>,
+) {
+    let Some(assign) = stmt
+        .named_child(0)
+        .filter(|a| a.kind() == "assignment_expression")
+    else {
+        return;
+    };
+    let (Some(left), Some(right)) = (
+        assign.child_by_field_name("left"),
+        assign.child_by_field_name("right"),
+    ) else {
+        return;
+    };
+    let target = &src[left.start_byte()..left.end_byte()];
+    if target != "module.exports"
+        && !target.starts_with("exports.")
+        && !target.starts_with("module.exports.")
+    {
+        return;
+    }
+    let name_of = |n: Node| &src[n.start_byte()..n.end_byte()];
+    match right.kind() {
+        "identifier" if deleted.contains(name_of(right)) => {
+            ranges.push(deletion_range(
+                src,
+                stmt.start_byte(),
+                stmt.end_byte(),
+                root,
+            ));
+        }
+        "object" if target == "module.exports" => {
+            let mut c = right.walk();
+            let props: Vec<Node> = right
+                .named_children(&mut c)
+                .filter(|p| p.kind() != "comment")
+                .collect();
+            let keep: Vec<&str> = props
+                .iter()
+                .filter(|p| {
+                    let value = match p.kind() {
+                        "shorthand_property_identifier" => Some(**p),
+                        "pair" => p
+                            .child_by_field_name("value")
+                            .filter(|v| v.kind() == "identifier"),
+                        _ => None,
+                    };
+                    !value.is_some_and(|v| deleted.contains(name_of(v)))
+                })
+                .map(|p| name_of(*p))
+                .collect();
+            if keep.len() != props.len() {
+                edits.push(Edit::replace(
+                    right.start_byte(),
+                    right.end_byte(),
+                    format!("{{ {} }}", keep.join(", ")),
+                ));
+            }
+        }
+        _ => {}
     }
 }

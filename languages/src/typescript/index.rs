@@ -18,8 +18,11 @@
 //! purpose: a reference too many makes the extractor stub instead of delete, a reference
 //! too few breaks the build). A class also references its members that implement or
 //! override members of its repository base classes and interfaces (deleting them would
-//! break `implements`/`abstract`). Bare package specifiers (`vitest`, `node:fs`) and
-//! `tsconfig` path aliases are not resolved.
+//! break `implements`/`abstract`). Besides relative specifiers, `baseUrl`-style paths (from
+//! the root or `src/`) and `@/`, `~/`, `#/` aliases resolve (see `link.rs`); package names
+//! (`vitest`, `node:fs`) resolve to nothing. CommonJS: `require` bindings (whole module or
+//! destructured), `module.exports = { a, b: c }`, `module.exports = f`, `exports.x = a`,
+//! and `exports.f = function …` definitions.
 
 use std::path::Path;
 
@@ -115,6 +118,11 @@ fn name_span(n: Node) -> crate::index::Span {
 
 /// Read one `import` statement or non-declaration `export` statement into `file`.
 pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str) {
+    match stmt.kind() {
+        "lexical_declaration" | "variable_declaration" => return read_require(file, stmt, src),
+        "expression_statement" => return read_module_exports(file, stmt, src),
+        _ => {}
+    }
     let module_level = stmt.parent().is_some_and(|p| p.kind() == "program");
     if stmt.kind() == "import_statement" {
         let Some(module) = source_of(stmt, src) else {
@@ -301,5 +309,147 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
                     .push((text(v, src).to_string(), "default".to_string()));
             }
         }
+    }
+}
+
+/// `const x = require("./m")` (a namespace binding, whose bare use means the module's
+/// `module.exports`) and `const { a, b: c } = require("./m")` (named bindings). One
+/// [`Import`] per statement; only a statement declaring one name per `require` is read.
+fn read_require(file: &mut ParsedFile, stmt: Node, src: &str) {
+    let module_level = stmt.parent().is_some_and(|p| p.kind() == "program");
+    let mut c = stmt.walk();
+    let declarators: Vec<Node> = stmt
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "variable_declarator")
+        .collect();
+    let [declarator] = declarators.as_slice() else {
+        return;
+    };
+    let Some(call) = declarator.child_by_field_name("value") else {
+        return;
+    };
+    let Some(arg) = call
+        .child_by_field_name("arguments")
+        .and_then(|a| a.named_child(0))
+    else {
+        return;
+    };
+    let Some(pattern) = declarator.child_by_field_name("name") else {
+        return;
+    };
+    let module = text(arg, src).trim_matches(['"', '\'', '`']).to_string();
+    let at = file.imports.len();
+    let mut names: Vec<(String, Option<String>, Node)> = Vec::new();
+    match pattern.kind() {
+        "identifier" => names.push((
+            "*".to_string(),
+            Some(text(pattern, src).to_string()),
+            pattern,
+        )),
+        "object_pattern" => {
+            let mut c2 = pattern.walk();
+            for p in pattern.named_children(&mut c2) {
+                match p.kind() {
+                    "shorthand_property_identifier_pattern" => {
+                        names.push((text(p, src).to_string(), None, p))
+                    }
+                    "pair_pattern" => {
+                        let (Some(k), Some(v)) =
+                            (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                        else {
+                            continue;
+                        };
+                        if v.kind() == "identifier" {
+                            names.push((
+                                text(k, src).to_string(),
+                                Some(text(v, src).to_string()),
+                                p,
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => return,
+    }
+    for (name, alias, _) in &names {
+        let local = alias.clone().unwrap_or_else(|| name.clone());
+        file.bindings.push(Binding {
+            local,
+            import: at,
+            imported: name.clone(),
+        });
+    }
+    file.imports.push(Import {
+        span: span_of(stmt, stmt),
+        module,
+        resolved_path: None,
+        names: names
+            .into_iter()
+            .map(|(name, alias, node)| ImportedName {
+                name,
+                alias,
+                span: name_span(node),
+                target: None,
+            })
+            .collect(),
+        module_level,
+    });
+}
+
+/// `module.exports = { a, b: c }`, `module.exports = a` (the module's `default`) and
+/// `exports.x = a` / `module.exports.x = a` as local exports.
+fn read_module_exports(file: &mut ParsedFile, stmt: Node, src: &str) {
+    let Some(assign) = stmt
+        .named_child(0)
+        .filter(|a| a.kind() == "assignment_expression")
+    else {
+        return;
+    };
+    let (Some(left), Some(right)) = (
+        assign.child_by_field_name("left"),
+        assign.child_by_field_name("right"),
+    ) else {
+        return;
+    };
+    let target = text(left, src);
+    let whole = target == "module.exports";
+    let member = target
+        .strip_prefix("module.exports.")
+        .or_else(|| target.strip_prefix("exports."));
+    match (whole, member, right.kind()) {
+        (true, _, "object") => {
+            let mut c = right.walk();
+            for p in right.named_children(&mut c) {
+                match p.kind() {
+                    "shorthand_property_identifier" => {
+                        let n = text(p, src).to_string();
+                        file.local_exports.push((n.clone(), n));
+                    }
+                    "pair" => {
+                        let (Some(k), Some(v)) =
+                            (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                        else {
+                            continue;
+                        };
+                        if v.kind() == "identifier" {
+                            file.local_exports.push((
+                                text(v, src).to_string(),
+                                text(k, src).trim_matches(['"', '\'']).to_string(),
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        (true, _, "identifier") => file
+            .local_exports
+            .push((text(right, src).to_string(), "default".to_string())),
+        (false, Some(name), "identifier") => file
+            .local_exports
+            .push((text(right, src).to_string(), name.to_string())),
+        _ => {}
     }
 }

@@ -271,13 +271,16 @@ impl<'a> Linker<'a> {
         }
         let file = &self.files[f];
         let bound = self.bindings[f].get(name).map_or(&[][..], Vec::as_slice);
-        for b in bound
-            .iter()
-            .map(|&i| &file.bindings[i])
-            .filter(|b| b.imported != "*")
-        {
+        for b in bound.iter().map(|&i| &file.bindings[i]) {
             if let Some(target) = self.import_target(f, b.import) {
-                return self.export(target, &b.imported, depth + 1);
+                // A namespace used as a value is the module's default export (CommonJS
+                // `const f = require("./f")` with `module.exports = f`).
+                let imported = if b.imported == "*" {
+                    "default"
+                } else {
+                    b.imported.as_str()
+                };
+                return self.export(target, imported, depth + 1);
             }
         }
         Vec::new()

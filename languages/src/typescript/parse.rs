@@ -286,8 +286,10 @@ pub(super) fn parse_file(
                 member = Some(c.node);
             } else if is(caps.import, i) {
                 imports.push(c.node);
-            } else if is(caps.export, i) {
+            } else if is(caps.export, i) || is(caps.cjs, i) {
                 exports.push(c.node);
+            } else if is(caps.require, i) {
+                imports.push(c.node);
             }
         }
         if let (Some(o), Some(mem)) = (object, member) {
@@ -316,6 +318,7 @@ pub(super) fn parse_file(
             names.insert(name.start_byte());
         }
         let stmt = match cap {
+            Cap::Variable if node.kind() == "assignment_expression" => statement_of(node),
             Cap::Variable => variable_statement(node),
             Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
             Cap::Method | Cap::Field | Cap::Overload
@@ -347,7 +350,20 @@ pub(super) fn parse_file(
     // specifiers, `export { a }` lists and `export default a` (read as exports below).
     let mut skip: Vec<(usize, usize)> = Vec::new();
     for st in imports.iter().chain(&exports) {
-        if st.kind() == "import_statement" || st.child_by_field_name("source").is_some() {
+        if st.kind() == "expression_statement" {
+            // CommonJS `module.exports = { a, b: c }` / `exports.x = a` name exports; other
+            // right-hand sides (functions, calls) are code.
+            let right = st
+                .named_child(0)
+                .and_then(|a| a.child_by_field_name("right"));
+            match right {
+                Some(r) if r.kind() == "object" => skip.push((r.start_byte(), r.end_byte())),
+                Some(r) if r.kind() == "identifier" => {
+                    names.insert(r.start_byte());
+                }
+                _ => {}
+            }
+        } else if st.kind() == "import_statement" || st.child_by_field_name("source").is_some() {
             skip.push((st.start_byte(), st.end_byte()));
         } else if let Some(v) = st.child_by_field_name("value") {
             if v.kind() == "identifier" {
@@ -468,7 +484,10 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     let node = f.node;
     // The function node for variables and fields is their value.
     let func = match f.cap {
-        Cap::Variable | Cap::Field => node.child_by_field_name("value").unwrap_or(node),
+        Cap::Variable | Cap::Field => node
+            .child_by_field_name("value")
+            .or_else(|| node.child_by_field_name("right"))
+            .unwrap_or(node),
         Cap::Class if node.kind() == "variable_declarator" => {
             node.child_by_field_name("value").unwrap_or(node)
         }
@@ -586,6 +605,9 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         } else {
             vec![name.clone()]
         }
+    } else if node.kind() == "assignment_expression" {
+        // `exports.f = …` (the query only matches `exports` / `module.exports`).
+        vec![name.clone()]
     } else {
         Vec::new()
     };

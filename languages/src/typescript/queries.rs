@@ -79,6 +79,8 @@ pub(super) struct Captures {
     pub reference_member: Option<u32>,
     pub import: Option<u32>,
     pub export: Option<u32>,
+    pub require: Option<u32>,
+    pub cjs: Option<u32>,
 }
 
 pub(super) struct Queries {
@@ -113,6 +115,8 @@ fn compile(dialect: Dialect, files: [&str; 3]) -> Queries {
         reference_member: c("reference.member"),
         import: c("import"),
         export: c("export"),
+        require: c("require"),
+        cjs: c("cjs"),
     };
     Queries { query, captures }
 }

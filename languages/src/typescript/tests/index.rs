@@ -383,3 +383,31 @@ fn test_paths_follow_jest_and_vitest_conventions() {
         "x/__tests__/y.js"
     ));
 }
+
+#[test]
+fn resolves_commonjs_require_and_exports() {
+    let index = index_of(&[
+        (
+            "lib/math.js",
+            "function add(a, b) { return a + b; }\nfunction sub(a, b) { return a - b; }\nexports.mul = function (a, b) { return a * b; };\nmodule.exports.div = (a, b) => a / b;\nmodule.exports = { add, minus: sub };\n",
+        ),
+        ("lib/one.js", "function one() { return 1; }\nmodule.exports = one;\n"),
+        (
+            "lib/main.js",
+            "const { add, minus: m } = require('./math');\nconst math = require('./math.js');\nconst one = require('./one');\nfunction run() { return add(one(), m(2, math.mul(3, math.div(4, 2)))); }\nmodule.exports = { run };\n",
+        ),
+    ]);
+    assert!(index.skipped.is_empty(), "{:?}", index.skipped);
+    let run = index.get("lib/main.js::run").expect("run");
+    assert_eq!(
+        run.references,
+        ["lib/math.js::add", "lib/math.js::div", "lib/math.js::mul", "lib/math.js::sub", "lib/one.js::one"]
+            .map(String::from)
+            .to_vec()
+    );
+    // Export lists are not uses: `add` and `sub` are referenced only by `run`.
+    assert!(index.files["lib/math.js"].module_references.is_empty(), "{:?}", index.files["lib/math.js"].module_references);
+    assert!(index.files["lib/main.js"].module_references.is_empty(), "{:?}", index.files["lib/main.js"].module_references);
+    let exported: Vec<&str> = index.files["lib/math.js"].exported.iter().map(String::as_str).collect();
+    assert_eq!(exported, ["lib/math.js::add", "lib/math.js::div", "lib/math.js::mul", "lib/math.js::sub"]);
+}

@@ -208,3 +208,23 @@ fn imports_only_removed_code_used_go_too() {
         "import { type T, other } from './a';\nimport { unused } from './a';\nexport function f(x: T): T {\n  throw new Error(\"not implemented\");\n}\nexport function g() { other(); }\n"
     );
 }
+
+#[test]
+fn commonjs_requires_and_exports_of_deleted_definitions_go() {
+    let math = "function add(a, b) { return a + b; }\nfunction sub(a, b) { return a - b; }\nexports.mul = function (a, b) { return a * b; };\nmodule.exports = { add, minus: sub };\n";
+    let main = "const { add, minus: m } = require('./math');\nfunction run() { return add(1, 2); }\nmodule.exports = run;\n";
+    let index = DefinitionIndex::from_sources(&[
+        ("math.js".to_string(), math.as_bytes().to_vec()),
+        ("main.js".to_string(), main.as_bytes().to_vec()),
+    ]);
+    let delete: BTreeSet<NodeId> = ["math.js::sub", "math.js::mul", "main.js::run"].iter().map(|s| s.to_string()).collect();
+    let none = BTreeSet::new();
+    let mask = |path: &str, src: &str| {
+        let edits = crate::typescript::edit::mask_file(src, &index.files[path], &index, &delete, &none).expect("mask");
+        let out = apply(src, &edits).expect("apply");
+        assert!(crate::edit::parse_errors(crate::Language::JavaScript, &out).is_empty(), "{out}");
+        out
+    };
+    assert_eq!(mask("math.js", math), "function add(a, b) { return a + b; }\nmodule.exports = { add };\n");
+    assert_eq!(mask("main.js", main), "const { add } = require('./math');\n");
+}
