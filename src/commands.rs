@@ -230,6 +230,19 @@ fn extract_cmd(common: &Common, f2p: &[String], remove: &[String], remove_tests:
     let dir = session.out.join("extract");
     std::fs::create_dir_all(&dir)?;
     let ext = bundle::extract(&session, &extracted, test_files, tests, &dir)?;
+    // The masked project must still build (TypeScript, Go and Rust keep stubs for that).
+    let languages: BTreeSet<carve_languages::Language> =
+        ext.outcome.changed_files.iter().filter_map(|p| session.index.files.get(p).map(|f| f.language)).collect();
+    for lang in languages {
+        session.progress.step(format!("extract: {}", carve_languages::build::build_check_name(lang)));
+        if let Err(report) = carve_languages::build::build_check(lang, &ext.masked) {
+            bail!(
+                "the masked {lang} project does not build ({}) in {}:\n{report}",
+                carve_languages::build::build_check_name(lang),
+                ext.masked.display()
+            );
+        }
+    }
     let statement = crate::tasks::statement(&session, &ext, &f2p_set, 1);
     workspace::write_atomic(&dir.join("contract.json"), &bundle::pretty(&ext.contract))?;
     workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;

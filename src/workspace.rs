@@ -100,11 +100,40 @@ pub fn shadow_copy(root: &Path, dest: &Path) -> Result<Vec<String>> {
         if meta.file_type().is_symlink() {
             let target = std::fs::read_link(&from)?;
             std::os::unix::fs::symlink(&target, &to).with_context(|| format!("failed to link {}", to.display()))?;
+        } else if is_dependency_file(rel) && std::fs::hard_link(&from, &to).is_ok() {
+            // Installed dependencies are large and only read: hard links cost nothing, and
+            // files a run creates there land in the copy's own directories.
         } else {
             std::fs::copy(&from, &to).with_context(|| format!("failed to copy {} to {}", from.display(), to.display()))?;
         }
     }
     Ok(files)
+}
+
+/// A file inside an installed-dependency folder (`node_modules`).
+pub fn is_dependency_file(rel: &str) -> bool {
+    rel.split('/').any(|c| c == "node_modules")
+}
+
+/// Hard-link (or copy) the installed-dependency folders of `root` into `dest`, which holds
+/// a copy of the rest of the tree (the extractor's masked tree leaves them out).
+pub fn link_dependencies(root: &Path, dest: &Path) -> Result<()> {
+    for rel in list_files(root)?.iter().filter(|r| is_dependency_file(r)) {
+        let (from, to) = (root.join(rel), dest.join(rel));
+        if to.exists() {
+            continue;
+        }
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let meta = std::fs::symlink_metadata(&from)?;
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
+        } else if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {}", from.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// SHA-256 over the tree's relative paths and contents: the key of cached results.

@@ -10,6 +10,7 @@
 //! Adding a language: add a variant to [`Language`], its grammar behind a Cargo feature,
 //! its queries under `queries/<lang>/`, an indexer module, an edit module and a runner.
 
+pub mod build;
 pub mod edit;
 pub mod go;
 pub mod index;

@@ -63,6 +63,8 @@ pub fn extract(session: &Session, extracted: &BTreeSet<NodeId>, test_files: BTre
     };
     let options = MaskOptions { python };
     let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options).context("failed to write the masked state")?;
+    // Tests and build checks of the masked state need the installed dependencies too.
+    workspace::link_dependencies(&session.repo, &masked)?;
     for w in &outcome.warnings {
         session.progress.note(format!("warning: {w}"));
     }

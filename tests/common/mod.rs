@@ -44,11 +44,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name();
-        if name == "__pycache__" || name == ".pytest_cache" {
+        // Installed dependencies are not part of a fixture; tests that need them link them.
+        if name == "__pycache__" || name == ".pytest_cache" || name == "node_modules" {
             continue;
         }
         let p = entry.path();
-        if p.is_dir() {
+        if entry.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&p).unwrap(), to.join(&name)).unwrap();
+        } else if p.is_dir() {
             copy_dir(&p, &to.join(&name));
         } else {
             std::fs::copy(&p, to.join(&name)).unwrap();
