@@ -201,9 +201,8 @@ impl<'a> Linker<'a> {
         {
             return Some(found);
         }
-        if alias.is_none() {
-            return None;
-        }
+        // Only aliases go on to the suffix match.
+        alias?;
         // `@/x/y` with `paths` pointing somewhere else: the file whose path ends with `x/y`.
         let suffix = format!("/{}", rest.trim_end_matches(".js"));
         self.files.iter().position(|f| {
