@@ -16,6 +16,7 @@ Usage: scripts/setup && cargo build --release && python3 bench/overhead.py [--ru
 
 import argparse
 import json
+import resource
 import os
 import shutil
 import statistics
@@ -30,13 +31,17 @@ BENCH = ROOT / "bench"
 
 
 def timed(cmd, cwd, env):
+    """Wall time and CPU time (user + system of the whole process tree) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout.decode(errors="replace")[-3000:])
         raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(map(str, cmd))}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def base_env():
@@ -124,14 +129,19 @@ def bench_suite(suite, work, args):
         ),
     }
     times = {k: [] for k in variants}
+    cpu = {k: [] for k in variants}
     for k in variants:  # warm-up round, not counted
         variants[k]()
     for _ in range(args.runs):
         for k, run in variants.items():
-            times[k].append(run())
+            wall, used = run()
+            times[k].append(wall)
+            cpu[k].append(used)
     untraced = statistics.median(times["untraced"])
+    untraced_cpu = statistics.median(cpu["untraced"])
     for mode in ("first-hits", "exact", "pyprofile", "carve-trace-e2e"):
         traced = statistics.median(times[mode])
+        traced_cpu = statistics.median(cpu[mode])
         print(json.dumps({
             "language": "python",
             "suite": suite,
@@ -139,6 +149,10 @@ def bench_suite(suite, work, args):
             "untraced_s": round(untraced, 4),
             "traced_s": round(traced, 4),
             "ratio": round(traced / untraced, 3),
+            # CPU time of the process tree: steadier than wall time on a shared machine.
+            "untraced_cpu_s": round(untraced_cpu, 4),
+            "traced_cpu_s": round(traced_cpu, 4),
+            "cpu_ratio": round(traced_cpu / untraced_cpu, 3),
             "runs": args.runs,
             "native": native if mode in ("first-hits", "exact", "carve-trace-e2e") else None,
         }), flush=True)
