@@ -36,6 +36,9 @@ pub enum DefinitionKind {
     TypeAlias,
     Module,
     Macro,
+    /// A class field that is not a function (TypeScript/JavaScript `readonly id: string`,
+    /// `count = 0`): part of a class's interface, with no body to stub.
+    Field,
 }
 
 /// Byte and line span. Lines are 1-based and inclusive; bytes are half-open.
