@@ -253,6 +253,11 @@ pub fn mask_file(
     delete: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
+    // Nothing of Go is removed (a Python-only removal): no plan to compute.
+    let go_removed = delete.iter().chain(stub).any(|id| index.get(id).is_some_and(|d| d.language == Language::Go));
+    if !go_removed {
+        return Ok(Vec::new());
+    }
     let p = plan(index, delete, stub);
     let mine: Vec<&Definition> = file
         .definitions

@@ -100,18 +100,21 @@ pub(crate) fn type_ref(n: Node, src: &str) -> Option<TypeRef> {
     }
 }
 
-/// The doc comment of a declaration: the `//` or `/* */` comments directly above it, with
-/// no blank line in between, markers stripped.
-pub(crate) fn doc_comment(node: Node, src: &str) -> Option<String> {
+/// The doc comment of `siblings[i]`: the `//` or `/* */` comments directly above it, with
+/// no blank line in between, markers stripped. Siblings are passed in because
+/// `Node::prev_sibling` walks down from the root each time.
+pub(crate) fn doc_comment(siblings: &[Node], i: usize, src: &str) -> Option<String> {
+    let node = *siblings.get(i)?;
     let mut lines: Vec<String> = Vec::new();
     let mut next_row = node.start_position().row;
-    let mut cur = node.prev_sibling();
-    while let Some(c) = cur {
+    let mut j = i;
+    while j > 0 {
+        let c = siblings[j - 1];
         if c.kind() != "comment" || c.end_position().row + 1 != next_row {
             break;
         }
         // A trailing comment on the previous code line is not a doc comment.
-        if c.prev_sibling().is_some_and(|p| p.end_position().row == c.start_position().row) {
+        if j > 1 && siblings[j - 2].end_position().row == c.start_position().row {
             break;
         }
         let t = text(c, src);
@@ -124,7 +127,7 @@ pub(crate) fn doc_comment(node: Node, src: &str) -> Option<String> {
         block.extend(lines);
         lines = block;
         next_row = c.start_position().row;
-        cur = c.prev_sibling();
+        j -= 1;
     }
     while lines.first().is_some_and(|l| l.is_empty()) {
         lines.remove(0);
@@ -185,7 +188,15 @@ fn base_def(path: &str, name: &str, kind: DefinitionKind, span: Span, def_line: 
     }
 }
 
-fn function_def(node: Node, name: &str, receiver: Option<Node>, path: &str, src: &str, is_test: bool) -> RawDef {
+/// The file a definition is read from.
+struct FileCtx<'a> {
+    path: &'a str,
+    src: &'a str,
+    is_test: bool,
+}
+
+fn function_def(node: Node, name: &str, receiver: Option<Node>, doc: Option<String>, file: &FileCtx) -> RawDef {
+    let (path, src, is_test) = (file.path, file.src, file.is_test);
     let body = node.child_by_field_name("body");
     let kind = if receiver.is_some() { DefinitionKind::Method } else { DefinitionKind::Function };
     let mut def = base_def(path, name, kind, span_of(node), node.start_position().row + 1, is_test);
@@ -214,11 +225,12 @@ fn function_def(node: Node, name: &str, receiver: Option<Node>, path: &str, src:
         type_parameters: node.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
         ..Signature::default()
     };
-    def.docstring = doc_comment(node, src);
+    def.docstring = doc;
     RawDef { def, receiver_type, interface_members: Vec::new(), uses: BTreeSet::new() }
 }
 
-fn type_def(decl: Node, spec: Node, name: &str, ty: Node, path: &str, src: &str, is_test: bool) -> RawDef {
+fn type_def(decl: Node, spec: Node, name: &str, ty: Node, decl_doc: Option<String>, file: &FileCtx) -> RawDef {
+    let (path, src, is_test) = (file.path, file.src, file.is_test);
     let single = {
         let mut c = decl.walk();
         decl.named_children(&mut c).filter(|n| n.kind() == "type_spec" || n.kind() == "type_alias").count() == 1
@@ -237,7 +249,12 @@ fn type_def(decl: Node, spec: Node, name: &str, ty: Node, path: &str, src: &str,
         type_parameters: spec.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
         ..Signature::default()
     };
-    def.docstring = doc_comment(spec, src).or_else(|| if single { doc_comment(decl, src) } else { None });
+    let group: Vec<Node> = {
+        let mut c = decl.walk();
+        decl.children(&mut c).collect()
+    };
+    let spec_doc = group.iter().position(|n| n.id() == spec.id()).and_then(|i| doc_comment(&group, i, src));
+    def.docstring = spec_doc.or(if single { decl_doc } else { None });
     let mut interface_members = Vec::new();
     if ty.kind() == "interface_type" {
         let mut c = ty.walk();
@@ -252,37 +269,41 @@ fn type_def(decl: Node, spec: Node, name: &str, ty: Node, path: &str, src: &str,
     RawDef { def, receiver_type: None, interface_members, uses: BTreeSet::new() }
 }
 
-/// Raw name facts of one definition (or of package-level code), before locals are applied.
+/// Raw name facts of one definition (or of package-level code), before locals are applied;
+/// names borrow the source until they become [`Use`]s.
 #[derive(Default)]
-struct Facts {
-    names: Vec<(String, usize)>,
-    selectors: Vec<(Option<String>, String, bool, usize)>,
-    qualified: Vec<(String, String, usize)>,
-    locals: BTreeSet<String>,
-    typed: BTreeMap<String, TypeRef>,
+struct Facts<'a> {
+    names: Vec<(&'a str, usize)>,
+    selectors: Vec<(Option<&'a str>, &'a str, bool, usize)>,
+    qualified: Vec<(&'a str, &'a str, usize)>,
+    locals: BTreeSet<&'a str>,
+    typed: BTreeMap<&'a str, TypeRef>,
 }
 
-impl Facts {
+impl Facts<'_> {
     fn into_uses(self, at_package_level: bool) -> Vec<(Use, usize)> {
         let local = |n: &str| !at_package_level && self.locals.contains(n);
         let mut out = Vec::new();
+        // Inside a definition each name once: most identifiers repeat (package-level code
+        // keeps every line, for module references).
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
         for (n, line) in &self.names {
-            if !local(n) && n != "_" {
-                out.push((Use::Name(n.clone()), *line));
+            if !local(n) && *n != "_" && (at_package_level || seen.insert(n)) {
+                out.push((Use::Name(n.to_string()), *line));
             }
         }
         for (p, n, line) in &self.qualified {
-            out.push((Use::Selector(p.clone(), n.clone(), false), *line));
+            out.push((Use::Selector(p.to_string(), n.to_string(), false), *line));
         }
         for (op, member, call, line) in &self.selectors {
             let u = match op {
                 Some(op) if local(op) => match self.typed.get(op) {
-                    Some(t) => Use::Method(t.clone(), member.clone(), *call),
-                    None if *call => Use::AnyMethod(member.clone()),
+                    Some(t) => Use::Method(t.clone(), member.to_string(), *call),
+                    None if *call => Use::AnyMethod(member.to_string()),
                     None => continue,
                 },
-                Some(op) => Use::Selector(op.clone(), member.clone(), *call),
-                None if *call => Use::AnyMethod(member.clone()),
+                Some(op) => Use::Selector(op.to_string(), member.to_string(), *call),
+                None if *call => Use::AnyMethod(member.to_string()),
                 None => continue,
             };
             out.push((u, *line));
@@ -330,6 +351,12 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     let mut ranges: Vec<(usize, usize)> = Vec::new();
 
     // Definitions and imports first: they decide which definition each name belongs to.
+    // The file's top-level nodes, in order (doc comments are found among them).
+    let top_nodes: Vec<Node> = {
+        let mut c = root.walk();
+        root.children(&mut c).collect()
+    };
+    let ctx = FileCtx { path, src, is_test };
     let mut cursor = QueryCursor::new();
     // Definitions and imports sit at most three levels below the file.
     cursor.set_max_start_depth(Some(3));
@@ -341,12 +368,13 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
             Purpose::Definitions => {
                 let Some(name) = get(cap.name) else { continue };
                 let name_text = text(name, src);
+                let doc = |n: Node| top_nodes.binary_search_by_key(&n.start_byte(), |t| t.start_byte()).ok().and_then(|i| doc_comment(&top_nodes, i, src));
                 if let Some(f) = get(cap.function) {
-                    defs.push(function_def(f, name_text, None, path, src, is_test));
+                    defs.push(function_def(f, name_text, None, doc(f), &ctx));
                 } else if let Some(f) = get(cap.method) {
-                    defs.push(function_def(f, name_text, get(cap.receiver), path, src, is_test));
+                    defs.push(function_def(f, name_text, get(cap.receiver), doc(f), &ctx));
                 } else if let (Some(decl), Some(spec), Some(ty)) = (get(cap.type_declaration), get(cap.type_spec), get(cap.type_)) {
-                    defs.push(type_def(decl, spec, name_text, ty, path, src, is_test));
+                    defs.push(type_def(decl, spec, name_text, ty, doc(decl), &ctx));
                 }
             }
             Purpose::Imports => {
