@@ -213,7 +213,7 @@ impl<'a> Builder<'a> {
                 .children(&d.id)
                 .chain(self.methods_elsewhere(d))
                 .filter(|c| {
-                    c.kind == DefinitionKind::Method
+                    matches!(c.kind, DefinitionKind::Method | DefinitionKind::Field)
                         || is_type(c.kind)
                         || (d.kind == DefinitionKind::Module && matches!(c.kind, DefinitionKind::Function | DefinitionKind::Module))
                 })

@@ -286,6 +286,9 @@ fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
         DefinitionKind::Function | DefinitionKind::Method => {
             let _ = writeln!(out, "{header} {{ … }}");
         }
+        DefinitionKind::Field => {
+            let _ = writeln!(out, "{header}{}", if text.ends_with(';') { "" } else { ";" });
+        }
         DefinitionKind::Interface | DefinitionKind::TypeAlias | DefinitionKind::Enum | DefinitionKind::Struct => {
             let _ = writeln!(out, "{header}");
             // Go declares methods outside their type: they follow it.
@@ -304,7 +307,9 @@ fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
             let inner = format!("{indent}{step}");
             let _ = writeln!(out, "{header} {{");
             for (i, m) in o.members.iter().enumerate() {
-                if i > 0 {
+                // Fields stay together; a blank line before everything else.
+                let after_field = i > 0 && o.members[i - 1].kind == DefinitionKind::Field;
+                if i > 0 && !(after_field && m.kind == DefinitionKind::Field) {
                     out.push('\n');
                 }
                 braced_block(m, &inner, out);

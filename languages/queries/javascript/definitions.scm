@@ -12,6 +12,7 @@
 (field_definition
   property: (_) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.field
+(class_body (field_definition property: (_) @name) @definition.property)
 
 (variable_declarator
   name: (identifier) @name

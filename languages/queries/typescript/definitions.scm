@@ -9,6 +9,7 @@
 ;   @definition.class      class declarations, abstract or not, and `const C = class {}`
 ;   @definition.method     methods, getters, setters, constructors, abstract methods
 ;   @definition.field      class fields whose value is an arrow function / function expression
+;   @definition.property   every other class field
 ;   @definition.variable   `const f = () => …` / `let g = function () {…}`
 ;   @definition.interface, @definition.type, @definition.enum, @definition.namespace
 ;   @definition.test       a `describe`/`it`/`test` call with a title and a callback (only
@@ -31,6 +32,9 @@
 (public_field_definition
   name: (_) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.field
+; Other class fields (`readonly id: string`, `count = 0`); the indexer drops those whose
+; value is a function (the pattern above).
+(class_body (public_field_definition name: (_) @name) @definition.property)
 
 (variable_declarator
   name: (identifier) @name

@@ -113,6 +113,7 @@ enum Cap {
     Class,
     Method,
     Field,
+    Property,
     Variable,
     Interface,
     TypeAlias,
@@ -253,6 +254,8 @@ pub(super) fn parse_file(
                 Some(Cap::Method)
             } else if is(caps.field, i) {
                 Some(Cap::Field)
+            } else if is(caps.property, i) {
+                Some(Cap::Property)
             } else if is(caps.variable, i) {
                 Some(Cap::Variable)
             } else if is(caps.interface, i) {
@@ -307,6 +310,18 @@ pub(super) fn parse_file(
         let (Some((cap, node)), Some(name)) = (def, name) else {
             continue;
         };
+        let function_value = |n: Node| {
+            n.child_by_field_name("value").is_some_and(|v| {
+                matches!(
+                    v.kind(),
+                    "arrow_function" | "function_expression" | "generator_function"
+                )
+            })
+        };
+        if cap == Cap::Property && function_value(node) {
+            // A method-like field: `@definition.field` has it.
+            continue;
+        }
         if cap == Cap::Test {
             let head = callee
                 .map(|c| text(c, src).split('.').next().unwrap_or(""))
@@ -321,7 +336,7 @@ pub(super) fn parse_file(
             Cap::Variable if node.kind() == "assignment_expression" => statement_of(node),
             Cap::Variable => variable_statement(node),
             Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
-            Cap::Method | Cap::Field | Cap::Overload
+            Cap::Method | Cap::Field | Cap::Overload | Cap::Property
                 if node.parent().is_some_and(|p| p.kind() == "class_body") =>
             {
                 node
@@ -503,7 +518,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         _ => node,
     };
     let body = match f.cap {
-        Cap::TypeAlias | Cap::Overload => None,
+        Cap::TypeAlias | Cap::Overload | Cap::Property => None,
         _ => func.child_by_field_name("body"),
     };
     let name = if f.cap == Cap::Test {
@@ -518,6 +533,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         }
         Cap::Overload => DefinitionKind::Function,
         Cap::Method | Cap::Field => DefinitionKind::Method,
+        Cap::Property => DefinitionKind::Field,
         Cap::Class => DefinitionKind::Class,
         Cap::Interface => DefinitionKind::Interface,
         Cap::TypeAlias => DefinitionKind::TypeAlias,
@@ -527,7 +543,9 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     // Signature: from `export`/modifiers (decorators excluded) to the body.
     let sig_start = first_non_decorator(f.stmt).start_byte();
     let sig_end = match f.cap {
-        Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload => f.stmt.end_byte(),
+        Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload | Cap::Property => {
+            f.stmt.end_byte()
+        }
         Cap::Test => f.name.end_byte(),
         _ => body.map_or(f.stmt.end_byte(), |b| b.start_byte()),
     };
@@ -570,7 +588,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     };
     let is_fn = !matches!(
         f.cap,
-        Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace
+        Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace | Cap::Property
     );
     let signature = Signature {
         text: sig_text,

@@ -335,6 +335,7 @@ fn javascript_and_tsx_files() {
             "lib/util.mjs::double",
             "lib/util.mjs::triple",
             "lib/util.mjs::Box",
+            "lib/util.mjs::Box.#v",
             "lib/util.mjs::Box.value@L6",
             "lib/util.mjs::Box.value@L7",
             "lib/util.mjs::Box.bump",
