@@ -126,6 +126,28 @@ pub fn index_files(root: &Path, paths: &[String]) -> GoIndex {
     finish(parsed, &modules)
 }
 
+/// The test function a `go test` id (`importpath/TestX/sub`, as the Go runner reports it)
+/// runs: the `TestX` (or `BenchmarkX`, `ExampleX`, `FuzzX`) function of a test file of the
+/// package `importpath`. `None` when no indexed test file of that package defines it.
+pub fn test_definition(index: &crate::index::DefinitionIndex, test_id: &str) -> Option<crate::index::NodeId> {
+    let mut candidates: Vec<(&str, &FileIndex)> = index
+        .files
+        .values()
+        .filter(|f| f.language == crate::Language::Go && f.is_test)
+        .filter_map(|f| {
+            let module = f.module.as_deref()?;
+            let rest = test_id.strip_prefix(module)?.strip_prefix('/')?;
+            Some((rest, f))
+        })
+        .collect();
+    // The longest import path first: `a/b/TestX` is in package `a/b`, not `a`.
+    candidates.sort_by_key(|(rest, f)| (rest.len(), f.path.clone()));
+    candidates.into_iter().find_map(|(rest, f)| {
+        let name = rest.split('/').next()?;
+        f.definitions.iter().find(|id| index.get(id).is_some_and(|d| d.qualname == name && d.kind == crate::index::DefinitionKind::Function)).cloned()
+    })
+}
+
 /// Go test code: `*_test.go` files.
 pub fn is_test_path(rel: &str) -> bool {
     rel.rsplit('/').next().is_some_and(|name| name.ends_with("_test.go"))

@@ -8,4 +8,4 @@ pub mod index;
 pub mod runner;
 
 pub use build::{BuildCheckError, build_check};
-pub use index::{GoIndex, index_files, index_sources, is_test_path};
+pub use index::{GoIndex, index_files, index_sources, is_test_path, test_definition};

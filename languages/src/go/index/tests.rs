@@ -217,3 +217,15 @@ fn index_files_reads_go_mod_from_disk() {
     assert_eq!(go.files[0].module.as_deref(), Some("example.com/shapes/catalog"));
     assert!(is_test_path("a/b_test.go") && !is_test_path("a/test.go"));
 }
+
+#[test]
+fn go_test_ids_map_to_test_functions() {
+    let index = shapes_index();
+    assert_eq!(
+        test_definition(&index, "example.com/shapes/geometry/TestAreas/unit_circle").as_deref(),
+        Some("geometry/shape_test.go::TestAreas")
+    );
+    assert_eq!(test_definition(&index, "example.com/shapes/stats/TestStack").as_deref(), Some("stats/stats_test.go::TestStack"));
+    assert_eq!(test_definition(&index, "example.com/shapes/stats/TestNope"), None);
+    assert_eq!(test_definition(&index, "example.com/other/TestStack"), None);
+}
