@@ -5,20 +5,28 @@
 //! definitions each one names, resolved statically.
 //!
 //! Two passes, as for Python: `parse` turns one file into plain data (one tree alive per
-//! worker), `link` resolves names across files. Both are deterministic.
+//! worker; definitions and imports from `queries/go/*.scm`, names from one cursor walk in
+//! `names`), `link` resolves names across files. Both are deterministic.
 //!
 //! Resolution: bare names resolve to package-level functions and types of the same
 //! package (directory + package clause) across its files — test files see the package's
 //! other files, not the other way round; `pkg.Name` / `pkg.Type` resolve through imports of
 //! in-module packages (aliases and dot imports included); `x.Method` resolves to the
 //! method of `x`'s type when `x` is a parameter, receiver or `var x T` / `x := T{…}` local,
-//! and otherwise to every method of that name in the package and the in-module packages
-//! the file imports (over-approximate on purpose: a missed reference would delete code
-//! that remaining code still calls). A type references its methods that implement an
+//! and otherwise, when called (`expr.M(…)`), to every method of that name in the package
+//! and the in-module packages the file imports (over-approximate on purpose: a missed
+//! reference would delete code that remaining code still calls); field reads and method
+//! values of unknown receivers name nothing. `main` of package main is a module reference
+//! (the runtime calls it). A type references its methods that implement an
 //! interface of the module (or a common standard-library one such as `Error`/`String`),
 //! so removing such a method from a type that stays stubs it instead of deleting it.
 //! Package-level var/const initializers are `module_references`. Package-level vars and
 //! consts are not definitions.
+//!
+//! Limits, on purpose: no type inference (`x := f()` gives `x` no type); a local shadows a
+//! package-level name in the whole function, not just its block; promoted methods of
+//! embedded types fall back to the by-name rule; build tags and `testdata/` are ignored
+//! (every `.go` file is indexed).
 
 mod link;
 mod names;
