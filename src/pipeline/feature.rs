@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 use carve_tracer::classify::{Classification, classify, classify_with_entries, entry_points};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::process::{Command, Stdio};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
@@ -85,18 +85,19 @@ pub fn run_entry_filter(cmd: &str, f2p: &BTreeSet<TestId>, candidates: &BTreeMap
         "f2p": f2p,
         "candidates": candidates.iter().map(|(id, test)| serde_json::json!({"id": id, "test": test})).collect::<Vec<_>>(),
     });
-    let mut child = Command::new("sh")
+    // The input goes through a file, not a pipe: a filter that does not read its stdin
+    // must not kill carve with SIGPIPE.
+    let mut file = tempfile::tempfile()?;
+    file.write_all(input.to_string().as_bytes())?;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let out = Command::new("sh")
         .arg("-c")
         .arg(cmd)
-        .stdin(Stdio::piped())
+        .stdin(Stdio::from(file))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .map_err(|e| anyhow::anyhow!("failed to start the entry filter `{cmd}`: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input.to_string().as_bytes());
-    }
-    let out = child.wait_with_output()?;
     if !out.status.success() {
         bail!("the entry filter `{cmd}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
     }
