@@ -225,6 +225,14 @@ fn detect_package_manager(
 /// watch, coverage and reporter flags are dropped (carve picks its own), and so are file
 /// and file arguments (carve passes the files). Anything more complex (`&&`, pipes,
 /// quotes, environment assignments) gives no arguments.
+/// Options of vitest, jest and node that take a value as the next word.
+const TAKES_VALUE: &[&str] = &[
+    "--config", "-c", "--project", "--selectProjects", "--environment", "--env", "--dir", "--root", "-r", "--pool",
+    "--maxWorkers", "--shard", "--mode", "--testTimeout", "--testEnvironment", "--rootDir", "--roots", "--reporter",
+    "--reporters", "--outputFile", "--test-reporter", "--test-reporter-destination", "--import", "--require",
+    "--experimental-loader", "--loader",
+];
+
 fn script_args(script: &str, kind: Kind) -> Vec<String> {
     if script.contains(['&', '|', ';', '"', '\'', '`', '$', '>', '<']) {
         return Vec::new();
@@ -266,10 +274,30 @@ fn script_args(script: &str, kind: Kind) -> Vec<String> {
         !w.starts_with('-')
             && (w.contains('/') || w.contains('*') || Language::from_path(Path::new(w)).is_some())
     };
-    rest.iter()
-        .filter(|w| !dropped(w) && !path_like(w))
-        .map(|w| w.to_string())
-        .collect()
+    // A word after a `--flag` (without `=`) is that flag's value: kept or dropped with it,
+    // never mistaken for a file argument (`--config vitest.unit.ts`).
+    let mut out = Vec::new();
+    let mut prev_flag: Option<bool> = None; // Some(kept?) when the previous word was a bare flag
+    for w in rest {
+        if !w.starts_with('-') {
+            if let Some(kept) = prev_flag.take() {
+                if kept {
+                    out.push(w.to_string());
+                }
+                continue;
+            }
+            if !path_like(w) {
+                out.push(w.to_string());
+            }
+            continue;
+        }
+        let kept = !dropped(w);
+        if kept {
+            out.push(w.to_string());
+        }
+        prev_flag = TAKES_VALUE.contains(w).then_some(kept);
+    }
+    out
 }
 
 /// Are there TypeScript sources (not only `.d.ts` declarations) near the top?
