@@ -339,10 +339,11 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
 
 /// The shorter id a common harness log parser (SWE-bench's) reports for carve id `id`, or
 /// `None` when that parser never reports the test (cargo doctests, whose names hold
-/// spaces). Not unique: `go test` names drop the package, cargo names the target.
+/// spaces). Not unique: `go test` names drop the package, cargo names the target, pytest
+/// names stop at the first whitespace (`t.py::test[two words]` → `t.py::test[two`).
 pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
     match command {
-        TestCommand::Pytest { .. } => Some(id.to_string()),
+        TestCommand::Pytest { .. } => crate::python::runner::harness::harness_id(id),
         TestCommand::GoTest { .. } => crate::go::runner::harness::harness_id(id),
         TestCommand::Cargo { .. } => crate::rust::runner::harness::harness_id(id),
         TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {

@@ -16,6 +16,8 @@
 //! A collection error in one file does not stop the run: the file is reported in
 //! [`RunResult::collection_errors`] and requested tests in it get `error`.
 
+pub mod harness;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
