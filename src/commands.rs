@@ -106,6 +106,7 @@ fn baseline_text(b: &Baseline) -> String {
 
 /// Baseline + trace of every stable passing test (the shared first half of audit/tasks).
 pub fn baseline_and_trace(session: &Session, edges: EdgeMode) -> Result<(Baseline, tracing::TraceRun)> {
+    tracing::ensure_traceable(session)?;
     let b = baseline::baseline(session, None, false)?;
     let passing: Vec<TestId> = b.stable_passing().into_iter().collect();
     let t = tracing::trace(session, &passing, edges, false)?;
@@ -114,6 +115,7 @@ pub fn baseline_and_trace(session: &Session, edges: EdgeMode) -> Result<(Baselin
 
 fn trace_cmd(common: &Common, edges: EdgeMode, tests: &[String], fresh: bool) -> Result<ExitStatus> {
     let session = open(common)?;
+    tracing::ensure_traceable(&session)?;
     let b = baseline::baseline(&session, None, false)?;
     let passing = b.stable_passing();
     let selected: Vec<TestId> = if tests.is_empty() {

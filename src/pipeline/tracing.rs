@@ -31,8 +31,21 @@ pub fn mode(edges: EdgeMode) -> TraceMode {
     }
 }
 
+/// Tracing needs a shim for the repository's language; only Python has one yet.
+pub fn ensure_traceable(session: &Session) -> Result<()> {
+    if session.config.language != carve_languages::Language::Python {
+        bail!(
+            "tracing {} tests is not implemented yet (the Python shim is; TypeScript, Go and Rust shims come later): \
+             `carve index`, `carve extract --remove`, `carve init` and `carve baseline` work for this repository",
+            session.config.language
+        );
+    }
+    Ok(())
+}
+
 /// Trace `tests` (ids) in one run, or load the trace from the cache.
 pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) -> Result<TraceRun> {
+    ensure_traceable(session)?;
     if tests.is_empty() {
         bail!("no passing tests to trace in {} (run `carve baseline` to see their statuses)", session.repo.display());
     }
@@ -48,7 +61,8 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
     let cached_path = session.cache_dir().join(format!("trace-{key}.json"));
     if !fresh && cached_path.is_file() {
         if let Ok(trace) = Trace::read_json(&cached_path) {
-            return Ok(TraceRun { trace, native: true, tests_run: tests.len(), cached: true, shim_failures: Default::default(), shim_dir: None });
+            let native = shim::find_native_extension().is_some();
+            return Ok(TraceRun { trace, native, tests_run: tests.len(), cached: true, shim_failures: Default::default(), shim_dir: None });
         }
     }
 
