@@ -192,6 +192,23 @@ impl<'a> Builder<'a> {
         out.into_iter().collect()
     }
 
+    /// The `use` path of a Rust definition below its file's module: inline modules, then
+    /// the outermost item (a method is reached through its type).
+    fn rust_item_path(&self, d: &Definition) -> String {
+        let mut chain = vec![d];
+        while let Some(p) = chain.last().and_then(|c| c.parent.as_deref()).and_then(|p| self.index.definitions.get(p)) {
+            chain.push(p);
+        }
+        let mut segments = Vec::new();
+        for def in chain.iter().rev() {
+            segments.push(def.name.as_str());
+            if def.kind != DefinitionKind::Module {
+                break;
+            }
+        }
+        segments.join("::")
+    }
+
     fn object(&self, d: &Definition, existing: bool) -> ContractObject {
         let module = self.module(d);
         let parent = d.parent.as_deref().and_then(|p| self.index.definitions.get(p));
@@ -204,6 +221,7 @@ impl<'a> Builder<'a> {
         let top = d.qualname.split('.').next().unwrap_or(&d.qualname);
         let import_path = match (&module, nested_in_function) {
             (Some(m), false) if d.language == Language::Go => Some(format!("import \"{m}\"")),
+            (Some(m), false) if d.language == Language::Rust => Some(format!("use {m}::{};", self.rust_item_path(d))),
             (Some(m), false) => Some(format!("from {m} import {top}")),
             (None, false) if matches!(d.language, Language::TypeScript | Language::JavaScript) => self.es_import(d, top),
             _ => None,
