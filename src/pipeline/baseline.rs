@@ -84,6 +84,13 @@ pub fn run_tests(session: &Session, tree: &Path, tests: Option<Vec<TestId>>, ext
         let hint = cfg.setup.as_deref().map(|s| format!(" (set-up command: `{s}`)")).unwrap_or_default();
         anyhow::anyhow!("{e}{hint}")
     })?;
+    // Test files that cannot import a module usually mean dependencies are not installed.
+    if let Some((file, err)) = result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module")) {
+        let setup = cfg.setup.as_deref().map(|s| format!(": run `{s}` in {}", session.repo.display())).unwrap_or_default();
+        session.progress.note(format!(
+            "warning: {file} could not be loaded ({err}); the project's dependencies may not be installed{setup}"
+        ));
+    }
     if let Some(t) = &result.timed_out {
         session.progress.note(format!("warning: test {t} hung and was killed after its timeout (with its process group)"));
     }
