@@ -44,6 +44,18 @@ def timed(cmd, cwd, env):
     return elapsed, cpu
 
 
+def check_recorded(tdir, suite, mode):
+    """A traced run that recorded nothing would time an untraced one: refuse to go on."""
+    hits = 0
+    for f in tdir.glob("*.jsonl"):
+        for line in f.read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("kind") == "test":
+                hits += len(rec.get("hits", []))
+    if hits == 0:
+        raise SystemExit(f"the {mode} traced run of {suite} recorded no hits: the shim did not probe the suite")
+
+
 def base_env():
     env = dict(os.environ)
     # The plain run keeps its bytecode cache, as a user's pytest run does (the suite is a
@@ -98,8 +110,13 @@ def bench_suite(suite, work, args):
         raise SystemExit(f"carve trace failed on {suite}:\n{info.stderr}")
     summary = json.loads(info.stdout)
     shim = summary["shim"]
-    probe_map = summary["probe_map"]
     native = summary["native"]
+    # carve traced a shadow copy; the probe map names files relative to its root, so point
+    # it at the suite the benchmark runs (same files, same content).
+    pm = json.loads(Path(summary["probe_map"]).read_text())
+    pm["root"] = str(repo)
+    probe_map = str(work / f"probe-map-{suite}.json")
+    Path(probe_map).write_text(json.dumps(pm))
 
     pytest = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     tdir = work / "traces"
@@ -132,6 +149,8 @@ def bench_suite(suite, work, args):
     cpu = {k: [] for k in variants}
     for k in variants:  # warm-up round, not counted
         variants[k]()
+        if k in ("first-hits", "exact"):
+            check_recorded(tdir, suite, k)
     for _ in range(args.runs):
         for k, run in variants.items():
             wall, used = run()
