@@ -103,7 +103,6 @@ pub fn mask_file(
         Language::TypeScript | Language::JavaScript => crate::typescript::edit::mask_file(source, file, index, remove, stub),
         Language::Go => crate::go::edit::mask_file(source, file, index, remove, stub),
         Language::Rust => crate::rust::edit::mask_file(source, file, index, remove, stub),
-        other => Err(MaskError::Unsupported { language: other, path: file.path.clone() }),
     }
 }
 

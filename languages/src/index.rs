@@ -352,6 +352,5 @@ pub fn is_test_path(language: Language, rel: &str) -> bool {
         Language::Go => crate::go::is_test_path(rel),
         Language::TypeScript | Language::JavaScript => crate::typescript::is_test_path(rel),
         Language::Rust => crate::rust::is_test_path(rel),
-        _ => false,
     }
 }
