@@ -121,6 +121,10 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
         assert!(id.ends_with(&format!(".lv{}", t["level"])), "{id}");
         let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
         assert_eq!(validation["valid"], true);
+        // A parametrized id with spaces is printed cut by SWE-bench's pytest log parser: the
+        // bundle records what that parser would call it.
+        let spaced = "tests/test_pricing.py::test_parse_percent[ 7.5 -7.5]";
+        assert_eq!(inst["carve"]["harness_ids"][spaced], "tests/test_pricing.py::test_parse_percent[", "{id}");
         if t["level"] == 1 {
             recheck_level1(&repo, &bundle, &inst);
         }

@@ -149,6 +149,18 @@ pub fn instance_json(
         .filter(|id| session.index.get(id).and_then(|d| d.parent.as_ref()).is_none_or(|p| !ext.extracted.contains(p)))
         .map(String::as_str)
         .collect();
+    // Ids that a common harness log parser (SWE-bench's) prints differently: id -> its id
+    // there, or null when that parser cannot name the test at all.
+    let harness: serde_json::Map<String, Value> = feature
+        .f2p
+        .iter()
+        .chain(&feature.p2p)
+        .filter_map(|t| match carve_languages::runner::harness_id(&session.config.test, t) {
+            Some(h) if &h == t => None,
+            Some(h) => Some((t.clone(), Value::String(h))),
+            None => Some((t.clone(), Value::Null)),
+        })
+        .collect();
     json!({
         "instance_id": instance_id,
         "repo": format!("{}/{}", id.owner, id.name),
@@ -180,6 +192,7 @@ pub fn instance_json(
                 "ids": top,
             },
             "trace_digest": trace_digest,
+            "harness_ids": harness,
             "tree_digest": session.tree_digest,
         }
     })
