@@ -92,35 +92,12 @@ impl ProbeMap {
 
     /// Writes the map as pretty JSON.
     pub fn write(&self, path: &Path) -> Result<(), TraceError> {
-        let mut text = serde_json::to_string_pretty(self).map_err(|source| TraceError::Encode {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        text.push('\n');
-        std::fs::write(path, text).map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+        write_json_file(path, self, true)
     }
 
     /// Reads a map written by [`ProbeMap::write`], refusing an unknown version.
     pub fn read(path: &Path) -> Result<ProbeMap, TraceError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| TraceError::Malformed {
-                path: path.to_path_buf(),
-                line: e.line(),
-                message: e.to_string(),
-            })?;
-        check_version(path, &value, PROBE_MAP_VERSION)?;
-        serde_json::from_value(value).map_err(|e| TraceError::Malformed {
-            path: path.to_path_buf(),
-            line: 1,
-            message: e.to_string(),
-        })
+        read_versioned_json(path, PROBE_MAP_VERSION)
     }
 }
 
@@ -135,6 +112,26 @@ pub(crate) fn is_class_like(kind: DefinitionKind) -> bool {
             | DefinitionKind::Interface
             | DefinitionKind::Impl
     )
+}
+
+/// Write `value` as JSON (pretty or compact) with a final newline.
+pub(crate) fn write_json_file<T: Serialize>(path: &Path, value: &T, pretty: bool) -> Result<(), TraceError> {
+    let encoded = if pretty { serde_json::to_string_pretty(value) } else { serde_json::to_string(value) };
+    let mut text = encoded.map_err(|source| TraceError::Encode { path: path.to_path_buf(), source })?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })
+}
+
+/// Read a JSON file carrying a `version` field, refusing any version but `supported`.
+pub(crate) fn read_versioned_json<T: serde::de::DeserializeOwned>(path: &Path, supported: u32) -> Result<T, TraceError> {
+    let bytes = std::fs::read(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| TraceError::Malformed {
+        path: path.to_path_buf(),
+        line: e.line(),
+        message: e.to_string(),
+    })?;
+    check_version(path, &value, supported)?;
+    serde_json::from_value(value).map_err(|e| TraceError::Malformed { path: path.to_path_buf(), line: 1, message: e.to_string() })
 }
 
 pub(crate) fn check_version(

@@ -12,7 +12,7 @@ use carve_languages::NodeId;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
-use crate::probe_map::check_version;
+use crate::probe_map::{check_version, read_versioned_json, write_json_file};
 
 /// Version of the trace format (the shim's `*.jsonl` and carve's merged `trace.json`).
 pub const TRACE_VERSION: u32 = 1;
@@ -362,35 +362,12 @@ impl Trace {
 
     /// Writes carve's merged `trace.json` (canonical: sorted, versioned).
     pub fn write_json(&self, path: &Path) -> Result<(), TraceError> {
-        let mut text = serde_json::to_string(self).map_err(|source| TraceError::Encode {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        text.push('\n');
-        std::fs::write(path, text).map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+        write_json_file(path, self, false)
     }
 
     /// Reads a `trace.json` written by [`Trace::write_json`], refusing an unknown version.
     pub fn read_json(path: &Path) -> Result<Trace, TraceError> {
-        let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| TraceError::Malformed {
-                path: path.to_path_buf(),
-                line: e.line(),
-                message: e.to_string(),
-            })?;
-        check_version(path, &value, TRACE_VERSION)?;
-        serde_json::from_value(value).map_err(|e| TraceError::Malformed {
-            path: path.to_path_buf(),
-            line: 1,
-            message: e.to_string(),
-        })
+        read_versioned_json(path, TRACE_VERSION)
     }
 }
 
