@@ -509,17 +509,7 @@ fn startup_error(root: &Path, command: &str, ended: &Ended) -> RunnerError {
 }
 
 fn spawn_error(command: &str, e: std::io::Error) -> RunnerError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        RunnerError::ToolNotFound {
-            program: "go".into(),
-            hint: "install Go (https://go.dev/dl/) and put `go` on PATH".into(),
-        }
-    } else {
-        RunnerError::Spawn {
-            command: command.into(),
-            source: e,
-        }
-    }
+    steps::spawn_error("go", "install Go (https://go.dev/dl/) and put `go` on PATH", command, e)
 }
 
 /// The `go test` arguments of a whole-suite run of `command`, for tools that want the raw

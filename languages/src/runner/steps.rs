@@ -166,6 +166,17 @@ fn resolve_lexically(path: &Path) -> PathBuf {
     resolved
 }
 
+/// The error for a runner process that could not start: a missing tool names how to
+/// install it; any other failure is a spawn error for `command`.
+pub(crate) fn spawn_error(program: &str, install_hint: &str, command: &str, e: std::io::Error) -> crate::runner::RunnerError {
+    use crate::runner::RunnerError;
+    if e.kind() == std::io::ErrorKind::NotFound {
+        RunnerError::ToolNotFound { program: program.into(), hint: install_hint.into() }
+    } else {
+        RunnerError::Spawn { command: command.into(), source: e }
+    }
+}
+
 /// The last `n` non-empty lines of `text`, for messages.
 pub(crate) fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

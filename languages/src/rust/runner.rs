@@ -535,17 +535,7 @@ fn startup_error(root: &Path, command: &str, ended: &Ended) -> RunnerError {
 }
 
 fn spawn_error(command: &str, e: std::io::Error) -> RunnerError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        RunnerError::ToolNotFound {
-            program: "cargo".into(),
-            hint: "install Rust with rustup (https://rustup.rs) and put `cargo` on PATH".into(),
-        }
-    } else {
-        RunnerError::Spawn {
-            command: command.into(),
-            source: e,
-        }
-    }
+    steps::spawn_error("cargo", "install Rust with rustup (https://rustup.rs) and put `cargo` on PATH", command, e)
 }
 
 #[cfg(test)]
