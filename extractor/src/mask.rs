@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use carve_languages::index::{DefinitionIndex, DefinitionKind, NodeId};
+use carve_languages::index::{DefinitionIndex, DefinitionKind, FileIndex, NodeId};
 use carve_languages::{Language, edit};
 
 use crate::{ExtractError, io_err};
@@ -20,8 +20,10 @@ pub struct MaskPlan {
     pub extracted: BTreeSet<NodeId>,
     /// F2P test files to delete, repository-relative.
     pub remove_test_files: BTreeSet<String>,
-    /// F2P test ids (`path::Class::test[param]`) to delete from files that stay; the whole
-    /// test function goes, so every parametrization of it goes too.
+    /// F2P test ids, in the runner's format (`path::Class::test[param]`,
+    /// `importpath/TestX/sub`, `target::module::test`, `path > describe > test`), to delete
+    /// from files that stay; the whole test function goes, so every parametrization or
+    /// subtest of it goes too.
     pub remove_tests: BTreeSet<String>,
 }
 
@@ -111,11 +113,205 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
-/// Test id `path::Class::test[param]` → node id `path::Class.test`.
-fn test_node_id(test: &str) -> Option<(String, NodeId)> {
-    let test = test.split('[').next().unwrap_or(test);
-    let (path, rest) = test.split_once("::")?;
-    Some((path.to_string(), format!("{path}::{}", rest.replace("::", "."))))
+/// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test
+/// ids"), looked up in the index:
+///
+/// - pytest `path::Class::test[param]` (and carve's file form `path::Name::sub` for other
+///   languages): the definition `path::Class.test`; every parametrization goes with it;
+/// - `go test` `importpath/TestX/sub`: the `TestX` function of a `_test.go` file of package
+///   `importpath` (a subtest takes its whole top-level test along);
+/// - cargo `target::module::test`: the `#[test]` function whose module path inside its
+///   crate is `module` — in a `#[cfg(test)]` module of a source file or in `tests/*.rs` —
+///   and whose crate is `target` (read from the package's `Cargo.toml`);
+/// - vitest / jest / node:test `path > describe > test`: the `describe`/`it`/`test` block of
+///   `path` with those titles.
+///
+/// `Err` says why nothing was found, for the warning.
+fn test_definitions(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
+    if let Some((path, rest)) = test.split_once("::")
+        && let Some(file) = index.files.get(path)
+    {
+        return file_form_test(index, file, rest);
+    }
+    if let Some((path, rest)) = test.split_once(" > ") {
+        return js_test(index, path, rest);
+    }
+    let go = index.files.values().any(|f| f.language == Language::Go && f.is_test);
+    if go && !test.contains("::") {
+        return match carve_languages::go::test_definition(index, test) {
+            Some(id) => Ok(vec![id]),
+            None => Err(go_miss(index, test)),
+        };
+    }
+    if index.files.values().any(|f| f.language == Language::Rust) && test.contains("::") {
+        return cargo_test(root, index, test);
+    }
+    match test.split_once("::") {
+        Some((path, _)) => Err(format!("{path} is not an indexed file")),
+        None => Err("it is not in any test id format carve knows".to_string()),
+    }
+}
+
+/// Definitions of `file` with qualified name `qual` (several when `@L<line>` tells apart
+/// same-named ones: the runner cannot tell them apart either).
+fn named_in_file(index: &DefinitionIndex, file: &FileIndex, qual: &str) -> Vec<NodeId> {
+    file.definitions.iter().filter(|id| index.get(id).is_some_and(|d| d.qualname == qual)).cloned().collect()
+}
+
+/// `path::Class::test[param]`, or a Go `path::TestX/sub`.
+fn file_form_test(index: &DefinitionIndex, file: &FileIndex, rest: &str) -> Result<Vec<NodeId>, String> {
+    let found = named_in_file(index, file, &rest.replace("::", "."));
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    let base = match file.language {
+        Language::Go => rest.split('/').next().unwrap_or(rest),
+        _ => rest.split('[').next().unwrap_or(rest),
+    };
+    let qual = base.replace("::", ".");
+    let found = named_in_file(index, file, &qual);
+    if found.is_empty() {
+        return Err(format!("{} defines no `{qual}`", file.path));
+    }
+    Ok(found)
+}
+
+/// vitest/jest/node:test `path > describe > test`: the block with those titles.
+fn js_test(index: &DefinitionIndex, path: &str, rest: &str) -> Result<Vec<NodeId>, String> {
+    let Some(file) = index.files.get(path) else {
+        return Err(format!("{path} is not an indexed file"));
+    };
+    let qual = rest.split(" > ").collect::<Vec<_>>().join(".");
+    let found: Vec<NodeId> =
+        named_in_file(index, file, &qual).into_iter().filter(|id| index.get(id).is_some_and(|d| d.is_test)).collect();
+    if found.is_empty() {
+        return Err(format!(
+            "{path} has no `describe`/`it`/`test` block titled `{rest}` with a literal title (tests made by \
+             `.each`, loops or computed titles have no block of their own; remove the whole file instead)"
+        ));
+    }
+    Ok(found)
+}
+
+/// Why a `go test` id names no test function.
+fn go_miss(index: &DefinitionIndex, test: &str) -> String {
+    let package = index
+        .files
+        .values()
+        .filter(|f| f.language == Language::Go && f.is_test)
+        .filter_map(|f| f.module.as_deref())
+        .filter(|m| test.strip_prefix(*m).is_some_and(|r| r.starts_with('/')))
+        .max_by_key(|m| m.len());
+    match package {
+        Some(p) => {
+            let name = test[p.len() + 1..].split('/').next().unwrap_or("");
+            format!("no `_test.go` file of package {p} defines func {name}")
+        }
+        None => format!("no indexed `_test.go` file belongs to a package that {test} starts with"),
+    }
+}
+
+/// Where a Rust file sits: its package directory, the target it belongs to when that is not
+/// the package's library (or `src/main.rs` binary) — `tests/x.rs` and `tests/x/main.rs` are
+/// target `x`, `src/bin/x.rs` is `x` — and its module path inside that crate.
+struct RustPlace {
+    package: String,
+    target: Option<String>,
+    module: Vec<String>,
+}
+
+fn rust_place(path: &str) -> RustPlace {
+    fn stem(f: &str) -> &str {
+        f.strip_suffix(".rs").unwrap_or(f)
+    }
+    /// `a/b.rs`, `a/b/mod.rs` → `[a, b]`; a root file (`lib.rs`, `main.rs`) → `[]`.
+    fn module_of(rest: &[&str]) -> Vec<String> {
+        let Some((last, dirs)) = rest.split_last() else { return Vec::new() };
+        let mut out: Vec<String> = dirs.iter().map(|s| s.to_string()).collect();
+        let last = stem(last);
+        if !(last == "mod" || (dirs.is_empty() && (last == "lib" || last == "main"))) {
+            out.push(last.to_string());
+        }
+        out
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let dirs = &parts[..parts.len() - 1];
+    let Some(i) = dirs.iter().position(|d| ["src", "tests", "examples", "benches"].contains(d)) else {
+        return RustPlace { package: dirs.join("/"), target: None, module: module_of(&parts[dirs.len()..]) };
+    };
+    let package = parts[..i].join("/");
+    let rest = &parts[i + 1..];
+    match parts[i] {
+        "src" if rest.len() >= 2 && rest[0] == "bin" => {
+            RustPlace { package, target: Some(stem(rest[1]).to_string()), module: module_of(&rest[2..]) }
+        }
+        "src" => RustPlace { package, target: None, module: module_of(rest) },
+        _ => RustPlace { package, target: Some(stem(rest[0]).to_string()), module: module_of(&rest[1..]) },
+    }
+}
+
+/// The package's library crate name (`[lib] name`, else the package name, `-` as `_`) and
+/// package name, from its `Cargo.toml`.
+fn cargo_names(root: &Path, package: &str) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(root.join(package).join("Cargo.toml")) else { return Vec::new() };
+    let (mut table, mut names) = ("", Vec::new());
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            table = line;
+        } else if (table == "[package]" || table == "[lib]")
+            && let Some(v) = line.strip_prefix("name").map(str::trim_start).and_then(|r| r.strip_prefix('='))
+        {
+            let v = v.trim().trim_matches('"').to_string();
+            names.push(v.replace('-', "_"));
+            names.push(v);
+        }
+    }
+    names
+}
+
+/// cargo `target::module::test`: the Rust test function at `module::test` of a crate named
+/// `target` (`target(test)`, `target(pkg)` suffixes tell apart same-named targets). The
+/// target is only checked when several crates have a test at that path.
+fn cargo_test(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
+    let (label, name) = test.split_once("::").unwrap_or((test, ""));
+    if name == "doctest" || name.starts_with("doctest::") {
+        return Err("it is a doctest: it lives in a doc comment, not in a test function".to_string());
+    }
+    let base = label.split('(').next().unwrap_or(label);
+    let suffixes: Vec<&str> = label.split('(').skip(1).map(|s| s.trim_end_matches(')')).collect();
+    let mut candidates: Vec<(&carve_languages::index::Definition, RustPlace)> = index
+        .definitions
+        .values()
+        .filter(|d| d.language == Language::Rust && d.is_test && d.kind == DefinitionKind::Function)
+        .filter_map(|d| {
+            let place = rust_place(&d.path);
+            let path: Vec<&str> = place.module.iter().map(String::as_str).chain(d.qualname.split('.')).collect();
+            (path.join("::") == name).then_some((d, place))
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Err(format!("no Rust test function has the path `{name}` inside its crate"));
+    }
+    if candidates.len() > 1 {
+        let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        candidates.retain(|(_, p)| {
+            let names = names.entry(p.package.clone()).or_insert_with(|| cargo_names(root, &p.package));
+            let target_matches = match &p.target {
+                Some(t) => t == base,
+                None => names.iter().any(|n| n == base),
+            };
+            let package_matches = suffixes.iter().all(|s| ["lib", "bin", "test", "bench", "example"].contains(s) || names.iter().any(|n| n == s));
+            target_matches && package_matches
+        });
+    }
+    match candidates.as_slice() {
+        [] => Err(format!("no Rust test function at `{name}` belongs to the target `{label}`")),
+        [(d, _)] => Ok(vec![d.id.clone()]),
+        many => Err(format!(
+            "it names several test functions ({}); remove them with --remove instead",
+            many.iter().map(|(d, _)| d.id.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
 }
 
 /// Copy `root` to `out` (which must not exist, or be empty, and lie outside `root`), then
@@ -140,11 +336,14 @@ pub fn mask_tree_with(
     // Per-file extra removals: F2P tests inside files that stay.
     let mut test_removals: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
     for t in &plan.remove_tests {
-        match test_node_id(t) {
-            Some((path, id)) if index.definitions.contains_key(&id) => {
-                test_removals.entry(path).or_default().insert(id);
+        match test_definitions(root, index, t) {
+            Ok(ids) => {
+                for id in ids {
+                    let path = index.get(&id).map(|d| d.path.clone()).unwrap_or_default();
+                    test_removals.entry(path).or_default().insert(id);
+                }
             }
-            _ => outcome.warnings.push(format!("F2P test {t} has no definition in the index; it was not removed")),
+            Err(why) => outcome.warnings.push(format!("F2P test {t} was not removed: {why}")),
         }
     }
 
@@ -373,6 +572,90 @@ mod tests {
         let patches = build_patches(dir.path(), masked.path(), &outcome).unwrap();
         assert!(patches.mask.is_empty() && patches.gold.is_empty());
         assert!(patches.test.contains("+def test_feature():"), "{}", patches.test);
+    }
+
+    fn found(root: &Path, index: &DefinitionIndex, test: &str) -> Vec<NodeId> {
+        test_definitions(root, index, test).unwrap_or_else(|why| panic!("{test}: {why}"))
+    }
+
+    fn missing(root: &Path, index: &DefinitionIndex, test: &str) -> String {
+        match test_definitions(root, index, test) {
+            Ok(ids) => panic!("{test} resolved to {ids:?}"),
+            Err(why) => why,
+        }
+    }
+
+    #[test]
+    fn go_test_ids_name_the_test_function_of_their_package() {
+        let (dir, index) = repo(&[
+            ("go.mod", "module example.com/m\n\ngo 1.22\n"),
+            ("geo/geo.go", "package geo\n\nfunc Area() int { return 1 }\n"),
+            ("geo/geo_test.go", "package geo\n\nimport \"testing\"\n\nfunc TestArea(t *testing.T) {\n\tt.Run(\"unit square\", func(t *testing.T) { _ = Area() })\n}\n"),
+            ("geo/sub/sub_test.go", "package sub\n\nimport \"testing\"\n\nfunc TestArea(t *testing.T) {}\n"),
+        ]);
+        let root = dir.path();
+        assert_eq!(found(root, &index, "example.com/m/geo/TestArea"), vec!["geo/geo_test.go::TestArea".to_string()]);
+        // A subtest takes its top-level test; the longest package path wins.
+        assert_eq!(found(root, &index, "example.com/m/geo/TestArea/unit_square"), vec!["geo/geo_test.go::TestArea".to_string()]);
+        assert_eq!(found(root, &index, "example.com/m/geo/sub/TestArea"), vec!["geo/sub/sub_test.go::TestArea".to_string()]);
+        // carve's file form works too.
+        assert_eq!(found(root, &index, "geo/geo_test.go::TestArea/unit_square"), vec!["geo/geo_test.go::TestArea".to_string()]);
+        assert!(missing(root, &index, "example.com/m/geo/TestNope").contains("package example.com/m/geo defines func TestNope"));
+        assert!(missing(root, &index, "example.com/other/TestArea").contains("no indexed `_test.go` file"));
+    }
+
+    const CARGO: &str = "[package]\nname = \"geo-lib\"\nversion = \"0.1.0\"\n";
+    const RUST_LIB: &str = "pub fn area() -> u32 { 1 }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn area_is_one() { assert_eq!(area(), 1); }\n\n    #[test]\n    fn other() {}\n}\n";
+
+    #[test]
+    fn cargo_test_ids_name_test_functions_in_source_and_integration_files() {
+        let (dir, index) = repo(&[
+            ("Cargo.toml", CARGO),
+            ("src/lib.rs", "pub mod shapes;\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn other() {}\n}\n"),
+            ("src/shapes.rs", RUST_LIB),
+            ("src/bin/tool.rs", "fn main() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn other() {}\n}\n"),
+            ("tests/it.rs", "#[test]\nfn whole() { assert_eq!(geo_lib::shapes::area(), 1); }\n"),
+            ("tests/multi/main.rs", "mod tests {\n    #[test]\n    fn other() {}\n}\n"),
+        ]);
+        let root = dir.path();
+        assert_eq!(found(root, &index, "geo_lib::shapes::tests::area_is_one"), vec!["src/shapes.rs::tests.area_is_one".to_string()]);
+        assert_eq!(found(root, &index, "it::whole"), vec!["tests/it.rs::whole".to_string()]);
+        // `tests::other` is in the library, the binary `tool` and the test target `multi`.
+        assert_eq!(found(root, &index, "geo_lib::tests::other"), vec!["src/lib.rs::tests.other".to_string()]);
+        assert_eq!(found(root, &index, "tool::tests::other"), vec!["src/bin/tool.rs::tests.other".to_string()]);
+        assert_eq!(found(root, &index, "multi::tests::other"), vec!["tests/multi/main.rs::tests.other".to_string()]);
+        assert!(missing(root, &index, "geo_lib::doctest::src/lib.rs - area (line 1)").contains("doctest"));
+        assert!(missing(root, &index, "geo_lib::shapes::tests::nope").contains("`shapes::tests::nope`"));
+        assert!(missing(root, &index, "nobody::tests::other").contains("target `nobody`"));
+    }
+
+    #[test]
+    fn removing_a_rust_test_inside_a_source_file_removes_just_that_function() {
+        let (dir, index) = repo(&[("Cargo.toml", CARGO), ("src/lib.rs", RUST_LIB)]);
+        let out = tempfile::tempdir().unwrap();
+        let plan = MaskPlan { remove_tests: ["geo_lib::tests::area_is_one".to_string()].into(), ..Default::default() };
+        let outcome = mask_tree(dir.path(), &index, &plan, &out.path().join("m")).unwrap();
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        let lib = std::fs::read_to_string(out.path().join("m/src/lib.rs")).unwrap();
+        assert!(!lib.contains("area_is_one") && lib.contains("fn other() {}") && lib.contains("pub fn area()"), "{lib}");
+        assert_eq!(outcome.test_edited_files, ["src/lib.rs".to_string()].into());
+    }
+
+    #[test]
+    fn js_test_ids_name_describe_and_it_blocks() {
+        let test = "import { describe, it, test } from \"vitest\";\n\ndescribe(\"Money\", () => {\n  it(\"adds\", () => {});\n  it(\"keeps cents\", () => {});\n});\n\ntest(\"alone\", () => {});\n\ntest.each([1, 2])(\"case %i\", (n) => {});\n";
+        let (dir, index) = repo(&[("tests/money.test.ts", test)]);
+        let root = dir.path();
+        assert_eq!(found(root, &index, "tests/money.test.ts > Money > adds"), vec!["tests/money.test.ts::Money.adds".to_string()]);
+        assert_eq!(found(root, &index, "tests/money.test.ts > alone"), vec!["tests/money.test.ts::alone".to_string()]);
+        let why = missing(root, &index, "tests/money.test.ts > case 1");
+        assert!(why.contains("no `describe`/`it`/`test` block titled `case 1`") && why.contains(".each"), "{why}");
+        assert!(missing(root, &index, "tests/gone.test.ts > x").contains("tests/gone.test.ts is not an indexed file"));
+        let out = tempfile::tempdir().unwrap();
+        let plan = MaskPlan { remove_tests: ["tests/money.test.ts > Money > keeps cents".to_string()].into(), ..Default::default() };
+        mask_tree(root, &index, &plan, &out.path().join("m")).unwrap();
+        let masked = std::fs::read_to_string(out.path().join("m/tests/money.test.ts")).unwrap();
+        assert!(!masked.contains("keeps cents") && masked.contains("it(\"adds\""), "{masked}");
     }
 
     #[test]
