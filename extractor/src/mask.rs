@@ -11,6 +11,7 @@ use std::process::Command;
 use carve_languages::index::{DefinitionIndex, DefinitionKind, FileIndex, NodeId};
 use carve_languages::{Language, edit};
 
+use crate::plan::{RemovedTests, split_removals_with};
 use crate::{ExtractError, io_err};
 
 /// What to take out of the repository.
@@ -331,7 +332,6 @@ pub fn mask_tree_with(
         return Err(ExtractError::OutputNotEmpty(out.to_path_buf()));
     }
     let mut outcome = MaskOutcome::default();
-    let removals = crate::plan::split_removals(index, &plan.extracted);
 
     // Per-file extra removals: F2P tests inside files that stay.
     let mut test_removals: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
@@ -346,6 +346,12 @@ pub fn mask_tree_with(
             Err(why) => outcome.warnings.push(format!("F2P test {t} was not removed: {why}")),
         }
     }
+    // What only the removed tests use is deleted, not stubbed.
+    let removed_tests = RemovedTests {
+        definitions: test_removals.values().flatten().cloned().collect(),
+        files: plan.remove_test_files.clone(),
+    };
+    let removals = split_removals_with(index, &plan.extracted, &removed_tests);
 
     let mut files: BTreeSet<String> = list_tree_files(root)?.into_iter().collect();
     files.extend(index.files.keys().filter(|p| root.join(p).is_file()).cloned());

@@ -29,20 +29,35 @@ fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>) -> bool {
     false
 }
 
+/// Tests that go with the removal (`--remove-tests`): their references keep nothing alive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemovedTests {
+    /// Test definitions taken out of files that stay (node ids).
+    pub definitions: BTreeSet<NodeId>,
+    /// Test files deleted whole (repository-relative): none of their code stays.
+    pub files: BTreeSet<String>,
+}
+
 /// Split `remove` into definitions to delete and definitions to stub: a definition is
 /// stubbed when code that stays (a definition outside `remove`, or module-level code)
 /// references it; otherwise it is deleted.
 pub fn split_removals(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> Removals {
+    split_removals_with(index, remove, &RemovedTests::default())
+}
+
+/// [`split_removals`] where the F2P tests removed alongside (`tests`) do not count as code
+/// that stays: a function only those tests call is deleted, not stubbed.
+pub fn split_removals_with(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, tests: &RemovedTests) -> Removals {
     let mut out = Removals::default();
     let mut referenced: BTreeSet<&NodeId> = BTreeSet::new();
     for def in index.definitions.values() {
-        if within(index, &def.id, remove) {
+        if tests.files.contains(&def.path) || within(index, &def.id, remove) || within(index, &def.id, &tests.definitions) {
             continue;
         }
         referenced.extend(def.references.iter());
         referenced.extend(def.load_references.iter().map(|l| &l.target));
     }
-    for file in index.files.values() {
+    for file in index.files.values().filter(|f| !tests.files.contains(&f.path)) {
         referenced.extend(file.module_references.iter().map(|m| &m.target));
     }
     for id in remove {
@@ -175,6 +190,56 @@ mod tests {
         // `used` is called by `keep`; its signature names `Shape`, whose body names `Unit`.
         assert_eq!(r.stub, ["a.ts::Shape", "a.ts::Unit", "a.ts::used"].iter().map(|s| s.to_string()).collect());
         assert_eq!(r.delete, BTreeSet::from(["a.ts::helper".to_string()]));
+    }
+
+    #[test]
+    fn references_from_removed_tests_keep_nothing() {
+        let mut test_file_helper = def("b_test.go::TestHelper", Language::Go, &["a.go::ByFileTest"]);
+        test_file_helper.is_test = true;
+        let idx = index(vec![
+            def("a.go::OnlyRemovedTest", Language::Go, &[]),
+            def("a.go::RemainingTest", Language::Go, &[]),
+            def("a.go::ByFileTest", Language::Go, &[]),
+            def("a_test.go::TestGone", Language::Go, &["a.go::OnlyRemovedTest", "a.go::RemainingTest"]),
+            def("a_test.go::TestStays", Language::Go, &["a.go::RemainingTest"]),
+            test_file_helper,
+        ]);
+        let remove: BTreeSet<NodeId> =
+            ["a.go::OnlyRemovedTest", "a.go::RemainingTest", "a.go::ByFileTest"].iter().map(|s| s.to_string()).collect();
+        // Without the tests, every test counts as code that stays.
+        assert_eq!(split_removals(&idx, &remove).stub, remove);
+        let tests = RemovedTests {
+            definitions: BTreeSet::from(["a_test.go::TestGone".to_string()]),
+            files: BTreeSet::from(["b_test.go".to_string()]),
+        };
+        let r = split_removals_with(&idx, &remove, &tests);
+        // `TestStays` remains and calls `RemainingTest`; the rest only removed tests call.
+        assert_eq!(r.stub, BTreeSet::from(["a.go::RemainingTest".to_string()]));
+        assert_eq!(r.delete, BTreeSet::from(["a.go::ByFileTest".to_string(), "a.go::OnlyRemovedTest".to_string()]));
+    }
+
+    #[test]
+    fn module_code_of_a_removed_test_file_keeps_nothing() {
+        use carve_languages::index::{FileIndex, ModuleReference};
+        let mut idx = index(vec![def("src/a.ts::used", Language::TypeScript, &[])]);
+        let refs = vec![ModuleReference { target: "src/a.ts::used".into(), line: 3 }];
+        let file = FileIndex {
+            path: "tests/a.test.ts".into(),
+            language: Language::TypeScript,
+            module: None,
+            is_test: true,
+            definitions: Vec::new(),
+            imports: Vec::new(),
+            module_references: refs,
+            exported: Vec::new(),
+            sha256: String::new(),
+            lines: 3,
+        };
+        idx.files.insert(file.path.clone(), file);
+        let remove = BTreeSet::from(["src/a.ts::used".to_string()]);
+        assert_eq!(split_removals(&idx, &remove).stub, remove);
+        let tests = RemovedTests { files: BTreeSet::from(["tests/a.test.ts".to_string()]), ..Default::default() };
+        assert_eq!(split_removals_with(&idx, &remove, &tests).delete, remove);
     }
 
     #[test]

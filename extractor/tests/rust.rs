@@ -49,6 +49,9 @@ fn masked_tree_builds() {
     let report = std::fs::read_to_string(masked.join("src/report.rs")).expect("masked report.rs");
     // `Display::fmt` stays and calls `total_area`: stubbed.
     assert!(report.contains("pub fn total_area(&self) -> f64 {\n        todo!()\n    }"), "{report}");
+    let shapes = std::fs::read_to_string(masked.join("src/shapes.rs")).expect("masked shapes.rs");
+    // Only `rect_square`, removed with it, called `is_square`: deleted, not stubbed.
+    assert!(!shapes.contains("is_square") && shapes.contains("fn circle_area()"), "{shapes}");
     // Only the named test of the `#[cfg(test)]` module goes.
     assert!(!report.contains("fn total_in_millimetres") && report.contains("fn largest_rect()"), "{report}");
     let integration = std::fs::read_to_string(masked.join("tests/integration.rs")).expect("masked integration.rs");
