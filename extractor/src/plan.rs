@@ -40,7 +40,7 @@ pub struct RemovedTests {
 
 /// Split `remove` into definitions to delete and definitions to stub: a definition is
 /// stubbed when code that stays (a definition outside `remove`, or module-level code)
-/// references it; otherwise it is deleted.
+/// references it or a definition nested in it; otherwise it is deleted.
 pub fn split_removals(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> Removals {
     split_removals_with(index, remove, &RemovedTests::default())
 }
@@ -60,9 +60,21 @@ pub fn split_removals_with(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, t
     for file in index.files.values().filter(|f| !tests.files.contains(&f.path)) {
         referenced.extend(file.module_references.iter().map(|m| &m.target));
     }
+    // A definition whose nested definitions are referenced counts as referenced too: an impl
+    // block or a class whose methods remaining code calls must keep their signatures.
+    let mut needed: BTreeSet<&str> = BTreeSet::new();
+    for r in &referenced {
+        let mut cur = Some(r.as_str());
+        while let Some(c) = cur {
+            if !needed.insert(c) {
+                break;
+            }
+            cur = index.get(c).and_then(|d| d.parent.as_deref());
+        }
+    }
     for id in remove {
         let language = index.get(id).map(|d| d.language).unwrap_or(Language::Python);
-        if language != Language::Python && referenced.contains(id) {
+        if language != Language::Python && needed.contains(id.as_str()) {
             out.stub.insert(id.clone());
         } else {
             out.delete.insert(id.clone());
@@ -240,6 +252,20 @@ mod tests {
         assert_eq!(split_removals(&idx, &remove).stub, remove);
         let tests = RemovedTests { files: BTreeSet::from(["tests/a.test.ts".to_string()]), ..Default::default() };
         assert_eq!(split_removals_with(&idx, &remove, &tests).delete, remove);
+    }
+
+    /// Found by `tests/robustness.rs`: removing a Rust impl block (or a class) whose methods
+    /// remaining code calls deleted it, because only the block's own id was looked up.
+    #[test]
+    fn a_removed_container_of_referenced_methods_is_stubbed() {
+        let mut new = def("a.rs::Circle.new", Language::Rust, &[]);
+        new.parent = Some("a.rs::Circle.<impl>".into());
+        let mut imp = def("a.rs::Circle.<impl>", Language::Rust, &[]);
+        imp.parent = Some("a.rs::Circle".into());
+        let idx = index(vec![def("a.rs::main", Language::Rust, &["a.rs::Circle.new"]), def("a.rs::Circle", Language::Rust, &[]), imp, new]);
+        let r = split_removals(&idx, &BTreeSet::from(["a.rs::Circle.<impl>".to_string()]));
+        assert_eq!(r.stub, BTreeSet::from(["a.rs::Circle.<impl>".to_string()]));
+        assert!(r.delete.is_empty());
     }
 
     #[test]

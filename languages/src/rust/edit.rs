@@ -40,16 +40,22 @@ fn trait_of<'a>(index: &'a DefinitionIndex, imp: &Definition) -> Option<&'a Defi
         .and_then(|l| index.get(&l.target))
 }
 
-/// The enclosing impl of a method, when it is a trait impl: `(impl, trait)`.
+/// Whether `d` is a trait impl (`impl Trait for T`), of a trait of the index or not (`Display`).
+fn is_trait_impl(d: &Definition) -> bool {
+    d.kind == DefinitionKind::Impl && !d.signature.bases.is_empty()
+}
+
+/// The enclosing impl of a method, when it is a trait impl: `(impl, trait)`, the trait
+/// when the index has it.
 fn trait_impl_of<'a>(
     index: &'a DefinitionIndex,
     d: &Definition,
-) -> Option<(&'a Definition, &'a Definition)> {
+) -> Option<(&'a Definition, Option<&'a Definition>)> {
     let imp = index.get(d.parent.as_deref()?)?;
-    if imp.kind != DefinitionKind::Impl {
+    if !is_trait_impl(imp) {
         return None;
     }
-    Some((imp, trait_of(index, imp)?))
+    Some((imp, trait_of(index, imp)))
 }
 
 /// Apply the rules above to the Rust definitions of `index`. A stubbed definition keeps
@@ -61,6 +67,14 @@ pub fn plan(
     stub: &BTreeSet<NodeId>,
 ) -> RustRemovals {
     let (mut delete, mut stub) = (delete.clone(), stub.clone());
+    // A trait impl removed on its own keeps its methods, stubbed (see the rules above); it
+    // still goes with its type or its trait.
+    for id in delete.clone() {
+        if index.get(&id).is_some_and(is_trait_impl) {
+            delete.remove(&id);
+            stub.insert(id);
+        }
+    }
     loop {
         let r = plan_once(index, &delete, &stub);
         let mut required = BTreeSet::new();
@@ -131,14 +145,16 @@ fn plan_once(
             let trait_gone = d.kind == DefinitionKind::Impl
                 && trait_of(index, d).is_some_and(|t| gone.contains(&t.id));
             let item_gone = trait_impl_of(index, d).is_some_and(|(_, t)| {
-                d.references.iter().any(|r| {
-                    gone.contains(r)
-                        && index
-                            .get(r)
-                            .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                t.is_some_and(|t| {
+                    d.references.iter().any(|r| {
+                        gone.contains(r)
+                            && index
+                                .get(r)
+                                .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                    })
                 })
             });
-            let emptied = d.kind == DefinitionKind::Impl && trait_of(index, d).is_none() && {
+            let emptied = d.kind == DefinitionKind::Impl && !is_trait_impl(d) && {
                 let kids = children
                     .get(d.id.as_str())
                     .map(Vec::as_slice)
@@ -160,11 +176,13 @@ fn plan_once(
                 continue;
             }
             if let Some((imp, t)) = trait_impl_of(index, d) {
-                let item_gone = d.references.iter().any(|r| {
-                    gone.contains(r)
-                        && index
-                            .get(r)
-                            .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                let item_gone = t.is_some_and(|t| {
+                    d.references.iter().any(|r| {
+                        gone.contains(r)
+                            && index
+                                .get(r)
+                                .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                    })
                 });
                 if !gone.contains(&imp.id) && !item_gone {
                     gone.remove(&d.id);

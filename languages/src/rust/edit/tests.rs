@@ -157,6 +157,26 @@ fn trait_impl_methods_are_stubbed_not_deleted() {
     assert!(r.stubbed.contains("src/shapes.rs::Rect.<Shape>.area"));
 }
 
+/// Found by `extractor/tests/robustness.rs`: the impl of a trait the index does not have
+/// (`fmt::Display`) was taken for an inherent impl, so deleting its only method deleted it
+/// (and `to_string()` callers broke); a trait impl removed on its own was deleted too.
+#[test]
+fn impls_of_outside_traits_and_trait_impls_removed_alone_are_stubbed() {
+    let index = fixture_index();
+    let fmt = "src/report.rs::Report.<Display>.fmt";
+    for removed in [fmt, "src/report.rs::Report.<Display>"] {
+        let r = plan(&index, &set(&[removed]), &BTreeSet::new());
+        assert!(r.gone.is_empty(), "removing {removed}: {:?}", r.gone);
+        assert!(r.stubbed.contains(fmt), "removing {removed}: {:?}", r.stubbed);
+    }
+    let r = plan(&index, &set(&["src/shapes.rs::Circle.<Shape>"]), &BTreeSet::new());
+    assert!(r.gone.is_empty(), "{:?}", r.gone);
+    assert!(r.stubbed.contains("src/shapes.rs::Circle.<Shape>.area"), "{:?}", r.stubbed);
+    // With its type the trait impl still goes.
+    let r = plan(&index, &set(&["src/shapes.rs::Circle", "src/shapes.rs::Circle.<Shape>"]), &BTreeSet::new());
+    assert!(r.gone.contains("src/shapes.rs::Circle.<Shape>"), "{:?}", r.gone);
+}
+
 #[test]
 fn remove_tests_inside_source_files() {
     let index = fixture_index();
