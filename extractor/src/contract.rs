@@ -8,7 +8,9 @@
 //! classes) as `members`. Extracted methods of a class that stays are grouped under an
 //! entry for that class with `existing: true` (it is context, not work). An extracted
 //! function nested in a function that stays names that function in `enclosing_function`
-//! and has no import path.
+//! and has no import path. Rust impl blocks are looked through: a method is listed under
+//! its type, naming the type (`enclosing_class`), the trait (`enclosing_trait`) and the
+//! impl header (`enclosing_impl`), and is imported through the type.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,9 +52,17 @@ pub struct ContractObject {
     pub signature: Signature,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub docstring: Option<String>,
-    /// Qualified name of the class a method belongs to.
+    /// Qualified name of the class (type) a method belongs to; for a Rust method, the type
+    /// its impl block is for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub enclosing_class: Option<String>,
+    /// Rust: the trait a method implements, as its impl block writes it (`fmt::Display`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub enclosing_trait: Option<String>,
+    /// Rust: the header of the impl block a method is written in
+    /// (`impl<S: Shape> fmt::Display for Report<'_, S>`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub enclosing_impl: Option<String>,
     /// Qualified name of the function an extracted nested function lives in.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub enclosing_function: Option<String>,
@@ -142,10 +152,57 @@ fn is_type(kind: DefinitionKind) -> bool {
     )
 }
 
-/// A definition whose members are listed with it: a type, or a module/namespace (Rust
-/// `mod`, TypeScript `namespace`).
+/// A definition whose members are listed with it: a type, a module/namespace (Rust `mod`,
+/// TypeScript `namespace`) or a Rust impl block.
 fn is_container(kind: DefinitionKind) -> bool {
-    is_type(kind) || kind == DefinitionKind::Module
+    is_type(kind) || matches!(kind, DefinitionKind::Module | DefinitionKind::Impl)
+}
+
+/// The trait of a Rust impl header (`fmt::Display` in `impl<S> fmt::Display for R<S>`), as
+/// written; `None` for an inherent impl.
+fn impl_trait(header: &str) -> Option<String> {
+    let rest = header.trim_start();
+    let rest = rest.strip_prefix("unsafe").map(str::trim_start).unwrap_or(rest);
+    let mut rest = rest.strip_prefix("impl")?;
+    // Skip the impl's own generics.
+    if rest.starts_with('<') {
+        let mut depth = 0usize;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            match c {
+                '<' => depth += 1,
+                '>' if rest[..i].ends_with('-') => {}
+                '>' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+            None
+        })?;
+        rest = &rest[end..];
+    }
+    // The word `for` outside brackets, before any `where` clause.
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if rest[..i].ends_with('-') => {}
+            '>' | ')' | ']' => depth -= 1,
+            c if c.is_whitespace() && depth == 0 => {
+                let next = rest[i..].trim_start();
+                let word = next.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+                match word {
+                    "where" => return None,
+                    "for" if !rest[..i].trim().is_empty() => return Some(rest[..i].trim().to_string()),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn identifiers(text: &str) -> impl Iterator<Item = &str> {
@@ -192,30 +249,89 @@ impl<'a> Builder<'a> {
         out.into_iter().collect()
     }
 
-    /// The `use` path of a Rust definition below its file's module: inline modules, then
-    /// the outermost item (a method is reached through its type).
-    fn rust_item_path(&self, d: &Definition) -> String {
+    /// The type a Rust impl block is for: its parent when that resolves, else the type named
+    /// in its qualified name (`Circle` of `Circle.<From<u8>>`).
+    fn impl_type(&self, imp: &Definition) -> String {
+        match imp.parent.as_deref().and_then(|p| self.index.definitions.get(p)) {
+            Some(t) => t.qualname.clone(),
+            None => imp.qualname.rsplit_once(".<").map_or(imp.qualname.as_str(), |(t, _)| t).to_string(),
+        }
+    }
+
+    /// The trait a Rust impl block implements, as written (`fmt::Display`).
+    fn impl_trait_of(imp: &Definition) -> Option<String> {
+        impl_trait(&imp.signature.text).or_else(|| {
+            let name = imp.name.strip_prefix('<')?.strip_suffix('>')?;
+            (name != "impl").then(|| name.to_string())
+        })
+    }
+
+    /// The definitions from the outermost item below the file's module down to `d` (inline
+    /// modules before it are left out), and those inline modules' names.
+    fn rust_chain<'b>(&'b self, d: &'b Definition) -> (Vec<&'b str>, Vec<&'b Definition>) {
         let mut chain = vec![d];
         while let Some(p) = chain.last().and_then(|c| c.parent.as_deref()).and_then(|p| self.index.definitions.get(p)) {
             chain.push(p);
         }
-        let mut segments = Vec::new();
-        for def in chain.iter().rev() {
-            segments.push(def.name.as_str());
-            if def.kind != DefinitionKind::Module {
-                break;
+        chain.reverse();
+        let modules = chain.iter().take_while(|c| c.kind == DefinitionKind::Module && c.id != d.id).count();
+        let names = chain[..modules].iter().map(|m| m.name.as_str()).collect();
+        (names, chain[modules..].to_vec())
+    }
+
+    /// The name the outermost item of a chain is imported by (an impl block whose type
+    /// does not resolve stands for that type).
+    fn rust_head(&self, head: &Definition) -> String {
+        match head.kind {
+            DefinitionKind::Impl => {
+                let t = self.impl_type(head);
+                t.rsplit('.').next().unwrap_or(&t).to_string()
+            }
+            _ => head.name.clone(),
+        }
+    }
+
+    /// The `use` path of a Rust definition below its file's module: inline modules, then
+    /// the outermost item (a method is reached through its type).
+    fn rust_item_path(&self, d: &Definition) -> String {
+        let (mut segments, items) = self.rust_chain(d);
+        let head = items.first().map(|h| self.rust_head(h)).unwrap_or_default();
+        segments.push(&head);
+        segments.join("::")
+    }
+
+    /// How Rust code names `d` once its `use` path is imported: `convert`, `Report::new`,
+    /// `<Circle as Shape>::area` for a trait impl's method.
+    fn rust_access(&self, d: &Definition) -> String {
+        let (_, items) = self.rust_chain(d);
+        let Some((head, rest)) = items.split_first() else { return d.name.clone() };
+        let mut access = self.rust_head(head);
+        for item in rest {
+            match item.kind {
+                DefinitionKind::Impl => {
+                    if let Some(t) = Self::impl_trait_of(item) {
+                        access = format!("<{access} as {t}>");
+                    }
+                }
+                _ => access = format!("{access}::{}", item.name),
             }
         }
-        segments.join("::")
+        access
     }
 
     fn object(&self, d: &Definition, existing: bool) -> ContractObject {
         let module = self.module(d);
         let parent = d.parent.as_deref().and_then(|p| self.index.definitions.get(p));
         let (enclosing_class, enclosing_function) = match parent {
+            // A Rust method belongs to the type its impl block is for.
+            Some(p) if p.kind == DefinitionKind::Impl => (Some(self.impl_type(p)), None),
             Some(p) if is_container(p.kind) => (Some(p.qualname.clone()), None),
             Some(p) => (None, Some(p.qualname.clone())),
             None => (None, None),
+        };
+        let (enclosing_trait, enclosing_impl) = match parent {
+            Some(p) if p.kind == DefinitionKind::Impl => (Self::impl_trait_of(p), Some(p.signature.text.clone())),
+            _ => (None, None),
         };
         let nested_in_function = self.in_function(d);
         let top = d.qualname.split('.').next().unwrap_or(&d.qualname);
@@ -230,6 +346,14 @@ impl<'a> Builder<'a> {
             self.index
                 .children(&d.id)
                 .chain(self.methods_elsewhere(d))
+                // A Rust type's methods are listed with it, each naming its impl block.
+                .flat_map(|c| -> Box<dyn Iterator<Item = &Definition> + '_> {
+                    if c.kind == DefinitionKind::Impl && d.kind != DefinitionKind::Impl {
+                        Box::new(self.index.children(&c.id))
+                    } else {
+                        Box::new(std::iter::once(c))
+                    }
+                })
                 .filter(|c| {
                     matches!(c.kind, DefinitionKind::Method | DefinitionKind::Field)
                         || is_type(c.kind)
@@ -249,10 +373,12 @@ impl<'a> Builder<'a> {
             name: d.name.clone(),
             qualname: d.qualname.clone(),
             import_path,
-            access: d.qualname.clone(),
+            access: if d.language == Language::Rust { self.rust_access(d) } else { d.qualname.clone() },
             signature: d.signature.clone(),
             docstring: d.docstring.clone(),
             enclosing_class,
+            enclosing_trait,
+            enclosing_impl,
             enclosing_function,
             existing,
             uses_types: if existing { Vec::new() } else { self.uses_types(d) },
@@ -280,14 +406,26 @@ impl<'a> Builder<'a> {
         })
     }
 
-    /// Go methods declared in another file of the type's package than the type itself
+    /// Go methods and Rust impl blocks declared in another file than their type
     /// (`children` only looks in the parent's file), in id order.
     fn methods_elsewhere(&self, d: &'a Definition) -> impl Iterator<Item = &'a Definition> + 'a {
-        let go = d.language == Language::Go;
+        let apart = matches!(d.language, Language::Go | Language::Rust);
         self.index
             .definitions
             .values()
-            .filter(move |c| go && c.path != d.path && c.parent.as_deref() == Some(d.id.as_str()))
+            .filter(move |c| apart && c.path != d.path && c.parent.as_deref() == Some(d.id.as_str()))
+    }
+
+    /// The entry an extracted definition is listed under when its parent stays: the parent,
+    /// except that a Rust method is listed under its type rather than its impl block.
+    fn owner(&self, d: &Definition) -> Option<&'a Definition> {
+        let p = self.index.definitions.get(d.parent.as_deref()?)?;
+        if p.kind == DefinitionKind::Impl && d.kind != DefinitionKind::Impl
+            && let Some(t) = p.parent.as_deref().and_then(|t| self.index.definitions.get(t))
+        {
+            return Some(t);
+        }
+        Some(p)
     }
 
     /// Whether a function is somewhere up the parent chain.
@@ -324,10 +462,12 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
         }
     }
     let b = Builder { index, extracted, types };
+    // Top objects: neither the parent nor the owner (a Rust method's type) is extracted.
     let mut tops: Vec<&Definition> = extracted
         .iter()
         .filter_map(|id| index.definitions.get(id))
         .filter(|d| d.parent.as_ref().is_none_or(|p| !b.extracted.contains(p)))
+        .filter(|d| b.owner(d).is_none_or(|o| !b.extracted.contains(&o.id)))
         .collect();
     tops.sort_by_key(|d| source_order(index, &d.id));
 
@@ -335,8 +475,7 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
     // Existing classes, by id → position in `objects`.
     let mut existing: BTreeMap<NodeId, usize> = BTreeMap::new();
     for d in tops {
-        let parent = d.parent.as_deref().and_then(|p| index.definitions.get(p));
-        match parent {
+        match b.owner(d) {
             Some(p) if is_container(p.kind) => {
                 let pos = *existing.entry(p.id.clone()).or_insert_with(|| {
                     objects.push(b.object(p, true));
@@ -504,6 +643,17 @@ pub(crate) mod tests {
     fn contract_covers_every_signature_part() {
         let contract = build_contract(&inventory_index(), &inventory_extracted());
         insta::assert_json_snapshot!(contract);
+    }
+
+    #[test]
+    fn the_trait_of_a_rust_impl_header_as_written() {
+        assert_eq!(impl_trait("impl<S: Shape + ?Sized> fmt::Display for Report<'_, S>").as_deref(), Some("fmt::Display"));
+        assert_eq!(impl_trait("impl<'a, S: Shape + ?Sized> Report<'a, S>"), None);
+        assert_eq!(impl_trait("impl<F: Fn(u8) -> u8> From<F> for Op<F>").as_deref(), Some("From<F>"));
+        assert_eq!(impl_trait("unsafe impl Send for Raw").as_deref(), Some("Send"));
+        assert_eq!(impl_trait("impl<T> Wrap<T>\nwhere\n    T: for<'a> Fn(&'a u8),"), None);
+        assert_eq!(impl_trait("impl<T> Iterator for Iter<T>\nwhere\n    T: Clone,").as_deref(), Some("Iterator"));
+        assert_eq!(impl_trait("fn not_an_impl()"), None);
     }
 
     #[test]

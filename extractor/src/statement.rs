@@ -291,12 +291,15 @@ fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
         }
         DefinitionKind::Interface | DefinitionKind::TypeAlias | DefinitionKind::Enum | DefinitionKind::Struct => {
             let _ = writeln!(out, "{header}");
-            // Go declares methods outside their type: they follow it.
+            // Go declares methods outside their type, Rust in impl blocks: they follow it.
             if o.language == Language::Go {
                 for m in &o.members {
                     out.push('\n');
                     braced_block(m, indent, out);
                 }
+            } else if o.language == Language::Rust && !o.members.is_empty() {
+                out.push('\n');
+                rust_members(&o.members, indent, out);
             }
         }
         _ if o.members.is_empty() => {
@@ -319,6 +322,32 @@ fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
     }
 }
 
+/// Rust methods inside their impl blocks (`impl Shape for Circle { … }`), consecutive
+/// methods of one impl sharing it; members without an impl block as they are.
+fn rust_members(members: &[ContractObject], indent: &str, out: &mut String) {
+    let mut i = 0;
+    while i < members.len() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let Some(header) = &members[i].enclosing_impl else {
+            braced_block(&members[i], indent, out);
+            i += 1;
+            continue;
+        };
+        let _ = writeln!(out, "{indent}{} {{", header.trim());
+        let start = i;
+        while i < members.len() && members[i].enclosing_impl.as_ref() == Some(header) {
+            if i > start {
+                out.push('\n');
+            }
+            braced_block(&members[i], &format!("{indent}    "), out);
+            i += 1;
+        }
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
 fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_paths: bool, out: &mut String) {
     if o.existing {
         let names: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.access)).collect();
@@ -333,6 +362,12 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
         let f = fence(o.language);
         if let Some(i) = &o.import_path {
             let _ = writeln!(out, "```{f}\n{i}\n```\n");
+        }
+        if o.language == Language::Rust {
+            let mut block = String::new();
+            rust_members(&o.members, "", &mut block);
+            let _ = writeln!(out, "```rust\n// {} exists already; add to it:\n{block}```\n", o.qualname);
+            return;
         }
         for m in &o.members {
             let mut block = String::new();
