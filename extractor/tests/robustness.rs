@@ -1,0 +1,473 @@
+//! Issue 3 point 5, robustness, for every fixture project of all four languages (every
+//! directory `fixtures/<language>/<project>` except `fixtures/python/badinput`, whose files
+//! are broken on purpose), through the code path `carve extract` uses: the index of
+//! [`DefinitionIndex::build`], the delete-or-stub split of
+//! [`carve_extractor::plan::split_removals`], [`carve_languages::edit::mask_file`] for every
+//! file, [`carve_languages::edit::apply`], and [`carve_extractor::mask_tree`] for the builds.
+//!
+//! - `every_definition_removed_alone_reparses`: every definition of every fixture removed on
+//!   its own; every masked file applies cleanly and re-parses with zero ERROR/MISSING nodes,
+//!   and a deleted definition's own file does change.
+//! - `every_definition_removed_alone_builds_<language>`: the same removals, written by
+//!   `mask_tree` (which re-parses, and `compile()`s Python), then the masked project is
+//!   built with the real toolchain, every definition alone: Go (`fixtures/go/shapes`) `go
+//!   build ./... && go vet ./...` and Rust (`fixtures/rust/geometry`) `cargo check
+//!   --all-targets`, one run per removal; TypeScript (`fixtures/typescript/ledger`) `tsc
+//!   --noEmit` once over one masked copy per removal (see the test); Python `compile()` of
+//!   every masked file of every Python fixture (there is no other build). A test is skipped, with a message,
+//!   only when its tool (`go`, `cargo`, `npx` with the fixture's `node_modules`, `python3`)
+//!   is absent, and never when `CI` is set.
+//! - `mutated_<language>_sources_never_panic`: a proptest property over fixture files
+//!   mutated by deleting or duplicating a byte range and inserting tokens (brackets,
+//!   keywords, quotes, comment openers, invalid UTF-8, a lone `\r`, non-ASCII identifiers):
+//!   indexing never panics, and for random removals of the indexed definitions `mask_file`
+//!   never panics and either fails or returns edits inside the file, on character
+//!   boundaries and non-overlapping, also when masking the unmutated text with the
+//!   mutated file's (stale) index. The seed is fixed, so runs are reproducible
+//!   (`PROPTEST_CASES=5000 PROPTEST_RNG_SEED=7` searches harder); failures shrink to a
+//!   minimal mutation, reported with the fixture file it was applied to.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use carve_extractor::plan::split_removals;
+use carve_extractor::{MaskPlan, mask_tree};
+use carve_languages::edit::{self, Edit};
+use carve_languages::index::{DefinitionIndex, IndexOptions, NodeId};
+use carve_languages::{Language, build};
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// A fixture project: `fixtures/<language>/<name>`, its index and its indexed sources.
+struct Project {
+    /// `go/shapes`, for messages.
+    name: String,
+    root: PathBuf,
+    index: DefinitionIndex,
+    /// Every indexed file, `(relative path, text)`, plus `go.mod`/`Cargo.toml` manifests
+    /// (the index reads them for import paths and crate names).
+    sources: Vec<(String, Vec<u8>)>,
+}
+
+/// Every fixture project, indexed the way the CLI indexes a repository. Fails when a fixture
+/// file could not be indexed (it would then silently escape these tests).
+fn projects() -> Vec<Project> {
+    let mut out = Vec::new();
+    let mut langs: Vec<PathBuf> = std::fs::read_dir(fixtures_root()).expect("fixtures/ exists").map(|e| e.expect("entry").path()).collect();
+    langs.sort();
+    for lang in langs.iter().filter(|p| p.is_dir()) {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(lang).expect("readable").map(|e| e.expect("entry").path()).collect();
+        dirs.sort();
+        for root in dirs.into_iter().filter(|p| p.is_dir()) {
+            let name = root.strip_prefix(fixtures_root()).expect("under fixtures").to_string_lossy().replace('\\', "/");
+            if name == "python/badinput" {
+                continue;
+            }
+            let index = DefinitionIndex::build(&root, &IndexOptions::default()).unwrap_or_else(|e| panic!("indexing fixtures/{name}: {e}"));
+            assert!(index.skipped.is_empty(), "fixtures/{name}: files the index skipped: {:?}", index.skipped);
+            let mut sources: Vec<(String, Vec<u8>)> = index
+                .files
+                .keys()
+                .map(|p| (p.clone(), std::fs::read(root.join(p)).unwrap_or_else(|e| panic!("reading fixtures/{name}/{p}: {e}"))))
+                .collect();
+            for manifest in ["go.mod", "Cargo.toml"] {
+                if let Ok(bytes) = std::fs::read(root.join(manifest)) {
+                    sources.push((manifest.to_string(), bytes));
+                }
+            }
+            out.push(Project { name, root, index, sources });
+        }
+    }
+    let langs: BTreeSet<Language> = out.iter().flat_map(|p| p.index.files.values().map(|f| f.language)).collect();
+    assert_eq!(langs, Language::ALL.iter().copied().collect(), "fixtures of every language are present");
+    out
+}
+
+fn project(name: &str) -> Project {
+    projects().into_iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no fixture project fixtures/{name}"))
+}
+
+fn text_of(p: &Project, path: &str) -> String {
+    let bytes = &p.sources.iter().find(|(q, _)| q == path).expect("indexed file is in sources").1;
+    String::from_utf8(bytes.clone()).unwrap_or_else(|_| panic!("fixtures/{}/{path} is not UTF-8", p.name))
+}
+
+/// The masked text of every file `remove` changes, masked as `carve extract` does.
+fn mask_in_memory(p: &Project, remove: &BTreeSet<NodeId>) -> Vec<(String, String)> {
+    let removals = split_removals(&p.index, remove);
+    let mut out = Vec::new();
+    for (path, file) in &p.index.files {
+        let text = text_of(p, path);
+        let edits = edit::mask_file(file.language, &text, file, &p.index, &removals.delete, &removals.stub)
+            .unwrap_or_else(|e| panic!("fixtures/{}/{path}: removing {remove:?}: mask_file failed: {e}", p.name));
+        if edits.is_empty() {
+            continue;
+        }
+        let masked = edit::apply(&text, &edits)
+            .unwrap_or_else(|e| panic!("fixtures/{}/{path}: removing {remove:?}: edits do not apply: {e}", p.name));
+        out.push((path.clone(), masked));
+    }
+    out
+}
+
+#[test]
+fn every_definition_removed_alone_reparses() {
+    let start = Instant::now();
+    let mut checked = 0;
+    for p in projects() {
+        for (id, def) in &p.index.definitions {
+            let remove = BTreeSet::from([id.clone()]);
+            let masked = mask_in_memory(&p, &remove);
+            for (path, text) in &masked {
+                let lang = p.index.files[path].language;
+                let errors = edit::parse_errors(lang, text);
+                assert!(errors.is_empty(), "fixtures/{}/{path}: removing {id} leaves syntax errors {errors:?}:\n{text}", p.name);
+            }
+            if split_removals(&p.index, &remove).delete.contains(id) {
+                assert!(masked.iter().any(|(path, _)| *path == def.path), "fixtures/{}: deleting {id} left {} unchanged", p.name, def.path);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 400, "only {checked} definitions in all fixtures");
+    eprintln!("{checked} definitions removed alone and re-parsed in {:.1}s", start.elapsed().as_secs_f64());
+}
+
+/// Whether `program version` (Go) or `program --version` (the others) runs.
+fn tool_available(program: &str) -> bool {
+    let arg = if program == "go" { "version" } else { "--version" };
+    Command::new(program).arg(arg).output().is_ok_and(|o| o.status.success())
+}
+
+/// Whether to skip a test because its build tool is missing (said on stderr); in CI, where
+/// every toolchain must be installed, a missing tool fails instead.
+fn skip_without(program: &str, what: &str) -> bool {
+    if tool_available(program) {
+        return false;
+    }
+    assert!(std::env::var_os("CI").is_none(), "{what}: `{program}` is required in CI but is not on PATH");
+    eprintln!("skipping {what}: `{program}` is not on PATH");
+    true
+}
+
+/// Mask `fixtures/<project>` with each of `cases` removed alone through `mask_tree` (the same
+/// output directory every time, so Cargo reuses its build), then run `check` on the masked
+/// tree. Fails listing every case that does not build.
+fn build_each(p: &Project, cases: &[NodeId], check: &dyn Fn(&Path) -> Result<(), String>) {
+    let start = Instant::now();
+    let out = tempfile::tempdir().expect("temp dir");
+    let masked = out.path().join("masked");
+    let mut failures = Vec::new();
+    for id in cases {
+        if masked.exists() {
+            std::fs::remove_dir_all(&masked).expect("clear the masked tree");
+        }
+        let plan = MaskPlan { extracted: BTreeSet::from([id.clone()]), ..MaskPlan::default() };
+        let outcome = mask_tree(&p.root, &p.index, &plan, &masked).unwrap_or_else(|e| panic!("fixtures/{}: removing {id}: {e}", p.name));
+        if let Err(report) = check(&masked) {
+            let files: Vec<&String> = outcome.changed_files.iter().collect();
+            failures.push(format!("removing {id} (changed {files:?}):\n{report}"));
+        }
+    }
+    assert!(failures.is_empty(), "fixtures/{}: masked project does not build:\n\n{}", p.name, failures.join("\n\n"));
+    eprintln!("fixtures/{}: {} removals built in {:.1}s", p.name, cases.len(), start.elapsed().as_secs_f64());
+}
+
+fn all_definitions(p: &Project) -> Vec<NodeId> {
+    p.index.definitions.keys().cloned().collect()
+}
+
+#[test]
+fn every_definition_removed_alone_builds_go() {
+    if skip_without("go", "the Go build check") {
+        return;
+    }
+    let p = project("go/shapes");
+    build_each(&p, &all_definitions(&p), &|dir| build::build_check(Language::Go, dir));
+}
+
+#[test]
+fn every_definition_removed_alone_builds_rust() {
+    if skip_without("cargo", "the Rust build check") {
+        return;
+    }
+    let p = project("rust/geometry");
+    build_each(&p, &all_definitions(&p), &|dir| build::build_check(Language::Rust, dir));
+}
+
+/// TypeScript: every definition removed alone, each masked by `mask_tree` into its own
+/// `case_<n>/` copy of the fixture, then one `tsc --noEmit` (through
+/// [`build::build_check`]) over all copies, with the fixture's compiler options and its
+/// `node_modules`: a `tsc` start costs ~1.5 s, one run per removal would take minutes. The
+/// fixture's files are all modules, so the copies cannot see each other's declarations; each
+/// error is attributed to its copy by path.
+#[test]
+fn every_definition_removed_alone_builds_typescript() {
+    if skip_without("npx", "the TypeScript build check") {
+        return;
+    }
+    let p = project("typescript/ledger");
+    let modules = p.root.join("node_modules");
+    if !modules.join(".bin/tsc").exists() {
+        assert!(std::env::var_os("CI").is_none(), "{} has no TypeScript; scripts/setup runs `npm ci` there", modules.display());
+        eprintln!("skipping the TypeScript build check: no {}/.bin/tsc (run `npm ci` in fixtures/typescript/ledger)", modules.display());
+        return;
+    }
+    let start = Instant::now();
+    let out = tempfile::tempdir().expect("temp dir");
+    let ids = all_definitions(&p);
+    for (n, id) in ids.iter().enumerate() {
+        let plan = MaskPlan { extracted: BTreeSet::from([id.clone()]), ..MaskPlan::default() };
+        mask_tree(&p.root, &p.index, &plan, &out.path().join(format!("case_{n}")))
+            .unwrap_or_else(|e| panic!("fixtures/{}: removing {id}: {e}", p.name));
+    }
+    let tsconfig_path = p.root.join("tsconfig.json");
+    let mut tsconfig: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tsconfig_path).expect("read tsconfig.json"))
+        .unwrap_or_else(|e| panic!("{} is not plain JSON ({e}); this test copies its options", tsconfig_path.display()));
+    let include: Vec<String> = tsconfig["include"].as_array().expect("tsconfig.json lists `include`").iter().map(|v| v.as_str().expect("glob").to_string()).collect();
+    tsconfig["include"] = (0..ids.len()).flat_map(|n| include.iter().map(move |g| format!("case_{n}/{g}"))).collect();
+    std::fs::write(out.path().join("tsconfig.json"), tsconfig.to_string()).expect("write tsconfig.json");
+    std::os::unix::fs::symlink(&modules, out.path().join("node_modules")).expect("link node_modules");
+    if let Err(report) = build::build_check(Language::TypeScript, out.path()) {
+        let mut failures: Vec<String> = Vec::new();
+        for (n, id) in ids.iter().enumerate() {
+            let prefix = format!("case_{n}/");
+            let lines: Vec<&str> = report.lines().filter(|l| l.starts_with(&prefix)).collect();
+            if !lines.is_empty() {
+                failures.push(format!("removing {id}:\n{}", lines.join("\n")));
+            }
+        }
+        if failures.is_empty() {
+            failures.push(report);
+        }
+        panic!("fixtures/{}: masked project does not type-check:\n\n{}", p.name, failures.join("\n\n"));
+    }
+    eprintln!("fixtures/{}: {} removals type-checked in {:.1}s", p.name, ids.len(), start.elapsed().as_secs_f64());
+}
+
+/// Python has no build beyond `compile()`: every definition of every Python fixture removed
+/// alone, masked in memory, and all outputs compiled by one `python3` (what `mask_tree`
+/// runs per extraction).
+#[test]
+fn every_definition_removed_alone_compiles_python() {
+    if skip_without("python3", "the Python compile check") {
+        return;
+    }
+    let start = Instant::now();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut written: Vec<(PathBuf, String)> = Vec::new();
+    for p in projects().iter().filter(|p| p.index.files.values().all(|f| f.language == Language::Python)) {
+        for id in p.index.definitions.keys() {
+            for (path, text) in mask_in_memory(p, &BTreeSet::from([id.clone()])) {
+                let file = dir.path().join(format!("{}.py", written.len()));
+                std::fs::write(&file, text).expect("write masked file");
+                written.push((file, format!("fixtures/{}/{path} minus {id}", p.name)));
+            }
+        }
+    }
+    assert!(written.len() > 150, "only {} masked Python files", written.len());
+    let script = "import sys\nfor i, p in enumerate(sys.argv[1:]):\n    try:\n        compile(open(p, encoding='utf-8').read(), p, 'exec', dont_inherit=True)\n    except SyntaxError as e:\n        print(f'{i}\\t{e.lineno}\\t{e.msg}')\n";
+    let output = Command::new("python3").arg("-c").arg(script).args(written.iter().map(|(f, _)| f)).output().expect("run python3");
+    assert!(output.status.success(), "python3 failed: {}", String::from_utf8_lossy(&output.stderr));
+    let failures: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| {
+            let mut parts = l.splitn(3, '\t');
+            let i: usize = parts.next().and_then(|i| i.parse().ok()).expect("index");
+            format!("{}: line {}: {}", written[i].1, parts.next().unwrap_or("?"), parts.next().unwrap_or(""))
+        })
+        .collect();
+    assert!(failures.is_empty(), "masked Python files that do not compile:\n{}", failures.join("\n"));
+    eprintln!("{} masked Python files compiled in {:.1}s", written.len(), start.elapsed().as_secs_f64());
+}
+
+// ---------------------------------------------------------------------------------------
+// Mutated sources.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as ProptestConfig, RngSeed};
+
+/// Inserted at random places: brackets, keywords of the four languages, quotes, comment
+/// openers and closers, invalid UTF-8, a lone carriage return, non-ASCII identifiers.
+const TOKENS: &[&[u8]] = &[
+    b"{", b"}", b"(", b")", b"[", b"]", b"<", b">", b";", b",", b":", b"::", b"=>", b"\n", b"\t", b"    ",
+    b"def ", b"class ", b"async ", b"lambda", b"@", b"import ", b"from x import (", b"return",
+    b"function ", b"export ", b"interface ", b"namespace N {", b"enum ", b"get x() {", b"const f = () =>",
+    b"func ", b"type ", b"package p\n", b"[T any]", b"struct {", b"go ",
+    b"fn ", b"impl ", b"mod x {", b"trait ", b"macro_rules! m {", b"#[cfg(test)]", b"#[test]", b"'a", b"use a::{",
+    b"\"", b"'", b"`", b"\"\"\"", b"r#\"", b"b'", b"f\"{",
+    b"//", b"/*", b"*/", b"/**", b"///", b"#", b"<!--",
+    b"\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\r", b"\r\n",
+    "é".as_bytes(), "naïve_ñame".as_bytes(), "变量".as_bytes(), "\u{1F600}".as_bytes(), "\u{200B}".as_bytes(),
+];
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    /// Delete `len` bytes at `at` (both taken modulo the file's length).
+    Delete { at: usize, len: usize },
+    /// Copy `len` bytes at `at` right after themselves.
+    Duplicate { at: usize, len: usize },
+    /// Insert `TOKENS[token]` at `at`.
+    Insert { at: usize, token: usize },
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), 1..64usize).prop_map(|(at, len)| Mutation::Delete { at, len }),
+        (any::<usize>(), 1..64usize).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
+        (any::<usize>(), 0..TOKENS.len()).prop_map(|(at, token)| Mutation::Insert { at, token }),
+    ]
+}
+
+fn mutate(bytes: &mut Vec<u8>, m: &Mutation) {
+    let at = |a: usize, n: usize| if n == 0 { 0 } else { a % (n + 1) };
+    match *m {
+        Mutation::Delete { at: a, len } => {
+            let a = at(a, bytes.len());
+            let end = (a + len).min(bytes.len());
+            bytes.drain(a..end);
+        }
+        Mutation::Duplicate { at: a, len } => {
+            let a = at(a, bytes.len());
+            let end = (a + len).min(bytes.len());
+            let chunk = bytes[a..end].to_vec();
+            bytes.splice(end..end, chunk);
+        }
+        Mutation::Insert { at: a, token } => {
+            let a = at(a, bytes.len());
+            bytes.splice(a..a, TOKENS[token].iter().copied());
+        }
+    }
+}
+
+/// Edits a caller can apply to `text`: inside it, on character boundaries, and — once
+/// sorted, identical edits counted once, as [`edit::apply`] does — not overlapping.
+fn check_edits(text: &str, edits: &[Edit]) -> Result<(), String> {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort();
+    sorted.dedup();
+    let mut cursor = 0;
+    for e in sorted {
+        if e.end() > text.len() {
+            return Err(format!("edit {e:?} ends past the text ({} bytes)", text.len()));
+        }
+        if !text.is_char_boundary(e.position) || !text.is_char_boundary(e.end()) {
+            return Err(format!("edit {e:?} splits a character"));
+        }
+        if e.position < cursor {
+            return Err(format!("edit {e:?} overlaps the previous one (ending at {cursor})"));
+        }
+        cursor = e.end();
+    }
+    edit::apply(text, edits).map(|_| ()).map_err(|e| format!("apply: {e}"))
+}
+
+/// The property for one mutated file of `p`: index the project with it, remove the
+/// definitions `picks` choose (some forced to stubs), mask every file.
+fn mutated_project_masks_cleanly(p: &Project, file: usize, mutations: &[Mutation], picks: &[(usize, bool)]) -> Result<(), TestCaseError> {
+    let mut sources = p.sources.clone();
+    let path = sources[file].0.clone();
+    let original = sources[file].1.clone();
+    for m in mutations {
+        mutate(&mut sources[file].1, m);
+    }
+    let index = DefinitionIndex::from_sources(&sources);
+    let ids: Vec<&NodeId> = index.definitions.keys().collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let remove: BTreeSet<NodeId> = picks.iter().map(|(i, _)| ids[i % ids.len()].clone()).collect();
+    let mut removals = split_removals(&index, &remove);
+    for (i, stub) in picks {
+        let id = ids[i % ids.len()];
+        if *stub && removals.delete.remove(id) {
+            removals.stub.insert(id.clone());
+        }
+    }
+    for (rel, bytes) in &sources {
+        let (Some(file), Ok(text)) = (index.files.get(rel), std::str::from_utf8(bytes)) else { continue };
+        if let Ok(edits) = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub) {
+            check_edits(text, &edits).map_err(|e| TestCaseError::fail(format!("{}/{rel}: removing {remove:?}: {e}", p.name)))?;
+        }
+    }
+    // The unmutated text masked with the mutated file's index: a stale index is an error
+    // or clean edits, never a panic.
+    if let (Some(file), Ok(text)) = (index.files.get(&path), std::str::from_utf8(&original)) {
+        if let Ok(edits) = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub) {
+            check_edits(text, &edits).map_err(|e| TestCaseError::fail(format!("{}/{path} (stale index): removing {remove:?}: {e}", p.name)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Run the mutation property over the source files of every fixture project of `langs`.
+fn mutation_property(langs: &[Language], cases: u32, seed: u64) {
+    let start = Instant::now();
+    let projects: Vec<Project> =
+        projects().into_iter().filter(|p| p.index.files.values().any(|f| langs.contains(&f.language))).collect();
+    // (project, file) pairs of the languages' source files.
+    let targets: Vec<(usize, usize)> = projects
+        .iter()
+        .enumerate()
+        .flat_map(|(pi, p)| {
+            p.sources
+                .iter()
+                .enumerate()
+                .filter(|(_, (path, _))| p.index.files.get(path).is_some_and(|f| langs.contains(&f.language)))
+                .map(move |(fi, _)| (pi, fi))
+        })
+        .collect();
+    assert!(targets.len() >= 10, "only {} {langs:?} fixture files", targets.len());
+    // `PROPTEST_CASES` and `PROPTEST_RNG_SEED` override the defaults, to search harder or
+    // replay a seed.
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let cases = env("PROPTEST_CASES").map_or(cases, |c| c as u32);
+    let seed = env("PROPTEST_RNG_SEED").unwrap_or(seed);
+    let config = ProptestConfig { cases, rng_seed: RngSeed::Fixed(seed), failure_persistence: None, ..ProptestConfig::default() };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let strategy = (
+        0..targets.len(),
+        proptest::collection::vec(mutation(), 1..5),
+        proptest::collection::vec((any::<usize>(), any::<bool>()), 1..4),
+    );
+    let result = runner.run(&strategy, |(target, mutations, picks)| {
+        let (pi, fi) = targets[target];
+        mutated_project_masks_cleanly(&projects[pi], fi, &mutations, &picks)
+    });
+    match result {
+        Ok(()) => {}
+        Err(proptest::test_runner::TestError::Fail(reason, (target, mutations, picks))) => {
+            let (pi, fi) = targets[target];
+            panic!(
+                "{langs:?} mutation property failed (seed {seed}) on fixtures/{}/{}: {reason}\nminimal mutations: {mutations:?}\npicks: {picks:?}",
+                projects[pi].name, projects[pi].sources[fi].0
+            );
+        }
+        Err(e) => panic!("{langs:?} mutation property (seed {seed}): {e}"),
+    }
+    eprintln!("{langs:?}: {cases} mutated cases over {} files in {:.1}s", targets.len(), start.elapsed().as_secs_f64());
+}
+
+#[test]
+fn mutated_python_sources_never_panic() {
+    mutation_property(&[Language::Python], 200, 0x5eed_0001);
+}
+
+#[test]
+fn mutated_typescript_and_javascript_sources_never_panic() {
+    mutation_property(&[Language::TypeScript, Language::JavaScript], 200, 0x5eed_0002);
+}
+
+#[test]
+fn mutated_go_sources_never_panic() {
+    mutation_property(&[Language::Go], 200, 0x5eed_0003);
+}
+
+#[test]
+fn mutated_rust_sources_never_panic() {
+    mutation_property(&[Language::Rust], 200, 0x5eed_0004);
+}
