@@ -5,7 +5,10 @@
 //! returns; `link` resolves names across files.
 
 use sha2::{Digest, Sha256};
-use tree_sitter::{Node, Parser};
+use std::sync::LazyLock;
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, Query, QueryCursor};
 
 use super::crates::{Location, locate};
 use super::refs::collect_refs;
@@ -184,6 +187,7 @@ pub(super) fn parse_file(
     Walker {
         src,
         file: &mut file,
+        cursor: QueryCursor::new(),
     }
     .items(root, &ctx);
     Ok(file)
@@ -213,10 +217,6 @@ struct Leading<'t> {
     first: Option<Node<'t>>,
     attributes: Vec<String>,
     docs: Vec<String>,
-}
-
-fn is_doc_comment(node: Node) -> bool {
-    node.child_by_field_name("outer").is_some()
 }
 
 fn doc_text(node: Node, src: &str) -> String {
@@ -271,51 +271,142 @@ fn is_cfg_test(attr: &str) -> bool {
             && !compact.contains("not(test"))
 }
 
-const ITEM_KINDS: &[&str] = &[
-    "function_item",
-    "function_signature_item",
-    "struct_item",
-    "union_item",
-    "enum_item",
-    "trait_item",
-    "impl_item",
-    "mod_item",
-    "type_item",
-    "macro_definition",
-];
+/// The Rust definitions query (`queries/rust/definitions.scm`) and its capture indices.
+struct ItemsQuery {
+    query: Query,
+    /// What a node captured by each capture is, by capture index (`None` for the parts:
+    /// `@name`, `@body` …).
+    roles: Vec<Option<Role>>,
+    name: u32,
+    body: u32,
+    trait_: u32,
+    type_: u32,
+}
+
+/// What a child of an item list is, by the capture on the pattern's root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Item(DefinitionKind),
+    Use,
+    Attribute,
+    Doc,
+    Ignore,
+}
+
+pub(super) const DEFINITIONS: &str = include_str!("../../../queries/rust/definitions.scm");
+
+static ITEMS: LazyLock<ItemsQuery> = LazyLock::new(|| {
+    // The query ships with the crate and `tests/queries_compile.rs` compiles it.
+    let query = Query::new(&crate::Language::Rust.grammar(), DEFINITIONS)
+        .unwrap_or_else(|e| panic!("queries/rust/definitions.scm: {e}"));
+    let roles = query
+        .capture_names()
+        .iter()
+        .map(|name| match *name {
+            "function" => Some(Role::Item(DefinitionKind::Function)),
+            "struct" => Some(Role::Item(DefinitionKind::Struct)),
+            "enum" => Some(Role::Item(DefinitionKind::Enum)),
+            "trait" => Some(Role::Item(DefinitionKind::Trait)),
+            "impl" => Some(Role::Item(DefinitionKind::Impl)),
+            "module" => Some(Role::Item(DefinitionKind::Module)),
+            "type_alias" => Some(Role::Item(DefinitionKind::TypeAlias)),
+            "macro" => Some(Role::Item(DefinitionKind::Macro)),
+            "use" => Some(Role::Use),
+            "attribute" => Some(Role::Attribute),
+            "doc" => Some(Role::Doc),
+            "ignore" => Some(Role::Ignore),
+            _ => None,
+        })
+        .collect();
+    let capture = |name: &str| {
+        query
+            .capture_index_for_name(name)
+            .unwrap_or_else(|| panic!("queries/rust/definitions.scm lacks @{name}"))
+    };
+    ItemsQuery {
+        name: capture("name"),
+        body: capture("body"),
+        trait_: capture("trait_path"),
+        type_: capture("self_type"),
+        roles,
+        query,
+    }
+});
+
+/// One child of an item list as the query sees it.
+struct Child<'t> {
+    node: Node<'t>,
+    role: Role,
+    name: Option<Node<'t>>,
+    body: Option<Node<'t>>,
+    trait_: Option<Node<'t>>,
+    type_: Option<Node<'t>>,
+}
 
 struct Walker<'s, 'f> {
     src: &'s str,
     file: &'f mut ParsedFile,
+    cursor: QueryCursor,
 }
 
 impl<'s> Walker<'s, '_> {
+    /// What the definitions query says of the direct children of `list`, in source order
+    /// (the first pattern that matches a node decides).
+    fn classify<'t>(&mut self, list: Node<'t>) -> Vec<Child<'t>> {
+        let q = &*ITEMS;
+        self.cursor.set_max_start_depth(Some(1));
+        let mut out: Vec<Child<'t>> = Vec::new();
+        let mut matches = self.cursor.matches(&q.query, list, self.src.as_bytes());
+        while let Some(m) = matches.next() {
+            let mut child = None;
+            let mut parts = [None; 4];
+            for c in m.captures {
+                match q.roles.get(c.index as usize).copied().flatten() {
+                    Some(role) => child = Some((c.node, role)),
+                    None if c.index == q.name => parts[0] = Some(c.node),
+                    None if c.index == q.body => parts[1] = Some(c.node),
+                    None if c.index == q.trait_ => parts[2] = Some(c.node),
+                    None if c.index == q.type_ => parts[3] = Some(c.node),
+                    None => {}
+                }
+            }
+            if let Some((node, role)) = child {
+                let [name, body, trait_, type_] = parts;
+                out.push(Child { node, role, name, body, trait_, type_ });
+            }
+        }
+        out.sort_by_key(|c| c.node.start_byte());
+        out.dedup_by_key(|c| c.node.id());
+        out
+    }
+
     /// The items of a `source_file` or `declaration_list`.
     fn items(&mut self, list: Node, ctx: &Ctx) {
+        let classified = self.classify(list);
+        let mut next = classified.into_iter().peekable();
         let mut leading = Leading::default();
         let mut cursor = list.walk();
         for child in list.named_children(&mut cursor) {
-            match child.kind() {
-                "attribute_item" => {
+            let found = next.next_if(|c| c.node.id() == child.id());
+            match found {
+                Some(Child { role: Role::Attribute, .. }) => {
                     leading.first.get_or_insert(child);
                     leading.attributes.push(attribute_text(child, self.src));
                 }
-                "line_comment" | "block_comment" => {
-                    if is_doc_comment(child) {
-                        leading.first.get_or_insert(child);
-                        leading.docs.push(doc_text(child, self.src));
-                    }
+                Some(Child { role: Role::Doc, .. }) => {
+                    leading.first.get_or_insert(child);
+                    leading.docs.push(doc_text(child, self.src));
                 }
-                "inner_attribute_item" => {}
-                "use_declaration" => {
-                    self.use_item(child, &leading, ctx, true);
+                Some(Child { role: Role::Ignore, .. }) => {}
+                Some(c @ Child { role: Role::Use, .. }) => {
+                    self.use_item(c.node, &leading, ctx, true);
                     leading = Leading::default();
                 }
-                kind if ITEM_KINDS.contains(&kind) => {
-                    self.item(child, &leading, ctx);
+                Some(c @ Child { role: Role::Item(_), .. }) => {
+                    self.item(&c, &leading, ctx);
                     leading = Leading::default();
                 }
-                _ => {
+                None => {
                     let mut refs = Vec::new();
                     collect_refs(child, self.src, &mut refs);
                     let line = child.start_position().row + 1;
@@ -328,14 +419,15 @@ impl<'s> Walker<'s, '_> {
         }
     }
 
-    fn item(&mut self, node: Node, leading: &Leading, ctx: &Ctx) {
+    fn item(&mut self, child: &Child, leading: &Leading, ctx: &Ctx) {
         let src = self.src;
-        let kind = node.kind();
+        let node = child.node;
+        let Role::Item(kind) = child.role else { return };
         let full = span_between(leading.first.unwrap_or(node), node);
         let cfg_test = leading.attributes.iter().any(|a| is_cfg_test(a));
         let in_test = ctx.in_test || cfg_test;
-        if kind == "mod_item" && node.child_by_field_name("body").is_none() {
-            if let Some(name) = node.child_by_field_name("name")
+        if kind == DefinitionKind::Module && child.body.is_none() {
+            if let Some(name) = child.name
                 && in_test
             {
                 let mut path = self.file.scopes[ctx.scope].clone();
@@ -344,33 +436,23 @@ impl<'s> Walker<'s, '_> {
             }
             return;
         }
-        let name = node
-            .child_by_field_name("name")
-            .map(|n| text(n, src).to_string());
-        let def_kind = match kind {
-            "function_item" | "function_signature_item" => match ctx.container {
-                Container::Module => DefinitionKind::Function,
-                _ => DefinitionKind::Method,
-            },
-            "struct_item" | "union_item" => DefinitionKind::Struct,
-            "enum_item" => DefinitionKind::Enum,
-            "trait_item" => DefinitionKind::Trait,
-            "impl_item" => DefinitionKind::Impl,
-            "mod_item" => DefinitionKind::Module,
-            "type_item" => DefinitionKind::TypeAlias,
-            _ => DefinitionKind::Macro,
+        let name = child.name.map(|n| text(n, src).to_string());
+        let def_kind = match (kind, &ctx.container) {
+            (DefinitionKind::Function, Container::Module) => DefinitionKind::Function,
+            (DefinitionKind::Function, _) => DefinitionKind::Method,
+            (kind, _) => kind,
         };
         let mut impl_info = None;
         let (name, qualname) = match (def_kind, &ctx.container) {
             (DefinitionKind::Impl, _) => {
-                let ty = node.child_by_field_name("type");
+                let ty = child.type_;
                 let self_type = ty.map(|t| type_path(t, src)).unwrap_or_default();
                 let type_name = match (self_type.last(), ty) {
                     (Some(last), _) => last.clone(),
                     (None, Some(t)) => compact(text(t, src)),
                     (None, None) => "?".to_string(),
                 };
-                let trait_node = node.child_by_field_name("trait");
+                let trait_node = child.trait_;
                 let trait_path = trait_node.map(|t| type_path(t, src));
                 let tag = match trait_node {
                     Some(t) => format!("<{}>", trait_tag(t, src)),
@@ -410,7 +492,7 @@ impl<'s> Walker<'s, '_> {
         let is_test = in_test || leading.attributes.iter().any(|a| is_test_attribute(a));
         let body_node = match def_kind {
             DefinitionKind::Macro => None,
-            _ => node.child_by_field_name("body"),
+            _ => child.body,
         };
         let signature = signature(node, def_kind, body_node, leading, src);
         let mut refs = Vec::new();

@@ -51,6 +51,18 @@ static CLASSES: LazyLock<Vec<Class>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Field ids looked at while walking.
+struct Fields {
+    macro_: u16,
+    path: u16,
+}
+
+static FIELDS: LazyLock<Fields> = LazyLock::new(|| {
+    let language = crate::Language::Rust.grammar();
+    let id = |name: &str| language.field_id_for_name(name).map(|f| f.get()).unwrap_or(u16::MAX);
+    Fields { macro_: id("macro"), path: id("path") }
+});
+
 fn class(node: Node) -> Class {
     CLASSES
         .get(node.kind_id() as usize)
@@ -89,14 +101,15 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
         let node = cursor.node();
         let class = class(node);
         let parent = parents.last().copied().unwrap_or(Class::Other);
-        let field = if parents.is_empty() {
-            None
-        } else {
-            cursor.field_name()
-        };
+        // Field names matter only under a macro call or a path; reading them costs.
         let in_path = matches!(parent, Class::Scoped | Class::ScopedUseList);
+        let field = if in_path || parent == Class::Macro {
+            cursor.field_id().map(|f| f.get())
+        } else {
+            None
+        };
         let descend = match class {
-            _ if parent == Class::Macro && field == Some("macro") => false,
+            _ if parent == Class::Macro && field == Some(FIELDS.macro_) => false,
             Class::Skip | Class::Keyword => false,
             Class::Ident => {
                 if !in_path {
@@ -119,7 +132,7 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                 false
             }
             Class::Scoped => {
-                if !(in_path && field == Some("path")) {
+                if !(in_path && field == Some(FIELDS.path)) {
                     found.push(Tmp::Owned(RawRef::Path(path_segments(node, src))));
                 }
                 true
