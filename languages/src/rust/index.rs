@@ -6,11 +6,13 @@
 //! inside `#[cfg(test)]` modules (inline, or `#[cfg(test)] mod x;` files), and items with
 //! a test attribute (`#[test]`, `#[tokio::test]` …).
 //!
-//! Two passes, as for Python: `parse` walks each file's tree once (one tree alive per
-//! worker) and keeps plain data; `link` resolves paths across files. Rust is read with a
-//! cursor walk rather than tree-sitter queries: items nest (modules, impls, traits) and
-//! each needs its attributes, docs and enclosing path, which one walk collects in order
-//! and at a fraction of a query's cost (see the `index_speed` benchmark).
+//! Two passes, as for Python: `parse` reads each file's tree once (one tree alive per
+//! worker) and keeps plain data; `link` resolves paths across files. Which nodes are items,
+//! attributes, doc comments and `use` items, and where an item's name and body are, comes
+//! from `queries/rust/definitions.scm`, run on each item list (the file, then each `mod`,
+//! `impl` and `trait` body) with a maximum start depth of one, so the query never walks
+//! into function bodies. The names an item uses come from one cursor walk over it
+//! (`refs`), which costs a fraction of a whole-tree query (see the `index_speed` benchmark).
 //!
 //! Shape of the result: spans cover an item's attributes and `///` docs; `body` is the
 //! block (functions), the field or variant list, or the `{ … }` of an impl, trait or
