@@ -28,6 +28,7 @@
 //! embedded types fall back to the by-name rule; build tags and `testdata/` are ignored
 //! (every `.go` file is indexed).
 
+mod kinds;
 mod link;
 mod names;
 mod parse;

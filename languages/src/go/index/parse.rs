@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
+use super::kinds::{Ids, ids};
 use super::names::Fact;
 use super::queries::{Purpose, queries};
 use crate::Language;
@@ -88,15 +89,21 @@ fn text<'a>(n: Node, src: &'a str) -> &'a str {
 
 /// Base type name and package of a type node, through pointers, generics and parentheses.
 pub(crate) fn type_ref(n: Node, src: &str) -> Option<TypeRef> {
-    match n.kind() {
-        "type_identifier" => Some(TypeRef { package: None, name: text(n, src).to_string() }),
-        "qualified_type" => Some(TypeRef {
-            package: Some(text(n.child_by_field_name("package")?, src).to_string()),
-            name: text(n.child_by_field_name("name")?, src).to_string(),
-        }),
-        "pointer_type" | "parenthesized_type" => type_ref(n.named_child(0)?, src),
-        "generic_type" => type_ref(n.child_by_field_name("type")?, src),
-        _ => None,
+    let Ids { kinds: k, fields: f } = ids();
+    let kind = n.kind_id();
+    if kind == k.type_identifier {
+        Some(TypeRef { package: None, name: text(n, src).to_string() })
+    } else if kind == k.qualified_type {
+        Some(TypeRef {
+            package: Some(text(n.child_by_field_id(f.package)?, src).to_string()),
+            name: text(n.child_by_field_id(f.name)?, src).to_string(),
+        })
+    } else if kind == k.pointer_type || kind == k.parenthesized_type {
+        type_ref(n.named_child(0)?, src)
+    } else if kind == k.generic_type {
+        type_ref(n.child_by_field_id(f.type_)?, src)
+    } else {
+        None
     }
 }
 
@@ -110,7 +117,7 @@ pub(crate) fn doc_comment(siblings: &[Node], i: usize, src: &str) -> Option<Stri
     let mut j = i;
     while j > 0 {
         let c = siblings[j - 1];
-        if c.kind() != "comment" || c.end_position().row + 1 != next_row {
+        if c.kind_id() != ids().kinds.comment || c.end_position().row + 1 != next_row {
             break;
         }
         // A trailing comment on the previous code line is not a doc comment.
@@ -139,18 +146,19 @@ pub(crate) fn doc_comment(siblings: &[Node], i: usize, src: &str) -> Option<Stri
 }
 
 fn parameters(list: Node, src: &str) -> Vec<Parameter> {
+    let Ids { kinds: k, fields: f } = ids();
     let mut out = Vec::new();
     let mut c = list.walk();
     for p in list.named_children(&mut c) {
-        let kind = match p.kind() {
-            "parameter_declaration" => ParameterKind::PositionalOrKeyword,
-            "variadic_parameter_declaration" => ParameterKind::VarPositional,
+        let kind = match p.kind_id() {
+            id if id == k.parameter_declaration => ParameterKind::PositionalOrKeyword,
+            id if id == k.variadic_parameter_declaration => ParameterKind::VarPositional,
             _ => continue,
         };
-        let annotation = p.child_by_field_name("type").map(|t| text(t, src).to_string());
+        let annotation = p.child_by_field_id(f.type_).map(|t| text(t, src).to_string());
         let mut names = Vec::new();
         let mut cc = p.walk();
-        for n in p.children_by_field_name("name", &mut cc) {
+        for n in p.children_by_field_id(field_id(f.name), &mut cc) {
             names.push(text(n, src).to_string());
         }
         if names.is_empty() {
@@ -161,6 +169,10 @@ fn parameters(list: Node, src: &str) -> Vec<Parameter> {
         }
     }
     out
+}
+
+fn field_id(id: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(id).expect("field ids are non-zero")
 }
 
 fn header(node: Node, body: Option<Node>, src: &str) -> String {
@@ -197,7 +209,8 @@ struct FileCtx<'a> {
 
 fn function_def(node: Node, name: &str, receiver: Option<Node>, doc: Option<String>, file: &FileCtx) -> RawDef {
     let (path, src, is_test) = (file.path, file.src, file.is_test);
-    let body = node.child_by_field_name("body");
+    let Ids { kinds: k, fields: f } = ids();
+    let body = node.child_by_field_id(f.body);
     let kind = if receiver.is_some() { DefinitionKind::Method } else { DefinitionKind::Function };
     let mut def = base_def(path, name, kind, span_of(node), node.start_position().row + 1, is_test);
     let mut receiver_type = None;
@@ -208,8 +221,8 @@ fn function_def(node: Node, name: &str, receiver: Option<Node>, doc: Option<Stri
         let mut c = r.walk();
         receiver_type = r
             .named_children(&mut c)
-            .find(|p| p.kind() == "parameter_declaration")
-            .and_then(|p| p.child_by_field_name("type"))
+            .find(|p| p.kind_id() == k.parameter_declaration)
+            .and_then(|p| p.child_by_field_id(f.type_))
             .and_then(|t| type_ref(t, src))
             .map(|t| t.name);
         if let Some(rt) = &receiver_type {
@@ -219,10 +232,10 @@ fn function_def(node: Node, name: &str, receiver: Option<Node>, doc: Option<Stri
     def.body = body.map(span_of);
     def.signature = Signature {
         text: header(node, body, src),
-        parameters: node.child_by_field_name("parameters").map(|p| parameters(p, src)).unwrap_or_default(),
-        returns: node.child_by_field_name("result").map(|r| text(r, src).to_string()),
+        parameters: node.child_by_field_id(f.parameters).map(|p| parameters(p, src)).unwrap_or_default(),
+        returns: node.child_by_field_id(f.result).map(|r| text(r, src).to_string()),
         receiver: receiver_text,
-        type_parameters: node.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
+        type_parameters: node.child_by_field_id(f.type_parameters).map(|t| text(t, src).to_string()),
         ..Signature::default()
     };
     def.docstring = doc;
@@ -231,22 +244,26 @@ fn function_def(node: Node, name: &str, receiver: Option<Node>, doc: Option<Stri
 
 fn type_def(decl: Node, spec: Node, name: &str, ty: Node, decl_doc: Option<String>, file: &FileCtx) -> RawDef {
     let (path, src, is_test) = (file.path, file.src, file.is_test);
+    let Ids { kinds: k, fields: f } = ids();
     let single = {
         let mut c = decl.walk();
-        decl.named_children(&mut c).filter(|n| n.kind() == "type_spec" || n.kind() == "type_alias").count() == 1
+        decl.named_children(&mut c).filter(|n| n.kind_id() == k.type_spec || n.kind_id() == k.type_alias).count() == 1
     };
     // A lone spec (`type X struct{}` or `type ( X int )`) is the whole declaration.
     let outer = if single { decl } else { spec };
-    let kind = match (spec.kind(), ty.kind()) {
-        ("type_alias", _) => DefinitionKind::TypeAlias,
-        (_, "struct_type") => DefinitionKind::Struct,
-        (_, "interface_type") => DefinitionKind::Interface,
-        _ => DefinitionKind::TypeAlias,
+    let kind = if spec.kind_id() == k.type_alias {
+        DefinitionKind::TypeAlias
+    } else if ty.kind_id() == k.struct_type {
+        DefinitionKind::Struct
+    } else if ty.kind_id() == k.interface_type {
+        DefinitionKind::Interface
+    } else {
+        DefinitionKind::TypeAlias
     };
     let mut def = base_def(path, name, kind, span_of(outer), outer.start_position().row + 1, is_test);
     def.signature = Signature {
         text: format!("type {}", text(spec, src)),
-        type_parameters: spec.child_by_field_name("type_parameters").map(|t| text(t, src).to_string()),
+        type_parameters: spec.child_by_field_id(f.type_parameters).map(|t| text(t, src).to_string()),
         ..Signature::default()
     };
     let group: Vec<Node> = {
@@ -256,11 +273,12 @@ fn type_def(decl: Node, spec: Node, name: &str, ty: Node, decl_doc: Option<Strin
     let spec_doc = group.iter().position(|n| n.id() == spec.id()).and_then(|i| doc_comment(&group, i, src));
     def.docstring = spec_doc.or(if single { decl_doc } else { None });
     let mut interface_members = Vec::new();
-    if ty.kind() == "interface_type" {
+    if ty.kind_id() == k.interface_type {
         let mut c = ty.walk();
         for m in ty.named_children(&mut c) {
-            if (m.kind() == "method_elem" || m.kind() == "method_spec")
-                && let Some(n) = m.child_by_field_name("name")
+            // (`method_spec`, the older grammar's name, is not a kind of this grammar.)
+            if m.kind_id() == k.method_elem
+                && let Some(n) = m.child_by_field_id(f.name)
             {
                 interface_members.push(text(n, src).to_string());
             }
@@ -328,9 +346,9 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     {
         let mut c = root.walk();
         for ch in root.named_children(&mut c) {
-            if ch.kind() == "package_clause" {
+            if ch.kind_id() == ids().kinds.package_clause {
                 let mut cc = ch.walk();
-                if let Some(id) = ch.named_children(&mut cc).find(|n| n.kind() == "package_identifier") {
+                if let Some(id) = ch.named_children(&mut cc).find(|n| n.kind_id() == ids().kinds.package_identifier) {
                     package = text(id, src).to_string();
                 }
                 break;

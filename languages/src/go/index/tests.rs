@@ -229,3 +229,45 @@ fn go_test_ids_map_to_test_functions() {
     assert_eq!(test_definition(&index, "example.com/shapes/stats/TestNope"), None);
     assert_eq!(test_definition(&index, "example.com/other/TestStack"), None);
 }
+
+/// The kind and field ids the index compares with are the grammar's ids for those names:
+/// on every node of the Go fixtures, `kind_id() == id` exactly when `kind() == name`, and
+/// every field id names its field.
+#[test]
+fn kind_and_field_ids_match_their_names() {
+    let ids = super::kinds::ids();
+    let language = crate::Language::Go.grammar();
+    for (name, id) in ids.fields.all() {
+        assert_eq!(language.field_name_for_id(id), Some(name), "field id of `{name}`");
+    }
+    let kinds = ids.kinds.all();
+    let mut parser = super::parse::new_parser();
+    let mut seen = std::collections::BTreeSet::new();
+    for dir in [shapes_dir(), Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/runner-cases")] {
+        for (path, bytes) in fixture_sources(&dir).into_iter().filter(|(p, _)| p.ends_with(".go")) {
+            let tree = parser.parse(&bytes, None).expect("fixture parses");
+            let mut c = tree.walk();
+            'walk: loop {
+                let n = c.node();
+                for (name, id) in &kinds {
+                    assert_eq!(n.kind_id() == *id, n.kind() == *name, "{path}: node `{}` vs kind `{name}`", n.kind());
+                    if n.kind_id() == *id {
+                        seen.insert(*name);
+                    }
+                }
+                if c.goto_first_child() {
+                    continue;
+                }
+                while !c.goto_next_sibling() {
+                    if !c.goto_parent() {
+                        break 'walk;
+                    }
+                }
+            }
+        }
+    }
+    // The fixtures exercise the common kinds, so the check above is not vacuous for them.
+    for name in ["identifier", "type_identifier", "selector_expression", "parameter_declaration", "short_var_declaration", "type_spec"] {
+        assert!(seen.contains(name), "no `{name}` node in the Go fixtures");
+    }
+}
