@@ -1,12 +1,12 @@
 ; Python name uses, and the identifiers that are not uses.
 ;
-; The Rust side (languages/src/python/index/parse.rs) takes every `@reference.*` capture
-; that is not also captured as `@ignore`/`@local.*` and does not lie inside an
-; `@ignore.range`, and attributes it to the innermost definition by byte position.
+; The Rust side (languages/src/python/index/parse.rs) walks the tree once: it takes every
+; identifier as a candidate use and runs these patterns only on nodes of their root kind.
+; It keeps every identifier and every `@reference.*` capture that is not also captured as
+; `@ignore`/`@local.*` and does not lie inside an `@ignore.range`, and attributes it to the
+; innermost definition by byte position. Every pattern must start with a named node kind.
 ;
 ; Captures:
-;   @reference.name   a bare identifier (identifiers that are part of an attribute chain
-;                     are dropped in Rust: the chain stands for them)
 ;   @reference.chain  an attribute chain `a.b.c` rooted at an identifier; only maximal
 ;                     chains are kept
 ;   @reference.dotted a dotted name used as a value: the class of a `case C(...)` pattern
@@ -17,8 +17,6 @@
 ;   @local.global     a name declared `global`/`nonlocal` (not local to the scope)
 ;   @ignore           an identifier that names something rather than using it
 ;   @ignore.range     a statement whose identifiers are never uses (imports)
-
-(identifier) @reference.name
 
 (attribute
   object: [(identifier) (attribute)]) @reference.chain

@@ -249,12 +249,41 @@ struct Collected<'t> {
     exports: Vec<(usize, String)>,
 }
 
+/// One walk over the tree: every identifier is a candidate use, and the queries run on
+/// the nodes where their patterns start (instead of a query cursor visiting every node).
 fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
     let queries = &*QUERIES;
-    let k = &queries.captures;
     let mut out = Collected::default();
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&queries.query, root, src.as_bytes());
+    let mut query_cursor = QueryCursor::new();
+    query_cursor.set_max_start_depth(Some(0));
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        let kind = node.kind_id();
+        if kind == queries.identifier {
+            out.uses.push((node, UseKind::Name));
+        } else if queries.is_root(kind) {
+            collect_matches(&mut query_cursor, node, src, &mut out);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+/// Matches of the queries rooted at `node`.
+fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, src: &str, out: &mut Collected<'t>) {
+    let queries = &*QUERIES;
+    let k = &queries.captures;
+    let mut matches = cursor.matches(&queries.query, node, src.as_bytes());
     let text = |n: Node| signature::text(n, src).to_string();
     while let Some(m) = matches.next() {
         match queries.purpose(m.pattern_index) {
@@ -287,9 +316,7 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
             Purpose::References => {
                 for c in m.captures {
                     let (i, node) = (c.index, c.node);
-                    if i == k.reference_name {
-                        out.uses.push((node, UseKind::Name));
-                    } else if i == k.reference_chain {
+                    if i == k.reference_chain {
                         out.uses.push((node, UseKind::Chain));
                     } else if i == k.reference_dotted {
                         out.uses.push((node, UseKind::Dotted));
@@ -351,7 +378,6 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
             }
         }
     }
-    out
 }
 
 fn definitions(matches: &[DefMatch], path: &str, src: &str) -> Vec<RawDef> {

@@ -37,7 +37,6 @@ pub(super) struct Captures {
     pub bases: u32,
     pub type_parameters: u32,
     pub body: u32,
-    pub reference_name: u32,
     pub reference_chain: u32,
     pub reference_dotted: u32,
     pub reference_pattern: u32,
@@ -62,12 +61,48 @@ pub(super) struct Queries {
     /// Purpose of each pattern, by pattern index.
     purposes: Vec<Purpose>,
     pub captures: Captures,
+    /// `is_root[kind_id]`: some pattern starts at a node of this kind. The indexer walks
+    /// the tree once and runs the query only on such nodes, as the match's root.
+    is_root: Vec<bool>,
+    /// Node kinds the walk itself looks at.
+    pub identifier: u16,
 }
 
 impl Queries {
     pub fn purpose(&self, pattern_index: usize) -> Purpose {
         self.purposes.get(pattern_index).copied().unwrap_or(Purpose::References)
     }
+
+    /// Whether a match of some pattern can be rooted at a node of kind `kind_id`.
+    pub fn is_root(&self, kind_id: u16) -> bool {
+        self.is_root.get(usize::from(kind_id)).copied().unwrap_or(false)
+    }
+}
+
+fn kind_id(language: &tree_sitter::Language, name: &str) -> u16 {
+    match language.id_for_node_kind(name, true) {
+        0 => panic!("tree-sitter-python has no node kind `{name}`"),
+        id => id,
+    }
+}
+
+/// The node kind each pattern starts with: every top-level pattern of the python queries
+/// is `(kind ...)`, so that the query can run on those nodes only instead of the whole tree.
+fn root_kinds(query: &Query, source: &str, language: &tree_sitter::Language) -> Vec<bool> {
+    let mut is_root = vec![false; language.node_kind_count()];
+    for i in 0..query.pattern_count() {
+        let text = &source[query.start_byte_for_pattern(i)..];
+        let name: String = text
+            .strip_prefix('(')
+            .map(|t| t.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect())
+            .unwrap_or_default();
+        if name.is_empty() || name == "_" {
+            let line: String = text.lines().next().unwrap_or("").chars().take(60).collect();
+            panic!("python query pattern `{line}` must start with a named node kind, `(kind ...)`: the indexer runs patterns on nodes of their root kind only");
+        }
+        is_root[usize::from(kind_id(language, &name))] = true;
+    }
+    is_root
 }
 
 fn capture(query: &Query, name: &str) -> u32 {
@@ -105,7 +140,6 @@ pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
         bases: capture(q, "bases"),
         type_parameters: capture(q, "type_parameters"),
         body: capture(q, "body"),
-        reference_name: capture(q, "reference.name"),
         reference_chain: capture(q, "reference.chain"),
         reference_dotted: capture(q, "reference.dotted"),
         reference_pattern: capture(q, "reference.pattern"),
@@ -124,5 +158,7 @@ pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
         wildcard: capture(q, "wildcard"),
         export: capture(q, "export"),
     };
-    Queries { query, purposes, captures }
+    let is_root = root_kinds(&query, &source, &language);
+    let identifier = kind_id(&language, "identifier");
+    Queries { query, purposes, captures, is_root, identifier }
 });
