@@ -2,11 +2,14 @@
 //! nesting), the names each one uses (unresolved), its imports, exports and re-exports.
 //! The tree is dropped when the file is done; `link` resolves names across files.
 
+use std::collections::HashSet;
+use std::ops::Range;
+
 use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor};
+use tree_sitter::{Node, Parser, QueryCursor, QueryMatch};
 
-use super::queries::Dialect;
+use super::queries::{Captures, Dialect};
 use super::signature::{heritage, interface_members, jsdoc, parameters, string_content};
 use crate::Language;
 use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Signature, Span};
@@ -197,15 +200,187 @@ fn has_token(n: Node, token: &str) -> bool {
         .any(|k| !k.is_named() && k.kind() == token)
 }
 
-pub(super) fn new_parser() -> Parser {
-    Parser::new()
+/// What one indexing thread reuses from file to file.
+pub(super) struct Worker {
+    parser: Parser,
+    cursor: QueryCursor,
+}
+
+pub(super) fn new_parser() -> Worker {
+    Worker {
+        parser: Parser::new(),
+        cursor: QueryCursor::new(),
+    }
+}
+
+/// A name used, as byte ranges of the source (turned into strings once deduplicated).
+enum RawRef {
+    Name(Range<usize>),
+    Member {
+        object: RawObject,
+        member: Range<usize>,
+    },
+}
+
+enum RawObject {
+    This,
+    Name(Range<usize>),
+    Other,
+}
+
+/// A [`RawRef`] compared by text: (kind, object or name, member).
+type RefKey<'s> = (u8, &'s str, &'s str);
+
+impl RawRef {
+    fn key<'s>(&self, src: &'s str) -> RefKey<'s> {
+        let t = |r: &Range<usize>| src.get(r.clone()).unwrap_or("");
+        match self {
+            RawRef::Name(n) => (0, t(n), ""),
+            RawRef::Member { object, member } => match object {
+                RawObject::This => (1, "", t(member)),
+                RawObject::Name(o) => (2, t(o), t(member)),
+                RawObject::Other => (3, "", t(member)),
+            },
+        }
+    }
+
+    fn to_ref(&self, src: &str) -> Ref {
+        let t = |r: &Range<usize>| src.get(r.clone()).unwrap_or("").to_string();
+        match self {
+            RawRef::Name(n) => Ref::Name(t(n)),
+            RawRef::Member { object, member } => Ref::Member {
+                object: match object {
+                    RawObject::This => Object::This,
+                    RawObject::Name(o) => Object::Name(t(o)),
+                    RawObject::Other => Object::Other,
+                },
+                member: t(member),
+            },
+        }
+    }
+}
+
+/// What the query matches of one file collect.
+struct Collect<'t> {
+    found: Vec<Found<'t>>,
+    /// Start bytes of names that declare rather than use.
+    names: Vec<usize>,
+    imports: Vec<Node<'t>>,
+    exports: Vec<Node<'t>>,
+}
+
+/// Read one match of the definitions/imports query.
+fn take_match<'t>(
+    m: &QueryMatch<'_, 't>,
+    caps: &Captures,
+    src: &str,
+    is_test: bool,
+    st: &mut Collect<'t>,
+) {
+    let is = |c: Option<u32>, idx: u32| c == Some(idx);
+    let mut def: Option<(Cap, Node)> = None;
+    let (mut name, mut callee) = (None, None);
+    for c in m.captures {
+        let i = c.index;
+        let cap = if is(caps.function, i) {
+            Some(Cap::Function)
+        } else if is(caps.overload, i) {
+            Some(Cap::Overload)
+        } else if is(caps.class, i) {
+            Some(Cap::Class)
+        } else if is(caps.method, i) {
+            Some(Cap::Method)
+        } else if is(caps.field, i) {
+            Some(Cap::Field)
+        } else if is(caps.property, i) {
+            Some(Cap::Property)
+        } else if is(caps.variable, i) {
+            Some(Cap::Variable)
+        } else if is(caps.interface, i) {
+            Some(Cap::Interface)
+        } else if is(caps.type_alias, i) {
+            Some(Cap::TypeAlias)
+        } else if is(caps.enumeration, i) {
+            Some(Cap::Enum)
+        } else if is(caps.namespace, i) {
+            Some(Cap::Namespace)
+        } else if is(caps.test, i) {
+            Some(Cap::Test)
+        } else {
+            None
+        };
+        if let Some(cap) = cap {
+            def = Some((cap, c.node));
+        } else if is(caps.name, i) {
+            name = Some(c.node);
+        } else if is(caps.callee, i) {
+            callee = Some(c.node);
+        } else if is(caps.import, i) || is(caps.require, i) {
+            st.imports.push(c.node);
+        } else if is(caps.export, i) || is(caps.cjs, i) {
+            st.exports.push(c.node);
+        }
+    }
+    let (Some((cap, node)), Some(name)) = (def, name) else {
+        return;
+    };
+    let function_value = |n: Node| {
+        n.child_by_field_name("value").is_some_and(|v| {
+            matches!(
+                v.kind(),
+                "arrow_function" | "function_expression" | "generator_function"
+            )
+        })
+    };
+    if cap == Cap::Property && function_value(node) {
+        // A method-like field: `@definition.field` has it.
+        return;
+    }
+    if cap == Cap::Test {
+        let head = callee
+            .map(|c| text(c, src).split('.').next().unwrap_or(""))
+            .unwrap_or("");
+        if !is_test || !TEST_CALLEES.contains(&head) {
+            return;
+        }
+    } else {
+        st.names.push(name.start_byte());
+    }
+    let stmt = match cap {
+        Cap::Variable if node.kind() == "assignment_expression" => statement_of(node),
+        Cap::Variable => variable_statement(node),
+        Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
+        Cap::Method | Cap::Field | Cap::Overload | Cap::Property
+            if node.parent().is_some_and(|p| p.kind() == "class_body") =>
+        {
+            node
+        }
+        Cap::Test => node
+            .parent()
+            .filter(|p| p.kind() == "expression_statement")
+            .unwrap_or(node),
+        _ => statement_of(node),
+    };
+    let start = if stmt.parent().is_some_and(|p| p.kind() == "class_body") {
+        first_decorator(stmt)
+    } else {
+        stmt
+    };
+    st.found.push(Found {
+        cap,
+        node,
+        name,
+        stmt,
+        start,
+    });
 }
 
 pub(super) fn parse_file(
-    parser: &mut Parser,
+    worker: &mut Worker,
     path: &str,
     source: &[u8],
 ) -> Result<ParsedFile, IndexError> {
+    let Worker { parser, cursor } = worker;
     let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
         path: path.to_string(),
         line: source[..e.valid_up_to()]
@@ -229,138 +404,89 @@ pub(super) fn parse_file(
         .ok_or_else(|| syntax("tree-sitter produced no tree"))?;
     let is_test = super::is_test_path(path);
     let q = dialect.queries();
-    let caps = &q.captures;
+    // Test cases are only kept in test files: other files run the query without them.
+    let (query, roots) = if is_test {
+        (&q.query, &q.roots)
+    } else {
+        (&q.query_no_tests, &q.roots_no_tests)
+    };
+    let kinds = &q.kinds;
 
-    let mut found: Vec<Found> = Vec::new();
-    let mut names: std::collections::HashSet<usize> = std::collections::HashSet::new();
-    let mut refs: Vec<(usize, Ref, usize)> = Vec::new();
-    let mut imports: Vec<Node> = Vec::new();
-    let mut exports: Vec<Node> = Vec::new();
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&q.query, tree.root_node(), src.as_bytes());
-    let is = |c: Option<u32>, idx: u32| c == Some(idx);
-    while let Some(m) = matches.next() {
-        let mut def: Option<(Cap, Node)> = None;
-        let (mut name, mut callee, mut object, mut member) = (None, None, None, None);
-        for c in m.captures {
-            let i = c.index;
-            let cap = if is(caps.function, i) {
-                Some(Cap::Function)
-            } else if is(caps.overload, i) {
-                Some(Cap::Overload)
-            } else if is(caps.class, i) {
-                Some(Cap::Class)
-            } else if is(caps.method, i) {
-                Some(Cap::Method)
-            } else if is(caps.field, i) {
-                Some(Cap::Field)
-            } else if is(caps.property, i) {
-                Some(Cap::Property)
-            } else if is(caps.variable, i) {
-                Some(Cap::Variable)
-            } else if is(caps.interface, i) {
-                Some(Cap::Interface)
-            } else if is(caps.type_alias, i) {
-                Some(Cap::TypeAlias)
-            } else if is(caps.enumeration, i) {
-                Some(Cap::Enum)
-            } else if is(caps.namespace, i) {
-                Some(Cap::Namespace)
-            } else if is(caps.test, i) {
-                Some(Cap::Test)
+    let mut st = Collect {
+        found: Vec::new(),
+        names: Vec::new(),
+        imports: Vec::new(),
+        exports: Vec::new(),
+    };
+    let mut refs: Vec<(usize, RawRef)> = Vec::new();
+    // One walk over the tree: it reads the names used (references) itself, and runs the
+    // definitions/imports query only on the nodes where one of its patterns starts, no
+    // deeper than those patterns reach.
+    cursor.set_max_start_depth(Some(0));
+    let mut walk = tree.walk();
+    'walk: loop {
+        let node = walk.node();
+        let kind = node.kind_id();
+        if roots.get(kind as usize).copied().unwrap_or(false) {
+            let mut matches = cursor.matches(query, node, src.as_bytes());
+            while let Some(m) = matches.next() {
+                take_match(m, &q.captures, src, is_test, &mut st);
+            }
+        }
+        if kind == kinds.identifier
+            || kind == kinds.type_identifier
+            || kind == kinds.shorthand_property_identifier
+        {
+            refs.push((node.start_byte(), RawRef::Name(node.byte_range())));
+        } else if kind == kinds.member_expression || kind == kinds.nested_type_identifier {
+            let (object, member) = if kind == kinds.member_expression {
+                (kinds.field_object, kinds.field_property)
             } else {
-                None
+                (kinds.field_module, kinds.field_name)
             };
-            if let Some(cap) = cap {
-                def = Some((cap, c.node));
-            } else if is(caps.name, i) {
-                name = Some(c.node);
-            } else if is(caps.callee, i) {
-                callee = Some(c.node);
-            } else if is(caps.reference, i) {
+            let object = object.and_then(|f| node.child_by_field_id(f.get()));
+            let member = member
+                .and_then(|f| node.child_by_field_id(f.get()))
+                .filter(|m| {
+                    m.kind_id()
+                        == if kind == kinds.member_expression {
+                            kinds.property_identifier
+                        } else {
+                            kinds.type_identifier
+                        }
+                });
+            if let (Some(o), Some(mem)) = (object.filter(|o| o.is_named()), member) {
+                let object = if o.kind_id() == kinds.this {
+                    RawObject::This
+                } else if o.kind_id() == kinds.identifier {
+                    RawObject::Name(o.byte_range())
+                } else {
+                    RawObject::Other
+                };
                 refs.push((
-                    c.node.start_byte(),
-                    Ref::Name(text(c.node, src).to_string()),
-                    c.node.start_position().row + 1,
+                    mem.start_byte(),
+                    RawRef::Member {
+                        object,
+                        member: mem.byte_range(),
+                    },
                 ));
-            } else if is(caps.reference_object, i) {
-                object = Some(c.node);
-            } else if is(caps.reference_member, i) {
-                member = Some(c.node);
-            } else if is(caps.import, i) {
-                imports.push(c.node);
-            } else if is(caps.export, i) || is(caps.cjs, i) {
-                exports.push(c.node);
-            } else if is(caps.require, i) {
-                imports.push(c.node);
             }
         }
-        if let (Some(o), Some(mem)) = (object, member) {
-            let object = match o.kind() {
-                "this" => Object::This,
-                "identifier" => Object::Name(text(o, src).to_string()),
-                _ => Object::Other,
-            };
-            let r = Ref::Member {
-                object,
-                member: text(mem, src).to_string(),
-            };
-            refs.push((mem.start_byte(), r, mem.start_position().row + 1));
-        }
-        let (Some((cap, node)), Some(name)) = (def, name) else {
-            continue;
-        };
-        let function_value = |n: Node| {
-            n.child_by_field_name("value").is_some_and(|v| {
-                matches!(
-                    v.kind(),
-                    "arrow_function" | "function_expression" | "generator_function"
-                )
-            })
-        };
-        if cap == Cap::Property && function_value(node) {
-            // A method-like field: `@definition.field` has it.
+        if walk.goto_first_child() {
             continue;
         }
-        if cap == Cap::Test {
-            let head = callee
-                .map(|c| text(c, src).split('.').next().unwrap_or(""))
-                .unwrap_or("");
-            if !is_test || !TEST_CALLEES.contains(&head) {
-                continue;
+        while !walk.goto_next_sibling() {
+            if !walk.goto_parent() {
+                break 'walk;
             }
-        } else {
-            names.insert(name.start_byte());
         }
-        let stmt = match cap {
-            Cap::Variable if node.kind() == "assignment_expression" => statement_of(node),
-            Cap::Variable => variable_statement(node),
-            Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
-            Cap::Method | Cap::Field | Cap::Overload | Cap::Property
-                if node.parent().is_some_and(|p| p.kind() == "class_body") =>
-            {
-                node
-            }
-            Cap::Test => node
-                .parent()
-                .filter(|p| p.kind() == "expression_statement")
-                .unwrap_or(node),
-            _ => statement_of(node),
-        };
-        let start = if stmt.parent().is_some_and(|p| p.kind() == "class_body") {
-            first_decorator(stmt)
-        } else {
-            stmt
-        };
-        found.push(Found {
-            cap,
-            node,
-            name,
-            stmt,
-            start,
-        });
     }
-    drop(matches);
+    let Collect {
+        mut found,
+        mut names,
+        imports,
+        exports,
+    } = st;
     // Names that declare rather than use: definition names, import and re-export
     // specifiers, `export { a }` lists and `export default a` (read as exports below).
     let mut skip: Vec<(usize, usize)> = Vec::new();
@@ -373,28 +499,29 @@ pub(super) fn parse_file(
                 .and_then(|a| a.child_by_field_name("right"));
             match right {
                 Some(r) if r.kind() == "object" => skip.push((r.start_byte(), r.end_byte())),
-                Some(r) if r.kind() == "identifier" => {
-                    names.insert(r.start_byte());
-                }
+                Some(r) if r.kind() == "identifier" => names.push(r.start_byte()),
                 _ => {}
             }
         } else if st.kind() == "import_statement" || st.child_by_field_name("source").is_some() {
             skip.push((st.start_byte(), st.end_byte()));
         } else if let Some(v) = st.child_by_field_name("value") {
             if v.kind() == "identifier" {
-                names.insert(v.start_byte());
+                names.push(v.start_byte());
             }
         } else {
             skip.push((st.start_byte(), st.end_byte()));
         }
     }
+    names.sort_unstable();
+    names.dedup();
     skip.sort_unstable();
     let skipped = |at: usize| {
         let i = skip.partition_point(|(s, _)| *s <= at);
         i > 0 && at < skip[i - 1].1
     };
-    refs.retain(|(start, r, _)| {
-        !(matches!(r, Ref::Name(_)) && (names.contains(start) || skipped(*start)))
+    refs.retain(|(start, r)| {
+        !(matches!(r, RawRef::Name(_))
+            && (names.binary_search(start).is_ok() || skipped(*start)))
     });
     found.sort_by_key(|f| (f.start.start_byte(), std::cmp::Reverse(f.stmt.end_byte())));
     found.dedup_by(|a, b| a.stmt.id() == b.stmt.id() && a.name.id() == b.name.id());
@@ -425,16 +552,31 @@ pub(super) fn parse_file(
     merge_overloads(&mut defs);
     qualify(&mut defs);
 
-    // Attribute references to the innermost definition whose span holds them.
+    // Attribute references to the innermost definition whose span holds them. A name used
+    // again with the same role adds nothing (the linker resolves each the same way), so
+    // each definition keeps the first of each.
     refs.sort_by_key(|r| r.0);
     let mut module_refs = Vec::new();
-    for (at, r, line) in refs {
+    let mut seen: Vec<HashSet<(RefKey<'_>, Option<LoadRole>)>> = vec![HashSet::new(); defs.len()];
+    let mut seen_module: HashSet<(RefKey<'_>, usize)> = HashSet::new();
+    // Lines of module-level names, counted forward (references are in source order).
+    let (mut line, mut counted) = (1usize, 0usize);
+    for (at, r) in refs {
+        let key = r.key(src);
         match innermost(&defs, at) {
             Some(i) => {
                 let role = load_role(&defs[i], at);
-                defs[i].refs.push((r, role));
+                if seen[i].insert((key, role)) {
+                    defs[i].refs.push((r.to_ref(src), role));
+                }
             }
-            None => module_refs.push((r, line)),
+            None => {
+                line += source[counted..at].iter().filter(|&&b| b == b'\n').count();
+                counted = at;
+                if seen_module.insert((key, line)) {
+                    module_refs.push((r.to_ref(src), line));
+                }
+            }
         }
     }
 

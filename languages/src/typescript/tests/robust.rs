@@ -287,10 +287,6 @@ fn profile() {
                 include_str!("../../../queries/typescript/definitions.scm"),
             ),
             (
-                "references.scm",
-                include_str!("../../../queries/typescript/references.scm"),
-            ),
-            (
                 "imports.scm",
                 include_str!("../../../queries/typescript/imports.scm"),
             ),
@@ -330,7 +326,7 @@ fn profile() {
             assert!(n > 0);
         });
         time("parse_file", &|| {
-            let mut p = tree_sitter::Parser::new();
+            let mut p = super::super::parse::new_parser();
             for (path, b) in &sources {
                 super::super::parse::parse_file(&mut p, path, b).expect("parse");
             }
