@@ -178,18 +178,20 @@ impl Scope<'_> {
 /// functions, e.g. in array lengths) its signature names — receiver included — for a
 /// function or method; everything but methods for a type declaration (field types,
 /// embedded types, constraints), all as [`LoadRole::DefaultOrAnnotation`].
-fn load_references(
-    def: &Definition,
-    refs: &BTreeSet<NodeId>,
-    kinds: &BTreeMap<&str, (&str, DefinitionKind)>,
-) -> Vec<LoadReference> {
+fn load_references(def: &Definition, refs: &BTreeSet<NodeId>, kinds: &BTreeMap<&str, (&str, bool)>) -> Vec<LoadReference> {
+    if refs.is_empty() {
+        return Vec::new();
+    }
     let is_function = matches!(def.kind, DefinitionKind::Function | DefinitionKind::Method);
-    let sig: BTreeSet<&str> =
-        def.signature.text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|s| !s.is_empty()).collect();
+    let sig: BTreeSet<&str> = if is_function {
+        def.signature.text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|s| !s.is_empty()).collect()
+    } else {
+        BTreeSet::new()
+    };
     refs.iter()
         .filter(|r| match kinds.get(r.as_str()) {
             Some((name, _)) if is_function => sig.contains(name),
-            Some((_, kind)) => *kind != DefinitionKind::Method,
+            Some((_, is_method)) => !*is_method,
             None => false,
         })
         .map(|r| LoadReference { target: r.clone(), role: LoadRole::DefaultOrAnnotation })
@@ -199,12 +201,15 @@ fn load_references(
 /// Assign node ids: `path::Qual.Name`, with `@L<line>` when a qualname repeats in a file
 /// (several `init` functions, methods of a type whose receiver could not be read …).
 fn assign_ids(file: &mut ParsedFile) {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for d in &file.defs {
-        *counts.entry(d.def.qualname.clone()).or_default() += 1;
-    }
-    for d in &mut file.defs {
-        d.def.id = if counts.get(&d.def.qualname).copied().unwrap_or(0) > 1 {
+    let repeated: Vec<bool> = {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for d in &file.defs {
+            *counts.entry(d.def.qualname.as_str()).or_default() += 1;
+        }
+        file.defs.iter().map(|d| counts.get(d.def.qualname.as_str()).copied().unwrap_or(0) > 1).collect()
+    };
+    for (d, repeated) in file.defs.iter_mut().zip(repeated) {
+        d.def.id = if repeated {
             format!("{}::{}@L{}", file.path, d.def.qualname, d.def.def_line)
         } else {
             format!("{}::{}", file.path, d.def.qualname)
@@ -221,7 +226,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
     // Packages and the package each directory's importers see.
     let mut packages: BTreeMap<PackageKey, Package> = BTreeMap::new();
     let mut dir_package: BTreeMap<String, String> = BTreeMap::new();
-    let mut iface_methods: BTreeSet<&str> = STDLIB_INTERFACE_METHODS.iter().copied().collect();
+    let mut iface_methods: BTreeSet<String> = STDLIB_INTERFACE_METHODS.iter().map(|m| m.to_string()).collect();
     for f in &files {
         let pkg = packages.entry((f.dir.clone(), f.package.clone())).or_default();
         if !f.package.ends_with("_test") && (!f.is_test || !dir_package.contains_key(&f.dir)) {
@@ -244,17 +249,25 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
     }
     for f in &files {
         for d in &f.defs {
-            iface_methods.extend(d.interface_members.iter().map(String::as_str));
+            iface_methods.extend(d.interface_members.iter().cloned());
         }
     }
 
-    // Name and kind of every definition, for load references.
-    let kinds: BTreeMap<&str, (&str, DefinitionKind)> =
-        files.iter().flat_map(|f| f.defs.iter()).map(|d| (d.def.id.as_str(), (d.def.name.as_str(), d.def.kind))).collect();
+    // Name of every definition a name can resolve to (those of the packages), and whether it
+    // is a method, for load references.
+    let mut kinds: BTreeMap<&str, (&str, bool)> = BTreeMap::new();
+    for pkg in packages.values() {
+        for (name, entries) in &pkg.names {
+            kinds.extend(entries.iter().map(|(id, _, _)| (id.as_str(), (name.as_str(), false))));
+        }
+        for ((_, name), entries) in &pkg.methods {
+            kinds.extend(entries.iter().map(|(id, _)| (id.as_str(), (name.as_str(), true))));
+        }
+    }
 
     let mut out_files = Vec::with_capacity(files.len());
     let mut out_defs = Vec::new();
-    for f in &files {
+    for f in files {
         let own = packages.get(&(f.dir.clone(), f.package.clone()));
         let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
         let mut imports = Vec::new();
@@ -302,6 +315,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
                 .min_by_key(|id| !id.starts_with(&format!("{}::", f.path)))
                 .cloned()
         };
+        let mut file_refs = Vec::with_capacity(f.defs.len());
         for d in &f.defs {
             let mut refs = BTreeSet::new();
             for u in &d.uses {
@@ -312,18 +326,22 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
                 && d.def.kind != DefinitionKind::Method
                 && let Some(p) = own
             {
-                for m in iface_methods.iter() {
-                    let key = (d.def.name.clone(), m.to_string());
-                    refs.extend(visible(p.methods.get(&key).map(Vec::as_slice).unwrap_or(&[]), f.is_test).cloned());
+                // The type's methods, in (type, method) order, whose name is an interface's.
+                let from = (d.def.name.clone(), String::new());
+                for ((ty, m), entries) in p.methods.range(from..) {
+                    if *ty != d.def.name {
+                        break;
+                    }
+                    if iface_methods.contains(m) {
+                        refs.extend(visible(entries, f.is_test).cloned());
+                    }
                 }
             }
             refs.remove(&d.def.id);
-            let mut def = d.def.clone();
-            def.load_references = load_references(&def, &refs, &kinds);
-            def.parent = parent_of(d);
-            def.references = refs.into_iter().collect();
-            out_defs.push(def);
+            file_refs.push(refs);
         }
+        let parents: Vec<Option<NodeId>> = f.defs.iter().map(parent_of).collect();
+        let definitions: Vec<NodeId> = f.defs.iter().map(|d| d.def.id.clone()).collect();
         let mut module_references = Vec::new();
         // The runtime calls `main` of package main: it must keep existing.
         if f.package == "main" {
@@ -338,16 +356,23 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
         }
         module_references.sort();
         module_references.dedup();
+        for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
+            let mut def = d.def;
+            def.load_references = load_references(&def, &refs, &kinds);
+            def.parent = parent;
+            def.references = refs.into_iter().collect();
+            out_defs.push(def);
+        }
         out_files.push(FileIndex {
-            path: f.path.clone(),
+            path: f.path,
             language: Language::Go,
             module: import_path(modules, &f.dir),
             is_test: f.is_test,
-            definitions: f.defs.iter().map(|d| d.def.id.clone()).collect(),
+            definitions,
             imports,
             module_references,
             exported: Vec::new(),
-            sha256: f.sha256.clone(),
+            sha256: f.sha256,
             lines: f.lines,
         });
     }
