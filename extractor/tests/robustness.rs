@@ -10,22 +10,22 @@
 //!   and a deleted definition's own file does change.
 //! - `every_definition_removed_alone_builds_<language>`: the same removals, written by
 //!   `mask_tree` (which re-parses, and `compile()`s Python), then the masked project is
-//!   built with the real toolchain, every definition alone: Go (`fixtures/go/shapes`) `go
-//!   build ./... && go vet ./...` and Rust (`fixtures/rust/geometry`) `cargo check
-//!   --all-targets`, one run per removal; TypeScript (`fixtures/typescript/ledger`) `tsc
-//!   --noEmit` once over one masked copy per removal (see the test); Python `compile()` of
-//!   every masked file of every Python fixture (there is no other build). A test is skipped, with a message,
-//!   only when its tool (`go`, `cargo`, `npx` with the fixture's `node_modules`, `python3`)
-//!   is absent, and never when `CI` is set.
+//!   built with the real toolchain, every definition alone: Go (`fixtures/go/shapes`)
+//!   `go build ./... && go vet ./...` and Rust (`fixtures/rust/geometry`) `cargo check
+//!   --all-targets`, one run per removal; TypeScript (`fixtures/typescript/ledger`)
+//!   `tsc --noEmit` once over one masked copy per removal (see the test); Python
+//!   `compile()` of every masked file of every Python fixture (there is no other build).
+//!   A test is skipped, with a message, only when its tool (`go`, `cargo`, `npx` with the
+//!   fixture's `node_modules`, `python3`) is absent, and never when `CI` is set.
 //! - `mutated_<language>_sources_never_panic`: a proptest property over fixture files
-//!   mutated by deleting or duplicating a byte range and inserting tokens (brackets,
-//!   keywords, quotes, comment openers, invalid UTF-8, a lone `\r`, non-ASCII identifiers):
-//!   indexing never panics, and for random removals of the indexed definitions `mask_file`
-//!   never panics and either fails or returns edits inside the file, on character
-//!   boundaries and non-overlapping, also when masking the unmutated text with the
-//!   mutated file's (stale) index. The seed is fixed, so runs are reproducible
-//!   (`PROPTEST_CASES=5000 PROPTEST_RNG_SEED=7` searches harder); failures shrink to a
-//!   minimal mutation, reported with the fixture file it was applied to.
+//!   mutated by deleting or duplicating a byte range, swapping two bytes and inserting
+//!   tokens (brackets, keywords, quotes, comment openers, invalid UTF-8, a lone `\r`,
+//!   non-ASCII identifiers): indexing never panics, and for random removals of the indexed
+//!   definitions `mask_file` never panics and either fails or returns edits inside the
+//!   file, on character boundaries and non-overlapping, also when masking the unmutated
+//!   text with the mutated file's (stale) index. The seed is fixed, so runs are
+//!   reproducible (`PROPTEST_CASES=5000 PROPTEST_RNG_SEED=7` searches harder); failures
+//!   shrink to a minimal mutation, reported with the fixture file it was applied to.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -313,6 +313,8 @@ enum Mutation {
     Duplicate { at: usize, len: usize },
     /// Insert `TOKENS[token]` at `at`.
     Insert { at: usize, token: usize },
+    /// Swap the byte at `at` with the next one.
+    Swap { at: usize },
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -320,6 +322,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), 1..64usize).prop_map(|(at, len)| Mutation::Delete { at, len }),
         (any::<usize>(), 1..64usize).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
         (any::<usize>(), 0..TOKENS.len()).prop_map(|(at, token)| Mutation::Insert { at, token }),
+        any::<usize>().prop_map(|at| Mutation::Swap { at }),
     ]
 }
 
@@ -340,6 +343,12 @@ fn mutate(bytes: &mut Vec<u8>, m: &Mutation) {
         Mutation::Insert { at: a, token } => {
             let a = at(a, bytes.len());
             bytes.splice(a..a, TOKENS[token].iter().copied());
+        }
+        Mutation::Swap { at: a } => {
+            let a = at(a, bytes.len());
+            if a + 1 < bytes.len() {
+                bytes.swap(a, a + 1);
+            }
         }
     }
 }
@@ -369,36 +378,55 @@ fn check_edits(text: &str, edits: &[Edit]) -> Result<(), String> {
 /// The property for one mutated file of `p`: index the project with it, remove the
 /// definitions `picks` choose (some forced to stubs), mask every file.
 fn mutated_project_masks_cleanly(p: &Project, file: usize, mutations: &[Mutation], picks: &[(usize, bool)]) -> Result<(), TestCaseError> {
-    let mut sources = p.sources.clone();
-    let path = sources[file].0.clone();
-    let original = sources[file].1.clone();
-    for m in mutations {
-        mutate(&mut sources[file].1, m);
-    }
-    let index = DefinitionIndex::from_sources(&sources);
+    let (sources, index) = mutated(p, file, mutations);
     let ids: Vec<&NodeId> = index.definitions.keys().collect();
     if ids.is_empty() {
         return Ok(());
     }
     let remove: BTreeSet<NodeId> = picks.iter().map(|(i, _)| ids[i % ids.len()].clone()).collect();
-    let mut removals = split_removals(&index, &remove);
-    for (i, stub) in picks {
-        let id = ids[i % ids.len()];
-        if *stub && removals.delete.remove(id) {
+    let stubbed: BTreeSet<NodeId> = picks.iter().filter(|(_, stub)| *stub).map(|(i, _)| ids[i % ids.len()].clone()).collect();
+    masks_cleanly(p, file, &sources, &index, &remove, &stubbed).map_err(TestCaseError::fail)
+}
+
+/// `p`'s sources with `mutations` applied to file number `file`, and their index.
+fn mutated(p: &Project, file: usize, mutations: &[Mutation]) -> (Vec<(String, Vec<u8>)>, DefinitionIndex) {
+    let mut sources = p.sources.clone();
+    for m in mutations {
+        mutate(&mut sources[file].1, m);
+    }
+    let index = DefinitionIndex::from_sources(&sources);
+    (sources, index)
+}
+
+/// Mask every file of the mutated `sources` with `remove` split as the CLI splits it, and
+/// then the ids of `stubbed` moved from delete to stub; every masking is an error or clean
+/// edits. File number `file` (the mutated one) is also masked in its unmutated text.
+fn masks_cleanly(
+    p: &Project,
+    file: usize,
+    sources: &[(String, Vec<u8>)],
+    index: &DefinitionIndex,
+    remove: &BTreeSet<NodeId>,
+    stubbed: &BTreeSet<NodeId>,
+) -> Result<(), String> {
+    let mut removals = split_removals(index, remove);
+    for id in stubbed {
+        if removals.delete.remove(id) {
             removals.stub.insert(id.clone());
         }
     }
-    for (rel, bytes) in &sources {
-        let (Some(file), Ok(text)) = (index.files.get(rel), std::str::from_utf8(bytes)) else { continue };
-        if let Ok(edits) = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub) {
-            check_edits(text, &edits).map_err(|e| TestCaseError::fail(format!("{}/{rel}: removing {remove:?}: {e}", p.name)))?;
+    for (rel, bytes) in sources {
+        let (Some(f), Ok(text)) = (index.files.get(rel), std::str::from_utf8(bytes)) else { continue };
+        if let Ok(edits) = edit::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
+            check_edits(text, &edits).map_err(|e| format!("{}/{rel}: removing {remove:?}: {e}", p.name))?;
         }
     }
     // The unmutated text masked with the mutated file's index: a stale index is an error
     // or clean edits, never a panic.
-    if let (Some(file), Ok(text)) = (index.files.get(&path), std::str::from_utf8(&original)) {
-        if let Ok(edits) = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub) {
-            check_edits(text, &edits).map_err(|e| TestCaseError::fail(format!("{}/{path} (stale index): removing {remove:?}: {e}", p.name)))?;
+    let (path, original) = &p.sources[file];
+    if let (Some(f), Ok(text)) = (index.files.get(path), std::str::from_utf8(original)) {
+        if let Ok(edits) = edit::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
+            check_edits(text, &edits).map_err(|e| format!("{}/{path} (stale index): removing {remove:?}: {e}", p.name))?;
         }
     }
     Ok(())
@@ -470,4 +498,59 @@ fn mutated_go_sources_never_panic() {
 #[test]
 fn mutated_rust_sources_never_panic() {
     mutation_property(&[Language::Rust], 200, 0x5eed_0004);
+}
+
+/// A minimal failing input the mutation property found, kept as a regular test: `mutations`
+/// applied to `path` of fixtures/`project_name`, then `remove` masked.
+fn regression(project_name: &str, path: &str, mutations: &[Mutation], remove: &[&str]) {
+    let p = project(project_name);
+    let file = p.sources.iter().position(|(q, _)| q == path).unwrap_or_else(|| panic!("no {path} in fixtures/{project_name}"));
+    let (sources, index) = mutated(&p, file, mutations);
+    let remove: BTreeSet<NodeId> = remove.iter().map(|s| s.to_string()).collect();
+    for id in &remove {
+        assert!(index.definitions.contains_key(id), "the mutated index has no {id}; the fixture changed, update this test");
+    }
+    if let Err(e) = masks_cleanly(&p, file, &sources, &index, &remove, &BTreeSet::new()) {
+        panic!("fixtures/{project_name}/{path} with {mutations:?}: {e}");
+    }
+}
+
+/// `export function parseCurrency(code: string):namespace N { Currency {`: the unclosed
+/// namespace makes `convert`, further down, a function nested in `parseCurrency`; stubbing
+/// both replaced the inner body inside the outer one (overlapping edits).
+#[test]
+fn typescript_function_nested_by_an_unclosed_namespace() {
+    let prefix = "export function parseCurrency(code: string):";
+    let source = std::fs::read_to_string(fixtures_root().join("typescript/ledger/src/money/currency.ts")).expect("read");
+    let at = source.find(prefix).expect("the fixture still has parseCurrency") + prefix.len();
+    assert_eq!(TOKENS[27], b"namespace N {");
+    regression("typescript/ledger", "src/money/currency.ts", &[Mutation::Insert { at, token: 27 }], &["src/money/currency.ts::parseCurrency"]);
+}
+
+/// The same in valid code of every language: a stubbed function (a caller stays) with a
+/// named function nested in its body is masked with edits that apply and re-parse.
+#[test]
+fn a_stubbed_function_with_nested_functions_masks_cleanly() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("a.ts", "export function outer(): number {\n  function inner(): number {\n    return 1;\n  }\n  const arrow = (): number => inner();\n  return arrow();\n}\n\nexport function caller(): number {\n  return outer();\n}\n", "a.ts::outer"),
+        ("a.js", "export function outer() {\n  function inner() {\n    return 1;\n  }\n  return inner();\n}\n\nexport function caller() {\n  return outer();\n}\n", "a.js::outer"),
+        ("src/lib.rs", "pub fn outer() -> u32 {\n    fn inner() -> u32 {\n        1\n    }\n    inner()\n}\n\npub fn caller() -> u32 {\n    outer()\n}\n", "src/lib.rs::outer"),
+        ("a.py", "def outer():\n    def inner():\n        return 1\n    return inner()\n\n\ndef caller():\n    return outer()\n", "a.py::outer"),
+    ];
+    for (path, text, outer) in cases {
+        let mut sources = vec![(path.to_string(), text.as_bytes().to_vec())];
+        if path.ends_with(".rs") {
+            sources.push(("Cargo.toml".into(), b"[package]\nname = \"a\"\nversion = \"0.1.0\"\n".to_vec()));
+        }
+        let index = DefinitionIndex::from_sources(&sources);
+        // (Rust does not index functions nested in a body; the others do.)
+        assert!(index.definitions.len() >= 2 + usize::from(!path.ends_with(".rs")), "{path}: {:?}", index.definitions.keys().collect::<Vec<_>>());
+        let removals = split_removals(&index, &BTreeSet::from([outer.to_string()]));
+        let file = &index.files[*path];
+        let edits = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub).unwrap_or_else(|e| panic!("{path}: {e}"));
+        check_edits(text, &edits).unwrap_or_else(|e| panic!("{path}: removing {outer}: {e}"));
+        let masked = edit::apply(text, &edits).expect("checked");
+        assert_ne!(&masked, text, "{path}: removing {outer} changed nothing");
+        assert_eq!(edit::parse_errors(file.language, &masked), vec![], "{path}: removing {outer}:\n{masked}");
+    }
 }

@@ -69,6 +69,28 @@ pub fn fate(
     Fate::Keep
 }
 
+/// Whether `d` lies in the body of an enclosing function that is stubbed: that body is
+/// replaced whole, so `d` needs no edit of its own (one would overlap it).
+fn in_stubbed_body(
+    index: &DefinitionIndex,
+    d: &Definition,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+) -> bool {
+    let mut cur = d.parent.as_deref().and_then(|p| index.get(p));
+    for _ in 0..256 {
+        let Some(p) = cur else { return false };
+        if matches!(p.kind, DefinitionKind::Function | DefinitionKind::Method)
+            && p.body.is_some()
+            && fate(index, &p.id, delete, stub) == Fate::Stub
+        {
+            return true;
+        }
+        cur = p.parent.as_deref().and_then(|q| index.get(q));
+    }
+    false
+}
+
 const NOT_IMPLEMENTED: &str = "throw new Error(\"not implemented\");";
 /// After [`NOT_IMPLEMENTED`] in a function without a declared return type that returned a
 /// value (unreachable; TypeScript reports unreachable code as an error only under
@@ -215,7 +237,7 @@ pub fn mask_file(
                     None => ranges.push(deletion_range(source, s, e, root)),
                 }
             }
-            Fate::Stub if parent_fate != Fate::Delete => {
+            Fate::Stub if parent_fate != Fate::Delete && !in_stubbed_body(index, d, delete, stub) => {
                 if let Some(e) = stub_edit(source, root, d, index)? {
                     edits.push(e);
                 }
