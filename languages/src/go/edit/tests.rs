@@ -1,6 +1,7 @@
 //! Go masking tests: chosen removals of the shapes fixture (masked source snapshots, and the
-//! masked module builds with `go build`/`go vet`), every definition removed alone (re-parses
-//! cleanly and builds), layout details, and a seeded mutation test (never panics).
+//! masked module builds with `go build`/`go vet`) and layout details. Every definition
+//! removed alone (re-parses, builds) and mutated sources (never panic) are tested for all
+//! languages in `extractor/tests/robustness.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -213,85 +214,6 @@ fn stale_index_is_an_error_not_a_panic() {
     let file = &index.files["p.go"];
     let err = mask_file("package p\n\n\nvar x = 1\n", file, &index, &set(&["p.go::F"]), &BTreeSet::new()).unwrap_err();
     assert!(matches!(err, MaskError::DefinitionNotFound { .. }), "{err}");
-}
-
-/// Every definition of the fixture removed on its own: every masked file re-parses without
-/// errors, and the masked module builds.
-#[test]
-fn every_definition_removed_alone_parses_and_builds() {
-    let sources = shapes();
-    let index = to_index(index_sources(&sources));
-    let ids: Vec<NodeId> = index.definitions.keys().cloned().collect();
-    assert!(ids.len() > 50, "{}", ids.len());
-    for id in &ids {
-        let m = mask_all(&sources, &set(&[id]));
-        // Only a type that remaining code names is left untouched (stubbed types keep their
-        // declaration; its methods have their own entries).
-        let kind = index.definitions[id].kind;
-        assert!(!m.changed.is_empty() || !matches!(kind, DefinitionKind::Function | DefinitionKind::Method), "removing {id} changed nothing");
-        assert_parses(&m, id);
-        assert_builds(&m, id);
-    }
-}
-
-/// A tiny deterministic RNG (xorshift), so the mutation test needs no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-/// Mutated fixture sources (bytes deleted, duplicated or inserted, seeded) never make the
-/// indexer or the masker panic; masking either fails with an error or yields edits that apply.
-#[test]
-fn mutated_sources_never_panic() {
-    let sources = shapes();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let tokens: &[&[u8]] = &[b"{", b"}", b"(", b")", b"func ", b"type ", b"\n", b"\"", b"/*", b"*/", b"//", b"[T any]", b"\xff", b"\xc3"];
-    for round in 0..300 {
-        let mut mutated = sources.clone();
-        let go_files: Vec<usize> = (0..mutated.len()).filter(|i| mutated[*i].0.ends_with(".go")).collect();
-        let target = go_files[rng.below(go_files.len())];
-        let bytes = &mut mutated[target].1;
-        for _ in 0..1 + rng.below(4) {
-            let at = rng.below(bytes.len());
-            match rng.below(3) {
-                0 => {
-                    let len = rng.below(40).min(bytes.len() - at);
-                    bytes.drain(at..at + len);
-                }
-                1 => {
-                    let len = rng.below(40).min(bytes.len() - at);
-                    let chunk: Vec<u8> = bytes[at..at + len].to_vec();
-                    bytes.splice(at..at, chunk);
-                }
-                _ => {
-                    let t = tokens[rng.below(tokens.len())];
-                    bytes.splice(at..at, t.iter().copied());
-                }
-            }
-        }
-        let index = to_index(index_sources(&mutated));
-        let ids: Vec<&NodeId> = index.definitions.keys().collect();
-        if ids.is_empty() {
-            continue;
-        }
-        let remove: BTreeSet<NodeId> = (0..1 + rng.below(3)).map(|_| ids[rng.below(ids.len())].clone()).collect();
-        let (delete, stub) = split(&index, &remove);
-        for (path, bytes) in &mutated {
-            let (Some(file), Ok(text)) = (index.files.get(path), std::str::from_utf8(bytes)) else { continue };
-            if let Ok(edits) = mask_file(text, file, &index, &delete, &stub) {
-                assert!(apply(text, &edits).is_ok(), "round {round}: edits for {path} do not apply");
-            }
-        }
-    }
 }
 
 #[test]
