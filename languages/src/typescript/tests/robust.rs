@@ -1,44 +1,11 @@
-//! Robustness: every definition of the fixture removed on its own yields files that
-//! re-parse without errors; the masked fixture type-checks with `tsc` for the chosen
-//! removals (and for every single definition when `CARVE_TS_EXHAUSTIVE` is set); the
-//! indexer and the masker never panic on mutated sources.
+//! Robustness: the masked fixture type-checks with `tsc` for the chosen removals (and for
+//! every single definition when `CARVE_TS_EXHAUSTIVE` is set), and every definition of
+//! tricky sources removed alone re-parses. Every fixture definition removed alone
+//! (re-parses, type-checks) and mutated sources (never panic) are tested for all languages
+//! in `extractor/tests/robustness.rs`.
 
 use super::*;
 use crate::Language;
-use crate::index::DefinitionKind;
-
-#[test]
-fn every_definition_removed_alone_reparses() {
-    let sources = fixture_sources();
-    let index = fixture_index();
-    let mut checked = 0;
-    for id in index.definitions.keys() {
-        let remove = set(&[id]);
-        let masked = mask_all(&sources, &index, &remove);
-        // Only a stubbed type (kept as written) leaves every file as it was.
-        let kind = index.definitions[id].kind;
-        if masked.is_empty() {
-            let has_body = index.definitions[id].body.is_some();
-            assert!(
-                !(has_body
-                    && matches!(
-                        kind,
-                        DefinitionKind::Function | DefinitionKind::Method | DefinitionKind::Class
-                    )),
-                "removing {id} changed nothing"
-            );
-        }
-        for (path, text) in masked {
-            let errors = crate::edit::parse_errors(Language::TypeScript, &text);
-            assert!(
-                errors.is_empty(),
-                "removing {id}: {path} does not parse: {errors:?}\n{text}"
-            );
-        }
-        checked += 1;
-    }
-    assert!(checked > 60, "only {checked} definitions");
-}
 
 /// Copy the fixture (sources, configs; not node_modules) to a temporary directory and
 /// write the masked files over it.
@@ -115,112 +82,6 @@ fn build_check_reports_tsc_output() {
     let js = tempfile::tempdir().expect("tempdir");
     std::fs::write(js.path().join("a.js"), "export const a = 1;\n").expect("write");
     crate::typescript::build_check(js.path()).expect("plain JavaScript has nothing to type-check");
-}
-
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
-
-const SNIPPETS: &[&str] = &[
-    "{",
-    "}",
-    "(",
-    ")",
-    "=>",
-    "export ",
-    "class ",
-    "function ",
-    "/**",
-    "*/",
-    "`",
-    "\"",
-    "'",
-    ";",
-    ",",
-    "<T>",
-    "@dec\n",
-    "namespace N {",
-    "get x() {",
-    "import { a } from './a';\n",
-    "\n",
-    "é",
-    "const f = () =>",
-    "it('t', () => {",
-];
-
-fn mutate(rng: &mut Rng, text: &str) -> String {
-    let mut s = text.to_string();
-    for _ in 0..1 + rng.below(4) {
-        let mut at = rng.below(s.len() + 1);
-        while !s.is_char_boundary(at) {
-            at -= 1;
-        }
-        if rng.below(2) == 0 {
-            let mut end = (at + 1 + rng.below(40)).min(s.len());
-            while !s.is_char_boundary(end) {
-                end -= 1;
-            }
-            s.replace_range(at..end, "");
-        } else {
-            s.insert_str(at, SNIPPETS[rng.below(SNIPPETS.len())]);
-        }
-    }
-    s
-}
-
-#[test]
-fn index_and_mask_never_panic_on_mutated_sources() {
-    let sources = fixture_sources();
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    for round in 0..150 {
-        let mut mutated = sources.clone();
-        let victim = rng.below(mutated.len());
-        let text = String::from_utf8_lossy(&mutated[victim].1).into_owned();
-        mutated[victim].1 = mutate(&mut rng, &text).into_bytes();
-        let index = DefinitionIndex::from_sources(&mutated);
-        let path = &mutated[victim].0;
-        let Some(file) = index.files.get(path) else {
-            continue;
-        };
-        let source = String::from_utf8_lossy(&mutated[victim].1).into_owned();
-        // Remove a few definitions of the mutated file, some stubbed.
-        let mut delete = BTreeSet::new();
-        let mut stub = BTreeSet::new();
-        for _ in 0..3 {
-            if file.definitions.is_empty() {
-                break;
-            }
-            let id = file.definitions[rng.below(file.definitions.len())].clone();
-            if rng.below(2) == 0 {
-                delete.insert(id)
-            } else {
-                stub.insert(id)
-            };
-        }
-        // Errors are fine (a stale or odd tree); panics and bad edits are not.
-        if let Ok(edits) = crate::typescript::edit::mask_file(&source, file, &index, &delete, &stub)
-        {
-            apply(&source, &edits)
-                .unwrap_or_else(|e| panic!("round {round}: edits for {path} do not apply: {e}"));
-        }
-        // Masking against a stale source must not panic either.
-        let _ = crate::typescript::edit::mask_file(&text, file, &index, &delete, &stub);
-    }
 }
 
 /// Where indexing time goes, single-threaded, over the files of `CARVE_TS_PROFILE_DIR`
