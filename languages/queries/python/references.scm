@@ -1,14 +1,15 @@
 ; Python name uses, and the identifiers that are not uses.
 ;
 ; The Rust side (languages/src/python/index/parse.rs) walks the tree once: it takes every
-; identifier as a candidate use and runs these patterns only on nodes of their root kind.
-; It keeps every identifier and every `@reference.*` capture that is not also captured as
-; `@ignore`/`@local.*` and does not lie inside an `@ignore.range`, and attributes it to the
-; innermost definition by byte position. Every pattern must start with a named node kind.
+; identifier and every maximal attribute chain `a.b.c` rooted at an identifier as a
+; candidate use (the parts of a chain, `a`, `b`, `a.b`, and the names of a `dotted_name`
+; are not uses: the chain stands for them), and runs these patterns only on nodes of their
+; root kind. It keeps every candidate and every `@reference.*` capture that is not also
+; captured as `@ignore`/`@local.*` and does not lie inside an `@ignore.range`, and
+; attributes it to the innermost definition by byte position. Every pattern must start
+; with a named node kind.
 ;
 ; Captures:
-;   @reference.chain  an attribute chain `a.b.c` rooted at an identifier; only maximal
-;                     chains are kept
 ;   @reference.dotted a dotted name used as a value: the class of a `case C(...)` pattern
 ;   @reference.pattern a dotted name in a `case` pattern: a value when dotted
 ;                     (`case Color.RED`), a capture binding when a single name (`case x`)
@@ -17,9 +18,6 @@
 ;   @local.global     a name declared `global`/`nonlocal` (not local to the scope)
 ;   @ignore           an identifier that names something rather than using it
 ;   @ignore.range     a statement whose identifiers are never uses (imports)
-
-(attribute
-  object: [(identifier) (attribute)]) @reference.chain
 
 ; Parameters of functions.
 (parameters (identifier) @local.parameter)
@@ -68,15 +66,9 @@
 (import_from_statement) @ignore.range
 (future_import_statement) @ignore.range
 
-; Parts of attribute chains: the maximal chain stands for them.
-(attribute object: (identifier) @ignore)
-(attribute attribute: (identifier) @ignore)
-(attribute object: (attribute) @ignore)
-
 ; `match` patterns: class patterns and dotted value patterns are uses, names bind.
 (class_pattern (dotted_name) @reference.dotted)
 (case_pattern (dotted_name) @reference.pattern)
-(dotted_name (identifier) @ignore)
 (keyword_pattern . (identifier) @ignore)
 (splat_pattern (identifier) @local.assign)
 (as_pattern (case_pattern) (identifier) @local.assign)

@@ -257,15 +257,27 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
     let mut query_cursor = QueryCursor::new();
     query_cursor.set_max_start_depth(Some(0));
     let mut cursor = root.walk();
+    // Kinds of the ancestors of the cursor's node.
+    let mut parents: Vec<u16> = Vec::new();
     loop {
         let node = cursor.node();
         let kind = node.kind_id();
-        if kind == queries.identifier {
-            out.uses.push((node, UseKind::Name));
+        if kind == queries.identifier || kind == queries.attribute {
+            // The parts of a chain (`a` and `b` of `a.b`, `a.b` of `a.b.c`, the names of a
+            // dotted name) are not uses: the maximal chain stands for them.
+            let parent = parents.last().copied().unwrap_or(0);
+            let part = parent == queries.dotted_name
+                || (parent == queries.attribute
+                    && cursor.field_id().is_some_and(|f| f.get() == queries.object_field || f.get() == queries.attribute_field));
+            if !part {
+                // A chain not rooted at an identifier (`f().x`) is dropped by `attribute_chain`.
+                out.uses.push((node, if kind == queries.identifier { UseKind::Name } else { UseKind::Chain }));
+            }
         } else if queries.is_root(kind) {
             collect_matches(&mut query_cursor, node, src, &mut out);
         }
         if cursor.goto_first_child() {
+            parents.push(kind);
             continue;
         }
         loop {
@@ -275,6 +287,7 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
             if !cursor.goto_parent() {
                 return out;
             }
+            parents.pop();
         }
     }
 }
@@ -316,9 +329,7 @@ fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, src: &str, out:
             Purpose::References => {
                 for c in m.captures {
                     let (i, node) = (c.index, c.node);
-                    if i == k.reference_chain {
-                        out.uses.push((node, UseKind::Chain));
-                    } else if i == k.reference_dotted {
+                    if i == k.reference_dotted {
                         out.uses.push((node, UseKind::Dotted));
                     } else if i == k.reference_pattern {
                         if node.named_child_count() > 1 {

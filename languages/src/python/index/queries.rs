@@ -37,7 +37,6 @@ pub(super) struct Captures {
     pub bases: u32,
     pub type_parameters: u32,
     pub body: u32,
-    pub reference_chain: u32,
     pub reference_dotted: u32,
     pub reference_pattern: u32,
     pub local_parameter: u32,
@@ -64,8 +63,12 @@ pub(super) struct Queries {
     /// `is_root[kind_id]`: some pattern starts at a node of this kind. The indexer walks
     /// the tree once and runs the query only on such nodes, as the match's root.
     is_root: Vec<bool>,
-    /// Node kinds the walk itself looks at.
+    /// Node kinds and fields the walk itself looks at.
     pub identifier: u16,
+    pub attribute: u16,
+    pub dotted_name: u16,
+    pub object_field: u16,
+    pub attribute_field: u16,
 }
 
 impl Queries {
@@ -140,7 +143,6 @@ pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
         bases: capture(q, "bases"),
         type_parameters: capture(q, "type_parameters"),
         body: capture(q, "body"),
-        reference_chain: capture(q, "reference.chain"),
         reference_dotted: capture(q, "reference.dotted"),
         reference_pattern: capture(q, "reference.pattern"),
         local_parameter: capture(q, "local.parameter"),
@@ -159,6 +161,18 @@ pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
         export: capture(q, "export"),
     };
     let is_root = root_kinds(&query, &source, &language);
-    let identifier = kind_id(&language, "identifier");
-    Queries { query, purposes, captures, is_root, identifier }
+    let field = |name: &str| {
+        language.field_id_for_name(name).map_or_else(|| panic!("tree-sitter-python has no field `{name}`"), |f| f.get())
+    };
+    Queries {
+        query,
+        purposes,
+        captures,
+        is_root,
+        identifier: kind_id(&language, "identifier"),
+        attribute: kind_id(&language, "attribute"),
+        dotted_name: kind_id(&language, "dotted_name"),
+        object_field: field("object"),
+        attribute_field: field("attribute"),
+    }
 });
