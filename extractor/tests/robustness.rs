@@ -303,6 +303,7 @@ const TOKENS: &[&[u8]] = &[
     b"//", b"/*", b"*/", b"/**", b"///", b"#", b"<!--",
     b"\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\r", b"\r\n",
     "é".as_bytes(), "naïve_ñame".as_bytes(), "变量".as_bytes(), "\u{1F600}".as_bytes(), "\u{200B}".as_bytes(),
+    b"<T>", b"@dec\n", b"it('t', () => {", b"import { a } from './a';\n",
 ];
 
 #[derive(Debug, Clone)]
