@@ -21,6 +21,7 @@ pub(super) struct RawRef {
     pub chain: Vec<String>,
     pub scope: Option<usize>,
     pub pos: usize,
+    /// 1-based line, for module-level uses only (the index lists their lines); 0 elsewhere.
     pub line: usize,
 }
 
@@ -527,15 +528,14 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
                 node.named_children(&mut c).filter(|n| n.kind() == "identifier").map(|n| signature::text(n, src).to_string()).collect()
             }
         };
-        let line = node.start_position().row + 1;
-        let raw = |scope| RawRef { chain: chain.clone(), scope, pos, line };
+        let raw = |chain, scope| RawRef { chain, scope, pos, line: 0 };
         match innermost(defs, pos) {
-            None => module_refs.push(raw(None)),
+            None => module_refs.push(RawRef { line: node.start_position().row + 1, ..raw(chain, None) }),
             Some(d) if defs[d].in_body(pos) => {
                 if defs[d].is_class() {
-                    defs[d].load_refs.push((raw(Some(d)), LoadRole::ClassBody));
+                    defs[d].load_refs.push((raw(chain, Some(d)), LoadRole::ClassBody));
                 } else {
-                    defs[d].body_refs.push(raw(Some(d)));
+                    defs[d].body_refs.push(raw(chain, Some(d)));
                 }
             }
             Some(d) => {
@@ -547,11 +547,11 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
                     LoadRole::DefaultOrAnnotation
                 };
                 let enclosing = defs[d].parent;
-                defs[d].load_refs.push((raw(enclosing), role));
                 // The enclosing function evaluates this header when it runs.
                 if let Some(e) = enclosing.filter(|&e| !defs[e].is_class()) {
-                    defs[e].body_refs.push(raw(Some(e)));
+                    defs[e].body_refs.push(raw(chain.clone(), Some(e)));
                 }
+                defs[d].load_refs.push((raw(chain, enclosing), role));
             }
         }
     }
@@ -559,20 +559,20 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
 
 /// `a.b.c` as `["a", "b", "c"]`, when the chain is rooted at an identifier.
 fn attribute_chain(node: Node, src: &str) -> Option<Vec<String>> {
+    let q = &*QUERIES;
     let mut parts = Vec::new();
     let mut cur = node;
     loop {
-        match cur.kind() {
-            "attribute" => {
-                parts.push(signature::text(cur.child_by_field_name("attribute")?, src).to_string());
-                cur = cur.child_by_field_name("object")?;
-            }
-            "identifier" => {
-                parts.push(signature::text(cur, src).to_string());
-                parts.reverse();
-                return Some(parts);
-            }
-            _ => return None,
+        let kind = cur.kind_id();
+        if kind == q.attribute {
+            parts.push(signature::text(cur.child_by_field_id(q.attribute_field)?, src).to_string());
+            cur = cur.child_by_field_id(q.object_field)?;
+        } else if kind == q.identifier {
+            parts.push(signature::text(cur, src).to_string());
+            parts.reverse();
+            return Some(parts);
+        } else {
+            return None;
         }
     }
 }
