@@ -44,6 +44,7 @@ ids! {
         type_identifier = "type_identifier",
         package_identifier = "package_identifier",
         import_declaration = "import_declaration",
+        import_spec = "import_spec",
         package_clause = "package_clause",
         comment = "comment",
         interpreted_string_literal = "interpreted_string_literal",

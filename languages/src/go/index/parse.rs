@@ -376,36 +376,44 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     };
     let ctx = FileCtx { path, src, is_test };
     let mut cursor = QueryCursor::new();
-    // Definitions and imports sit at most three levels below the file.
-    cursor.set_max_start_depth(Some(3));
-    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
-    while let Some(m) = matches.next() {
-        let purpose = q.purpose(m.pattern_index);
-        let get = |idx: u32| m.captures.iter().find(|c| c.index == idx).map(|c| c.node);
-        match purpose {
-            Purpose::Definitions => {
-                let Some(name) = get(cap.name) else { continue };
-                let name_text = text(name, src);
-                let doc = |n: Node| top_nodes.binary_search_by_key(&n.start_byte(), |t| t.start_byte()).ok().and_then(|i| doc_comment(&top_nodes, i, src));
-                if let Some(f) = get(cap.function) {
-                    defs.push(function_def(f, name_text, None, doc(f), &ctx));
-                } else if let Some(f) = get(cap.method) {
-                    defs.push(function_def(f, name_text, get(cap.receiver), doc(f), &ctx));
-                } else if let (Some(decl), Some(spec), Some(ty)) = (get(cap.type_declaration), get(cap.type_spec), get(cap.type_)) {
-                    defs.push(type_def(decl, spec, name_text, ty, doc(decl), &ctx));
+    // Where matches can start, so that the query does not visit the code inside functions:
+    // definition patterns start at the file node (the query then descends only as far as
+    // a pattern in progress needs); import specs at most two levels below a top-level node
+    // that can hold one (an import declaration, or anything with a syntax error in it:
+    // error-free declarations of other kinds cannot contain an import spec).
+    let k = &ids().kinds;
+    let import_roots = top_nodes.iter().filter(|n| n.kind_id() == k.import_declaration || n.kind_id() == k.import_spec || n.has_error());
+    for (start, depth) in std::iter::once((root, 0)).chain(import_roots.map(|n| (*n, 2))) {
+        cursor.set_max_start_depth(Some(depth));
+        let mut matches = cursor.matches(&q.query, start, src.as_bytes());
+        while let Some(m) = matches.next() {
+            let purpose = q.purpose(m.pattern_index);
+            let get = |idx: u32| m.captures.iter().find(|c| c.index == idx).map(|c| c.node);
+            match purpose {
+                Purpose::Definitions => {
+                    let Some(name) = get(cap.name) else { continue };
+                    let name_text = text(name, src);
+                    let doc = |n: Node| top_nodes.binary_search_by_key(&n.start_byte(), |t| t.start_byte()).ok().and_then(|i| doc_comment(&top_nodes, i, src));
+                    if let Some(f) = get(cap.function) {
+                        defs.push(function_def(f, name_text, None, doc(f), &ctx));
+                    } else if let Some(f) = get(cap.method) {
+                        defs.push(function_def(f, name_text, get(cap.receiver), doc(f), &ctx));
+                    } else if let (Some(decl), Some(spec), Some(ty)) = (get(cap.type_declaration), get(cap.type_spec), get(cap.type_)) {
+                        defs.push(type_def(decl, spec, name_text, ty, doc(decl), &ctx));
+                    }
                 }
-            }
-            Purpose::Imports => {
-                let (Some(imp), Some(p)) = (get(cap.import), get(cap.path)) else { continue };
-                let raw = text(p, src);
-                let path_text = raw.trim_matches(|c| c == '"' || c == '`').to_string();
-                let alias = get(cap.alias);
-                imports.push(GoImport {
-                    path: path_text,
-                    alias: alias.map(|a| text(a, src).to_string()),
-                    span: span_of(imp),
-                    alias_span: alias.map(span_of),
-                });
+                Purpose::Imports => {
+                    let (Some(imp), Some(p)) = (get(cap.import), get(cap.path)) else { continue };
+                    let raw = text(p, src);
+                    let path_text = raw.trim_matches(|c| c == '"' || c == '`').to_string();
+                    let alias = get(cap.alias);
+                    imports.push(GoImport {
+                        path: path_text,
+                        alias: alias.map(|a| text(a, src).to_string()),
+                        span: span_of(imp),
+                        alias_span: alias.map(span_of),
+                    });
+                }
             }
         }
     }
