@@ -117,13 +117,20 @@ fn name_span(n: Node) -> crate::index::Span {
 }
 
 /// Read one `import` statement or non-declaration `export` statement into `file`.
-pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str) {
+/// `module_level`: whether its parent is the program.
+pub(super) fn read_import_or_export(
+    file: &mut ParsedFile,
+    stmt: Node,
+    src: &str,
+    module_level: bool,
+) {
     match stmt.kind() {
-        "lexical_declaration" | "variable_declaration" => return read_require(file, stmt, src),
+        "lexical_declaration" | "variable_declaration" => {
+            return read_require(file, stmt, src, module_level);
+        }
         "expression_statement" => return read_module_exports(file, stmt, src),
         _ => {}
     }
-    let module_level = stmt.parent().is_some_and(|p| p.kind() == "program");
     if stmt.kind() == "import_statement" {
         let Some(module) = source_of(stmt, src) else {
             return;
@@ -315,8 +322,7 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
 /// `const x = require("./m")` (a namespace binding, whose bare use means the module's
 /// `module.exports`) and `const { a, b: c } = require("./m")` (named bindings). One
 /// [`Import`] per statement; only a statement declaring one name per `require` is read.
-fn read_require(file: &mut ParsedFile, stmt: Node, src: &str) {
-    let module_level = stmt.parent().is_some_and(|p| p.kind() == "program");
+fn read_require(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool) {
     let mut c = stmt.walk();
     let declarators: Vec<Node> = stmt
         .named_children(&mut c)

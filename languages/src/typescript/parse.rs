@@ -2,14 +2,14 @@
 //! nesting), the names each one uses (unresolved), its imports, exports and re-exports.
 //! The tree is dropped when the file is done; `link` resolves names across files.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor, QueryMatch};
 
-use super::queries::{Captures, Dialect};
+use super::queries::{Captures, Dialect, Kinds};
 use super::signature::{heritage, interface_members, jsdoc, parameters, string_content};
 use crate::Language;
 use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Signature, Span};
@@ -137,67 +137,146 @@ struct Found<'t> {
 
 const TEST_CALLEES: &[&str] = &["describe", "it", "test", "suite", "context", "bench"];
 
-/// Wrap a declaration in the statements that own it: `export`, `declare`, and the
-/// expression statement of a namespace.
-fn statement_of(node: Node) -> Node {
-    let mut n = node;
-    while let Some(p) = n.parent() {
-        match p.kind() {
-            "export_statement" | "ambient_declaration" | "expression_statement" => n = p,
-            _ => break,
+/// Parents and siblings of the nodes definitions are read from. `Node::parent` and
+/// `Node::prev_sibling` search down from the root on every call; the walk knows each
+/// node's ancestors, so parents are taken from it (and remembered), and siblings from one
+/// list of a parent's children.
+struct Family<'t> {
+    kinds: &'static Kinds,
+    parents: HashMap<usize, Option<Node<'t>>>,
+    children: HashMap<usize, Vec<Node<'t>>>,
+    /// The node the walk is on, and its ancestors (root first).
+    at: Option<Node<'t>>,
+    ancestors: Vec<Node<'t>>,
+}
+
+impl<'t> Family<'t> {
+    fn new(kinds: &'static Kinds) -> Family<'t> {
+        Family {
+            kinds,
+            parents: HashMap::new(),
+            children: HashMap::new(),
+            at: None,
+            ancestors: Vec::new(),
         }
     }
-    n
-}
 
-/// The node of a variable definition: the whole `const`/`let`/`var` statement when it
-/// declares only this name, else the declarator alone.
-fn variable_statement(declarator: Node) -> Node {
-    let Some(decl) = declarator.parent() else {
-        return declarator;
-    };
-    if !matches!(decl.kind(), "lexical_declaration" | "variable_declaration") {
-        return declarator;
+    fn children_of(&mut self, p: Node<'t>) -> &[Node<'t>] {
+        self.children.entry(p.id()).or_insert_with(|| {
+            let mut c = p.walk();
+            p.children(&mut c).collect()
+        })
     }
-    let mut c = decl.walk();
-    let count = decl
-        .named_children(&mut c)
-        .filter(|n| n.kind() == "variable_declarator")
-        .count();
-    if count == 1 {
-        statement_of(decl)
-    } else {
-        declarator
-    }
-}
 
-/// First decorator sibling before a class member (TypeScript puts member decorators in
-/// the class body).
-fn first_decorator(member: Node) -> Node {
-    let mut start = member;
-    let mut prev = member.prev_sibling();
-    while let Some(p) = prev {
-        if p.kind() == "decorator" {
-            start = p;
-            prev = p.prev_sibling();
+    /// The parent of `n`: from the walk when `n` is the current node, one of its
+    /// ancestors or one of its children, else `Node::parent`.
+    fn parent(&mut self, n: Node<'t>) -> Option<Node<'t>> {
+        if let Some(p) = self.parents.get(&n.id()) {
+            return *p;
+        }
+        let p = match self.at {
+            Some(at) if at.id() == n.id() => self.ancestors.last().copied(),
+            Some(at) => match self.ancestors.iter().rposition(|a| a.id() == n.id()) {
+                Some(i) => i.checked_sub(1).map(|i| self.ancestors[i]),
+                None if self.children_of(at).iter().any(|k| k.id() == n.id()) => Some(at),
+                None => n.parent(),
+            },
+            None => n.parent(),
+        };
+        self.parents.insert(n.id(), p);
+        p
+    }
+
+    fn parent_kind(&mut self, n: Node<'t>) -> Option<u16> {
+        self.parent(n).map(|p| p.kind_id())
+    }
+
+    fn in_class_body(&mut self, n: Node<'t>) -> bool {
+        self.parent_kind(n) == Some(self.kinds.class_body)
+    }
+
+    /// The sibling before `n` (named or not), as `Node::prev_sibling`.
+    fn prev_sibling(&mut self, n: Node<'t>) -> Option<Node<'t>> {
+        let Some(p) = self.parent(n) else {
+            return n.prev_sibling();
+        };
+        let kids = self.children_of(p);
+        match kids.iter().position(|k| k.id() == n.id()) {
+            Some(i) => i.checked_sub(1).map(|i| kids[i]),
+            None => n.prev_sibling(),
+        }
+    }
+
+    /// Wrap a declaration in the statements that own it: `export`, `declare`, and the
+    /// expression statement of a namespace.
+    fn statement_of(&mut self, node: Node<'t>) -> Node<'t> {
+        let k = self.kinds;
+        let mut n = node;
+        while let Some(p) = self.parent(n) {
+            let kind = p.kind_id();
+            if kind == k.export_statement
+                || kind == k.ambient_declaration
+                || kind == k.expression_statement
+            {
+                n = p;
+            } else {
+                break;
+            }
+        }
+        n
+    }
+
+    /// The node of a variable definition: the whole `const`/`let`/`var` statement when it
+    /// declares only this name, else the declarator alone.
+    fn variable_statement(&mut self, declarator: Node<'t>) -> Node<'t> {
+        let k = self.kinds;
+        let Some(decl) = self.parent(declarator) else {
+            return declarator;
+        };
+        if decl.kind_id() != k.lexical_declaration && decl.kind_id() != k.variable_declaration {
+            return declarator;
+        }
+        let mut c = decl.walk();
+        let count = decl
+            .named_children(&mut c)
+            .filter(|n| n.kind_id() == k.variable_declarator)
+            .count();
+        if count == 1 {
+            self.statement_of(decl)
         } else {
-            break;
+            declarator
         }
     }
-    start
+
+    /// First decorator sibling before a class member (TypeScript puts member decorators in
+    /// the class body).
+    fn first_decorator(&mut self, member: Node<'t>) -> Node<'t> {
+        let mut start = member;
+        let mut prev = self.prev_sibling(member);
+        while let Some(p) = prev {
+            if p.kind_id() == self.kinds.decorator {
+                start = p;
+                prev = self.prev_sibling(p);
+            } else {
+                break;
+            }
+        }
+        start
+    }
 }
 
-fn first_non_decorator(n: Node) -> Node {
+fn first_non_decorator<'t>(k: &Kinds, n: Node<'t>) -> Node<'t> {
     let mut c = n.walk();
     n.children(&mut c)
-        .find(|k| k.kind() != "decorator" && k.kind() != "comment")
+        .find(|c| c.kind_id() != k.decorator && c.kind_id() != k.comment)
         .unwrap_or(n)
 }
 
-fn has_token(n: Node, token: &str) -> bool {
+/// Whether `n` has the anonymous token of kind `token` among its children.
+fn has_token(n: Node, token: u16) -> bool {
     let mut c = n.walk();
     n.children(&mut c)
-        .any(|k| !k.is_named() && k.kind() == token)
+        .any(|k| !k.is_named() && k.kind_id() == token)
 }
 
 /// What one indexing thread reuses from file to file.
@@ -276,7 +355,9 @@ fn take_match<'t>(
     src: &str,
     is_test: bool,
     st: &mut Collect<'t>,
+    fam: &mut Family<'t>,
 ) {
+    let k = fam.kinds;
     let is = |c: Option<u32>, idx: u32| c == Some(idx);
     let mut def: Option<(Cap, Node)> = None;
     let (mut name, mut callee) = (None, None);
@@ -316,23 +397,21 @@ fn take_match<'t>(
         } else if is(caps.callee, i) {
             callee = Some(c.node);
         } else if is(caps.import, i) || is(caps.require, i) {
+            fam.parent(c.node);
             st.imports.push(c.node);
         } else if is(caps.export, i) || is(caps.cjs, i) {
+            fam.parent(c.node);
             st.exports.push(c.node);
         }
     }
     let (Some((cap, node)), Some(name)) = (def, name) else {
         return;
     };
-    let function_value = |n: Node| {
-        n.child_by_field_name("value").is_some_and(|v| {
-            matches!(
-                v.kind(),
-                "arrow_function" | "function_expression" | "generator_function"
-            )
-        })
-    };
-    if cap == Cap::Property && function_value(node) {
+    if cap == Cap::Property
+        && k
+            .child(node, k.field_value)
+            .is_some_and(|v| k.is_function_value(v.kind_id()))
+    {
         // A method-like field: `@definition.field` has it.
         return;
     }
@@ -347,22 +426,20 @@ fn take_match<'t>(
         st.names.push(name.start_byte());
     }
     let stmt = match cap {
-        Cap::Variable if node.kind() == "assignment_expression" => statement_of(node),
-        Cap::Variable => variable_statement(node),
-        Cap::Class if node.kind() == "variable_declarator" => variable_statement(node),
-        Cap::Method | Cap::Field | Cap::Overload | Cap::Property
-            if node.parent().is_some_and(|p| p.kind() == "class_body") =>
-        {
+        Cap::Variable if node.kind_id() == k.assignment_expression => fam.statement_of(node),
+        Cap::Variable => fam.variable_statement(node),
+        Cap::Class if node.kind_id() == k.variable_declarator => fam.variable_statement(node),
+        Cap::Method | Cap::Field | Cap::Overload | Cap::Property if fam.in_class_body(node) => {
             node
         }
-        Cap::Test => node
-            .parent()
-            .filter(|p| p.kind() == "expression_statement")
+        Cap::Test => fam
+            .parent(node)
+            .filter(|p| p.kind_id() == k.expression_statement)
             .unwrap_or(node),
-        _ => statement_of(node),
+        _ => fam.statement_of(node),
     };
-    let start = if stmt.parent().is_some_and(|p| p.kind() == "class_body") {
-        first_decorator(stmt)
+    let start = if fam.in_class_body(stmt) {
+        fam.first_decorator(stmt)
     } else {
         stmt
     };
@@ -423,14 +500,16 @@ pub(super) fn parse_file(
     // definitions/imports query only on the nodes where one of its patterns starts, no
     // deeper than those patterns reach.
     cursor.set_max_start_depth(Some(0));
+    let mut fam = Family::new(kinds);
     let mut walk = tree.walk();
     'walk: loop {
         let node = walk.node();
         let kind = node.kind_id();
         if roots.get(kind as usize).copied().unwrap_or(false) {
+            fam.at = Some(node);
             let mut matches = cursor.matches(query, node, src.as_bytes());
             while let Some(m) = matches.next() {
-                take_match(m, &q.captures, src, is_test, &mut st);
+                take_match(m, &q.captures, src, is_test, &mut st, &mut fam);
             }
         }
         if kind == kinds.identifier
@@ -473,14 +552,17 @@ pub(super) fn parse_file(
             }
         }
         if walk.goto_first_child() {
+            fam.ancestors.push(node);
             continue;
         }
         while !walk.goto_next_sibling() {
             if !walk.goto_parent() {
                 break 'walk;
             }
+            fam.ancestors.pop();
         }
     }
+    fam.at = None;
     let Collect {
         mut found,
         mut names,
@@ -544,7 +626,7 @@ pub(super) fn parse_file(
 
     let mut defs: Vec<RawDef> = found
         .iter()
-        .map(|f| raw_def(f, src, dialect, is_test))
+        .map(|f| raw_def(f, src, dialect, is_test, &mut fam))
         .collect();
     for (d, p) in defs.iter_mut().zip(&parents) {
         d.parent = *p;
@@ -597,7 +679,8 @@ pub(super) fn parse_file(
     statements.sort_by_key(|n| n.start_byte());
     statements.dedup_by_key(|n| n.id());
     for s in statements {
-        super::index::read_import_or_export(&mut file, s, src);
+        let module_level = fam.parent_kind(s) == Some(kinds.program);
+        super::index::read_import_or_export(&mut file, s, src, module_level);
     }
     Ok(file)
 }
@@ -637,23 +720,33 @@ fn innermost(defs: &[RawDef], at: usize) -> Option<usize> {
     }
 }
 
-fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
+fn raw_def<'t>(
+    f: &Found<'t>,
+    src: &str,
+    dialect: Dialect,
+    is_test: bool,
+    fam: &mut Family<'t>,
+) -> RawDef {
+    let k = fam.kinds;
     let node = f.node;
+    let stmt_parent = fam.parent_kind(f.stmt);
+    let in_class_body = stmt_parent == Some(k.class_body);
     // The function node for variables and fields is their value.
     let func = match f.cap {
-        Cap::Variable | Cap::Field => node
-            .child_by_field_name("value")
-            .or_else(|| node.child_by_field_name("right"))
+        Cap::Variable | Cap::Field => k
+            .child(node, k.field_value)
+            .or_else(|| k.child(node, k.field_right))
             .unwrap_or(node),
-        Cap::Class if node.kind() == "variable_declarator" => {
-            node.child_by_field_name("value").unwrap_or(node)
+        Cap::Class if node.kind_id() == k.variable_declarator => {
+            k.child(node, k.field_value).unwrap_or(node)
         }
         Cap::Test => {
-            let args = node.child_by_field_name("arguments");
+            let args = k.child(node, k.field_arguments);
             let mut c = node.walk();
             args.and_then(|a| {
-                a.named_children(&mut c)
-                    .find(|k| matches!(k.kind(), "arrow_function" | "function_expression"))
+                a.named_children(&mut c).find(|n| {
+                    n.kind_id() == k.arrow_function || n.kind_id() == k.function_expression
+                })
             })
             .unwrap_or(node)
         }
@@ -661,7 +754,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     };
     let body = match f.cap {
         Cap::TypeAlias | Cap::Overload | Cap::Property => None,
-        _ => func.child_by_field_name("body"),
+        _ => k.child(func, k.field_body),
     };
     let name = if f.cap == Cap::Test {
         string_content(f.name, src)
@@ -670,9 +763,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     };
     let kind = match f.cap {
         Cap::Function | Cap::Variable | Cap::Test => DefinitionKind::Function,
-        Cap::Overload if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") => {
-            DefinitionKind::Method
-        }
+        Cap::Overload if in_class_body => DefinitionKind::Method,
         Cap::Overload => DefinitionKind::Function,
         Cap::Method | Cap::Field => DefinitionKind::Method,
         Cap::Property => DefinitionKind::Field,
@@ -683,7 +774,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         Cap::Namespace => DefinitionKind::Module,
     };
     // Signature: from `export`/modifiers (decorators excluded) to the body.
-    let sig_start = first_non_decorator(f.stmt).start_byte();
+    let sig_start = first_non_decorator(k, f.stmt).start_byte();
     let sig_end = match f.cap {
         Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload | Cap::Property => {
             f.stmt.end_byte()
@@ -704,21 +795,22 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
     let mut decorators: Vec<String> = Vec::new();
     let mut collect_decorators = |n: Node| {
         let mut c = n.walk();
-        for d in n.children(&mut c).filter(|d| d.kind() == "decorator") {
+        for d in n.children(&mut c).filter(|d| d.kind_id() == k.decorator) {
             decorators.push(text(d, src).trim_start_matches('@').trim().to_string());
         }
     };
-    if f.stmt.kind() == "export_statement" {
+    let exported_stmt = f.stmt.kind_id() == k.export_statement;
+    if exported_stmt {
         collect_decorators(f.stmt);
     }
     collect_decorators(node);
-    let mut prev = f.stmt.prev_sibling();
     let mut before = Vec::new();
-    while let Some(p) = prev.filter(|p| {
-        p.kind() == "decorator" && f.stmt.parent().is_some_and(|q| q.kind() == "class_body")
-    }) {
-        before.push(text(p, src).trim_start_matches('@').trim().to_string());
-        prev = p.prev_sibling();
+    if in_class_body {
+        let mut prev = fam.prev_sibling(f.stmt);
+        while let Some(p) = prev.filter(|p| p.kind_id() == k.decorator) {
+            before.push(text(p, src).trim_start_matches('@').trim().to_string());
+            prev = fam.prev_sibling(p);
+        }
     }
     before.reverse();
     before.append(&mut decorators);
@@ -736,52 +828,52 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         text: sig_text,
         parameters: if is_fn && f.cap != Cap::Test {
             parameters(
-                func.child_by_field_name("parameters")
-                    .or_else(|| func.child_by_field_name("parameter")),
+                k,
+                k.child(func, k.field_parameters)
+                    .or_else(|| k.child(func, k.field_parameter)),
                 src,
             )
         } else {
             Vec::new()
         },
         returns: if is_fn {
-            func.child_by_field_name("return_type")
+            k.child(func, k.field_return_type)
                 .map(|r| text(r, src).trim_start_matches(':').trim().to_string())
         } else {
             None
         },
-        is_async: is_fn && has_token(func, "async"),
+        is_async: is_fn && has_token(func, k.async_token),
         decorators,
         bases,
         receiver: None,
-        type_parameters: func
-            .child_by_field_name("type_parameters")
+        type_parameters: k
+            .child(func, k.field_type_parameters)
             .map(|t| text(t, src).to_string()),
     };
-    let exported_as = if f.stmt.kind() == "export_statement"
-        && f.stmt.parent().is_some_and(|p| p.kind() == "program")
-    {
-        if has_token(f.stmt, "default") {
+    let exported_as = if exported_stmt && stmt_parent == Some(k.program) {
+        if has_token(f.stmt, k.default_token) {
             vec!["default".to_string()]
         } else {
             vec![name.clone()]
         }
-    } else if node.kind() == "assignment_expression" {
+    } else if node.kind_id() == k.assignment_expression {
         // `exports.f = …` (the query only matches `exports` / `module.exports`).
         vec![name.clone()]
     } else {
         Vec::new()
     };
-    let def_line = first_non_decorator(match f.cap {
-        Cap::Variable | Cap::Field | Cap::Test => f.stmt,
-        _ => node,
-    })
+    let def_line = first_non_decorator(
+        k,
+        match f.cap {
+            Cap::Variable | Cap::Field | Cap::Test => f.stmt,
+            _ => node,
+        },
+    )
     .start_position()
-    .row + 1;
-    let doc_anchor = if f.stmt.parent().is_some_and(|p| p.kind() == "class_body") {
-        f.start
-    } else {
-        f.stmt
-    };
+    .row
+        + 1;
+    let doc_anchor = if in_class_body { f.start } else { f.stmt };
+    let doc_prev = fam.prev_sibling(doc_anchor);
     RawDef {
         def: Definition {
             id: String::new(),
@@ -794,7 +886,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
             def_line,
             body: body.map(|b| span_of(b, b)),
             signature,
-            docstring: jsdoc(doc_anchor, src),
+            docstring: jsdoc(k, doc_anchor, doc_prev, src),
             parent: None,
             is_test,
             references: Vec::new(),
@@ -805,7 +897,7 @@ fn raw_def(f: &Found, src: &str, dialect: Dialect, is_test: bool) -> RawDef {
         refs: Vec::new(),
         heritage: heritage_names,
         member_names: if f.cap == Cap::Interface {
-            interface_members(body, src)
+            interface_members(k, body, src)
         } else {
             Vec::new()
         },

@@ -80,30 +80,68 @@ pub(super) struct Captures {
     pub cjs: Option<u32>,
 }
 
-/// Node kind and field ids the reference walk compares (`u16::MAX` / `None` when the
-/// grammar lacks one, so nothing matches it).
+/// A field id (`None` when the grammar lacks the field).
+pub(super) type Field = Option<std::num::NonZeroU16>;
+
+/// Node kind and field ids the indexer compares instead of names (`Node::kind` and
+/// `child_by_field_name` look names up by string on every call). A kind the grammar lacks
+/// is `u16::MAX`, which no node has.
 pub(super) struct Kinds {
-    /// `identifier`, `type_identifier`, `shorthand_property_identifier`: bare names.
     pub identifier: u16,
     pub type_identifier: u16,
     pub shorthand_property_identifier: u16,
-    /// `obj.member` and `Ns.Type`.
     pub member_expression: u16,
     pub nested_type_identifier: u16,
     pub property_identifier: u16,
     pub this: u16,
-    pub field_object: Option<std::num::NonZeroU16>,
-    pub field_property: Option<std::num::NonZeroU16>,
-    pub field_module: Option<std::num::NonZeroU16>,
-    pub field_name: Option<std::num::NonZeroU16>,
+    pub program: u16,
+    pub class_body: u16,
+    pub decorator: u16,
+    pub comment: u16,
+    pub export_statement: u16,
+    pub ambient_declaration: u16,
+    pub expression_statement: u16,
+    pub lexical_declaration: u16,
+    pub variable_declaration: u16,
+    pub variable_declarator: u16,
+    pub assignment_expression: u16,
+    pub arrow_function: u16,
+    pub function_expression: u16,
+    pub generator_function: u16,
+    pub required_parameter: u16,
+    pub optional_parameter: u16,
+    pub assignment_pattern: u16,
+    pub rest_pattern: u16,
+    pub property_signature: u16,
+    pub method_signature: u16,
+    /// The anonymous `async` and `default` tokens.
+    pub async_token: u16,
+    pub default_token: u16,
+    pub field_object: Field,
+    pub field_property: Field,
+    pub field_module: Field,
+    pub field_name: Field,
+    pub field_value: Field,
+    pub field_left: Field,
+    pub field_right: Field,
+    pub field_arguments: Field,
+    pub field_body: Field,
+    pub field_parameters: Field,
+    pub field_parameter: Field,
+    pub field_return_type: Field,
+    pub field_type_parameters: Field,
+    pub field_type: Field,
+    pub field_pattern: Field,
 }
 
 impl Kinds {
     fn of(grammar: &Language) -> Kinds {
-        let kind = |name: &str| match grammar.id_for_node_kind(name, true) {
+        let id = |name: &str, named: bool| match grammar.id_for_node_kind(name, named) {
             0 => u16::MAX,
             id => id,
         };
+        let kind = |name: &str| id(name, true);
+        let field = |name: &str| grammar.field_id_for_name(name);
         Kinds {
             identifier: kind("identifier"),
             type_identifier: kind("type_identifier"),
@@ -112,11 +150,54 @@ impl Kinds {
             nested_type_identifier: kind("nested_type_identifier"),
             property_identifier: kind("property_identifier"),
             this: kind("this"),
-            field_object: grammar.field_id_for_name("object"),
-            field_property: grammar.field_id_for_name("property"),
-            field_module: grammar.field_id_for_name("module"),
-            field_name: grammar.field_id_for_name("name"),
+            program: kind("program"),
+            class_body: kind("class_body"),
+            decorator: kind("decorator"),
+            comment: kind("comment"),
+            export_statement: kind("export_statement"),
+            ambient_declaration: kind("ambient_declaration"),
+            expression_statement: kind("expression_statement"),
+            lexical_declaration: kind("lexical_declaration"),
+            variable_declaration: kind("variable_declaration"),
+            variable_declarator: kind("variable_declarator"),
+            assignment_expression: kind("assignment_expression"),
+            arrow_function: kind("arrow_function"),
+            function_expression: kind("function_expression"),
+            generator_function: kind("generator_function"),
+            required_parameter: kind("required_parameter"),
+            optional_parameter: kind("optional_parameter"),
+            assignment_pattern: kind("assignment_pattern"),
+            rest_pattern: kind("rest_pattern"),
+            property_signature: kind("property_signature"),
+            method_signature: kind("method_signature"),
+            async_token: id("async", false),
+            default_token: id("default", false),
+            field_object: field("object"),
+            field_property: field("property"),
+            field_module: field("module"),
+            field_name: field("name"),
+            field_value: field("value"),
+            field_left: field("left"),
+            field_right: field("right"),
+            field_arguments: field("arguments"),
+            field_body: field("body"),
+            field_parameters: field("parameters"),
+            field_parameter: field("parameter"),
+            field_return_type: field("return_type"),
+            field_type_parameters: field("type_parameters"),
+            field_type: field("type"),
+            field_pattern: field("pattern"),
         }
+    }
+
+    /// The child of `n` in field `f`.
+    pub fn child<'t>(&self, n: tree_sitter::Node<'t>, f: Field) -> Option<tree_sitter::Node<'t>> {
+        f.and_then(|f| n.child_by_field_id(f.get()))
+    }
+
+    /// A function value: arrow function, function expression or generator function.
+    pub fn is_function_value(&self, kind: u16) -> bool {
+        kind == self.arrow_function || kind == self.function_expression || kind == self.generator_function
     }
 }
 

@@ -4,6 +4,7 @@
 use tree_sitter::Node;
 
 use super::parse::text;
+use super::queries::Kinds;
 use crate::index::{Parameter, ParameterKind};
 
 pub(super) fn string_content(n: Node, src: &str) -> String {
@@ -13,11 +14,11 @@ pub(super) fn string_content(n: Node, src: &str) -> String {
     t.to_string()
 }
 
-/// The JSDoc block right before `n` (only whitespace between), cleaned of `/**`, `*/` and
-/// the leading `*` of each line.
-pub(super) fn jsdoc(n: Node, src: &str) -> Option<String> {
-    let prev = n.prev_sibling()?;
-    if prev.kind() != "comment" {
+/// The JSDoc block right before `n` (`prev`, its previous sibling; only whitespace
+/// between), cleaned of `/**`, `*/` and the leading `*` of each line.
+pub(super) fn jsdoc(k: &Kinds, n: Node, prev: Option<Node>, src: &str) -> Option<String> {
+    let prev = prev?;
+    if prev.kind_id() != k.comment {
         return None;
     }
     let t = text(prev, src);
@@ -40,11 +41,11 @@ pub(super) fn jsdoc(n: Node, src: &str) -> Option<String> {
     (!doc.is_empty()).then_some(doc)
 }
 
-pub(super) fn parameters(params: Option<Node>, src: &str) -> Vec<Parameter> {
+pub(super) fn parameters(k: &Kinds, params: Option<Node>, src: &str) -> Vec<Parameter> {
     let Some(params) = params else {
         return Vec::new();
     };
-    if params.kind() == "identifier" {
+    if params.kind_id() == k.identifier {
         return vec![Parameter {
             name: text(params, src).to_string(),
             kind: ParameterKind::PositionalOrKeyword,
@@ -55,33 +56,36 @@ pub(super) fn parameters(params: Option<Node>, src: &str) -> Vec<Parameter> {
     let mut out = Vec::new();
     let mut c = params.walk();
     for p in params.named_children(&mut c) {
-        let ann = p
-            .child_by_field_name("type")
+        let kind = p.kind_id();
+        let ann = k
+            .child(p, k.field_type)
             .map(|t| text(t, src).trim_start_matches(':').trim().to_string());
-        let (name_node, default) = match p.kind() {
-            "required_parameter" | "optional_parameter" => (
-                p.child_by_field_name("pattern")
-                    .or_else(|| p.child_by_field_name("name")),
-                p.child_by_field_name("value")
-                    .map(|v| text(v, src).to_string()),
-            ),
-            "assignment_pattern" => (
-                p.child_by_field_name("left"),
-                p.child_by_field_name("right")
-                    .map(|v| text(v, src).to_string()),
-            ),
-            "comment" => continue,
-            _ => (Some(p), None),
+        let (name_node, default) = if kind == k.required_parameter || kind == k.optional_parameter
+        {
+            (
+                k.child(p, k.field_pattern)
+                    .or_else(|| k.child(p, k.field_name)),
+                k.child(p, k.field_value).map(|v| text(v, src).to_string()),
+            )
+        } else if kind == k.assignment_pattern {
+            (
+                k.child(p, k.field_left),
+                k.child(p, k.field_right).map(|v| text(v, src).to_string()),
+            )
+        } else if kind == k.comment {
+            continue;
+        } else {
+            (Some(p), None)
         };
         let Some(name_node) = name_node else { continue };
         let mut name = text(name_node, src).to_string();
-        let kind = if name_node.kind() == "rest_pattern" || name.starts_with("...") {
+        let kind = if name_node.kind_id() == k.rest_pattern || name.starts_with("...") {
             name = name.trim_start_matches("...").to_string();
             ParameterKind::VarPositional
         } else {
             ParameterKind::PositionalOrKeyword
         };
-        if p.kind() == "optional_parameter" {
+        if p.kind_id() == k.optional_parameter {
             name.push('?');
         }
         out.push(Parameter {
@@ -136,12 +140,12 @@ pub(super) fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
     (texts, heads)
 }
 
-pub(super) fn interface_members(body: Option<Node>, src: &str) -> Vec<String> {
+pub(super) fn interface_members(k: &Kinds, body: Option<Node>, src: &str) -> Vec<String> {
     let Some(body) = body else { return Vec::new() };
     let mut c = body.walk();
     body.named_children(&mut c)
-        .filter(|m| matches!(m.kind(), "property_signature" | "method_signature"))
-        .filter_map(|m| m.child_by_field_name("name"))
+        .filter(|m| m.kind_id() == k.property_signature || m.kind_id() == k.method_signature)
+        .filter_map(|m| k.child(m, k.field_name))
         .map(|n| text(n, src).to_string())
         .collect()
 }
