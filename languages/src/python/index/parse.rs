@@ -197,6 +197,8 @@ fn scope_at(defs: &[RawDef], pos: usize) -> Option<usize> {
 /// Nodes of one `function_definition`/`class_definition` match.
 struct DefMatch<'t> {
     node: Node<'t>,
+    /// `node`, or its `decorated_definition` parent.
+    outer: Node<'t>,
     is_class: bool,
     name: Node<'t>,
     params: Option<Node<'t>>,
@@ -258,15 +260,16 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
     let mut query_cursor = QueryCursor::new();
     query_cursor.set_max_start_depth(Some(0));
     let mut cursor = root.walk();
-    // Kinds of the ancestors of the cursor's node.
-    let mut parents: Vec<u16> = Vec::new();
+    // The ancestors of the cursor's node, and their kinds.
+    let mut parents: Vec<Node<'t>> = Vec::new();
+    let mut parent_kinds: Vec<u16> = Vec::new();
     loop {
         let node = cursor.node();
         let kind = node.kind_id();
         if kind == queries.identifier || kind == queries.attribute {
             // The parts of a chain (`a` and `b` of `a.b`, `a.b` of `a.b.c`, the names of a
             // dotted name) are not uses: the maximal chain stands for them.
-            let parent = parents.last().copied().unwrap_or(0);
+            let parent = parent_kinds.last().copied().unwrap_or(0);
             let part = parent == queries.dotted_name
                 || (parent == queries.attribute
                     && cursor.field_id().is_some_and(|f| f.get() == queries.object_field || f.get() == queries.attribute_field));
@@ -275,10 +278,11 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
                 out.uses.push((node, if kind == queries.identifier { UseKind::Name } else { UseKind::Chain }));
             }
         } else if queries.is_root(kind) {
-            collect_matches(&mut query_cursor, node, src, &mut out);
+            collect_matches(&mut query_cursor, node, parents.last().copied(), src, &mut out);
         }
         if cursor.goto_first_child() {
-            parents.push(kind);
+            parents.push(node);
+            parent_kinds.push(kind);
             continue;
         }
         loop {
@@ -289,12 +293,13 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
                 return out;
             }
             parents.pop();
+            parent_kinds.pop();
         }
     }
 }
 
 /// Matches of the queries rooted at `node`.
-fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, src: &str, out: &mut Collected<'t>) {
+fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, parent: Option<Node<'t>>, src: &str, out: &mut Collected<'t>) {
     let queries = &*QUERIES;
     let k = &queries.captures;
     let mut matches = cursor.matches(&queries.query, node, src.as_bytes());
@@ -324,7 +329,9 @@ fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, src: &str, out:
                     }
                 }
                 if let (Some(node), Some(name), Some(body)) = (node, name, body) {
-                    out.defs.push(DefMatch { node, is_class, name, params, returns, bases, type_parameters, body });
+                    // A `decorated_definition` parent is the definition's full span.
+                    let outer = parent.filter(|p| p.kind_id() == queries.decorated_definition).unwrap_or(node);
+                    out.defs.push(DefMatch { node, outer, is_class, name, params, returns, bases, type_parameters, body });
                 }
             }
             Purpose::References => {
@@ -437,16 +444,16 @@ fn definitions(matches: &[DefMatch], path: &str, src: &str) -> Vec<RawDef> {
 }
 
 fn build_def(m: &DefMatch, path: &str, src: &str) -> RawDef {
-    let DefMatch { node, is_class, name, params, returns, bases, type_parameters, body } = *m;
-    let outer = node.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(node);
+    let DefMatch { node, outer, is_class, name, params, returns, bases, type_parameters, body } = *m;
+    let q = &*QUERIES;
     let mut decorators = Vec::new();
     if outer.id() != node.id() {
         let mut c = outer.walk();
-        for child in outer.named_children(&mut c).filter(|n| n.kind() == "decorator") {
+        for child in outer.named_children(&mut c).filter(|n| n.kind_id() == q.decorator) {
             decorators.push(signature::decorator(child, src));
         }
     }
-    let is_async = node.child(0).is_some_and(|c| c.kind() == "async");
+    let is_async = node.child(0).is_some_and(|c| c.kind_id() == q.async_keyword);
     let name = signature::text(name, src).to_string();
     let signature = Signature {
         text: signature::header(node, body, src),
@@ -525,7 +532,7 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
             },
             UseKind::Dotted => {
                 let mut c = node.walk();
-                node.named_children(&mut c).filter(|n| n.kind() == "identifier").map(|n| signature::text(n, src).to_string()).collect()
+                node.named_children(&mut c).filter(|n| n.kind_id() == QUERIES.identifier).map(|n| signature::text(n, src).to_string()).collect()
             }
         };
         let raw = |chain, scope| RawRef { chain, scope, pos, line: 0 };

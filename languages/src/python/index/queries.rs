@@ -67,6 +67,10 @@ pub(super) struct Queries {
     pub identifier: u16,
     pub attribute: u16,
     pub dotted_name: u16,
+    pub decorated_definition: u16,
+    pub decorator: u16,
+    /// The `async` keyword.
+    pub async_keyword: u16,
     pub object_field: u16,
     pub attribute_field: u16,
 }
@@ -172,6 +176,12 @@ pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
         identifier: kind_id(&language, "identifier"),
         attribute: kind_id(&language, "attribute"),
         dotted_name: kind_id(&language, "dotted_name"),
+        decorated_definition: kind_id(&language, "decorated_definition"),
+        decorator: kind_id(&language, "decorator"),
+        async_keyword: match language.id_for_node_kind("async", false) {
+            0 => panic!("tree-sitter-python has no `async` keyword"),
+            id => id,
+        },
         object_field: field("object"),
         attribute_field: field("attribute"),
     }

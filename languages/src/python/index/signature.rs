@@ -2,9 +2,67 @@
 //! parameters with their kinds, return annotation, decorators, bases, and the docstring
 //! unquoted and dedented like `inspect.cleandoc`.
 
+use std::sync::LazyLock;
+
 use tree_sitter::Node;
 
 use crate::index::{Parameter, ParameterKind};
+
+/// Node kind and field ids this module compares against (ids, not `Node::kind()` strings:
+/// those are C strings measured on every call).
+struct Ids {
+    identifier: u16,
+    default_parameter: u16,
+    typed_default_parameter: u16,
+    typed_parameter: u16,
+    list_splat_pattern: u16,
+    dictionary_splat_pattern: u16,
+    keyword_separator: u16,
+    positional_separator: u16,
+    type_: u16,
+    comment: u16,
+    colon: u16,
+    expression_statement: u16,
+    string: u16,
+    concatenated_string: u16,
+    string_start: u16,
+    string_end: u16,
+    name_field: u16,
+    value_field: u16,
+    type_field: u16,
+}
+
+static IDS: LazyLock<Ids> = LazyLock::new(|| {
+    let language = crate::Language::Python.grammar();
+    let kind = |name: &str, named: bool| match language.id_for_node_kind(name, named) {
+        0 => panic!("tree-sitter-python has no node kind `{name}`"),
+        id => id,
+    };
+    let field = |name: &str| {
+        language.field_id_for_name(name).map_or_else(|| panic!("tree-sitter-python has no field `{name}`"), |f| f.get())
+    };
+    Ids {
+        identifier: kind("identifier", true),
+        default_parameter: kind("default_parameter", true),
+        typed_default_parameter: kind("typed_default_parameter", true),
+        typed_parameter: kind("typed_parameter", true),
+        list_splat_pattern: kind("list_splat_pattern", true),
+        dictionary_splat_pattern: kind("dictionary_splat_pattern", true),
+        keyword_separator: kind("keyword_separator", true),
+        positional_separator: kind("positional_separator", true),
+        type_: kind("type", true),
+        comment: kind("comment", true),
+        colon: kind(":", false),
+        expression_statement: kind("expression_statement", true),
+        string: kind("string", true),
+        concatenated_string: kind("concatenated_string", true),
+        string_start: kind("string_start", true),
+        string_end: kind("string_end", true),
+        name_field: field("name"),
+        value_field: field("value"),
+        type_field: field("type"),
+    }
+});
 
 pub(super) fn text<'s>(node: Node, src: &'s str) -> &'s str {
     &src[node.byte_range()]
@@ -13,51 +71,48 @@ pub(super) fn text<'s>(node: Node, src: &'s str) -> &'s str {
 /// Parameters of a `parameters` node, with positional-only (before `/`) and keyword-only
 /// (after `*` or `*args`) kinds.
 pub(super) fn parameters(node: Node, src: &str) -> Vec<Parameter> {
+    let k = &*IDS;
     let mut out: Vec<Parameter> = Vec::new();
     let mut keyword_only = false;
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
         let plain = if keyword_only { ParameterKind::KeywordOnly } else { ParameterKind::PositionalOrKeyword };
-        let field = |name: &str| child.child_by_field_name(name).map(|n| text(n, src).to_string());
-        match child.kind() {
-            "identifier" => out.push(param(text(child, src), plain, None, None)),
-            "default_parameter" => {
-                let name = field("name").unwrap_or_default();
-                out.push(param(&name, plain, None, field("value")));
-            }
-            "typed_default_parameter" => {
-                let name = field("name").unwrap_or_default();
-                out.push(param(&name, plain, field("type"), field("value")));
-            }
-            "typed_parameter" => {
-                let annotation = field("type");
-                let mut c = child.walk();
-                let Some(inner) = child.named_children(&mut c).find(|n| n.kind() != "type" && n.kind() != "comment") else {
-                    continue;
-                };
-                match inner.kind() {
-                    "list_splat_pattern" => {
-                        out.push(param(splat_name(inner, src), ParameterKind::VarPositional, annotation, None));
-                        keyword_only = true;
-                    }
-                    "dictionary_splat_pattern" => {
-                        out.push(param(splat_name(inner, src), ParameterKind::VarKeyword, annotation, None))
-                    }
-                    _ => out.push(param(text(inner, src), plain, annotation, None)),
-                }
-            }
-            "list_splat_pattern" => {
-                out.push(param(splat_name(child, src), ParameterKind::VarPositional, None, None));
+        let field = |id: u16| child.child_by_field_id(id).map(|n| text(n, src).to_string());
+        let kind = child.kind_id();
+        if kind == k.identifier {
+            out.push(param(text(child, src), plain, None, None));
+        } else if kind == k.default_parameter {
+            let name = field(k.name_field).unwrap_or_default();
+            out.push(param(&name, plain, None, field(k.value_field)));
+        } else if kind == k.typed_default_parameter {
+            let name = field(k.name_field).unwrap_or_default();
+            out.push(param(&name, plain, field(k.type_field), field(k.value_field)));
+        } else if kind == k.typed_parameter {
+            let annotation = field(k.type_field);
+            let mut c = child.walk();
+            let Some(inner) = child.named_children(&mut c).find(|n| n.kind_id() != k.type_ && n.kind_id() != k.comment) else {
+                continue;
+            };
+            let inner_kind = inner.kind_id();
+            if inner_kind == k.list_splat_pattern {
+                out.push(param(splat_name(inner, src), ParameterKind::VarPositional, annotation, None));
                 keyword_only = true;
+            } else if inner_kind == k.dictionary_splat_pattern {
+                out.push(param(splat_name(inner, src), ParameterKind::VarKeyword, annotation, None))
+            } else {
+                out.push(param(text(inner, src), plain, annotation, None))
             }
-            "dictionary_splat_pattern" => out.push(param(splat_name(child, src), ParameterKind::VarKeyword, None, None)),
-            "keyword_separator" => keyword_only = true,
-            "positional_separator" => {
-                for p in out.iter_mut().filter(|p| p.kind == ParameterKind::PositionalOrKeyword) {
-                    p.kind = ParameterKind::PositionalOnly;
-                }
+        } else if kind == k.list_splat_pattern {
+            out.push(param(splat_name(child, src), ParameterKind::VarPositional, None, None));
+            keyword_only = true;
+        } else if kind == k.dictionary_splat_pattern {
+            out.push(param(splat_name(child, src), ParameterKind::VarKeyword, None, None));
+        } else if kind == k.keyword_separator {
+            keyword_only = true;
+        } else if kind == k.positional_separator {
+            for p in out.iter_mut().filter(|p| p.kind == ParameterKind::PositionalOrKeyword) {
+                p.kind = ParameterKind::PositionalOnly;
             }
-            _ => {}
         }
     }
     out
@@ -69,14 +124,14 @@ fn param(name: &str, kind: ParameterKind, annotation: Option<String>, default: O
 
 fn splat_name<'s>(node: Node, src: &'s str) -> &'s str {
     let mut c = node.walk();
-    let found = node.named_children(&mut c).find(|n| n.kind() != "comment");
+    let found = node.named_children(&mut c).find(|n| n.kind_id() != IDS.comment);
     found.map_or("", |n| text(n, src))
 }
 
 /// Named, non-comment children's text (superclass lists: `Base`, `metaclass=M`).
 pub(super) fn arguments(node: Node, src: &str) -> Vec<String> {
     let mut c = node.walk();
-    node.named_children(&mut c).filter(|n| n.kind() != "comment").map(|n| text(n, src).to_string()).collect()
+    node.named_children(&mut c).filter(|n| n.kind_id() != IDS.comment).map(|n| text(n, src).to_string()).collect()
 }
 
 /// Decorator text without the `@`.
@@ -93,7 +148,7 @@ pub(super) fn header(def: Node, body: Node, src: &str) -> String {
         if child.start_byte() >= body.start_byte() {
             break;
         }
-        if child.kind() == ":" {
+        if child.kind_id() == IDS.colon {
             end = child.start_byte();
         }
     }
@@ -103,19 +158,21 @@ pub(super) fn header(def: Node, body: Node, src: &str) -> String {
 /// The docstring of a body block: a string literal that is the first statement.
 pub(super) fn docstring(body: Node, src: &str) -> Option<String> {
     let mut c = body.walk();
-    let first = body.named_children(&mut c).find(|n| n.kind() != "comment")?;
-    if first.kind() != "expression_statement" || first.named_child_count() != 1 {
+    let k = &*IDS;
+    let first = body.named_children(&mut c).find(|n| n.kind_id() != k.comment)?;
+    if first.kind_id() != k.expression_statement || first.named_child_count() != 1 {
         return None;
     }
     let expr = first.named_child(0)?;
-    let value = match expr.kind() {
-        "string" => string_value(expr, src)?,
-        "concatenated_string" => {
-            let mut c = expr.walk();
-            let parts: Option<Vec<String>> = expr.named_children(&mut c).filter(|n| n.kind() == "string").map(|n| string_value(n, src)).collect();
-            parts?.concat()
-        }
-        _ => return None,
+    let value = if expr.kind_id() == k.string {
+        string_value(expr, src)?
+    } else if expr.kind_id() == k.concatenated_string {
+        let mut c = expr.walk();
+        let parts: Option<Vec<String>> =
+            expr.named_children(&mut c).filter(|n| n.kind_id() == k.string).map(|n| string_value(n, src)).collect();
+        parts?.concat()
+    } else {
+        return None;
     };
     Some(cleandoc(&value))
 }
@@ -128,7 +185,7 @@ fn string_value(node: Node, src: &str) -> Option<String> {
     }
     let start = node.child(0)?;
     let end = node.child(count - 1)?;
-    if start.kind() != "string_start" || end.kind() != "string_end" {
+    if start.kind_id() != IDS.string_start || end.kind_id() != IDS.string_end {
         return None;
     }
     let prefix: String = text(start, src).chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
