@@ -171,6 +171,11 @@ fn parameters(list: Node, src: &str) -> Vec<Parameter> {
     out
 }
 
+/// Number of `\n` bytes.
+fn newline_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
+}
+
 fn field_id(id: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(id).expect("field ids are non-zero")
 }
@@ -466,6 +471,8 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         defs,
         module_uses,
         sha256: hex::encode(Sha256::digest(bytes)),
-        lines: src.lines().count(),
+        // `src.lines().count()`, without splitting: every `\n` ends a line, and so does the
+        // end of a file that does not end with one.
+        lines: newline_count(bytes) + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n")),
     })
 }

@@ -271,3 +271,12 @@ fn kind_and_field_ids_match_their_names() {
         assert!(seen.contains(name), "no `{name}` node in the Go fixtures");
     }
 }
+
+/// A file's line count is `str::lines().count()`, whatever its last line ends with.
+#[test]
+fn line_counts_match_str_lines() {
+    for text in ["package a", "package a\n", "package a\n\n", "package a\r\nfunc f() {}\r\n", "package a\n\nfunc f() {}", "\npackage a\n"] {
+        let index = src_index(&[("a.go", text)]);
+        assert_eq!(index.files["a.go"].lines, text.lines().count(), "{text:?}");
+    }
+}
