@@ -223,13 +223,17 @@ impl<'a> Linker<'a> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let first = r.chain.first()?;
+        if r.chain.is_empty() {
+            return None;
+        }
+        let mut parts = r.chain.split('.');
+        let first = parts.next()?;
         let mut t = self.resolve_name(file, r.scope, first, r.pos, depth)?;
         let mut best = match t {
             Target::Def(f, d) => Some((f, d)),
             _ => None,
         };
-        for part in &r.chain[1..] {
+        for part in parts {
             let next = match &t {
                 Target::Def(f, d) if self.files[*f].defs[*d].is_class() => self.class_member(*f, *d, part, depth + 1),
                 Target::Def(..) => None,

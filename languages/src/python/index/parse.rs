@@ -18,7 +18,8 @@ use crate::Language;
 /// definition of the same file, or `None` for module scope) at byte `pos`.
 #[derive(Debug, Clone)]
 pub(super) struct RawRef {
-    pub chain: Vec<String>,
+    /// The names of `a` or `a.b.c`, joined by `.` (one allocation per use).
+    pub chain: Box<str>,
     pub scope: Option<usize>,
     pub pos: usize,
     /// 1-based line, for module-level uses only (the index lists their lines); 0 elsewhere.
@@ -525,14 +526,15 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
         }
         // Non-maximal chains and identifiers inside chains are `@ignore`d by the query.
         let chain = match kind {
-            UseKind::Name => vec![signature::text(node, src).to_string()],
+            UseKind::Name => signature::text(node, src).into(),
             UseKind::Chain => match attribute_chain(node, src) {
                 Some(chain) => chain,
                 None => continue,
             },
             UseKind::Dotted => {
                 let mut c = node.walk();
-                node.named_children(&mut c).filter(|n| n.kind_id() == QUERIES.identifier).map(|n| signature::text(n, src).to_string()).collect()
+                let names: Vec<&str> = node.named_children(&mut c).filter(|n| n.kind_id() == QUERIES.identifier).map(|n| signature::text(n, src)).collect();
+                names.join(".").into()
             }
         };
         let raw = |chain, scope| RawRef { chain, scope, pos, line: 0 };
@@ -564,20 +566,21 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
     }
 }
 
-/// `a.b.c` as `["a", "b", "c"]`, when the chain is rooted at an identifier.
-fn attribute_chain(node: Node, src: &str) -> Option<Vec<String>> {
+/// `a.b.c` as `"a.b.c"` (without whatever spacing the source has), when the chain is
+/// rooted at an identifier.
+fn attribute_chain(node: Node, src: &str) -> Option<Box<str>> {
     let q = &*QUERIES;
     let mut parts = Vec::new();
     let mut cur = node;
     loop {
         let kind = cur.kind_id();
         if kind == q.attribute {
-            parts.push(signature::text(cur.child_by_field_id(q.attribute_field)?, src).to_string());
+            parts.push(signature::text(cur.child_by_field_id(q.attribute_field)?, src));
             cur = cur.child_by_field_id(q.object_field)?;
         } else if kind == q.identifier {
-            parts.push(signature::text(cur, src).to_string());
+            parts.push(signature::text(cur, src));
             parts.reverse();
-            return Some(parts);
+            return Some(parts.join(".").into());
         } else {
             return None;
         }
