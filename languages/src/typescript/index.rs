@@ -88,9 +88,24 @@ fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex
     files.dedup_by(|a, b| a.path == b.path);
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     let linker = super::link::Linker::new(&files);
-    let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len())
+    let links: Vec<(FileIndex, Vec<super::link::Linked>)> = (0..files.len())
         .into_par_iter()
         .map(|i| linker.link_file(i))
+        .collect();
+    drop(linker);
+    // The parsed definitions are moved into the index, not copied.
+    let linked: Vec<(FileIndex, Vec<Definition>)> = files
+        .into_par_iter()
+        .zip(links)
+        .map(|(file, (index, links))| {
+            let defs = file
+                .defs
+                .into_iter()
+                .zip(links)
+                .map(|(raw, link)| link.apply(raw.def, &file.path))
+                .collect();
+            (index, defs)
+        })
         .collect();
     let mut out = ScriptIndex {
         skipped,

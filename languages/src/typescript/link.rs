@@ -2,12 +2,32 @@
 //! specifiers to files, imports to the definitions they bind (through re-export chains),
 //! and every definition's used names to definitions. See `index.rs` for the rules.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::parse::{Object, ParsedFile, Ref};
+use super::parse::{FxHashMap as HashMap, Object, ParsedFile, Ref};
 use crate::index::{
     Definition, DefinitionKind, FileIndex, LoadReference, LoadRole, ModuleReference, NodeId,
 };
+
+/// What linking adds to a parsed definition.
+pub(super) struct Linked {
+    id: NodeId,
+    parent: Option<NodeId>,
+    references: Vec<NodeId>,
+    load_references: Vec<LoadReference>,
+}
+
+impl Linked {
+    /// The definition `def` of file `path`, linked.
+    pub fn apply(self, mut def: Definition, path: &str) -> Definition {
+        def.id = self.id;
+        def.path = path.to_string();
+        def.parent = self.parent;
+        def.references = self.references;
+        def.load_references = self.load_references;
+        def
+    }
+}
 
 /// Re-export chains longer than this are cut (they are cycles in practice).
 const MAX_DEPTH: usize = 24;
@@ -60,9 +80,9 @@ impl<'a> Linker<'a> {
         let mut ids = Vec::with_capacity(files.len());
         let mut top = Vec::with_capacity(files.len());
         let mut children = Vec::with_capacity(files.len());
-        let mut members: HashMap<&str, Vec<At>> = HashMap::new();
+        let mut members: HashMap<&str, Vec<At>> = HashMap::default();
         for (fi, f) in files.iter().enumerate() {
-            let mut count: HashMap<&str, usize> = HashMap::new();
+            let mut count: HashMap<&str, usize> = HashMap::default();
             for d in &f.defs {
                 *count.entry(d.def.qualname.as_str()).or_default() += 1;
             }
@@ -78,7 +98,7 @@ impl<'a> Linker<'a> {
                     })
                     .collect(),
             );
-            let mut t: HashMap<&str, Vec<usize>> = HashMap::new();
+            let mut t: HashMap<&str, Vec<usize>> = HashMap::default();
             let mut ch = vec![Vec::new(); f.defs.len()];
             for (i, d) in f.defs.iter().enumerate().filter(|(_, d)| !d.test_case) {
                 match d.parent {
@@ -105,7 +125,7 @@ impl<'a> Linker<'a> {
         let exports = files
             .iter()
             .map(|f| {
-                let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+                let mut m: HashMap<&str, Vec<usize>> = HashMap::default();
                 for (i, d) in f
                     .defs
                     .iter()
@@ -122,7 +142,7 @@ impl<'a> Linker<'a> {
         let bindings = files
             .iter()
             .map(|f| {
-                let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+                let mut m: HashMap<&str, Vec<usize>> = HashMap::default();
                 for (i, b) in f.bindings.iter().enumerate() {
                     m.entry(b.local.as_str()).or_default().push(i);
                 }
@@ -413,7 +433,8 @@ impl<'a> Linker<'a> {
         }
     }
 
-    pub fn link_file(&self, f: usize) -> (FileIndex, Vec<Definition>) {
+    /// File `f`'s index, and what linking adds to each of its definitions (in order).
+    pub fn link_file(&self, f: usize) -> (FileIndex, Vec<Linked>) {
         let file = &self.files[f];
         let id = |(fi, di): At| self.ids[fi][di].clone();
         let mut defs = Vec::with_capacity(file.defs.len());
@@ -450,16 +471,15 @@ impl<'a> Linker<'a> {
                 }
             }
             refs.remove(&self.ids[f][i]);
-            let mut def = raw.def.clone();
-            def.id = self.ids[f][i].clone();
-            def.path = file.path.clone();
-            def.parent = raw.parent.map(|p| self.ids[f][p].clone());
-            def.references = refs.into_iter().collect();
-            def.load_references = loads
-                .into_iter()
-                .map(|(target, role)| LoadReference { target, role })
-                .collect();
-            defs.push(def);
+            defs.push(Linked {
+                id: self.ids[f][i].clone(),
+                parent: raw.parent.map(|p| self.ids[f][p].clone()),
+                references: refs.into_iter().collect(),
+                load_references: loads
+                    .into_iter()
+                    .map(|(target, role)| LoadReference { target, role })
+                    .collect(),
+            });
         }
         let mut module_references: Vec<ModuleReference> = Vec::new();
         for (r, line) in &file.module_refs {

@@ -14,6 +14,57 @@ use super::signature::{heritage, interface_members, jsdoc, parameters, string_co
 use crate::Language;
 use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Signature, Span};
 
+/// The Fx hash (as in rustc): much cheaper than SipHash for the short keys the indexer
+/// hashes (node ids, names); no protection against crafted collisions is needed here.
+#[derive(Default, Clone, Copy)]
+pub(super) struct FxHasher(u64);
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(super) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+pub(super) type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
+pub(super) type FxHashSet<T> = HashSet<T, FxBuild>;
+
 /// A name used by a definition (or by module-level code), before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Ref {
@@ -143,8 +194,8 @@ const TEST_CALLEES: &[&str] = &["describe", "it", "test", "suite", "context", "b
 /// list of a parent's children.
 struct Family<'t> {
     kinds: &'static Kinds,
-    parents: HashMap<usize, Option<Node<'t>>>,
-    children: HashMap<usize, Vec<Node<'t>>>,
+    parents: FxHashMap<usize, Option<Node<'t>>>,
+    children: FxHashMap<usize, Vec<Node<'t>>>,
     /// The node the walk is on, and its ancestors (root first).
     at: Option<Node<'t>>,
     ancestors: Vec<Node<'t>>,
@@ -154,8 +205,8 @@ impl<'t> Family<'t> {
     fn new(kinds: &'static Kinds) -> Family<'t> {
         Family {
             kinds,
-            parents: HashMap::new(),
-            children: HashMap::new(),
+            parents: FxHashMap::default(),
+            children: FxHashMap::default(),
             at: None,
             ancestors: Vec::new(),
         }
@@ -639,8 +690,9 @@ pub(super) fn parse_file(
     // each definition keeps the first of each.
     refs.sort_by_key(|r| r.0);
     let mut module_refs = Vec::new();
-    let mut seen: Vec<HashSet<(RefKey<'_>, Option<LoadRole>)>> = vec![HashSet::new(); defs.len()];
-    let mut seen_module: HashSet<(RefKey<'_>, usize)> = HashSet::new();
+    let mut seen: Vec<FxHashSet<(RefKey<'_>, Option<LoadRole>)>> =
+        vec![FxHashSet::default(); defs.len()];
+    let mut seen_module: FxHashSet<(RefKey<'_>, usize)> = FxHashSet::default();
     // Lines of module-level names, counted forward (references are in source order).
     let (mut line, mut counted) = (1usize, 0usize);
     for (at, r) in refs {
