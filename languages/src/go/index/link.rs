@@ -93,10 +93,17 @@ type PackageKey = (String, String);
 struct Package {
     /// Functions and types by name: (id, in a test file, is a type).
     names: BTreeMap<String, Vec<(NodeId, bool, bool)>>,
-    /// Methods by (receiver type, method name).
-    methods: BTreeMap<(String, String), Vec<(NodeId, bool)>>,
+    /// Methods by receiver type, then method name.
+    methods: BTreeMap<String, BTreeMap<String, Vec<(NodeId, bool)>>>,
     /// Methods by name alone.
     methods_by_name: BTreeMap<String, Vec<(NodeId, bool)>>,
+}
+
+impl Package {
+    /// The methods `name` of the type `ty`.
+    fn method(&self, ty: &str, name: &str) -> &[(NodeId, bool)] {
+        self.methods.get(ty).and_then(|m| m.get(name)).map(Vec::as_slice).unwrap_or(&[])
+    }
 }
 
 /// Where one file's names resolve.
@@ -147,8 +154,7 @@ impl Scope<'_> {
                 }
                 let own_type = self.own.and_then(|p| p.names.get(op)).is_some_and(|v| v.iter().any(|(_, _, ty)| *ty));
                 if let Some(own) = self.own.filter(|_| own_type) {
-                    let key = (op.clone(), n.clone());
-                    out.extend(visible(own.methods.get(&key).map(Vec::as_slice).unwrap_or(&[]), self.is_test).cloned());
+                    out.extend(visible(own.method(op, n), self.is_test).cloned());
                 } else if *call {
                     self.any_method(n, out);
                 }
@@ -158,9 +164,8 @@ impl Scope<'_> {
                     None => self.own.map(|p| (p, self.is_test)),
                     Some(alias) => self.imports.get(alias).copied().flatten(),
                 };
-                let key = (t.name.clone(), m.clone());
-                let found: Vec<NodeId> = pkg
-                    .map(|(p, tests)| visible(p.methods.get(&key).map(Vec::as_slice).unwrap_or(&[]), tests).cloned().collect())
+                let found: Vec<NodeId> =
+                    pkg.map(|(p, tests)| visible(p.method(&t.name, m), tests).cloned().collect())
                     .unwrap_or_default();
                 if found.is_empty() && *call {
                     // A promoted method of an embedded type, or a field: stay conservative.
@@ -236,7 +241,8 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             let id = d.def.id.clone();
             match (&d.receiver_type, d.def.kind) {
                 (Some(rt), DefinitionKind::Method) => {
-                    pkg.methods.entry((rt.clone(), d.def.name.clone())).or_default().push((id.clone(), f.is_test));
+                    let of_type = pkg.methods.entry(rt.clone()).or_default();
+                    of_type.entry(d.def.name.clone()).or_default().push((id.clone(), f.is_test));
                     pkg.methods_by_name.entry(d.def.name.clone()).or_default().push((id, f.is_test));
                 }
                 (None, DefinitionKind::Method) => {}
@@ -260,13 +266,13 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
         for (name, entries) in &pkg.names {
             kinds.extend(entries.iter().map(|(id, _, _)| (id.as_str(), (name.as_str(), false))));
         }
-        for ((_, name), entries) in &pkg.methods {
+        for (name, entries) in pkg.methods.values().flatten() {
             kinds.extend(entries.iter().map(|(id, _)| (id.as_str(), (name.as_str(), true))));
         }
     }
 
     let mut out_files = Vec::with_capacity(files.len());
-    let mut out_defs = Vec::new();
+    let mut out_defs = Vec::with_capacity(files.iter().map(|f| f.defs.len()).sum());
     for f in files {
         let own = packages.get(&(f.dir.clone(), f.package.clone()));
         let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
@@ -326,12 +332,8 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
                 && d.def.kind != DefinitionKind::Method
                 && let Some(p) = own
             {
-                // The type's methods, in (type, method) order, whose name is an interface's.
-                let from = (d.def.name.clone(), String::new());
-                for ((ty, m), entries) in p.methods.range(from..) {
-                    if *ty != d.def.name {
-                        break;
-                    }
+                // The type's methods whose name is an interface's.
+                for (m, entries) in p.methods.get(&d.def.name).into_iter().flatten() {
                     if iface_methods.contains(m) {
                         refs.extend(visible(entries, f.is_test).cloned());
                     }

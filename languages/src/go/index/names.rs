@@ -9,7 +9,7 @@
 use tree_sitter::{Node, Tree};
 
 use super::kinds::{Ids, ids};
-use super::parse::{TypeRef, type_ref};
+use super::parse::{TypeName, type_name};
 
 /// One fact about a name, at a byte offset (which decides the definition it belongs to).
 #[derive(Debug)]
@@ -19,7 +19,7 @@ pub(super) enum Fact<'a> {
     /// Operand (when an identifier), member, called.
     Selector(Option<&'a str>, &'a str, bool),
     Qualified(&'a str, &'a str),
-    Typed(&'a str, TypeRef),
+    Typed(&'a str, TypeName<'a>),
 }
 
 fn text<'a>(n: Node, src: &'a str) -> &'a str {
@@ -64,11 +64,11 @@ fn node_facts<'a>(n: Node, kind: u16, called: bool, src: &'a str, emit: &mut imp
                 }
             }
         }
-        let ty = ty.and_then(|t| type_ref(t, src));
+        let ty = ty.and_then(|t| type_name(t, src));
         for name in names.iter().flatten().chain(extra.iter()).copied() {
             let s = text(name, src);
             if let Some(t) = ty.as_ref().filter(|_| kind != k.variadic_parameter_declaration) {
-                emit(Fact::Typed(s, t.clone()), name);
+                emit(Fact::Typed(s, *t), name);
             }
             emit(Fact::Local(s), name);
         }
@@ -104,7 +104,7 @@ fn node_facts<'a>(n: Node, kind: u16, called: bool, src: &'a str, emit: &mut imp
                             None
                         }
                     });
-                    if let Some(t) = lit.and_then(|l| l.child_by_field_id(f.type_)).and_then(|t| type_ref(t, src)) {
+                    if let Some(t) = lit.and_then(|l| l.child_by_field_id(f.type_)).and_then(|t| type_name(t, src)) {
                         emit(Fact::Typed(s, t), id);
                     }
                 }

@@ -89,19 +89,34 @@ fn text<'a>(n: Node, src: &'a str) -> &'a str {
 
 /// Base type name and package of a type node, through pointers, generics and parentheses.
 pub(crate) fn type_ref(n: Node, src: &str) -> Option<TypeRef> {
+    type_name(n, src).map(TypeName::to_ref)
+}
+
+/// [`TypeRef`] borrowing the source: (`pkg`, `T`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TypeName<'a> {
+    pub package: Option<&'a str>,
+    pub name: &'a str,
+}
+
+impl TypeName<'_> {
+    pub fn to_ref(self) -> TypeRef {
+        TypeRef { package: self.package.map(str::to_string), name: self.name.to_string() }
+    }
+}
+
+/// [`type_ref`], borrowing the source.
+pub(crate) fn type_name<'a>(n: Node, src: &'a str) -> Option<TypeName<'a>> {
     let Ids { kinds: k, fields: f } = ids();
     let kind = n.kind_id();
     if kind == k.type_identifier {
-        Some(TypeRef { package: None, name: text(n, src).to_string() })
+        Some(TypeName { package: None, name: text(n, src) })
     } else if kind == k.qualified_type {
-        Some(TypeRef {
-            package: Some(text(n.child_by_field_id(f.package)?, src).to_string()),
-            name: text(n.child_by_field_id(f.name)?, src).to_string(),
-        })
+        Some(TypeName { package: Some(text(n.child_by_field_id(f.package)?, src)), name: text(n.child_by_field_id(f.name)?, src) })
     } else if kind == k.pointer_type || kind == k.parenthesized_type {
-        type_ref(n.named_child(0)?, src)
+        type_name(n.named_child(0)?, src)
     } else if kind == k.generic_type {
-        type_ref(n.child_by_field_id(f.type_)?, src)
+        type_name(n.child_by_field_id(f.type_)?, src)
     } else {
         None
     }
@@ -300,7 +315,7 @@ struct Facts<'a> {
     selectors: Vec<(Option<&'a str>, &'a str, bool, usize)>,
     qualified: Vec<(&'a str, &'a str, usize)>,
     locals: BTreeSet<&'a str>,
-    typed: BTreeMap<&'a str, TypeRef>,
+    typed: BTreeMap<&'a str, TypeName<'a>>,
 }
 
 impl Facts<'_> {
@@ -321,7 +336,7 @@ impl Facts<'_> {
         for (op, member, call, line) in &self.selectors {
             let u = match op {
                 Some(op) if local(op) => match self.typed.get(op) {
-                    Some(t) => Use::Method(t.clone(), member.to_string(), *call),
+                    Some(t) => Use::Method(t.to_ref(), member.to_string(), *call),
                     None if *call => Use::AnyMethod(member.to_string()),
                     None => continue,
                 },
