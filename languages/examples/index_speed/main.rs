@@ -6,6 +6,9 @@
 //! - carve's indexing throughput: `DefinitionIndex::build` on the generated root (walk,
 //!   read, parse, queries, linking; files spread over all cores by rayon);
 //! - the per-core ratio `(index / cores) / parse` (target: at least 0.75);
+//! - the floor of any index that looks at every node: the same parse followed by one
+//!   tree-cursor walk over every node, in units of the bare parse
+//!   (`walk_every_node_cpu_over_parse_cpu`);
 //! - carve's peak memory while indexing (`VmHWM` of a fresh child process that only
 //!   indexes), next to the memory all trees of the repository take when kept at once
 //!   (`all_trees_mb`), which shows that indexing never holds every tree.
@@ -166,6 +169,21 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     }
     let (parse_s, parse_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
 
+    // The floor of any index that looks at every node: the same parse, then one tree-cursor
+    // walk over every node reading its kind id (no other work).
+    let (t, c) = (Instant::now(), cpu_s());
+    let mut kinds = 0usize;
+    for (path, text) in &files {
+        parser
+            .set_language(&language.grammar_for_path(path))
+            .map_err(|e| e.to_string())?;
+        if let Some(tree) = parser.parse(text, None) {
+            kinds += walk_every_node(&tree);
+        }
+    }
+    let (walk_s, walk_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
+    std::hint::black_box(kinds);
+
     // The same indexing on one thread: indexing's own cost next to parsing, whatever the
     // other processes on the machine do to the parallel run.
     let one = rayon::ThreadPoolBuilder::new()
@@ -191,11 +209,31 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     drop(trees);
     Ok(serde_json::json!({
         "lines": lines, "files": files.len(), "indexed_files": indexed_files, "skipped": skipped,
-        "definitions": defs, "nodes": nodes, "index_s": index_s, "parse_s": parse_s, "index_1t_s": index_1t_s,
+        "definitions": defs, "nodes": nodes, "index_s": index_s, "parse_s": parse_s, "walk_s": walk_s, "walk_cpu_s": walk_cpu_s, "index_1t_s": index_1t_s,
         "index_cpu_s": index_cpu_s, "parse_cpu_s": parse_cpu_s, "index_1t_cpu_s": index_1t_cpu_s,
         "peak_rss_kb": peak_rss_kb, "start_rss_kb": start_rss, "all_trees_kb": all_trees_kb,
     })
     .to_string())
+}
+
+/// Visit every node of `tree` with one cursor, summing kind ids (so the walk is not optimised away).
+fn walk_every_node(tree: &tree_sitter::Tree) -> usize {
+    let mut cursor = tree.walk();
+    let mut sum = 0usize;
+    loop {
+        sum = sum.wrapping_add(cursor.node().kind_id() as usize);
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return sum;
+            }
+        }
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -329,6 +367,10 @@ fn main() {
             .iter()
             .filter_map(|s| Some(s["index_1t_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?))
             .collect();
+        let floors: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| Some(s["walk_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?))
+            .collect();
         let line = serde_json::json!({
             "language": language.name(),
             "lines": lines as u64,
@@ -342,6 +384,7 @@ fn main() {
             "per_core_ratio": round(median(ratios), 3),
             "per_core_ratio_cpu": round(median(cpu_ratios), 3),
             "index_1t_cpu_over_parse_cpu": round(median(overheads), 3),
+            "walk_every_node_cpu_over_parse_cpu": round(median(floors), 3),
             "peak_rss_mb": round(median(f("peak_rss_kb")) / 1024.0, 1),
             "start_rss_mb": round(median(f("start_rss_kb")) / 1024.0, 1),
             "all_trees_mb": round(median(f("all_trees_kb")) / 1024.0, 1),
