@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
+
 use super::parse::{ParsedFile, RawDef, Use};
 use crate::Language;
 use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId};
@@ -271,9 +273,9 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
         }
     }
 
-    let mut out_files = Vec::with_capacity(files.len());
-    let mut out_defs = Vec::with_capacity(files.iter().map(|f| f.defs.len()).sum());
-    for f in files {
+    let def_count = files.iter().map(|f| f.defs.len()).sum();
+    // Each file resolves on its own against the shared tables: in parallel, in path order.
+    let linked: Vec<(FileIndex, Vec<Definition>)> = files.into_par_iter().map(|f| {
         let own = packages.get(&(f.dir.clone(), f.package.clone()));
         let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
         let mut imports = Vec::new();
@@ -358,6 +360,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
         }
         module_references.sort();
         module_references.dedup();
+        let mut out_defs = Vec::with_capacity(f.defs.len());
         for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
             let mut def = d.def;
             def.load_references = load_references(&def, &refs, &kinds);
@@ -365,7 +368,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             def.references = refs.into_iter().collect();
             out_defs.push(def);
         }
-        out_files.push(FileIndex {
+        let file = FileIndex {
             path: f.path,
             language: Language::Go,
             module: import_path(modules, &f.dir),
@@ -376,7 +379,14 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             exported: Vec::new(),
             sha256: f.sha256,
             lines: f.lines,
-        });
+        };
+        (file, out_defs)
+    }).collect();
+    let mut out_files = Vec::with_capacity(linked.len());
+    let mut out_defs = Vec::with_capacity(def_count);
+    for (file, defs) in linked {
+        out_files.push(file);
+        out_defs.extend(defs);
     }
     (out_files, out_defs)
 }

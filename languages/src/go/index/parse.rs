@@ -452,11 +452,11 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         (byte >= s && byte < e).then_some(i - 1)
     };
     super::names::walk(&tree, src, |fact, node| {
-        let f = match owner(node.start_byte()) {
-            Some(i) => &mut facts[i],
-            None => &mut top,
+        // Only package-level uses keep their line (see `into_uses`' callers).
+        let (f, line) = match owner(node.start_byte()) {
+            Some(i) => (&mut facts[i], 0),
+            None => (&mut top, node.start_position().row + 1),
         };
-        let line = node.start_position().row + 1;
         match fact {
             Fact::Use(n) => f.names.push((n, line)),
             Fact::Local(n) => {
