@@ -280,3 +280,35 @@ fn line_counts_match_str_lines() {
         assert_eq!(index.files["a.go"].lines, text.lines().count(), "{text:?}");
     }
 }
+
+/// The imports query runs only under top-level nodes that can hold an import spec; on files
+/// with syntax errors it still finds every spec the query finds when run over the file's
+/// top three levels.
+#[test]
+fn imports_match_the_whole_file_query_despite_syntax_errors() {
+    use streaming_iterator::StreamingIterator;
+    let sources = [
+        "package a\n\nimport (\n\t\"fmt\"\n\tx \"os\"\n)\n\nfunc f() { fmt.Println(x.Args) }\n",
+        "package a\n\nimport \"fmt\"\nimport (\n\t\"strings\"\n\nfunc f() {}\n",
+        "package a\n\nfunc f() {\n\timport \"os\"\n}\nimport \"fmt\"\n",
+        "package a\nimport \"fmt\" \"os\"\ntype T struct { import \"io\" }\n",
+        "package a\n\nvar x = )\nimport \"strings\"\n",
+    ];
+    let q = super::queries::queries();
+    let mut parser = super::parse::new_parser();
+    for src in sources {
+        let tree = parser.parse(src, None).expect("parses");
+        let mut cursor = tree_sitter::QueryCursor::new();
+        cursor.set_max_start_depth(Some(3));
+        let mut expected = Vec::new();
+        let mut matches = cursor.matches(&q.query, tree.root_node(), src.as_bytes());
+        while let Some(m) = matches.next() {
+            if let Some(c) = m.captures.iter().find(|c| c.index == q.captures.path) {
+                expected.push(src[c.node.byte_range()].trim_matches('"').to_string());
+            }
+        }
+        let index = src_index(&[("a.go", src)]);
+        let got: Vec<String> = index.files["a.go"].imports.iter().map(|i| i.module.clone()).collect();
+        assert_eq!(got, expected, "{src:?}");
+    }
+}
