@@ -59,15 +59,22 @@ pub fn index_sources(sources: &[(String, Vec<u8>)]) -> ScriptIndex {
 pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
     let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = paths
         .par_iter()
-        .map_init(parse::new_parser, |parser, path| {
-            let r = std::fs::read(root.join(path))
-                .map_err(|source| IndexError::Read {
-                    path: path.clone(),
-                    source,
-                })
-                .and_then(|bytes| parse::parse_file(parser, path, &bytes));
-            (path.clone(), r)
-        })
+        .map_init(
+            // One read buffer per worker: a fresh allocation per file makes the allocator
+            // consolidate the freed nodes of the previous tree first.
+            || (parse::new_parser(), Vec::new()),
+            |(parser, bytes), path| {
+                bytes.clear();
+                let r = std::fs::File::open(root.join(path))
+                    .and_then(|mut f| std::io::Read::read_to_end(&mut f, bytes))
+                    .map_err(|source| IndexError::Read {
+                        path: path.clone(),
+                        source,
+                    })
+                    .and_then(|_| parse::parse_file(parser, path, bytes));
+                (path.clone(), r)
+            },
+        )
         .collect();
     finish(parsed)
 }
