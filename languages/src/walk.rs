@@ -71,6 +71,22 @@ fn matches_path_or_ancestor(set: &GlobSet, rel: &str) -> bool {
     false
 }
 
+/// Read the repository file `rel` under `root` into `buf` (cleared first). Indexers keep
+/// one buffer per worker: a fresh allocation of the file's size per file costs more than
+/// the read (the allocator first consolidates the previous tree's freed nodes).
+pub fn read_source(root: &Path, rel: &str, buf: &mut Vec<u8>) -> Result<(), IndexError> {
+    use std::io::Read as _;
+    let read = |buf: &mut Vec<u8>| -> std::io::Result<()> {
+        let mut file = std::fs::File::open(root.join(rel))?;
+        buf.clear();
+        let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+        buf.reserve(size);
+        file.read_to_end(buf)?;
+        Ok(())
+    };
+    read(buf).map_err(|source| IndexError::Read { path: rel.to_string(), source })
+}
+
 /// Whether a directory is a virtualenv, a tagged cache directory, or another tree never
 /// walked into. `build` and
 /// `dist` are skipped unless they are Python packages themselves (`src/build/__init__.py`

@@ -119,18 +119,6 @@ fn find_modules(root: &Path, paths: &[String]) -> Vec<GoModule> {
     dirs.into_values().flatten().collect()
 }
 
-/// Read a file into `buf` (cleared first): one buffer per worker instead of an allocation
-/// of the file's size per file.
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    use std::io::Read as _;
-    let mut file = std::fs::File::open(path)?;
-    buf.clear();
-    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
-    buf.reserve(size);
-    file.read_to_end(buf)?;
-    Ok(())
-}
-
 /// Index the Go files `paths` (repository-relative, `/`-separated) under `root`, reading
 /// the `go.mod` files above them for import paths.
 pub fn index_files(root: &Path, paths: &[String]) -> GoIndex {
@@ -140,9 +128,7 @@ pub fn index_files(root: &Path, paths: &[String]) -> GoIndex {
         .map_init(
             || (parse::new_parser(), Vec::new()),
             |(parser, buf), path| {
-                let r = read_into(&root.join(path), buf)
-                    .map_err(|source| IndexError::Read { path: path.clone(), source })
-                    .and_then(|()| parse::parse_file(parser, path, buf));
+                let r = crate::walk::read_source(root, path, buf).and_then(|()| parse::parse_file(parser, path, buf));
                 (path.clone(), r)
             },
         )

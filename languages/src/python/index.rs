@@ -83,10 +83,13 @@ pub fn index_sources(sources: &[(String, Vec<u8>)]) -> PythonIndex {
 pub fn index_files(root: &Path, paths: &[String]) -> PythonIndex {
     let parsed: Vec<Result<parse::ParsedFile, IndexError>> = paths
         .par_iter()
-        .map_init(parse::new_parser, |parser, path| {
-            let bytes = std::fs::read(root.join(path)).map_err(|source| IndexError::Read { path: path.clone(), source })?;
-            parse::parse_file(parser, path, &bytes)
-        })
+        .map_init(
+            || (parse::new_parser(), Vec::new()),
+            |(parser, buf), path| {
+                crate::walk::read_source(root, path, buf)?;
+                parse::parse_file(parser, path, buf)
+            },
+        )
         .collect();
     finish(paths.to_vec(), parsed)
 }

@@ -112,13 +112,13 @@ pub fn index_files(root: &Path, paths: &[String]) -> RustIndex {
     crate_names.retain(|_, v| !v.is_empty());
     let parsed = paths
         .par_iter()
-        .map_init(parse::new_parser, |parser, path| {
-            let bytes = std::fs::read(root.join(path)).map_err(|source| IndexError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            parse::parse_file(parser, path, &bytes)
-        })
+        .map_init(
+            || (parse::new_parser(), Vec::new()),
+            |(parser, buf), path| {
+                crate::walk::read_source(root, path, buf)?;
+                parse::parse_file(parser, path, buf)
+            },
+        )
         .collect();
     finish(paths.to_vec(), parsed, crate_names)
 }
