@@ -158,31 +158,14 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
     let lines: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
     let mut parser = tree_sitter::Parser::new();
     let (t, c) = (Instant::now(), cpu_s());
-    let mut nodes = 0usize;
-    for (path, text) in &files {
-        parser
-            .set_language(&language.grammar_for_path(path))
-            .map_err(|e| e.to_string())?;
-        if let Some(tree) = parser.parse(text, None) {
-            nodes += tree.root_node().descendant_count();
-        }
-    }
+    let nodes = parse_each(&mut parser, language, &files, |tree| tree.root_node().descendant_count())?;
     let (parse_s, parse_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
 
     // The floor of any index that looks at every node: the same parse, then one tree-cursor
     // walk over every node reading its kind id (no other work).
     let (t, c) = (Instant::now(), cpu_s());
-    let mut kinds = 0usize;
-    for (path, text) in &files {
-        parser
-            .set_language(&language.grammar_for_path(path))
-            .map_err(|e| e.to_string())?;
-        if let Some(tree) = parser.parse(text, None) {
-            kinds += walk_every_node(&tree);
-        }
-    }
+    std::hint::black_box(parse_each(&mut parser, language, &files, walk_every_node)?);
     let (walk_s, walk_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
-    std::hint::black_box(kinds);
 
     // The same indexing on one thread: indexing's own cost next to parsing, whatever the
     // other processes on the machine do to the parallel run.
@@ -214,6 +197,25 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
         "peak_rss_kb": peak_rss_kb, "start_rss_kb": start_rss, "all_trees_kb": all_trees_kb,
     })
     .to_string())
+}
+
+/// Parse every file once, hand each tree to `f` and drop it; the sum of what `f` returns.
+fn parse_each(
+    parser: &mut tree_sitter::Parser,
+    language: Language,
+    files: &[(PathBuf, String)],
+    mut f: impl FnMut(&tree_sitter::Tree) -> usize,
+) -> Result<usize, String> {
+    let mut sum = 0usize;
+    for (path, text) in files {
+        parser
+            .set_language(&language.grammar_for_path(path))
+            .map_err(|e| e.to_string())?;
+        if let Some(tree) = parser.parse(text, None) {
+            sum = sum.wrapping_add(f(&tree));
+        }
+    }
+    Ok(sum)
 }
 
 /// Visit every node of `tree` with one cursor, summing kind ids (so the walk is not optimised away).
