@@ -284,32 +284,6 @@ fn in_memory_and_on_disk_agree() {
     assert_eq!(index_sources(&sources).files.len(), sources.len());
 }
 
-/// Timing on a real tree: `CARVE_INDEX_ROOT=/usr/lib/python3.11 cargo test -p carve-languages
-/// --lib index_a_large_tree -- --ignored --nocapture` (optional: `CARVE_INDEX_INCLUDE=a/**,b`
-/// to restrict, `CARVE_INDEX_DUMP=out.json` to write the index).
-#[test]
-#[ignore = "timing on a large tree named by CARVE_INDEX_ROOT"]
-fn index_a_large_tree() {
-    let Some(root) = std::env::var_os("CARVE_INDEX_ROOT") else { return };
-    let start = std::time::Instant::now();
-    let include = std::env::var("CARVE_INDEX_INCLUDE").map(|s| s.split(',').map(String::from).collect()).unwrap_or_default();
-    let index = DefinitionIndex::build(Path::new(&root), &IndexOptions { include, exclude: Vec::new() }).unwrap();
-    if let Ok(out) = std::env::var("CARVE_INDEX_DUMP") {
-        std::fs::write(out, serde_json::to_string_pretty(&index).unwrap()).unwrap();
-    }
-    let refs: usize = index.definitions.values().map(|d| d.references.len() + d.load_references.len()).sum();
-    let imports: usize = index.files.values().map(|f| f.imports.len()).sum();
-    let resolved: usize = index.files.values().flat_map(|f| &f.imports).filter(|i| i.resolved_path.is_some()).count();
-    let lines: usize = index.files.values().map(|f| f.lines).sum();
-    println!(
-        "{} files, {lines} lines, {} definitions, {refs} references, {imports} imports ({resolved} resolved), {} skipped in {:.2?}",
-        index.files.len(),
-        index.definitions.len(),
-        index.skipped.len(),
-        start.elapsed()
-    );
-}
-
 
 #[test]
 fn star_imports_and_deep_hierarchies_stay_linear() {
