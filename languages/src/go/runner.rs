@@ -44,11 +44,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
     let result = run_in(req, &work);
     work.remove();
     let mut result = result?;
-    if let Some(wanted) = &req.tests {
-        result
-            .statuses
-            .retain(|id, _| wanted.iter().any(|w| w == id || is_ancestor(w, id)));
-    }
+    attempts::keep_requested(&mut result, req.tests.as_deref());
     Ok(result)
 }
 
@@ -309,16 +305,7 @@ impl Suite {
         };
         if ended.spawned && reader.events == 0 && ended.stop == Stop::Exited {
             let err = startup_error(&work.root, &command_line, &ended);
-            return Ok(Attempt {
-                command_line,
-                collected: None,
-                results: BTreeMap::new(),
-                running: None,
-                session_finished: false,
-                collection_errors: BTreeMap::new(),
-                ended,
-                startup_error: Some(err),
-            });
+            return Ok(Attempt::failed_to_start(command_line, ended, err));
         }
         let mut results = std::mem::take(&mut reader.results);
         let unit_of = |id: &str| {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use super::process::{Ended, Stop};
-use super::{RunRequest, RunResult, RunnerError, TestId, TestOutcome, TestStatus, is_ancestor};
+use super::{Collection, RunRequest, RunResult, RunnerError, TestId, TestOutcome, TestStatus, is_ancestor};
 
 /// At most this many extra processes after the first one.
 pub(crate) const MAX_RERUNS: u32 = 10;
@@ -35,6 +35,42 @@ pub(crate) struct Attempt {
     /// Why the runner never reported its collection: on the first attempt this is the
     /// run's error; on a rerun the remaining tests get it as their message.
     pub startup_error: Option<RunnerError>,
+}
+
+impl Attempt {
+    /// A process that ended before reporting its collection: `startup_error` says why.
+    pub fn failed_to_start(command_line: String, ended: Ended, startup_error: RunnerError) -> Attempt {
+        Attempt {
+            command_line,
+            collected: None,
+            results: BTreeMap::new(),
+            running: None,
+            session_finished: false,
+            collection_errors: BTreeMap::new(),
+            ended,
+            startup_error: Some(startup_error),
+        }
+    }
+
+    /// What a collect-only attempt found, or its startup error.
+    pub fn into_collection(self) -> Result<Collection, RunnerError> {
+        if let Some(err) = self.startup_error {
+            return Err(err);
+        }
+        Ok(Collection {
+            ids: self.collected.unwrap_or_default().into_iter().collect(),
+            collection_errors: self.collection_errors,
+            command_line: self.command_line,
+        })
+    }
+}
+
+/// Keep only the statuses of the tests `tests` asks for (an id, or an ancestor of one);
+/// `None` asks for all.
+pub(crate) fn keep_requested(result: &mut RunResult, tests: Option<&[TestId]>) {
+    if let Some(wanted) = tests {
+        result.statuses.retain(|id, _| wanted.iter().any(|w| w == id || is_ancestor(w, id)));
+    }
 }
 
 /// Run attempts until every collected test has an outcome. `attempt(selection, deadline,

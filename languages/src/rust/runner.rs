@@ -55,11 +55,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
     })();
     work.remove();
     let mut result = result?;
-    if let Some(wanted) = &req.tests {
-        result
-            .statuses
-            .retain(|id, _| wanted.iter().any(|w| w == id || is_ancestor(w, id)));
-    }
+    attempts::keep_requested(&mut result, req.tests.as_deref());
     Ok(result)
 }
 
@@ -379,16 +375,7 @@ impl Suite {
             && !units.is_empty()
         {
             let err = startup_error(&work.root, &command_line, &ended);
-            return Ok(Attempt {
-                command_line,
-                collected: None,
-                results: BTreeMap::new(),
-                running: None,
-                session_finished: false,
-                collection_errors: BTreeMap::new(),
-                ended,
-                startup_error: Some(err),
-            });
+            return Ok(Attempt::failed_to_start(command_line, ended, err));
         }
         if ended.stop != Stop::Exited {
             reader.crash_was_the_kill();

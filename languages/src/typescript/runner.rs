@@ -114,15 +114,7 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
         true,
     );
     job.dir.remove();
-    let attempt = attempt?;
-    if let Some(err) = attempt.startup_error {
-        return Err(err);
-    }
-    Ok(Collection {
-        ids: attempt.collected.unwrap_or_default().into_iter().collect(),
-        collection_errors: attempt.collection_errors,
-        command_line: attempt.command_line,
-    })
+    attempt?.into_collection()
 }
 
 /// After the reruns: a file-level blame (the runner was killed in a file before any of its

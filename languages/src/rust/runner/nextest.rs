@@ -102,16 +102,7 @@ impl Suite {
                 } else {
                     startup_error(&work.root, &line, &ended)
                 };
-                Ok(Err(Attempt {
-                    command_line: line,
-                    collected: None,
-                    results: BTreeMap::new(),
-                    running: None,
-                    session_finished: false,
-                    collection_errors: BTreeMap::new(),
-                    ended,
-                    startup_error: Some(err),
-                }))
+                Ok(Err(Attempt::failed_to_start(line, ended, err)))
             }
         }
     }
