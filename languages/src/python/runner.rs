@@ -21,13 +21,13 @@ pub mod harness;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
 use crate::runner::attempts::{self, Attempt};
 use crate::runner::process::{self, Ended, Limits, Progress, Stop};
+use crate::runner::steps::WorkDir;
 use crate::runner::{Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus};
 
 /// The report plugin, loaded with `-p carve_report`.
@@ -54,15 +54,7 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
     let dir = RunDir::create(req)?;
     let attempt = dir.attempt(req, req.tests.as_deref(), Instant::now() + req.timeout, 0, Mode::Collect);
     dir.remove();
-    let attempt = attempt?;
-    if let Some(err) = attempt.startup_error {
-        return Err(err);
-    }
-    Ok(Collection {
-        ids: attempt.collected.unwrap_or_default().into_iter().collect(),
-        collection_errors: attempt.collection_errors,
-        command_line: attempt.command_line,
-    })
+    attempt?.into_collection()
 }
 
 /// pytest's version for `python`, or the error that says how to install it.
@@ -103,28 +95,7 @@ struct RunDir {
 
 impl RunDir {
     fn create(req: &RunRequest) -> Result<RunDir, RunnerError> {
-        let root = req.root.canonicalize().map_err(|_| RunnerError::RootNotFound { root: req.root.clone() })?;
-        if !root.is_dir() {
-            return Err(RunnerError::RootNotFound { root: req.root.clone() });
-        }
-        if resolve_lexically(&req.scratch).starts_with(&root) {
-            return Err(RunnerError::ScratchInsideRoot { scratch: req.scratch.clone(), root });
-        }
-        std::fs::create_dir_all(&req.scratch).map_err(RunnerError::io("create the scratch directory", &req.scratch))?;
-        let scratch = req.scratch.canonicalize().map_err(RunnerError::io("resolve", &req.scratch))?;
-        if scratch.starts_with(&root) {
-            return Err(RunnerError::ScratchInsideRoot { scratch: req.scratch.clone(), root });
-        }
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let dir = loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let candidate = scratch.join(format!("pytest-{}-{n}", std::process::id()));
-            match std::fs::create_dir(&candidate) {
-                Ok(()) => break candidate,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(RunnerError::io("create", &candidate)(e)),
-            }
-        };
+        let WorkDir { dir, root, .. } = WorkDir::create(req, "pytest")?;
         let plugin_dir = dir.join("plugin");
         let plugin = plugin_dir.join("carve_report.py");
         std::fs::create_dir(&plugin_dir).map_err(RunnerError::io("create", &plugin_dir))?;
@@ -297,40 +268,6 @@ fn selection_paths(root: &Path, ids: &[TestId]) -> Vec<String> {
         .filter(|p| !paths.iter().any(|q| q != *p && p.strip_prefix(*q).is_some_and(|r| r.starts_with('/'))))
         .map(|p| p.to_string())
         .collect()
-}
-
-/// `path` made absolute and with `.`/`..` resolved without touching the file system, and
-/// with its longest existing prefix canonicalized (so symlinks in it are followed).
-fn resolve_lexically(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    let mut existing = out.as_path();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return out,
-        }
-    }
-    let mut resolved = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
-    resolved.extend(rest.iter().rev());
-    resolved
 }
 
 /// One line of the plugin's report.
