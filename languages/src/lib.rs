@@ -15,6 +15,7 @@ pub mod edit;
 pub mod go;
 pub mod index;
 pub mod python;
+mod query;
 pub mod rust;
 pub mod typescript;
 pub mod runner;

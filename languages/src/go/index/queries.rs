@@ -44,43 +44,20 @@ impl Queries {
     }
 }
 
-fn capture(query: &Query, name: &str) -> u32 {
-    query.capture_index_for_name(name).unwrap_or_else(|| panic!("go queries lack capture @{name}"))
-}
-
 static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
-    let language = crate::Language::Go.grammar();
-    let mut source = String::new();
-    let mut starts = Vec::new();
-    for (purpose, _, text) in FILES {
-        starts.push((source.len(), purpose));
-        source.push_str(text);
-        source.push('\n');
-    }
-    // The queries ship with the crate and `tests/queries_compile.rs` compiles each one;
-    // failing here is a bug in the crate, not in the user's input.
-    let query = Query::new(&language, &source).unwrap_or_else(|e| {
-        let file = starts.iter().zip(FILES).rev().find(|((start, _), _)| *start <= e.offset).map_or("?", |(_, f)| f.1);
-        panic!("queries/go/{file} does not compile: {e}")
-    });
-    let purposes = (0..query.pattern_count())
-        .map(|i| {
-            let at = query.start_byte_for_pattern(i);
-            starts.iter().rev().find(|(start, _)| *start <= at).map_or(Purpose::Definitions, |(_, p)| *p)
-        })
-        .collect();
-    let q = &query;
+    let crate::query::Combined { query, purposes, .. } = crate::query::combine(&crate::Language::Go.grammar(), "go", &FILES);
+    let capture = |name| crate::query::capture(&query, "go", name);
     let captures = Captures {
-        name: capture(q, "name"),
-        function: capture(q, "function"),
-        method: capture(q, "method"),
-        receiver: capture(q, "receiver"),
-        type_declaration: capture(q, "type_declaration"),
-        type_spec: capture(q, "type_spec"),
-        type_: capture(q, "type"),
-        import: capture(q, "import"),
-        alias: capture(q, "alias"),
-        path: capture(q, "path"),
+        name: capture("name"),
+        function: capture("function"),
+        method: capture("method"),
+        receiver: capture("receiver"),
+        type_declaration: capture("type_declaration"),
+        type_spec: capture("type_spec"),
+        type_: capture("type"),
+        import: capture("import"),
+        alias: capture("alias"),
+        path: capture("path"),
     };
     Queries { query, purposes, captures }
 });

@@ -112,57 +112,35 @@ fn root_kinds(query: &Query, source: &str, language: &tree_sitter::Language) -> 
     is_root
 }
 
-fn capture(query: &Query, name: &str) -> u32 {
-    query.capture_index_for_name(name).unwrap_or_else(|| panic!("python queries lack capture @{name}"))
-}
-
 pub(super) static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
     let language = crate::Language::Python.grammar();
-    let mut source = String::new();
-    let mut starts = Vec::new();
-    for (purpose, _, text) in FILES {
-        starts.push((source.len(), purpose));
-        source.push_str(text);
-        source.push('\n');
-    }
-    // The queries ship with the crate and `tests/queries_compile.rs` compiles each one;
-    // failing here is a bug in the crate, not in the user's input.
-    let query = Query::new(&language, &source).unwrap_or_else(|e| {
-        let file = starts.iter().zip(FILES).rev().find(|((start, _), _)| *start <= e.offset).map_or("?", |(_, f)| f.1);
-        panic!("queries/python/{file} does not compile: {e}")
-    });
-    let purposes = (0..query.pattern_count())
-        .map(|i| {
-            let at = query.start_byte_for_pattern(i);
-            starts.iter().rev().find(|(start, _)| *start <= at).map_or(Purpose::References, |(_, p)| *p)
-        })
-        .collect();
-    let q = &query;
+    let crate::query::Combined { query, source, purposes } = crate::query::combine(&language, "python", &FILES);
+    let capture = |name| crate::query::capture(&query, "python", name);
     let captures = Captures {
-        definition_function: capture(q, "definition.function"),
-        definition_class: capture(q, "definition.class"),
-        name: capture(q, "name"),
-        parameters: capture(q, "parameters"),
-        returns: capture(q, "returns"),
-        bases: capture(q, "bases"),
-        type_parameters: capture(q, "type_parameters"),
-        body: capture(q, "body"),
-        reference_dotted: capture(q, "reference.dotted"),
-        reference_pattern: capture(q, "reference.pattern"),
-        local_parameter: capture(q, "local.parameter"),
-        local_assign: capture(q, "local.assign"),
-        local_global: capture(q, "local.global"),
-        ignore: capture(q, "ignore"),
-        ignore_range: capture(q, "ignore.range"),
-        import: capture(q, "import"),
-        import_from: capture(q, "import.from"),
-        import_future: capture(q, "import.future"),
-        module: capture(q, "module"),
-        from: capture(q, "from"),
-        alias: capture(q, "alias"),
-        item: capture(q, "item"),
-        wildcard: capture(q, "wildcard"),
-        export: capture(q, "export"),
+        definition_function: capture("definition.function"),
+        definition_class: capture("definition.class"),
+        name: capture("name"),
+        parameters: capture("parameters"),
+        returns: capture("returns"),
+        bases: capture("bases"),
+        type_parameters: capture("type_parameters"),
+        body: capture("body"),
+        reference_dotted: capture("reference.dotted"),
+        reference_pattern: capture("reference.pattern"),
+        local_parameter: capture("local.parameter"),
+        local_assign: capture("local.assign"),
+        local_global: capture("local.global"),
+        ignore: capture("ignore"),
+        ignore_range: capture("ignore.range"),
+        import: capture("import"),
+        import_from: capture("import.from"),
+        import_future: capture("import.future"),
+        module: capture("module"),
+        from: capture("from"),
+        alias: capture("alias"),
+        item: capture("item"),
+        wildcard: capture("wildcard"),
+        export: capture("export"),
     };
     let is_root = root_kinds(&query, &source, &language);
     let field = |name: &str| {

@@ -318,11 +318,7 @@ static ITEMS: LazyLock<ItemsQuery> = LazyLock::new(|| {
             _ => None,
         })
         .collect();
-    let capture = |name: &str| {
-        query
-            .capture_index_for_name(name)
-            .unwrap_or_else(|| panic!("queries/rust/definitions.scm lacks @{name}"))
-    };
+    let capture = |name| crate::query::capture(&query, "rust", name);
     ItemsQuery {
         name: capture("name"),
         body: capture("body"),
