@@ -317,12 +317,7 @@ impl ReportReader {
     }
 
     fn read_new(&mut self) -> std::io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(&self.path)?;
-        f.seek(SeekFrom::Start(self.offset))?;
-        let n = f.read_to_end(&mut self.pending)?;
-        self.offset += n as u64;
-        Ok(())
+        process::read_appended(&self.path, &mut self.offset, &mut self.pending)
     }
 
     fn handle(&mut self, line: &[u8]) {
@@ -374,12 +369,9 @@ impl Progress for ReportReader {
             return false;
         }
         let mut any = false;
-        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                self.handle(&line);
-                any = true;
-            }
+        while let Some(line) = process::take_nonblank_line(&mut self.pending) {
+            self.handle(&line);
+            any = true;
         }
         any
     }

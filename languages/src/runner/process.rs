@@ -27,6 +27,27 @@ pub(crate) trait Progress {
     fn poll(&mut self) -> bool;
 }
 
+/// Appends to `pending` what was written to `path` after `*offset` (a report file the
+/// runner is still appending to), and moves `*offset` past it.
+pub(crate) fn read_appended(path: &Path, offset: &mut u64, pending: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(*offset))?;
+    let n = f.read_to_end(pending)?;
+    *offset += n as u64;
+    Ok(())
+}
+
+/// Takes the first complete line (with its `\n`) off the front of `pending`.
+pub(crate) fn take_line(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let end = pending.iter().position(|b| *b == b'\n')?;
+    Some(pending.drain(..=end).collect())
+}
+
+/// Like [`take_line`], passing over lines of only white space.
+pub(crate) fn take_nonblank_line(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
+    std::iter::from_fn(|| take_line(pending)).find(|line| !line.iter().all(u8::is_ascii_whitespace))
+}
+
 /// Why supervision ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {

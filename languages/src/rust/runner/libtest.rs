@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::targets::{Target, Workspace};
-use crate::runner::process::{Ended, Progress};
+use crate::runner::process::{self, Ended, Progress};
 use crate::runner::steps::StepReader;
 use crate::runner::{TestId, TestOutcome, TestStatus};
 
@@ -220,12 +220,7 @@ impl<'w> LibtestReader<'w> {
     }
 
     fn read_new(&mut self) -> std::io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(&self.path)?;
-        f.seek(SeekFrom::Start(self.offset))?;
-        let n = f.read_to_end(&mut self.pending)?;
-        self.offset += n as u64;
-        Ok(())
+        process::read_appended(&self.path, &mut self.offset, &mut self.pending)
     }
 }
 
@@ -244,8 +239,7 @@ impl Progress for LibtestReader<'_> {
             return false;
         }
         let mut any = false;
-        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
+        while let Some(line) = process::take_line(&mut self.pending) {
             let text = String::from_utf8_lossy(&line);
             self.handle(text.trim_end_matches(['\n', '\r']));
             any = true;

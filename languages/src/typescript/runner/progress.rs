@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
-use crate::runner::process::Progress;
+use crate::runner::process::{self, Progress};
 use crate::runner::{TestId, TestOutcome, TestStatus};
 
 /// The version of the reporters' JSON lines this reader understands.
@@ -247,17 +247,12 @@ impl ProgressReader {
             })
     }
 
+    /// A report file not created yet is nothing new.
     fn read_new(&mut self) -> std::io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut f = match std::fs::File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        f.seek(SeekFrom::Start(self.offset))?;
-        let n = f.read_to_end(&mut self.pending)?;
-        self.offset += n as u64;
-        Ok(())
+        match process::read_appended(&self.path, &mut self.offset, &mut self.pending) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            read => read,
+        }
     }
 }
 
@@ -270,12 +265,9 @@ impl Progress for ProgressReader {
             return false;
         }
         let mut any = false;
-        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                self.handle(&line);
-                any = true;
-            }
+        while let Some(line) = process::take_nonblank_line(&mut self.pending) {
+            self.handle(&line);
+            any = true;
         }
         any
     }
