@@ -113,6 +113,13 @@ impl Suite {
             template.into(),
         ];
         args.extend(patterns.iter().cloned());
+        let timed_out = |command: String, ended: &Ended| RunnerError::CollectionTimeout {
+            runner: "go test",
+            root: work.root.clone(),
+            command,
+            after: req.timeout,
+            tail: ended.tail(),
+        };
         let line = process::display_command(Path::new("go"), &args);
         let out = work.dir.join("go-list.out");
         let ended = process::supervise(
@@ -124,13 +131,7 @@ impl Suite {
         )
         .map_err(|e| spawn_error(&line, e))?;
         if ended.stop != Stop::Exited {
-            return Err(RunnerError::CollectionTimeout {
-                runner: "go test",
-                root: work.root.clone(),
-                command: line,
-                after: req.timeout,
-                tail: ended.tail(),
-            });
+            return Err(timed_out(line, &ended));
         }
         let text = std::fs::read_to_string(&out).map_err(RunnerError::io("read", &out))?;
         // `-e` reports a pattern that matched nothing as a "package" named by the pattern.
@@ -183,13 +184,7 @@ impl Suite {
         let ended = steps::run_steps(vec![step], &work.dir, "list", limits, &mut reader)
             .map_err(|(l, e)| spawn_error(&l, e))?;
         if ended.stop != Stop::Exited {
-            return Err(RunnerError::CollectionTimeout {
-                runner: "go test",
-                root: work.root.clone(),
-                command: line,
-                after: req.timeout,
-                tail: ended.tail(),
-            });
+            return Err(timed_out(line, &ended));
         }
         if reader.events == 0 || missing_dependencies(&ended.tail()) {
             return Err(startup_error(&work.root, &line, &ended));
