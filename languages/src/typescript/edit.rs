@@ -633,16 +633,7 @@ fn commonjs_exports(
     ranges: &mut Vec<(usize, usize)>,
     edits: &mut Vec<Edit>,
 ) {
-    let Some(assign) = stmt
-        .named_child(0)
-        .filter(|a| a.kind() == "assignment_expression")
-    else {
-        return;
-    };
-    let (Some(left), Some(right)) = (
-        assign.child_by_field_name("left"),
-        assign.child_by_field_name("right"),
-    ) else {
+    let Some((left, right)) = super::assignment_sides(stmt) else {
         return;
     };
     let target = &src[left.start_byte()..left.end_byte()];

@@ -429,16 +429,7 @@ fn read_require(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool
 /// `module.exports = { a, b: c }`, `module.exports = a` (the module's `default`) and
 /// `exports.x = a` / `module.exports.x = a` as local exports.
 fn read_module_exports(file: &mut ParsedFile, stmt: Node, src: &str) {
-    let Some(assign) = stmt
-        .named_child(0)
-        .filter(|a| a.kind() == "assignment_expression")
-    else {
-        return;
-    };
-    let (Some(left), Some(right)) = (
-        assign.child_by_field_name("left"),
-        assign.child_by_field_name("right"),
-    ) else {
+    let Some((left, right)) = super::assignment_sides(stmt) else {
         return;
     };
     let target = text(left, src);

@@ -25,6 +25,18 @@ mod tests;
 pub use build::{BuildCheckError, build_check};
 pub use index::{index_files, index_sources};
 
+/// The `left` and `right` of the assignment an expression statement holds (`a = b;`, as in
+/// `module.exports = { a }` or `exports.x = a`), or `None` for any other statement.
+fn assignment_sides(stmt: tree_sitter::Node) -> Option<(tree_sitter::Node, tree_sitter::Node)> {
+    let assign = stmt
+        .named_child(0)
+        .filter(|a| a.kind() == "assignment_expression")?;
+    Some((
+        assign.child_by_field_name("left")?,
+        assign.child_by_field_name("right")?,
+    ))
+}
+
 /// Test code by the jest/vitest conventions: `*.test.*` and `*.spec.*` files, and every
 /// file under a `__tests__/` directory.
 pub fn is_test_path(rel: &str) -> bool {
