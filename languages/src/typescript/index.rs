@@ -157,7 +157,6 @@ pub(super) fn read_import_or_export(
         let Some(module) = source_of(stmt, src) else {
             return;
         };
-        let at = file.imports.len();
         let mut names = Vec::new();
         let mut c = stmt.walk();
         for clause in stmt.named_children(&mut c) {
@@ -217,30 +216,7 @@ pub(super) fn read_import_or_export(
                 _ => {}
             }
         }
-        for (name, alias, node) in &names {
-            let local = alias.clone().unwrap_or_else(|| name.clone());
-            file.bindings.push(Binding {
-                local,
-                import: at,
-                imported: name.clone(),
-            });
-            let _ = node;
-        }
-        file.imports.push(Import {
-            span: span_of(stmt, stmt),
-            module,
-            resolved_path: None,
-            names: names
-                .into_iter()
-                .map(|(name, alias, node)| ImportedName {
-                    name,
-                    alias,
-                    span: name_span(node),
-                    target: None,
-                })
-                .collect(),
-            module_level,
-        });
+        push_import(file, stmt, module, names, module_level);
         return;
     }
     // `export` without a declaration.
@@ -366,7 +342,6 @@ fn read_require(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool
         return;
     };
     let module = text(arg, src).trim_matches(['"', '\'', '`']).to_string();
-    let at = file.imports.len();
     let mut names: Vec<(String, Option<String>, Node)> = Vec::new();
     match pattern.kind() {
         "identifier" => names.push((
@@ -401,6 +376,19 @@ fn read_require(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool
         }
         _ => return,
     }
+    push_import(file, stmt, module, names, module_level);
+}
+
+/// Add the import `stmt` of `module` to `file`, with a binding per imported
+/// `(name, alias, node)` (the alias, if any, is the local name).
+fn push_import(
+    file: &mut ParsedFile,
+    stmt: Node,
+    module: String,
+    names: Vec<(String, Option<String>, Node)>,
+    module_level: bool,
+) {
+    let at = file.imports.len();
     for (name, alias, _) in &names {
         let local = alias.clone().unwrap_or_else(|| name.clone());
         file.bindings.push(Binding {
