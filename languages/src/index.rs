@@ -216,6 +216,50 @@ pub struct SkippedFile {
     pub reason: String,
 }
 
+/// One language's files indexed together, as its indexer returns them.
+#[derive(Debug, Default)]
+pub struct LanguageIndex {
+    /// In path order.
+    pub files: Vec<FileIndex>,
+    /// In path order, then source order.
+    pub definitions: Vec<Definition>,
+    /// Files that could not be read or parsed, in path order.
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl LanguageIndex {
+    /// The index of the linked files (in path order, each with its definitions) and the
+    /// files skipped.
+    pub(crate) fn from_linked(linked: Vec<(FileIndex, Vec<Definition>)>, skipped: Vec<SkippedFile>) -> LanguageIndex {
+        let mut out = LanguageIndex { skipped, ..LanguageIndex::default() };
+        for (file, defs) in linked {
+            out.files.push(file);
+            out.definitions.extend(defs);
+        }
+        out
+    }
+}
+
+/// Parse results by path split into the parsed files, in path order and one per path
+/// (`path` gives a parsed file's), and the files that failed, in path order.
+pub(crate) fn split_parsed<P: Into<String>, F>(
+    results: impl IntoIterator<Item = (P, Result<F, IndexError>)>,
+    path: impl Fn(&F) -> &str,
+) -> (Vec<F>, Vec<SkippedFile>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for (p, result) in results {
+        match result {
+            Ok(f) => files.push(f),
+            Err(e) => skipped.push(SkippedFile { path: p.into(), reason: e.to_string() }),
+        }
+    }
+    files.sort_by(|a, b| path(a).cmp(path(b)));
+    files.dedup_by(|a, b| path(a) == path(b));
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    (files, skipped)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DefinitionIndex {
     pub version: u32,

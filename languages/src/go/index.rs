@@ -42,19 +42,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::index::{Definition, FileIndex, IndexError, SkippedFile};
+use crate::index::{FileIndex, IndexError, SkippedFile};
 use link::GoModule;
 
 /// Go files indexed together.
-#[derive(Debug, Default)]
-pub struct GoIndex {
-    /// In path order.
-    pub files: Vec<FileIndex>,
-    /// In path order, then source order.
-    pub definitions: Vec<Definition>,
-    /// Files that could not be read or parsed, in path order.
-    pub skipped: Vec<SkippedFile>,
-}
+pub type GoIndex = crate::index::LanguageIndex;
 
 fn skipped(path: &str, e: &IndexError) -> SkippedFile {
     SkippedFile { path: path.to_string(), reason: e.to_string() }

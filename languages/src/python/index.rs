@@ -44,18 +44,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::index::{Definition, FileIndex, IndexError, SkippedFile};
+use crate::index::{Definition, FileIndex, IndexError};
 
 /// Python files indexed together.
-#[derive(Debug, Default)]
-pub struct PythonIndex {
-    /// In path order.
-    pub files: Vec<FileIndex>,
-    /// In path order, then source order.
-    pub definitions: Vec<Definition>,
-    /// Files that could not be read or parsed, in path order.
-    pub skipped: Vec<SkippedFile>,
-}
+pub type PythonIndex = crate::index::LanguageIndex;
 
 /// Index one file on its own (imports resolve only to itself). `path` is the file's
 /// repository-relative, `/`-separated path; it decides the module name and test status.
@@ -95,25 +87,10 @@ pub fn index_files(root: &Path, paths: &[String]) -> PythonIndex {
 }
 
 fn finish(mut paths: Vec<String>, results: Vec<Result<parse::ParsedFile, IndexError>>) -> PythonIndex {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    for (path, result) in paths.iter().zip(results) {
-        match result {
-            Ok(f) => files.push(f),
-            Err(e) => skipped.push(SkippedFile { path: path.clone(), reason: e.to_string() }),
-        }
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let (files, skipped) = crate::index::split_parsed(paths.iter().zip(results), |f| &f.path);
     paths.sort();
     paths.dedup();
     let linker = link::Linker::new(&files, &paths);
     let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
-    let mut out = PythonIndex { skipped, ..PythonIndex::default() };
-    for (file, defs) in linked {
-        out.files.push(file);
-        out.definitions.extend(defs);
-    }
-    out
+    PythonIndex::from_linked(linked, skipped)
 }

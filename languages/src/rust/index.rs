@@ -47,18 +47,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::index::{Definition, FileIndex, IndexError, SkippedFile};
+use crate::index::{Definition, FileIndex, IndexError};
 
 /// Rust files indexed together.
-#[derive(Debug, Default)]
-pub struct RustIndex {
-    /// In path order.
-    pub files: Vec<FileIndex>,
-    /// In path order, then source order.
-    pub definitions: Vec<Definition>,
-    /// Files that could not be read or parsed, in path order.
-    pub skipped: Vec<SkippedFile>,
-}
+pub type RustIndex = crate::index::LanguageIndex;
 
 /// Index one file on its own (paths resolve only within it).
 pub fn index_source(path: &str, source: &[u8]) -> Result<(FileIndex, Vec<Definition>), IndexError> {
@@ -163,33 +155,12 @@ fn finish(
     results: Vec<Result<parse::ParsedFile, IndexError>>,
     crate_names: HashMap<String, String>,
 ) -> RustIndex {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    for (path, result) in paths.iter().zip(results) {
-        match result {
-            Ok(f) => files.push(f),
-            Err(e) => skipped.push(SkippedFile {
-                path: path.clone(),
-                reason: e.to_string(),
-            }),
-        }
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let (files, skipped) = crate::index::split_parsed(paths.iter().zip(results), |f| &f.path);
     paths.sort();
     let linker = link::Linker::new(&files, crate_names);
     let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len())
         .into_par_iter()
         .map(|i| linker.link_file(i))
         .collect();
-    let mut out = RustIndex {
-        skipped,
-        ..RustIndex::default()
-    };
-    for (file, defs) in linked {
-        out.files.push(file);
-        out.definitions.extend(defs);
-    }
-    out
+    RustIndex::from_linked(linked, skipped)
 }

@@ -30,18 +30,10 @@ use rayon::prelude::*;
 use tree_sitter::Node;
 
 use super::parse::{self, Binding, ParsedFile, ReExport, span_of, text};
-use crate::index::{Definition, FileIndex, Import, ImportedName, IndexError, SkippedFile};
+use crate::index::{Definition, FileIndex, Import, ImportedName, IndexError};
 
 /// TypeScript and JavaScript files indexed together.
-#[derive(Debug, Default)]
-pub struct ScriptIndex {
-    /// In path order.
-    pub files: Vec<FileIndex>,
-    /// In path order, then source order.
-    pub definitions: Vec<Definition>,
-    /// Files that could not be read or parsed, in path order.
-    pub skipped: Vec<SkippedFile>,
-}
+pub type ScriptIndex = crate::index::LanguageIndex;
 
 /// Index files held in memory: `(repository-relative path, bytes)`, TypeScript and
 /// JavaScript ones (others are skipped with a reason).
@@ -64,14 +56,8 @@ pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
             // consolidate the freed nodes of the previous tree first.
             || (parse::new_parser(), Vec::new()),
             |(parser, bytes), path| {
-                bytes.clear();
-                let r = std::fs::File::open(root.join(path))
-                    .and_then(|mut f| std::io::Read::read_to_end(&mut f, bytes))
-                    .map_err(|source| IndexError::Read {
-                        path: path.clone(),
-                        source,
-                    })
-                    .and_then(|_| parse::parse_file(parser, path, bytes));
+                let r = crate::walk::read_source(root, path, bytes)
+                    .and_then(|()| parse::parse_file(parser, path, bytes));
                 (path.clone(), r)
             },
         )
@@ -80,20 +66,7 @@ pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
 }
 
 fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    for (path, r) in results {
-        match r {
-            Ok(f) => files.push(f),
-            Err(e) => skipped.push(SkippedFile {
-                path,
-                reason: e.to_string(),
-            }),
-        }
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let (files, skipped) = crate::index::split_parsed(results, |f| &f.path);
     let linker = super::link::Linker::new(&files);
     let links: Vec<(FileIndex, Vec<super::link::Linked>)> = (0..files.len())
         .into_par_iter()
@@ -114,15 +87,7 @@ fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex
             (index, defs)
         })
         .collect();
-    let mut out = ScriptIndex {
-        skipped,
-        ..ScriptIndex::default()
-    };
-    for (file, defs) in linked {
-        out.files.push(file);
-        out.definitions.extend(defs);
-    }
-    out
+    ScriptIndex::from_linked(linked, skipped)
 }
 
 fn source_of(stmt: Node, src: &str) -> Option<String> {
