@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "carve", version, about = "Carve a feature out of a repository and turn it into an executable coding task")]
+#[command(
+    name = "carve",
+    version,
+    about = "Carve a feature out of a repository and turn it into an executable coding task"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -196,7 +200,8 @@ mod tests {
 
     #[test]
     fn each_tasks_f2p_flag_is_one_group() {
-        let cli = Cli::try_parse_grouped_from(["carve", "tasks", "repo", "--f2p", "a.py", "b.py::t", "--f2p", "c.py"]).unwrap();
+        let cli = Cli::try_parse_grouped_from(["carve", "tasks", "repo", "--f2p", "a.py", "b.py::t", "--f2p", "c.py"])
+            .unwrap();
         let Command::Tasks { f2p_groups, .. } = cli.command else { panic!("not tasks") };
         assert_eq!(f2p_groups, vec![vec!["a.py".to_string(), "b.py::t".to_string()], vec!["c.py".to_string()]]);
     }

@@ -21,9 +21,15 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Index { common } => index(&common),
         Command::Baseline { common, tests, fresh } => baseline_cmd(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace_cmd(&common, edges, &tests, fresh),
-        Command::Audit { common, feature } => audit(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref()),
-        Command::Extract { common, f2p, remove, remove_tests, edges } => extract_cmd(&common, &f2p, &remove, &remove_tests, edges),
-        Command::Validate { bundle, repo, format, python, out } => crate::tasks::validate_bundle(&bundle, &repo, format, python.as_deref(), out.as_deref()),
+        Command::Audit { common, feature } => {
+            audit(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref())
+        }
+        Command::Extract { common, f2p, remove, remove_tests, edges } => {
+            extract_cmd(&common, &f2p, &remove, &remove_tests, edges)
+        }
+        Command::Validate { bundle, repo, format, python, out } => {
+            crate::tasks::validate_bundle(&bundle, &repo, format, python.as_deref(), out.as_deref())
+        }
         Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
             crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
         }
@@ -207,7 +213,13 @@ fn audit_text(feature: &Feature) -> String {
     s
 }
 
-fn extract_cmd(common: &Common, f2p: &[String], remove: &[String], remove_tests: &[String], edges: EdgeMode) -> Result<ExitStatus> {
+fn extract_cmd(
+    common: &Common,
+    f2p: &[String],
+    remove: &[String],
+    remove_tests: &[String],
+    edges: EdgeMode,
+) -> Result<ExitStatus> {
     let session = open(common)?;
     if f2p.is_empty() == remove.is_empty() {
         bail!("pass either --f2p (classify the feature's tests) or --remove (explicit node ids), not both or neither");
@@ -218,7 +230,14 @@ fn extract_cmd(common: &Common, f2p: &[String], remove: &[String], remove_tests:
             if session.index.get(id).is_none() {
                 let known: BTreeSet<String> = session.index.definitions.keys().cloned().collect();
                 let close = carve_languages::runner::close_matches(id, &known);
-                bail!("no definition `{id}` in the index{}", if close.is_empty() { String::new() } else { format!("; close matches:\n  {}", close.join("\n  ")) });
+                bail!(
+                    "no definition `{id}` in the index{}",
+                    if close.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; close matches:\n  {}", close.join("\n  "))
+                    }
+                );
             }
             set.insert(id.clone());
         }

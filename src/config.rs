@@ -1,8 +1,8 @@
 //! `carve.toml`: what `carve init` detects and every other command reads. Flags override it.
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 use carve_languages::runner::TestCommand;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 pub const CONFIG_VERSION: u32 = 1;
@@ -46,8 +46,9 @@ impl Default for Timeouts {
 impl Config {
     pub fn read(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path).with_context(|| format!("failed to read {}", path.display()))?;
-        let cfg: Config = toml::from_str(&text)
-            .with_context(|| format!("{} is not a valid carve.toml (fix it, or delete it and run `carve init`)", path.display()))?;
+        let cfg: Config = toml::from_str(&text).with_context(|| {
+            format!("{} is not a valid carve.toml (fix it, or delete it and run `carve init`)", path.display())
+        })?;
         if cfg.version != CONFIG_VERSION {
             bail!("{} has version {}, this carve reads version {CONFIG_VERSION}", path.display(), cfg.version);
         }

@@ -120,7 +120,14 @@ pub fn tasks(
 
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
 
-fn make_tasks(session: &Session, b: &crate::pipeline::baseline::Baseline, feature: &Feature, levels: &[u8], threshold: f64, trace_digest: &str) -> Result<Made> {
+fn make_tasks(
+    session: &Session,
+    b: &crate::pipeline::baseline::Baseline,
+    feature: &Feature,
+    levels: &[u8],
+    threshold: f64,
+    trace_digest: &str,
+) -> Result<Made> {
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = bundle::removal_of_tests(session, &b.known(), &feature.f2p);
     let ext = bundle::extract(session, &feature.extracted(), files, tests, &dir)?;
@@ -135,7 +142,8 @@ fn make_tasks(session: &Session, b: &crate::pipeline::baseline::Baseline, featur
     if levels.contains(&1) {
         let id = bundle::instance_id(session, feature, 1);
         let ps = statement(session, &ext, &feature.f2p, 1);
-        let inst = bundle::instance_json(session, feature, &ext, 1, &id, &ps, &ext.gold_patch, &ext.test_patch, trace_digest);
+        let inst =
+            bundle::instance_json(session, feature, &ext, 1, &id, &ps, &ext.gold_patch, &ext.test_patch, trace_digest);
         write(session, &id, &inst, &ps, &ext, &ext.gold_patch, &ext.test_patch, &v1, &audit)?;
         ok.push((id, inst));
     }
@@ -154,11 +162,25 @@ fn make_tasks(session: &Session, b: &crate::pipeline::baseline::Baseline, featur
             }
             let id = bundle::instance_id(session, feature, 2);
             let ps = statement(session, &ext, &feature.f2p, 2);
-            let inst = bundle::instance_json(session, feature, &ext, 2, &id, &ps, &l2.gold_patch, &l2.test_patch, trace_digest);
+            let inst = bundle::instance_json(
+                session,
+                feature,
+                &ext,
+                2,
+                &id,
+                &ps,
+                &l2.gold_patch,
+                &l2.test_patch,
+                trace_digest,
+            );
             write(session, &id, &inst, &ps, &ext, &l2.gold_patch, &l2.test_patch, &v, &audit)?;
             ok.push((id, inst));
         } else {
-            bad.push(Rejected { feature: feature.slug.clone(), level: Some(2), reason: l2.validation.reason().unwrap_or_default() });
+            bad.push(Rejected {
+                feature: feature.slug.clone(),
+                level: Some(2),
+                reason: l2.validation.reason().unwrap_or_default(),
+            });
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -166,7 +188,17 @@ fn make_tasks(session: &Session, b: &crate::pipeline::baseline::Baseline, featur
 }
 
 #[allow(clippy::too_many_arguments)]
-fn write(session: &Session, id: &str, inst: &Value, ps: &str, ext: &Extraction, gold: &str, test: &str, v: &Validation, audit: &Value) -> Result<()> {
+fn write(
+    session: &Session,
+    id: &str,
+    inst: &Value,
+    ps: &str,
+    ext: &Extraction,
+    gold: &str,
+    test: &str,
+    v: &Validation,
+    audit: &Value,
+) -> Result<()> {
     bundle::write_bundle(
         &session.out,
         id,
@@ -199,7 +231,14 @@ fn level2(session: &Session, feature: &Feature, ext: &Extraction, threshold: f64
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
     workspace::shadow_copy(&ext.masked, &with_tests)?;
-    level2::write_rewritten_tests(&session.repo, &session.index, &ext.extracted, &test_files, "agent_code", &with_tests)?;
+    level2::write_rewritten_tests(
+        &session.repo,
+        &session.index,
+        &ext.extracted,
+        &test_files,
+        "agent_code",
+        &with_tests,
+    )?;
     let test_patch = carve_extractor::unified_diff(&ext.masked, &with_tests, &test_files)?;
     let agent = dir.join("l2-agent");
     std::fs::create_dir_all(agent.join("before"))?;
@@ -212,20 +251,44 @@ fn level2(session: &Session, feature: &Feature, ext: &Extraction, threshold: f64
     let mut v = Validation::new(threshold);
     let reference_state = dir.join("state-l2-reference");
     prepare_state(&ext.masked, &reference_state, &[("gold", &gold_patch), ("test", &test_patch)])?;
-    v.push(run_state(session, "level2-reference", &reference_state, &feature.f2p, true, threshold, &dir.join("run-l2-ref"))?);
+    v.push(run_state(
+        session,
+        "level2-reference",
+        &reference_state,
+        &feature.f2p,
+        true,
+        threshold,
+        &dir.join("run-l2-ref"),
+    )?);
     let empty_state = dir.join("state-l2-empty");
     prepare_state(&ext.masked, &empty_state, &[("test", &test_patch)])?;
     workspace::write_atomic(&empty_state.join("agent_code/__init__.py"), level2::empty_agent_code().as_bytes())?;
-    v.push(run_state(session, "level2-empty", &empty_state, &feature.f2p, false, threshold, &dir.join("run-l2-empty"))?);
+    v.push(run_state(
+        session,
+        "level2-empty",
+        &empty_state,
+        &feature.f2p,
+        false,
+        threshold,
+        &dir.join("run-l2-empty"),
+    )?);
     Ok(Level2 { gold_patch, test_patch, validation: v })
 }
 
 /// `carve validate BUNDLE --repo REPO`: rebuild the masked state from the repository and
 /// `mask.patch`, then re-run every state of the bundle's level.
-pub fn validate_bundle(bundle_dir: &Path, repo: &Path, format: Format, python: Option<&Path>, out: Option<&Path>) -> Result<Status> {
+pub fn validate_bundle(
+    bundle_dir: &Path,
+    repo: &Path,
+    format: Format,
+    python: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<Status> {
     let inst_path = bundle_dir.join("instance.json");
-    let text = std::fs::read_to_string(&inst_path).with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
-    let inst: Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
+    let text = std::fs::read_to_string(&inst_path)
+        .with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
+    let inst: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
     let strs = |k: &str| -> Result<BTreeSet<TestId>> {
         inst.get(k)
             .and_then(|v| v.as_array())
@@ -235,13 +298,23 @@ pub fn validate_bundle(bundle_dir: &Path, repo: &Path, format: Format, python: O
     let f2p = strs("FAIL_TO_PASS")?;
     let p2p = strs("PASS_TO_PASS")?;
     let level = inst.get("level").and_then(|l| l.as_u64()).unwrap_or(1) as u8;
-    let read = |name: &str| std::fs::read_to_string(bundle_dir.join(name)).with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()));
+    let read = |name: &str| {
+        std::fs::read_to_string(bundle_dir.join(name))
+            .with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()))
+    };
     let mask_patch = read("mask.patch")?;
     let gold = read("gold.patch")?;
     let test = read("test.patch")?;
     let scratch_root = tempfile::tempdir()?;
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| scratch_root.path().to_path_buf());
-    let session = Session::open(SessionOptions { repo, out: Some(&out), config: None, python, timeout: None, test_timeout: None })?;
+    let session = Session::open(SessionOptions {
+        repo,
+        out: Some(&out),
+        config: None,
+        python,
+        timeout: None,
+        test_timeout: None,
+    })?;
     let dir = session.scratch("validate")?;
     let masked = dir.join("masked");
     // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
@@ -270,7 +343,10 @@ pub fn validate_bundle(bundle_dir: &Path, repo: &Path, format: Format, python: O
         v.push(run_state(&session, "level2-reference", &r, &f2p, true, threshold, &dir.join("run-l2r"))?);
         let e = dir.join("state-l2-empty");
         prepare_state(&masked, &e, &[("test", &test)])?;
-        workspace::write_atomic(&e.join("agent_code/__init__.py"), carve_extractor::level2::empty_agent_code().as_bytes())?;
+        workspace::write_atomic(
+            &e.join("agent_code/__init__.py"),
+            carve_extractor::level2::empty_agent_code().as_bytes(),
+        )?;
         v.push(run_state(&session, "level2-empty", &e, &f2p, false, threshold, &dir.join("run-l2e"))?);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -287,4 +363,3 @@ pub fn validate_bundle(bundle_dir: &Path, repo: &Path, format: Format, python: O
     })?;
     Ok(if v.valid { Status::Success } else { Status::ValidationFailed })
 }
-

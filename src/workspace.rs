@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Directories never copied into a shadow tree: version control, virtualenvs and caches.
-const SKIP_DIRS: &[&str] = &[".git", ".hg", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".eggs"];
+const SKIP_DIRS: &[&str] =
+    &[".git", ".hg", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".eggs"];
 
 /// The output folder: `--out`, else `<cache>/carve/<name>-<hash8 of the absolute path>`.
 pub fn out_dir(repo: &Path, out: Option<&Path>) -> Result<PathBuf> {
@@ -46,9 +47,7 @@ pub fn out_dir(repo: &Path, out: Option<&Path>) -> Result<PathBuf> {
 
 /// Resolve and check the repository argument.
 pub fn repo_dir(repo: &Path) -> Result<PathBuf> {
-    let abs = repo
-        .canonicalize()
-        .with_context(|| format!("repository {} does not exist", repo.display()))?;
+    let abs = repo.canonicalize().with_context(|| format!("repository {} does not exist", repo.display()))?;
     if !abs.is_dir() {
         bail!("repository {} is not a directory", abs.display());
     }
@@ -104,7 +103,8 @@ pub fn shadow_copy(root: &Path, dest: &Path) -> Result<Vec<String>> {
             // Installed dependencies are large and only read: hard links cost nothing, and
             // files a run creates there land in the copy's own directories.
         } else {
-            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {} to {}", from.display(), to.display()))?;
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("failed to copy {} to {}", from.display(), to.display()))?;
         }
     }
     Ok(files)
@@ -152,7 +152,8 @@ pub fn tree_digest(root: &Path) -> Result<String> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
-    let tmp = parent.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let tmp =
+        parent.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("failed to write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("failed to move {} into place", path.display()))?;
     Ok(())
@@ -193,17 +194,19 @@ impl RepoIdentity {
         // a folder inside another project's checkout (a fixture) is identified by content.
         let top = git(&["rev-parse", "--show-toplevel"]).map(PathBuf::from);
         let is_top = top.as_deref().and_then(|t| t.canonicalize().ok()).as_deref() == Some(repo);
-        let (commit, created_at) = if is_top {
-            (git(&["rev-parse", "HEAD"]), git(&["log", "-1", "--format=%cI"]))
-        } else {
-            (None, None)
-        };
+        let (commit, created_at) =
+            if is_top { (git(&["rev-parse", "HEAD"]), git(&["log", "-1", "--format=%cI"])) } else { (None, None) };
         let (owner, name) = is_top
             .then(|| git(&["config", "--get", "remote.origin.url"]))
             .flatten()
             .and_then(|u| owner_repo_from_url(&u))
             .unwrap_or_else(|| ("local".to_string(), dir_name));
-        RepoIdentity { owner, name, commit: commit.unwrap_or_else(|| format!("tree-{}", &tree_digest[..16])), created_at }
+        RepoIdentity {
+            owner,
+            name,
+            commit: commit.unwrap_or_else(|| format!("tree-{}", &tree_digest[..16])),
+            created_at,
+        }
     }
 
     pub fn commit8(&self) -> &str {

@@ -22,7 +22,12 @@ fn copy_with_dependencies(fixture: &str) -> (tempfile::TempDir, std::path::PathB
     let (tmp, repo) = fixture_copy(fixture);
     let node_modules = root().join("fixtures").join(fixture).join("node_modules");
     if node_modules.is_dir() && !repo.join("node_modules").exists() {
-        let ok = std::process::Command::new("cp").arg("-al").arg(&node_modules).arg(repo.join("node_modules")).status().unwrap();
+        let ok = std::process::Command::new("cp")
+            .arg("-al")
+            .arg(&node_modules)
+            .arg(repo.join("node_modules"))
+            .status()
+            .unwrap();
         assert!(ok.success());
     }
     (tmp, repo)
@@ -33,7 +38,8 @@ fn extract(fixture: &str, remove: &[&str]) -> String {
     let (_tmp, repo) = copy_with_dependencies(fixture);
     let before = snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
-    let mut args = vec!["extract", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--remove"];
+    let mut args =
+        vec!["extract", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--remove"];
     args.extend_from_slice(remove);
     let o = carve_ok(&args, 0);
     let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -66,11 +72,15 @@ fn typescript_extraction_stubs_referenced_code_and_type_checks() {
         return;
     }
     if !root().join("fixtures/typescript/ledger/node_modules").is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "run scripts/setup: fixtures/typescript/ledger/node_modules is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "run scripts/setup: fixtures/typescript/ledger/node_modules is missing"
+        );
         eprintln!("skipping: fixtures/typescript/ledger/node_modules is missing (run scripts/setup)");
         return;
     }
-    let patch = extract("typescript/ledger", &["src/money/currency.ts::convert", "src/accounts/ledger.ts::Ledger.transfer"]);
+    let patch =
+        extract("typescript/ledger", &["src/money/currency.ts::convert", "src/accounts/ledger.ts::Ledger.transfer"]);
     assert!(patch.contains("throw new Error(\"not implemented\")"), "{patch}");
 }
 
@@ -95,7 +105,8 @@ fn baseline_through_the_cli(fixture: &str, flaky: &str, failing: &str, runner: &
     assert_eq!(tests[flaky]["flaky"], true, "{flaky} must be flaky: {b}");
     assert_eq!(tests[failing]["status"], "failed", "{b}");
     assert!(tests.values().any(|t| t["status"] == "skipped"), "{b}");
-    let passing: Vec<&String> = tests.iter().filter(|(_, t)| t["status"] == "passed" && t["flaky"] == false).map(|(k, _)| k).collect();
+    let passing: Vec<&String> =
+        tests.iter().filter(|(_, t)| t["status"] == "passed" && t["flaky"] == false).map(|(k, _)| k).collect();
     let wanted = [passing[0].as_str(), failing, "no-such-test-id"];
     let mut args = vec!["baseline", r, "--out", o, "--format", "json", "--tests"];
     args.extend_from_slice(&wanted);
@@ -111,14 +122,24 @@ fn baseline_through_the_cli(fixture: &str, flaky: &str, failing: &str, runner: &
 #[test]
 fn go_baseline_through_the_cli() {
     if toolchain("go", "version") {
-        baseline_through_the_cli("go/runner-cases", "example.com/runnercases/TestFlaky", "example.com/runnercases/TestFails", "go");
+        baseline_through_the_cli(
+            "go/runner-cases",
+            "example.com/runnercases/TestFlaky",
+            "example.com/runnercases/TestFails",
+            "go",
+        );
     }
 }
 
 #[test]
 fn rust_baseline_through_the_cli() {
     if toolchain("cargo", "--version") {
-        baseline_through_the_cli("rust/runner-cases", "runner_cases::tests::flaky", "runner_cases::tests::fails", "cargo");
+        baseline_through_the_cli(
+            "rust/runner-cases",
+            "runner_cases::tests::flaky",
+            "runner_cases::tests::fails",
+            "cargo",
+        );
     }
 }
 
@@ -128,7 +149,10 @@ fn typescript_baseline_through_the_cli() {
         return;
     }
     if !root().join("fixtures/typescript/runner-cases/node_modules").is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "run scripts/setup: fixtures/typescript/runner-cases/node_modules is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "run scripts/setup: fixtures/typescript/runner-cases/node_modules is missing"
+        );
         eprintln!("skipping: fixtures/typescript/runner-cases/node_modules is missing (run scripts/setup)");
         return;
     }
@@ -142,5 +166,10 @@ fn typescript_baseline_through_the_cli() {
 
 #[test]
 fn python_baseline_through_the_cli() {
-    baseline_through_the_cli("python/runner-cases", "tests/sub/test_flaky.py::test_flaky", "tests/test_cases.py::test_fails", "pytest");
+    baseline_through_the_cli(
+        "python/runner-cases",
+        "tests/sub/test_flaky.py::test_flaky",
+        "tests/test_cases.py::test_fails",
+        "pytest",
+    );
 }

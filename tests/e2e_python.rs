@@ -27,8 +27,16 @@ fn reason_matches(kind: &str, tag: &str) -> bool {
     match kind {
         "p2p" => tag == "executed_by_p2p",
         "import" => tag == "import_time",
-        "load" => ["decorator", "base_class", "default_or_annotation", "class_body", "module_level", "exported", "referenced_by"]
-            .contains(&tag),
+        "load" => [
+            "decorator",
+            "base_class",
+            "default_or_annotation",
+            "class_body",
+            "module_level",
+            "exported",
+            "referenced_by",
+        ]
+        .contains(&tag),
         "member" => tag == "has_remained_member",
         other => panic!("unknown reason kind {other} in carve-expected.toml"),
     }
@@ -43,7 +51,8 @@ fn audit_matches_the_fixture_expectations_for_every_feature() {
     let features = exp["features"].as_table().unwrap();
     assert!(features.len() >= 3, "the fixture has several features");
     for (name, f) in features {
-        let mut args = vec!["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--f2p"];
+        let mut args =
+            vec!["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--f2p"];
         let f2p: Vec<String> = strings(&f["f2p"]).into_iter().collect();
         args.extend(f2p.iter().map(String::as_str));
         let o = carve_ok(&args, 0);
@@ -52,7 +61,11 @@ fn audit_matches_the_fixture_expectations_for_every_feature() {
         let remained = ids(&report["remained"]);
         assert_eq!(extracted, strings(&f["extracted"]), "feature {name}: extracted set");
         for r in strings(&f["remained"]) {
-            assert!(remained.contains(&r), "feature {name}: {r} must be remained; got extracted={} remained={remained:?}", extracted.contains(&r));
+            assert!(
+                remained.contains(&r),
+                "feature {name}: {r} must be remained; got extracted={} remained={remained:?}",
+                extracted.contains(&r)
+            );
         }
         for n in strings(&f["never_extracted"]) {
             assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
@@ -74,7 +87,10 @@ fn audit_matches_the_fixture_expectations_for_every_feature() {
                 .collect();
             for kind in kinds.as_array().unwrap() {
                 let kind = kind.as_str().unwrap();
-                assert!(tags.iter().any(|t| reason_matches(kind, t)), "feature {name}: {node} should have a `{kind}` reason, has {tags:?}");
+                assert!(
+                    tags.iter().any(|t| reason_matches(kind, t)),
+                    "feature {name}: {node} should have a `{kind}` reason, has {tags:?}"
+                );
             }
         }
     }
@@ -106,13 +122,26 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
     assert_eq!(jsonl, read(&out2.path().join("tasks.jsonl")));
     for t in &tasks {
         let id = t["instance_id"].as_str().unwrap();
-        assert_eq!(snapshot(&out1.path().join(id)), snapshot(&out2.path().join(id)), "bundle {id} differs between two runs");
+        assert_eq!(
+            snapshot(&out1.path().join(id)),
+            snapshot(&out2.path().join(id)),
+            "bundle {id} differs between two runs"
+        );
     }
 
     for t in &tasks {
         let id = t["instance_id"].as_str().unwrap();
         let bundle = out1.path().join(id);
-        for f in ["instance.json", "problem_statement.md", "contract.json", "gold.patch", "test.patch", "mask.patch", "validation.json", "audit.json"] {
+        for f in [
+            "instance.json",
+            "problem_statement.md",
+            "contract.json",
+            "gold.patch",
+            "test.patch",
+            "mask.patch",
+            "validation.json",
+            "audit.json",
+        ] {
             assert!(bundle.join(f).is_file(), "{id} lacks {f}");
         }
         let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
@@ -136,7 +165,9 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
 /// mask.patch leaves the F2P test files in place; test.patch re-adds them to the masked
 /// state as shipped (without them), so it is checked against that state.
 fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
-    let list = |k: &str| -> Vec<String> { inst[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect() };
+    let list = |k: &str| -> Vec<String> {
+        inst[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+    };
     let f2p = list("FAIL_TO_PASS");
     let p2p = list("PASS_TO_PASS");
     assert!(!f2p.is_empty() && !p2p.is_empty());
@@ -148,11 +179,21 @@ fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
     // Two runs: pytest runs nothing at all when a named id's file fails to import.
     let masked = pytest_outcomes(&copy, &p2p);
     for t in &p2p {
-        assert_eq!(masked.get(t).map(String::as_str), Some("PASSED"), "{}: P2P {t} on the masked state", bundle.display());
+        assert_eq!(
+            masked.get(t).map(String::as_str),
+            Some("PASSED"),
+            "{}: P2P {t} on the masked state",
+            bundle.display()
+        );
     }
     let masked = pytest_outcomes(&copy, &f2p);
     for t in &f2p {
-        assert_ne!(masked.get(t).map(String::as_str), Some("PASSED"), "{}: F2P {t} passes on the masked state", bundle.display());
+        assert_ne!(
+            masked.get(t).map(String::as_str),
+            Some("PASSED"),
+            "{}: F2P {t} passes on the masked state",
+            bundle.display()
+        );
     }
     git_apply(&copy, &bundle.join("gold.patch"));
     let restored = pytest_outcomes(&copy, &all);
@@ -178,7 +219,14 @@ fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
     let o = carve_ok(
-        &["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--f2p", "tests/test_pricing.py::test_apply_discount_rounds_and_is_wraped"],
+        &[
+            "audit",
+            repo.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--f2p",
+            "tests/test_pricing.py::test_apply_discount_rounds_and_is_wraped",
+        ],
         2,
     );
     let err = String::from_utf8_lossy(&o.stderr);
@@ -203,7 +251,8 @@ fn bad_input_is_skipped_killed_or_reported_never_fatal() {
     let out = tempfile::tempdir().unwrap();
     let o = carve_ok(&["index", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
     let index: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let skipped: BTreeSet<String> = index["skipped"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap().to_string()).collect();
+    let skipped: BTreeSet<String> =
+        index["skipped"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap().to_string()).collect();
     assert_eq!(skipped, BTreeSet::from(["badpkg/broken_syntax.py".to_string(), "badpkg/latin1.py".to_string()]));
     let warn = String::from_utf8_lossy(&o.stderr);
     assert!(warn.contains("badpkg/broken_syntax.py") && warn.contains("badpkg/latin1.py"), "{warn}");
@@ -212,18 +261,33 @@ fn bad_input_is_skipped_killed_or_reported_never_fatal() {
     // The hanging test, selected explicitly, is killed after the per-test timeout.
     let o = carve_ok(
         &[
-            "baseline", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--test-timeout", "3",
-            "--tests", "tests/test_hang.py", "tests/test_basic.py",
+            "baseline",
+            repo.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--format",
+            "json",
+            "--test-timeout",
+            "3",
+            "--tests",
+            "tests/test_hang.py",
+            "tests/test_basic.py",
         ],
         0,
     );
     let b: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let hang: Vec<(&String, &Value)> = b["tests"].as_object().unwrap().iter().filter(|(k, _)| k.starts_with("tests/test_hang.py::")).collect();
+    let hang: Vec<(&String, &Value)> =
+        b["tests"].as_object().unwrap().iter().filter(|(k, _)| k.starts_with("tests/test_hang.py::")).collect();
     assert!(!hang.is_empty());
     for (k, v) in hang {
         assert_eq!(v["status"], "timeout", "{k}");
     }
-    assert_eq!(b["tests"]["tests/test_basic.py::test_area"]["status"], "passed", "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        b["tests"]["tests/test_basic.py::test_area"]["status"],
+        "passed",
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 
     // The crashing test process: the crash is an error for that test, the others still run,
     // and tracing keeps what finished.
@@ -237,7 +301,10 @@ fn bad_input_is_skipped_killed_or_reported_never_fatal() {
     let warn = String::from_utf8_lossy(&o.stderr);
     assert!(warn.contains("partial trace"), "{warn}");
     let trace: Value = serde_json::from_str(&read(&out.path().join("trace.json"))).unwrap();
-    assert!(trace["tests"].as_object().unwrap().contains_key("tests/test_crash_traced.py::test_traced_before"), "{trace}");
+    assert!(
+        trace["tests"].as_object().unwrap().contains_key("tests/test_crash_traced.py::test_traced_before"),
+        "{trace}"
+    );
     assert_eq!(before, snapshot(&repo), "carve modified the repository");
 }
 
@@ -248,7 +315,8 @@ fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
     let out = tempfile::tempdir().unwrap();
     // Kill carve at several points of its run; whatever it leaves must be whole.
     for delay_ms in [1500u64, 4000, 7000] {
-        let mut child = carve().args(["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()]).spawn().unwrap();
+        let mut child =
+            carve().args(["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()]).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
@@ -256,7 +324,16 @@ fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
             let p = entry.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             if name.starts_with("local__") {
-                for f in ["instance.json", "problem_statement.md", "contract.json", "gold.patch", "test.patch", "mask.patch", "validation.json", "audit.json"] {
+                for f in [
+                    "instance.json",
+                    "problem_statement.md",
+                    "contract.json",
+                    "gold.patch",
+                    "test.patch",
+                    "mask.patch",
+                    "validation.json",
+                    "audit.json",
+                ] {
                     assert!(p.join(f).is_file(), "killed after {delay_ms} ms: bundle {name} lacks {f}");
                 }
             }
@@ -288,8 +365,23 @@ fn every_command_leaves_the_repository_byte_identical() {
     for f in ["contract.json", "problem_statement.md", "mask.patch", "gold.patch", "test.patch"] {
         assert!(out.path().join("extract").join(f).is_file(), "extract wrote no {f}");
     }
-    carve_ok(&["extract", r, "--out", o, "--remove", "inventory/search.py::fuzzy_score", "--remove-tests", "tests/test_search.py"], 0);
-    let t = carve_ok(&["tasks", r, "--out", o, "--format", "json", "--level", "1", "2", "--f2p", "tests/test_search.py"], 0);
+    carve_ok(
+        &[
+            "extract",
+            r,
+            "--out",
+            o,
+            "--remove",
+            "inventory/search.py::fuzzy_score",
+            "--remove-tests",
+            "tests/test_search.py",
+        ],
+        0,
+    );
+    let t = carve_ok(
+        &["tasks", r, "--out", o, "--format", "json", "--level", "1", "2", "--f2p", "tests/test_search.py"],
+        0,
+    );
     let t: Value = serde_json::from_slice(&t.stdout).unwrap();
     let ids: Vec<&str> = t["tasks"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
     assert_eq!(ids.len(), 2, "search gives a level 1 and a level 2 task: {t}");
@@ -329,16 +421,27 @@ fn an_entry_filter_command_chooses_among_the_candidates() {
     let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
     // Keep only the candidates defined in the feature's own module.
     let filter = r#"python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([c["id"] for c in d["candidates"] if "/search.py::" in c["id"]]))'"#;
-    let a = carve_ok(&["audit", r, "--out", o, "--format", "json", "--f2p", "tests/test_search.py", "--entry-filter", filter], 0);
+    let a = carve_ok(
+        &["audit", r, "--out", o, "--format", "json", "--f2p", "tests/test_search.py", "--entry-filter", filter],
+        0,
+    );
     let a: Value = serde_json::from_slice(&a.stdout).unwrap();
     let entries: BTreeSet<&str> = a["entry_points"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
     assert_eq!(
         entries,
-        BTreeSet::from(["inventory/search.py::SkuIndex.__init__", "inventory/search.py::SkuIndex.lookup", "inventory/search.py::fuzzy_score", "inventory/search.py::search"])
+        BTreeSet::from([
+            "inventory/search.py::SkuIndex.__init__",
+            "inventory/search.py::SkuIndex.lookup",
+            "inventory/search.py::fuzzy_score",
+            "inventory/search.py::search"
+        ])
     );
     assert!(ids(&a["extracted"]).contains("inventory/search.py::search"));
     // A filter that names something else is refused with the candidates listed.
-    let bad = carve_ok(&["audit", r, "--out", o, "--f2p", "tests/test_search.py", "--entry-filter", "echo '[\"nope.py::x\"]'"], 2);
+    let bad = carve_ok(
+        &["audit", r, "--out", o, "--f2p", "tests/test_search.py", "--entry-filter", "echo '[\"nope.py::x\"]'"],
+        2,
+    );
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("nope.py::x") && err.contains("not a candidate"), "{err}");
 }

@@ -123,9 +123,21 @@ fn builtin_decorator(d: &str) -> bool {
     let head = d.split('(').next().unwrap_or(d).trim();
     matches!(
         head,
-        "staticmethod" | "classmethod" | "property" | "abstractmethod" | "abc.abstractmethod" | "dataclass"
-            | "dataclasses.dataclass" | "functools.cache" | "functools.lru_cache" | "functools.cached_property"
-            | "cached_property" | "contextmanager" | "contextlib.contextmanager" | "overload" | "typing.overload"
+        "staticmethod"
+            | "classmethod"
+            | "property"
+            | "abstractmethod"
+            | "abc.abstractmethod"
+            | "dataclass"
+            | "dataclasses.dataclass"
+            | "functools.cache"
+            | "functools.lru_cache"
+            | "functools.cached_property"
+            | "cached_property"
+            | "contextmanager"
+            | "contextlib.contextmanager"
+            | "overload"
+            | "typing.overload"
     ) || head.ends_with(".setter")
         || head.ends_with(".getter")
         || head.ends_with(".deleter")
@@ -339,7 +351,9 @@ impl<'a> Builder<'a> {
             (Some(m), false) if d.language == Language::Go => Some(format!("import \"{m}\"")),
             (Some(m), false) if d.language == Language::Rust => Some(format!("use {m}::{};", self.rust_item_path(d))),
             (Some(m), false) => Some(format!("from {m} import {top}")),
-            (None, false) if matches!(d.language, Language::TypeScript | Language::JavaScript) => self.es_import(d, top),
+            (None, false) if matches!(d.language, Language::TypeScript | Language::JavaScript) => {
+                self.es_import(d, top)
+            }
             _ => None,
         };
         let members = if is_container(d.kind) && !existing {
@@ -357,7 +371,8 @@ impl<'a> Builder<'a> {
                 .filter(|c| {
                     matches!(c.kind, DefinitionKind::Method | DefinitionKind::Field)
                         || is_type(c.kind)
-                        || (d.kind == DefinitionKind::Module && matches!(c.kind, DefinitionKind::Function | DefinitionKind::Module))
+                        || (d.kind == DefinitionKind::Module
+                            && matches!(c.kind, DefinitionKind::Function | DefinitionKind::Module))
                 })
                 .map(|c| self.object(c, false))
                 .collect()
@@ -390,7 +405,8 @@ impl<'a> Builder<'a> {
     /// exported top-level TypeScript/JavaScript definition; `None` when it is not exported.
     fn es_import(&self, d: &Definition, top: &str) -> Option<String> {
         let file = self.index.files.get(&d.path)?;
-        let top_id = file.definitions.iter().find(|id| self.index.definitions.get(*id).is_some_and(|t| t.qualname == top))?;
+        let top_id =
+            file.definitions.iter().find(|id| self.index.definitions.get(*id).is_some_and(|t| t.qualname == top))?;
         if !file.exported.contains(top_id) {
             return None;
         }
@@ -420,7 +436,8 @@ impl<'a> Builder<'a> {
     /// except that a Rust method is listed under its type rather than its impl block.
     fn owner(&self, d: &Definition) -> Option<&'a Definition> {
         let p = self.index.definitions.get(d.parent.as_deref()?)?;
-        if p.kind == DefinitionKind::Impl && d.kind != DefinitionKind::Impl
+        if p.kind == DefinitionKind::Impl
+            && d.kind != DefinitionKind::Impl
             && let Some(t) = p.parent.as_deref().and_then(|t| self.index.definitions.get(t))
         {
             return Some(t);
@@ -503,15 +520,17 @@ pub(crate) mod tests {
     use carve_languages::index::{FileIndex, Parameter, ParameterKind, Span};
 
     fn param(name: &str, kind: ParameterKind, annotation: Option<&str>, default: Option<&str>) -> Parameter {
-        Parameter {
-            name: name.into(),
-            kind,
-            annotation: annotation.map(Into::into),
-            default: default.map(Into::into),
-        }
+        Parameter { name: name.into(), kind, annotation: annotation.map(Into::into), default: default.map(Into::into) }
     }
 
-    fn def(path: &str, qualname: &str, kind: DefinitionKind, line: usize, signature: Signature, doc: Option<&str>) -> Definition {
+    fn def(
+        path: &str,
+        qualname: &str,
+        kind: DefinitionKind,
+        line: usize,
+        signature: Signature,
+        doc: Option<&str>,
+    ) -> Definition {
         let parent = qualname.rsplit_once('.').map(|(p, _)| format!("{path}::{p}"));
         Definition {
             id: format!("{path}::{qualname}"),
@@ -633,10 +652,17 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn inventory_extracted() -> BTreeSet<NodeId> {
-        ["inventory/models.py::Item", "inventory/models.py::Item.price_with_tax", "inventory/pricing.py::total_value", "inventory/pricing.py::refresh", "inventory/cart.py::Cart.total", "inventory/cart.py::report.fmt"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "inventory/models.py::Item",
+            "inventory/models.py::Item.price_with_tax",
+            "inventory/pricing.py::total_value",
+            "inventory/pricing.py::refresh",
+            "inventory/cart.py::Cart.total",
+            "inventory/cart.py::report.fmt",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     }
 
     #[test]
@@ -647,7 +673,10 @@ pub(crate) mod tests {
 
     #[test]
     fn the_trait_of_a_rust_impl_header_as_written() {
-        assert_eq!(impl_trait("impl<S: Shape + ?Sized> fmt::Display for Report<'_, S>").as_deref(), Some("fmt::Display"));
+        assert_eq!(
+            impl_trait("impl<S: Shape + ?Sized> fmt::Display for Report<'_, S>").as_deref(),
+            Some("fmt::Display")
+        );
         assert_eq!(impl_trait("impl<'a, S: Shape + ?Sized> Report<'a, S>"), None);
         assert_eq!(impl_trait("impl<F: Fn(u8) -> u8> From<F> for Op<F>").as_deref(), Some("From<F>"));
         assert_eq!(impl_trait("unsafe impl Send for Raw").as_deref(), Some("Send"));
@@ -679,7 +708,11 @@ pub(crate) mod tests {
         );
         let l2 = c.for_level2("agent_code");
         assert!(l2.level2_supported());
-        assert!(l2.objects.iter().all(|o| o.import_path.as_deref().is_some_and(|i| i.starts_with("from agent_code import "))));
+        assert!(
+            l2.objects
+                .iter()
+                .all(|o| o.import_path.as_deref().is_some_and(|i| i.starts_with("from agent_code import ")))
+        );
         assert_eq!(l2.objects[0].members[0].import_path.as_deref(), Some("from agent_code import Item"));
     }
 }

@@ -44,9 +44,13 @@ pub enum ExtractError {
     Mask { path: String, source: carve_languages::edit::MaskError },
     #[error("masking {path}: edits could not be applied: {source}")]
     Apply { path: String, source: carve_languages::edit::EditError },
-    #[error("masked {path} does not parse: line {line}: {message} (this is a carve bug; please report it with the file)")]
+    #[error(
+        "masked {path} does not parse: line {line}: {message} (this is a carve bug; please report it with the file)"
+    )]
     MaskedParse { path: String, line: usize, message: String },
-    #[error("masked {path} does not compile: line {line}: {message} (this is a carve bug; please report it with the file)")]
+    #[error(
+        "masked {path} does not compile: line {line}: {message} (this is a carve bug; please report it with the file)"
+    )]
     MaskedCompile { path: String, line: usize, message: String },
     #[error("running `{command}`: {message}")]
     Command { command: String, message: String },

@@ -65,8 +65,19 @@ pub struct MaskOutcome {
 /// Directories never copied: VCS data, virtual environments (any directory holding a
 /// `pyvenv.cfg`), caches and tool state.
 const SKIP_DIRS: &[&str] = &[
-    ".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox",
-    "node_modules", ".venv", ".hypothesis", ".eggs",
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    "node_modules",
+    ".venv",
+    ".hypothesis",
+    ".eggs",
 ];
 
 /// Repository-relative files of `root` (sorted, `/`-separated), honouring `.gitignore`
@@ -100,7 +111,12 @@ pub fn list_tree_files(root: &Path) -> Result<Vec<String>, ExtractError> {
 }
 
 /// [`mask_tree_with`] with default options.
-pub fn mask_tree(root: &Path, index: &DefinitionIndex, plan: &MaskPlan, out: &Path) -> Result<MaskOutcome, ExtractError> {
+pub fn mask_tree(
+    root: &Path,
+    index: &DefinitionIndex,
+    plan: &MaskPlan,
+    out: &Path,
+) -> Result<MaskOutcome, ExtractError> {
     mask_tree_with(root, index, plan, out, &MaskOptions::default())
 }
 
@@ -301,7 +317,9 @@ fn cargo_test(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<No
                 Some(t) => t == base,
                 None => names.iter().any(|n| n == base),
             };
-            let package_matches = suffixes.iter().all(|s| ["lib", "bin", "test", "bench", "example"].contains(s) || names.iter().any(|n| n == s));
+            let package_matches = suffixes
+                .iter()
+                .all(|s| ["lib", "bin", "test", "bench", "example"].contains(s) || names.iter().any(|n| n == s));
             target_matches && package_matches
         });
     }
@@ -398,7 +416,8 @@ pub fn mask_tree_with(
             continue;
         }
         let source = String::from_utf8(bytes).map_err(|_| ExtractError::NotText { path: rel.clone() })?;
-        let masked = edit::apply(&source, &edits).map_err(|source| ExtractError::Apply { path: rel.clone(), source })?;
+        let masked =
+            edit::apply(&source, &edits).map_err(|source| ExtractError::Apply { path: rel.clone(), source })?;
         if let Some((line, message)) = edit::parse_errors(file.language, &masked).into_iter().next() {
             return Err(ExtractError::MaskedParse { path: rel.clone(), line, message });
         }
@@ -484,7 +503,12 @@ for path in sys.argv[1:]:
 sys.exit(bad)
 "#;
 
-fn compile_check(out: &Path, files: &[&String], options: &MaskOptions, warnings: &mut Vec<String>) -> Result<(), ExtractError> {
+fn compile_check(
+    out: &Path,
+    files: &[&String],
+    options: &MaskOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(), ExtractError> {
     let python = options.python.clone().unwrap_or_else(|| PathBuf::from("python3"));
     let mut cmd = Command::new(&python);
     cmd.arg("-c").arg(COMPILE_SCRIPT).args(files.iter().map(|f| f.as_str())).current_dir(out);
@@ -528,7 +552,8 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let sources: Vec<(String, Vec<u8>)> = files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
+        let sources: Vec<(String, Vec<u8>)> =
+            files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
         (dir, DefinitionIndex::from_sources(&sources))
     }
 
@@ -537,7 +562,12 @@ mod tests {
 
     #[test]
     fn removes_tests_inside_files_that_stay_and_routes_them_to_the_test_patch() {
-        let (dir, index) = repo(&[("pkg/__init__.py", ""), ("pkg/lib.py", LIB), ("tests/test_lib.py", TESTS), ("data/blob.bin", "\u{0}\u{1}")]);
+        let (dir, index) = repo(&[
+            ("pkg/__init__.py", ""),
+            ("pkg/lib.py", LIB),
+            ("tests/test_lib.py", TESTS),
+            ("data/blob.bin", "\u{0}\u{1}"),
+        ]);
         std::fs::create_dir_all(dir.path().join(".git")).unwrap();
         std::fs::write(dir.path().join(".git/HEAD"), "ref").unwrap();
         std::fs::create_dir_all(dir.path().join("venv")).unwrap();
@@ -546,7 +576,11 @@ mod tests {
         let masked = out.path().join("m");
         let plan = MaskPlan {
             extracted: ["pkg/lib.py::feature".to_string()].into(),
-            remove_tests: ["tests/test_lib.py::test_feature".to_string(), "tests/test_lib.py::test_missing[1]".to_string()].into(),
+            remove_tests: [
+                "tests/test_lib.py::test_feature".to_string(),
+                "tests/test_lib.py::test_missing[1]".to_string(),
+            ]
+            .into(),
             ..Default::default()
         };
         let outcome = mask_tree(dir.path(), &index, &plan, &masked).unwrap();
@@ -572,7 +606,8 @@ mod tests {
         let tests = "def test_keep():\n    assert True\n\n\ndef test_feature():\n    assert False\n";
         let (dir, index) = repo(&[("pkg/lib.py", LIB), ("tests/test_lib.py", tests)]);
         let masked = tempfile::tempdir().unwrap();
-        let plan = MaskPlan { remove_tests: ["tests/test_lib.py::test_feature".to_string()].into(), ..Default::default() };
+        let plan =
+            MaskPlan { remove_tests: ["tests/test_lib.py::test_feature".to_string()].into(), ..Default::default() };
         let outcome = mask_tree(dir.path(), &index, &plan, masked.path()).unwrap();
         assert_eq!(outcome.test_edited_files, ["tests/test_lib.py".to_string()].into());
         let patches = build_patches(dir.path(), masked.path(), &outcome).unwrap();
@@ -596,17 +631,32 @@ mod tests {
         let (dir, index) = repo(&[
             ("go.mod", "module example.com/m\n\ngo 1.22\n"),
             ("geo/geo.go", "package geo\n\nfunc Area() int { return 1 }\n"),
-            ("geo/geo_test.go", "package geo\n\nimport \"testing\"\n\nfunc TestArea(t *testing.T) {\n\tt.Run(\"unit square\", func(t *testing.T) { _ = Area() })\n}\n"),
+            (
+                "geo/geo_test.go",
+                "package geo\n\nimport \"testing\"\n\nfunc TestArea(t *testing.T) {\n\tt.Run(\"unit square\", func(t *testing.T) { _ = Area() })\n}\n",
+            ),
             ("geo/sub/sub_test.go", "package sub\n\nimport \"testing\"\n\nfunc TestArea(t *testing.T) {}\n"),
         ]);
         let root = dir.path();
         assert_eq!(found(root, &index, "example.com/m/geo/TestArea"), vec!["geo/geo_test.go::TestArea".to_string()]);
         // A subtest takes its top-level test; the longest package path wins.
-        assert_eq!(found(root, &index, "example.com/m/geo/TestArea/unit_square"), vec!["geo/geo_test.go::TestArea".to_string()]);
-        assert_eq!(found(root, &index, "example.com/m/geo/sub/TestArea"), vec!["geo/sub/sub_test.go::TestArea".to_string()]);
+        assert_eq!(
+            found(root, &index, "example.com/m/geo/TestArea/unit_square"),
+            vec!["geo/geo_test.go::TestArea".to_string()]
+        );
+        assert_eq!(
+            found(root, &index, "example.com/m/geo/sub/TestArea"),
+            vec!["geo/sub/sub_test.go::TestArea".to_string()]
+        );
         // carve's file form works too.
-        assert_eq!(found(root, &index, "geo/geo_test.go::TestArea/unit_square"), vec!["geo/geo_test.go::TestArea".to_string()]);
-        assert!(missing(root, &index, "example.com/m/geo/TestNope").contains("package example.com/m/geo defines func TestNope"));
+        assert_eq!(
+            found(root, &index, "geo/geo_test.go::TestArea/unit_square"),
+            vec!["geo/geo_test.go::TestArea".to_string()]
+        );
+        assert!(
+            missing(root, &index, "example.com/m/geo/TestNope")
+                .contains("package example.com/m/geo defines func TestNope")
+        );
         assert!(missing(root, &index, "example.com/other/TestArea").contains("no indexed `_test.go` file"));
     }
 
@@ -624,7 +674,10 @@ mod tests {
             ("tests/multi/main.rs", "mod tests {\n    #[test]\n    fn other() {}\n}\n"),
         ]);
         let root = dir.path();
-        assert_eq!(found(root, &index, "geo_lib::shapes::tests::area_is_one"), vec!["src/shapes.rs::tests.area_is_one".to_string()]);
+        assert_eq!(
+            found(root, &index, "geo_lib::shapes::tests::area_is_one"),
+            vec!["src/shapes.rs::tests.area_is_one".to_string()]
+        );
         assert_eq!(found(root, &index, "it::whole"), vec!["tests/it.rs::whole".to_string()]);
         // `tests::other` is in the library, the binary `tool` and the test target `multi`.
         assert_eq!(found(root, &index, "geo_lib::tests::other"), vec!["src/lib.rs::tests.other".to_string()]);
@@ -643,7 +696,10 @@ mod tests {
         let outcome = mask_tree(dir.path(), &index, &plan, &out.path().join("m")).unwrap();
         assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
         let lib = std::fs::read_to_string(out.path().join("m/src/lib.rs")).unwrap();
-        assert!(!lib.contains("area_is_one") && lib.contains("fn other() {}") && lib.contains("pub fn area()"), "{lib}");
+        assert!(
+            !lib.contains("area_is_one") && lib.contains("fn other() {}") && lib.contains("pub fn area()"),
+            "{lib}"
+        );
         assert_eq!(outcome.test_edited_files, ["src/lib.rs".to_string()].into());
     }
 
@@ -652,13 +708,19 @@ mod tests {
         let test = "import { describe, it, test } from \"vitest\";\n\ndescribe(\"Money\", () => {\n  it(\"adds\", () => {});\n  it(\"keeps cents\", () => {});\n});\n\ntest(\"alone\", () => {});\n\ntest.each([1, 2])(\"case %i\", (n) => {});\n";
         let (dir, index) = repo(&[("tests/money.test.ts", test)]);
         let root = dir.path();
-        assert_eq!(found(root, &index, "tests/money.test.ts > Money > adds"), vec!["tests/money.test.ts::Money.adds".to_string()]);
+        assert_eq!(
+            found(root, &index, "tests/money.test.ts > Money > adds"),
+            vec!["tests/money.test.ts::Money.adds".to_string()]
+        );
         assert_eq!(found(root, &index, "tests/money.test.ts > alone"), vec!["tests/money.test.ts::alone".to_string()]);
         let why = missing(root, &index, "tests/money.test.ts > case 1");
         assert!(why.contains("no `describe`/`it`/`test` block titled `case 1`") && why.contains(".each"), "{why}");
         assert!(missing(root, &index, "tests/gone.test.ts > x").contains("tests/gone.test.ts is not an indexed file"));
         let out = tempfile::tempdir().unwrap();
-        let plan = MaskPlan { remove_tests: ["tests/money.test.ts > Money > keeps cents".to_string()].into(), ..Default::default() };
+        let plan = MaskPlan {
+            remove_tests: ["tests/money.test.ts > Money > keeps cents".to_string()].into(),
+            ..Default::default()
+        };
         mask_tree(root, &index, &plan, &out.path().join("m")).unwrap();
         let masked = std::fs::read_to_string(out.path().join("m/tests/money.test.ts")).unwrap();
         assert!(!masked.contains("keeps cents") && masked.contains("it(\"adds\""), "{masked}");

@@ -152,7 +152,9 @@ mod tests {
         let pf = dir.path().join("../").join(format!("{}.patch", dir.path().file_name().unwrap().to_string_lossy()));
         std::fs::write(&pf, patch).unwrap();
         let status = match tool {
-            "git" => Command::new("git").args(["apply", "--whitespace=nowarn"]).arg(&pf).current_dir(dir.path()).output(),
+            "git" => {
+                Command::new("git").args(["apply", "--whitespace=nowarn"]).arg(&pf).current_dir(dir.path()).output()
+            }
             _ => Command::new("patch").args(["-p1", "-s", "-i"]).arg(&pf).current_dir(dir.path()).output(),
         }
         .unwrap();
@@ -175,10 +177,17 @@ mod tests {
         write(b.path(), "pkg/added.py", "new\n");
         write(a.path(), "pkg/was_empty.py", "");
         write(b.path(), "pkg/was_empty.py", "now\n");
-        let files: BTreeSet<String> = ["pkg/same.py", "pkg/changed.py", "pkg/no_newline.py", "tests/test_gone.py", "pkg/added.py", "pkg/was_empty.py"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let files: BTreeSet<String> = [
+            "pkg/same.py",
+            "pkg/changed.py",
+            "pkg/no_newline.py",
+            "tests/test_gone.py",
+            "pkg/added.py",
+            "pkg/was_empty.py",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let forward = unified_diff(a.path(), b.path(), &files).unwrap();
         let backward = unified_diff(b.path(), a.path(), &files).unwrap();
         assert_eq!(forward, unified_diff(a.path(), b.path(), &files).unwrap(), "deterministic");

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_languages::index::{DefinitionIndex, NodeId};
 use carve_languages::Language;
+use carve_languages::index::{DefinitionIndex, NodeId};
 
 /// The removed definitions split by how they are masked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,7 +51,10 @@ pub fn split_removals_with(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, t
     let mut out = Removals::default();
     let mut referenced: BTreeSet<&NodeId> = BTreeSet::new();
     for def in index.definitions.values() {
-        if tests.files.contains(&def.path) || within(index, &def.id, remove) || within(index, &def.id, &tests.definitions) {
+        if tests.files.contains(&def.path)
+            || within(index, &def.id, remove)
+            || within(index, &def.id, &tests.definitions)
+        {
             continue;
         }
         referenced.extend(def.references.iter());
@@ -175,7 +178,8 @@ mod tests {
             def("a.go::Alone", Language::Go, &[]),
             def("a.go::Gone", Language::Go, &["a.go::Alone"]),
         ]);
-        let remove: BTreeSet<NodeId> = ["a.go::Used", "a.go::Alone", "a.go::Gone"].iter().map(|s| s.to_string()).collect();
+        let remove: BTreeSet<NodeId> =
+            ["a.go::Used", "a.go::Alone", "a.go::Gone"].iter().map(|s| s.to_string()).collect();
         let r = split_removals(&idx, &remove);
         assert_eq!(r.stub, BTreeSet::from(["a.go::Used".to_string()]));
         // `Alone` is referenced only by `Gone`, which is removed too.
@@ -186,7 +190,8 @@ mod tests {
     fn what_a_stub_needs_to_compile_is_stubbed_too() {
         use carve_languages::index::{LoadReference, LoadRole};
         let mut used = def("a.ts::used", Language::TypeScript, &[]);
-        used.load_references = vec![LoadReference { target: "a.ts::Shape".into(), role: LoadRole::DefaultOrAnnotation }];
+        used.load_references =
+            vec![LoadReference { target: "a.ts::Shape".into(), role: LoadRole::DefaultOrAnnotation }];
         let mut shape = def("a.ts::Shape", Language::TypeScript, &[]);
         shape.load_references = vec![LoadReference { target: "a.ts::Unit".into(), role: LoadRole::ClassBody }];
         let idx = index(vec![
@@ -216,8 +221,10 @@ mod tests {
             def("a_test.go::TestStays", Language::Go, &["a.go::RemainingTest"]),
             test_file_helper,
         ]);
-        let remove: BTreeSet<NodeId> =
-            ["a.go::OnlyRemovedTest", "a.go::RemainingTest", "a.go::ByFileTest"].iter().map(|s| s.to_string()).collect();
+        let remove: BTreeSet<NodeId> = ["a.go::OnlyRemovedTest", "a.go::RemainingTest", "a.go::ByFileTest"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         // Without the tests, every test counts as code that stays.
         assert_eq!(split_removals(&idx, &remove).stub, remove);
         let tests = RemovedTests {
@@ -262,7 +269,12 @@ mod tests {
         new.parent = Some("a.rs::Circle.<impl>".into());
         let mut imp = def("a.rs::Circle.<impl>", Language::Rust, &[]);
         imp.parent = Some("a.rs::Circle".into());
-        let idx = index(vec![def("a.rs::main", Language::Rust, &["a.rs::Circle.new"]), def("a.rs::Circle", Language::Rust, &[]), imp, new]);
+        let idx = index(vec![
+            def("a.rs::main", Language::Rust, &["a.rs::Circle.new"]),
+            def("a.rs::Circle", Language::Rust, &[]),
+            imp,
+            new,
+        ]);
         let r = split_removals(&idx, &BTreeSet::from(["a.rs::Circle.<impl>".to_string()]));
         assert_eq!(r.stub, BTreeSet::from(["a.rs::Circle.<impl>".to_string()]));
         assert!(r.delete.is_empty());
@@ -270,7 +282,8 @@ mod tests {
 
     #[test]
     fn python_always_deletes() {
-        let idx = index(vec![def("a.py::keep", Language::Python, &["a.py::used"]), def("a.py::used", Language::Python, &[])]);
+        let idx =
+            index(vec![def("a.py::keep", Language::Python, &["a.py::used"]), def("a.py::used", Language::Python, &[])]);
         let remove = BTreeSet::from(["a.py::used".to_string()]);
         let r = split_removals(&idx, &remove);
         assert!(r.stub.is_empty());

@@ -351,7 +351,8 @@ fn rust_members(members: &[ContractObject], indent: &str, out: &mut String) {
 fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_paths: bool, out: &mut String) {
     if o.existing {
         let names: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.access)).collect();
-        let (what, word) = if o.kind == DefinitionKind::Class { ("Methods", "class") } else { ("Members", kind_word(o.kind)) };
+        let (what, word) =
+            if o.kind == DefinitionKind::Class { ("Methods", "class") } else { ("Members", kind_word(o.kind)) };
         let _ = writeln!(
             out,
             "### {what} of the existing {word} `{}`\n\nThe {word} stays in `{}`; add {}.\n",
@@ -464,8 +465,7 @@ pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> 
         }
         Level::Two => {
             let l2 = contract.for_level2(package);
-            let names =
-                contract.level2_names().iter().map(|(_, n)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            let names = contract.level2_names().iter().map(|(_, n)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
             let mut vars = common;
             vars.push(("names", names));
             vars.push(("interface", interface(&l2, false)));
@@ -491,7 +491,10 @@ mod tests {
                 "tests/test_pricing.py::TestCart::test_total".into(),
             ],
         );
-        c.test_docstrings.insert("tests/test_pricing.py::test_total_value_with_discount".into(), "The discount is taken off.\nMore.".into());
+        c.test_docstrings.insert(
+            "tests/test_pricing.py::test_total_value_with_discount".into(),
+            "The discount is taken off.\nMore.".into(),
+        );
         c
     }
 
@@ -503,10 +506,8 @@ mod tests {
 
     #[test]
     fn level2_statement() {
-        let extracted = inventory_extracted()
-            .into_iter()
-            .filter(|id| !id.contains("Cart") && !id.contains("report"))
-            .collect();
+        let extracted =
+            inventory_extracted().into_iter().filter(|id| !id.contains("Cart") && !id.contains("report")).collect();
         let contract = build_contract(&inventory_index(), &extracted);
         assert!(contract.level2_supported());
         let text = render_problem_statement(&contract, &ctx(Level::Two));
@@ -519,7 +520,10 @@ mod tests {
     fn docstrings_of_tests_come_from_the_index() {
         let src = "class TestCart:\n    def test_total(self):\n        \"\"\"The total adds up.\"\"\"\n\n\ndef test_plain():\n    pass\n";
         let index = DefinitionIndex::from_sources(&[("tests/test_cart.py".to_string(), src.as_bytes().to_vec())]);
-        let tests = vec!["tests/test_cart.py::TestCart::test_total[x]".to_string(), "tests/test_cart.py::test_plain".to_string()];
+        let tests = vec![
+            "tests/test_cart.py::TestCart::test_total[x]".to_string(),
+            "tests/test_cart.py::test_plain".to_string(),
+        ];
         let docs = test_docstrings(&index, &tests);
         assert_eq!(docs.len(), 1, "{docs:?}");
         assert_eq!(docs[&tests[0]], "The total adds up.");

@@ -58,7 +58,8 @@ fn git_apply(dir: &Path, patch: &str) {
     }
     let pf = dir.with_extension("patch");
     std::fs::write(&pf, patch).unwrap();
-    let out = Command::new("git").args(["apply", "--whitespace=nowarn"]).arg(&pf).current_dir(dir).output().expect("git");
+    let out =
+        Command::new("git").args(["apply", "--whitespace=nowarn"]).arg(&pf).current_dir(dir).output().expect("git");
     let _ = std::fs::remove_file(&pf);
     assert!(out.status.success(), "git apply failed: {}\n{patch}", String::from_utf8_lossy(&out.stderr));
 }
@@ -77,7 +78,10 @@ fn pytest(dir: &Path, args: &[&str]) -> (i32, String) {
         .env_remove("PYTHONPATH")
         .output()
         .expect("python3");
-    (out.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    )
 }
 
 #[test]
@@ -95,12 +99,18 @@ fn masks_every_feature_of_the_inventory_fixture() {
     for feat in &features {
         let tmp = tempfile::tempdir().unwrap();
         let masked = tmp.path().join("masked");
-        let plan = MaskPlan { extracted: feat.extracted.clone(), remove_test_files: feat.f2p.clone(), ..Default::default() };
+        let plan =
+            MaskPlan { extracted: feat.extracted.clone(), remove_test_files: feat.f2p.clone(), ..Default::default() };
         let outcome = mask_tree(&root, &index, &plan, &masked).unwrap_or_else(|e| panic!("{}: {e}", feat.name));
         assert_eq!(snapshot(&root), before, "{}: the fixture changed", feat.name);
         assert_eq!(outcome.removed_files, feat.f2p, "{}", feat.name);
         assert!(!outcome.changed_files.is_empty(), "{}: nothing masked", feat.name);
-        assert!(outcome.stats.lines > 0 && outcome.stats.files > 0 && outcome.stats.top_objects > 0, "{}: {:?}", feat.name, outcome.stats);
+        assert!(
+            outcome.stats.lines > 0 && outcome.stats.files > 0 && outcome.stats.top_objects > 0,
+            "{}: {:?}",
+            feat.name,
+            outcome.stats
+        );
         for f in &feat.f2p {
             assert!(!masked.join(f).exists(), "{}: {f} still in the masked tree", feat.name);
         }

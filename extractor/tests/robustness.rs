@@ -57,22 +57,30 @@ struct Project {
 /// file could not be indexed (it would then silently escape these tests).
 fn projects() -> Vec<Project> {
     let mut out = Vec::new();
-    let mut langs: Vec<PathBuf> = std::fs::read_dir(fixtures_root()).expect("fixtures/ exists").map(|e| e.expect("entry").path()).collect();
+    let mut langs: Vec<PathBuf> =
+        std::fs::read_dir(fixtures_root()).expect("fixtures/ exists").map(|e| e.expect("entry").path()).collect();
     langs.sort();
     for lang in langs.iter().filter(|p| p.is_dir()) {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(lang).expect("readable").map(|e| e.expect("entry").path()).collect();
+        let mut dirs: Vec<PathBuf> =
+            std::fs::read_dir(lang).expect("readable").map(|e| e.expect("entry").path()).collect();
         dirs.sort();
         for root in dirs.into_iter().filter(|p| p.is_dir()) {
             let name = root.strip_prefix(fixtures_root()).expect("under fixtures").to_string_lossy().replace('\\', "/");
             if name == "python/badinput" {
                 continue;
             }
-            let index = DefinitionIndex::build(&root, &IndexOptions::default()).unwrap_or_else(|e| panic!("indexing fixtures/{name}: {e}"));
+            let index = DefinitionIndex::build(&root, &IndexOptions::default())
+                .unwrap_or_else(|e| panic!("indexing fixtures/{name}: {e}"));
             assert!(index.skipped.is_empty(), "fixtures/{name}: files the index skipped: {:?}", index.skipped);
             let mut sources: Vec<(String, Vec<u8>)> = index
                 .files
                 .keys()
-                .map(|p| (p.clone(), std::fs::read(root.join(p)).unwrap_or_else(|e| panic!("reading fixtures/{name}/{p}: {e}"))))
+                .map(|p| {
+                    (
+                        p.clone(),
+                        std::fs::read(root.join(p)).unwrap_or_else(|e| panic!("reading fixtures/{name}/{p}: {e}")),
+                    )
+                })
                 .collect();
             for manifest in ["go.mod", "Cargo.toml"] {
                 if let Ok(bytes) = std::fs::read(root.join(manifest)) {
@@ -125,10 +133,19 @@ fn every_definition_removed_alone_reparses() {
             for (path, text) in &masked {
                 let lang = p.index.files[path].language;
                 let errors = edit::parse_errors(lang, text);
-                assert!(errors.is_empty(), "fixtures/{}/{path}: removing {id} leaves syntax errors {errors:?}:\n{text}", p.name);
+                assert!(
+                    errors.is_empty(),
+                    "fixtures/{}/{path}: removing {id} leaves syntax errors {errors:?}:\n{text}",
+                    p.name
+                );
             }
             if split_removals(&p.index, &remove).delete.contains(id) {
-                assert!(masked.iter().any(|(path, _)| *path == def.path), "fixtures/{}: deleting {id} left {} unchanged", p.name, def.path);
+                assert!(
+                    masked.iter().any(|(path, _)| *path == def.path),
+                    "fixtures/{}: deleting {id} left {} unchanged",
+                    p.name,
+                    def.path
+                );
             }
             checked += 1;
         }
@@ -167,7 +184,8 @@ fn build_each(p: &Project, cases: &[NodeId], check: &dyn Fn(&Path) -> Result<(),
             std::fs::remove_dir_all(&masked).expect("clear the masked tree");
         }
         let plan = MaskPlan { extracted: BTreeSet::from([id.clone()]), ..MaskPlan::default() };
-        let outcome = mask_tree(&p.root, &p.index, &plan, &masked).unwrap_or_else(|e| panic!("fixtures/{}: removing {id}: {e}", p.name));
+        let outcome = mask_tree(&p.root, &p.index, &plan, &masked)
+            .unwrap_or_else(|e| panic!("fixtures/{}: removing {id}: {e}", p.name));
         if let Err(report) = check(&masked) {
             let files: Vec<&String> = outcome.changed_files.iter().collect();
             failures.push(format!("removing {id} (changed {files:?}):\n{report}"));
@@ -213,8 +231,15 @@ fn every_definition_removed_alone_builds_typescript() {
     let p = project("typescript/ledger");
     let modules = p.root.join("node_modules");
     if !modules.join(".bin/tsc").exists() {
-        assert!(std::env::var_os("CI").is_none(), "{} has no TypeScript; scripts/setup runs `npm ci` there", modules.display());
-        eprintln!("skipping the TypeScript build check: no {}/.bin/tsc (run `npm ci` in fixtures/typescript/ledger)", modules.display());
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} has no TypeScript; scripts/setup runs `npm ci` there",
+            modules.display()
+        );
+        eprintln!(
+            "skipping the TypeScript build check: no {}/.bin/tsc (run `npm ci` in fixtures/typescript/ledger)",
+            modules.display()
+        );
         return;
     }
     let start = Instant::now();
@@ -226,9 +251,16 @@ fn every_definition_removed_alone_builds_typescript() {
             .unwrap_or_else(|e| panic!("fixtures/{}: removing {id}: {e}", p.name));
     }
     let tsconfig_path = p.root.join("tsconfig.json");
-    let mut tsconfig: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tsconfig_path).expect("read tsconfig.json"))
-        .unwrap_or_else(|e| panic!("{} is not plain JSON ({e}); this test copies its options", tsconfig_path.display()));
-    let include: Vec<String> = tsconfig["include"].as_array().expect("tsconfig.json lists `include`").iter().map(|v| v.as_str().expect("glob").to_string()).collect();
+    let mut tsconfig: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&tsconfig_path).expect("read tsconfig.json"),
+    )
+    .unwrap_or_else(|e| panic!("{} is not plain JSON ({e}); this test copies its options", tsconfig_path.display()));
+    let include: Vec<String> = tsconfig["include"]
+        .as_array()
+        .expect("tsconfig.json lists `include`")
+        .iter()
+        .map(|v| v.as_str().expect("glob").to_string())
+        .collect();
     tsconfig["include"] = (0..ids.len()).flat_map(|n| include.iter().map(move |g| format!("case_{n}/{g}"))).collect();
     std::fs::write(out.path().join("tsconfig.json"), tsconfig.to_string()).expect("write tsconfig.json");
     std::os::unix::fs::symlink(&modules, out.path().join("node_modules")).expect("link node_modules");
@@ -271,7 +303,12 @@ fn every_definition_removed_alone_compiles_python() {
     }
     assert!(written.len() > 150, "only {} masked Python files", written.len());
     let script = "import sys\nfor i, p in enumerate(sys.argv[1:]):\n    try:\n        compile(open(p, encoding='utf-8').read(), p, 'exec', dont_inherit=True)\n    except SyntaxError as e:\n        print(f'{i}\\t{e.lineno}\\t{e.msg}')\n";
-    let output = Command::new("python3").arg("-c").arg(script).args(written.iter().map(|(f, _)| f)).output().expect("run python3");
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(written.iter().map(|(f, _)| f))
+        .output()
+        .expect("run python3");
     assert!(output.status.success(), "python3 failed: {}", String::from_utf8_lossy(&output.stderr));
     let failures: Vec<String> = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -294,16 +331,81 @@ use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 /// Inserted at random places: brackets, keywords of the four languages, quotes, comment
 /// openers and closers, invalid UTF-8, a lone carriage return, non-ASCII identifiers.
 const TOKENS: &[&[u8]] = &[
-    b"{", b"}", b"(", b")", b"[", b"]", b"<", b">", b";", b",", b":", b"::", b"=>", b"\n", b"\t", b"    ",
-    b"def ", b"class ", b"async ", b"lambda", b"@", b"import ", b"from x import (", b"return",
-    b"function ", b"export ", b"interface ", b"namespace N {", b"enum ", b"get x() {", b"const f = () =>",
-    b"func ", b"type ", b"package p\n", b"[T any]", b"struct {", b"go ",
-    b"fn ", b"impl ", b"mod x {", b"trait ", b"macro_rules! m {", b"#[cfg(test)]", b"#[test]", b"'a", b"use a::{",
-    b"\"", b"'", b"`", b"\"\"\"", b"r#\"", b"b'", b"f\"{",
-    b"//", b"/*", b"*/", b"/**", b"///", b"#", b"<!--",
-    b"\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\r", b"\r\n",
-    "é".as_bytes(), "naïve_ñame".as_bytes(), "变量".as_bytes(), "\u{1F600}".as_bytes(), "\u{200B}".as_bytes(),
-    b"<T>", b"@dec\n", b"it('t', () => {", b"import { a } from './a';\n",
+    b"{",
+    b"}",
+    b"(",
+    b")",
+    b"[",
+    b"]",
+    b"<",
+    b">",
+    b";",
+    b",",
+    b":",
+    b"::",
+    b"=>",
+    b"\n",
+    b"\t",
+    b"    ",
+    b"def ",
+    b"class ",
+    b"async ",
+    b"lambda",
+    b"@",
+    b"import ",
+    b"from x import (",
+    b"return",
+    b"function ",
+    b"export ",
+    b"interface ",
+    b"namespace N {",
+    b"enum ",
+    b"get x() {",
+    b"const f = () =>",
+    b"func ",
+    b"type ",
+    b"package p\n",
+    b"[T any]",
+    b"struct {",
+    b"go ",
+    b"fn ",
+    b"impl ",
+    b"mod x {",
+    b"trait ",
+    b"macro_rules! m {",
+    b"#[cfg(test)]",
+    b"#[test]",
+    b"'a",
+    b"use a::{",
+    b"\"",
+    b"'",
+    b"`",
+    b"\"\"\"",
+    b"r#\"",
+    b"b'",
+    b"f\"{",
+    b"//",
+    b"/*",
+    b"*/",
+    b"/**",
+    b"///",
+    b"#",
+    b"<!--",
+    b"\xff",
+    b"\xc3",
+    b"\xe2\x82",
+    b"\x00",
+    b"\r",
+    b"\r\n",
+    "é".as_bytes(),
+    "naïve_ñame".as_bytes(),
+    "变量".as_bytes(),
+    "\u{1F600}".as_bytes(),
+    "\u{200B}".as_bytes(),
+    b"<T>",
+    b"@dec\n",
+    b"it('t', () => {",
+    b"import { a } from './a';\n",
 ];
 
 #[derive(Debug, Clone)]
@@ -378,14 +480,20 @@ fn check_edits(text: &str, edits: &[Edit]) -> Result<(), String> {
 
 /// The property for one mutated file of `p`: index the project with it, remove the
 /// definitions `picks` choose (some forced to stubs), mask every file.
-fn mutated_project_masks_cleanly(p: &Project, file: usize, mutations: &[Mutation], picks: &[(usize, bool)]) -> Result<(), TestCaseError> {
+fn mutated_project_masks_cleanly(
+    p: &Project,
+    file: usize,
+    mutations: &[Mutation],
+    picks: &[(usize, bool)],
+) -> Result<(), TestCaseError> {
     let (sources, index) = mutated(p, file, mutations);
     let ids: Vec<&NodeId> = index.definitions.keys().collect();
     if ids.is_empty() {
         return Ok(());
     }
     let remove: BTreeSet<NodeId> = picks.iter().map(|(i, _)| ids[i % ids.len()].clone()).collect();
-    let stubbed: BTreeSet<NodeId> = picks.iter().filter(|(_, stub)| *stub).map(|(i, _)| ids[i % ids.len()].clone()).collect();
+    let stubbed: BTreeSet<NodeId> =
+        picks.iter().filter(|(_, stub)| *stub).map(|(i, _)| ids[i % ids.len()].clone()).collect();
     masks_cleanly(p, file, &sources, &index, &remove, &stubbed).map_err(TestCaseError::fail)
 }
 
@@ -427,7 +535,8 @@ fn masks_cleanly(
     let (path, original) = &p.sources[file];
     if let (Some(f), Ok(text)) = (index.files.get(path), std::str::from_utf8(original)) {
         if let Ok(edits) = edit::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
-            check_edits(text, &edits).map_err(|e| format!("{}/{path} (stale index): removing {remove:?}: {e}", p.name))?;
+            check_edits(text, &edits)
+                .map_err(|e| format!("{}/{path} (stale index): removing {remove:?}: {e}", p.name))?;
         }
     }
     Ok(())
@@ -456,7 +565,12 @@ fn mutation_property(langs: &[Language], cases: u32, seed: u64) {
     let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     let cases = env("PROPTEST_CASES").map_or(cases, |c| c as u32);
     let seed = env("PROPTEST_RNG_SEED").unwrap_or(seed);
-    let config = ProptestConfig { cases, rng_seed: RngSeed::Fixed(seed), failure_persistence: None, ..ProptestConfig::default() };
+    let config = ProptestConfig {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
     let mut runner = proptest::test_runner::TestRunner::new(config);
     let strategy = (
         0..targets.len(),
@@ -505,11 +619,15 @@ fn mutated_rust_sources_never_panic() {
 /// applied to `path` of fixtures/`project_name`, then `remove` masked.
 fn regression(project_name: &str, path: &str, mutations: &[Mutation], remove: &[&str]) {
     let p = project(project_name);
-    let file = p.sources.iter().position(|(q, _)| q == path).unwrap_or_else(|| panic!("no {path} in fixtures/{project_name}"));
+    let file =
+        p.sources.iter().position(|(q, _)| q == path).unwrap_or_else(|| panic!("no {path} in fixtures/{project_name}"));
     let (sources, index) = mutated(&p, file, mutations);
     let remove: BTreeSet<NodeId> = remove.iter().map(|s| s.to_string()).collect();
     for id in &remove {
-        assert!(index.definitions.contains_key(id), "the mutated index has no {id}; the fixture changed, update this test");
+        assert!(
+            index.definitions.contains_key(id),
+            "the mutated index has no {id}; the fixture changed, update this test"
+        );
     }
     if let Err(e) = masks_cleanly(&p, file, &sources, &index, &remove, &BTreeSet::new()) {
         panic!("fixtures/{project_name}/{path} with {mutations:?}: {e}");
@@ -522,10 +640,16 @@ fn regression(project_name: &str, path: &str, mutations: &[Mutation], remove: &[
 #[test]
 fn typescript_function_nested_by_an_unclosed_namespace() {
     let prefix = "export function parseCurrency(code: string):";
-    let source = std::fs::read_to_string(fixtures_root().join("typescript/ledger/src/money/currency.ts")).expect("read");
+    let source =
+        std::fs::read_to_string(fixtures_root().join("typescript/ledger/src/money/currency.ts")).expect("read");
     let at = source.find(prefix).expect("the fixture still has parseCurrency") + prefix.len();
     assert_eq!(TOKENS[27], b"namespace N {");
-    regression("typescript/ledger", "src/money/currency.ts", &[Mutation::Insert { at, token: 27 }], &["src/money/currency.ts::parseCurrency"]);
+    regression(
+        "typescript/ledger",
+        "src/money/currency.ts",
+        &[Mutation::Insert { at, token: 27 }],
+        &["src/money/currency.ts::parseCurrency"],
+    );
 }
 
 /// The same in valid code of every language: a stubbed function (a caller stays) with a
@@ -533,10 +657,26 @@ fn typescript_function_nested_by_an_unclosed_namespace() {
 #[test]
 fn a_stubbed_function_with_nested_functions_masks_cleanly() {
     let cases: &[(&str, &str, &str)] = &[
-        ("a.ts", "export function outer(): number {\n  function inner(): number {\n    return 1;\n  }\n  const arrow = (): number => inner();\n  return arrow();\n}\n\nexport function caller(): number {\n  return outer();\n}\n", "a.ts::outer"),
-        ("a.js", "export function outer() {\n  function inner() {\n    return 1;\n  }\n  return inner();\n}\n\nexport function caller() {\n  return outer();\n}\n", "a.js::outer"),
-        ("src/lib.rs", "pub fn outer() -> u32 {\n    fn inner() -> u32 {\n        1\n    }\n    inner()\n}\n\npub fn caller() -> u32 {\n    outer()\n}\n", "src/lib.rs::outer"),
-        ("a.py", "def outer():\n    def inner():\n        return 1\n    return inner()\n\n\ndef caller():\n    return outer()\n", "a.py::outer"),
+        (
+            "a.ts",
+            "export function outer(): number {\n  function inner(): number {\n    return 1;\n  }\n  const arrow = (): number => inner();\n  return arrow();\n}\n\nexport function caller(): number {\n  return outer();\n}\n",
+            "a.ts::outer",
+        ),
+        (
+            "a.js",
+            "export function outer() {\n  function inner() {\n    return 1;\n  }\n  return inner();\n}\n\nexport function caller() {\n  return outer();\n}\n",
+            "a.js::outer",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn outer() -> u32 {\n    fn inner() -> u32 {\n        1\n    }\n    inner()\n}\n\npub fn caller() -> u32 {\n    outer()\n}\n",
+            "src/lib.rs::outer",
+        ),
+        (
+            "a.py",
+            "def outer():\n    def inner():\n        return 1\n    return inner()\n\n\ndef caller():\n    return outer()\n",
+            "a.py::outer",
+        ),
     ];
     for (path, text, outer) in cases {
         let mut sources = vec![(path.to_string(), text.as_bytes().to_vec())];
@@ -545,10 +685,15 @@ fn a_stubbed_function_with_nested_functions_masks_cleanly() {
         }
         let index = DefinitionIndex::from_sources(&sources);
         // (Rust does not index functions nested in a body; the others do.)
-        assert!(index.definitions.len() >= 2 + usize::from(!path.ends_with(".rs")), "{path}: {:?}", index.definitions.keys().collect::<Vec<_>>());
+        assert!(
+            index.definitions.len() >= 2 + usize::from(!path.ends_with(".rs")),
+            "{path}: {:?}",
+            index.definitions.keys().collect::<Vec<_>>()
+        );
         let removals = split_removals(&index, &BTreeSet::from([outer.to_string()]));
         let file = &index.files[*path];
-        let edits = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let edits = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub)
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
         check_edits(text, &edits).unwrap_or_else(|e| panic!("{path}: removing {outer}: {e}"));
         let masked = edit::apply(text, &edits).expect("checked");
         assert_ne!(&masked, text, "{path}: removing {outer} changed nothing");

@@ -31,8 +31,11 @@ fn extracted() -> BTreeSet<String> {
 }
 
 /// As the cargo runner names them: `target::module::test`.
-const F2P: &[&str] =
-    &["geometry::report::tests::total_in_millimetres", "geometry::shapes::tests::rect_square", "integration::mixed_report"];
+const F2P: &[&str] = &[
+    "geometry::report::tests::total_in_millimetres",
+    "geometry::shapes::tests::rect_square",
+    "integration::mixed_report",
+];
 
 #[test]
 fn contract_names_the_type_and_trait_of_methods() {
@@ -66,12 +69,24 @@ fn contract_names_the_type_and_trait_of_methods() {
     assert_eq!(total.access, "Report::total_area");
     // A trait impl's method names the trait as the impl writes it.
     let fmt = find("src/report.rs::Report.<Display>.fmt");
-    assert_eq!((fmt.enclosing_class.as_deref(), fmt.enclosing_trait.as_deref()), (Some("Report"), Some("fmt::Display")));
+    assert_eq!(
+        (fmt.enclosing_class.as_deref(), fmt.enclosing_trait.as_deref()),
+        (Some("Report"), Some("fmt::Display"))
+    );
     assert_eq!(fmt.access, "<Report as fmt::Display>::fmt");
     // A whole type lists the methods of all its impl blocks.
     let circle = contract.objects.iter().find(|o| o.id == "src/shapes.rs::Circle").expect("Circle entry");
     let members: Vec<&str> = circle.members.iter().map(|m| m.access.as_str()).collect();
-    assert_eq!(members, ["Circle::new", "Circle::diameter", "<Circle as Shape>::area", "<Circle as Shape>::perimeter", "<Circle as Shape>::name"]);
+    assert_eq!(
+        members,
+        [
+            "Circle::new",
+            "Circle::diameter",
+            "<Circle as Shape>::area",
+            "<Circle as Shape>::perimeter",
+            "<Circle as Shape>::name"
+        ]
+    );
     insta::assert_json_snapshot!("geometry_contract", contract);
     // The statement writes methods inside their impl blocks.
     let ctx = StatementContext::new(Level::One, "geometry", F2P.iter().map(|s| s.to_string()).collect());

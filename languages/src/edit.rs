@@ -75,7 +75,9 @@ pub enum MaskError {
         "definition {id} (line {line}) was not found in {path}; the file changed since it was indexed — re-index and retry"
     )]
     DefinitionNotFound { path: String, id: NodeId, line: usize },
-    #[error("import statement at {path}:{line} was not found; the file changed since it was indexed — re-index and retry")]
+    #[error(
+        "import statement at {path}:{line} was not found; the file changed since it was indexed — re-index and retry"
+    )]
     ImportNotFound { path: String, line: usize },
     #[error("masking {language} files is not supported yet ({path})")]
     Unsupported { language: Language, path: String },
@@ -100,7 +102,9 @@ pub fn mask_file(
             let all: BTreeSet<NodeId> = remove.union(stub).cloned().collect();
             crate::python::edit::mask_file(source, file, index, &all)
         }
-        Language::TypeScript | Language::JavaScript => crate::typescript::edit::mask_file(source, file, index, remove, stub),
+        Language::TypeScript | Language::JavaScript => {
+            crate::typescript::edit::mask_file(source, file, index, remove, stub)
+        }
         Language::Go => crate::go::edit::mask_file(source, file, index, remove, stub),
         Language::Rust => crate::rust::edit::mask_file(source, file, index, remove, stub),
     }

@@ -271,7 +271,12 @@ pub struct DefinitionIndex {
 
 impl Default for DefinitionIndex {
     fn default() -> Self {
-        DefinitionIndex { version: INDEX_VERSION, files: BTreeMap::new(), definitions: BTreeMap::new(), skipped: Vec::new() }
+        DefinitionIndex {
+            version: INDEX_VERSION,
+            files: BTreeMap::new(),
+            definitions: BTreeMap::new(),
+            skipped: Vec::new(),
+        }
     }
 }
 
@@ -309,7 +314,9 @@ pub struct IndexOptions {
 pub enum IndexError {
     #[error("repository root {} is not a directory; pass the path of a checked-out repository", .0.display())]
     RootNotFound(std::path::PathBuf),
-    #[error("invalid {kind} glob `{pattern}`: {message}; globs are matched against paths relative to the repository root, e.g. `src/**/*.py`")]
+    #[error(
+        "invalid {kind} glob `{pattern}`: {message}; globs are matched against paths relative to the repository root, e.g. `src/**/*.py`"
+    )]
     BadGlob { kind: &'static str, pattern: String, message: String },
     #[error("cannot walk {}: {message}", .root.display())]
     Walk { root: std::path::PathBuf, message: String },
@@ -331,7 +338,8 @@ impl DefinitionIndex {
         let paths_of = |langs: &[Language]| -> Vec<String> {
             walked.files.iter().filter(|f| langs.contains(&f.language)).map(|f| f.path.clone()).collect()
         };
-        let mut index = DefinitionIndex::from_python(crate::python::index::index_files(root, &paths_of(&[Language::Python])));
+        let mut index =
+            DefinitionIndex::from_python(crate::python::index::index_files(root, &paths_of(&[Language::Python])));
         let ts = crate::typescript::index_files(root, &paths_of(&[Language::TypeScript, Language::JavaScript]));
         index.merge(ts.files, ts.definitions, ts.skipped);
         let rs = crate::rust::index::index_files(root, &paths_of(&[Language::Rust]));

@@ -16,9 +16,9 @@ pub mod go;
 pub mod index;
 pub mod python;
 mod query;
+pub mod runner;
 pub mod rust;
 pub mod typescript;
-pub mod runner;
 pub mod walk;
 
 pub use edit::Edit;
@@ -42,7 +42,8 @@ pub enum Language {
 }
 
 impl Language {
-    pub const ALL: &'static [Language] = &[Language::Python, Language::TypeScript, Language::JavaScript, Language::Go, Language::Rust];
+    pub const ALL: &'static [Language] =
+        &[Language::Python, Language::TypeScript, Language::JavaScript, Language::Go, Language::Rust];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -84,7 +85,9 @@ impl Language {
     /// The grammar for one file: `.tsx` files use the TSX grammar.
     pub fn grammar_for_path(self, path: &Path) -> tree_sitter::Language {
         match self {
-            Language::TypeScript if path.extension().is_some_and(|e| e == "tsx") => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Language::TypeScript if path.extension().is_some_and(|e| e == "tsx") => {
+                tree_sitter_typescript::LANGUAGE_TSX.into()
+            }
             other => other.grammar(),
         }
     }

@@ -290,7 +290,14 @@ pub enum RunnerError {
     Spawn { command: String, source: std::io::Error },
     #[error("{runner} could not collect the tests of {} (exit code {}){hint}; command: `{command}`\n--- output tail ---\n{tail}",
         root.display(), exit_code.map_or("none".to_string(), |c| c.to_string()))]
-    Collection { runner: &'static str, root: PathBuf, command: String, exit_code: Option<i32>, hint: String, tail: String },
+    Collection {
+        runner: &'static str,
+        root: PathBuf,
+        command: String,
+        exit_code: Option<i32>,
+        hint: String,
+        tail: String,
+    },
     #[error("{runner} did not finish collecting the tests of {} within {}s; command: `{command}`\n--- output tail ---\n{tail}",
         root.display(), after.as_secs())]
     CollectionTimeout { runner: &'static str, root: PathBuf, command: String, after: Duration, tail: String },
@@ -322,7 +329,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
         TestCommand::Pytest { .. } => crate::python::runner::run(req),
         TestCommand::GoTest { .. } => crate::go::runner::run(req),
         TestCommand::Cargo { .. } => crate::rust::runner::run(req),
-        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => crate::typescript::runner::run(req),
+        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
+            crate::typescript::runner::run(req)
+        }
     }
 }
 
@@ -333,7 +342,9 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
         TestCommand::Pytest { .. } => crate::python::runner::collect(req),
         TestCommand::GoTest { .. } => crate::go::runner::collect(req),
         TestCommand::Cargo { .. } => crate::rust::runner::collect(req),
-        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => crate::typescript::runner::collect(req),
+        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
+            crate::typescript::runner::collect(req)
+        }
     }
 }
 
@@ -347,7 +358,8 @@ pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
         TestCommand::GoTest { .. } => crate::go::runner::harness::harness_id(id),
         TestCommand::Cargo { .. } => crate::rust::runner::harness::harness_id(id),
         TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
-            crate::typescript::runner::spec(command).and_then(|(kind, _, _)| crate::typescript::runner::harness::harness_id(kind, id))
+            crate::typescript::runner::spec(command)
+                .and_then(|(kind, _, _)| crate::typescript::runner::harness::harness_id(kind, id))
         }
     }
 }

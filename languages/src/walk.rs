@@ -7,8 +7,8 @@ use std::path::Path;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::index::{IndexError, SkippedFile};
 use crate::Language;
+use crate::index::{IndexError, SkippedFile};
 
 /// Directory names never walked into.
 pub const SKIPPED_DIRS: &[&str] = &[
@@ -50,7 +50,8 @@ fn globset(kind: &'static str, patterns: &[String]) -> Result<GlobSet, IndexErro
     let mut builder = GlobSetBuilder::new();
     for p in patterns {
         let pattern = p.trim_end_matches('/');
-        let glob = Glob::new(pattern).map_err(|e| IndexError::BadGlob { kind, pattern: p.clone(), message: e.to_string() })?;
+        let glob =
+            Glob::new(pattern).map_err(|e| IndexError::BadGlob { kind, pattern: p.clone(), message: e.to_string() })?;
         builder.add(glob);
     }
     builder.build().map_err(|e| IndexError::BadGlob { kind, pattern: patterns.join(", "), message: e.to_string() })
@@ -160,7 +161,10 @@ pub fn source_files(root: &Path, include: &[String], exclude: &[String]) -> Resu
         }
         let Some(language) = Language::from_path(entry.path()) else { continue };
         let Some(rel) = rel_of(entry.path()) else {
-            out.skipped.push(SkippedFile { path: entry.path().display().to_string(), reason: "path is not valid UTF-8".into() });
+            out.skipped.push(SkippedFile {
+                path: entry.path().display().to_string(),
+                reason: "path is not valid UTF-8".into(),
+            });
             continue;
         };
         if matches_path_or_ancestor(&exclude_set, &rel) {

@@ -14,15 +14,9 @@ use carve_languages::runner::{self, RunRequest, TestCommand, TestStatus, harness
 const M: &str = "example.com/runnercases";
 
 fn have_go() -> bool {
-    let ok = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "go is required when CI is set"
-        );
+        assert!(std::env::var_os("CI").is_none(), "go is required when CI is set");
         eprintln!("skipped: `go` is not installed");
     }
     ok
@@ -41,10 +35,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
             }
         }
     }
@@ -52,18 +43,12 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 fn request(scratch: &Path, tests: Option<Vec<String>>, counter: &str) -> RunRequest {
-    let command = TestCommand::GoTest {
-        args: vec![],
-        packages: None,
-    };
+    let command = TestCommand::GoTest { args: vec![], packages: None };
     let mut r = RunRequest::new(fixture(), command, scratch.join("s"));
     r.tests = tests;
     r.timeout = Duration::from_secs(300);
     r.test_timeout = Duration::from_secs(120);
-    r.env.push((
-        "CARVE_FLAKY_COUNTER".into(),
-        scratch.join(counter).display().to_string(),
-    ));
+    r.env.push(("CARVE_FLAKY_COUNTER".into(), scratch.join(counter).display().to_string()));
     r
 }
 
@@ -87,11 +72,8 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
     .map(|t| format!("{M}/{t}"))
     .collect();
     let r = runner::run(&request(scratch.path(), Some(wanted), "flaky")).unwrap();
-    let got: Vec<(String, TestStatus)> = r
-        .statuses
-        .iter()
-        .map(|(k, v)| (k.strip_prefix(M).unwrap().to_string(), v.status))
-        .collect();
+    let got: Vec<(String, TestStatus)> =
+        r.statuses.iter().map(|(k, v)| (k.strip_prefix(M).unwrap().to_string(), v.status)).collect();
     let want: Vec<(String, TestStatus)> = [
         ("/ExampleAdd", TestStatus::Passed),
         ("/TestNested/outer", TestStatus::Passed),
@@ -107,11 +89,7 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
     .map(|(k, s)| (k.to_string(), *s))
     .collect();
     assert_eq!(got, want);
-    assert_eq!(
-        snapshot(&fixture()),
-        before,
-        "the run wrote into the fixture"
-    );
+    assert_eq!(snapshot(&fixture()), before, "the run wrote into the fixture");
 }
 
 #[test]
@@ -132,8 +110,7 @@ fn swebench_parse_log_gotest_yields_the_recorded_harness_ids() {
     let parsed = harness::parse_log_gotest(&text_log(&String::from_utf8_lossy(&out.stdout)));
     let mut recorded: BTreeMap<String, &str> = BTreeMap::new();
     for (id, outcome) in &result.statuses {
-        let short =
-            harness_id(&req.command, id).unwrap_or_else(|| panic!("no harness id for {id}"));
+        let short = harness_id(&req.command, id).unwrap_or_else(|| panic!("no harness id for {id}"));
         let status = match outcome.status {
             TestStatus::Passed => "PASSED",
             TestStatus::Failed => "FAILED",
@@ -145,10 +122,7 @@ fn swebench_parse_log_gotest_yields_the_recorded_harness_ids() {
             assert_eq!(previous, status, "{short} differs between packages");
         }
     }
-    assert!(
-        recorded.contains_key("TestNested/outer/inner")
-            && recorded.contains_key("TestSign/with_space")
-    );
+    assert!(recorded.contains_key("TestNested/outer/inner") && recorded.contains_key("TestSign/with_space"));
     assert_eq!(parsed.into_iter().collect::<BTreeMap<_, _>>(), recorded);
     let ids: BTreeSet<&String> = result.statuses.keys().collect();
     assert_eq!(ids.len(), 21);
@@ -165,12 +139,7 @@ fn the_shapes_fixture_passes_through_the_runner() {
     let before = snapshot(&root);
     let scratch = tempfile::tempdir().unwrap();
     let detected = runner::detect(&root);
-    let command = detected
-        .iter()
-        .find(|d| d.language == carve_languages::Language::Go)
-        .unwrap()
-        .command
-        .clone();
+    let command = detected.iter().find(|d| d.language == carve_languages::Language::Go).unwrap().command.clone();
     let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
     assert!(r.statuses.len() >= 10, "{:?}", r.statuses.keys());
     for (id, o) in &r.statuses {

@@ -17,15 +17,9 @@ const CASES: &str = "tests/test_cases.py";
 const FLAKY: &str = "tests/sub/test_flaky.py::test_flaky";
 
 fn have_pytest() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import pytest"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new("python3").args(["-c", "import pytest"]).output().is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 with pytest is required when CI is set"
-        );
+        assert!(std::env::var_os("CI").is_none(), "python3 with pytest is required when CI is set");
         eprintln!("skipped: `python3 -m pytest` is not available");
     }
     ok
@@ -42,16 +36,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    b"<dir>".to_vec(),
-                );
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), b"<dir>".to_vec());
                 stack.push(p);
             } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
             }
         }
     }
@@ -81,8 +69,7 @@ fn request(scratch: &Path, counters: &Path, tests: Option<Vec<String>>) -> RunRe
     r.tests = tests;
     r.timeout = Duration::from_secs(300);
     r.test_timeout = Duration::from_secs(120);
-    r.env
-        .push(("CARVE_FLAKY_DIR".into(), counters.display().to_string()));
+    r.env.push(("CARVE_FLAKY_DIR".into(), counters.display().to_string()));
     r
 }
 
@@ -121,10 +108,7 @@ fn expected(flaky: TestStatus) -> BTreeMap<String, TestStatus> {
 }
 
 fn statuses(r: &RunResult) -> BTreeMap<String, TestStatus> {
-    r.statuses
-        .iter()
-        .map(|(k, v)| (k.clone(), v.status))
-        .collect()
+    r.statuses.iter().map(|(k, v)| (k.clone(), v.status)).collect()
 }
 
 #[test]
@@ -137,30 +121,12 @@ fn two_whole_runs_flip_the_flaky_test_and_leave_the_tree_untouched() {
     let counters = tempfile::tempdir().unwrap();
     let first = runner::run(&request(scratch.path(), counters.path(), None)).unwrap();
     let second = runner::run(&request(scratch.path(), counters.path(), None)).unwrap();
-    assert_eq!(
-        statuses(&first),
-        expected(TestStatus::Passed),
-        "{}",
-        first.stdout_tail
-    );
-    assert_eq!(
-        statuses(&second),
-        expected(TestStatus::Failed),
-        "{}",
-        second.stdout_tail
-    );
+    assert_eq!(statuses(&first), expected(TestStatus::Passed), "{}", first.stdout_tail);
+    assert_eq!(statuses(&second), expected(TestStatus::Failed), "{}", second.stdout_tail);
     // What `carve baseline` marks flaky: the ids whose status differs between the runs.
-    let differing: Vec<&String> = first
-        .statuses
-        .keys()
-        .filter(|k| first.status(k) != second.status(k))
-        .collect();
+    let differing: Vec<&String> = first.statuses.keys().filter(|k| first.status(k) != second.status(k)).collect();
     assert_eq!(differing, vec![FLAKY]);
-    assert_eq!(
-        snapshot(&fixture()),
-        before,
-        "the run wrote into the fixture"
-    );
+    assert_eq!(snapshot(&fixture()), before, "the run wrote into the fixture");
 }
 
 #[test]
@@ -181,19 +147,9 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
         "tests/sub/test_flaky.py::test_same_name".into(),
         id("test_does_not_exist"),
     ];
-    let r = runner::run(&request(
-        scratch.path(),
-        counters.path(),
-        Some(wanted.clone()),
-    ))
-    .unwrap();
+    let r = runner::run(&request(scratch.path(), counters.path(), Some(wanted.clone()))).unwrap();
     let got: BTreeSet<&String> = r.statuses.keys().collect();
-    assert_eq!(
-        got,
-        wanted.iter().collect::<BTreeSet<_>>(),
-        "{}",
-        r.stdout_tail
-    );
+    assert_eq!(got, wanted.iter().collect::<BTreeSet<_>>(), "{}", r.stdout_tail);
     let all = expected(TestStatus::Passed);
     for w in &wanted[..wanted.len() - 1] {
         assert_eq!(r.status(w), all[w], "{w}");
@@ -201,11 +157,7 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
     assert_eq!(r.status(&id("test_does_not_exist")), TestStatus::Missing);
     // Only the selection ran: the flaky test's counter was never touched.
     assert_eq!(std::fs::read_dir(counters.path()).unwrap().count(), 0);
-    assert_eq!(
-        snapshot(&fixture()),
-        before,
-        "the run wrote into the fixture"
-    );
+    assert_eq!(snapshot(&fixture()), before, "the run wrote into the fixture");
 }
 
 /// `python3 -m pytest <flags>` in a fresh copy of the fixture; its stdout.
@@ -222,12 +174,7 @@ fn pytest_log(flags: &[&str]) -> String {
         .output()
         .unwrap();
     // Exit code 1: some tests fail on purpose.
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -25,10 +25,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
             }
         }
     }
@@ -36,20 +33,12 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 fn request(scratch: &Path, tests: Option<&[&str]>, counter: &str) -> RunRequest {
-    let command = TestCommand::Cargo {
-        args: vec![],
-        test_args: vec![],
-        workspace: true,
-        nextest: false,
-    };
+    let command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: true, nextest: false };
     let mut r = RunRequest::new(fixture(), command, scratch);
     r.tests = tests.map(|t| t.iter().map(|s| s.to_string()).collect());
     r.timeout = Duration::from_secs(600);
     r.test_timeout = Duration::from_secs(300);
-    r.env.push((
-        "CARVE_FLAKY_COUNTER".into(),
-        scratch.join(counter).display().to_string(),
-    ));
+    r.env.push(("CARVE_FLAKY_COUNTER".into(), scratch.join(counter).display().to_string()));
     r.env.push(("RUST_BACKTRACE".into(), "0".into()));
     r
 }
@@ -68,33 +57,19 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
     ];
     let r = runner::run(&request(scratch.path(), Some(&wanted), "flaky")).unwrap();
     // A module stands for the tests in it: it gets no status of its own.
-    let got: Vec<(&str, TestStatus)> = r
-        .statuses
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.status))
-        .collect();
+    let got: Vec<(&str, TestStatus)> = r.statuses.iter().map(|(k, v)| (k.as_str(), v.status)).collect();
     assert_eq!(
         got,
         vec![
             ("helper::tests::doubles", TestStatus::Passed),
-            (
-                "runner_cases::doctest::src/lib.rs - add (line 8)",
-                TestStatus::Passed
-            ),
+            ("runner_cases::doctest::src/lib.rs - add (line 8)", TestStatus::Passed),
             ("runner_cases::tests::ignored", TestStatus::Skipped),
-            (
-                "runner_cases::tests::nested::deeper::deep",
-                TestStatus::Passed
-            ),
+            ("runner_cases::tests::nested::deeper::deep", TestStatus::Passed),
             ("runner_cases::tests::nope", TestStatus::Missing),
             ("two::shared_name", TestStatus::Passed),
         ]
     );
-    assert_eq!(
-        snapshot(&fixture()),
-        before,
-        "the run wrote into the fixture"
-    );
+    assert_eq!(snapshot(&fixture()), before, "the run wrote into the fixture");
 }
 
 #[test]
@@ -121,11 +96,7 @@ fn swebench_parse_log_cargo_yields_the_recorded_harness_ids() {
     // `test <name> - should panic ... ok` does not match the parser's pattern.
     let should_panic: Vec<&str> = log
         .lines()
-        .filter_map(|l| {
-            l.strip_prefix("test ")?
-                .split_once(" - should panic ... ")
-                .map(|(n, _)| n)
-        })
+        .filter_map(|l| l.strip_prefix("test ")?.split_once(" - should panic ... ").map(|(n, _)| n))
         .collect();
     assert_eq!(should_panic, vec!["tests::panics"]);
     let mut recorded: BTreeMap<String, &str> = BTreeMap::new();
@@ -148,9 +119,7 @@ fn swebench_parse_log_cargo_yields_the_recorded_harness_ids() {
             assert_eq!(previous, status, "{short} differs between binaries");
         }
     }
-    assert!(
-        recorded.contains_key("shared_name") && recorded.contains_key("tests::sign_cases::wrong")
-    );
+    assert!(recorded.contains_key("shared_name") && recorded.contains_key("tests::sign_cases::wrong"));
     assert_eq!(parsed.into_iter().collect::<BTreeMap<_, _>>(), recorded);
 }
 
@@ -163,12 +132,7 @@ fn the_geometry_fixture_passes_through_the_runner() {
     let before = snapshot(&root);
     let scratch = tempfile::tempdir().unwrap();
     let detected = runner::detect(&root);
-    let command = detected
-        .iter()
-        .find(|d| d.language == carve_languages::Language::Rust)
-        .unwrap()
-        .command
-        .clone();
+    let command = detected.iter().find(|d| d.language == carve_languages::Language::Rust).unwrap().command.clone();
     let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
     assert!(r.statuses.len() >= 5, "{:?}", r.statuses.keys());
     assert!(r.statuses.keys().any(|id| id.starts_with("geometry::")));

@@ -17,28 +17,17 @@ use carve_languages::typescript::runner::{Kind, harness};
 use TestStatus::{Failed, Missing, Passed, Skipped, Timeout};
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(rel)
-        .canonicalize()
-        .unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel).canonicalize().unwrap()
 }
 
 /// Is the fixture's runner installed? Skips (or fails under CI) with the set-up command.
 fn ready(rel: &str, bin: Option<&str>) -> bool {
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
     let installed = bin.is_none_or(|b| fixture(rel).join("node_modules/.bin").join(b).exists());
     if node && installed {
         return true;
     }
-    let why = if node {
-        format!("run `npm ci --prefix {rel}`")
-    } else {
-        "Node.js is not installed".to_string()
-    };
+    let why = if node { format!("run `npm ci --prefix {rel}`") } else { "Node.js is not installed".to_string() };
     if std::env::var_os("CI").is_some() {
         panic!("{rel}: {why}");
     }
@@ -59,10 +48,7 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.insert(
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
+                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
             }
         }
     }
@@ -82,10 +68,7 @@ fn vitest() -> Case {
     Case {
         rel: "fixtures/typescript/runner-cases",
         kind: Kind::Vitest,
-        command: TestCommand::Vitest {
-            package_manager: PackageManager::Npm,
-            args: vec![],
-        },
+        command: TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] },
         math: "tests/math.test.ts",
         flaky: "tests/nested/flaky.test.ts",
     }
@@ -95,10 +78,7 @@ fn jest() -> Case {
     Case {
         rel: "fixtures/javascript/runner-cases-jest",
         kind: Kind::Jest,
-        command: TestCommand::Jest {
-            package_manager: PackageManager::Npm,
-            args: vec![],
-        },
+        command: TestCommand::Jest { package_manager: PackageManager::Npm, args: vec![] },
         math: "tests/math.test.js",
         flaky: "tests/nested/flaky.test.js",
     }
@@ -108,10 +88,7 @@ fn node() -> Case {
     Case {
         rel: "fixtures/javascript/runner-cases-node",
         kind: Kind::NodeTest,
-        command: TestCommand::NodeTest {
-            package_manager: PackageManager::Npm,
-            args: vec![],
-        },
+        command: TestCommand::NodeTest { package_manager: PackageManager::Npm, args: vec![] },
         math: "test/math.test.js",
         flaky: "test/nested/flaky.test.js",
     }
@@ -127,13 +104,7 @@ impl Case {
         ready(self.rel, bin)
     }
 
-    fn request(
-        &self,
-        root: &Path,
-        scratch: &Path,
-        counters: &Path,
-        tests: Option<Vec<String>>,
-    ) -> RunRequest {
+    fn request(&self, root: &Path, scratch: &Path, counters: &Path, tests: Option<Vec<String>>) -> RunRequest {
         let mut req = RunRequest::new(root, self.command.clone(), scratch);
         req.tests = tests;
         req.env = vec![("CARVE_FLAKY_DIR".into(), counters.display().to_string())];
@@ -156,19 +127,10 @@ impl Case {
             (self.id(m, "is still to do"), Skipped),
             (self.id(m, "divide > divides"), Passed),
             (self.id(m, "divide > throws on zero"), Passed),
-            (
-                self.id(
-                    m,
-                    "divide > edge cases > keeps the sign (a.k.a. [negative] numbers)",
-                ),
-                Passed,
-            ),
+            (self.id(m, "divide > edge cases > keeps the sign (a.k.a. [negative] numbers)"), Passed),
             (self.id(m, "divide > edge cases > divide(1, 1) = 1"), Passed),
             (self.id(m, "divide > edge cases > divide(9, 3) = 3"), Passed),
-            (
-                self.id(m, "divide > edge cases > divide(1, 4) = 0.25"),
-                Passed,
-            ),
+            (self.id(m, "divide > edge cases > divide(1, 4) = 0.25"), Passed),
             (self.id(self.flaky, "flaky > passes every other run"), flaky),
             (self.id(self.flaky, "same name > adds two numbers"), Passed),
         ];
@@ -182,10 +144,7 @@ impl Case {
 }
 
 fn statuses(r: &RunResult) -> BTreeMap<String, TestStatus> {
-    r.statuses
-        .iter()
-        .map(|(k, v)| (k.clone(), v.status))
-        .collect()
+    r.statuses.iter().map(|(k, v)| (k.clone(), v.status)).collect()
 }
 
 fn whole_suite_twice_flaky_flips_and_the_tree_is_untouched(case: Case) {
@@ -198,42 +157,19 @@ fn whole_suite_twice_flaky_flips_and_the_tree_is_untouched(case: Case) {
     let before = snapshot(&root);
     let req = case.request(&root, scratch.path(), counters.path(), None);
     let first = runner::run(&req).unwrap();
-    assert_eq!(
-        statuses(&first),
-        case.expected(Passed),
-        "{}\n{}",
-        first.stdout_tail,
-        first.stderr_tail
-    );
+    assert_eq!(statuses(&first), case.expected(Passed), "{}\n{}", first.stdout_tail, first.stderr_tail);
     let failed = &first.statuses[&case.id(case.math, "fails on purpose")];
-    assert!(
-        failed
-            .message
-            .as_deref()
-            .is_some_and(|m| m.contains('5') || m.contains("equal")),
-        "{failed:?}"
-    );
+    assert!(failed.message.as_deref().is_some_and(|m| m.contains('5') || m.contains("equal")), "{failed:?}");
     let second = runner::run(&req).unwrap();
     assert_eq!(statuses(&second), case.expected(Failed));
     assert_eq!(snapshot(&root), before, "the run wrote into the tree");
-    assert_eq!(
-        std::fs::read_dir(scratch.path()).unwrap().count(),
-        0,
-        "the scratch directory was not cleaned"
-    );
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0, "the scratch directory was not cleaned");
 
     // The harness round trip: SWE-bench's parser over the runner's own output.
     if case.kind != Kind::NodeTest {
-        let log = if case.kind == Kind::Jest {
-            &first.stderr_tail
-        } else {
-            &first.stdout_tail
-        };
-        let parsed = if case.kind == Kind::Jest {
-            harness::parse_log_jest(log)
-        } else {
-            harness::parse_log_vitest(log)
-        };
+        let log = if case.kind == Kind::Jest { &first.stderr_tail } else { &first.stdout_tail };
+        let parsed =
+            if case.kind == Kind::Jest { harness::parse_log_jest(log) } else { harness::parse_log_vitest(log) };
         let mut want: BTreeMap<String, TestStatus> = BTreeMap::new();
         for (id, o) in &first.statuses {
             // jest prints a todo test as `✎ todo …`, which the parser does not read.
@@ -276,40 +212,26 @@ fn a_selection_reports_exactly_the_requested_ids(case: Case) {
     let requested = vec![
         case.id(m, "fails on purpose"),
         case.id(m, "divide > edge cases > divide(1, 4) = 0.25"),
-        case.id(
-            m,
-            "divide > edge cases > keeps the sign (a.k.a. [negative] numbers)",
-        ),
+        case.id(m, "divide > edge cases > keeps the sign (a.k.a. [negative] numbers)"),
         case.id(m, "is skipped"),
         case.id(case.flaky, "same name > adds two numbers"),
         case.id(m, "no such test"),
         "tests/absent.test.js > x".to_string(),
     ];
-    let req = case.request(
-        &root,
-        scratch.path(),
-        counters.path(),
-        Some(requested.clone()),
-    );
+    let req = case.request(&root, scratch.path(), counters.path(), Some(requested.clone()));
     let r = runner::run(&req).unwrap();
-    let want: BTreeMap<String, TestStatus> =
-        [Failed, Passed, Passed, Skipped, Passed, Missing, Missing]
-            .into_iter()
-            .zip(requested.iter().cloned())
-            .map(|(s, id)| (id, s))
-            .collect();
+    let want: BTreeMap<String, TestStatus> = [Failed, Passed, Passed, Skipped, Passed, Missing, Missing]
+        .into_iter()
+        .zip(requested.iter().cloned())
+        .map(|(s, id)| (id, s))
+        .collect();
     assert_eq!(statuses(&r), want, "{}\n{}", r.stdout_tail, r.stderr_tail);
     // The top-level "adds two numbers" shares its title with the requested one: not reported.
     assert!(!r.statuses.contains_key(&case.id(m, "adds two numbers")));
 
     // A describe block stands for the tests under it (vitest and jest match name prefixes).
     if case.kind != Kind::NodeTest {
-        let req = case.request(
-            &root,
-            scratch.path(),
-            counters.path(),
-            Some(vec![case.id(m, "divide > edge cases")]),
-        );
+        let req = case.request(&root, scratch.path(), counters.path(), Some(vec![case.id(m, "divide > edge cases")]));
         let r = runner::run(&req).unwrap();
         let got: BTreeSet<String> = r.statuses.keys().cloned().collect();
         let want: BTreeSet<String> = case
@@ -351,11 +273,7 @@ fn collect_lists_without_running(case: Case) {
         want.retain(|id| !id.contains("subtests > "));
     }
     assert_eq!(c.ids, want);
-    assert_eq!(
-        std::fs::read_dir(counters.path()).unwrap().count(),
-        0,
-        "collecting ran the flaky test"
-    );
+    assert_eq!(std::fs::read_dir(counters.path()).unwrap().count(), 0, "collecting ran the flaky test");
 }
 
 #[test]
@@ -432,12 +350,7 @@ fn a_hung_test_is_killed_and_the_rest_still_run(case: Case) {
     req.test_timeout = Duration::from_secs(8);
     let r = runner::run(&req).unwrap();
     let dir_of = Path::new(case.math).parent().unwrap().display().to_string();
-    let ext = Path::new(case.math)
-        .extension()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let ext = Path::new(case.math).extension().unwrap().to_str().unwrap().to_string();
     let hang = format!("{dir_of}/hang.test.{ext}");
     let got = statuses(&r);
     assert_eq!(
@@ -456,27 +369,10 @@ fn a_hung_test_is_killed_and_the_rest_still_run(case: Case) {
         assert_eq!(r.timed_out.as_deref(), Some(hang.as_str()));
         return;
     }
-    assert_eq!(
-        got.get(&format!("{hang} > spins")),
-        Some(&Timeout),
-        "{got:?}\n{}\n{}",
-        r.stdout_tail,
-        r.stderr_tail
-    );
-    assert_eq!(
-        r.timed_out.as_deref(),
-        Some(format!("{hang} > spins").as_str())
-    );
-    assert_eq!(
-        got.get(&format!("{hang} > before")),
-        Some(&Passed),
-        "{got:?}"
-    );
-    assert_eq!(
-        got.get(&format!("{hang} > after")),
-        Some(&Passed),
-        "{got:?}"
-    );
+    assert_eq!(got.get(&format!("{hang} > spins")), Some(&Timeout), "{got:?}\n{}\n{}", r.stdout_tail, r.stderr_tail);
+    assert_eq!(r.timed_out.as_deref(), Some(format!("{hang} > spins").as_str()));
+    assert_eq!(got.get(&format!("{hang} > before")), Some(&Passed), "{got:?}");
+    assert_eq!(got.get(&format!("{hang} > after")), Some(&Passed), "{got:?}");
     assert!(r.processes >= 2);
 }
 
@@ -498,34 +394,13 @@ fn node_test_hang() {
 #[test]
 fn detection_reads_the_fixtures() {
     let d = runner::detect(&fixture("fixtures/typescript/runner-cases"));
-    let ts = d
-        .iter()
-        .find(|d| d.language == carve_languages::Language::TypeScript)
-        .expect("typescript detected");
-    assert_eq!(
-        ts.command,
-        TestCommand::Vitest {
-            package_manager: PackageManager::Npm,
-            args: vec![]
-        }
-    );
+    let ts = d.iter().find(|d| d.language == carve_languages::Language::TypeScript).expect("typescript detected");
+    assert_eq!(ts.command, TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] });
     assert_eq!(ts.setup.as_deref(), Some("npm ci"));
     let d = runner::detect(&fixture("fixtures/javascript/runner-cases-jest"));
-    assert!(
-        matches!(
-            d.first().map(|d| &d.command),
-            Some(TestCommand::Jest { .. })
-        ),
-        "{d:?}"
-    );
+    assert!(matches!(d.first().map(|d| &d.command), Some(TestCommand::Jest { .. })), "{d:?}");
     let d = runner::detect(&fixture("fixtures/javascript/runner-cases-node"));
-    assert!(
-        matches!(
-            d.first().map(|d| &d.command),
-            Some(TestCommand::NodeTest { .. })
-        ),
-        "{d:?}"
-    );
+    assert!(matches!(d.first().map(|d| &d.command), Some(TestCommand::NodeTest { .. })), "{d:?}");
     assert_eq!(d.first().and_then(|d| d.setup.clone()), None);
 }
 
@@ -547,15 +422,9 @@ fn ledger_fixture_on_vitest_2() {
     assert!(r.statuses.len() >= 5, "{:?}", r.statuses);
     for (id, o) in &r.statuses {
         assert_eq!(o.status, Passed, "{id}: {o:?}");
-        assert!(
-            id.contains(".test.ts > ") || id.contains(".spec.ts > "),
-            "{id}"
-        );
+        assert!(id.contains(".test.ts > ") || id.contains(".spec.ts > "), "{id}");
     }
-    assert!(
-        r.statuses
-            .contains_key("tests/money.test.ts > Money > keeps cents exactly")
-    );
+    assert!(r.statuses.contains_key("tests/money.test.ts > Money > keeps cents exactly"));
     assert_eq!(snapshot(&root), before);
 }
 
@@ -583,20 +452,12 @@ fn a_broken_vitest_config_is_an_error_with_the_output_tail() {
         rel,
         dir.path(),
         &[
-            (
-                "vitest.config.ts",
-                "throw new Error(\"config exploded on purpose\");\n",
-            ),
-            (
-                "tests/a.test.ts",
-                "import { it } from \"vitest\";\nit(\"x\", () => {});\n",
-            ),
+            ("vitest.config.ts", "throw new Error(\"config exploded on purpose\");\n"),
+            ("tests/a.test.ts", "import { it } from \"vitest\";\nit(\"x\", () => {});\n"),
         ],
     );
     let scratch = tempfile::tempdir().unwrap();
-    let err = runner::run(&RunRequest::new(&root, vitest().command, scratch.path()))
-        .unwrap_err()
-        .to_string();
+    let err = runner::run(&RunRequest::new(&root, vitest().command, scratch.path())).unwrap_err().to_string();
     assert!(err.contains("config exploded on purpose"), "{err}");
     assert!(err.contains("vitest"), "{err}");
 }
@@ -607,17 +468,8 @@ fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_
         if !case.ready() {
             continue;
         }
-        let ext = Path::new(case.math)
-            .extension()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        let header = if case.kind == Kind::Vitest {
-            "import { it, expect } from \"vitest\";\n"
-        } else {
-            ""
-        };
+        let ext = Path::new(case.math).extension().unwrap().to_str().unwrap().to_string();
+        let header = if case.kind == Kind::Vitest { "import { it, expect } from \"vitest\";\n" } else { "" };
         let dir = tempfile::tempdir().unwrap();
         let broken = format!("tests/broken.test.{ext}");
         let good = format!("tests/good.test.{ext}");
@@ -626,10 +478,7 @@ fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_
             dir.path(),
             &[
                 (broken.as_str(), "it(\"never\", () => {\n"),
-                (
-                    good.as_str(),
-                    &format!("{header}it(\"works\", () => {{ expect(1).toBe(1); }});\n"),
-                ),
+                (good.as_str(), &format!("{header}it(\"works\", () => {{ expect(1).toBe(1); }});\n")),
             ],
         );
         let scratch = tempfile::tempdir().unwrap();
@@ -641,22 +490,8 @@ fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_
             Some(vec![format!("{broken} > never"), format!("{good} > works")]),
         );
         let r = runner::run(&req).unwrap();
-        assert_eq!(
-            r.status(&format!("{good} > works")),
-            Passed,
-            "{:?}",
-            r.statuses
-        );
-        assert_eq!(
-            r.status(&format!("{broken} > never")),
-            TestStatus::Error,
-            "{:?}",
-            r.statuses
-        );
-        assert!(
-            r.collection_errors.contains_key(&broken),
-            "{:?}",
-            r.collection_errors
-        );
+        assert_eq!(r.status(&format!("{good} > works")), Passed, "{:?}", r.statuses);
+        assert_eq!(r.status(&format!("{broken} > never")), TestStatus::Error, "{:?}", r.statuses);
+        assert!(r.collection_errors.contains_key(&broken), "{:?}", r.collection_errors);
     }
 }

@@ -67,7 +67,13 @@ pub struct RunExtras {
 }
 
 /// Run tests of `tree` (a shadow copy) through the project's runner.
-pub fn run_tests(session: &Session, tree: &Path, tests: Option<Vec<TestId>>, extras: &RunExtras, scratch: &Path) -> Result<RunResult> {
+pub fn run_tests(
+    session: &Session,
+    tree: &Path,
+    tests: Option<Vec<TestId>>,
+    extras: &RunExtras,
+    scratch: &Path,
+) -> Result<RunResult> {
     let cfg = &session.config;
     let request = RunRequest {
         root: tree.to_path_buf(),
@@ -85,17 +91,25 @@ pub fn run_tests(session: &Session, tree: &Path, tests: Option<Vec<TestId>>, ext
         anyhow::anyhow!("{e}{hint}")
     })?;
     // Test files that cannot import a module usually mean dependencies are not installed.
-    if let Some((file, err)) = result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module")) {
-        let setup = cfg.setup.as_deref().map(|s| format!(": run `{s}` in {}", session.repo.display())).unwrap_or_default();
+    if let Some((file, err)) =
+        result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module"))
+    {
+        let setup =
+            cfg.setup.as_deref().map(|s| format!(": run `{s}` in {}", session.repo.display())).unwrap_or_default();
         session.progress.note(format!(
             "warning: {file} could not be loaded ({err}); the project's dependencies may not be installed{setup}"
         ));
     }
     if let Some(t) = &result.timed_out {
-        session.progress.note(format!("warning: test {t} hung and was killed after its timeout (with its process group)"));
+        session
+            .progress
+            .note(format!("warning: test {t} hung and was killed after its timeout (with its process group)"));
     }
     if result.crashed {
-        session.progress.note(format!("warning: the test process crashed during `{}`; tests it did not finish are reported as errors", result.command_line));
+        session.progress.note(format!(
+            "warning: the test process crashed during `{}`; tests it did not finish are reported as errors",
+            result.command_line
+        ));
     }
     Ok(result)
 }
@@ -132,12 +146,18 @@ pub fn baseline(session: &Session, tests: Option<&[TestId]>, fresh: bool) -> Res
     for round in 1..=2 {
         session.progress.step(format!("baseline: run {round} of 2"));
         workspace::shadow_copy(&session.repo, &tree)?;
-        let result = run_tests(session, &tree, tests.map(|t| t.to_vec()), &RunExtras::default(), &scratch.join("runner"))
-            .with_context(|| format!("baseline run {round} failed"))?;
+        let result =
+            run_tests(session, &tree, tests.map(|t| t.to_vec()), &RunExtras::default(), &scratch.join("runner"))
+                .with_context(|| format!("baseline run {round} failed"))?;
         runs.push(result);
     }
     let _ = std::fs::remove_dir_all(&tree);
-    let mut out = Baseline { version: BASELINE_VERSION, tree_digest: session.tree_digest.clone(), tests: BTreeMap::new(), warnings: Vec::new() };
+    let mut out = Baseline {
+        version: BASELINE_VERSION,
+        tree_digest: session.tree_digest.clone(),
+        tests: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
     let ids: BTreeSet<&TestId> = runs.iter().flat_map(|r| r.statuses.keys()).collect();
     for id in ids {
         let first = runs[0].statuses.get(id);

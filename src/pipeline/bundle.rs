@@ -31,7 +31,11 @@ pub struct Extraction {
 }
 
 /// Which test files go whole, which test definitions go alone.
-pub fn removal_of_tests(session: &Session, known: &BTreeSet<TestId>, f2p: &BTreeSet<TestId>) -> (BTreeSet<String>, BTreeSet<String>) {
+pub fn removal_of_tests(
+    session: &Session,
+    known: &BTreeSet<TestId>,
+    f2p: &BTreeSet<TestId>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut files = BTreeSet::new();
     let mut single = BTreeSet::new();
     let f2p_files: BTreeSet<&str> = f2p.iter().map(|t| super::test_file(t)).collect();
@@ -49,7 +53,13 @@ pub fn removal_of_tests(session: &Session, known: &BTreeSet<TestId>, f2p: &BTree
     (files, single)
 }
 
-pub fn extract(session: &Session, extracted: &BTreeSet<NodeId>, test_files: BTreeSet<String>, tests: BTreeSet<String>, dir: &Path) -> Result<Extraction> {
+pub fn extract(
+    session: &Session,
+    extracted: &BTreeSet<NodeId>,
+    test_files: BTreeSet<String>,
+    tests: BTreeSet<String>,
+    dir: &Path,
+) -> Result<Extraction> {
     session.progress.step("extract: masking");
     let masked = dir.join("masked");
     if masked.exists() {
@@ -62,7 +72,8 @@ pub fn extract(session: &Session, extracted: &BTreeSet<NodeId>, test_files: BTre
         _ => None,
     };
     let options = MaskOptions { python };
-    let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options).context("failed to write the masked state")?;
+    let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
+        .context("failed to write the masked state")?;
     // Tests and build checks of the masked state need the installed dependencies too.
     workspace::link_dependencies(&session.repo, &masked)?;
     for w in &outcome.warnings {
@@ -98,7 +109,14 @@ pub fn instance_id(session: &Session, feature: &Feature, level: u8) -> String {
 }
 
 /// Validate Level 1 for an extraction.
-pub fn validate_level1(session: &Session, baseline: &Baseline, feature: &Feature, ext: &Extraction, threshold: f64, dir: &Path) -> Result<Validation> {
+pub fn validate_level1(
+    session: &Session,
+    baseline: &Baseline,
+    feature: &Feature,
+    ext: &Extraction,
+    threshold: f64,
+    dir: &Path,
+) -> Result<Validation> {
     let mut v = Validation::new(threshold);
     v.push(validate::baseline_state(baseline, &feature.f2p, &feature.p2p));
     if !v.valid {
@@ -111,7 +129,15 @@ pub fn validate_level1(session: &Session, baseline: &Baseline, feature: &Feature
     // Masked state with the F2P tests added back: they fail.
     let with_tests = dir.join("state-masked-tests");
     prepare_state(&ext.masked, &with_tests, &[("test", &ext.test_patch)])?;
-    v.push(run_state(session, "masked+tests", &with_tests, &feature.f2p, false, threshold, &dir.join("run-masked-tests"))?);
+    v.push(run_state(
+        session,
+        "masked+tests",
+        &with_tests,
+        &feature.f2p,
+        false,
+        threshold,
+        &dir.join("run-masked-tests"),
+    )?);
     // Gold and test patches applied: everything passes, and the tree is the original again.
     let restored = dir.join("state-restored");
     prepare_state(&ext.masked, &restored, &[("gold", &ext.gold_patch), ("test", &ext.test_patch)])?;

@@ -3,12 +3,12 @@
 
 use anyhow::{Result, bail};
 use carve_tracer::classify::{Classification, classify, classify_with_entries, entry_points};
-use std::collections::BTreeMap;
-use std::io::{Seek, Write};
-use std::process::{Command, Stdio};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::io::{Seek, Write};
+use std::process::{Command, Stdio};
 
 use super::baseline::Baseline;
 use super::{Session, TestId};
@@ -34,7 +34,8 @@ pub fn slug_for(f2p: &BTreeSet<TestId>) -> String {
     let file = super::test_file(first);
     let stem = file.rsplit('/').next().unwrap_or(file).trim_end_matches(".py");
     let stem = stem.strip_prefix("test_").or_else(|| stem.strip_suffix("_test")).unwrap_or(stem);
-    let mut slug: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let mut slug: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     while slug.contains("--") {
         slug = slug.replace("--", "-");
     }
@@ -54,9 +55,14 @@ pub fn classify_feature(
     let stable = baseline.stable_passing();
     for t in &f2p {
         match baseline.tests.get(t) {
-            Some(e) if e.flaky => bail!("F2P test {t} is flaky (it {:?} then {:?} at baseline); choose stable tests", e.status, e.second),
+            Some(e) if e.flaky => {
+                bail!("F2P test {t} is flaky (it {:?} then {:?} at baseline); choose stable tests", e.status, e.second)
+            }
             Some(_) if !stable.contains(t) => {
-                bail!("F2P test {t} does not pass at baseline ({:?}); an F2P test must pass on the original code", baseline.tests[t].status)
+                bail!(
+                    "F2P test {t} does not pass at baseline ({:?}); an F2P test must pass on the original code",
+                    baseline.tests[t].status
+                )
             }
             None => bail!("F2P test {t} was not run at baseline"),
             _ => {}
@@ -80,7 +86,11 @@ pub fn classify_feature(
 /// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`
 /// on stdin, a JSON list of the chosen node ids on stdout (for example an LLM that drops
 /// test helpers). The choice must be a non-empty subset of the candidates.
-pub fn run_entry_filter(cmd: &str, f2p: &BTreeSet<TestId>, candidates: &BTreeMap<String, TestId>) -> Result<BTreeSet<String>> {
+pub fn run_entry_filter(
+    cmd: &str,
+    f2p: &BTreeSet<TestId>,
+    candidates: &BTreeMap<String, TestId>,
+) -> Result<BTreeSet<String>> {
     let input = serde_json::json!({
         "f2p": f2p,
         "candidates": candidates.iter().map(|(id, test)| serde_json::json!({"id": id, "test": test})).collect::<Vec<_>>(),
@@ -102,7 +112,10 @@ pub fn run_entry_filter(cmd: &str, f2p: &BTreeSet<TestId>, candidates: &BTreeMap
         bail!("the entry filter `{cmd}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
     }
     let chosen: Vec<String> = serde_json::from_slice(&out.stdout).map_err(|e| {
-        anyhow::anyhow!("the entry filter `{cmd}` must print a JSON list of node ids, got {:?}: {e}", String::from_utf8_lossy(&out.stdout))
+        anyhow::anyhow!(
+            "the entry filter `{cmd}` must print a JSON list of node ids, got {:?}: {e}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })?;
     for c in &chosen {
         if !candidates.contains_key(c) {

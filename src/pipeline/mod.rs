@@ -8,8 +8,8 @@ pub mod tracing;
 pub mod validate;
 
 use anyhow::{Context, Result, bail};
-use carve_languages::index::IndexOptions;
 use carve_languages::DefinitionIndex;
+use carve_languages::index::IndexOptions;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -60,8 +60,11 @@ impl Session {
         }
         let progress = Progress::new();
         progress.step("indexing");
-        let index = DefinitionIndex::build(&repo, &IndexOptions { include: config.include.clone(), exclude: config.exclude.clone() })
-            .with_context(|| format!("failed to index {}", repo.display()))?;
+        let index = DefinitionIndex::build(
+            &repo,
+            &IndexOptions { include: config.include.clone(), exclude: config.exclude.clone() },
+        )
+        .with_context(|| format!("failed to index {}", repo.display()))?;
         for skipped in &index.skipped {
             progress.note(format!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
@@ -104,9 +107,7 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
         // A file, a class or a parametrized family: every id under that prefix.
         let prefixed: Vec<&TestId> = known
             .iter()
-            .filter(|id| {
-                id.strip_prefix(arg).is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
-            })
+            .filter(|id| id.strip_prefix(arg).is_some_and(|rest| rest.starts_with("::") || rest.starts_with('[')))
             .collect();
         if !prefixed.is_empty() {
             out.extend(prefixed.into_iter().cloned());

@@ -62,7 +62,14 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
     if !fresh && cached_path.is_file() {
         if let Ok(trace) = Trace::read_json(&cached_path) {
             let native = shim::find_native_extension().is_some();
-            return Ok(TraceRun { trace, native, tests_run: tests.len(), cached: true, shim_failures: Default::default(), shim_dir: None });
+            return Ok(TraceRun {
+                trace,
+                native,
+                tests_run: tests.len(),
+                cached: true,
+                shim_failures: Default::default(),
+                shim_dir: None,
+            });
         }
     }
 
@@ -89,9 +96,12 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
     session.progress.step(format!("trace: running {} tests under the shim", tests.len()));
     let result = run_tests(session, &tree, Some(tests.to_vec()), &extras, &scratch.join("runner"))?;
     session.progress.step("trace: reading the trace");
-    let trace = Trace::read_dir(&trace_dir).with_context(|| format!("failed to read the trace in {}", trace_dir.display()))?;
+    let trace =
+        Trace::read_dir(&trace_dir).with_context(|| format!("failed to read the trace in {}", trace_dir.display()))?;
     for p in &trace.partial {
-        session.progress.note(format!("warning: partial trace: {} ({}); the tests it finished are kept", p.file, p.reason));
+        session
+            .progress
+            .note(format!("warning: partial trace: {} ({}); the tests it finished are kept", p.file, p.reason));
     }
     let failed: Vec<String> = result
         .statuses
@@ -111,7 +121,14 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
         trace.write_json(&cached_path)?;
     }
     let _ = std::fs::remove_dir_all(&tree);
-    Ok(TraceRun { trace, native: install.native, tests_run: tests.len(), cached: false, shim_failures: failed.into_iter().collect(), shim_dir: Some(install.pythonpath_entry().to_path_buf()) })
+    Ok(TraceRun {
+        trace,
+        native: install.native,
+        tests_run: tests.len(),
+        cached: false,
+        shim_failures: failed.into_iter().collect(),
+        shim_dir: Some(install.pythonpath_entry().to_path_buf()),
+    })
 }
 
 /// The merged trace as written to `<out>/trace.json`.

@@ -48,7 +48,10 @@ impl Validation {
 
     /// The first problem, for reports of rejected candidates.
     pub fn reason(&self) -> Option<String> {
-        self.states.iter().find(|s| !s.ok).map(|s| format!("{}: {}", s.state, s.problems.first().cloned().unwrap_or_else(|| s.expect.clone())))
+        self.states
+            .iter()
+            .find(|s| !s.ok)
+            .map(|s| format!("{}: {}", s.state, s.problems.first().cloned().unwrap_or_else(|| s.expect.clone())))
     }
 }
 
@@ -102,7 +105,13 @@ pub fn baseline_state(baseline: &Baseline, f2p: &BTreeSet<TestId>, p2p: &BTreeSe
             }
         }
     }
-    StateResult { state: "baseline".into(), expect: "every F2P and P2P test passes, none is flaky".into(), ok: problems.is_empty(), problems, statuses }
+    StateResult {
+        state: "baseline".into(),
+        expect: "every F2P and P2P test passes, none is flaky".into(),
+        ok: problems.is_empty(),
+        problems,
+        statuses,
+    }
 }
 
 /// Run `tests` in `tree` and judge them: `must_pass` or must fail (at most `threshold` of

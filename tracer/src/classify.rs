@@ -53,18 +53,11 @@ pub enum ClassifyError {
     )]
     NoEntryPoints { tests: Vec<TestId> },
     #[error("`{node}` is not an entry point candidate of these F2P tests (candidates: {})", candidates.join(", "))]
-    NotACandidate {
-        node: NodeId,
-        candidates: Vec<NodeId>,
-    },
+    NotACandidate { node: NodeId, candidates: Vec<NodeId> },
 }
 
 fn similar_hint(similar: &[TestId]) -> String {
-    if similar.is_empty() {
-        String::new()
-    } else {
-        format!("; traced tests nearby: {}", similar.join(", "))
-    }
+    if similar.is_empty() { String::new() } else { format!("; traced tests nearby: {}", similar.join(", ")) }
 }
 
 /// The repository-relative file of a test id (`path::Class::test[param]` -> `path`).
@@ -86,10 +79,7 @@ fn is_test_code(index: &DefinitionIndex, caller: &Caller) -> bool {
     }
 }
 
-fn f2p_traces<'t>(
-    trace: &'t Trace,
-    f2p: &BTreeSet<TestId>,
-) -> Result<Vec<(&'t TestId, &'t TestTrace)>, ClassifyError> {
+fn f2p_traces<'t>(trace: &'t Trace, f2p: &BTreeSet<TestId>) -> Result<Vec<(&'t TestId, &'t TestTrace)>, ClassifyError> {
     if f2p.is_empty() {
         return Err(ClassifyError::NoF2p);
     }
@@ -101,17 +91,8 @@ fn f2p_traces<'t>(
             Some(found) => Ok(found),
             None => {
                 let file = test_file(test);
-                let similar = trace
-                    .tests
-                    .keys()
-                    .filter(|t| test_file(t) == file)
-                    .take(5)
-                    .cloned()
-                    .collect();
-                Err(ClassifyError::NoTrace {
-                    test: test.clone(),
-                    similar,
-                })
+                let similar = trace.tests.keys().filter(|t| test_file(t) == file).take(5).cloned().collect();
+                Err(ClassifyError::NoTrace { test: test.clone(), similar })
             }
         })
         .collect()
@@ -131,16 +112,12 @@ pub fn entry_points(
                 continue;
             };
             if !is_test_def(index, def) && is_test_code(index, caller) {
-                entries
-                    .entry(callee.clone())
-                    .or_insert_with(|| test.clone());
+                entries.entry(callee.clone()).or_insert_with(|| test.clone());
             }
         }
     }
     if entries.is_empty() {
-        return Err(ClassifyError::NoEntryPoints {
-            tests: f2p.iter().cloned().collect(),
-        });
+        return Err(ClassifyError::NoEntryPoints { tests: f2p.iter().cloned().collect() });
     }
     Ok(entries)
 }
@@ -176,15 +153,10 @@ pub fn classify_with_entries(
     }
     let candidates = entry_points(index, trace, f2p)?;
     if entries.is_empty() {
-        return Err(ClassifyError::NoEntryPoints {
-            tests: f2p.iter().cloned().collect(),
-        });
+        return Err(ClassifyError::NoEntryPoints { tests: f2p.iter().cloned().collect() });
     }
     if let Some(node) = entries.iter().find(|e| !candidates.contains_key(*e)) {
-        return Err(ClassifyError::NotACandidate {
-            node: node.clone(),
-            candidates: candidates.into_keys().collect(),
-        });
+        return Err(ClassifyError::NotACandidate { node: node.clone(), candidates: candidates.into_keys().collect() });
     }
     let ctx = Context::new(index, trace, f2p, p2p);
 
@@ -192,12 +164,7 @@ pub fn classify_with_entries(
     let mut origin: BTreeMap<NodeId, Reason> = BTreeMap::new();
     let mut queue: VecDeque<NodeId> = VecDeque::new();
     for e in &entries {
-        origin.insert(
-            e.clone(),
-            Reason::EntryPoint {
-                test: candidates[e].clone(),
-            },
-        );
+        origin.insert(e.clone(), Reason::EntryPoint { test: candidates[e].clone() });
         queue.push_back(e.clone());
     }
     while let Some(n) = queue.pop_front() {
@@ -220,11 +187,7 @@ pub fn classify_with_entries(
                 Some(p) if is_class_like(p.kind) && !is_test_def(index, p) => {}
                 _ => break,
             }
-            origin
-                .entry(parent.clone())
-                .or_insert(Reason::HasReachedMember {
-                    member: child.clone(),
-                });
+            origin.entry(parent.clone()).or_insert(Reason::HasReachedMember { member: child.clone() });
             child = parent;
         }
     }
@@ -239,11 +202,7 @@ pub fn classify_with_entries(
     }
     // Remove what must stay, until nothing changes (every rule only grows what stays).
     loop {
-        let keep: Vec<NodeId> = extracted
-            .iter()
-            .filter(|x| ctx.must_keep(x, &extracted, &origin))
-            .cloned()
-            .collect();
+        let keep: Vec<NodeId> = extracted.iter().filter(|x| ctx.must_keep(x, &extracted, &origin)).cloned().collect();
         if keep.is_empty() {
             break;
         }
@@ -259,31 +218,18 @@ pub fn classify_with_entries(
         }
         let mut decision = if extracted.contains(id) {
             let mut reasons: Vec<Reason> = origin.get(id).cloned().into_iter().collect();
-            if let Some(parent) = ctx
-                .parent_of(id)
-                .filter(|p| extracted.contains(p.id.as_str()))
-            {
+            if let Some(parent) = ctx.parent_of(id).filter(|p| extracted.contains(p.id.as_str())) {
                 reasons.push(if is_class_like(parent.kind) {
-                    Reason::MemberOfExtracted {
-                        class: parent.id.clone(),
-                    }
+                    Reason::MemberOfExtracted { class: parent.id.clone() }
                 } else {
-                    Reason::ParentExtracted {
-                        parent: parent.id.clone(),
-                    }
+                    Reason::ParentExtracted { parent: parent.id.clone() }
                 });
             }
-            Decision {
-                status: Status::Extracted,
-                reasons,
-            }
+            Decision { status: Status::Extracted, reasons }
         } else {
             let mut reasons = ctx.keep_reasons(id, &extracted, &origin, true);
             reasons.extend(origin.get(id).cloned());
-            Decision {
-                status: Status::Remained,
-                reasons,
-            }
+            Decision { status: Status::Remained, reasons }
         };
         decision.reasons.sort();
         decision.reasons.dedup();
@@ -294,11 +240,7 @@ pub fn classify_with_entries(
         version: CLASSIFICATION_VERSION,
         f2p: f2p.iter().cloned().collect(),
         p2p_count: p2p.len(),
-        p2p_untraced: p2p
-            .iter()
-            .filter(|t| !trace.tests.contains_key(*t))
-            .cloned()
-            .collect(),
+        p2p_untraced: p2p.iter().filter(|t| !trace.tests.contains_key(*t)).cloned().collect(),
         removed_test_files: ctx.removed_files.iter().map(|s| s.to_string()).collect(),
         entry_points: entries.into_iter().collect(),
         nodes,
@@ -324,12 +266,7 @@ struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    fn new(
-        index: &'a DefinitionIndex,
-        trace: &'a Trace,
-        f2p: &'a BTreeSet<TestId>,
-        p2p: &'a BTreeSet<TestId>,
-    ) -> Self {
+    fn new(index: &'a DefinitionIndex, trace: &'a Trace, f2p: &'a BTreeSet<TestId>, p2p: &'a BTreeSet<TestId>) -> Self {
         let p2p_files: BTreeSet<&str> = p2p.iter().map(|t| test_file(t)).collect();
         let removed_files: BTreeSet<&str> = f2p
             .iter()
@@ -347,10 +284,7 @@ impl<'a> Context<'a> {
         let mut p2p_hits: BTreeMap<&str, (&TestId, usize)> = BTreeMap::new();
         for (test, t) in p2p.iter().filter_map(|t| trace.tests.get_key_value(t)) {
             for hit in &t.hits {
-                p2p_hits
-                    .entry(hit.as_str())
-                    .and_modify(|(_, n)| *n += 1)
-                    .or_insert((test, 1));
+                p2p_hits.entry(hit.as_str()).and_modify(|(_, n)| *n += 1).or_insert((test, 1));
             }
         }
         let import_time = import_time(index, trace, &removed_files);
@@ -360,10 +294,7 @@ impl<'a> Context<'a> {
         let mut executed: BTreeSet<&str> = BTreeSet::new();
         for def in index.definitions.values().filter(|d| stays(&d.path)) {
             for load in &def.load_references {
-                load_needers
-                    .entry(load.target.as_str())
-                    .or_default()
-                    .push((&def.id, load.role));
+                load_needers.entry(load.target.as_str()).or_default().push((&def.id, load.role));
             }
             for target in &def.references {
                 if index.get(target).is_some_and(|t| is_class_like(t.kind)) {
@@ -383,16 +314,10 @@ impl<'a> Context<'a> {
                 module_needs
                     .entry(r.target.as_str())
                     .or_default()
-                    .push(Reason::ModuleLevel {
-                        path: path.clone(),
-                        line: r.line,
-                    });
+                    .push(Reason::ModuleLevel { path: path.clone(), line: r.line });
             }
             for e in &file.exported {
-                module_needs
-                    .entry(e.as_str())
-                    .or_default()
-                    .push(Reason::Exported { path: path.clone() });
+                module_needs.entry(e.as_str()).or_default().push(Reason::Exported { path: path.clone() });
             }
         }
         Context {
@@ -409,25 +334,14 @@ impl<'a> Context<'a> {
     }
 
     fn parent_of(&self, id: &str) -> Option<&'a Definition> {
-        self.index
-            .get(id)?
-            .parent
-            .as_deref()
-            .and_then(|p| self.index.get(p))
+        self.index.get(id)?.parent.as_deref().and_then(|p| self.index.get(p))
     }
 
     /// Whether `id` cannot be extracted: a reason holds, or it was not reached itself and its
     /// container stays (only what is nested in an extracted definition goes with it).
-    fn must_keep(
-        &self,
-        id: &str,
-        extracted: &BTreeSet<NodeId>,
-        origin: &BTreeMap<NodeId, Reason>,
-    ) -> bool {
-        let unreached_in_kept = !origin.contains_key(id)
-            && self
-                .parent_of(id)
-                .is_none_or(|p| !extracted.contains(&p.id));
+    fn must_keep(&self, id: &str, extracted: &BTreeSet<NodeId>, origin: &BTreeMap<NodeId, Reason>) -> bool {
+        let unreached_in_kept =
+            !origin.contains_key(id) && self.parent_of(id).is_none_or(|p| !extracted.contains(&p.id));
         unreached_in_kept || !self.keep_reasons(id, extracted, origin, false).is_empty()
     }
 
@@ -443,10 +357,7 @@ impl<'a> Context<'a> {
         let mut reasons = Vec::new();
         let stays = |n: &str| !extracted.contains(n);
         if let Some((test, count)) = self.p2p_hits.get(id) {
-            reasons.push(Reason::ExecutedByP2p {
-                test: (*test).clone(),
-                others: count - 1,
-            });
+            reasons.push(Reason::ExecutedByP2p { test: (*test).clone(), others: count - 1 });
         }
         if self.import_time.contains(id) {
             reasons.push(Reason::ImportTime);
@@ -469,18 +380,10 @@ impl<'a> Context<'a> {
             })
             .collect();
         if let Some(first) = kept_members.first() {
-            reasons.push(Reason::HasRemainedMember {
-                member: (**first).clone(),
-                others: kept_members.len() - 1,
-            });
+            reasons.push(Reason::HasRemainedMember { member: (**first).clone(), others: kept_members.len() - 1 });
         }
-        if let Some(parent) = self
-            .parent_of(id)
-            .filter(|p| !is_class_like(p.kind) && stays(&p.id))
-        {
-            reasons.push(Reason::ParentRemained {
-                parent: parent.id.clone(),
-            });
+        if let Some(parent) = self.parent_of(id).filter(|p| !is_class_like(p.kind) && stays(&p.id)) {
+            reasons.push(Reason::ParentRemained { parent: parent.id.clone() });
         }
         for (of, role) in self.load_needers.get(id).into_iter().flatten() {
             if stays(of) {
@@ -496,10 +399,7 @@ impl<'a> Context<'a> {
         reasons.extend(self.module_needs.get(id).into_iter().flatten().cloned());
         for by in self.class_refs.get(id).into_iter().flatten() {
             // Kept code that runs, or a reached definition that remains.
-            if *by != id
-                && stays(by)
-                && (self.executed.contains(by.as_str()) || origin.contains_key(*by))
-            {
+            if *by != id && stays(by) && (self.executed.contains(by.as_str()) || origin.contains_key(*by)) {
                 reasons.push(Reason::ReferencedBy { by: (*by).clone() });
             }
         }
@@ -510,11 +410,7 @@ impl<'a> Context<'a> {
 /// Function-like definitions hit at import time by module loading that stays: the
 /// `<import>` record's hits, minus those only reached (through `<import>` call edges) from
 /// module-level code of removed test files. A hit with no recorded caller counts.
-fn import_time<'a>(
-    index: &'a DefinitionIndex,
-    trace: &'a Trace,
-    removed: &BTreeSet<&str>,
-) -> BTreeSet<&'a str> {
+fn import_time<'a>(index: &'a DefinitionIndex, trace: &'a Trace, removed: &BTreeSet<&str>) -> BTreeSet<&'a str> {
     let Some(import) = trace.tests.get(IMPORT_TEST) else {
         return BTreeSet::new();
     };
@@ -523,10 +419,7 @@ fn import_time<'a>(
     for (caller, callee) in &import.edges {
         incoming.entry(callee.as_str()).or_default().push(caller);
         if let Caller::Node(from) = caller {
-            outgoing
-                .entry(from.as_str())
-                .or_default()
-                .push(callee.as_str());
+            outgoing.entry(from.as_str()).or_default().push(callee.as_str());
         }
     }
     let in_removed = |path: &str| removed.contains(path);

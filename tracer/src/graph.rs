@@ -69,11 +69,7 @@ pub struct ObjectGraph {
 impl ObjectGraph {
     /// Builds the graph of `index` and the calls recorded in `trace`.
     pub fn build(index: &DefinitionIndex, trace: &Trace) -> ObjectGraph {
-        let mut g = ObjectGraph {
-            graph: DiGraph::new(),
-            nodes: BTreeMap::new(),
-            unknown: BTreeSet::new(),
-        };
+        let mut g = ObjectGraph { graph: DiGraph::new(), nodes: BTreeMap::new(), unknown: BTreeSet::new() };
         for id in index.definitions.keys() {
             g.add_node(Caller::Node(id.clone()));
         }
@@ -118,12 +114,7 @@ impl ObjectGraph {
             if let Some(parent) = def.parent.as_ref().and_then(|p| g.index_of(p)) {
                 add(&mut g, parent, me, EdgeKind::Contains);
             }
-            for target in def
-                .references
-                .iter()
-                .filter_map(|r| g.index_of(r))
-                .collect::<BTreeSet<_>>()
-            {
+            for target in def.references.iter().filter_map(|r| g.index_of(r)).collect::<BTreeSet<_>>() {
                 add(&mut g, me, target, EdgeKind::StaticReference);
             }
             for load in &def.load_references {
@@ -134,20 +125,10 @@ impl ObjectGraph {
         }
         for (test, t) in &trace.tests {
             for (caller, callee) in &t.edges {
-                let (Some(&from), Some(&to)) = (
-                    g.nodes.get(caller),
-                    g.nodes.get(&Caller::Node(callee.clone())),
-                ) else {
+                let (Some(&from), Some(&to)) = (g.nodes.get(caller), g.nodes.get(&Caller::Node(callee.clone()))) else {
                     continue;
                 };
-                add(
-                    &mut g,
-                    from,
-                    to,
-                    EdgeKind::Call {
-                        tests: BTreeSet::from([test.clone()]),
-                    },
-                );
+                add(&mut g, from, to, EdgeKind::Call { tests: BTreeSet::from([test.clone()]) });
             }
         }
         g
@@ -198,11 +179,7 @@ impl ObjectGraph {
             .graph
             .edges_directed(ix, dir)
             .map(|e| {
-                let other = if dir == Direction::Outgoing {
-                    e.target()
-                } else {
-                    e.source()
-                };
+                let other = if dir == Direction::Outgoing { e.target() } else { e.source() };
                 (&self.graph[other], e.weight())
             })
             .collect();
@@ -215,9 +192,7 @@ impl ObjectGraph {
         self.outgoing(from)
             .into_iter()
             .filter_map(|(to, kind)| match (to, kind) {
-                (Caller::Node(id), EdgeKind::Call { tests: seen }) if !seen.is_disjoint(tests) => {
-                    Some(id)
-                }
+                (Caller::Node(id), EdgeKind::Call { tests: seen }) if !seen.is_disjoint(tests) => Some(id),
                 _ => None,
             })
             .collect()
@@ -229,9 +204,7 @@ impl ObjectGraph {
             .graph
             .edge_references()
             .filter_map(|e| match (e.weight(), &self.graph[e.target()]) {
-                (EdgeKind::Call { tests }, Caller::Node(callee)) => {
-                    Some((&self.graph[e.source()], callee, tests))
-                }
+                (EdgeKind::Call { tests }, Caller::Node(callee)) => Some((&self.graph[e.source()], callee, tests)),
                 _ => None,
             })
             .collect();
@@ -241,10 +214,7 @@ impl ObjectGraph {
 
     /// Node and edge counts by kind.
     pub fn counts(&self) -> GraphCounts {
-        let mut counts = GraphCounts {
-            unknown_nodes: self.unknown.len(),
-            ..GraphCounts::default()
-        };
+        let mut counts = GraphCounts { unknown_nodes: self.unknown.len(), ..GraphCounts::default() };
         for node in self.graph.node_weights() {
             match node {
                 Caller::Node(id) if !self.unknown.contains(id) => counts.definitions += 1,
@@ -269,28 +239,13 @@ mod tests {
             .file("p.py", false)
             .file("t.py", true)
             .class("p.py::C", 1)
-            .funcs(&[
-                "p.py::C.m",
-                "p.py::f",
-                "p.py::f.inner",
-                "p.py::deco",
-                "t.py::test_a",
-                "t.py::test_b",
-            ])
+            .funcs(&["p.py::C.m", "p.py::f", "p.py::f.inner", "p.py::deco", "t.py::test_a", "t.py::test_b"])
             .refs("p.py::f", &["p.py::C", "p.py::C", "p.py::missing"])
             .load("p.py::f", "p.py::deco", LoadRole::Decorator)
             .build();
         let trace = trace(&[
-            (
-                "t.py::test_a",
-                &[],
-                &[("t.py::test_a", "p.py::f"), ("p.py::f", "p.py::C.m")],
-            ),
-            (
-                "t.py::test_b",
-                &[],
-                &[("t.py::test_b", "p.py::f"), ("gone.py::x", "p.py::f")],
-            ),
+            ("t.py::test_a", &[], &[("t.py::test_a", "p.py::f"), ("p.py::f", "p.py::C.m")]),
+            ("t.py::test_b", &[], &[("t.py::test_b", "p.py::f"), ("gone.py::x", "p.py::f")]),
             ("<import>", &[], &[("<module>p.py", "p.py::deco")]),
         ]);
         (index, trace)
@@ -306,12 +261,7 @@ mod tests {
         assert_eq!(counts.unknown_nodes, 1);
         assert_eq!(
             counts.edges,
-            BTreeMap::from([
-                ("call", 5),
-                ("contains", 2),
-                ("load.decorator", 1),
-                ("static_reference", 1)
-            ])
+            BTreeMap::from([("call", 5), ("contains", 2), ("load.decorator", 1), ("static_reference", 1)])
         );
         assert_eq!(g.unknown_nodes().iter().collect::<Vec<_>>(), ["gone.py::x"]);
     }
@@ -321,24 +271,12 @@ mod tests {
         let (index, trace) = sample();
         let g = ObjectGraph::build(&index, &trace);
         let calls = g.calls();
-        let f_in: Vec<_> = calls
-            .iter()
-            .filter(|(_, callee, _)| callee.as_str() == "p.py::f")
-            .collect();
+        let f_in: Vec<_> = calls.iter().filter(|(_, callee, _)| callee.as_str() == "p.py::f").collect();
         assert_eq!(f_in.len(), 3);
-        assert_eq!(
-            g.callees_in(&Caller::Node("p.py::f".into()), &set(&["t.py::test_a"])),
-            ["p.py::C.m"]
-        );
-        assert!(
-            g.callees_in(&Caller::Node("p.py::f".into()), &set(&["t.py::test_b"]))
-                .is_empty()
-        );
+        assert_eq!(g.callees_in(&Caller::Node("p.py::f".into()), &set(&["t.py::test_a"])), ["p.py::C.m"]);
+        assert!(g.callees_in(&Caller::Node("p.py::f".into()), &set(&["t.py::test_b"])).is_empty());
         let out = g.outgoing(&Caller::Node("p.py::C".into()));
-        assert_eq!(
-            out,
-            [(&Caller::Node("p.py::C.m".into()), &EdgeKind::Contains)]
-        );
+        assert_eq!(out, [(&Caller::Node("p.py::C.m".into()), &EdgeKind::Contains)]);
         let into_deco = g.incoming(&Caller::Node("p.py::deco".into()));
         assert_eq!(into_deco.len(), 2);
         assert_eq!(into_deco[0].0, &Caller::Node("p.py::f".into()));
@@ -347,23 +285,10 @@ mod tests {
 
     #[test]
     fn repeated_calls_merge_into_one_edge_with_all_tests() {
-        let index = IndexBuilder::new()
-            .file("p.py", false)
-            .funcs(&["p.py::f", "p.py::g"])
-            .build();
-        let trace = trace(&[
-            ("a", &[], &[("p.py::f", "p.py::g")]),
-            ("b", &[], &[("p.py::f", "p.py::g")]),
-        ]);
+        let index = IndexBuilder::new().file("p.py", false).funcs(&["p.py::f", "p.py::g"]).build();
+        let trace = trace(&[("a", &[], &[("p.py::f", "p.py::g")]), ("b", &[], &[("p.py::f", "p.py::g")])]);
         let g = ObjectGraph::build(&index, &trace);
-        assert_eq!(
-            g.calls(),
-            [(
-                &Caller::Node("p.py::f".into()),
-                &"p.py::g".to_string(),
-                &set(&["a", "b"])
-            )]
-        );
+        assert_eq!(g.calls(), [(&Caller::Node("p.py::f".into()), &"p.py::g".to_string(), &set(&["a", "b"]))]);
         assert_eq!(g.counts().edges["call"], 1);
     }
 
@@ -372,13 +297,7 @@ mod tests {
         let (index, trace) = sample();
         let a = ObjectGraph::build(&index, &trace);
         let b = ObjectGraph::build(&index, &trace);
-        assert_eq!(
-            a.graph().node_weights().collect::<Vec<_>>(),
-            b.graph().node_weights().collect::<Vec<_>>()
-        );
-        assert_eq!(
-            a.graph().edge_weights().collect::<Vec<_>>(),
-            b.graph().edge_weights().collect::<Vec<_>>()
-        );
+        assert_eq!(a.graph().node_weights().collect::<Vec<_>>(), b.graph().node_weights().collect::<Vec<_>>());
+        assert_eq!(a.graph().edge_weights().collect::<Vec<_>>(), b.graph().edge_weights().collect::<Vec<_>>());
     }
 }

@@ -22,12 +22,9 @@ pub mod trace;
 mod testutil;
 
 pub use classify::{
-    CLASSIFICATION_VERSION, Classification, ClassifyError, Decision, Reason, Status, classify,
-    classify_with_entries, entry_points,
+    CLASSIFICATION_VERSION, Classification, ClassifyError, Decision, Reason, Status, classify, classify_with_entries,
+    entry_points,
 };
 pub use graph::{EdgeKind, GraphCounts, ObjectGraph};
 pub use probe_map::{PROBE_MAP_VERSION, ProbeFile, ProbeMap};
-pub use trace::{
-    Caller, IMPORT_TEST, PartialFile, TRACE_VERSION, TestId, TestTrace, Trace, TraceError,
-    TraceMode,
-};
+pub use trace::{Caller, IMPORT_TEST, PartialFile, TRACE_VERSION, TestId, TestTrace, Trace, TraceError, TraceMode};

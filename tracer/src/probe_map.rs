@@ -47,23 +47,13 @@ impl ProbeMap {
     /// may be a shadow copy of the repository).
     pub fn from_index(index: &DefinitionIndex, root: &Path) -> ProbeMap {
         let nodes: Vec<NodeId> = index.definitions.keys().cloned().collect();
-        let number: BTreeMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.as_str(), i))
-            .collect();
+        let number: BTreeMap<&str, usize> = nodes.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
         let mut files: BTreeMap<String, ProbeFile> = index
             .files
             .iter()
             .map(|(path, file)| {
                 let probe = file.language == Language::Python && !file.is_test;
-                (
-                    path.clone(),
-                    ProbeFile {
-                        probe,
-                        defs: BTreeMap::new(),
-                    },
-                )
+                (path.clone(), ProbeFile { probe, defs: BTreeMap::new() })
             })
             .collect();
         let mut classes = Vec::new();
@@ -81,13 +71,7 @@ impl ProbeMap {
                 file.defs.entry(def.span.start_line).or_insert(i);
             }
         }
-        ProbeMap {
-            version: PROBE_MAP_VERSION,
-            root: root.to_string_lossy().into_owned(),
-            nodes,
-            files,
-            classes,
-        }
+        ProbeMap { version: PROBE_MAP_VERSION, root: root.to_string_lossy().into_owned(), nodes, files, classes }
     }
 
     /// Writes the map as pretty JSON.
@@ -123,7 +107,10 @@ pub(crate) fn write_json_file<T: Serialize>(path: &Path, value: &T, pretty: bool
 }
 
 /// Read a JSON file carrying a `version` field, refusing any version but `supported`.
-pub(crate) fn read_versioned_json<T: serde::de::DeserializeOwned>(path: &Path, supported: u32) -> Result<T, TraceError> {
+pub(crate) fn read_versioned_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    supported: u32,
+) -> Result<T, TraceError> {
     let bytes = std::fs::read(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| TraceError::Malformed {
         path: path.to_path_buf(),
@@ -131,26 +118,18 @@ pub(crate) fn read_versioned_json<T: serde::de::DeserializeOwned>(path: &Path, s
         message: e.to_string(),
     })?;
     check_version(path, &value, supported)?;
-    serde_json::from_value(value).map_err(|e| TraceError::Malformed { path: path.to_path_buf(), line: 1, message: e.to_string() })
+    serde_json::from_value(value).map_err(|e| TraceError::Malformed {
+        path: path.to_path_buf(),
+        line: 1,
+        message: e.to_string(),
+    })
 }
 
-pub(crate) fn check_version(
-    path: &Path,
-    value: &serde_json::Value,
-    supported: u32,
-) -> Result<(), TraceError> {
+pub(crate) fn check_version(path: &Path, value: &serde_json::Value, supported: u32) -> Result<(), TraceError> {
     match value.get("version").and_then(serde_json::Value::as_u64) {
         Some(v) if v == u64::from(supported) => Ok(()),
-        Some(v) => Err(TraceError::UnsupportedVersion {
-            path: path.to_path_buf(),
-            found: v,
-            supported,
-        }),
-        None => Err(TraceError::Malformed {
-            path: path.to_path_buf(),
-            line: 1,
-            message: "no `version` field".into(),
-        }),
+        Some(v) => Err(TraceError::UnsupportedVersion { path: path.to_path_buf(), found: v, supported }),
+        None => Err(TraceError::Malformed { path: path.to_path_buf(), line: 1, message: "no `version` field".into() }),
     }
 }
 
@@ -172,19 +151,11 @@ mod tests {
         let map = ProbeMap::from_index(&index, Path::new("/abs/tree"));
         assert_eq!(
             map.nodes,
-            [
-                "pkg/core.py::Parser",
-                "pkg/core.py::Parser.run",
-                "pkg/core.py::parse",
-                "tests/test_core.py::test_parse"
-            ]
+            ["pkg/core.py::Parser", "pkg/core.py::Parser.run", "pkg/core.py::parse", "tests/test_core.py::test_parse"]
         );
         let core = &map.files["pkg/core.py"];
         assert!(core.probe);
-        assert_eq!(
-            core.defs,
-            BTreeMap::from([(12, 2), (25, 0), (28, 1), (30, 1)])
-        );
+        assert_eq!(core.defs, BTreeMap::from([(12, 2), (25, 0), (28, 1), (30, 1)]));
         assert!(!map.files["tests/test_core.py"].probe);
         assert_eq!(map.classes, [0]);
         let json = serde_json::to_value(&map).unwrap();
@@ -194,19 +165,13 @@ mod tests {
 
     #[test]
     fn write_then_read_round_trips_and_is_deterministic() {
-        let index = IndexBuilder::new()
-            .file("a.py", false)
-            .func("a.py::f", 1)
-            .func("a.py::g", 3)
-            .build();
+        let index = IndexBuilder::new().file("a.py", false).func("a.py::f", 1).func("a.py::g", 3).build();
         let dir = tempfile::tempdir().unwrap();
         let p1 = dir.path().join("one.json");
         let p2 = dir.path().join("two.json");
         let map = ProbeMap::from_index(&index, Path::new("/r"));
         map.write(&p1).unwrap();
-        ProbeMap::from_index(&index, Path::new("/r"))
-            .write(&p2)
-            .unwrap();
+        ProbeMap::from_index(&index, Path::new("/r")).write(&p2).unwrap();
         assert_eq!(std::fs::read(&p1).unwrap(), std::fs::read(&p2).unwrap());
         assert_eq!(ProbeMap::read(&p1).unwrap(), map);
     }
@@ -215,15 +180,8 @@ mod tests {
     fn read_refuses_unknown_version() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("probe-map.json");
-        std::fs::write(
-            &p,
-            r#"{"version": 9, "root": "/", "nodes": [], "files": {}}"#,
-        )
-        .unwrap();
+        std::fs::write(&p, r#"{"version": 9, "root": "/", "nodes": [], "files": {}}"#).unwrap();
         let err = ProbeMap::read(&p).unwrap_err().to_string();
-        assert!(
-            err.contains("version 9") && err.contains("probe-map.json"),
-            "{err}"
-        );
+        assert!(err.contains("version 9") && err.contains("probe-map.json"), "{err}");
     }
 }

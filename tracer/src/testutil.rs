@@ -13,9 +13,7 @@ pub struct IndexBuilder {
 
 impl IndexBuilder {
     pub fn new() -> Self {
-        IndexBuilder {
-            index: DefinitionIndex::default(),
-        }
+        IndexBuilder { index: DefinitionIndex::default() }
     }
 
     pub fn file(mut self, path: &str, is_test: bool) -> Self {
@@ -43,15 +41,8 @@ impl IndexBuilder {
             Some((p, n)) => (Some(format!("{path}::{p}")), n),
             None => (None, qualname),
         };
-        let kind = match (
-            kind,
-            parent
-                .as_deref()
-                .and_then(|p| self.index.definitions.get(p)),
-        ) {
-            (DefinitionKind::Function, Some(p)) if p.kind == DefinitionKind::Class => {
-                DefinitionKind::Method
-            }
+        let kind = match (kind, parent.as_deref().and_then(|p| self.index.definitions.get(p))) {
+            (DefinitionKind::Function, Some(p)) if p.kind == DefinitionKind::Class => DefinitionKind::Method,
             (k, _) => k,
         };
         let file = self.index.files.get_mut(path).expect("add the file first");
@@ -66,12 +57,7 @@ impl IndexBuilder {
                 qualname: qualname.to_string(),
                 name: name.to_string(),
                 kind,
-                span: Span {
-                    start_byte: 0,
-                    end_byte: 0,
-                    start_line: first_line,
-                    end_line: def_line + 1,
-                },
+                span: Span { start_byte: 0, end_byte: 0, start_line: first_line, end_line: def_line + 1 },
                 def_line,
                 body: None,
                 signature: Signature::default(),
@@ -115,19 +101,13 @@ impl IndexBuilder {
 
     pub fn load(mut self, id: &str, target: &str, role: LoadRole) -> Self {
         let def = self.index.definitions.get_mut(id).expect("known id");
-        def.load_references.push(LoadReference {
-            target: target.to_string(),
-            role,
-        });
+        def.load_references.push(LoadReference { target: target.to_string(), role });
         self
     }
 
     pub fn module_ref(mut self, path: &str, target: &str, line: usize) -> Self {
         let file = self.index.files.get_mut(path).expect("known file");
-        file.module_references.push(ModuleReference {
-            target: target.to_string(),
-            line,
-        });
+        file.module_references.push(ModuleReference { target: target.to_string(), line });
         self
     }
 
@@ -152,19 +132,11 @@ pub fn trace(tests: &[TestSpec<'_>]) -> Trace {
         let entry: &mut TestTrace = out.entry(test.to_string()).or_default();
         entry.hits.extend(hits.iter().map(|h| h.to_string()));
         for (caller, callee) in *edges {
-            entry
-                .edges
-                .insert((Caller::parse(caller), callee.to_string()));
+            entry.edges.insert((Caller::parse(caller), callee.to_string()));
             entry.hits.insert(callee.to_string());
         }
     }
-    Trace {
-        version: TRACE_VERSION,
-        mode: TraceMode::Exact,
-        tests: out,
-        partial: Vec::new(),
-        files: 1,
-    }
+    Trace { version: TRACE_VERSION, mode: TraceMode::Exact, tests: out, partial: Vec::new(), files: 1 }
 }
 
 pub fn set(ids: &[&str]) -> BTreeSet<String> {

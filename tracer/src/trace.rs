@@ -27,30 +27,16 @@ pub type TestId = String;
 #[non_exhaustive]
 pub enum TraceError {
     #[error("cannot read or write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("cannot encode {path}: {source}")]
-    Encode {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Encode { path: PathBuf, source: serde_json::Error },
     #[error("{path}:{line}: malformed trace record: {message}")]
-    Malformed {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
+    Malformed { path: PathBuf, line: usize, message: String },
     #[error(
         "{path} has format version {found}, but this carve reads version {supported}; \
          re-run `carve trace` with this carve (shim and carve must come from the same build)"
     )]
-    UnsupportedVersion {
-        path: PathBuf,
-        found: u64,
-        supported: u32,
-    },
+    UnsupportedVersion { path: PathBuf, found: u64, supported: u32 },
     #[error(
         "no trace files (*.jsonl) in {dir}: the shim did not run; check that the test command \
          loads the carve pytest plugin and that CARVE_TRACE_DIR reaches the test processes"
@@ -59,9 +45,7 @@ pub enum TraceError {
 }
 
 /// How edges were captured; see `docs/trace-format.md`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum TraceMode {
     /// The caller is captured on the first hits of each callee per test.
@@ -179,23 +163,14 @@ enum Record {
 
 impl Default for Trace {
     fn default() -> Self {
-        Trace {
-            version: TRACE_VERSION,
-            mode: TraceMode::Exact,
-            tests: BTreeMap::new(),
-            partial: Vec::new(),
-            files: 0,
-        }
+        Trace { version: TRACE_VERSION, mode: TraceMode::Exact, tests: BTreeMap::new(), partial: Vec::new(), files: 0 }
     }
 }
 
 impl Trace {
     /// Reads and merges every `*.jsonl` file of a shim's trace directory.
     pub fn read_dir(dir: &Path) -> Result<Trace, TraceError> {
-        let io = |source| TraceError::Io {
-            path: dir.to_path_buf(),
-            source,
-        };
+        let io = |source| TraceError::Io { path: dir.to_path_buf(), source };
         let mut paths = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(io)? {
             let path = entry.map_err(io)?.path();
@@ -204,9 +179,7 @@ impl Trace {
             }
         }
         if paths.is_empty() {
-            return Err(TraceError::NoTraceFiles {
-                dir: dir.to_path_buf(),
-            });
+            return Err(TraceError::NoTraceFiles { dir: dir.to_path_buf() });
         }
         paths.sort();
         let mut trace = Trace::default();
@@ -224,14 +197,8 @@ impl Trace {
 
     /// Merges one `*.jsonl` file into `self`; returns the number of header records read.
     fn read_file(&mut self, path: &Path) -> Result<usize, TraceError> {
-        let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let bytes = std::fs::read(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         self.files += 1;
         let lines: Vec<(usize, &[u8])> = bytes
             .split(|b| *b == b'\n')
@@ -239,17 +206,9 @@ impl Trace {
             .map(|(i, l)| (i + 1, l))
             .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
             .collect();
-        let malformed = |line: usize, message: String| TraceError::Malformed {
-            path: path.to_path_buf(),
-            line,
-            message,
-        };
-        let mut partial = |reason: String| {
-            self.partial.push(PartialFile {
-                file: name.clone(),
-                reason,
-            })
-        };
+        let malformed =
+            |line: usize, message: String| TraceError::Malformed { path: path.to_path_buf(), line, message };
+        let mut partial = |reason: String| self.partial.push(PartialFile { file: name.clone(), reason });
         if lines.is_empty() {
             partial("empty: the process ended before writing its header".into());
             return Ok(0);
@@ -260,25 +219,19 @@ impl Trace {
             let value: serde_json::Value = match serde_json::from_slice(line) {
                 Ok(v) => v,
                 Err(_) if i == last => {
-                    partial(format!(
-                        "line {line_no} is cut off: the writer was killed mid-record"
-                    ));
+                    partial(format!("line {line_no} is cut off: the writer was killed mid-record"));
                     break;
                 }
                 Err(e) => return Err(malformed(*line_no, e.to_string())),
             };
             let kind = value.get("kind").and_then(serde_json::Value::as_str);
             if i == 0 && kind != Some("header") {
-                return Err(malformed(
-                    *line_no,
-                    "the first record must be the `header`".into(),
-                ));
+                return Err(malformed(*line_no, "the first record must be the `header`".into()));
             }
             if kind == Some("header") {
                 check_version(path, &value, TRACE_VERSION)?;
             }
-            let record: Record =
-                serde_json::from_value(value).map_err(|e| malformed(*line_no, e.to_string()))?;
+            let record: Record = serde_json::from_value(value).map_err(|e| malformed(*line_no, e.to_string()))?;
             records.push(record);
         }
         let mut ended = false;
@@ -304,9 +257,7 @@ impl Trace {
         if !ended && !cut {
             self.partial.push(PartialFile {
                 file: name,
-                reason:
-                    "no `end` record: the process was killed or crashed; finished tests are kept"
-                        .into(),
+                reason: "no `end` record: the process was killed or crashed; finished tests are kept".into(),
             });
         }
         Ok(headers)
@@ -348,11 +299,7 @@ impl Trace {
             mode: TraceMode,
             tests: &'a BTreeMap<TestId, TestTrace>,
         }
-        let canonical = Canonical {
-            version: self.version,
-            mode: self.mode,
-            tests: &self.tests,
-        };
+        let canonical = Canonical { version: self.version, mode: self.mode, tests: &self.tests };
         let mut hasher = Sha256::new();
         // Serializing BTreeMaps and BTreeSets cannot fail; an error would leave the digest of
         // the empty prefix, which is still deterministic.
@@ -429,32 +376,17 @@ mod tests {
         assert_eq!(trace.mode, TraceMode::FirstHits);
         assert!(!trace.is_partial());
         let a = &trace.tests["t.py::a"];
-        assert_eq!(
-            a.hits.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["p.py::f", "p.py::g"]
-        );
+        assert_eq!(a.hits.iter().map(String::as_str).collect::<Vec<_>>(), ["p.py::f", "p.py::g"]);
         assert!(a.edges.contains(&(Caller::External, "p.py::g".to_string())));
-        assert!(
-            a.edges
-                .contains(&(Caller::Node("t.py::a".into()), "p.py::f".to_string()))
-        );
+        assert!(a.edges.contains(&(Caller::Node("t.py::a".into()), "p.py::f".to_string())));
         let import = &trace.tests[IMPORT_TEST];
-        assert!(
-            import
-                .edges
-                .contains(&(Caller::Module("p.py".into()), "p.py::reg".to_string()))
-        );
+        assert!(import.edges.contains(&(Caller::Module("p.py".into()), "p.py::reg".to_string())));
     }
 
     #[test]
     fn all_exact_files_give_exact_mode() {
         let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "1.jsonl",
-            &[EXACT_HEADER, r#"{"kind": "end", "tests": 0}"#],
-            true,
-        );
+        write(dir.path(), "1.jsonl", &[EXACT_HEADER, r#"{"kind": "end", "tests": 0}"#], true);
         assert_eq!(Trace::read_dir(dir.path()).unwrap().mode, TraceMode::Exact);
     }
 
@@ -474,11 +406,7 @@ mod tests {
         let trace = Trace::read_dir(dir.path()).unwrap();
         assert_eq!(trace.partial.len(), 1, "{:?}", trace.partial);
         assert_eq!(trace.partial[0].file, "7-0.jsonl");
-        assert!(
-            trace.partial[0].reason.contains("line 3 is cut off"),
-            "{}",
-            trace.partial[0].reason
-        );
+        assert!(trace.partial[0].reason.contains("line 3 is cut off"), "{}", trace.partial[0].reason);
         assert!(trace.tests.contains_key("t.py::a"));
         assert!(!trace.tests.contains_key("t.py::b"));
     }
@@ -489,10 +417,7 @@ mod tests {
         write(
             dir.path(),
             "8-0.jsonl",
-            &[
-                HEADER,
-                r#"{"kind": "test", "test": "t.py::a", "hits": [], "edges": []}"#,
-            ],
+            &[HEADER, r#"{"kind": "test", "test": "t.py::a", "hits": [], "edges": []}"#],
             true,
         );
         write(dir.path(), "9-0.jsonl", &[], false);
@@ -516,39 +441,18 @@ mod tests {
     #[test]
     fn unknown_version_is_refused_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "1.jsonl",
-            &[HEADER, r#"{"kind": "end", "tests": 0}"#],
-            true,
-        );
-        write(
-            dir.path(),
-            "2.jsonl",
-            &[r#"{"kind": "header", "version": 2, "mode": "exact"}"#],
-            true,
-        );
+        write(dir.path(), "1.jsonl", &[HEADER, r#"{"kind": "end", "tests": 0}"#], true);
+        write(dir.path(), "2.jsonl", &[r#"{"kind": "header", "version": 2, "mode": "exact"}"#], true);
         let err = Trace::read_dir(dir.path()).unwrap_err();
-        assert!(matches!(
-            err,
-            TraceError::UnsupportedVersion { found: 2, .. }
-        ));
+        assert!(matches!(err, TraceError::UnsupportedVersion { found: 2, .. }));
         let msg = err.to_string();
-        assert!(
-            msg.contains("2.jsonl") && msg.contains("version 2"),
-            "{msg}"
-        );
+        assert!(msg.contains("2.jsonl") && msg.contains("version 2"), "{msg}");
     }
 
     #[test]
     fn a_bad_line_before_the_last_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "1.jsonl",
-            &[HEADER, "{not json", r#"{"kind": "end", "tests": 0}"#],
-            true,
-        );
+        write(dir.path(), "1.jsonl", &[HEADER, "{not json", r#"{"kind": "end", "tests": 0}"#], true);
         let msg = Trace::read_dir(dir.path()).unwrap_err().to_string();
         assert!(msg.contains("1.jsonl:2"), "{msg}");
     }
@@ -556,27 +460,14 @@ mod tests {
     #[test]
     fn a_file_without_header_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "1.jsonl",
-            &[r#"{"kind": "end", "tests": 0}"#],
-            true,
-        );
-        assert!(
-            Trace::read_dir(dir.path())
-                .unwrap_err()
-                .to_string()
-                .contains("header")
-        );
+        write(dir.path(), "1.jsonl", &[r#"{"kind": "end", "tests": 0}"#], true);
+        assert!(Trace::read_dir(dir.path()).unwrap_err().to_string().contains("header"));
     }
 
     #[test]
     fn an_empty_directory_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(
-            Trace::read_dir(dir.path()),
-            Err(TraceError::NoTraceFiles { .. })
-        ));
+        assert!(matches!(Trace::read_dir(dir.path()), Err(TraceError::NoTraceFiles { .. })));
     }
 
     #[test]
@@ -587,10 +478,7 @@ mod tests {
             (Caller::External, "a.py::g".to_string()),
         ];
         let json = serde_json::to_string(&edges).unwrap();
-        assert_eq!(
-            json,
-            r#"[["a.py::f","a.py::g"],["<module>a.py","a.py::g"],["<external>","a.py::g"]]"#
-        );
+        assert_eq!(json, r#"[["a.py::f","a.py::g"],["<module>a.py","a.py::g"],["<external>","a.py::g"]]"#);
         let back: Vec<(Caller, String)> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, edges);
     }
@@ -614,22 +502,10 @@ mod tests {
         assert_eq!(back.digest(), one.digest());
 
         let mut changed = one.clone();
-        changed
-            .tests
-            .get_mut("t.py::a")
-            .unwrap()
-            .hits
-            .insert("p.py::g".into());
+        changed.tests.get_mut("t.py::a").unwrap().hits.insert("p.py::g".into());
         assert_ne!(changed.digest(), one.digest());
 
-        std::fs::write(
-            &path,
-            r#"{"version": 3, "mode": "exact", "tests": {}, "files": 0}"#,
-        )
-        .unwrap();
-        assert!(matches!(
-            Trace::read_json(&path),
-            Err(TraceError::UnsupportedVersion { found: 3, .. })
-        ));
+        std::fs::write(&path, r#"{"version": 3, "mode": "exact", "tests": {}, "files": 0}"#).unwrap();
+        assert!(matches!(Trace::read_json(&path), Err(TraceError::UnsupportedVersion { found: 3, .. })));
     }
 }

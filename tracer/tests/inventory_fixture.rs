@@ -14,10 +14,7 @@ use carve_languages::index::IndexOptions;
 use carve_tracer::{IMPORT_TEST, ObjectGraph, ProbeMap, Trace, classify};
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tracer/ has a parent")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tracer/ has a parent").to_path_buf()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -36,10 +33,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn pytest_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import pytest"])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    Command::new("python3").args(["-c", "import pytest"]).output().is_ok_and(|o| o.status.success())
 }
 
 fn strings(value: &toml::Value, key: &str) -> BTreeSet<String> {
@@ -54,10 +48,7 @@ fn strings(value: &toml::Value, key: &str) -> BTreeSet<String> {
 #[test]
 fn inventory_fixture_classification_matches_expectations() {
     if !pytest_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 with pytest is required in CI"
-        );
+        assert!(std::env::var_os("CI").is_none(), "python3 with pytest is required in CI");
         eprintln!("skipped: python3 with pytest is not available");
         return;
     }
@@ -66,15 +57,8 @@ fn inventory_fixture_classification_matches_expectations() {
     let repo = tmp.path().join("repo");
     copy_dir(&ws.join("fixtures/python/inventory"), &repo);
     let shim = tmp.path().join("shim");
-    copy_dir(
-        &ws.join("shims/python/python/carve_shim"),
-        &shim.join("carve_shim"),
-    );
-    std::fs::copy(
-        ws.join("shims/python/sitecustomize/sitecustomize.py"),
-        shim.join("sitecustomize.py"),
-    )
-    .unwrap();
+    copy_dir(&ws.join("shims/python/python/carve_shim"), &shim.join("carve_shim"));
+    std::fs::copy(ws.join("shims/python/sitecustomize/sitecustomize.py"), shim.join("sitecustomize.py")).unwrap();
     let traces = tmp.path().join("trace");
     std::fs::create_dir(&traces).unwrap();
 
@@ -101,74 +85,34 @@ fn inventory_fixture_classification_matches_expectations() {
 
     let trace = Trace::read_dir(&traces).unwrap();
     assert!(!trace.is_partial(), "{:?}", trace.partial);
-    assert!(
-        trace.files >= 2,
-        "the subprocess test writes its own trace file"
-    );
+    assert!(trace.files >= 2, "the subprocess test writes its own trace file");
     let graph = ObjectGraph::build(&index, &trace);
-    assert!(
-        graph.unknown_nodes().is_empty(),
-        "{:?}",
-        graph.unknown_nodes()
-    );
+    assert!(graph.unknown_nodes().is_empty(), "{:?}", graph.unknown_nodes());
 
     let expected: toml::Value =
-        toml::from_str(&std::fs::read_to_string(repo.join("carve-expected.toml")).unwrap())
-            .unwrap();
-    let all: BTreeSet<String> = trace
-        .tests
-        .keys()
-        .filter(|t| *t != IMPORT_TEST)
-        .cloned()
-        .collect();
+        toml::from_str(&std::fs::read_to_string(repo.join("carve-expected.toml")).unwrap()).unwrap();
+    let all: BTreeSet<String> = trace.tests.keys().filter(|t| *t != IMPORT_TEST).cloned().collect();
     let features = expected["features"].as_table().expect("[features]");
     assert!(features.len() >= 2);
     for (name, feature) in features {
         let files = strings(feature, "f2p");
-        let f2p: BTreeSet<String> = all
-            .iter()
-            .filter(|t| files.iter().any(|f| t.starts_with(&format!("{f}::"))))
-            .cloned()
-            .collect();
+        let f2p: BTreeSet<String> =
+            all.iter().filter(|t| files.iter().any(|f| t.starts_with(&format!("{f}::")))).cloned().collect();
         assert!(!f2p.is_empty(), "{name}: no traced tests in {files:?}");
         let p2p: BTreeSet<String> = all.difference(&f2p).cloned().collect();
-        let c =
-            classify(&index, &graph, &trace, &f2p, &p2p).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let c = classify(&index, &graph, &trace, &f2p, &p2p).unwrap_or_else(|e| panic!("{name}: {e}"));
 
         let entries: BTreeSet<String> = c.entry_points.iter().cloned().collect();
-        assert_eq!(
-            entries,
-            strings(feature, "entry_points"),
-            "{name}: entry points"
-        );
+        assert_eq!(entries, strings(feature, "entry_points"), "{name}: entry points");
         let extracted: BTreeSet<String> = c.extracted().map(|(id, _)| id.clone()).collect();
-        assert_eq!(
-            extracted,
-            strings(feature, "extracted"),
-            "{name}: extracted"
-        );
+        assert_eq!(extracted, strings(feature, "extracted"), "{name}: extracted");
         let remained: BTreeSet<String> = c.remained().map(|(id, _)| id.clone()).collect();
         let want = strings(feature, "remained");
-        assert!(
-            want.is_subset(&remained),
-            "{name}: missing remained {:?}",
-            want.difference(&remained)
-        );
-        let allowed: BTreeSet<String> = want
-            .union(&strings(feature, "remained_whole_graph"))
-            .cloned()
-            .collect();
-        assert!(
-            remained.is_subset(&allowed),
-            "{name}: unexpected remained {:?}",
-            remained.difference(&allowed)
-        );
+        assert!(want.is_subset(&remained), "{name}: missing remained {:?}", want.difference(&remained));
+        let allowed: BTreeSet<String> = want.union(&strings(feature, "remained_whole_graph")).cloned().collect();
+        assert!(remained.is_subset(&allowed), "{name}: unexpected remained {:?}", remained.difference(&allowed));
         let never = strings(feature, "never_extracted");
-        assert!(
-            never.is_disjoint(&extracted),
-            "{name}: extracted {:?}",
-            never.intersection(&extracted)
-        );
+        assert!(never.is_disjoint(&extracted), "{name}: extracted {:?}", never.intersection(&extracted));
         for (id, d) in &c.nodes {
             assert!(!d.reasons.is_empty(), "{name}: {id} has no reason");
         }

@@ -4,13 +4,14 @@
 use crate::{Rng, WORDS};
 
 fn file(rng: &mut Rng, pkg: usize, m: usize) -> String {
-    let mut s = format!(
-        "// Package pkg{pkg} is generated.\npackage pkg{pkg}\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\n"
-    );
+    let mut s =
+        format!("// Package pkg{pkg} is generated.\npackage pkg{pkg}\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\n");
     for c in 0..6 {
         let w = rng.pick(WORDS);
         s.push_str(&format!("// Model{m}x{c} holds a {w}.\ntype Model{m}x{c} struct {{\n\tName  string\n\tLimit int\n\tScale float64\n}}\n\n"));
-        s.push_str(&format!("// Shape{m}x{c} is implemented by Model{m}x{c}.\ntype Shape{m}x{c} interface {{\n\tArea() float64\n}}\n\n"));
+        s.push_str(&format!(
+            "// Shape{m}x{c} is implemented by Model{m}x{c}.\ntype Shape{m}x{c} interface {{\n\tArea() float64\n}}\n\n"
+        ));
         s.push_str(&format!("// NewModel{m}x{c} builds a model.\nfunc NewModel{m}x{c}(name string) *Model{m}x{c} {{\n\treturn &Model{m}x{c}{{Name: strings.TrimSpace(name), Limit: {}}}\n}}\n\n", rng.below(100)));
         for k in 0usize..4 {
             s.push_str(&format!(
@@ -18,9 +19,7 @@ fn file(rng: &mut Rng, pkg: usize, m: usize) -> String {
                 w[..1].to_uppercase() + &w[1..]
             ));
         }
-        s.push_str(&format!(
-            "func (m Model{m}x{c}) Area() float64 {{\n\treturn m.Scale * m.Scale\n}}\n\n"
-        ));
+        s.push_str(&format!("func (m Model{m}x{c}) Area() float64 {{\n\treturn m.Scale * m.Scale\n}}\n\n"));
     }
     for f in 0usize..6 {
         s.push_str(&format!(
@@ -35,10 +34,7 @@ fn file(rng: &mut Rng, pkg: usize, m: usize) -> String {
 
 pub fn generate(min_lines: usize) -> Vec<(String, String)> {
     let mut rng = Rng::new(3);
-    let mut files = vec![(
-        "go.mod".to_string(),
-        "module example.com/gen\n\ngo 1.21\n".to_string(),
-    )];
+    let mut files = vec![("go.mod".to_string(), "module example.com/gen\n\ngo 1.21\n".to_string())];
     let mut lines = 0;
     let mut pkg = 0;
     while lines < min_lines {

@@ -7,25 +7,21 @@ fn module(rng: &mut Rng, pkg: usize, m: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("\"\"\"Module {m} of package pkg{pkg}.\"\"\"\n\nfrom __future__ import annotations\n\nimport functools\nimport math\n"));
     if m > 0 {
-        s.push_str(&format!(
-            "from pkg{pkg}.mod{} import helper_0, Model0\n",
-            m - 1
-        ));
+        s.push_str(&format!("from pkg{pkg}.mod{} import helper_0, Model0\n", m - 1));
     }
     s.push_str("from typing import Iterable, Optional\n\n\n");
     for c in 0..6 {
         let w = rng.pick(WORDS);
-        s.push_str(&format!(
-            "class Model{c}:\n    \"\"\"A {w} model.\"\"\"\n\n    limit = {}\n\n",
-            rng.below(100)
-        ));
+        s.push_str(&format!("class Model{c}:\n    \"\"\"A {w} model.\"\"\"\n\n    limit = {}\n\n", rng.below(100)));
         s.push_str(&format!("    def __init__(self, {w}: int, scale: float = 1.0) -> None:\n        self.{w} = {w}\n        self.scale = scale\n\n"));
         for k in 0usize..4 {
             s.push_str(&format!(
                 "    def {w}_{k}(self, values: Iterable[int], *, floor: Optional[int] = None) -> int:\n        total = 0\n        for v in values:\n            if floor is not None and v < floor:\n                continue\n            total += v * self.{w}\n        return helper_{k}(total) + self.limit\n\n"
             ));
         }
-        s.push_str(&format!("    @property\n    def size(self) -> float:\n        return math.sqrt(self.{w}) * self.scale\n\n\n"));
+        s.push_str(&format!(
+            "    @property\n    def size(self) -> float:\n        return math.sqrt(self.{w}) * self.scale\n\n\n"
+        ));
     }
     for f in 0usize..6 {
         s.push_str(&format!(

@@ -5,15 +5,11 @@
 use crate::{Rng, WORDS};
 
 fn module(rng: &mut Rng, m: usize) -> String {
-    let mut s = format!(
-        "//! Module {m}.\n\nuse std::collections::BTreeMap;\nuse std::fmt;\n\nuse crate::Measure;\n"
-    );
+    let mut s = format!("//! Module {m}.\n\nuse std::collections::BTreeMap;\nuse std::fmt;\n\nuse crate::Measure;\n");
     if m > 0 {
         s.push_str(&format!("use crate::mod{}::{{helper_0, Model0}};\n", m - 1));
     }
-    s.push_str(&format!(
-        "\nmacro_rules! twice{m} {{\n    ($e:expr) => {{\n        $e * 2\n    }};\n}}\n\n"
-    ));
+    s.push_str(&format!("\nmacro_rules! twice{m} {{\n    ($e:expr) => {{\n        $e * 2\n    }};\n}}\n\n"));
     for c in 0..6 {
         let w = rng.pick(WORDS);
         s.push_str(&format!("/// A {w} model.\n#[derive(Debug, Clone, PartialEq)]\npub struct Model{c} {{\n    pub {w}: i64,\n    pub scale: f64,\n    names: BTreeMap<String, usize>,\n}}\n\n"));
@@ -25,7 +21,10 @@ fn module(rng: &mut Rng, m: usize) -> String {
             ));
         }
         s.push_str("}\n\n");
-        s.push_str(&format!("impl Measure for Model{c} {{\n    fn measure(&self) -> f64 {{\n        self.scale * {}.0\n    }}\n}}\n\n", rng.below(9) + 1));
+        s.push_str(&format!(
+            "impl Measure for Model{c} {{\n    fn measure(&self) -> f64 {{\n        self.scale * {}.0\n    }}\n}}\n\n",
+            rng.below(9) + 1
+        ));
         s.push_str(&format!("impl fmt::Display for Model{c} {{\n    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{\n        write!(f, \"{{}}\", self.measure())\n    }}\n}}\n\n"));
     }
     for f in 0usize..6 {
@@ -46,8 +45,7 @@ pub fn generate(min_lines: usize) -> Vec<(String, String)> {
     );
     let mut files = vec![(
         "Cargo.toml".to_string(),
-        "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"
-            .to_string(),
+        "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n".to_string(),
     )];
     let mut lines = 0;
     let mut m = 0;

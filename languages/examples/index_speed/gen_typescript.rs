@@ -6,18 +6,13 @@ use crate::{Rng, WORDS};
 fn module(rng: &mut Rng, m: usize) -> String {
     let mut s = String::new();
     if m > 0 {
-        s.push_str(&format!(
-            "import {{ helper0, Model0 }} from \"./mod{}\";\n",
-            m - 1
-        ));
+        s.push_str(&format!("import {{ helper0, Model0 }} from \"./mod{}\";\n", m - 1));
     }
     s.push_str("import type { Options } from \"./types\";\n\n");
     for c in 0..6 {
         let w = rng.pick(WORDS);
         s.push_str(&format!("/** A {w} record. */\nexport interface Shape{c} {{\n  id: number;\n  {w}: string;\n  tags?: string[];\n}}\n\n"));
-        s.push_str(&format!(
-            "export enum Kind{c} {{\n  A = \"a\",\n  B = \"b\",\n}}\n\n"
-        ));
+        s.push_str(&format!("export enum Kind{c} {{\n  A = \"a\",\n  B = \"b\",\n}}\n\n"));
         s.push_str(&format!("/** Model {c}. */\nexport class Model{c}<T extends Shape{c}> {{\n  private items: T[] = [];\n  constructor(private readonly limit: number, public scale = 1) {{}}\n\n"));
         for k in 0usize..4 {
             s.push_str(&format!(

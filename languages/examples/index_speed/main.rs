@@ -42,10 +42,7 @@ impl Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     /// In `0..n` (n > 0).
@@ -59,9 +56,8 @@ impl Rng {
 
 /// Words used for generated identifiers.
 pub const WORDS: &[&str] = &[
-    "order", "item", "price", "stock", "user", "account", "ledger", "entry", "batch", "route",
-    "cache", "token", "record", "window", "metric", "event", "queue", "shard", "policy", "quota",
-    "report", "filter", "buffer", "frame",
+    "order", "item", "price", "stock", "user", "account", "ledger", "entry", "batch", "route", "cache", "token",
+    "record", "window", "metric", "event", "queue", "shard", "policy", "quota", "report", "filter", "buffer", "frame",
 ];
 
 /// Write `files` (relative path, text) under `root`; returns the total line count.
@@ -131,11 +127,7 @@ fn cpu_s() -> f64 {
     tasks
         .flatten()
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| {
-            s.split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<f64>().ok())
-        })
+        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
         .sum::<f64>()
         / 1e9
 }
@@ -145,8 +137,7 @@ fn cpu_s() -> f64 {
 fn child(language: Language, root: &Path) -> Result<String, String> {
     let start_rss = status_kb("VmRSS:");
     let (t, c) = (Instant::now(), cpu_s());
-    let index =
-        DefinitionIndex::build(root, &IndexOptions::default()).map_err(|e| e.to_string())?;
+    let index = DefinitionIndex::build(root, &IndexOptions::default()).map_err(|e| e.to_string())?;
     let (index_s, index_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
     let peak_rss_kb = status_kb("VmHWM:");
     let defs = index.definitions.len();
@@ -169,23 +160,16 @@ fn child(language: Language, root: &Path) -> Result<String, String> {
 
     // The same indexing on one thread: indexing's own cost next to parsing, whatever the
     // other processes on the machine do to the parallel run.
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().map_err(|e| e.to_string())?;
     let (t, c) = (Instant::now(), cpu_s());
-    let single = one
-        .install(|| DefinitionIndex::build(root, &IndexOptions::default()))
-        .map_err(|e| e.to_string())?;
+    let single = one.install(|| DefinitionIndex::build(root, &IndexOptions::default())).map_err(|e| e.to_string())?;
     let (index_1t_s, index_1t_cpu_s) = (t.elapsed().as_secs_f64(), cpu_s() - c);
     drop(single);
 
     let before = status_kb("VmRSS:");
     let mut trees = Vec::with_capacity(files.len());
     for (path, text) in &files {
-        parser
-            .set_language(&language.grammar_for_path(path))
-            .map_err(|e| e.to_string())?;
+        parser.set_language(&language.grammar_for_path(path)).map_err(|e| e.to_string())?;
         trees.push(parser.parse(text, None));
     }
     let all_trees_kb = status_kb("VmRSS:") - before;
@@ -208,9 +192,7 @@ fn parse_each(
 ) -> Result<usize, String> {
     let mut sum = 0usize;
     for (path, text) in files {
-        parser
-            .set_language(&language.grammar_for_path(path))
-            .map_err(|e| e.to_string())?;
+        parser.set_language(&language.grammar_for_path(path)).map_err(|e| e.to_string())?;
         if let Some(tree) = parser.parse(text, None) {
             sum = sum.wrapping_add(f(&tree));
         }
@@ -240,11 +222,7 @@ fn walk_every_node(tree: &tree_sitter::Tree) -> usize {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v[v.len() / 2]
-    }
+    if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
 }
 
 fn round(x: f64, digits: i32) -> f64 {
@@ -293,48 +271,31 @@ fn main() {
         }
     }
     if languages.is_empty() {
-        languages = vec![
-            Language::Python,
-            Language::TypeScript,
-            Language::Go,
-            Language::Rust,
-        ];
+        languages = vec![Language::Python, Language::TypeScript, Language::Go, Language::Rust];
     }
     let tmp = match &keep {
         Some(dir) => dir.clone(),
         None => std::env::temp_dir().join(format!("carve-index-speed-{}", std::process::id())),
     };
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("index_speed"));
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     for language in languages {
         let root = tmp.join(language.name());
         if !root.exists()
             && let Err(e) = generate(language, &root, min_lines)
         {
-            eprintln!(
-                "cannot generate the {language} repository under {}: {e}",
-                root.display()
-            );
+            eprintln!("cannot generate the {language} repository under {}: {e}", root.display());
             std::process::exit(1);
         }
         let mut samples: Vec<serde_json::Value> = Vec::new();
         for _ in 0..runs {
-            let out = Command::new(&exe)
-                .arg("--child")
-                .arg(language.name())
-                .arg(&root)
-                .output();
+            let out = Command::new(&exe).arg("--child").arg(language.name()).arg(&root).output();
             match out {
                 Ok(o) if o.status.success() => match serde_json::from_slice(&o.stdout) {
                     Ok(v) => samples.push(v),
                     Err(e) => eprintln!("unreadable child output for {language}: {e}"),
                 },
-                Ok(o) => eprintln!(
-                    "{language} run failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ),
+                Ok(o) => eprintln!("{language} run failed: {}", String::from_utf8_lossy(&o.stderr).trim()),
                 Err(e) => eprintln!("cannot start {}: {e}", exe.display()),
             }
         }
@@ -354,25 +315,14 @@ fn main() {
         let index_lps = median(f("index_s").into_iter().map(|s| lines / s).collect());
         let ratios: Vec<f64> = samples
             .iter()
-            .filter_map(|s| {
-                Some(
-                    (lines / s["index_s"].as_f64()? / cores as f64)
-                        / (lines / s["parse_s"].as_f64()?),
-                )
-            })
+            .filter_map(|s| Some((lines / s["index_s"].as_f64()? / cores as f64) / (lines / s["parse_s"].as_f64()?)))
             .collect();
-        let cpu_ratios: Vec<f64> = samples
-            .iter()
-            .filter_map(|s| Some(s["parse_cpu_s"].as_f64()? / s["index_cpu_s"].as_f64()?))
-            .collect();
-        let overheads: Vec<f64> = samples
-            .iter()
-            .filter_map(|s| Some(s["index_1t_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?))
-            .collect();
-        let floors: Vec<f64> = samples
-            .iter()
-            .filter_map(|s| Some(s["walk_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?))
-            .collect();
+        let cpu_ratios: Vec<f64> =
+            samples.iter().filter_map(|s| Some(s["parse_cpu_s"].as_f64()? / s["index_cpu_s"].as_f64()?)).collect();
+        let overheads: Vec<f64> =
+            samples.iter().filter_map(|s| Some(s["index_1t_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?)).collect();
+        let floors: Vec<f64> =
+            samples.iter().filter_map(|s| Some(s["walk_cpu_s"].as_f64()? / s["parse_cpu_s"].as_f64()?)).collect();
         let line = serde_json::json!({
             "language": language.name(),
             "lines": lines as u64,

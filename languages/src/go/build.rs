@@ -29,12 +29,16 @@ fn module_dirs(root: &Path) -> Result<Vec<PathBuf>, BuildCheckError> {
         if dir.join("go.mod").is_file() {
             out.push(dir.clone());
         }
-        let entries = std::fs::read_dir(&dir).map_err(|e| BuildCheckError::Io { path: dir.clone(), message: e.to_string() })?;
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| BuildCheckError::Io { path: dir.clone(), message: e.to_string() })?;
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if path.is_dir() && !name.starts_with('.') && !matches!(name.as_ref(), "vendor" | "testdata" | "node_modules") {
+            if path.is_dir()
+                && !name.starts_with('.')
+                && !matches!(name.as_ref(), "vendor" | "testdata" | "node_modules")
+            {
                 stack.push(path);
             }
         }
@@ -56,7 +60,11 @@ fn run(dir: &Path, args: &[&str]) -> Result<(), BuildCheckError> {
     }
     let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stdout));
-    Err(BuildCheckError::Failed { command: format!("go {}", args.join(" ")), dir: dir.to_path_buf(), output: text.trim_end().to_string() })
+    Err(BuildCheckError::Failed {
+        command: format!("go {}", args.join(" ")),
+        dir: dir.to_path_buf(),
+        output: text.trim_end().to_string(),
+    })
 }
 
 /// Run `go build ./... && go vet ./...` in every module under `root`; the first failure is

@@ -113,7 +113,10 @@ fn find_node<'t>(root: Node<'t>, d: &Definition) -> Option<Node<'t>> {
                     return Some(ch);
                 }
                 let mut cc = ch.walk();
-                if let Some(spec) = ch.named_children(&mut cc).find(|s| s.start_byte() == d.span.start_byte && s.end_byte() == d.span.end_byte) {
+                if let Some(spec) = ch
+                    .named_children(&mut cc)
+                    .find(|s| s.start_byte() == d.span.start_byte && s.end_byte() == d.span.end_byte)
+                {
                     return Some(spec);
                 }
             }
@@ -282,9 +285,13 @@ pub fn mask_file(
             let group = node.parent().filter(|g| node.kind() == "type_spec" && g.kind() == "type_declaration");
             if let Some(g) = group {
                 let mut gc = g.walk();
-                let all_gone = g.named_children(&mut gc).filter(|s| s.kind() == "type_spec" || s.kind() == "type_alias").all(|s| {
-                    mine.iter().any(|o| p.delete.contains(&o.id) && o.span.start_byte == s.start_byte() && !is_function(o))
-                });
+                let all_gone = g
+                    .named_children(&mut gc)
+                    .filter(|s| s.kind() == "type_spec" || s.kind() == "type_alias")
+                    .all(|s| {
+                        mine.iter()
+                            .any(|o| p.delete.contains(&o.id) && o.span.start_byte == s.start_byte() && !is_function(o))
+                    });
                 if all_gone {
                     let (s, e) = deletion_range(source, g);
                     edits.push(Edit::delete(s, e));

@@ -36,7 +36,6 @@ mod queries;
 #[cfg(test)]
 pub(crate) mod tests;
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -146,7 +145,12 @@ pub fn test_definition(index: &crate::index::DefinitionIndex, test_id: &str) -> 
     candidates.sort_by_key(|(rest, f)| (rest.len(), f.path.clone()));
     candidates.into_iter().find_map(|(rest, f)| {
         let name = rest.split('/').next()?;
-        f.definitions.iter().find(|id| index.get(id).is_some_and(|d| d.qualname == name && d.kind == crate::index::DefinitionKind::Function)).cloned()
+        f.definitions
+            .iter()
+            .find(|id| {
+                index.get(id).is_some_and(|d| d.qualname == name && d.kind == crate::index::DefinitionKind::Function)
+            })
+            .cloned()
     })
 }
 

@@ -31,8 +31,7 @@ use crate::runner::attempts::{self, Attempt};
 use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{self, Step, WorkDir, last_lines};
 use crate::runner::{
-    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus,
-    is_ancestor,
+    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
 
 /// The command that fetches a module's dependencies, named in errors.
@@ -65,9 +64,7 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
 fn run_in(req: &RunRequest, work: &WorkDir) -> Result<RunResult, RunnerError> {
     let deadline = Instant::now() + req.timeout;
     let suite = Suite::list(req, work, deadline)?;
-    attempts::run_with_reruns(req, |selection, deadline, number| {
-        suite.attempt(req, work, selection, deadline, number)
-    })
+    attempts::run_with_reruns(req, |selection, deadline, number| suite.attempt(req, work, selection, deadline, number))
 }
 
 fn go_command(req: &RunRequest, work: &WorkDir, args: &[String]) -> Command {
@@ -92,26 +89,13 @@ struct Suite {
 
 impl Suite {
     fn list(req: &RunRequest, work: &WorkDir, deadline: Instant) -> Result<Suite, RunnerError> {
-        let TestCommand::GoTest {
-            packages: patterns, ..
-        } = &req.command
-        else {
+        let TestCommand::GoTest { packages: patterns, .. } = &req.command else {
             unreachable!("go::runner called for {}", req.command.runner_name())
         };
-        let patterns = patterns
-            .clone()
-            .unwrap_or_else(|| vec!["./...".to_string()]);
-        let limits = Limits {
-            deadline,
-            no_progress: req.timeout,
-        };
+        let patterns = patterns.clone().unwrap_or_else(|| vec!["./...".to_string()]);
+        let limits = Limits { deadline, no_progress: req.timeout };
         let template = "{{.ImportPath}}{{if .Error}}\t{{.Error}}{{end}}";
-        let mut args = vec![
-            "list".to_string(),
-            "-e".into(),
-            "-f".into(),
-            template.into(),
-        ];
+        let mut args = vec!["list".to_string(), "-e".into(), "-f".into(), template.into()];
         args.extend(patterns.iter().cloned());
         let timed_out = |command: String, ended: &Ended| RunnerError::CollectionTimeout {
             runner: "go test",
@@ -122,14 +106,9 @@ impl Suite {
         };
         let line = process::display_command(Path::new("go"), &args);
         let out = work.dir.join("go-list.out");
-        let ended = process::supervise(
-            go_command(req, work, &args),
-            &out,
-            &work.dir.join("go-list.err"),
-            limits,
-            &mut Quiet,
-        )
-        .map_err(|e| spawn_error(&line, e))?;
+        let ended =
+            process::supervise(go_command(req, work, &args), &out, &work.dir.join("go-list.err"), limits, &mut Quiet)
+                .map_err(|e| spawn_error(&line, e))?;
         if ended.stop != Stop::Exited {
             return Err(timed_out(line, &ended));
         }
@@ -154,33 +133,21 @@ impl Suite {
         let wanted: Vec<String> = match &req.tests {
             None => all.iter().cloned().collect(),
             Some(ids) => {
-                let set: BTreeSet<String> = ids
-                    .iter()
-                    .filter_map(|id| package_of(&all, id))
-                    .map(String::from)
-                    .collect();
+                let set: BTreeSet<String> =
+                    ids.iter().filter_map(|id| package_of(&all, id)).map(String::from).collect();
                 set.into_iter().collect()
             }
         };
-        let mut suite = Suite {
-            packages: all,
-            tests: BTreeMap::new(),
-            build_failed: BTreeMap::new(),
-            command_line: line,
-        };
+        let mut suite =
+            Suite { packages: all, tests: BTreeMap::new(), build_failed: BTreeMap::new(), command_line: line };
         if wanted.is_empty() {
             return Ok(suite);
         }
-        let mut args: Vec<String> = ["test", "-json", "-count=1", "-list", "^(Test|Fuzz)"]
-            .map(String::from)
-            .to_vec();
+        let mut args: Vec<String> = ["test", "-json", "-count=1", "-list", "^(Test|Fuzz)"].map(String::from).to_vec();
         args.extend(wanted);
         let line = process::display_command(Path::new("go"), &args);
         let mut reader = GoReader::new();
-        let step = Step {
-            cmd: go_command(req, work, &args),
-            command_line: line.clone(),
-        };
+        let step = Step { cmd: go_command(req, work, &args), command_line: line.clone() };
         let ended = steps::run_steps(vec![step], &work.dir, "list", limits, &mut reader)
             .map_err(|(l, e)| spawn_error(&l, e))?;
         if ended.stop != Stop::Exited {
@@ -195,19 +162,13 @@ impl Suite {
             .packages
             .iter()
             .filter_map(|p| {
-                reader.package_failure(p).map(|m| {
-                    (
-                        p.clone(),
-                        m.replace("before this test ran", "while listing its tests"),
-                    )
-                })
+                reader
+                    .package_failure(p)
+                    .map(|m| (p.clone(), m.replace("before this test ran", "while listing its tests")))
             })
             .collect();
         for (pkg, names) in std::mem::take(&mut reader.listed) {
-            suite.tests.insert(
-                pkg.clone(),
-                names.iter().map(|n| test_id(&pkg, n)).collect(),
-            );
+            suite.tests.insert(pkg.clone(), names.iter().map(|n| test_id(&pkg, n)).collect());
         }
         suite.build_failed = std::mem::take(&mut reader.build_failed);
         for (pkg, message) in unlistable {
@@ -227,9 +188,7 @@ impl Suite {
         };
         let mut out = BTreeSet::new();
         for id in ids {
-            let under: Vec<&TestId> = listed()
-                .filter(|t| *t == id || is_ancestor(id, t))
-                .collect();
+            let under: Vec<&TestId> = listed().filter(|t| *t == id || is_ancestor(id, t)).collect();
             if !under.is_empty() {
                 out.extend(under.into_iter().cloned());
             } else if listed().any(|t| is_ancestor(t, id)) {
@@ -248,25 +207,14 @@ impl Suite {
         deadline: Instant,
         number: u32,
     ) -> Result<Attempt, RunnerError> {
-        let TestCommand::GoTest {
-            args: user_args,
-            packages: patterns,
-        } = &req.command
-        else {
+        let TestCommand::GoTest { args: user_args, packages: patterns } = &req.command else {
             unreachable!("go::runner called for {}", req.command.runner_name())
         };
-        let mut base: Vec<String> = ["test", "-json", "-count=1", "-timeout=0"]
-            .map(String::from)
-            .to_vec();
+        let mut base: Vec<String> = ["test", "-json", "-count=1", "-timeout=0"].map(String::from).to_vec();
         base.extend(user_args.iter().cloned());
         base.extend(req.extra_args.iter().cloned());
         let groups: Vec<(Option<String>, Vec<String>)> = match selection {
-            None => vec![(
-                None,
-                patterns
-                    .clone()
-                    .unwrap_or_else(|| vec!["./...".to_string()]),
-            )],
+            None => vec![(None, patterns.clone().unwrap_or_else(|| vec!["./...".to_string()]))],
             Some(ids) => self.selection_groups(ids),
         };
         let mut steps_ = Vec::new();
@@ -279,19 +227,12 @@ impl Suite {
             args.extend(packages);
             let line = process::display_command(Path::new("go"), &args);
             first_line.get_or_insert_with(|| line.clone());
-            steps_.push(Step {
-                cmd: go_command(req, work, &args),
-                command_line: line,
-            });
+            steps_.push(Step { cmd: go_command(req, work, &args), command_line: line });
         }
         let units = self.units(selection);
-        let command_line =
-            first_line.unwrap_or_else(|| process::display_command(Path::new("go"), &base));
+        let command_line = first_line.unwrap_or_else(|| process::display_command(Path::new("go"), &base));
         let mut reader = GoReader::new();
-        let limits = Limits {
-            deadline,
-            no_progress: req.test_timeout,
-        };
+        let limits = Limits { deadline, no_progress: req.test_timeout };
         let ended = if steps_.is_empty() {
             Ended::nothing_to_run()
         } else {
@@ -303,12 +244,7 @@ impl Suite {
             return Ok(Attempt::failed_to_start(command_line, ended, err));
         }
         let mut results = std::mem::take(&mut reader.results);
-        let unit_of = |id: &str| {
-            units
-                .iter()
-                .find(|u| *u == id || is_ancestor(u, id))
-                .cloned()
-        };
+        let unit_of = |id: &str| units.iter().find(|u| *u == id || is_ancestor(u, id)).cloned();
         // The test that was running when the process was killed is blamed as its unit (so a
         // rerun does not start it again); the subtests that were running are timeouts too.
         let mut running = None;
@@ -319,10 +255,7 @@ impl Suite {
             let message = "killed with its process group while this subtest ran".to_string();
             for (id, _) in &reader.running {
                 if running.as_ref().is_none_or(|(r, _)| r != id) {
-                    results.insert(
-                        id.clone(),
-                        TestOutcome::new(TestStatus::Timeout, Some(message.clone())),
-                    );
+                    results.insert(id.clone(), TestOutcome::new(TestStatus::Timeout, Some(message.clone())));
                 }
             }
         } else {
@@ -333,27 +266,15 @@ impl Suite {
                 }
                 if let Some(parent) = results.keys().find(|r| is_ancestor(r, unit)).cloned() {
                     let message = format!("the runner has no such test: {parent} ran without it");
-                    results.insert(
-                        unit.clone(),
-                        TestOutcome::new(TestStatus::Missing, Some(message)),
-                    );
-                } else if let Some(message) =
-                    package_of(&self.packages, unit).and_then(|p| reader.package_failure(p))
-                {
-                    results.insert(
-                        unit.clone(),
-                        TestOutcome::new(TestStatus::Error, Some(message)),
-                    );
+                    results.insert(unit.clone(), TestOutcome::new(TestStatus::Missing, Some(message)));
+                } else if let Some(message) = package_of(&self.packages, unit).and_then(|p| reader.package_failure(p)) {
+                    results.insert(unit.clone(), TestOutcome::new(TestStatus::Error, Some(message)));
                 }
             }
         }
         let mut collection_errors = reader.build_failed;
         if number == 0 {
-            collection_errors.extend(
-                self.build_failed
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone())),
-            );
+            collection_errors.extend(self.build_failed.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         Ok(Attempt {
             command_line,
@@ -381,10 +302,7 @@ impl Suite {
         }
         let mut groups: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
         for (pkg, tests) in per_package {
-            groups
-                .entry(run_pattern(&tests))
-                .or_default()
-                .push(pkg.to_string());
+            groups.entry(run_pattern(&tests)).or_default().push(pkg.to_string());
         }
         groups.into_iter().collect()
     }
@@ -394,12 +312,7 @@ impl Suite {
 fn package_of<'a>(packages: &'a BTreeSet<String>, id: &str) -> Option<&'a str> {
     packages
         .iter()
-        .filter(|p| {
-            id == p.as_str()
-                || id
-                    .strip_prefix(p.as_str())
-                    .is_some_and(|r| r.starts_with('/'))
-        })
+        .filter(|p| id == p.as_str() || id.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/')))
         .max_by_key(|p| p.len())
         .map(String::as_str)
 }
@@ -408,10 +321,7 @@ fn package_of<'a>(packages: &'a BTreeSet<String>, id: &str) -> Option<&'a str> {
 /// the whole package, and gives `None`).
 fn run_pattern(tests: &[&str]) -> Option<String> {
     let paths: Vec<Vec<&str>> = tests.iter().map(|t| t.split('/').collect()).collect();
-    let depth = paths
-        .iter()
-        .map(|p| if p == &[""] { 0 } else { p.len() })
-        .min()?;
+    let depth = paths.iter().map(|p| if p == &[""] { 0 } else { p.len() }).min()?;
     if depth == 0 {
         return None;
     }
@@ -466,13 +376,9 @@ fn startup_error(root: &Path, command: &str, ended: &Ended) -> RunnerError {
             tail,
         };
     }
-    let hint = if [
-        "go.mod file not found",
-        "cannot find main module",
-        "does not contain main module",
-    ]
-    .iter()
-    .any(|m| tail.contains(m))
+    let hint = if ["go.mod file not found", "cannot find main module", "does not contain main module"]
+        .iter()
+        .any(|m| tail.contains(m))
     {
         "; this is not a Go module: run carve on the directory holding go.mod"
     } else if tail.contains("flag provided but not defined") || tail.contains("unknown flag") {
@@ -497,20 +403,10 @@ fn spawn_error(command: &str, e: std::io::Error) -> RunnerError {
 /// The `go test` arguments of a whole-suite run of `command`, for tools that want the raw
 /// output (the harness round trip).
 pub fn suite_args(command: &TestCommand) -> Vec<String> {
-    let mut args: Vec<String> = ["test", "-json", "-count=1", "-timeout=0"]
-        .map(String::from)
-        .to_vec();
-    if let TestCommand::GoTest {
-        args: user,
-        packages,
-    } = command
-    {
+    let mut args: Vec<String> = ["test", "-json", "-count=1", "-timeout=0"].map(String::from).to_vec();
+    if let TestCommand::GoTest { args: user, packages } = command {
         args.extend(user.iter().cloned());
-        args.extend(
-            packages
-                .clone()
-                .unwrap_or_else(|| vec!["./...".to_string()]),
-        );
+        args.extend(packages.clone().unwrap_or_else(|| vec!["./...".to_string()]));
     }
     args
 }

@@ -110,7 +110,8 @@ pub fn mask_file(
         .filter_map(|id| index.definitions.get(id))
         .filter(|d| !removed_with_ancestor(index, remove, d))
         .collect();
-    let inside_removed = |start: usize, end: usize| defs.iter().any(|d| d.span.start_byte <= start && end <= d.span.end_byte);
+    let inside_removed =
+        |start: usize, end: usize| defs.iter().any(|d| d.span.start_byte <= start && end <= d.span.end_byte);
     let drops: Vec<ImportDrop> = file
         .imports
         .iter()
@@ -143,11 +144,8 @@ pub fn mask_file(
         let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
             .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
         let names = import_name_nodes(stmt);
-        let keep: Vec<Node> = names
-            .iter()
-            .copied()
-            .filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source)))
-            .collect();
+        let keep: Vec<Node> =
+            names.iter().copied().filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source))).collect();
         if keep.is_empty() {
             deleted.push(stmt);
         } else if keep.len() < names.len() {
@@ -294,10 +292,12 @@ fn dunder_all_edits(source: &str, root: Node, names: &BTreeSet<String>) -> Vec<E
     let mut edits = Vec::new();
     let mut c = root.walk();
     for stmt in root.named_children(&mut c).filter(|n| n.kind() == "expression_statement") {
-        let Some(assign) = stmt.named_child(0).filter(|a| matches!(a.kind(), "assignment" | "augmented_assignment")) else {
+        let Some(assign) = stmt.named_child(0).filter(|a| matches!(a.kind(), "assignment" | "augmented_assignment"))
+        else {
             continue;
         };
-        let (Some(left), Some(right)) = (assign.child_by_field_name("left"), assign.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
+        else {
             continue;
         };
         if &source[left.byte_range()] != "__all__" || !matches!(right.kind(), "list" | "tuple") {
@@ -305,11 +305,8 @@ fn dunder_all_edits(source: &str, root: Node, names: &BTreeSet<String>) -> Vec<E
         }
         let mut rc = right.walk();
         let elems: Vec<Node> = right.named_children(&mut rc).filter(|n| n.kind() != "comment").collect();
-        let keep: Vec<Node> = elems
-            .iter()
-            .copied()
-            .filter(|e| !string_value(*e, source).is_some_and(|v| names.contains(v)))
-            .collect();
+        let keep: Vec<Node> =
+            elems.iter().copied().filter(|e| !string_value(*e, source).is_some_and(|v| names.contains(v))).collect();
         if keep.len() == elems.len() {
             continue;
         }

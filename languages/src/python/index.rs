@@ -91,6 +91,7 @@ fn finish(mut paths: Vec<String>, results: Vec<Result<parse::ParsedFile, IndexEr
     paths.sort();
     paths.dedup();
     let linker = link::Linker::new(&files, &paths);
-    let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
+    let linked: Vec<(FileIndex, Vec<Definition>)> =
+        (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
     PythonIndex::from_linked(linked, skipped)
 }

@@ -123,7 +123,10 @@ impl RunDir {
         args.extend(command_args.iter().cloned());
         args.extend(req.extra_args.iter().cloned());
         args.extend(["--rootdir".to_string(), self.root.display().to_string()]);
-        args.extend(["-p", "carve_report", "-p", "no:cacheprovider", "--continue-on-collection-errors", "--maxfail=0"].map(String::from));
+        args.extend(
+            ["-p", "carve_report", "-p", "no:cacheprovider", "--continue-on-collection-errors", "--maxfail=0"]
+                .map(String::from),
+        );
         if mode == Mode::Collect {
             args.push("--collect-only".into());
         }
@@ -157,7 +160,9 @@ impl RunDir {
 
         let mut cmd = Command::new(python);
         cmd.args(&args).current_dir(&self.root);
-        cmd.env("PYTHONDONTWRITEBYTECODE", "1").env("CARVE_REPORT", &report).env("COVERAGE_FILE", self.dir.join(".coverage"));
+        cmd.env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("CARVE_REPORT", &report)
+            .env("COVERAGE_FILE", self.dir.join(".coverage"));
         match &select_file {
             Some(p) => cmd.env("CARVE_SELECT", p),
             None => cmd.env_remove("CARVE_SELECT"),
@@ -210,10 +215,23 @@ impl RunDir {
 }
 
 /// Why pytest ended without reporting its collection.
-fn startup_failure(python: &Path, root: &Path, command: &str, ended: &Ended, after: Duration, plugin_loaded: bool) -> RunnerError {
+fn startup_failure(
+    python: &Path,
+    root: &Path,
+    command: &str,
+    ended: &Ended,
+    after: Duration,
+    plugin_loaded: bool,
+) -> RunnerError {
     let tail = ended.tail();
     if ended.stop != Stop::Exited {
-        return RunnerError::CollectionTimeout { runner: "pytest", root: root.to_path_buf(), command: command.into(), after, tail };
+        return RunnerError::CollectionTimeout {
+            runner: "pytest",
+            root: root.to_path_buf(),
+            command: command.into(),
+            after,
+            tail,
+        };
     }
     if tail.contains("No module named pytest") {
         return RunnerError::PytestNotInstalled { python: python.to_path_buf() };
@@ -221,7 +239,9 @@ fn startup_failure(python: &Path, root: &Path, command: &str, ended: &Ended, aft
     if !plugin_loaded && ended.exit_code == Some(0) {
         return RunnerError::Unparseable {
             command: command.into(),
-            detail: "pytest exited without loading carve's report plugin (is this interpreter's pytest older than 3.4?)".into(),
+            detail:
+                "pytest exited without loading carve's report plugin (is this interpreter's pytest older than 3.4?)"
+                    .into(),
             tail,
         };
     }
@@ -327,7 +347,8 @@ impl ReportReader {
             Err(e) => {
                 if self.problem.is_none() {
                     let text = String::from_utf8_lossy(line);
-                    self.problem = Some(format!("{} line {}: {e}: {}", self.path.display(), self.line, text.trim_end()));
+                    self.problem =
+                        Some(format!("{} line {}: {e}: {}", self.path.display(), self.line, text.trim_end()));
                 }
                 return;
             }

@@ -25,42 +25,15 @@ use sha2::{Digest, Sha256};
 
 /// The shim's files, as they are laid out in the install directory.
 pub const SHIM_FILES: &[(&str, &str)] = &[
-    (
-        "sitecustomize.py",
-        include_str!("../../../shims/python/sitecustomize/sitecustomize.py"),
-    ),
-    (
-        "carve_shim/__init__.py",
-        include_str!("../../../shims/python/python/carve_shim/__init__.py"),
-    ),
-    (
-        "carve_shim/autostart.py",
-        include_str!("../../../shims/python/python/carve_shim/autostart.py"),
-    ),
-    (
-        "carve_shim/fallback.py",
-        include_str!("../../../shims/python/python/carve_shim/fallback.py"),
-    ),
-    (
-        "carve_shim/hook.py",
-        include_str!("../../../shims/python/python/carve_shim/hook.py"),
-    ),
-    (
-        "carve_shim/plugin.py",
-        include_str!("../../../shims/python/python/carve_shim/plugin.py"),
-    ),
-    (
-        "carve_shim/probemap.py",
-        include_str!("../../../shims/python/python/carve_shim/probemap.py"),
-    ),
-    (
-        "carve_shim/recorder.py",
-        include_str!("../../../shims/python/python/carve_shim/recorder.py"),
-    ),
-    (
-        "carve_shim/runtime.py",
-        include_str!("../../../shims/python/python/carve_shim/runtime.py"),
-    ),
+    ("sitecustomize.py", include_str!("../../../shims/python/sitecustomize/sitecustomize.py")),
+    ("carve_shim/__init__.py", include_str!("../../../shims/python/python/carve_shim/__init__.py")),
+    ("carve_shim/autostart.py", include_str!("../../../shims/python/python/carve_shim/autostart.py")),
+    ("carve_shim/fallback.py", include_str!("../../../shims/python/python/carve_shim/fallback.py")),
+    ("carve_shim/hook.py", include_str!("../../../shims/python/python/carve_shim/hook.py")),
+    ("carve_shim/plugin.py", include_str!("../../../shims/python/python/carve_shim/plugin.py")),
+    ("carve_shim/probemap.py", include_str!("../../../shims/python/python/carve_shim/probemap.py")),
+    ("carve_shim/recorder.py", include_str!("../../../shims/python/python/carve_shim/recorder.py")),
+    ("carve_shim/runtime.py", include_str!("../../../shims/python/python/carve_shim/runtime.py")),
 ];
 
 /// Where the native recorder goes inside an install.
@@ -70,9 +43,7 @@ pub const NATIVE_NAME: &str = "carve_shim/_native.abi3.so";
 pub const PLUGIN: &str = "carve_shim.plugin";
 
 /// How callers are captured (`CARVE_TRACE_MODE`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TraceMode {
     /// The caller of each callee is captured on its first hits in each test (cheap).
@@ -103,9 +74,7 @@ impl std::str::FromStr for TraceMode {
         match s {
             "first-hits" => Ok(TraceMode::FirstHits),
             "exact" => Ok(TraceMode::Exact),
-            other => Err(format!(
-                "unknown trace mode `{other}` (known: first-hits, exact)"
-            )),
+            other => Err(format!("unknown trace mode `{other}` (known: first-hits, exact)")),
         }
     }
 }
@@ -114,17 +83,11 @@ impl std::str::FromStr for TraceMode {
 #[non_exhaustive]
 pub enum ShimError {
     #[error("cannot install the Python shim into {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error(
         "cannot read the native shim extension {path}: {source}; rebuild it with `maturin build --release -m shims/python/Cargo.toml -o target/shim` or unset CARVE_SHIM_NATIVE"
     )]
-    Native {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Native { path: PathBuf, source: std::io::Error },
     #[error("cannot unpack wheel {wheel} with `python3 -m zipfile`: {detail}")]
     Unzip { wheel: PathBuf, detail: String },
     #[error(
@@ -134,10 +97,7 @@ pub enum ShimError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ShimError + '_ {
-    move |source| ShimError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| ShimError::Io { path: path.to_owned(), source }
 }
 
 /// An installed shim.
@@ -169,19 +129,9 @@ impl ShimInstall {
     /// Environment for a traced run: `PYTHONPATH` (the install first, then the current
     /// process's `PYTHONPATH`), `CARVE_PROBE_MAP`, `CARVE_TRACE_DIR`, `CARVE_TRACE_MODE`,
     /// `CARVE_SHIM_CACHE`, and `CARVE_CURRENT_TEST` emptied (the run is a top-level one).
-    pub fn env(
-        &self,
-        probe_map: &Path,
-        trace_dir: &Path,
-        mode: TraceMode,
-    ) -> Vec<(String, String)> {
+    pub fn env(&self, probe_map: &Path, trace_dir: &Path, mode: TraceMode) -> Vec<(String, String)> {
         let inherited = std::env::var_os("PYTHONPATH");
-        self.env_with_pythonpath(
-            probe_map,
-            trace_dir,
-            mode,
-            inherited.as_deref().and_then(|p| p.to_str()),
-        )
+        self.env_with_pythonpath(probe_map, trace_dir, mode, inherited.as_deref().and_then(|p| p.to_str()))
     }
 
     /// [`ShimInstall::env`] with the inherited `PYTHONPATH` given explicitly.
@@ -200,19 +150,10 @@ impl ShimInstall {
         }
         vec![
             ("PYTHONPATH".to_owned(), pythonpath),
-            (
-                "CARVE_PROBE_MAP".to_owned(),
-                probe_map.display().to_string(),
-            ),
-            (
-                "CARVE_TRACE_DIR".to_owned(),
-                trace_dir.display().to_string(),
-            ),
+            ("CARVE_PROBE_MAP".to_owned(), probe_map.display().to_string()),
+            ("CARVE_TRACE_DIR".to_owned(), trace_dir.display().to_string()),
             ("CARVE_TRACE_MODE".to_owned(), mode.as_str().to_owned()),
-            (
-                "CARVE_SHIM_CACHE".to_owned(),
-                self.cache_dir.display().to_string(),
-            ),
+            ("CARVE_SHIM_CACHE".to_owned(), self.cache_dir.display().to_string()),
             ("CARVE_CURRENT_TEST".to_owned(), String::new()),
         ]
     }
@@ -224,10 +165,7 @@ pub fn install_python_shim(dest: &Path, native: Option<&Path>) -> Result<ShimIns
     let native_bytes = match native {
         None => None,
         Some(path) if path.extension().is_some_and(|e| e == "whl") => Some(cached_extension_from_wheel(dest, path)?),
-        Some(path) => Some(std::fs::read(path).map_err(|source| ShimError::Native {
-            path: path.to_owned(),
-            source,
-        })?),
+        Some(path) => Some(std::fs::read(path).map_err(|source| ShimError::Native { path: path.to_owned(), source })?),
     };
     let mut hasher = Sha256::new();
     for (name, text) in SHIM_FILES {
@@ -242,20 +180,12 @@ pub fn install_python_shim(dest: &Path, native: Option<&Path>) -> Result<ShimIns
     }
     let hash = hex::encode(hasher.finalize());
     let dir = dest.join(format!("python-{}", &hash[..16]));
-    let install = ShimInstall {
-        dir: dir.clone(),
-        native: native_bytes.is_some(),
-        cache_dir: dest.join("code-cache"),
-    };
+    let install = ShimInstall { dir: dir.clone(), native: native_bytes.is_some(), cache_dir: dest.join("code-cache") };
     if dir.join("sitecustomize.py").is_file() {
         return Ok(install);
     }
     std::fs::create_dir_all(dest).map_err(io(dest))?;
-    let tmp = dest.join(format!(
-        ".tmp-python-{}-{}",
-        &hash[..16],
-        std::process::id()
-    ));
+    let tmp = dest.join(format!(".tmp-python-{}-{}", &hash[..16], std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
     }
@@ -275,10 +205,7 @@ pub fn install_python_shim(dest: &Path, native: Option<&Path>) -> Result<ShimIns
 }
 
 fn write_tree(root: &Path, native: Option<&[u8]>) -> Result<(), ShimError> {
-    let files = SHIM_FILES
-        .iter()
-        .map(|(n, t)| (*n, t.as_bytes()))
-        .chain(native.map(|b| (NATIVE_NAME, b)));
+    let files = SHIM_FILES.iter().map(|(n, t)| (*n, t.as_bytes())).chain(native.map(|b| (NATIVE_NAME, b)));
     for (name, bytes) in files {
         let path = root.join(name);
         if let Some(parent) = path.parent() {
@@ -315,22 +242,14 @@ fn extension_from_wheel(wheel: &Path) -> Result<Vec<u8>, ShimError> {
             .arg(wheel)
             .arg(&tmp)
             .output()
-            .map_err(|e| ShimError::Unzip {
-                wheel: wheel.to_owned(),
-                detail: e.to_string(),
-            })?;
+            .map_err(|e| ShimError::Unzip { wheel: wheel.to_owned(), detail: e.to_string() })?;
         if !out.status.success() {
             let detail = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-            return Err(ShimError::Unzip {
-                wheel: wheel.to_owned(),
-                detail,
-            });
+            return Err(ShimError::Unzip { wheel: wheel.to_owned(), detail });
         }
         let pkg = tmp.join("carve_shim");
         let mut found: Vec<PathBuf> = std::fs::read_dir(&pkg)
-            .map_err(|_| ShimError::NoExtensionInWheel {
-                wheel: wheel.to_owned(),
-            })?
+            .map_err(|_| ShimError::NoExtensionInWheel { wheel: wheel.to_owned() })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -338,12 +257,7 @@ fn extension_from_wheel(wheel: &Path) -> Result<Vec<u8>, ShimError> {
             })
             .collect();
         found.sort();
-        let path = found
-            .into_iter()
-            .next()
-            .ok_or_else(|| ShimError::NoExtensionInWheel {
-                wheel: wheel.to_owned(),
-            })?;
+        let path = found.into_iter().next().ok_or_else(|| ShimError::NoExtensionInWheel { wheel: wheel.to_owned() })?;
         std::fs::read(&path).map_err(|source| ShimError::Native { path, source })
     })();
     let _ = std::fs::remove_dir_all(&tmp);
@@ -366,9 +280,7 @@ pub fn find_native_extension() -> Option<PathBuf> {
     }
     let exe = std::env::current_exe().ok()?;
     let exe_dir = exe.parent()?;
-    [exe_dir.join("../shim"), exe_dir.join("../../shim")]
-        .iter()
-        .find_map(|d| newest_extension_in(d))
+    [exe_dir.join("../shim"), exe_dir.join("../../shim")].iter().find_map(|d| newest_extension_in(d))
 }
 
 /// The newest `*.so` / `*.whl` in `dir` (by modification time, then name).
@@ -381,10 +293,7 @@ pub fn newest_extension_in(dir: &Path) -> Option<PathBuf> {
         if !matches!(ext, "so" | "whl") || !path.is_file() {
             continue;
         }
-        let mtime = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .unwrap_or(std::time::UNIX_EPOCH);
+        let mtime = entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
         if best.as_ref().is_none_or(|(t, p)| (mtime, &path) > (*t, p)) {
             best = Some((mtime, path));
         }
@@ -413,11 +322,8 @@ mod tests {
     use super::*;
 
     fn dirs_in(dest: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dest)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut v: Vec<String> =
+            std::fs::read_dir(dest).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }
@@ -429,30 +335,14 @@ mod tests {
         let a = install_python_shim(&dest, None).unwrap();
         assert!(!a.native);
         for (name, text) in SHIM_FILES {
-            assert_eq!(
-                std::fs::read_to_string(a.dir.join(name)).unwrap(),
-                *text,
-                "{name}"
-            );
+            assert_eq!(std::fs::read_to_string(a.dir.join(name)).unwrap(), *text, "{name}");
         }
         assert!(!a.dir.join(NATIVE_NAME).exists());
-        let before = std::fs::metadata(a.dir.join("carve_shim/hook.py"))
-            .unwrap()
-            .modified()
-            .unwrap();
+        let before = std::fs::metadata(a.dir.join("carve_shim/hook.py")).unwrap().modified().unwrap();
         let b = install_python_shim(&dest, None).unwrap();
         assert_eq!(a, b);
-        assert_eq!(
-            std::fs::metadata(b.dir.join("carve_shim/hook.py"))
-                .unwrap()
-                .modified()
-                .unwrap(),
-            before
-        );
-        assert_eq!(
-            dirs_in(&dest),
-            vec![a.dir.file_name().unwrap().to_string_lossy().into_owned()]
-        );
+        assert_eq!(std::fs::metadata(b.dir.join("carve_shim/hook.py")).unwrap().modified().unwrap(), before);
+        assert_eq!(dirs_in(&dest), vec![a.dir.file_name().unwrap().to_string_lossy().into_owned()]);
     }
 
     #[test]
@@ -465,47 +355,25 @@ mod tests {
         let native = install_python_shim(&dest, Some(&so)).unwrap();
         assert!(native.native && native.uses_native());
         assert_ne!(plain.dir, native.dir);
-        assert_eq!(
-            std::fs::read(native.dir.join(NATIVE_NAME)).unwrap(),
-            b"not really an ELF"
-        );
+        assert_eq!(std::fs::read(native.dir.join(NATIVE_NAME)).unwrap(), b"not really an ELF");
         let missing = install_python_shim(&dest, Some(&tmp.path().join("nope.so")));
-        assert!(
-            matches!(missing, Err(ShimError::Native { .. })),
-            "{missing:?}"
-        );
+        assert!(matches!(missing, Err(ShimError::Native { .. })), "{missing:?}");
     }
 
     #[test]
     fn env_and_args_name_the_install() {
-        let install = ShimInstall {
-            dir: "/s/python-x".into(),
-            native: true,
-            cache_dir: "/s/code-cache".into(),
-        };
+        let install = ShimInstall { dir: "/s/python-x".into(), native: true, cache_dir: "/s/code-cache".into() };
         assert_eq!(install.pytest_args(), ["-p", "carve_shim.plugin"]);
-        let env = install.env_with_pythonpath(
-            Path::new("/t/pm.json"),
-            Path::new("/t/trace"),
-            TraceMode::Exact,
-            Some("/u"),
-        );
+        let env =
+            install.env_with_pythonpath(Path::new("/t/pm.json"), Path::new("/t/trace"), TraceMode::Exact, Some("/u"));
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        assert_eq!(
-            get("PYTHONPATH"),
-            Some(if cfg!(windows) {
-                "/s/python-x;/u"
-            } else {
-                "/s/python-x:/u"
-            })
-        );
+        assert_eq!(get("PYTHONPATH"), Some(if cfg!(windows) { "/s/python-x;/u" } else { "/s/python-x:/u" }));
         assert_eq!(get("CARVE_PROBE_MAP"), Some("/t/pm.json"));
         assert_eq!(get("CARVE_TRACE_DIR"), Some("/t/trace"));
         assert_eq!(get("CARVE_TRACE_MODE"), Some("exact"));
         assert_eq!(get("CARVE_SHIM_CACHE"), Some("/s/code-cache"));
         assert_eq!(get("CARVE_CURRENT_TEST"), Some(""));
-        let bare =
-            install.env_with_pythonpath(Path::new("p"), Path::new("t"), TraceMode::FirstHits, None);
+        let bare = install.env_with_pythonpath(Path::new("p"), Path::new("t"), TraceMode::FirstHits, None);
         assert_eq!(bare[0].1, "/s/python-x");
         assert_eq!("first-hits".parse::<TraceMode>(), Ok(TraceMode::FirstHits));
         assert!("fast".parse::<TraceMode>().is_err());
@@ -517,24 +385,15 @@ mod tests {
         assert_eq!(newest_extension_in(tmp.path()), None);
         std::fs::write(tmp.path().join("readme.txt"), "x").unwrap();
         std::fs::write(tmp.path().join("a.whl"), "x").unwrap();
-        assert_eq!(
-            newest_extension_in(tmp.path()),
-            Some(tmp.path().join("a.whl"))
-        );
+        assert_eq!(newest_extension_in(tmp.path()), Some(tmp.path().join("a.whl")));
     }
 
     #[test]
     fn extension_is_taken_from_a_wheel() {
         let tmp = tempfile::tempdir().unwrap();
-        let wheel = tmp
-            .path()
-            .join("carve_shim-0.1.0-cp39-abi3-linux_x86_64.whl");
+        let wheel = tmp.path().join("carve_shim-0.1.0-cp39-abi3-linux_x86_64.whl");
         let script = "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z:\n    z.writestr('carve_shim/__init__.py', '')\n    z.writestr('carve_shim/_native.abi3.so', 'ELF!')\n";
-        match Command::new("python3")
-            .args(["-c", script])
-            .arg(&wheel)
-            .status()
-        {
+        match Command::new("python3").args(["-c", script]).arg(&wheel).status() {
             Ok(s) if s.success() => {}
             _ => {
                 eprintln!("skipped: python3 not usable");
@@ -543,20 +402,10 @@ mod tests {
         }
         let install = install_python_shim(&tmp.path().join("shim"), Some(&wheel)).unwrap();
         assert!(install.native);
-        assert_eq!(
-            std::fs::read(install.dir.join(NATIVE_NAME)).unwrap(),
-            b"ELF!"
-        );
+        assert_eq!(std::fs::read(install.dir.join(NATIVE_NAME)).unwrap(), b"ELF!");
         let empty = tmp.path().join("empty.whl");
         let script = "import sys, zipfile\nzipfile.ZipFile(sys.argv[1], 'w').writestr('carve_shim/__init__.py', '')\n";
-        assert!(
-            Command::new("python3")
-                .args(["-c", script])
-                .arg(&empty)
-                .status()
-                .unwrap()
-                .success()
-        );
+        assert!(Command::new("python3").args(["-c", script]).arg(&empty).status().unwrap().success());
         let err = install_python_shim(&tmp.path().join("shim"), Some(&empty)).unwrap_err();
         assert!(matches!(err, ShimError::NoExtensionInWheel { .. }), "{err}");
     }
@@ -567,15 +416,9 @@ mod tests {
     #[test]
     fn shim_pytest_suite() {
         let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shims/python/tests");
-        let has_pytest = Command::new("python3")
-            .args(["-c", "import pytest"])
-            .status()
-            .is_ok_and(|s| s.success());
+        let has_pytest = Command::new("python3").args(["-c", "import pytest"]).status().is_ok_and(|s| s.success());
         if !has_pytest {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "python3 with pytest is required under CI"
-            );
+            assert!(std::env::var_os("CI").is_none(), "python3 with pytest is required under CI");
             eprintln!("skipped: python3 with pytest not found");
             return;
         }
@@ -609,16 +452,15 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let install = install_python_shim(tmp.path(), None).unwrap();
         let out = Command::new("python3")
-            .args(["-c", "import carve_shim.hook, carve_shim.runtime, carve_shim.autostart, carve_shim.fallback; print('ok')"])
+            .args([
+                "-c",
+                "import carve_shim.hook, carve_shim.runtime, carve_shim.autostart, carve_shim.fallback; print('ok')",
+            ])
             .env("PYTHONPATH", &install.dir)
             .env_remove("CARVE_PROBE_MAP")
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
     }
 }

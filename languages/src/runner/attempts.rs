@@ -184,7 +184,8 @@ pub(crate) fn run_with_reruns(
 
 /// Does `entry` name a collected test, or a file/class/directory containing one?
 fn covers(collected: &BTreeSet<TestId>, entry: &str) -> bool {
-    collected.range::<str, _>((std::ops::Bound::Included(entry), std::ops::Bound::Unbounded))
+    collected
+        .range::<str, _>((std::ops::Bound::Included(entry), std::ops::Bound::Unbounded))
         .take_while(|id| id.starts_with(entry))
         .any(|id| id == entry || is_ancestor(entry, id))
 }
@@ -224,7 +225,13 @@ mod tests {
         Ended { spawned: true, stop, exit_code: None, stdout_tail: String::new(), stderr_tail: String::new() }
     }
 
-    fn attempt(collected: &[&str], done: &[(&str, TestStatus)], running: Option<&str>, stop: Stop, finished: bool) -> Attempt {
+    fn attempt(
+        collected: &[&str],
+        done: &[(&str, TestStatus)],
+        running: Option<&str>,
+        stop: Stop,
+        finished: bool,
+    ) -> Attempt {
         Attempt {
             command_line: "runner".into(),
             collected: Some(collected.iter().map(|s| s.to_string()).collect()),
@@ -334,7 +341,13 @@ mod tests {
     #[test]
     fn tails_are_bounded() {
         let mut tails = (String::new(), String::new());
-        let big = Ended { spawned: true, stop: Stop::Exited, exit_code: Some(0), stdout_tail: "é".repeat(10_000), stderr_tail: "x".into() };
+        let big = Ended {
+            spawned: true,
+            stop: Stop::Exited,
+            exit_code: Some(0),
+            stdout_tail: "é".repeat(10_000),
+            stderr_tail: "x".into(),
+        };
         append_tails(&mut tails, &big, 0);
         append_tails(&mut tails, &big, 1);
         assert!(tails.0.len() <= RESULT_TAIL_BYTES);

@@ -74,7 +74,13 @@ pub(crate) struct Ended {
 impl Ended {
     /// For an attempt that needed no process at all.
     pub fn nothing_to_run() -> Ended {
-        Ended { spawned: false, stop: Stop::Exited, exit_code: None, stdout_tail: String::new(), stderr_tail: String::new() }
+        Ended {
+            spawned: false,
+            stop: Stop::Exited,
+            exit_code: None,
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+        }
     }
 
     /// Both tails, for error messages.
@@ -108,10 +114,7 @@ pub(crate) fn supervise(
     limits: Limits,
     progress: &mut dyn Progress,
 ) -> std::io::Result<Ended> {
-    cmd.stdin(Stdio::null())
-        .stdout(File::create(stdout)?)
-        .stderr(File::create(stderr)?)
-        .process_group(0);
+    cmd.stdin(Stdio::null()).stdout(File::create(stdout)?).stderr(File::create(stderr)?).process_group(0);
     let mut child = cmd.spawn()?;
     let pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let mut last_progress = Instant::now();
@@ -215,7 +218,8 @@ pub(crate) mod tests {
     fn exit_code_and_tails_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         let (o, e) = (dir.path().join("o"), dir.path().join("e"));
-        let limits = Limits { deadline: Instant::now() + Duration::from_secs(30), no_progress: Duration::from_secs(30) };
+        let limits =
+            Limits { deadline: Instant::now() + Duration::from_secs(30), no_progress: Duration::from_secs(30) };
         let end = supervise(sh("echo out; echo err >&2; exit 3"), &o, &e, limits, &mut Never).unwrap();
         assert_eq!(end.stop, Stop::Exited);
         assert_eq!(end.exit_code, Some(3));
@@ -229,7 +233,8 @@ pub(crate) mod tests {
         let (o, e) = (dir.path().join("o"), dir.path().join("e"));
         let pidfile = dir.path().join("pid");
         let script = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
-        let limits = Limits { deadline: Instant::now() + Duration::from_secs(60), no_progress: Duration::from_millis(500) };
+        let limits =
+            Limits { deadline: Instant::now() + Duration::from_secs(60), no_progress: Duration::from_millis(500) };
         let started = Instant::now();
         let end = supervise(sh(&script), &o, &e, limits, &mut Never).unwrap();
         assert_eq!(end.stop, Stop::NoProgress);
@@ -247,8 +252,10 @@ pub(crate) mod tests {
             }
         }
         let dir = tempfile::tempdir().unwrap();
-        let limits = Limits { deadline: Instant::now() + Duration::from_millis(300), no_progress: Duration::from_secs(60) };
-        let end = supervise(sh("sleep 300"), &dir.path().join("o"), &dir.path().join("e"), limits, &mut Always).unwrap();
+        let limits =
+            Limits { deadline: Instant::now() + Duration::from_millis(300), no_progress: Duration::from_secs(60) };
+        let end =
+            supervise(sh("sleep 300"), &dir.path().join("o"), &dir.path().join("e"), limits, &mut Always).unwrap();
         assert_eq!(end.stop, Stop::Deadline);
         assert_eq!(end.exit_code, None);
     }
@@ -269,7 +276,10 @@ pub(crate) mod tests {
     #[test]
     fn commands_are_quoted_for_display() {
         let args = vec!["-m".to_string(), "pytest".into(), "a b".into(), "it's".into()];
-        assert_eq!(display_command(Path::new("/usr/bin/python3"), &args), r"/usr/bin/python3 -m pytest 'a b' 'it'\''s'");
+        assert_eq!(
+            display_command(Path::new("/usr/bin/python3"), &args),
+            r"/usr/bin/python3 -m pytest 'a b' 'it'\''s'"
+        );
     }
 
     /// A process that no longer exists, or a zombie waiting for init to reap it.

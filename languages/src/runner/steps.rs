@@ -42,16 +42,13 @@ pub(crate) fn run_steps(
         let stdout = dir.join(format!("stdout-{tag}-{i}.log"));
         let stderr = dir.join(format!("stderr-{tag}-{i}.log"));
         reader.begin(&stdout);
-        let ended = process::supervise(step.cmd, &stdout, &stderr, limits, reader)
-            .map_err(|e| (step.command_line, e))?;
+        let ended =
+            process::supervise(step.cmd, &stdout, &stderr, limits, reader).map_err(|e| (step.command_line, e))?;
         reader.end(&ended);
         all.spawned = true;
         all.stop = ended.stop;
         all.exit_code = ended.exit_code;
-        for (acc, part) in [
-            (&mut all.stdout_tail, &ended.stdout_tail),
-            (&mut all.stderr_tail, &ended.stderr_tail),
-        ] {
+        for (acc, part) in [(&mut all.stdout_tail, &ended.stdout_tail), (&mut all.stderr_tail, &ended.stderr_tail)] {
             acc.push_str(part);
             if acc.len() > process::TAIL_BYTES as usize {
                 let mut cut = acc.len() - process::TAIL_BYTES as usize;
@@ -81,36 +78,17 @@ impl WorkDir {
     /// Checks that the tree exists and that the scratch directory is outside it, then
     /// creates `<scratch>/<prefix>-<pid>-<n>`.
     pub fn create(req: &RunRequest, prefix: &str) -> Result<WorkDir, RunnerError> {
-        let root = req
-            .root
-            .canonicalize()
-            .map_err(|_| RunnerError::RootNotFound {
-                root: req.root.clone(),
-            })?;
+        let root = req.root.canonicalize().map_err(|_| RunnerError::RootNotFound { root: req.root.clone() })?;
         if !root.is_dir() {
-            return Err(RunnerError::RootNotFound {
-                root: req.root.clone(),
-            });
+            return Err(RunnerError::RootNotFound { root: req.root.clone() });
         }
         if resolve_lexically(&req.scratch).starts_with(&root) {
-            return Err(RunnerError::ScratchInsideRoot {
-                scratch: req.scratch.clone(),
-                root,
-            });
+            return Err(RunnerError::ScratchInsideRoot { scratch: req.scratch.clone(), root });
         }
-        std::fs::create_dir_all(&req.scratch).map_err(RunnerError::io(
-            "create the scratch directory",
-            &req.scratch,
-        ))?;
-        let scratch = req
-            .scratch
-            .canonicalize()
-            .map_err(RunnerError::io("resolve", &req.scratch))?;
+        std::fs::create_dir_all(&req.scratch).map_err(RunnerError::io("create the scratch directory", &req.scratch))?;
+        let scratch = req.scratch.canonicalize().map_err(RunnerError::io("resolve", &req.scratch))?;
         if scratch.starts_with(&root) {
-            return Err(RunnerError::ScratchInsideRoot {
-                scratch: req.scratch.clone(),
-                root,
-            });
+            return Err(RunnerError::ScratchInsideRoot { scratch: req.scratch.clone(), root });
         }
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let dir = loop {
@@ -133,11 +111,8 @@ impl WorkDir {
 /// `path` made absolute with `.`/`..` resolved lexically and its longest existing prefix
 /// canonicalized (symlinks followed), without creating anything.
 fn resolve_lexically(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
+    let abs =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
     let mut out = PathBuf::new();
     for c in abs.components() {
         match c {
@@ -159,16 +134,19 @@ fn resolve_lexically(path: &Path) -> PathBuf {
             _ => return out,
         }
     }
-    let mut resolved = existing
-        .canonicalize()
-        .unwrap_or_else(|_| existing.to_path_buf());
+    let mut resolved = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
     resolved.extend(rest.iter().rev());
     resolved
 }
 
 /// The error for a runner process that could not start: a missing tool names how to
 /// install it; any other failure is a spawn error for `command`.
-pub(crate) fn spawn_error(program: &str, install_hint: &str, command: &str, e: std::io::Error) -> crate::runner::RunnerError {
+pub(crate) fn spawn_error(
+    program: &str,
+    install_hint: &str,
+    command: &str,
+    e: std::io::Error,
+) -> crate::runner::RunnerError {
     use crate::runner::RunnerError;
     if e.kind() == std::io::ErrorKind::NotFound {
         RunnerError::ToolNotFound { program: program.into(), hint: install_hint.into() }
@@ -210,19 +188,14 @@ mod tests {
     fn sh(script: &str) -> Step {
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(script);
-        Step {
-            cmd,
-            command_line: script.to_string(),
-        }
+        Step { cmd, command_line: script.to_string() }
     }
 
     #[test]
     fn steps_run_in_order_and_a_killed_one_ends_the_attempt() {
         let dir = tempfile::tempdir().unwrap();
-        let limits = Limits {
-            deadline: Instant::now() + Duration::from_secs(30),
-            no_progress: Duration::from_millis(400),
-        };
+        let limits =
+            Limits { deadline: Instant::now() + Duration::from_secs(30), no_progress: Duration::from_millis(400) };
         let mut reader = Count::default();
         let steps = vec![sh("echo one"), sh("sleep 30"), sh("echo never")];
         let ended = run_steps(steps, dir.path(), "t", limits, &mut reader).unwrap();
@@ -242,10 +215,7 @@ mod tests {
             crate::runner::TestCommand::pytest("python3", vec![]),
             root.path().join("x/../s"),
         );
-        assert!(matches!(
-            WorkDir::create(&req, "go"),
-            Err(RunnerError::ScratchInsideRoot { .. })
-        ));
+        assert!(matches!(WorkDir::create(&req, "go"), Err(RunnerError::ScratchInsideRoot { .. })));
         assert!(!root.path().join("s").exists());
         assert_eq!(last_lines("a\n\nb\nc\n", 2), "b\nc");
     }

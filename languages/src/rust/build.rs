@@ -9,18 +9,11 @@ use std::process::Command;
 #[non_exhaustive]
 pub enum BuildCheckError {
     #[error("cargo was not found or could not start in {}: {source}; install Rust (https://rustup.rs) or put cargo on PATH", .root.display())]
-    Spawn {
-        root: PathBuf,
-        source: std::io::Error,
-    },
+    Spawn { root: PathBuf, source: std::io::Error },
     #[error("no Cargo.toml in {}; the masked tree is not a Cargo project, so it cannot be checked", .0.display())]
     NoManifest(PathBuf),
     #[error("`cargo check --all-targets` failed in {} (exit status {status}); the masking left code that does not compile:\n{output}", .root.display())]
-    Failed {
-        root: PathBuf,
-        status: String,
-        output: String,
-    },
+    Failed { root: PathBuf, status: String, output: String },
 }
 
 /// The target directory used for `root`: under the system temp dir, one per tree path,
@@ -39,32 +32,18 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
         return Err(BuildCheckError::NoManifest(root.to_path_buf()));
     }
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args([
-            "check",
-            "--all-targets",
-            "--offline",
-            "--quiet",
-            "--message-format",
-            "short",
-        ])
+        .args(["check", "--all-targets", "--offline", "--quiet", "--message-format", "short"])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", target_dir_for(root))
         .env_remove("RUSTFLAGS")
         .output()
-        .map_err(|source| BuildCheckError::Spawn {
-            root: root.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| BuildCheckError::Spawn { root: root.to_path_buf(), source })?;
     if out.status.success() {
         return Ok(());
     }
     let mut output = String::from_utf8_lossy(&out.stderr).into_owned();
     output.push_str(&String::from_utf8_lossy(&out.stdout));
-    Err(BuildCheckError::Failed {
-        root: root.to_path_buf(),
-        status: out.status.to_string(),
-        output,
-    })
+    Err(BuildCheckError::Failed { root: root.to_path_buf(), status: out.status.to_string(), output })
 }
 
 #[cfg(test)]
@@ -74,10 +53,7 @@ mod tests {
     #[test]
     fn missing_manifest_is_reported() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(
-            build_check(dir.path()),
-            Err(BuildCheckError::NoManifest(_))
-        ));
+        assert!(matches!(build_check(dir.path()), Err(BuildCheckError::NoManifest(_))));
     }
 
     #[test]

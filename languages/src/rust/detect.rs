@@ -12,17 +12,14 @@ pub fn detect(repo: &Path) -> Option<Detection> {
     let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).ok()?;
     let mut reasons = vec!["language = rust: found Cargo.toml".to_string()];
     let has_table = |name: &str| manifest.lines().any(|l| l.trim() == format!("[{name}]"));
-    let workspace = has_table("workspace")
-        && manifest
-            .lines()
-            .any(|l| l.trim_start().starts_with("members"));
+    let workspace = has_table("workspace") && manifest.lines().any(|l| l.trim_start().starts_with("members"));
     if workspace {
-        reasons.push("workspace = true: Cargo.toml has a [workspace] with members, so every member is tested (--workspace)".to_string());
-    } else if !has_table("package") && has_table("workspace") {
         reasons.push(
-            "a virtual workspace without members listed: cargo tests its default members"
+            "workspace = true: Cargo.toml has a [workspace] with members, so every member is tested (--workspace)"
                 .to_string(),
         );
+    } else if !has_table("package") && has_table("workspace") {
+        reasons.push("a virtual workspace without members listed: cargo tests its default members".to_string());
     }
     let nextest = std::process::Command::new("cargo")
         .args(["nextest", "--version"])
@@ -30,7 +27,8 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         .output()
         .is_ok_and(|o| o.status.success());
     reasons.push(if nextest {
-        "runner = cargo nextest (cargo-nextest is installed: nextest = true; doctests with cargo test --doc)".to_string()
+        "runner = cargo nextest (cargo-nextest is installed: nextest = true; doctests with cargo test --doc)"
+            .to_string()
     } else {
         "runner = cargo test (cargo-nextest is not installed)".to_string()
     });
@@ -40,18 +38,8 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         reasons.push("no Cargo.lock: carve runs cargo with --locked and writes nothing into the tree, so `cargo generate-lockfile` must run first".to_string());
         "cargo generate-lockfile && cargo fetch --locked".to_string()
     };
-    let command = TestCommand::Cargo {
-        args: Vec::new(),
-        test_args: Vec::new(),
-        workspace,
-        nextest,
-    };
-    Some(Detection {
-        language: Language::Rust,
-        command,
-        setup: Some(setup),
-        reasons,
-    })
+    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace, nextest };
+    Some(Detection { language: Language::Rust, command, setup: Some(setup), reasons })
 }
 
 #[cfg(test)]
@@ -63,47 +51,18 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/runner-cases");
         let det = detect(&root).unwrap();
         assert_eq!(det.language, Language::Rust);
-        assert!(
-            matches!(
-                det.command,
-                TestCommand::Cargo {
-                    workspace: true,
-                    ..
-                }
-            ),
-            "{:?}",
-            det.command
-        );
+        assert!(matches!(det.command, TestCommand::Cargo { workspace: true, .. }), "{:?}", det.command);
         assert_eq!(det.setup.as_deref(), Some("cargo fetch --locked"));
-        assert!(
-            det.reasons.iter().any(|r| r.contains("--workspace")),
-            "{:?}",
-            det.reasons
-        );
+        assert!(det.reasons.iter().any(|r| r.contains("--workspace")), "{:?}", det.reasons);
     }
 
     #[test]
     fn a_single_crate_without_lock_file() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join("Cargo.toml"),
-            "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
-        )
-        .unwrap();
+        std::fs::write(d.path().join("Cargo.toml"), "[package]\nname = \"x\"\nversion = \"0.1.0\"\n").unwrap();
         let det = detect(d.path()).unwrap();
-        assert!(matches!(
-            det.command,
-            TestCommand::Cargo {
-                workspace: false,
-                ..
-            }
-        ));
-        assert!(
-            det.setup
-                .as_deref()
-                .unwrap()
-                .starts_with("cargo generate-lockfile")
-        );
+        assert!(matches!(det.command, TestCommand::Cargo { workspace: false, .. }));
+        assert!(det.setup.as_deref().unwrap().starts_with("cargo generate-lockfile"));
         let json = serde_json::to_value(&det.command).unwrap();
         assert_eq!(json["runner"], "cargo");
         assert!(detect(&d.path().join("absent")).is_none());

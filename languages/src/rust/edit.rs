@@ -34,10 +34,7 @@ pub struct RustRemovals {
 }
 
 fn trait_of<'a>(index: &'a DefinitionIndex, imp: &Definition) -> Option<&'a Definition> {
-    imp.load_references
-        .iter()
-        .find(|l| l.role == LoadRole::BaseClass)
-        .and_then(|l| index.get(&l.target))
+    imp.load_references.iter().find(|l| l.role == LoadRole::BaseClass).and_then(|l| index.get(&l.target))
 }
 
 /// Whether `d` is a trait impl (`impl Trait for T`), of a trait of the index or not (`Display`).
@@ -47,10 +44,7 @@ fn is_trait_impl(d: &Definition) -> bool {
 
 /// The enclosing impl of a method, when it is a trait impl: `(impl, trait)`, the trait
 /// when the index has it.
-fn trait_impl_of<'a>(
-    index: &'a DefinitionIndex,
-    d: &Definition,
-) -> Option<(&'a Definition, Option<&'a Definition>)> {
+fn trait_impl_of<'a>(index: &'a DefinitionIndex, d: &Definition) -> Option<(&'a Definition, Option<&'a Definition>)> {
     let imp = index.get(d.parent.as_deref()?)?;
     if !is_trait_impl(imp) {
         return None;
@@ -61,11 +55,7 @@ fn trait_impl_of<'a>(
 /// Apply the rules above to the Rust definitions of `index`. A stubbed definition keeps
 /// its signature (a type, trait or impl: all of it), so what that signature names stays
 /// too: such removals are turned into stubs until nothing kept names anything gone.
-pub fn plan(
-    index: &DefinitionIndex,
-    delete: &BTreeSet<NodeId>,
-    stub: &BTreeSet<NodeId>,
-) -> RustRemovals {
+pub fn plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> RustRemovals {
     let (mut delete, mut stub) = (delete.clone(), stub.clone());
     // A trait impl removed on its own keeps its methods, stubbed (see the rules above); it
     // still goes with its type or its trait.
@@ -78,10 +68,7 @@ pub fn plan(
     loop {
         let r = plan_once(index, &delete, &stub);
         let mut required = BTreeSet::new();
-        let kept = r
-            .stubbed
-            .iter()
-            .chain(stub.iter().filter(|s| !r.gone.contains(*s)));
+        let kept = r.stubbed.iter().chain(stub.iter().filter(|s| !r.gone.contains(*s)));
         for k in kept {
             let Some(d) = index.get(k) else { continue };
             let whole = !matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method);
@@ -112,27 +99,15 @@ fn names_word(text: &str, name: &str) -> bool {
     })
 }
 
-fn plan_once(
-    index: &DefinitionIndex,
-    delete: &BTreeSet<NodeId>,
-    stub: &BTreeSet<NodeId>,
-) -> RustRemovals {
-    let rust: Vec<&Definition> = index
-        .definitions
-        .values()
-        .filter(|d| d.language == Language::Rust)
-        .collect();
+fn plan_once(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> RustRemovals {
+    let rust: Vec<&Definition> = index.definitions.values().filter(|d| d.language == Language::Rust).collect();
     let mut children: BTreeMap<&str, Vec<&Definition>> = BTreeMap::new();
     for d in &rust {
         if let Some(p) = &d.parent {
             children.entry(p.as_str()).or_default().push(d);
         }
     }
-    let mut gone: BTreeSet<NodeId> = rust
-        .iter()
-        .filter(|d| delete.contains(&d.id))
-        .map(|d| d.id.clone())
-        .collect();
+    let mut gone: BTreeSet<NodeId> = rust.iter().filter(|d| delete.contains(&d.id)).map(|d| d.id.clone()).collect();
     // Trait-impl methods whose impl and trait item stay are stubbed, never deleted.
     let mut stub_extra = BTreeSet::new();
     loop {
@@ -142,27 +117,17 @@ fn plan_once(
                 continue;
             }
             let parent_gone = d.parent.as_ref().is_some_and(|p| gone.contains(p));
-            let trait_gone = d.kind == DefinitionKind::Impl
-                && trait_of(index, d).is_some_and(|t| gone.contains(&t.id));
+            let trait_gone = d.kind == DefinitionKind::Impl && trait_of(index, d).is_some_and(|t| gone.contains(&t.id));
             let item_gone = trait_impl_of(index, d).is_some_and(|(_, t)| {
                 t.is_some_and(|t| {
                     d.references.iter().any(|r| {
-                        gone.contains(r)
-                            && index
-                                .get(r)
-                                .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                        gone.contains(r) && index.get(r).is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
                     })
                 })
             });
             let emptied = d.kind == DefinitionKind::Impl && !is_trait_impl(d) && {
-                let kids = children
-                    .get(d.id.as_str())
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let methods: Vec<_> = kids
-                    .iter()
-                    .filter(|k| k.kind == DefinitionKind::Method)
-                    .collect();
+                let kids = children.get(d.id.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+                let methods: Vec<_> = kids.iter().filter(|k| k.kind == DefinitionKind::Method).collect();
                 !methods.is_empty() && methods.iter().all(|k| gone.contains(&k.id))
             };
             if parent_gone || trait_gone || item_gone || emptied {
@@ -178,10 +143,7 @@ fn plan_once(
             if let Some((imp, t)) = trait_impl_of(index, d) {
                 let item_gone = t.is_some_and(|t| {
                     d.references.iter().any(|r| {
-                        gone.contains(r)
-                            && index
-                                .get(r)
-                                .is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
+                        gone.contains(r) && index.get(r).is_some_and(|x| x.parent.as_deref() == Some(t.id.as_str()))
                     })
                 });
                 if !gone.contains(&imp.id) && !item_gone {
@@ -197,9 +159,7 @@ fn plan_once(
     }
     let stubbed = rust
         .iter()
-        .filter(|d| {
-            matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) && d.body.is_some()
-        })
+        .filter(|d| matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) && d.body.is_some())
         .filter(|d| !gone.contains(&d.id))
         .filter(|d| {
             if stub_extra.contains(&d.id) {
@@ -226,11 +186,7 @@ fn plan_once(
 
 /// Whether `id` or one of its ancestors is in `set`.
 fn under(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>, skip_self: bool) -> bool {
-    let mut cur = if skip_self {
-        index.get(id).and_then(|d| d.parent.clone())
-    } else {
-        Some(id.to_string())
-    };
+    let mut cur = if skip_self { index.get(id).and_then(|d| d.parent.clone()) } else { Some(id.to_string()) };
     let mut hops = 0;
     while let Some(c) = cur {
         if set.contains(&c) {
@@ -263,8 +219,7 @@ fn whole_lines(src: &str, start: usize, end: usize) -> (usize, usize) {
     }
     if e < b.len() && b[e] == b'\n' && at_line_start {
         e += 1;
-        let blank_before =
-            s == 0 || (s >= 2 && b[s - 2] == b'\n') || (s >= 3 && &b[s - 3..s - 1] == b"\r\n");
+        let blank_before = s == 0 || (s >= 2 && b[s - 2] == b'\n') || (s >= 3 && &b[s - 3..s - 1] == b"\r\n");
         let mut n = e;
         while n < b.len() && (b[n] == b' ' || b[n] == b'\t' || b[n] == b'\r') {
             n += 1;
@@ -346,11 +301,7 @@ struct PlanKey {
 /// index; computing it per file would make masking a repository quadratic).
 static LAST_PLAN: std::sync::Mutex<Option<(PlanKey, RustRemovals)>> = std::sync::Mutex::new(None);
 
-fn cached_plan(
-    index: &DefinitionIndex,
-    delete: &BTreeSet<NodeId>,
-    stub: &BTreeSet<NodeId>,
-) -> RustRemovals {
+fn cached_plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> RustRemovals {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     index.definitions.len().hash(&mut h);
@@ -390,17 +341,9 @@ pub fn mask_file_with(
             || !source.is_char_boundary(d.span.start_byte)
             || !source.is_char_boundary(d.span.end_byte)
         {
-            return Err(MaskError::DefinitionNotFound {
-                path: file.path.clone(),
-                id: id.clone(),
-                line: d.def_line,
-            });
+            return Err(MaskError::DefinitionNotFound { path: file.path.clone(), id: id.clone(), line: d.def_line });
         }
-        let parent_here = d
-            .parent
-            .as_deref()
-            .and_then(|p| index.get(p))
-            .filter(|p| p.path == file.path);
+        let parent_here = d.parent.as_deref().and_then(|p| index.get(p)).filter(|p| p.path == file.path);
         let ancestor_gone = parent_here.is_some() && under(index, id, &removals.gone, true) && {
             // Only an ancestor in this file removes the text around us.
             let mut cur = d.parent.clone();
@@ -435,20 +378,13 @@ pub fn mask_file_with(
     // `use` leaves whose target goes.
     for import in &file.imports {
         if import.span.end_byte > source.len() {
-            return Err(MaskError::ImportNotFound {
-                path: file.path.clone(),
-                line: import.span.start_line,
-            });
+            return Err(MaskError::ImportNotFound { path: file.path.clone(), line: import.span.start_line });
         }
-        let inside_gone = file
-            .definitions
-            .iter()
-            .filter_map(|i| index.get(i))
-            .any(|d| {
-                removals.gone.contains(&d.id)
-                    && d.span.start_byte <= import.span.start_byte
-                    && import.span.end_byte <= d.span.end_byte
-            });
+        let inside_gone = file.definitions.iter().filter_map(|i| index.get(i)).any(|d| {
+            removals.gone.contains(&d.id)
+                && d.span.start_byte <= import.span.start_byte
+                && import.span.end_byte <= d.span.end_byte
+        });
         if inside_gone {
             continue;
         }
@@ -456,9 +392,7 @@ pub fn mask_file_with(
             .names
             .iter()
             .filter(|n| {
-                n.target.as_ref().is_some_and(|t| {
-                    removals.gone.contains(t) || under(index, t, &removals.gone, false)
-                })
+                n.target.as_ref().is_some_and(|t| removals.gone.contains(t) || under(index, t, &removals.gone, false))
             })
             .collect();
         if dead.is_empty() {
@@ -468,10 +402,7 @@ pub fn mask_file_with(
             let (s, e) = whole_lines(source, import.span.start_byte, import.span.end_byte);
             edits.push(Edit::delete(s, e));
         } else {
-            edits.extend(
-                dead.iter()
-                    .map(|n| leaf_edit(source, n.span.start_byte, n.span.end_byte)),
-            );
+            edits.extend(dead.iter().map(|n| leaf_edit(source, n.span.start_byte, n.span.end_byte)));
         }
     }
     edits.sort();

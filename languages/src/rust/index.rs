@@ -75,9 +75,7 @@ pub fn index_sources(sources: &[(String, Vec<u8>)]) -> RustIndex {
     let paths: Vec<String> = rs.iter().map(|(p, _)| p.clone()).collect();
     let parsed = rs
         .par_iter()
-        .map_init(parse::new_parser, |parser, (path, bytes)| {
-            parse::parse_file(parser, path, bytes)
-        })
+        .map_init(parse::new_parser, |parser, (path, bytes)| parse::parse_file(parser, path, bytes))
         .collect();
     finish(paths, parsed, crate_names)
 }
@@ -91,14 +89,9 @@ pub fn index_files(root: &Path, paths: &[String]) -> RustIndex {
         if crate_names.contains_key(&package) {
             continue;
         }
-        let manifest = if package.is_empty() {
-            root.join("Cargo.toml")
-        } else {
-            root.join(&package).join("Cargo.toml")
-        };
-        let name = std::fs::read_to_string(manifest)
-            .ok()
-            .and_then(|t| package_name(&t));
+        let manifest =
+            if package.is_empty() { root.join("Cargo.toml") } else { root.join(&package).join("Cargo.toml") };
+        let name = std::fs::read_to_string(manifest).ok().and_then(|t| package_name(&t));
         crate_names.insert(package, name.unwrap_or_default());
     }
     crate_names.retain(|_, v| !v.is_empty());
@@ -133,11 +126,7 @@ fn package_name(manifest: &str) -> Option<String> {
             table = line;
             continue;
         }
-        let Some(value) = line
-            .strip_prefix("name")
-            .map(str::trim_start)
-            .and_then(|r| r.strip_prefix('='))
-        else {
+        let Some(value) = line.strip_prefix("name").map(str::trim_start).and_then(|r| r.strip_prefix('=')) else {
             continue;
         };
         let value = value.trim().trim_matches('"').to_string();
@@ -158,9 +147,7 @@ fn finish(
     let (files, skipped) = crate::index::split_parsed(paths.iter().zip(results), |f| &f.path);
     paths.sort();
     let linker = link::Linker::new(&files, crate_names);
-    let linked: Vec<(FileIndex, Vec<Definition>)> = (0..files.len())
-        .into_par_iter()
-        .map(|i| linker.link_file(i))
-        .collect();
+    let linked: Vec<(FileIndex, Vec<Definition>)> =
+        (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
     RustIndex::from_linked(linked, skipped)
 }

@@ -40,8 +40,7 @@ use crate::runner::attempts::{self, Attempt};
 use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{self, Step, WorkDir, last_lines};
 use crate::runner::{
-    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus,
-    is_ancestor,
+    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
 
 /// Run the tests `req` asks for with `cargo test`.
@@ -75,18 +74,10 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
 /// The arguments after `cargo` of a whole-suite run of `command` (what `run` executes,
 /// for tools that want the raw log).
 pub fn suite_args(command: &TestCommand) -> Vec<String> {
-    let TestCommand::Cargo {
-        args,
-        test_args,
-        workspace,
-        ..
-    } = command
-    else {
+    let TestCommand::Cargo { args, test_args, workspace, .. } = command else {
         return Vec::new();
     };
-    let mut out: Vec<String> = ["test", "--locked", "--no-fail-fast"]
-        .map(String::from)
-        .to_vec();
+    let mut out: Vec<String> = ["test", "--locked", "--no-fail-fast"].map(String::from).to_vec();
     if *workspace {
         out.push("--workspace".into());
     }
@@ -101,14 +92,9 @@ pub fn suite_args(command: &TestCommand) -> Vec<String> {
 /// must stay in order), the target directory outside the tree, no colours.
 fn cargo_command(req: &RunRequest, work: &WorkDir, args: &[String]) -> Command {
     let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg("exec \"$0\" \"$@\" 2>&1")
-        .arg("cargo")
-        .args(args)
-        .current_dir(&work.root);
+    cmd.arg("-c").arg("exec \"$0\" \"$@\" 2>&1").arg("cargo").args(args).current_dir(&work.root);
     cmd.env("CARGO_TARGET_DIR", target_dir(work));
-    cmd.env("CARGO_TERM_COLOR", "never")
-        .env("CARGO_TERM_PROGRESS_WHEN", "never");
+    cmd.env("CARGO_TERM_COLOR", "never").env("CARGO_TERM_PROGRESS_WHEN", "never");
     for (k, v) in &req.env {
         cmd.env(k, v);
     }
@@ -122,9 +108,7 @@ fn cargo_command(req: &RunRequest, work: &WorkDir, args: &[String]) -> Command {
 fn target_dir(work: &WorkDir) -> std::path::PathBuf {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(work.root.as_os_str().as_encoded_bytes());
-    work.scratch
-        .join("cargo-target")
-        .join(&hex::encode(digest)[..16])
+    work.scratch.join("cargo-target").join(&hex::encode(digest)[..16])
 }
 
 fn display(args: &[String]) -> String {
@@ -147,25 +131,17 @@ struct Suite {
 
 impl Suite {
     fn list(req: &RunRequest, work: &WorkDir, deadline: Instant) -> Result<Suite, RunnerError> {
-        let limits = Limits {
-            deadline,
-            no_progress: req.timeout,
-        };
-        let args: Vec<String> = ["metadata", "--no-deps", "--format-version", "1", "--locked"]
-            .map(String::from)
-            .to_vec();
+        let limits = Limits { deadline, no_progress: req.timeout };
+        let args: Vec<String> =
+            ["metadata", "--no-deps", "--format-version", "1", "--locked"].map(String::from).to_vec();
         let line = display(&args);
         let mut cmd = Command::new("cargo");
         cmd.args(&args).current_dir(&work.root);
         for (k, v) in &req.env {
             cmd.env(k, v);
         }
-        let (out, err) = (
-            work.dir.join("metadata.json"),
-            work.dir.join("metadata.err"),
-        );
-        let ended = process::supervise(cmd, &out, &err, limits, &mut Quiet)
-            .map_err(|e| spawn_error(&line, e))?;
+        let (out, err) = (work.dir.join("metadata.json"), work.dir.join("metadata.err"));
+        let ended = process::supervise(cmd, &out, &err, limits, &mut Quiet).map_err(|e| spawn_error(&line, e))?;
         if ended.stop != Stop::Exited || ended.exit_code != Some(0) {
             return Err(startup_error(&work.root, &line, &ended));
         }
@@ -177,24 +153,16 @@ impl Suite {
         })?;
 
         let listing = broken::list_tests(req, work, &ws, deadline)?;
-        Ok(Suite {
-            ws,
-            listed: listing.tests,
-            broken: listing.broken,
-            command_line: listing.command_line,
-        })
+        Ok(Suite { ws, listed: listing.tests, broken: listing.broken, command_line: listing.command_line })
     }
 
     /// The listed tests a selection stands for (all of them without one).
     fn units(&self, selection: Option<&[TestId]>) -> Vec<TestId> {
         let mut out: Vec<TestId> = match selection {
             None => self.listed.clone(),
-            Some(ids) => self
-                .listed
-                .iter()
-                .filter(|t| ids.iter().any(|w| w == *t || is_ancestor(w, t)))
-                .cloned()
-                .collect(),
+            Some(ids) => {
+                self.listed.iter().filter(|t| ids.iter().any(|w| w == *t || is_ancestor(w, t))).cloned().collect()
+            }
         };
         out.sort();
         out.dedup();
@@ -206,11 +174,7 @@ impl Suite {
         let mut out = BTreeSet::new();
         for id in &self.listed {
             let (label, doc, _) = split_id(id);
-            out.insert(if doc {
-                format!("{label}::doctest")
-            } else {
-                label.to_string()
-            });
+            out.insert(if doc { format!("{label}::doctest") } else { label.to_string() });
         }
         out.into_iter().collect()
     }
@@ -218,12 +182,7 @@ impl Suite {
     /// `cargo test` argument lists for a selection: per package, its targets with exact
     /// names (or name prefixes as filters), doctests in a process of their own.
     fn selection_args(&self, req: &RunRequest, ids: &[TestId]) -> Vec<Vec<String>> {
-        let TestCommand::Cargo {
-            args: user,
-            test_args,
-            ..
-        } = &req.command
-        else {
+        let TestCommand::Cargo { args: user, test_args, .. } = &req.command else {
             return Vec::new();
         };
         let listed: BTreeSet<&TestId> = self.listed.iter().collect();
@@ -247,13 +206,7 @@ impl Suite {
                 continue;
             }
             // `label` alone must not match its doctests: they run in their own process.
-            if !doc
-                && name.is_empty()
-                && !self
-                    .listed
-                    .iter()
-                    .any(|t| is_ancestor(id, t) && !split_id(t).1)
-            {
+            if !doc && name.is_empty() && !self.listed.iter().any(|t| is_ancestor(id, t) && !split_id(t).1) {
                 continue;
             }
             let g = groups
@@ -271,9 +224,8 @@ impl Suite {
         }
         let mut out = Vec::new();
         for ((package, doc), (flags, names, exact, whole)) in groups {
-            let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast", "-p", package]
-                .map(String::from)
-                .to_vec();
+            let mut args: Vec<String> =
+                ["test", "--locked", "--no-fail-fast", "-p", package].map(String::from).to_vec();
             if doc {
                 args.push("--doc".into());
             }
@@ -329,21 +281,11 @@ impl Suite {
             let extra = req.extra_args.iter().cloned();
             args.splice(at..at, extra);
         }
-        let command_line = arg_lists
-            .first()
-            .map_or_else(|| display(&suite_args(&req.command)), |a| display(a));
-        let steps_: Vec<Step> = arg_lists
-            .iter()
-            .map(|a| Step {
-                cmd: cargo_command(req, work, a),
-                command_line: display(a),
-            })
-            .collect();
+        let command_line = arg_lists.first().map_or_else(|| display(&suite_args(&req.command)), |a| display(a));
+        let steps_: Vec<Step> =
+            arg_lists.iter().map(|a| Step { cmd: cargo_command(req, work, a), command_line: display(a) }).collect();
         let mut reader = LibtestReader::new(&self.ws);
-        let limits = Limits {
-            deadline,
-            no_progress: req.test_timeout,
-        };
+        let limits = Limits { deadline, no_progress: req.test_timeout };
         let (nextest_results, nextest_ended, nextest_line) = if nextest {
             match self.nextest_part(req, work, selection, deadline, number)? {
                 Ok(done) => done,
@@ -352,11 +294,7 @@ impl Suite {
         } else {
             (BTreeMap::new(), None, None)
         };
-        let mut ended = if steps_.is_empty()
-            || nextest_ended
-                .as_ref()
-                .is_some_and(|e| e.stop != Stop::Exited)
-        {
+        let mut ended = if steps_.is_empty() || nextest_ended.as_ref().is_some_and(|e| e.stop != Stop::Exited) {
             Ended::nothing_to_run()
         } else {
             steps::run_steps(steps_, &work.dir, &number.to_string(), limits, &mut reader)
@@ -368,22 +306,14 @@ impl Suite {
         reader.results.extend(nextest_results);
         let command_line = nextest_line.unwrap_or(command_line);
         let units = self.units(selection);
-        if !nextest
-            && ended.spawned
-            && ended.stop == Stop::Exited
-            && reader.headers == 0
-            && !units.is_empty()
-        {
+        if !nextest && ended.spawned && ended.stop == Stop::Exited && reader.headers == 0 && !units.is_empty() {
             let err = startup_error(&work.root, &command_line, &ended);
             return Ok(Attempt::failed_to_start(command_line, ended, err));
         }
         if ended.stop != Stop::Exited {
             reader.crash_was_the_kill();
         }
-        let running = reader
-            .running
-            .take()
-            .map(|(id, since)| (id, since.elapsed()));
+        let running = reader.running.take().map(|(id, since)| (id, since.elapsed()));
         let mut results = std::mem::take(&mut reader.results);
         // A listed test that a binary which ran to its end did not report was filtered out by
         // the user's arguments (e.g. `--skip`): that is a skip, not an error.
@@ -391,12 +321,8 @@ impl Suite {
             for unit in &units {
                 if !results.contains_key(unit) {
                     let message =
-                        "listed, but not run (ignored, or filtered out by the command's arguments)"
-                            .to_string();
-                    results.insert(
-                        unit.clone(),
-                        TestOutcome::new(TestStatus::Skipped, Some(message)),
-                    );
+                        "listed, but not run (ignored, or filtered out by the command's arguments)".to_string();
+                    results.insert(unit.clone(), TestOutcome::new(TestStatus::Skipped, Some(message)));
                 }
             }
         }
@@ -406,11 +332,7 @@ impl Suite {
             results,
             running,
             session_finished: !reader.crashed,
-            collection_errors: if number == 0 {
-                self.broken.clone()
-            } else {
-                BTreeMap::new()
-            },
+            collection_errors: if number == 0 { self.broken.clone() } else { BTreeMap::new() },
             ended,
             startup_error: None,
         })
@@ -440,11 +362,7 @@ fn merge_ended(first: Ended, second: Ended) -> Ended {
     Ended {
         spawned: true,
         stop: second.stop,
-        exit_code: if first.exit_code == Some(0) {
-            second.exit_code
-        } else {
-            first.exit_code
-        },
+        exit_code: if first.exit_code == Some(0) { second.exit_code } else { first.exit_code },
         stdout_tail: format!("{}{}", first.stdout_tail, second.stdout_tail),
         stderr_tail: format!("{}{}", first.stderr_tail, second.stderr_tail),
     }
@@ -453,10 +371,7 @@ fn merge_ended(first: Ended, second: Ended) -> Ended {
 /// A whitespace-free substring of a doctest's name: its item path when it has one.
 fn doctest_filter(name: &str) -> &str {
     let item = name.split_once(" - ").map_or(name, |(_, rest)| rest);
-    item.split_whitespace()
-        .next()
-        .or_else(|| name.split_whitespace().next())
-        .unwrap_or(name)
+    item.split_whitespace().next().or_else(|| name.split_whitespace().next()).unwrap_or(name)
 }
 
 struct Quiet;
@@ -469,13 +384,7 @@ impl process::Progress for Quiet {
 /// Why cargo ended without running anything.
 fn startup_error(root: &Path, command: &str, ended: &Ended) -> RunnerError {
     let tail = ended.tail();
-    let lock = [
-        "needs to be updated but --locked",
-        "lock file",
-        "Cargo.lock",
-    ]
-    .iter()
-    .any(|m| tail.contains(m))
+    let lock = ["needs to be updated but --locked", "lock file", "Cargo.lock"].iter().any(|m| tail.contains(m))
         && tail.contains("--locked");
     if lock {
         return RunnerError::MissingDependencies {

@@ -17,18 +17,9 @@ pub enum BuildCheckError {
     )]
     NoTypeScript(PathBuf),
     #[error("could not run `{command}` in {}: {source}", .root.display())]
-    Spawn {
-        command: String,
-        root: PathBuf,
-        source: std::io::Error,
-    },
+    Spawn { command: String, root: PathBuf, source: std::io::Error },
     #[error("`{command}` failed in {} (exit status {status}):\n{output}", .root.display())]
-    Failed {
-        command: String,
-        root: PathBuf,
-        status: String,
-        output: String,
-    },
+    Failed { command: String, root: PathBuf, status: String, output: String },
 }
 
 /// Type-check the project at `root` (the masked tree) with `tsc --noEmit -p tsconfig.json`.
@@ -37,26 +28,15 @@ pub enum BuildCheckError {
 /// The TypeScript compiler comes from `node_modules` of `root` or, when the masked tree
 /// has none, of `node_modules_from` (typically the original repository, whose installed
 /// packages the masked copy does not carry): it is linked in for the run and removed again.
-pub fn build_check_with(
-    root: &Path,
-    node_modules_from: Option<&Path>,
-) -> Result<(), BuildCheckError> {
+pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result<(), BuildCheckError> {
     let tsconfig = root.join("tsconfig.json");
     if !tsconfig.is_file() {
         // Plain JavaScript has nothing to type-check (its masked files were re-parsed
         // already); TypeScript without a tsconfig cannot be checked the project's way.
         let has_typescript = crate::walk::source_files(root, &[], &[])
-            .map(|w| {
-                w.files
-                    .iter()
-                    .any(|f| f.language == crate::Language::TypeScript)
-            })
+            .map(|w| w.files.iter().any(|f| f.language == crate::Language::TypeScript))
             .unwrap_or(true);
-        return if has_typescript {
-            Err(BuildCheckError::NoTsconfig(root.to_path_buf()))
-        } else {
-            Ok(())
-        };
+        return if has_typescript { Err(BuildCheckError::NoTsconfig(root.to_path_buf())) } else { Ok(()) };
     }
     let local = root.join("node_modules");
     let mut linked = None;
@@ -76,15 +56,7 @@ pub fn build_check_with(
     }
     let command = "npx --no-install tsc --noEmit --pretty false -p tsconfig.json".to_string();
     let result = Command::new("npx")
-        .args([
-            "--no-install",
-            "tsc",
-            "--noEmit",
-            "--pretty",
-            "false",
-            "-p",
-            "tsconfig.json",
-        ])
+        .args(["--no-install", "tsc", "--noEmit", "--pretty", "false", "-p", "tsconfig.json"])
         .current_dir(root)
         .output();
     if let Some(l) = linked {
@@ -103,10 +75,7 @@ pub fn build_check_with(
     Err(BuildCheckError::Failed {
         command,
         root: root.to_path_buf(),
-        status: out
-            .status
-            .code()
-            .map_or_else(|| "signal".to_string(), |c| c.to_string()),
+        status: out.status.code().map_or_else(|| "signal".to_string(), |c| c.to_string()),
         output: output.trim_end().to_string(),
     })
 }
@@ -123,8 +92,5 @@ fn link_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 #[cfg(not(unix))]
 fn link_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "symlinks are needed to borrow node_modules",
-    ))
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "symlinks are needed to borrow node_modules"))
 }

@@ -33,16 +33,13 @@ impl PackageManager {
     pub fn install_command(self, root: &Path) -> String {
         match self {
             PackageManager::Npm
-                if root.join("package-lock.json").is_file()
-                    || root.join("npm-shrinkwrap.json").is_file() =>
+                if root.join("package-lock.json").is_file() || root.join("npm-shrinkwrap.json").is_file() =>
             {
                 "npm ci".into()
             }
             PackageManager::Npm => "npm install".into(),
             PackageManager::Pnpm => "pnpm install --frozen-lockfile".into(),
-            PackageManager::Yarn if root.join(".yarnrc.yml").is_file() => {
-                "yarn install --immutable".into()
-            }
+            PackageManager::Yarn if root.join(".yarnrc.yml").is_file() => "yarn install --immutable".into(),
             PackageManager::Yarn => "yarn install --frozen-lockfile".into(),
         }
     }
@@ -66,17 +63,12 @@ fn read_package_json(repo: &Path) -> Result<Option<PackageJson>, String> {
     let Ok(text) = std::fs::read(&path) else {
         return Ok(None);
     };
-    serde_json::from_slice(&text)
-        .map(Some)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+    serde_json::from_slice(&text).map(Some).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
 }
 
 /// Does the project at `root` declare any dependency (so it needs `node_modules`)?
 pub fn has_dependencies(root: &Path) -> bool {
-    read_package_json(root)
-        .ok()
-        .flatten()
-        .is_some_and(|p| !p.dependencies.is_empty() || !p.dev_dependencies.is_empty())
+    read_package_json(root).ok().flatten().is_some_and(|p| !p.dependencies.is_empty() || !p.dev_dependencies.is_empty())
 }
 
 /// The project's test set-up, or why it could not be decided (`Err`, naming the setting to
@@ -86,8 +78,7 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
         return Ok(None);
     };
     let mut reasons = Vec::new();
-    let has =
-        |name: &str| pkg.dependencies.contains_key(name) || pkg.dev_dependencies.contains_key(name);
+    let has = |name: &str| pkg.dependencies.contains_key(name) || pkg.dev_dependencies.contains_key(name);
     let ts_why = if repo.join("tsconfig.json").is_file() {
         Some("tsconfig.json")
     } else if has("typescript") {
@@ -98,20 +89,16 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
         None
     };
     let language = if let Some(why) = ts_why {
-        reasons.push(format!(
-            "language = typescript: found package.json and {why}"
-        ));
+        reasons.push(format!("language = typescript: found package.json and {why}"));
         Language::TypeScript
     } else {
-        reasons.push("language = javascript: found package.json, no tsconfig.json, typescript dependency or .ts files".to_string());
+        reasons.push(
+            "language = javascript: found package.json, no tsconfig.json, typescript dependency or .ts files"
+                .to_string(),
+        );
         Language::JavaScript
     };
-    let script = pkg
-        .scripts
-        .get("test")
-        .and_then(|v| v.as_str())
-        .unwrap_or("")
-        .to_string();
+    let script = pkg.scripts.get("test").and_then(|v| v.as_str()).unwrap_or("").to_string();
     let from_script = |needle: &str| {
         script
             .split(|c: char| c.is_whitespace() || c == '&' || c == ';' || c == '|')
@@ -156,25 +143,11 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
         reasons.push(format!("args = {args:?}: from the test script"));
     }
     let command = match kind {
-        Kind::Vitest => TestCommand::Vitest {
-            package_manager,
-            args,
-        },
-        Kind::Jest => TestCommand::Jest {
-            package_manager,
-            args,
-        },
-        Kind::NodeTest => TestCommand::NodeTest {
-            package_manager,
-            args,
-        },
+        Kind::Vitest => TestCommand::Vitest { package_manager, args },
+        Kind::Jest => TestCommand::Jest { package_manager, args },
+        Kind::NodeTest => TestCommand::NodeTest { package_manager, args },
     };
-    Ok(Some(Detection {
-        language,
-        command,
-        setup,
-        reasons,
-    }))
+    Ok(Some(Detection { language, command, setup, reasons }))
 }
 
 /// The project's test set-up; `None` when there is no `package.json` or no runner could be
@@ -185,11 +158,7 @@ pub fn detect(repo: &Path) -> Option<Detection> {
 
 use super::runner::Kind;
 
-fn detect_package_manager(
-    repo: &Path,
-    pkg: &PackageJson,
-    reasons: &mut Vec<String>,
-) -> PackageManager {
+fn detect_package_manager(repo: &Path, pkg: &PackageJson, reasons: &mut Vec<String>) -> PackageManager {
     for (file, pm) in [
         ("pnpm-lock.yaml", PackageManager::Pnpm),
         ("yarn.lock", PackageManager::Yarn),
@@ -202,21 +171,17 @@ fn detect_package_manager(
         }
     }
     if let Some(field) = &pkg.package_manager {
-        for pm in [
-            PackageManager::Pnpm,
-            PackageManager::Yarn,
-            PackageManager::Npm,
-        ] {
+        for pm in [PackageManager::Pnpm, PackageManager::Yarn, PackageManager::Npm] {
             if field.starts_with(&format!("{}@", pm.name())) {
-                reasons.push(format!(
-                    "package manager = {}: package.json's packageManager is `{field}`",
-                    pm.name()
-                ));
+                reasons.push(format!("package manager = {}: package.json's packageManager is `{field}`", pm.name()));
                 return pm;
             }
         }
     }
-    reasons.push("package manager = npm: no lockfile (package-lock.json, pnpm-lock.yaml, yarn.lock) and no packageManager field".to_string());
+    reasons.push(
+        "package manager = npm: no lockfile (package-lock.json, pnpm-lock.yaml, yarn.lock) and no packageManager field"
+            .to_string(),
+    );
     PackageManager::Npm
 }
 
@@ -227,10 +192,32 @@ fn detect_package_manager(
 /// quotes, environment assignments) gives no arguments.
 /// Options of vitest, jest and node that take a value as the next word.
 const TAKES_VALUE: &[&str] = &[
-    "--config", "-c", "--project", "--selectProjects", "--environment", "--env", "--dir", "--root", "-r", "--pool",
-    "--maxWorkers", "--shard", "--mode", "--testTimeout", "--testEnvironment", "--rootDir", "--roots", "--reporter",
-    "--reporters", "--outputFile", "--test-reporter", "--test-reporter-destination", "--import", "--require",
-    "--experimental-loader", "--loader",
+    "--config",
+    "-c",
+    "--project",
+    "--selectProjects",
+    "--environment",
+    "--env",
+    "--dir",
+    "--root",
+    "-r",
+    "--pool",
+    "--maxWorkers",
+    "--shard",
+    "--mode",
+    "--testTimeout",
+    "--testEnvironment",
+    "--rootDir",
+    "--roots",
+    "--reporter",
+    "--reporters",
+    "--outputFile",
+    "--test-reporter",
+    "--test-reporter-destination",
+    "--import",
+    "--require",
+    "--experimental-loader",
+    "--loader",
 ];
 
 fn script_args(script: &str, kind: Kind) -> Vec<String> {
@@ -245,8 +232,7 @@ fn script_args(script: &str, kind: Kind) -> Vec<String> {
         }
     }
     let rest: &[&str] = match (kind, words.as_slice()) {
-        (Kind::Vitest, ["vitest", "run" | "--run", rest @ ..])
-        | (Kind::Vitest, ["vitest", rest @ ..]) => rest,
+        (Kind::Vitest, ["vitest", "run" | "--run", rest @ ..]) | (Kind::Vitest, ["vitest", rest @ ..]) => rest,
         (Kind::Jest, ["jest", rest @ ..]) => rest,
         (Kind::NodeTest, ["node", rest @ ..]) if rest.contains(&"--test") => rest,
         _ => return Vec::new(),
@@ -271,8 +257,7 @@ fn script_args(script: &str, kind: Kind) -> Vec<String> {
     };
     // File and directory arguments: carve passes the files itself.
     let path_like = |w: &str| {
-        !w.starts_with('-')
-            && (w.contains('/') || w.contains('*') || Language::from_path(Path::new(w)).is_some())
+        !w.starts_with('-') && (w.contains('/') || w.contains('*') || Language::from_path(Path::new(w)).is_some())
     };
     // A word after a `--flag` (without `=`) is that flag's value: kept or dropped with it,
     // never mistaken for a file argument (`--config vitest.unit.ts`).
@@ -326,8 +311,7 @@ fn imports_node_test(repo: &Path) -> bool {
         })
         .take(500)
         .any(|e| {
-            std::fs::read_to_string(e.path())
-                .is_ok_and(|t| t.contains("\"node:test\"") || t.contains("'node:test'"))
+            std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("\"node:test\"") || t.contains("'node:test'"))
         })
 }
 
@@ -348,98 +332,46 @@ mod tests {
     #[test]
     fn the_test_script_decides_and_the_lockfile_names_the_package_manager() {
         let d = repo(&[
-            (
-                "package.json",
-                r#"{"scripts":{"test":"vitest run"},"devDependencies":{"vitest":"3","jest":"29"}}"#,
-            ),
+            ("package.json", r#"{"scripts":{"test":"vitest run"},"devDependencies":{"vitest":"3","jest":"29"}}"#),
             ("pnpm-lock.yaml", ""),
             ("tsconfig.json", "{}"),
         ]);
         let det = detect(d.path()).unwrap();
         assert_eq!(det.language, Language::TypeScript);
-        assert_eq!(
-            det.command,
-            TestCommand::Vitest {
-                package_manager: PackageManager::Pnpm,
-                args: vec![]
-            }
-        );
+        assert_eq!(det.command, TestCommand::Vitest { package_manager: PackageManager::Pnpm, args: vec![] });
         assert_eq!(det.setup.as_deref(), Some("pnpm install --frozen-lockfile"));
-        assert!(
-            det.reasons.iter().any(|r| r.contains("pnpm-lock.yaml")),
-            "{:?}",
-            det.reasons
-        );
-        assert!(
-            det.reasons.iter().any(|r| r.contains("`vitest run`")),
-            "{:?}",
-            det.reasons
-        );
-        assert!(
-            det.reasons.iter().any(|r| r.contains("not installed")),
-            "{:?}",
-            det.reasons
-        );
+        assert!(det.reasons.iter().any(|r| r.contains("pnpm-lock.yaml")), "{:?}", det.reasons);
+        assert!(det.reasons.iter().any(|r| r.contains("`vitest run`")), "{:?}", det.reasons);
+        assert!(det.reasons.iter().any(|r| r.contains("not installed")), "{:?}", det.reasons);
     }
 
     #[test]
     fn dependencies_then_node_test_imports_then_an_error() {
         let d = repo(&[
-            (
-                "package.json",
-                r#"{"scripts":{"test":"npm run build && x"},"devDependencies":{"jest":"29"}}"#,
-            ),
+            ("package.json", r#"{"scripts":{"test":"npm run build && x"},"devDependencies":{"jest":"29"}}"#),
             ("yarn.lock", ""),
         ]);
         let det = detect(d.path()).unwrap();
         assert_eq!(det.language, Language::JavaScript);
-        assert_eq!(
-            det.command,
-            TestCommand::Jest {
-                package_manager: PackageManager::Yarn,
-                args: vec![]
-            }
-        );
-        let d = repo(&[
-            ("package.json", r#"{"name":"x"}"#),
-            ("test/a.test.js", "const test = require('node:test');"),
-        ]);
+        assert_eq!(det.command, TestCommand::Jest { package_manager: PackageManager::Yarn, args: vec![] });
+        let d = repo(&[("package.json", r#"{"name":"x"}"#), ("test/a.test.js", "const test = require('node:test');")]);
         let det = detect(d.path()).unwrap();
-        assert_eq!(
-            det.command,
-            TestCommand::NodeTest {
-                package_manager: PackageManager::Npm,
-                args: vec![]
-            }
-        );
+        assert_eq!(det.command, TestCommand::NodeTest { package_manager: PackageManager::Npm, args: vec![] });
         assert_eq!(det.setup, None);
         let d = repo(&[("package.json", r#"{"scripts":{"test":"mocha"}}"#)]);
         let err = detect_or_explain(d.path()).unwrap_err();
         assert!(err.contains("`[test] runner`"), "{err}");
         assert!(detect(d.path()).is_none());
         assert_eq!(
-            script_args(
-                "vitest run --config vitest.unit.ts --coverage",
-                Kind::Vitest
-            ),
+            script_args("vitest run --config vitest.unit.ts --coverage", Kind::Vitest),
             vec!["--config", "vitest.unit.ts"]
         );
-        assert_eq!(
-            script_args("npx jest --selectProjects unit --ci", Kind::Jest),
-            vec!["--selectProjects", "unit"]
-        );
-        assert_eq!(
-            script_args("node --test --import tsx test/", Kind::NodeTest),
-            vec!["--import", "tsx"]
-        );
+        assert_eq!(script_args("npx jest --selectProjects unit --ci", Kind::Jest), vec!["--selectProjects", "unit"]);
+        assert_eq!(script_args("node --test --import tsx test/", Kind::NodeTest), vec!["--import", "tsx"]);
         assert!(script_args("tsc && vitest run", Kind::Vitest).is_empty());
         assert!(script_args("vitest", Kind::Vitest).is_empty());
         let d = repo(&[("package.json", "{oops")]);
-        assert!(
-            detect_or_explain(d.path())
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
+        assert!(detect_or_explain(d.path()).unwrap_err().contains("not valid JSON"));
         assert!(detect_or_explain(repo(&[]).path()).unwrap().is_none());
     }
 }

@@ -43,12 +43,7 @@ pub enum Fate {
 
 /// The fate of `id`: decided by its outermost ancestor (itself included) in `delete` or
 /// `stub`; a stubbed ancestor wins over everything below it.
-pub fn fate(
-    index: &DefinitionIndex,
-    id: &str,
-    delete: &BTreeSet<NodeId>,
-    stub: &BTreeSet<NodeId>,
-) -> Fate {
+pub fn fate(index: &DefinitionIndex, id: &str, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> Fate {
     let mut chain = Vec::new();
     let mut cur = Some(id.to_string());
     while let Some(c) = cur {
@@ -174,9 +169,7 @@ fn deletion_range(src: &str, mut start: usize, mut end: usize, root: Node) -> (u
 
 /// Parse `source` with the grammar of `path`.
 fn parse(path: &str, source: &str) -> Result<tree_sitter::Tree, MaskError> {
-    let err = || MaskError::Parse {
-        path: path.to_string(),
-    };
+    let err = || MaskError::Parse { path: path.to_string() };
     let dialect = Dialect::of_path(path).ok_or_else(err)?;
     let mut parser = Parser::new();
     parser.set_language(&dialect.grammar()).map_err(|_| err())?;
@@ -191,31 +184,18 @@ pub fn mask_file(
     delete: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
-    let defs: Vec<&Definition> = file
-        .definitions
-        .iter()
-        .filter_map(|id| index.get(id))
-        .collect();
-    let fates: Vec<Fate> = defs
-        .iter()
-        .map(|d| fate(index, &d.id, delete, stub))
-        .collect();
+    let defs: Vec<&Definition> = file.definitions.iter().filter_map(|id| index.get(id)).collect();
+    let fates: Vec<Fate> = defs.iter().map(|d| fate(index, &d.id, delete, stub)).collect();
     let deleted_target = |t: &str| fate(index, t, delete, stub) == Fate::Delete;
-    let touches_imports = file
-        .imports
-        .iter()
-        .flat_map(|i| &i.names)
-        .any(|n| n.target.as_deref().is_some_and(deleted_target));
+    let touches_imports =
+        file.imports.iter().flat_map(|i| &i.names).any(|n| n.target.as_deref().is_some_and(deleted_target));
     if fates.iter().all(|f| *f == Fate::Keep) && !touches_imports {
         return Ok(Vec::new());
     }
     let tree = parse(&file.path, source)?;
     let root = tree.root_node();
-    let not_found = |d: &Definition| MaskError::DefinitionNotFound {
-        path: file.path.clone(),
-        id: d.id.clone(),
-        line: d.def_line,
-    };
+    let not_found =
+        |d: &Definition| MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line };
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut edits: Vec<Edit> = Vec::new();
     for (d, f) in defs.iter().zip(&fates) {
@@ -225,10 +205,7 @@ pub fn mask_file(
         {
             return Err(not_found(d));
         }
-        let parent_fate = d
-            .parent
-            .as_deref()
-            .map_or(Fate::Keep, |p| fate(index, p, delete, stub));
+        let parent_fate = d.parent.as_deref().map_or(Fate::Keep, |p| fate(index, p, delete, stub));
         match f {
             Fate::Delete if parent_fate != Fate::Delete => {
                 let (s, e) = (d.span.start_byte, d.span.end_byte);
@@ -247,11 +224,7 @@ pub fn mask_file(
     }
     // Imports and re-exports of deleted definitions, and imports that only removed code used.
     let uses = |keep_only: bool| -> BTreeSet<&str> {
-        let mut out: BTreeSet<&str> = file
-            .module_references
-            .iter()
-            .map(|m| m.target.as_str())
-            .collect();
+        let mut out: BTreeSet<&str> = file.module_references.iter().map(|m| m.target.as_str()).collect();
         for (d, f) in defs.iter().zip(&fates) {
             let (body, signature) = match (keep_only, f) {
                 (false, _) | (true, Fate::Keep) => (true, true),
@@ -274,53 +247,23 @@ pub fn mask_file(
         let dropped: Vec<bool> = imp
             .names
             .iter()
-            .map(|n| {
-                n.target
-                    .as_deref()
-                    .is_some_and(|t| deleted_target(t) || (is_import && became_unused(t)))
-            })
+            .map(|n| n.target.as_deref().is_some_and(|t| deleted_target(t) || (is_import && became_unused(t))))
             .collect();
         if !dropped.iter().any(|d| *d) {
             continue;
         }
         let Some(stmt) = node_at(root, imp.span.start_byte, imp.span.end_byte) else {
-            return Err(MaskError::ImportNotFound {
-                path: file.path.clone(),
-                line: imp.span.start_line,
-            });
+            return Err(MaskError::ImportNotFound { path: file.path.clone(), line: imp.span.start_line });
         };
-        let kept: Vec<&crate::index::ImportedName> = imp
-            .names
-            .iter()
-            .zip(&dropped)
-            .filter(|(_, d)| !**d)
-            .map(|(n, _)| n)
-            .collect();
+        let kept: Vec<&crate::index::ImportedName> =
+            imp.names.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(n, _)| n).collect();
         if kept.is_empty() {
-            ranges.push(deletion_range(
-                source,
-                imp.span.start_byte,
-                imp.span.end_byte,
-                root,
-            ));
+            ranges.push(deletion_range(source, imp.span.start_byte, imp.span.end_byte, root));
         } else {
-            edits.push(Edit::replace(
-                imp.span.start_byte,
-                imp.span.end_byte,
-                render_import(source, stmt, &kept),
-            ));
+            edits.push(Edit::replace(imp.span.start_byte, imp.span.end_byte, render_import(source, stmt, &kept)));
         }
     }
-    local_exports(
-        source,
-        root,
-        file,
-        index,
-        delete,
-        stub,
-        &mut ranges,
-        &mut edits,
-    );
+    local_exports(source, root, file, index, delete, stub, &mut ranges, &mut edits);
 
     // Merge overlapping deletions; drop edits inside them.
     ranges.sort();
@@ -331,11 +274,7 @@ pub fn mask_file(
             _ => merged.push((s, e)),
         }
     }
-    edits.retain(|e| {
-        !merged
-            .iter()
-            .any(|(s, end)| e.position < *end && e.end() > *s)
-    });
+    edits.retain(|e| !merged.iter().any(|(s, end)| e.position < *end && e.end() > *s));
     edits.extend(merged.into_iter().map(|(s, e)| Edit::delete(s, e)));
     edits.sort();
     Ok(edits)
@@ -350,10 +289,7 @@ fn src_starts_with_import(src: &str, at: usize) -> bool {
 fn declarator_range(src: &str, n: Node) -> (usize, usize) {
     if let Some(next) = n.next_sibling().filter(|s| s.kind() == ",") {
         let after = next.end_byte();
-        let ws = src[after..].len()
-            - src[after..]
-                .trim_start_matches([' ', '\t', '\n', '\r'])
-                .len();
+        let ws = src[after..].len() - src[after..].trim_start_matches([' ', '\t', '\n', '\r']).len();
         return (n.start_byte(), after + ws);
     }
     if let Some(prev) = n.prev_sibling().filter(|s| s.kind() == ",") {
@@ -363,38 +299,20 @@ fn declarator_range(src: &str, n: Node) -> (usize, usize) {
 }
 
 /// The body replacement of a stubbed function-like definition, if it has a body.
-fn stub_edit(
-    src: &str,
-    root: Node,
-    d: &Definition,
-    index: &DefinitionIndex,
-) -> Result<Option<Edit>, MaskError> {
+fn stub_edit(src: &str, root: Node, d: &Definition, index: &DefinitionIndex) -> Result<Option<Edit>, MaskError> {
     if !matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) {
         return Ok(None);
     }
     let Some(body) = d.body else { return Ok(None) };
     let Some(node) = node_at(root, body.start_byte, body.end_byte) else {
-        return Err(MaskError::DefinitionNotFound {
-            path: d.path.clone(),
-            id: d.id.clone(),
-            line: d.def_line,
-        });
+        return Err(MaskError::DefinitionNotFound { path: d.path.clone(), id: d.id.clone(), line: d.def_line });
     };
     // A test case's callback (`it("…", () => {…})`) is not a function anything calls.
-    if d.is_test
-        && node
-            .parent()
-            .and_then(|f| f.parent())
-            .is_some_and(|a| a.kind() == "arguments")
-    {
+    if d.is_test && node.parent().and_then(|f| f.parent()).is_some_and(|a| a.kind() == "arguments") {
         return Ok(None);
     }
     // The indentation of the header's line (not of a decorator or JSDoc).
-    let header = src
-        .split_inclusive('\n')
-        .take(d.def_line.saturating_sub(1))
-        .map(str::len)
-        .sum::<usize>();
+    let header = src.split_inclusive('\n').take(d.def_line.saturating_sub(1)).map(str::len).sum::<usize>();
     let indent = indent_of_line(src, header.min(node.start_byte()));
     let mut lines = Vec::new();
     if node.kind() == "statement_block" && d.name == "constructor" && derived_class(d, index) {
@@ -403,9 +321,7 @@ fn stub_edit(
             && first.kind() == "expression_statement"
             && first.named_child(0).is_some_and(|call| {
                 call.kind() == "call_expression"
-                    && call
-                        .child_by_field_name("function")
-                        .is_some_and(|f| f.kind() == "super")
+                    && call.child_by_field_name("function").is_some_and(|f| f.kind() == "super")
             })
         {
             lines.push(src[first.start_byte()..first.end_byte()].to_string());
@@ -414,18 +330,11 @@ fn stub_edit(
     lines.push(NOT_IMPLEMENTED.to_string());
     // Without a declared return type, callers see the type TypeScript infers from the
     // body: keep it usable (`any`) when the original returned a value.
-    if d.signature.returns.is_none()
-        && d.language == crate::Language::TypeScript
-        && returns_value(node)
-    {
+    if d.signature.returns.is_none() && d.language == crate::Language::TypeScript && returns_value(node) {
         lines.push(UNTYPED_RETURN.to_string());
     }
     let inner: String = lines.iter().map(|l| format!("{indent}  {l}\n")).collect();
-    Ok(Some(Edit::replace(
-        body.start_byte,
-        body.end_byte,
-        format!("{{\n{inner}{indent}}}"),
-    )))
+    Ok(Some(Edit::replace(body.start_byte, body.end_byte, format!("{{\n{inner}{indent}}}"))))
 }
 
 /// Whether a function body (or an arrow's expression body) returns a value, not counting
@@ -458,15 +367,9 @@ fn returns_value(body: Node) -> bool {
 }
 
 fn derived_class(d: &Definition, index: &DefinitionIndex) -> bool {
-    d.parent
-        .as_deref()
-        .and_then(|p| index.get(p))
-        .is_some_and(|c| {
-            c.signature
-                .text
-                .split(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>')
-                .any(|w| w == "extends")
-        })
+    d.parent.as_deref().and_then(|p| index.get(p)).is_some_and(|c| {
+        c.signature.text.split(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>').any(|w| w == "extends")
+    })
 }
 
 /// `import`/`export … from` with only the `kept` names, in their original text.
@@ -474,46 +377,24 @@ fn render_import(src: &str, stmt: Node, kept: &[&crate::index::ImportedName]) ->
     let text = &src[stmt.start_byte()..stmt.end_byte()];
     if matches!(stmt.kind(), "lexical_declaration" | "variable_declaration") {
         // `const { a, b: c } = require("./m");`
-        let keyword = stmt
-            .child(0)
-            .map_or("const", |k| &src[k.start_byte()..k.end_byte()]);
-        let call = text.find("require").map_or("require(\"\")", |i| {
-            text[i..].trim_end().trim_end_matches(';')
-        });
-        let specs: Vec<&str> = kept
-            .iter()
-            .map(|n| {
-                src.get(n.span.start_byte..n.span.end_byte)
-                    .unwrap_or(&n.name)
-            })
-            .collect();
-        let semi = if text.trim_end().ends_with(';') {
-            ";"
-        } else {
-            ""
-        };
+        let keyword = stmt.child(0).map_or("const", |k| &src[k.start_byte()..k.end_byte()]);
+        let call = text.find("require").map_or("require(\"\")", |i| text[i..].trim_end().trim_end_matches(';'));
+        let specs: Vec<&str> =
+            kept.iter().map(|n| src.get(n.span.start_byte..n.span.end_byte).unwrap_or(&n.name)).collect();
+        let semi = if text.trim_end().ends_with(';') { ";" } else { "" };
         return format!("{keyword} {{ {} }} = {call}{semi}", specs.join(", "));
     }
-    let source = stmt
-        .child_by_field_name("source")
-        .map_or("\"\"", |s| &src[s.start_byte()..s.end_byte()]);
-    let semi = if text.trim_end().ends_with(';') {
-        ";"
-    } else {
-        ""
-    };
+    let source = stmt.child_by_field_name("source").map_or("\"\"", |s| &src[s.start_byte()..s.end_byte()]);
+    let semi = if text.trim_end().ends_with(';') { ";" } else { "" };
     let is_export = stmt.kind() == "export_statement";
     let type_only = {
         let mut c = stmt.walk();
-        stmt.children(&mut c)
-            .any(|n| n.kind() == "type" && !n.is_named())
+        stmt.children(&mut c).any(|n| n.kind() == "type" && !n.is_named())
     };
     let mut parts = Vec::new();
     let mut named = Vec::new();
     for n in kept {
-        let t = src
-            .get(n.span.start_byte..n.span.end_byte)
-            .unwrap_or(&n.name);
+        let t = src.get(n.span.start_byte..n.span.end_byte).unwrap_or(&n.name);
         match n.name.as_str() {
             "default" if !is_export => parts.push(n.alias.clone().unwrap_or_default()),
             "*" => parts.push(format!("* as {}", n.alias.clone().unwrap_or_default())),
@@ -525,10 +406,7 @@ fn render_import(src: &str, stmt: Node, kept: &[&crate::index::ImportedName]) ->
     }
     let keyword = if is_export { "export" } else { "import" };
     let type_kw = if type_only { "type " } else { "" };
-    format!(
-        "{keyword} {type_kw}{} from {source}{semi}",
-        parts.join(", ")
-    )
+    format!("{keyword} {type_kw}{} from {source}{semi}", parts.join(", "))
 }
 
 /// Drop deleted names from `export { a, b }` lists and `export default a` of this file.
@@ -554,10 +432,7 @@ fn local_exports(
         return;
     }
     let mut c = root.walk();
-    for stmt in root
-        .named_children(&mut c)
-        .filter(|n| n.kind() == "expression_statement")
-    {
+    for stmt in root.named_children(&mut c).filter(|n| n.kind() == "expression_statement") {
         commonjs_exports(src, root, stmt, &deleted_names, ranges, edits);
     }
     let mut c = root.walk();
@@ -569,36 +444,21 @@ fn local_exports(
             continue;
         }
         if let Some(v) = stmt.child_by_field_name("value") {
-            if v.kind() == "identifier"
-                && deleted_names.contains(&src[v.start_byte()..v.end_byte()])
-            {
-                ranges.push(deletion_range(
-                    src,
-                    stmt.start_byte(),
-                    stmt.end_byte(),
-                    root,
-                ));
+            if v.kind() == "identifier" && deleted_names.contains(&src[v.start_byte()..v.end_byte()]) {
+                ranges.push(deletion_range(src, stmt.start_byte(), stmt.end_byte(), root));
             }
             continue;
         }
         let mut c2 = stmt.walk();
-        let Some(clause) = stmt
-            .named_children(&mut c2)
-            .find(|n| n.kind() == "export_clause")
-        else {
+        let Some(clause) = stmt.named_children(&mut c2).find(|n| n.kind() == "export_clause") else {
             continue;
         };
         let mut c3 = clause.walk();
-        let specs: Vec<Node> = clause
-            .named_children(&mut c3)
-            .filter(|n| n.kind() == "export_specifier")
-            .collect();
+        let specs: Vec<Node> = clause.named_children(&mut c3).filter(|n| n.kind() == "export_specifier").collect();
         let keep: Vec<&str> = specs
             .iter()
             .filter(|s| {
-                let name = s
-                    .child_by_field_name("name")
-                    .map_or("", |n| &src[n.start_byte()..n.end_byte()]);
+                let name = s.child_by_field_name("name").map_or("", |n| &src[n.start_byte()..n.end_byte()]);
                 !deleted_names.contains(name)
             })
             .map(|s| &src[s.start_byte()..s.end_byte()])
@@ -607,18 +467,9 @@ fn local_exports(
             continue;
         }
         if keep.is_empty() {
-            ranges.push(deletion_range(
-                src,
-                stmt.start_byte(),
-                stmt.end_byte(),
-                root,
-            ));
+            ranges.push(deletion_range(src, stmt.start_byte(), stmt.end_byte(), root));
         } else {
-            edits.push(Edit::replace(
-                clause.start_byte(),
-                clause.end_byte(),
-                format!("{{ {} }}", keep.join(", ")),
-            ));
+            edits.push(Edit::replace(clause.start_byte(), clause.end_byte(), format!("{{ {} }}", keep.join(", "))));
         }
     }
 }
@@ -637,36 +488,23 @@ fn commonjs_exports(
         return;
     };
     let target = &src[left.start_byte()..left.end_byte()];
-    if target != "module.exports"
-        && !target.starts_with("exports.")
-        && !target.starts_with("module.exports.")
-    {
+    if target != "module.exports" && !target.starts_with("exports.") && !target.starts_with("module.exports.") {
         return;
     }
     let name_of = |n: Node| &src[n.start_byte()..n.end_byte()];
     match right.kind() {
         "identifier" if deleted.contains(name_of(right)) => {
-            ranges.push(deletion_range(
-                src,
-                stmt.start_byte(),
-                stmt.end_byte(),
-                root,
-            ));
+            ranges.push(deletion_range(src, stmt.start_byte(), stmt.end_byte(), root));
         }
         "object" if target == "module.exports" => {
             let mut c = right.walk();
-            let props: Vec<Node> = right
-                .named_children(&mut c)
-                .filter(|p| p.kind() != "comment")
-                .collect();
+            let props: Vec<Node> = right.named_children(&mut c).filter(|p| p.kind() != "comment").collect();
             let keep: Vec<&str> = props
                 .iter()
                 .filter(|p| {
                     let value = match p.kind() {
                         "shorthand_property_identifier" => Some(**p),
-                        "pair" => p
-                            .child_by_field_name("value")
-                            .filter(|v| v.kind() == "identifier"),
+                        "pair" => p.child_by_field_name("value").filter(|v| v.kind() == "identifier"),
                         _ => None,
                     };
                     !value.is_some_and(|v| deleted.contains(name_of(v)))
@@ -674,11 +512,7 @@ fn commonjs_exports(
                 .map(|p| name_of(*p))
                 .collect();
             if keep.len() != props.len() {
-                edits.push(Edit::replace(
-                    right.start_byte(),
-                    right.end_byte(),
-                    format!("{{ {} }}", keep.join(", ")),
-                ));
+                edits.push(Edit::replace(right.start_byte(), right.end_byte(), format!("{{ {} }}", keep.join(", "))));
             }
         }
         _ => {}

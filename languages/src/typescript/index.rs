@@ -40,9 +40,7 @@ pub type ScriptIndex = crate::index::LanguageIndex;
 pub fn index_sources(sources: &[(String, Vec<u8>)]) -> ScriptIndex {
     let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = sources
         .par_iter()
-        .map_init(parse::new_parser, |parser, (path, bytes)| {
-            (path.clone(), parse::parse_file(parser, path, bytes))
-        })
+        .map_init(parse::new_parser, |parser, (path, bytes)| (path.clone(), parse::parse_file(parser, path, bytes)))
         .collect();
     finish(parsed)
 }
@@ -56,8 +54,8 @@ pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
             // consolidate the freed nodes of the previous tree first.
             || (parse::new_parser(), Vec::new()),
             |(parser, bytes), path| {
-                let r = crate::walk::read_source(root, path, bytes)
-                    .and_then(|()| parse::parse_file(parser, path, bytes));
+                let r =
+                    crate::walk::read_source(root, path, bytes).and_then(|()| parse::parse_file(parser, path, bytes));
                 (path.clone(), r)
             },
         )
@@ -68,22 +66,15 @@ pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
 fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex {
     let (files, skipped) = crate::index::split_parsed(results, |f| &f.path);
     let linker = super::link::Linker::new(&files);
-    let links: Vec<(FileIndex, Vec<super::link::Linked>)> = (0..files.len())
-        .into_par_iter()
-        .map(|i| linker.link_file(i))
-        .collect();
+    let links: Vec<(FileIndex, Vec<super::link::Linked>)> =
+        (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
     drop(linker);
     // The parsed definitions are moved into the index, not copied.
     let linked: Vec<(FileIndex, Vec<Definition>)> = files
         .into_par_iter()
         .zip(links)
         .map(|(file, (index, links))| {
-            let defs = file
-                .defs
-                .into_iter()
-                .zip(links)
-                .map(|(raw, link)| link.apply(raw.def, &file.path))
-                .collect();
+            let defs = file.defs.into_iter().zip(links).map(|(raw, link)| link.apply(raw.def, &file.path)).collect();
             (index, defs)
         })
         .collect();
@@ -92,11 +83,7 @@ fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex
 
 fn source_of(stmt: Node, src: &str) -> Option<String> {
     let s = stmt.child_by_field_name("source")?;
-    Some(
-        parse::text(s, src)
-            .trim_matches(['"', '\'', '`'])
-            .to_string(),
-    )
+    Some(parse::text(s, src).trim_matches(['"', '\'', '`']).to_string())
 }
 
 fn name_span(n: Node) -> crate::index::Span {
@@ -105,12 +92,7 @@ fn name_span(n: Node) -> crate::index::Span {
 
 /// Read one `import` statement or non-declaration `export` statement into `file`.
 /// `module_level`: whether its parent is the program.
-pub(super) fn read_import_or_export(
-    file: &mut ParsedFile,
-    stmt: Node,
-    src: &str,
-    module_level: bool,
-) {
+pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool) {
     match stmt.kind() {
         "lexical_declaration" | "variable_declaration" => {
             return read_require(file, stmt, src, module_level);
@@ -130,38 +112,23 @@ pub(super) fn read_import_or_export(
                     let mut c2 = clause.walk();
                     for part in clause.named_children(&mut c2) {
                         match part.kind() {
-                            "identifier" => names.push((
-                                "default".to_string(),
-                                Some(text(part, src).to_string()),
-                                part,
-                            )),
+                            "identifier" => {
+                                names.push(("default".to_string(), Some(text(part, src).to_string()), part))
+                            }
                             "namespace_import" => {
                                 let mut c3 = part.walk();
-                                if let Some(id) = part
-                                    .named_children(&mut c3)
-                                    .find(|n| n.kind() == "identifier")
-                                {
-                                    names.push((
-                                        "*".to_string(),
-                                        Some(text(id, src).to_string()),
-                                        part,
-                                    ));
+                                if let Some(id) = part.named_children(&mut c3).find(|n| n.kind() == "identifier") {
+                                    names.push(("*".to_string(), Some(text(id, src).to_string()), part));
                                 }
                             }
                             "named_imports" => {
                                 let mut c3 = part.walk();
-                                for spec in part
-                                    .named_children(&mut c3)
-                                    .filter(|n| n.kind() == "import_specifier")
-                                {
+                                for spec in part.named_children(&mut c3).filter(|n| n.kind() == "import_specifier") {
                                     let Some(name) = spec.child_by_field_name("name") else {
                                         continue;
                                     };
-                                    let alias = spec
-                                        .child_by_field_name("alias")
-                                        .map(|a| text(a, src).to_string());
-                                    let name =
-                                        text(name, src).trim_matches(['"', '\'']).to_string();
+                                    let alias = spec.child_by_field_name("alias").map(|a| text(a, src).to_string());
+                                    let name = text(name, src).trim_matches(['"', '\'']).to_string();
                                     names.push((name, alias, spec));
                                 }
                             }
@@ -171,10 +138,7 @@ pub(super) fn read_import_or_export(
                 }
                 "import_require_clause" => {
                     let mut c2 = clause.walk();
-                    if let Some(id) = clause
-                        .named_children(&mut c2)
-                        .find(|n| n.kind() == "identifier")
-                    {
+                    if let Some(id) = clause.named_children(&mut c2).find(|n| n.kind() == "identifier") {
                         names.push(("*".to_string(), Some(text(id, src).to_string()), id));
                     }
                 }
@@ -188,28 +152,16 @@ pub(super) fn read_import_or_export(
     let source = source_of(stmt, src);
     let mut c = stmt.walk();
     let children: Vec<Node> = stmt.children(&mut c).collect();
-    let clause = children
-        .iter()
-        .find(|n| n.kind() == "export_clause")
-        .copied();
+    let clause = children.iter().find(|n| n.kind() == "export_clause").copied();
     let mut specifiers: Vec<(String, Option<String>, Node)> = Vec::new();
     if let Some(clause) = clause {
         let mut c2 = clause.walk();
-        for spec in clause
-            .named_children(&mut c2)
-            .filter(|n| n.kind() == "export_specifier")
-        {
+        for spec in clause.named_children(&mut c2).filter(|n| n.kind() == "export_specifier") {
             let Some(name) = spec.child_by_field_name("name") else {
                 continue;
             };
-            let alias = spec
-                .child_by_field_name("alias")
-                .map(|a| text(a, src).trim_matches(['"', '\'']).to_string());
-            specifiers.push((
-                text(name, src).trim_matches(['"', '\'']).to_string(),
-                alias,
-                spec,
-            ));
+            let alias = spec.child_by_field_name("alias").map(|a| text(a, src).trim_matches(['"', '\'']).to_string());
+            specifiers.push((text(name, src).trim_matches(['"', '\'']).to_string(), alias, spec));
         }
     }
     match source {
@@ -223,31 +175,14 @@ pub(super) fn read_import_or_export(
                         imported: Some(name.clone()),
                         exported: Some(alias.clone().unwrap_or_else(|| name.clone())),
                     });
-                    names.push(ImportedName {
-                        name,
-                        alias,
-                        span: name_span(spec),
-                        target: None,
-                    });
+                    names.push(ImportedName { name, alias, span: name_span(spec), target: None });
                 }
             } else if let Some(ns) = children.iter().find(|n| n.kind() == "namespace_export") {
                 let mut c3 = ns.walk();
-                let alias = ns
-                    .named_children(&mut c3)
-                    .last()
-                    .map(|a| text(a, src).to_string());
-                names.push(ImportedName {
-                    name: "*".to_string(),
-                    alias,
-                    span: name_span(*ns),
-                    target: None,
-                });
+                let alias = ns.named_children(&mut c3).last().map(|a| text(a, src).to_string());
+                names.push(ImportedName { name: "*".to_string(), alias, span: name_span(*ns), target: None });
             } else {
-                file.reexports.push(ReExport {
-                    import: at,
-                    imported: None,
-                    exported: None,
-                });
+                file.reexports.push(ReExport { import: at, imported: None, exported: None });
                 names.push(ImportedName {
                     name: "*".to_string(),
                     alias: None,
@@ -255,28 +190,17 @@ pub(super) fn read_import_or_export(
                     target: None,
                 });
             }
-            file.imports.push(Import {
-                span: span_of(stmt, stmt),
-                module,
-                resolved_path: None,
-                names,
-                module_level,
-            });
+            file.imports.push(Import { span: span_of(stmt, stmt), module, resolved_path: None, names, module_level });
         }
         None => {
             for (name, alias, _) in specifiers {
                 let exported = alias.unwrap_or_else(|| name.clone());
                 file.local_exports.push((name, exported));
             }
-            if children
-                .iter()
-                .any(|n| !n.is_named() && n.kind() == "default")
-                && let Some(v) = stmt
-                    .child_by_field_name("value")
-                    .filter(|v| v.kind() == "identifier")
+            if children.iter().any(|n| !n.is_named() && n.kind() == "default")
+                && let Some(v) = stmt.child_by_field_name("value").filter(|v| v.kind() == "identifier")
             {
-                file.local_exports
-                    .push((text(v, src).to_string(), "default".to_string()));
+                file.local_exports.push((text(v, src).to_string(), "default".to_string()));
             }
         }
     }
@@ -287,20 +211,14 @@ pub(super) fn read_import_or_export(
 /// [`Import`] per statement; only a statement declaring one name per `require` is read.
 fn read_require(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool) {
     let mut c = stmt.walk();
-    let declarators: Vec<Node> = stmt
-        .named_children(&mut c)
-        .filter(|n| n.kind() == "variable_declarator")
-        .collect();
+    let declarators: Vec<Node> = stmt.named_children(&mut c).filter(|n| n.kind() == "variable_declarator").collect();
     let [declarator] = declarators.as_slice() else {
         return;
     };
     let Some(call) = declarator.child_by_field_name("value") else {
         return;
     };
-    let Some(arg) = call
-        .child_by_field_name("arguments")
-        .and_then(|a| a.named_child(0))
-    else {
+    let Some(arg) = call.child_by_field_name("arguments").and_then(|a| a.named_child(0)) else {
         return;
     };
     let Some(pattern) = declarator.child_by_field_name("name") else {
@@ -309,30 +227,18 @@ fn read_require(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool
     let module = text(arg, src).trim_matches(['"', '\'', '`']).to_string();
     let mut names: Vec<(String, Option<String>, Node)> = Vec::new();
     match pattern.kind() {
-        "identifier" => names.push((
-            "*".to_string(),
-            Some(text(pattern, src).to_string()),
-            pattern,
-        )),
+        "identifier" => names.push(("*".to_string(), Some(text(pattern, src).to_string()), pattern)),
         "object_pattern" => {
             let mut c2 = pattern.walk();
             for p in pattern.named_children(&mut c2) {
                 match p.kind() {
-                    "shorthand_property_identifier_pattern" => {
-                        names.push((text(p, src).to_string(), None, p))
-                    }
+                    "shorthand_property_identifier_pattern" => names.push((text(p, src).to_string(), None, p)),
                     "pair_pattern" => {
-                        let (Some(k), Some(v)) =
-                            (p.child_by_field_name("key"), p.child_by_field_name("value"))
-                        else {
+                        let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value")) else {
                             continue;
                         };
                         if v.kind() == "identifier" {
-                            names.push((
-                                text(k, src).to_string(),
-                                Some(text(v, src).to_string()),
-                                p,
-                            ));
+                            names.push((text(k, src).to_string(), Some(text(v, src).to_string()), p));
                         }
                     }
                     _ => {}
@@ -356,11 +262,7 @@ fn push_import(
     let at = file.imports.len();
     for (name, alias, _) in &names {
         let local = alias.clone().unwrap_or_else(|| name.clone());
-        file.bindings.push(Binding {
-            local,
-            import: at,
-            imported: name.clone(),
-        });
+        file.bindings.push(Binding { local, import: at, imported: name.clone() });
     }
     file.imports.push(Import {
         span: span_of(stmt, stmt),
@@ -368,12 +270,7 @@ fn push_import(
         resolved_path: None,
         names: names
             .into_iter()
-            .map(|(name, alias, node)| ImportedName {
-                name,
-                alias,
-                span: name_span(node),
-                target: None,
-            })
+            .map(|(name, alias, node)| ImportedName { name, alias, span: name_span(node), target: None })
             .collect(),
         module_level,
     });
@@ -387,9 +284,7 @@ fn read_module_exports(file: &mut ParsedFile, stmt: Node, src: &str) {
     };
     let target = text(left, src);
     let whole = target == "module.exports";
-    let member = target
-        .strip_prefix("module.exports.")
-        .or_else(|| target.strip_prefix("exports."));
+    let member = target.strip_prefix("module.exports.").or_else(|| target.strip_prefix("exports."));
     match (whole, member, right.kind()) {
         (true, _, "object") => {
             let mut c = right.walk();
@@ -400,28 +295,20 @@ fn read_module_exports(file: &mut ParsedFile, stmt: Node, src: &str) {
                         file.local_exports.push((n.clone(), n));
                     }
                     "pair" => {
-                        let (Some(k), Some(v)) =
-                            (p.child_by_field_name("key"), p.child_by_field_name("value"))
-                        else {
+                        let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value")) else {
                             continue;
                         };
                         if v.kind() == "identifier" {
-                            file.local_exports.push((
-                                text(v, src).to_string(),
-                                text(k, src).trim_matches(['"', '\'']).to_string(),
-                            ));
+                            file.local_exports
+                                .push((text(v, src).to_string(), text(k, src).trim_matches(['"', '\'']).to_string()));
                         }
                     }
                     _ => {}
                 }
             }
         }
-        (true, _, "identifier") => file
-            .local_exports
-            .push((text(right, src).to_string(), "default".to_string())),
-        (false, Some(name), "identifier") => file
-            .local_exports
-            .push((text(right, src).to_string(), name.to_string())),
+        (true, _, "identifier") => file.local_exports.push((text(right, src).to_string(), "default".to_string())),
+        (false, Some(name), "identifier") => file.local_exports.push((text(right, src).to_string(), name.to_string())),
         _ => {}
     }
 }

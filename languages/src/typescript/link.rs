@@ -5,9 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::{FxHashMap as HashMap, Object, ParsedFile, Ref};
-use crate::index::{
-    Definition, DefinitionKind, FileIndex, LoadReference, LoadRole, ModuleReference, NodeId,
-};
+use crate::index::{Definition, DefinitionKind, FileIndex, LoadReference, LoadRole, ModuleReference, NodeId};
 
 /// What linking adds to a parsed definition.
 pub(super) struct Linked {
@@ -72,11 +70,7 @@ const EXTENSIONS: &[&str] = &["ts", "tsx", "d.ts", "js", "jsx", "mts", "cts", "m
 
 impl<'a> Linker<'a> {
     pub fn new(files: &'a [ParsedFile]) -> Linker<'a> {
-        let by_path = files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i))
-            .collect();
+        let by_path = files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
         let mut ids = Vec::with_capacity(files.len());
         let mut top = Vec::with_capacity(files.len());
         let mut children = Vec::with_capacity(files.len());
@@ -107,14 +101,8 @@ impl<'a> Linker<'a> {
                         if let Some(c) = ch.get_mut(p) {
                             c.push(i);
                         }
-                        if f.defs
-                            .get(p)
-                            .is_some_and(|pd| pd.def.kind == DefinitionKind::Class)
-                        {
-                            members
-                                .entry(d.def.name.as_str())
-                                .or_default()
-                                .push((fi, i));
+                        if f.defs.get(p).is_some_and(|pd| pd.def.kind == DefinitionKind::Class) {
+                            members.entry(d.def.name.as_str()).or_default().push((fi, i));
                         }
                     }
                 }
@@ -126,12 +114,7 @@ impl<'a> Linker<'a> {
             .iter()
             .map(|f| {
                 let mut m: HashMap<&str, Vec<usize>> = HashMap::default();
-                for (i, d) in f
-                    .defs
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, d)| d.parent.is_none())
-                {
+                for (i, d) in f.defs.iter().enumerate().filter(|(_, d)| d.parent.is_none()) {
                     for e in &d.exported_as {
                         m.entry(e.as_str()).or_default().push(i);
                     }
@@ -149,25 +132,11 @@ impl<'a> Linker<'a> {
                 m
             })
             .collect();
-        let mut linker = Linker {
-            files,
-            by_path,
-            ids,
-            top,
-            children,
-            members,
-            exports,
-            bindings,
-            resolved: Vec::new(),
-        };
+        let mut linker =
+            Linker { files, by_path, ids, top, children, members, exports, bindings, resolved: Vec::new() };
         linker.resolved = files
             .iter()
-            .map(|f| {
-                f.imports
-                    .iter()
-                    .map(|i| linker.resolve_specifier(&f.path, &i.module))
-                    .collect()
-            })
+            .map(|f| f.imports.iter().map(|i| linker.resolve_specifier(&f.path, &i.module)).collect())
             .collect();
         linker
     }
@@ -188,16 +157,10 @@ impl<'a> Linker<'a> {
         }
         candidates.push(base.to_string());
         candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
-        candidates.extend(EXTENSIONS.iter().map(|e| {
-            if base.is_empty() {
-                format!("index.{e}")
-            } else {
-                format!("{base}/index.{e}")
-            }
-        }));
-        candidates
-            .iter()
-            .find_map(|c| self.by_path.get(c.as_str()).copied())
+        candidates.extend(
+            EXTENSIONS.iter().map(|e| if base.is_empty() { format!("index.{e}") } else { format!("{base}/index.{e}") }),
+        );
+        candidates.iter().find_map(|c| self.by_path.get(c.as_str()).copied())
     }
 
     /// The file a specifier names: relative specifiers from the importing file; then the
@@ -215,10 +178,7 @@ impl<'a> Linker<'a> {
             return None;
         }
         let rest = normalize(rest)?;
-        if let Some(found) = self
-            .resolve_base(&rest)
-            .or_else(|| self.resolve_base(&format!("src/{rest}")))
-        {
+        if let Some(found) = self.resolve_base(&rest).or_else(|| self.resolve_base(&format!("src/{rest}"))) {
             return Some(found);
         }
         // Only aliases go on to the suffix match.
@@ -235,11 +195,7 @@ impl<'a> Linker<'a> {
 
     /// The file import statement `import` of file `f` names (resolved once, in `new`).
     fn import_target(&self, f: usize, import: usize) -> Option<usize> {
-        self.resolved
-            .get(f)
-            .and_then(|r| r.get(import))
-            .copied()
-            .flatten()
+        self.resolved.get(f).and_then(|r| r.get(import)).copied().flatten()
     }
 
     /// Definitions a module exports under `name`.
@@ -294,11 +250,7 @@ impl<'a> Linker<'a> {
             if let Some(target) = self.import_target(f, b.import) {
                 // A namespace used as a value is the module's default export (CommonJS
                 // `const f = require("./f")` with `module.exports = f`).
-                let imported = if b.imported == "*" {
-                    "default"
-                } else {
-                    b.imported.as_str()
-                };
+                let imported = if b.imported == "*" { "default" } else { b.imported.as_str() };
                 return self.export(target, imported, depth + 1);
             }
         }
@@ -308,20 +260,12 @@ impl<'a> Linker<'a> {
     /// The module a namespace import binds to `name` in file `f`.
     fn namespace(&self, f: usize, name: &str) -> Option<usize> {
         let file = &self.files[f];
-        let b = self.bindings[f]
-            .get(name)?
-            .iter()
-            .map(|&i| &file.bindings[i])
-            .find(|b| b.imported == "*")?;
+        let b = self.bindings[f].get(name)?.iter().map(|&i| &file.bindings[i]).find(|b| b.imported == "*")?;
         self.import_target(f, b.import)
     }
 
     fn children_named(&self, (f, d): At, name: &str) -> Vec<At> {
-        self.children[f][d]
-            .iter()
-            .filter(|&&c| self.files[f].defs[c].def.name == name)
-            .map(|&c| (f, c))
-            .collect()
+        self.children[f][d].iter().filter(|&&c| self.files[f].defs[c].def.name == name).map(|&c| (f, c)).collect()
     }
 
     /// A bare name used inside definition `from` of file `f` (or at module level).
@@ -329,10 +273,7 @@ impl<'a> Linker<'a> {
         let mut cur = from;
         while let Some(c) = cur {
             let d = &self.files[f].defs[c];
-            if !matches!(
-                d.def.kind,
-                DefinitionKind::Class | DefinitionKind::Interface
-            ) {
+            if !matches!(d.def.kind, DefinitionKind::Class | DefinitionKind::Interface) {
                 let found = self.children_named((f, c), name);
                 if !found.is_empty() {
                     return found;
@@ -369,46 +310,26 @@ impl<'a> Linker<'a> {
     fn resolve(&self, f: usize, from: Option<usize>, r: &Ref) -> Vec<At> {
         match r {
             Ref::Name(n) => self.name(f, from, n),
-            Ref::Member {
-                object: Object::This,
-                member,
-            } => {
+            Ref::Member { object: Object::This, member } => {
                 let mut cur = from;
                 while let Some(c) = cur {
                     if self.files[f].defs[c].def.kind == DefinitionKind::Class {
                         let found = self.member_of((f, c), member, 0);
-                        return if found.is_empty() {
-                            self.fallback(member)
-                        } else {
-                            found
-                        };
+                        return if found.is_empty() { self.fallback(member) } else { found };
                     }
                     cur = self.files[f].defs[c].parent;
                 }
                 self.fallback(member)
             }
-            Ref::Member {
-                object: Object::Name(o),
-                member,
-            } => {
+            Ref::Member { object: Object::Name(o), member } => {
                 if let Some(module) = self.namespace(f, o) {
                     return self.export(module, member, 0);
                 }
-                let found: Vec<At> = self
-                    .name(f, from, o)
-                    .into_iter()
-                    .flat_map(|t| self.member_of(t, member, 0))
-                    .collect();
-                if found.is_empty() {
-                    self.fallback(member)
-                } else {
-                    found
-                }
+                let found: Vec<At> =
+                    self.name(f, from, o).into_iter().flat_map(|t| self.member_of(t, member, 0)).collect();
+                if found.is_empty() { self.fallback(member) } else { found }
             }
-            Ref::Member {
-                object: Object::Other,
-                member,
-            } => self.fallback(member),
+            Ref::Member { object: Object::Other, member } => self.fallback(member),
         }
     }
 
@@ -423,11 +344,7 @@ impl<'a> Linker<'a> {
             for base in self.name(f, def.parent, h) {
                 let b = &self.files[base.0].defs[base.1];
                 out.extend(b.member_names.iter().cloned());
-                out.extend(
-                    self.children[base.0][base.1]
-                        .iter()
-                        .map(|&c| self.files[base.0].defs[c].def.name.clone()),
-                );
+                out.extend(self.children[base.0][base.1].iter().map(|&c| self.files[base.0].defs[c].def.name.clone()));
                 self.base_member_names(base, out, depth + 1);
             }
         }
@@ -455,11 +372,7 @@ impl<'a> Linker<'a> {
             loads.remove(&self.ids[f][i]);
             if raw.def.kind == DefinitionKind::Class {
                 // `new C(…)` and `super(…)` name the class, and call its constructor.
-                refs.extend(
-                    self.children_named((f, i), "constructor")
-                        .into_iter()
-                        .map(id),
-                );
+                refs.extend(self.children_named((f, i), "constructor").into_iter().map(id));
             }
             if raw.def.kind == DefinitionKind::Class && !raw.heritage.is_empty() {
                 let mut names = BTreeSet::new();
@@ -475,19 +388,13 @@ impl<'a> Linker<'a> {
                 id: self.ids[f][i].clone(),
                 parent: raw.parent.map(|p| self.ids[f][p].clone()),
                 references: refs.into_iter().collect(),
-                load_references: loads
-                    .into_iter()
-                    .map(|(target, role)| LoadReference { target, role })
-                    .collect(),
+                load_references: loads.into_iter().map(|(target, role)| LoadReference { target, role }).collect(),
             });
         }
         let mut module_references: Vec<ModuleReference> = Vec::new();
         for (r, line) in &file.module_refs {
             for t in self.resolve(f, None, r) {
-                module_references.push(ModuleReference {
-                    target: id(t),
-                    line: *line,
-                });
+                module_references.push(ModuleReference { target: id(t), line: *line });
             }
         }
         module_references.sort();

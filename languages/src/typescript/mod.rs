@@ -28,13 +28,8 @@ pub use index::{index_files, index_sources};
 /// The `left` and `right` of the assignment an expression statement holds (`a = b;`, as in
 /// `module.exports = { a }` or `exports.x = a`), or `None` for any other statement.
 fn assignment_sides(stmt: tree_sitter::Node) -> Option<(tree_sitter::Node, tree_sitter::Node)> {
-    let assign = stmt
-        .named_child(0)
-        .filter(|a| a.kind() == "assignment_expression")?;
-    Some((
-        assign.child_by_field_name("left")?,
-        assign.child_by_field_name("right")?,
-    ))
+    let assign = stmt.named_child(0).filter(|a| a.kind() == "assignment_expression")?;
+    Some((assign.child_by_field_name("left")?, assign.child_by_field_name("right")?))
 }
 
 /// Test code by the jest/vitest conventions: `*.test.*` and `*.spec.*` files, and every
@@ -48,8 +43,5 @@ pub fn is_test_path(rel: &str) -> bool {
     parts.next();
     let rest: Vec<&str> = parts.collect();
     // `a.test.ts`, `a.spec.tsx`, `a.test.d.ts` is not code but still test-only.
-    rest.len() >= 2
-        && rest[..rest.len() - 1]
-            .iter()
-            .any(|p| *p == "test" || *p == "spec")
+    rest.len() >= 2 && rest[..rest.len() - 1].iter().any(|p| *p == "test" || *p == "spec")
 }

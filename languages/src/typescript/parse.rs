@@ -152,11 +152,7 @@ pub(super) fn span_of(start: Node, end: Node) -> Span {
 
 fn count_lines(src: &[u8]) -> usize {
     let n = src.iter().filter(|&&b| b == b'\n').count();
-    if src.last().is_some_and(|&b| b != b'\n') {
-        n + 1
-    } else {
-        n
-    }
+    if src.last().is_some_and(|&b| b != b'\n') { n + 1 } else { n }
 }
 
 /// Which definition capture matched.
@@ -203,13 +199,7 @@ struct Family<'t> {
 
 impl<'t> Family<'t> {
     fn new(kinds: &'static Kinds) -> Family<'t> {
-        Family {
-            kinds,
-            parents: FxHashMap::default(),
-            children: FxHashMap::default(),
-            at: None,
-            ancestors: Vec::new(),
-        }
+        Family { kinds, parents: FxHashMap::default(), children: FxHashMap::default(), at: None, ancestors: Vec::new() }
     }
 
     fn children_of(&mut self, p: Node<'t>) -> &[Node<'t>] {
@@ -265,10 +255,7 @@ impl<'t> Family<'t> {
         let mut n = node;
         while let Some(p) = self.parent(n) {
             let kind = p.kind_id();
-            if kind == k.export_statement
-                || kind == k.ambient_declaration
-                || kind == k.expression_statement
-            {
+            if kind == k.export_statement || kind == k.ambient_declaration || kind == k.expression_statement {
                 n = p;
             } else {
                 break;
@@ -288,15 +275,8 @@ impl<'t> Family<'t> {
             return declarator;
         }
         let mut c = decl.walk();
-        let count = decl
-            .named_children(&mut c)
-            .filter(|n| n.kind_id() == k.variable_declarator)
-            .count();
-        if count == 1 {
-            self.statement_of(decl)
-        } else {
-            declarator
-        }
+        let count = decl.named_children(&mut c).filter(|n| n.kind_id() == k.variable_declarator).count();
+        if count == 1 { self.statement_of(decl) } else { declarator }
     }
 
     /// First decorator sibling before a class member (TypeScript puts member decorators in
@@ -318,16 +298,13 @@ impl<'t> Family<'t> {
 
 fn first_non_decorator<'t>(k: &Kinds, n: Node<'t>) -> Node<'t> {
     let mut c = n.walk();
-    n.children(&mut c)
-        .find(|c| c.kind_id() != k.decorator && c.kind_id() != k.comment)
-        .unwrap_or(n)
+    n.children(&mut c).find(|c| c.kind_id() != k.decorator && c.kind_id() != k.comment).unwrap_or(n)
 }
 
 /// Whether `n` has the anonymous token of kind `token` among its children.
 fn has_token(n: Node, token: u16) -> bool {
     let mut c = n.walk();
-    n.children(&mut c)
-        .any(|k| !k.is_named() && k.kind_id() == token)
+    n.children(&mut c).any(|k| !k.is_named() && k.kind_id() == token)
 }
 
 /// What one indexing thread reuses from file to file.
@@ -337,19 +314,13 @@ pub(super) struct Worker {
 }
 
 pub(super) fn new_parser() -> Worker {
-    Worker {
-        parser: Parser::new(),
-        cursor: QueryCursor::new(),
-    }
+    Worker { parser: Parser::new(), cursor: QueryCursor::new() }
 }
 
 /// A name used, as byte ranges of the source (turned into strings once deduplicated).
 enum RawRef {
     Name(Range<usize>),
-    Member {
-        object: RawObject,
-        member: Range<usize>,
-    },
+    Member { object: RawObject, member: Range<usize> },
 }
 
 enum RawObject {
@@ -458,18 +429,12 @@ fn take_match<'t>(
     let (Some((cap, node)), Some(name)) = (def, name) else {
         return;
     };
-    if cap == Cap::Property
-        && k
-            .child(node, k.field_value)
-            .is_some_and(|v| k.is_function_value(v.kind_id()))
-    {
+    if cap == Cap::Property && k.child(node, k.field_value).is_some_and(|v| k.is_function_value(v.kind_id())) {
         // A method-like field: `@definition.field` has it.
         return;
     }
     if cap == Cap::Test {
-        let head = callee
-            .map(|c| text(c, src).split('.').next().unwrap_or(""))
-            .unwrap_or("");
+        let head = callee.map(|c| text(c, src).split('.').next().unwrap_or("")).unwrap_or("");
         if !is_test || !TEST_CALLEES.contains(&head) {
             return;
         }
@@ -480,72 +445,31 @@ fn take_match<'t>(
         Cap::Variable if node.kind_id() == k.assignment_expression => fam.statement_of(node),
         Cap::Variable => fam.variable_statement(node),
         Cap::Class if node.kind_id() == k.variable_declarator => fam.variable_statement(node),
-        Cap::Method | Cap::Field | Cap::Overload | Cap::Property if fam.in_class_body(node) => {
-            node
-        }
-        Cap::Test => fam
-            .parent(node)
-            .filter(|p| p.kind_id() == k.expression_statement)
-            .unwrap_or(node),
+        Cap::Method | Cap::Field | Cap::Overload | Cap::Property if fam.in_class_body(node) => node,
+        Cap::Test => fam.parent(node).filter(|p| p.kind_id() == k.expression_statement).unwrap_or(node),
         _ => fam.statement_of(node),
     };
-    let start = if fam.in_class_body(stmt) {
-        fam.first_decorator(stmt)
-    } else {
-        stmt
-    };
-    st.found.push(Found {
-        cap,
-        node,
-        name,
-        stmt,
-        start,
-    });
+    let start = if fam.in_class_body(stmt) { fam.first_decorator(stmt) } else { stmt };
+    st.found.push(Found { cap, node, name, stmt, start });
 }
 
-pub(super) fn parse_file(
-    worker: &mut Worker,
-    path: &str,
-    source: &[u8],
-) -> Result<ParsedFile, IndexError> {
+pub(super) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
     let Worker { parser, cursor } = worker;
     let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
         path: path.to_string(),
-        line: source[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1,
+        line: source[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1,
     })?;
-    let syntax = |message: &str| IndexError::Syntax {
-        path: path.to_string(),
-        line: 1,
-        message: message.to_string(),
-    };
-    let dialect =
-        Dialect::of_path(path).ok_or_else(|| syntax("not a TypeScript or JavaScript file"))?;
-    parser
-        .set_language(&dialect.grammar())
-        .map_err(|_| syntax("the grammar could not be loaded"))?;
-    let tree = parser
-        .parse(src, None)
-        .ok_or_else(|| syntax("tree-sitter produced no tree"))?;
+    let syntax = |message: &str| IndexError::Syntax { path: path.to_string(), line: 1, message: message.to_string() };
+    let dialect = Dialect::of_path(path).ok_or_else(|| syntax("not a TypeScript or JavaScript file"))?;
+    parser.set_language(&dialect.grammar()).map_err(|_| syntax("the grammar could not be loaded"))?;
+    let tree = parser.parse(src, None).ok_or_else(|| syntax("tree-sitter produced no tree"))?;
     let is_test = super::is_test_path(path);
     let q = dialect.queries();
     // Test cases are only kept in test files: other files run the query without them.
-    let (query, roots) = if is_test {
-        (&q.query, &q.roots)
-    } else {
-        (&q.query_no_tests, &q.roots_no_tests)
-    };
+    let (query, roots) = if is_test { (&q.query, &q.roots) } else { (&q.query_no_tests, &q.roots_no_tests) };
     let kinds = &q.kinds;
 
-    let mut st = Collect {
-        found: Vec::new(),
-        names: Vec::new(),
-        imports: Vec::new(),
-        exports: Vec::new(),
-    };
+    let mut st = Collect { found: Vec::new(), names: Vec::new(), imports: Vec::new(), exports: Vec::new() };
     let mut refs: Vec<(usize, RawRef)> = Vec::new();
     // One walk over the tree: it reads the names used (references) itself, and runs the
     // definitions/imports query only on the nodes where one of its patterns starts, no
@@ -563,10 +487,7 @@ pub(super) fn parse_file(
                 take_match(m, &q.captures, src, is_test, &mut st, &mut fam);
             }
         }
-        if kind == kinds.identifier
-            || kind == kinds.type_identifier
-            || kind == kinds.shorthand_property_identifier
-        {
+        if kind == kinds.identifier || kind == kinds.type_identifier || kind == kinds.shorthand_property_identifier {
             refs.push((node.start_byte(), RawRef::Name(node.byte_range())));
         } else if kind == kinds.member_expression || kind == kinds.nested_type_identifier {
             let (object, member) = if kind == kinds.member_expression {
@@ -575,16 +496,10 @@ pub(super) fn parse_file(
                 (kinds.field_module, kinds.field_name)
             };
             let object = object.and_then(|f| node.child_by_field_id(f.get()));
-            let member = member
-                .and_then(|f| node.child_by_field_id(f.get()))
-                .filter(|m| {
-                    m.kind_id()
-                        == if kind == kinds.member_expression {
-                            kinds.property_identifier
-                        } else {
-                            kinds.type_identifier
-                        }
-                });
+            let member = member.and_then(|f| node.child_by_field_id(f.get())).filter(|m| {
+                m.kind_id()
+                    == if kind == kinds.member_expression { kinds.property_identifier } else { kinds.type_identifier }
+            });
             if let (Some(o), Some(mem)) = (object.filter(|o| o.is_named()), member) {
                 let object = if o.kind_id() == kinds.this {
                     RawObject::This
@@ -593,13 +508,7 @@ pub(super) fn parse_file(
                 } else {
                     RawObject::Other
                 };
-                refs.push((
-                    mem.start_byte(),
-                    RawRef::Member {
-                        object,
-                        member: mem.byte_range(),
-                    },
-                ));
+                refs.push((mem.start_byte(), RawRef::Member { object, member: mem.byte_range() }));
             }
         }
         if walk.goto_first_child() {
@@ -614,12 +523,7 @@ pub(super) fn parse_file(
         }
     }
     fam.at = None;
-    let Collect {
-        mut found,
-        mut names,
-        imports,
-        exports,
-    } = st;
+    let Collect { mut found, mut names, imports, exports } = st;
     // Names that declare rather than use: definition names, import and re-export
     // specifiers, `export { a }` lists and `export default a` (read as exports below).
     let mut skip: Vec<(usize, usize)> = Vec::new();
@@ -627,9 +531,7 @@ pub(super) fn parse_file(
         if st.kind() == "expression_statement" {
             // CommonJS `module.exports = { a, b: c }` / `exports.x = a` name exports; other
             // right-hand sides (functions, calls) are code.
-            let right = st
-                .named_child(0)
-                .and_then(|a| a.child_by_field_name("right"));
+            let right = st.named_child(0).and_then(|a| a.child_by_field_name("right"));
             match right {
                 Some(r) if r.kind() == "object" => skip.push((r.start_byte(), r.end_byte())),
                 Some(r) if r.kind() == "identifier" => names.push(r.start_byte()),
@@ -653,8 +555,7 @@ pub(super) fn parse_file(
         i > 0 && at < skip[i - 1].1
     };
     refs.retain(|(start, r)| {
-        !(matches!(r, RawRef::Name(_))
-            && (names.binary_search(start).is_ok() || skipped(*start)))
+        !(matches!(r, RawRef::Name(_)) && (names.binary_search(start).is_ok() || skipped(*start)))
     });
     found.sort_by_key(|f| (f.start.start_byte(), std::cmp::Reverse(f.stmt.end_byte())));
     found.dedup_by(|a, b| a.stmt.id() == b.stmt.id() && a.name.id() == b.name.id());
@@ -664,8 +565,7 @@ pub(super) fn parse_file(
     let mut stack: Vec<usize> = Vec::new();
     for (i, f) in found.iter().enumerate() {
         while let Some(&top) = stack.last() {
-            if found[top].stmt.end_byte() >= f.stmt.end_byte()
-                && found[top].start.start_byte() <= f.start.start_byte()
+            if found[top].stmt.end_byte() >= f.stmt.end_byte() && found[top].start.start_byte() <= f.start.start_byte()
             {
                 break;
             }
@@ -675,10 +575,7 @@ pub(super) fn parse_file(
         stack.push(i);
     }
 
-    let mut defs: Vec<RawDef> = found
-        .iter()
-        .map(|f| raw_def(f, src, dialect, is_test, &mut fam))
-        .collect();
+    let mut defs: Vec<RawDef> = found.iter().map(|f| raw_def(f, src, dialect, is_test, &mut fam)).collect();
     for (d, p) in defs.iter_mut().zip(&parents) {
         d.parent = *p;
     }
@@ -690,8 +587,7 @@ pub(super) fn parse_file(
     // each definition keeps the first of each.
     refs.sort_by_key(|r| r.0);
     let mut module_refs = Vec::new();
-    let mut seen: Vec<FxHashSet<(RefKey<'_>, Option<LoadRole>)>> =
-        vec![FxHashSet::default(); defs.len()];
+    let mut seen: Vec<FxHashSet<(RefKey<'_>, Option<LoadRole>)>> = vec![FxHashSet::default(); defs.len()];
     let mut seen_module: FxHashSet<(RefKey<'_>, usize)> = FxHashSet::default();
     // Lines of module-level names, counted forward (references are in source order).
     let (mut line, mut counted) = (1usize, 0usize);
@@ -743,17 +639,12 @@ fn load_role(d: &RawDef, at: usize) -> Option<LoadRole> {
     if d.test_case {
         return None;
     }
-    let in_body = d
-        .def
-        .body
-        .is_some_and(|b| b.start_byte <= at && at < b.end_byte);
+    let in_body = d.def.body.is_some_and(|b| b.start_byte <= at && at < b.end_byte);
     match d.def.kind {
         DefinitionKind::Function | DefinitionKind::Method if in_body => None,
-        DefinitionKind::Function | DefinitionKind::Method => Some(if at < d.sig_start {
-            LoadRole::Decorator
-        } else {
-            LoadRole::DefaultOrAnnotation
-        }),
+        DefinitionKind::Function | DefinitionKind::Method => {
+            Some(if at < d.sig_start { LoadRole::Decorator } else { LoadRole::DefaultOrAnnotation })
+        }
         _ if in_body => Some(LoadRole::ClassBody),
         DefinitionKind::Class | DefinitionKind::Interface => Some(LoadRole::BaseClass),
         _ => Some(LoadRole::DefaultOrAnnotation),
@@ -761,9 +652,7 @@ fn load_role(d: &RawDef, at: usize) -> Option<LoadRole> {
 }
 
 fn innermost(defs: &[RawDef], at: usize) -> Option<usize> {
-    let mut i = defs
-        .partition_point(|d| d.def.span.start_byte <= at)
-        .checked_sub(1)?;
+    let mut i = defs.partition_point(|d| d.def.span.start_byte <= at).checked_sub(1)?;
     loop {
         if defs[i].def.span.end_byte > at {
             return Some(i);
@@ -772,33 +661,23 @@ fn innermost(defs: &[RawDef], at: usize) -> Option<usize> {
     }
 }
 
-fn raw_def<'t>(
-    f: &Found<'t>,
-    src: &str,
-    dialect: Dialect,
-    is_test: bool,
-    fam: &mut Family<'t>,
-) -> RawDef {
+fn raw_def<'t>(f: &Found<'t>, src: &str, dialect: Dialect, is_test: bool, fam: &mut Family<'t>) -> RawDef {
     let k = fam.kinds;
     let node = f.node;
     let stmt_parent = fam.parent_kind(f.stmt);
     let in_class_body = stmt_parent == Some(k.class_body);
     // The function node for variables and fields is their value.
     let func = match f.cap {
-        Cap::Variable | Cap::Field => k
-            .child(node, k.field_value)
-            .or_else(|| k.child(node, k.field_right))
-            .unwrap_or(node),
-        Cap::Class if node.kind_id() == k.variable_declarator => {
-            k.child(node, k.field_value).unwrap_or(node)
+        Cap::Variable | Cap::Field => {
+            k.child(node, k.field_value).or_else(|| k.child(node, k.field_right)).unwrap_or(node)
         }
+        Cap::Class if node.kind_id() == k.variable_declarator => k.child(node, k.field_value).unwrap_or(node),
         Cap::Test => {
             let args = k.child(node, k.field_arguments);
             let mut c = node.walk();
             args.and_then(|a| {
-                a.named_children(&mut c).find(|n| {
-                    n.kind_id() == k.arrow_function || n.kind_id() == k.function_expression
-                })
+                a.named_children(&mut c)
+                    .find(|n| n.kind_id() == k.arrow_function || n.kind_id() == k.function_expression)
             })
             .unwrap_or(node)
         }
@@ -808,11 +687,7 @@ fn raw_def<'t>(
         Cap::TypeAlias | Cap::Overload | Cap::Property => None,
         _ => k.child(func, k.field_body),
     };
-    let name = if f.cap == Cap::Test {
-        string_content(f.name, src)
-    } else {
-        text(f.name, src).to_string()
-    };
+    let name = if f.cap == Cap::Test { string_content(f.name, src) } else { text(f.name, src).to_string() };
     let kind = match f.cap {
         Cap::Function | Cap::Variable | Cap::Test => DefinitionKind::Function,
         Cap::Overload if in_class_body => DefinitionKind::Method,
@@ -828,21 +703,14 @@ fn raw_def<'t>(
     // Signature: from `export`/modifiers (decorators excluded) to the body.
     let sig_start = first_non_decorator(k, f.stmt).start_byte();
     let sig_end = match f.cap {
-        Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload | Cap::Property => {
-            f.stmt.end_byte()
-        }
+        Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload | Cap::Property => f.stmt.end_byte(),
         Cap::Test => f.name.end_byte(),
         _ => body.map_or(f.stmt.end_byte(), |b| b.start_byte()),
     };
     let sig_text = if f.cap == Cap::Test {
         name.clone()
     } else {
-        src.get(sig_start..sig_end.max(sig_start))
-            .unwrap_or("")
-            .trim()
-            .trim_end_matches(';')
-            .trim_end()
-            .to_string()
+        src.get(sig_start..sig_end.max(sig_start)).unwrap_or("").trim().trim_end_matches(';').trim_end().to_string()
     };
     let mut decorators: Vec<String> = Vec::new();
     let mut collect_decorators = |n: Node| {
@@ -867,30 +735,19 @@ fn raw_def<'t>(
     before.reverse();
     before.append(&mut decorators);
     let decorators = before;
-    let (bases, heritage_names) = if matches!(f.cap, Cap::Class | Cap::Interface) {
-        heritage(func, src)
-    } else {
-        Default::default()
-    };
-    let is_fn = !matches!(
-        f.cap,
-        Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace | Cap::Property
-    );
+    let (bases, heritage_names) =
+        if matches!(f.cap, Cap::Class | Cap::Interface) { heritage(func, src) } else { Default::default() };
+    let is_fn =
+        !matches!(f.cap, Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace | Cap::Property);
     let signature = Signature {
         text: sig_text,
         parameters: if is_fn && f.cap != Cap::Test {
-            parameters(
-                k,
-                k.child(func, k.field_parameters)
-                    .or_else(|| k.child(func, k.field_parameter)),
-                src,
-            )
+            parameters(k, k.child(func, k.field_parameters).or_else(|| k.child(func, k.field_parameter)), src)
         } else {
             Vec::new()
         },
         returns: if is_fn {
-            k.child(func, k.field_return_type)
-                .map(|r| text(r, src).trim_start_matches(':').trim().to_string())
+            k.child(func, k.field_return_type).map(|r| text(r, src).trim_start_matches(':').trim().to_string())
         } else {
             None
         },
@@ -898,16 +755,10 @@ fn raw_def<'t>(
         decorators,
         bases,
         receiver: None,
-        type_parameters: k
-            .child(func, k.field_type_parameters)
-            .map(|t| text(t, src).to_string()),
+        type_parameters: k.child(func, k.field_type_parameters).map(|t| text(t, src).to_string()),
     };
     let exported_as = if exported_stmt && stmt_parent == Some(k.program) {
-        if has_token(f.stmt, k.default_token) {
-            vec!["default".to_string()]
-        } else {
-            vec![name.clone()]
-        }
+        if has_token(f.stmt, k.default_token) { vec!["default".to_string()] } else { vec![name.clone()] }
     } else if node.kind_id() == k.assignment_expression {
         // `exports.f = …` (the query only matches `exports` / `module.exports`).
         vec![name.clone()]
@@ -922,8 +773,7 @@ fn raw_def<'t>(
         },
     )
     .start_position()
-    .row
-        + 1;
+    .row + 1;
     let doc_anchor = if in_class_body { f.start } else { f.stmt };
     let doc_prev = fam.prev_sibling(doc_anchor);
     RawDef {
@@ -948,11 +798,7 @@ fn raw_def<'t>(
         exported_as,
         refs: Vec::new(),
         heritage: heritage_names,
-        member_names: if f.cap == Cap::Interface {
-            interface_members(k, body, src)
-        } else {
-            Vec::new()
-        },
+        member_names: if f.cap == Cap::Interface { interface_members(k, body, src) } else { Vec::new() },
         overload: f.cap == Cap::Overload,
         test_case: f.cap == Cap::Test,
         sig_start,
@@ -995,11 +841,7 @@ fn merge_overloads(defs: &mut Vec<RawDef>) {
         let doc = defs[i].def.docstring.clone();
         let exported = defs[i].exported_as.clone();
         let t = &mut defs[target];
-        let own = if target == i {
-            None
-        } else {
-            Some(t.def.signature.text.clone())
-        };
+        let own = if target == i { None } else { Some(t.def.signature.text.clone()) };
         // Overload signatures end with `;` as written; the implementation header follows.
         t.def.signature.text = match own {
             Some(own) => format!("{};\n{own}", texts.join(";\n")),

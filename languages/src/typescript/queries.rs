@@ -6,14 +6,10 @@
 use std::sync::LazyLock;
 use tree_sitter::{Language, Query};
 
-const TS: [&str; 2] = [
-    include_str!("../../queries/typescript/definitions.scm"),
-    include_str!("../../queries/typescript/imports.scm"),
-];
-const JS: [&str; 2] = [
-    include_str!("../../queries/javascript/definitions.scm"),
-    include_str!("../../queries/javascript/imports.scm"),
-];
+const TS: [&str; 2] =
+    [include_str!("../../queries/typescript/definitions.scm"), include_str!("../../queries/typescript/imports.scm")];
+const JS: [&str; 2] =
+    [include_str!("../../queries/javascript/definitions.scm"), include_str!("../../queries/javascript/imports.scm")];
 
 /// The three grammars of this module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,9 +218,7 @@ pub(super) struct Queries {
 /// start anywhere".
 fn root_kind(pattern: &str) -> Option<&str> {
     let rest = pattern.strip_prefix('(')?.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
     let kind = &rest[..end];
     (!kind.is_empty() && kind != "_").then_some(kind)
 }
@@ -272,9 +266,8 @@ fn compile(dialect: Dialect, files: [&str; 2]) -> Queries {
     // The queries ship with the crate and a test compiles them for every dialect; failing
     // here is a bug in the crate, not in the user's input.
     let new = || {
-        Query::new(&grammar, &source).unwrap_or_else(|e| {
-            panic!("the {dialect:?} queries of languages/queries do not compile: {e}")
-        })
+        Query::new(&grammar, &source)
+            .unwrap_or_else(|e| panic!("the {dialect:?} queries of languages/queries do not compile: {e}"))
     };
     let query = new();
     let mut query_no_tests = new();
@@ -304,11 +297,7 @@ fn compile(dialect: Dialect, files: [&str; 2]) -> Queries {
     let mut no_tests = vec![true; patterns];
     for (i, on) in no_tests.iter_mut().enumerate() {
         let start = query.start_byte_for_pattern(i);
-        let end = if i + 1 < patterns {
-            query.start_byte_for_pattern(i + 1)
-        } else {
-            source.len()
-        };
+        let end = if i + 1 < patterns { query.start_byte_for_pattern(i + 1) } else { source.len() };
         if code(&source[start..end]).contains("@definition.test") {
             *on = false;
             query_no_tests.disable_pattern(i);

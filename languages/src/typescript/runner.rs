@@ -40,8 +40,7 @@ use crate::runner::attempts::{self, Attempt};
 use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{WorkDir, last_lines};
 use crate::runner::{
-    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus,
-    is_ancestor,
+    Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
 
 pub use crate::typescript::detect::PackageManager;
@@ -73,18 +72,9 @@ impl Kind {
 /// The runner, package manager and extra arguments of a JavaScript [`TestCommand`].
 pub fn spec(command: &TestCommand) -> Option<(Kind, PackageManager, &[String])> {
     match command {
-        TestCommand::Vitest {
-            package_manager,
-            args,
-        } => Some((Kind::Vitest, *package_manager, args)),
-        TestCommand::Jest {
-            package_manager,
-            args,
-        } => Some((Kind::Jest, *package_manager, args)),
-        TestCommand::NodeTest {
-            package_manager,
-            args,
-        } => Some((Kind::NodeTest, *package_manager, args)),
+        TestCommand::Vitest { package_manager, args } => Some((Kind::Vitest, *package_manager, args)),
+        TestCommand::Jest { package_manager, args } => Some((Kind::Jest, *package_manager, args)),
+        TestCommand::NodeTest { package_manager, args } => Some((Kind::NodeTest, *package_manager, args)),
         _ => None,
     }
 }
@@ -106,13 +96,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
 /// running one.
 pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
     let job = Job::create(req)?;
-    let attempt = job.attempt(
-        req,
-        req.tests.as_deref(),
-        Instant::now() + req.timeout,
-        0,
-        true,
-    );
+    let attempt = job.attempt(req, req.tests.as_deref(), Instant::now() + req.timeout, 0, true);
     job.dir.remove();
     attempt?.into_collection()
 }
@@ -121,12 +105,8 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
 /// tests reported a start) covers the requested ids in that file, and file-level entries
 /// that have tests of their own are dropped.
 fn settle(req: &RunRequest, result: &mut RunResult) {
-    let file_level: Vec<(TestId, TestOutcome)> = result
-        .statuses
-        .iter()
-        .filter(|(id, _)| !id.contains(" > "))
-        .map(|(id, o)| (id.clone(), o.clone()))
-        .collect();
+    let file_level: Vec<(TestId, TestOutcome)> =
+        result.statuses.iter().filter(|(id, _)| !id.contains(" > ")).map(|(id, o)| (id.clone(), o.clone())).collect();
     const NOT_RUN: &str = "the runner ended its session before this test ran";
     for entry in req.tests.iter().flatten() {
         if result
@@ -136,10 +116,7 @@ fn settle(req: &RunRequest, result: &mut RunResult) {
         {
             result.statuses.insert(
                 entry.clone(),
-                TestOutcome::new(
-                    TestStatus::Missing,
-                    Some("the runner has no such test".into()),
-                ),
+                TestOutcome::new(TestStatus::Missing, Some("the runner has no such test".into())),
             );
         }
     }
@@ -195,14 +172,7 @@ impl Job {
             let setup = dir.dir.join("carve_vitest_setup.mjs");
             std::fs::write(&setup, VITEST_SETUP).map_err(RunnerError::io("write", &setup))?;
         }
-        Ok(Job {
-            dir,
-            kind,
-            package_manager,
-            args: args.to_vec(),
-            reporter,
-            done: RefCell::new(BTreeSet::new()),
-        })
+        Ok(Job { dir, kind, package_manager, args: args.to_vec(), reporter, done: RefCell::new(BTreeSet::new()) })
     }
 
     /// The program that runs the runner: the project's installed binary, `yarn <bin>` under
@@ -229,13 +199,7 @@ impl Job {
         if root.join(".pnp.cjs").is_file() {
             return Ok((PathBuf::from("yarn"), vec![bin.to_string()]));
         }
-        Err(self.missing(
-            root,
-            &format!(
-                "{} does not exist",
-                Path::new("node_modules/.bin").join(bin).display()
-            ),
-        ))
+        Err(self.missing(root, &format!("{} does not exist", Path::new("node_modules/.bin").join(bin).display())))
     }
 
     fn missing(&self, root: &Path, why: &str) -> RunnerError {
@@ -316,10 +280,7 @@ impl Job {
                     format!("--reporters={reporter}"),
                     "--reporters=default".into(),
                     "--verbose".into(),
-                    format!(
-                        "--cacheDirectory={}",
-                        self.dir.dir.join("jest-cache").display()
-                    ),
+                    format!("--cacheDirectory={}", self.dir.dir.join("jest-cache").display()),
                     "--passWithNoTests".into(),
                     "--watchAll=false".into(),
                     "--no-watchman".into(),
@@ -347,11 +308,7 @@ impl Job {
                 if collect_only {
                     args.push(format!("--test-name-pattern={}", selection::NOTHING));
                 } else if let Some(plan) = &plan {
-                    args.extend(
-                        plan.node_name_patterns()
-                            .into_iter()
-                            .map(|p| format!("--test-name-pattern={p}")),
-                    );
+                    args.extend(plan.node_name_patterns().into_iter().map(|p| format!("--test-name-pattern={p}")));
                 }
                 if let Some(plan) = &plan {
                     args.extend(plan.files.iter().cloned());
@@ -367,10 +324,7 @@ impl Job {
             .env("FORCE_COLOR", "0")
             .env("CI", "1");
         if self.kind == Kind::Vitest {
-            cmd.env(
-                "CARVE_VITEST_SETUP",
-                self.dir.dir.join("carve_vitest_setup.mjs"),
-            );
+            cmd.env("CARVE_VITEST_SETUP", self.dir.dir.join("carve_vitest_setup.mjs"));
         }
         for (k, v) in &req.env {
             cmd.env(k, v);
@@ -379,33 +333,22 @@ impl Job {
         let stderr = self.dir.dir.join(format!("stderr-{number}.log"));
         let mut reader = ProgressReader::new(progress);
         let started = Instant::now();
-        let limits = Limits {
-            deadline,
-            no_progress: req.test_timeout,
-        };
-        let ended =
-            process::supervise(cmd, &stdout, &stderr, limits, &mut reader).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    RunnerError::ToolNotFound {
-                        program: program.display().to_string(),
-                        hint: format!(
-                            "install Node.js (and `{}`), or fix `test.runner` in carve.toml",
-                            self.package_manager.install_command(root)
-                        ),
-                    }
-                } else {
-                    RunnerError::Spawn {
-                        command: command_line.clone(),
-                        source: e,
-                    }
+        let limits = Limits { deadline, no_progress: req.test_timeout };
+        let ended = process::supervise(cmd, &stdout, &stderr, limits, &mut reader).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                RunnerError::ToolNotFound {
+                    program: program.display().to_string(),
+                    hint: format!(
+                        "install Node.js (and `{}`), or fix `test.runner` in carve.toml",
+                        self.package_manager.install_command(root)
+                    ),
                 }
-            })?;
+            } else {
+                RunnerError::Spawn { command: command_line.clone(), source: e }
+            }
+        })?;
         if let Some(detail) = reader.problem.take() {
-            return Err(RunnerError::Unparseable {
-                command: command_line,
-                detail,
-                tail: ended.tail(),
-            });
+            return Err(RunnerError::Unparseable { command: command_line, detail, tail: ended.tail() });
         }
         let mut out = reader.into_outcome();
         if out.finished && self.kind != Kind::NodeTest {
@@ -420,11 +363,7 @@ impl Job {
                     out.collection_errors.extend(rep.file_errors);
                 }
                 Err(detail) if out.results.is_empty() => {
-                    return Err(RunnerError::Unparseable {
-                        command: command_line,
-                        detail,
-                        tail: ended.tail(),
-                    });
+                    return Err(RunnerError::Unparseable { command: command_line, detail, tail: ended.tail() });
                 }
                 Err(_) => {}
             }
@@ -437,14 +376,8 @@ impl Job {
         if let Some(plan) = &plan {
             let wanted = |id: &str| plan.wants(id);
             out.collected.retain(|id| wanted(id));
-            out.results.retain(|id, o| {
-                wanted(id) && o.message.as_deref() != Some(selection::NODE_DESELECTED)
-            });
-            if out
-                .running
-                .as_ref()
-                .is_some_and(|(id, _)| !wanted(id) && !plan.files.contains(id))
-            {
+            out.results.retain(|id, o| wanted(id) && o.message.as_deref() != Some(selection::NODE_DESELECTED));
+            if out.running.as_ref().is_some_and(|(id, _)| !wanted(id) && !plan.files.contains(id)) {
                 out.running = None;
             }
         }
@@ -457,11 +390,8 @@ impl Job {
             done.extend(out.results.keys().cloned());
             done.extend(out.running.iter().map(|(id, _)| id.clone()));
         }
-        let startup_error = if out.header {
-            None
-        } else {
-            Some(self.startup_failure(root, &command_line, &ended, started.elapsed()))
-        };
+        let startup_error =
+            if out.header { None } else { Some(self.startup_failure(root, &command_line, &ended, started.elapsed())) };
         Ok(Attempt {
             command_line,
             collected: out.header.then_some(out.collected),
@@ -487,12 +417,7 @@ impl Job {
         deadline: Instant,
     ) {
         let running = out.running.as_ref().map(|(id, _)| id.clone());
-        let mut extra: Vec<TestId> = out
-            .open_files
-            .iter()
-            .filter(|f| Some(*f) != running.as_ref())
-            .cloned()
-            .collect();
+        let mut extra: Vec<TestId> = out.open_files.iter().filter(|f| Some(*f) != running.as_ref()).cloned().collect();
         if plan.is_none_or(|p| p.whole_file()) {
             let listed = files::list(self, req, deadline);
             let reached = |f: &str| {
@@ -500,11 +425,7 @@ impl Job {
                     || out.open_files.iter().any(|o| o == f)
                     || out.collected.iter().any(|id| is_ancestor(f, id) || id == f)
             };
-            extra.extend(
-                listed
-                    .into_iter()
-                    .filter(|f| !reached(f) && plan.is_none_or(|p| p.wants(f))),
-            );
+            extra.extend(listed.into_iter().filter(|f| !reached(f) && plan.is_none_or(|p| p.wants(f))));
         }
         if let Some(plan) = plan {
             for entry in plan.entries.iter().filter(|e| e.contains(" > ")) {
@@ -522,13 +443,7 @@ impl Job {
     }
 
     /// Why the runner ended without loading carve's reporter.
-    fn startup_failure(
-        &self,
-        root: &Path,
-        command: &str,
-        ended: &Ended,
-        after: std::time::Duration,
-    ) -> RunnerError {
+    fn startup_failure(&self, root: &Path, command: &str, ended: &Ended, after: std::time::Duration) -> RunnerError {
         let tail = ended.tail();
         if ended.stop != Stop::Exited {
             return RunnerError::CollectionTimeout {
@@ -539,13 +454,8 @@ impl Job {
                 tail,
             };
         }
-        let missing_module = [
-            "Cannot find module",
-            "ERR_MODULE_NOT_FOUND",
-            "Cannot find package",
-        ]
-        .iter()
-        .any(|m| tail.contains(m));
+        let missing_module =
+            ["Cannot find module", "ERR_MODULE_NOT_FOUND", "Cannot find package"].iter().any(|m| tail.contains(m));
         if missing_module {
             return RunnerError::MissingDependencies {
                 runner: self.kind.name(),

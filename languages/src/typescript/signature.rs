@@ -31,10 +31,7 @@ pub(super) fn jsdoc(k: &Kinds, n: Node, prev: Option<Node>, src: &str) -> Option
         .lines()
         .map(|l| {
             let l = l.trim();
-            l.strip_prefix("* ")
-                .or_else(|| l.strip_prefix('*'))
-                .unwrap_or(l)
-                .trim_end()
+            l.strip_prefix("* ").or_else(|| l.strip_prefix('*')).unwrap_or(l).trim_end()
         })
         .collect();
     let doc = lines.join("\n").trim().to_string();
@@ -57,21 +54,14 @@ pub(super) fn parameters(k: &Kinds, params: Option<Node>, src: &str) -> Vec<Para
     let mut c = params.walk();
     for p in params.named_children(&mut c) {
         let kind = p.kind_id();
-        let ann = k
-            .child(p, k.field_type)
-            .map(|t| text(t, src).trim_start_matches(':').trim().to_string());
-        let (name_node, default) = if kind == k.required_parameter || kind == k.optional_parameter
-        {
+        let ann = k.child(p, k.field_type).map(|t| text(t, src).trim_start_matches(':').trim().to_string());
+        let (name_node, default) = if kind == k.required_parameter || kind == k.optional_parameter {
             (
-                k.child(p, k.field_pattern)
-                    .or_else(|| k.child(p, k.field_name)),
+                k.child(p, k.field_pattern).or_else(|| k.child(p, k.field_name)),
                 k.child(p, k.field_value).map(|v| text(v, src).to_string()),
             )
         } else if kind == k.assignment_pattern {
-            (
-                k.child(p, k.field_left),
-                k.child(p, k.field_right).map(|v| text(v, src).to_string()),
-            )
+            (k.child(p, k.field_left), k.child(p, k.field_right).map(|v| text(v, src).to_string()))
         } else if kind == k.comment {
             continue;
         } else {
@@ -88,12 +78,7 @@ pub(super) fn parameters(k: &Kinds, params: Option<Node>, src: &str) -> Vec<Para
         if p.kind_id() == k.optional_parameter {
             name.push('?');
         }
-        out.push(Parameter {
-            name,
-            kind,
-            annotation: ann,
-            default,
-        });
+        out.push(Parameter { name, kind, annotation: ann, default });
     }
     out
 }
@@ -112,10 +97,7 @@ pub(super) fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
             _ => continue,
         };
         for clause in clauses {
-            if matches!(
-                clause.kind(),
-                "extends_clause" | "implements_clause" | "extends_type_clause"
-            ) {
+            if matches!(clause.kind(), "extends_clause" | "implements_clause" | "extends_type_clause") {
                 let mut c3 = clause.walk();
                 for t in clause.named_children(&mut c3) {
                     if t.kind() != "type_arguments" && t.kind() != "comment" {
@@ -129,12 +111,7 @@ pub(super) fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
     }
     let heads = texts
         .iter()
-        .map(|t| {
-            t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '$'))
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
+        .map(|t| t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '$')).next().unwrap_or("").to_string())
         .filter(|h| !h.is_empty())
         .collect();
     (texts, heads)

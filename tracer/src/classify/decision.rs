@@ -72,11 +72,7 @@ pub enum Reason {
 }
 
 fn and_more(f: &mut fmt::Formatter<'_>, others: usize) -> fmt::Result {
-    if others > 0 {
-        write!(f, " (and {others} more)")
-    } else {
-        Ok(())
-    }
+    if others > 0 { write!(f, " (and {others} more)") } else { Ok(()) }
 }
 
 impl fmt::Display for Reason {
@@ -155,16 +151,12 @@ pub struct Classification {
 impl Classification {
     /// Extracted definitions, in node-id order.
     pub fn extracted(&self) -> impl Iterator<Item = (&NodeId, &Decision)> + '_ {
-        self.nodes
-            .iter()
-            .filter(|(_, d)| d.status == Status::Extracted)
+        self.nodes.iter().filter(|(_, d)| d.status == Status::Extracted)
     }
 
     /// Remained definitions (reached, but kept), in node-id order.
     pub fn remained(&self) -> impl Iterator<Item = (&NodeId, &Decision)> + '_ {
-        self.nodes
-            .iter()
-            .filter(|(_, d)| d.status == Status::Remained)
+        self.nodes.iter().filter(|(_, d)| d.status == Status::Remained)
     }
 
     /// The status of one definition, if the feature's tests reached it.
@@ -179,55 +171,26 @@ mod tests {
 
     #[test]
     fn reasons_read_as_sentences() {
-        let r = Reason::ExecutedByP2p {
-            test: "tests/test_a.py::test_x".into(),
-            others: 3,
-        };
-        assert_eq!(
-            r.to_string(),
-            "executed by P2P test tests/test_a.py::test_x (and 3 more)"
-        );
-        let r = Reason::BaseClass {
-            of: "pkg/m.py::Sub".into(),
-        };
+        let r = Reason::ExecutedByP2p { test: "tests/test_a.py::test_x".into(), others: 3 };
+        assert_eq!(r.to_string(), "executed by P2P test tests/test_a.py::test_x (and 3 more)");
+        let r = Reason::BaseClass { of: "pkg/m.py::Sub".into() };
         assert_eq!(r.to_string(), "base class of pkg/m.py::Sub, which stays");
         let d = Decision {
             status: Status::Remained,
-            reasons: vec![
-                Reason::ImportTime,
-                Reason::Reached {
-                    from: "a.py::f".into(),
-                },
-            ],
+            reasons: vec![Reason::ImportTime, Reason::Reached { from: "a.py::f".into() }],
         };
-        assert_eq!(
-            d.to_string(),
-            "remained: runs at import time; called from a.py::f in F2P tests"
-        );
+        assert_eq!(d.to_string(), "remained: runs at import time; called from a.py::f in F2P tests");
     }
 
     #[test]
     fn reasons_serialize_tagged() {
-        let r = Reason::ModuleLevel {
-            path: "pkg/__init__.py".into(),
-            line: 4,
-        };
+        let r = Reason::ModuleLevel { path: "pkg/__init__.py".into(), line: 4 };
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"reason":"module_level","path":"pkg/__init__.py","line":4}"#
         );
-        assert_eq!(
-            serde_json::to_string(&Reason::ImportTime).unwrap(),
-            r#"{"reason":"import_time"}"#
-        );
-        let back: Reason =
-            serde_json::from_str(r#"{"reason":"executed_by_p2p","test":"t","others":0}"#).unwrap();
-        assert_eq!(
-            back,
-            Reason::ExecutedByP2p {
-                test: "t".into(),
-                others: 0
-            }
-        );
+        assert_eq!(serde_json::to_string(&Reason::ImportTime).unwrap(), r#"{"reason":"import_time"}"#);
+        let back: Reason = serde_json::from_str(r#"{"reason":"executed_by_p2p","test":"t","others":0}"#).unwrap();
+        assert_eq!(back, Reason::ExecutedByP2p { test: "t".into(), others: 0 });
     }
 }

@@ -12,12 +12,7 @@ fn base() -> IndexBuilder {
         .file("pkg/core.py", false)
         .file("tests/test_feat.py", true)
         .file("tests/test_base.py", true)
-        .funcs(&[
-            F2P,
-            "tests/test_feat.py::helper",
-            P2P,
-            "tests/test_base.py::test_other",
-        ])
+        .funcs(&[F2P, "tests/test_feat.py::helper", P2P, "tests/test_base.py::test_other"])
 }
 
 fn run(index: &DefinitionIndex, trace: &Trace) -> Classification {
@@ -25,15 +20,9 @@ fn run(index: &DefinitionIndex, trace: &Trace) -> Classification {
     run_with(index, trace, &set(&[F2P]), &p2p)
 }
 
-fn run_with(
-    index: &DefinitionIndex,
-    trace: &Trace,
-    f2p: &BTreeSet<TestId>,
-    p2p: &BTreeSet<TestId>,
-) -> Classification {
+fn run_with(index: &DefinitionIndex, trace: &Trace, f2p: &BTreeSet<TestId>, p2p: &BTreeSet<TestId>) -> Classification {
     let graph = ObjectGraph::build(index, trace);
-    let c =
-        classify(index, &graph, trace, f2p, p2p).unwrap_or_else(|e| panic!("classify failed: {e}"));
+    let c = classify(index, &graph, trace, f2p, p2p).unwrap_or_else(|e| panic!("classify failed: {e}"));
     for (id, d) in &c.nodes {
         assert!(!d.reasons.is_empty(), "{id} has no reason");
     }
@@ -41,8 +30,7 @@ fn run_with(
 }
 
 fn status(c: &Classification, id: &str) -> Status {
-    c.status(id)
-        .unwrap_or_else(|| panic!("{id} is not classified: {:#?}", c.nodes))
+    c.status(id).unwrap_or_else(|| panic!("{id} is not classified: {:#?}", c.nodes))
 }
 
 fn reasons(c: &Classification, id: &str) -> Vec<Reason> {
@@ -51,67 +39,31 @@ fn reasons(c: &Classification, id: &str) -> Vec<Reason> {
 
 #[test]
 fn p2p_hit_remains_and_feature_only_code_is_extracted() {
-    let index = base()
-        .funcs(&["pkg/core.py::feat", "pkg/core.py::shared"])
-        .build();
+    let index = base().funcs(&["pkg/core.py::feat", "pkg/core.py::shared"]).build();
     let t = trace(&[
-        (
-            F2P,
-            &[],
-            &[
-                (F2P, "pkg/core.py::feat"),
-                ("pkg/core.py::feat", "pkg/core.py::shared"),
-            ],
-        ),
+        (F2P, &[], &[(F2P, "pkg/core.py::feat"), ("pkg/core.py::feat", "pkg/core.py::shared")]),
         (P2P, &[], &[(P2P, "pkg/core.py::shared")]),
-        (
-            "tests/test_base.py::test_other",
-            &["pkg/core.py::shared"],
-            &[],
-        ),
+        ("tests/test_base.py::test_other", &["pkg/core.py::shared"], &[]),
     ]);
     let c = run(&index, &t);
     assert_eq!(c.entry_points, ["pkg/core.py::feat"]);
-    assert_eq!(
-        reasons(&c, "pkg/core.py::feat"),
-        [Reason::EntryPoint { test: F2P.into() }]
-    );
+    assert_eq!(reasons(&c, "pkg/core.py::feat"), [Reason::EntryPoint { test: F2P.into() }]);
     assert_eq!(status(&c, "pkg/core.py::shared"), Status::Remained);
     assert_eq!(
         reasons(&c, "pkg/core.py::shared"),
-        [
-            Reason::ExecutedByP2p {
-                test: P2P.into(),
-                others: 1
-            },
-            Reason::Reached {
-                from: "pkg/core.py::feat".into()
-            }
-        ]
+        [Reason::ExecutedByP2p { test: P2P.into(), others: 1 }, Reason::Reached { from: "pkg/core.py::feat".into() }]
     );
     assert_eq!(
         c.nodes["pkg/core.py::shared"].to_string(),
-        format!(
-            "remained: executed by P2P test {P2P} (and 1 more); called from pkg/core.py::feat in F2P tests"
-        )
+        format!("remained: executed by P2P test {P2P} (and 1 more); called from pkg/core.py::feat in F2P tests")
     );
-    assert_eq!(
-        c.extracted().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
-        ["pkg/core.py::feat"]
-    );
+    assert_eq!(c.extracted().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["pkg/core.py::feat"]);
     assert_eq!(c.removed_test_files, ["tests/test_feat.py"]);
 }
 
 #[test]
 fn callers_from_test_helpers_module_code_and_external_code_make_entry_points() {
-    let index = base()
-        .funcs(&[
-            "pkg/core.py::a",
-            "pkg/core.py::b",
-            "pkg/core.py::c",
-            "pkg/core.py::d",
-        ])
-        .build();
+    let index = base().funcs(&["pkg/core.py::a", "pkg/core.py::b", "pkg/core.py::c", "pkg/core.py::d"]).build();
     let t = trace(&[(
         F2P,
         &[],
@@ -123,28 +75,15 @@ fn callers_from_test_helpers_module_code_and_external_code_make_entry_points() {
         ],
     )]);
     let c = run(&index, &t);
-    assert_eq!(
-        c.entry_points,
-        ["pkg/core.py::a", "pkg/core.py::b", "pkg/core.py::c"]
-    );
-    assert_eq!(
-        reasons(&c, "pkg/core.py::d"),
-        [Reason::Reached {
-            from: "pkg/core.py::c".into()
-        }]
-    );
+    assert_eq!(c.entry_points, ["pkg/core.py::a", "pkg/core.py::b", "pkg/core.py::c"]);
+    assert_eq!(reasons(&c, "pkg/core.py::d"), [Reason::Reached { from: "pkg/core.py::c".into() }]);
 }
 
 #[test]
 fn import_time_code_remains_unless_only_removed_tests_load_it() {
     let index = base()
         .file("pkg/plugins.py", false)
-        .funcs(&[
-            "pkg/core.py::feat",
-            "pkg/core.py::register",
-            "pkg/core.py::make_data",
-            "pkg/core.py::prep",
-        ])
+        .funcs(&["pkg/core.py::feat", "pkg/core.py::register", "pkg/core.py::make_data", "pkg/core.py::prep"])
         .class("pkg/core.py::Model", 40)
         .build();
     let t = trace(&[
@@ -181,36 +120,17 @@ fn import_time_code_remains_unless_only_removed_tests_load_it() {
 
 #[test]
 fn import_time_code_called_through_import_time_callers_remains() {
-    let index = base()
-        .funcs(&[
-            "pkg/core.py::feat",
-            "pkg/core.py::setup",
-            "pkg/core.py::inner_setup",
-        ])
-        .build();
+    let index = base().funcs(&["pkg/core.py::feat", "pkg/core.py::setup", "pkg/core.py::inner_setup"]).build();
     let t = trace(&[
-        (
-            F2P,
-            &[],
-            &[
-                (F2P, "pkg/core.py::feat"),
-                ("pkg/core.py::feat", "pkg/core.py::inner_setup"),
-            ],
-        ),
+        (F2P, &[], &[(F2P, "pkg/core.py::feat"), ("pkg/core.py::feat", "pkg/core.py::inner_setup")]),
         (
             IMPORT_TEST,
             &[],
-            &[
-                ("<module>pkg/core.py", "pkg/core.py::setup"),
-                ("pkg/core.py::setup", "pkg/core.py::inner_setup"),
-            ],
+            &[("<module>pkg/core.py", "pkg/core.py::setup"), ("pkg/core.py::setup", "pkg/core.py::inner_setup")],
         ),
     ]);
     let c = run(&index, &t);
-    assert_eq!(
-        reasons(&c, "pkg/core.py::inner_setup")[0],
-        Reason::ImportTime
-    );
+    assert_eq!(reasons(&c, "pkg/core.py::inner_setup")[0], Reason::ImportTime);
 }
 
 #[test]
@@ -223,21 +143,9 @@ fn decorator_of_kept_code_remains_and_load_needs_propagate() {
             "pkg/core.py::kept",
             "pkg/core.py::feat_deco",
         ])
-        .load(
-            "pkg/core.py::kept",
-            "pkg/core.py::deco",
-            LoadRole::Decorator,
-        )
-        .load(
-            "pkg/core.py::deco",
-            "pkg/core.py::DEFAULT_FACTORY",
-            LoadRole::DefaultOrAnnotation,
-        )
-        .load(
-            "pkg/core.py::feat",
-            "pkg/core.py::feat_deco",
-            LoadRole::Decorator,
-        )
+        .load("pkg/core.py::kept", "pkg/core.py::deco", LoadRole::Decorator)
+        .load("pkg/core.py::deco", "pkg/core.py::DEFAULT_FACTORY", LoadRole::DefaultOrAnnotation)
+        .load("pkg/core.py::feat", "pkg/core.py::feat_deco", LoadRole::Decorator)
         .build();
     let t = trace(&[(
         F2P,
@@ -250,26 +158,16 @@ fn decorator_of_kept_code_remains_and_load_needs_propagate() {
         ],
     )]);
     let c = run(&index, &t);
-    assert_eq!(
-        reasons(&c, "pkg/core.py::deco")[0],
-        Reason::Decorator {
-            of: "pkg/core.py::kept".into()
-        }
-    );
+    assert_eq!(reasons(&c, "pkg/core.py::deco")[0], Reason::Decorator { of: "pkg/core.py::kept".into() });
     assert_eq!(status(&c, "pkg/core.py::deco"), Status::Remained);
     // `deco` stays, so what it needs to load stays too.
     assert_eq!(
         reasons(&c, "pkg/core.py::DEFAULT_FACTORY")[0],
-        Reason::DefaultOrAnnotation {
-            of: "pkg/core.py::deco".into()
-        }
+        Reason::DefaultOrAnnotation { of: "pkg/core.py::deco".into() }
     );
     // A decorator only of extracted code goes with it.
     assert_eq!(status(&c, "pkg/core.py::feat_deco"), Status::Extracted);
-    assert!(
-        !c.nodes.contains_key("pkg/core.py::kept"),
-        "unreached code is not classified"
-    );
+    assert!(!c.nodes.contains_key("pkg/core.py::kept"), "unreached code is not classified");
 }
 
 #[test]
@@ -282,11 +180,7 @@ fn base_class_of_kept_class_remains_but_its_feature_methods_go() {
         .class("pkg/core.py::Feat", 30)
         .func("pkg/core.py::Feat.go", 31)
         .load("pkg/core.py::Sub", "pkg/core.py::Base", LoadRole::BaseClass)
-        .load(
-            "pkg/core.py::Feat",
-            "pkg/core.py::Base",
-            LoadRole::BaseClass,
-        )
+        .load("pkg/core.py::Feat", "pkg/core.py::Base", LoadRole::BaseClass)
         .build();
     let t = trace(&[(
         F2P,
@@ -302,19 +196,12 @@ fn base_class_of_kept_class_remains_but_its_feature_methods_go() {
     assert_eq!(
         reasons(&c, "pkg/core.py::Base"),
         [
-            Reason::BaseClass {
-                of: "pkg/core.py::Sub".into()
-            },
-            Reason::HasReachedMember {
-                member: "pkg/core.py::Base.feature_step".into()
-            }
+            Reason::BaseClass { of: "pkg/core.py::Sub".into() },
+            Reason::HasReachedMember { member: "pkg/core.py::Base.feature_step".into() }
         ]
     );
     assert_eq!(status(&c, "pkg/core.py::Base.run"), Status::Extracted);
-    assert_eq!(
-        status(&c, "pkg/core.py::Base.feature_step"),
-        Status::Extracted
-    );
+    assert_eq!(status(&c, "pkg/core.py::Base.feature_step"), Status::Extracted);
     assert_eq!(status(&c, "pkg/core.py::Feat"), Status::Extracted);
     assert_eq!(status(&c, "pkg/core.py::Feat.go"), Status::Extracted);
 }
@@ -323,12 +210,7 @@ fn base_class_of_kept_class_remains_but_its_feature_methods_go() {
 fn module_level_uses_and_all_keep_definitions_but_removed_test_files_do_not() {
     let index = base()
         .file("pkg/__init__.py", false)
-        .funcs(&[
-            "pkg/core.py::feat",
-            "pkg/core.py::handler",
-            "pkg/core.py::api",
-            "pkg/core.py::only_tests_use",
-        ])
+        .funcs(&["pkg/core.py::feat", "pkg/core.py::handler", "pkg/core.py::api", "pkg/core.py::only_tests_use"])
         .module_ref("pkg/core.py", "pkg/core.py::handler", 40)
         .export("pkg/__init__.py", "pkg/core.py::api")
         .module_ref("tests/test_feat.py", "pkg/core.py::only_tests_use", 3)
@@ -344,19 +226,8 @@ fn module_level_uses_and_all_keep_definitions_but_removed_test_files_do_not() {
         ],
     )]);
     let c = run(&index, &t);
-    assert_eq!(
-        reasons(&c, "pkg/core.py::handler")[0],
-        Reason::ModuleLevel {
-            path: "pkg/core.py".into(),
-            line: 40
-        }
-    );
-    assert_eq!(
-        reasons(&c, "pkg/core.py::api")[0],
-        Reason::Exported {
-            path: "pkg/__init__.py".into()
-        }
-    );
+    assert_eq!(reasons(&c, "pkg/core.py::handler")[0], Reason::ModuleLevel { path: "pkg/core.py".into(), line: 40 });
+    assert_eq!(reasons(&c, "pkg/core.py::api")[0], Reason::Exported { path: "pkg/__init__.py".into() });
     assert_eq!(status(&c, "pkg/core.py::only_tests_use"), Status::Extracted);
     assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
 }
@@ -371,22 +242,8 @@ fn a_class_with_methods_of_two_features_remains_and_loses_only_the_feature_metho
         .func("pkg/core.py::Report.never_run", 20)
         .build();
     let t = trace(&[
-        (
-            F2P,
-            &[],
-            &[
-                (F2P, "pkg/core.py::Report.__init__"),
-                (F2P, "pkg/core.py::Report.to_csv"),
-            ],
-        ),
-        (
-            P2P,
-            &[],
-            &[
-                (P2P, "pkg/core.py::Report.__init__"),
-                (P2P, "pkg/core.py::Report.to_json"),
-            ],
-        ),
+        (F2P, &[], &[(F2P, "pkg/core.py::Report.__init__"), (F2P, "pkg/core.py::Report.to_csv")]),
+        (P2P, &[], &[(P2P, "pkg/core.py::Report.__init__"), (P2P, "pkg/core.py::Report.to_json")]),
     ]);
     let c = run(&index, &t);
     assert_eq!(status(&c, "pkg/core.py::Report.to_csv"), Status::Extracted);
@@ -394,10 +251,7 @@ fn a_class_with_methods_of_two_features_remains_and_loses_only_the_feature_metho
     assert_eq!(status(&c, "pkg/core.py::Report"), Status::Remained);
     assert_eq!(
         reasons(&c, "pkg/core.py::Report")[0],
-        Reason::HasRemainedMember {
-            member: "pkg/core.py::Report.__init__".into(),
-            others: 1
-        }
+        Reason::HasRemainedMember { member: "pkg/core.py::Report.__init__".into(), others: 1 }
     );
     assert!(!c.nodes.contains_key("pkg/core.py::Report.to_json"));
     // Unreached members of a class that stays are not the feature's: they stay, unlisted.
@@ -412,36 +266,20 @@ fn a_feature_class_goes_whole_with_its_unreached_methods() {
         .func("pkg/core.py::Exporter.export", 14)
         .func("pkg/core.py::Exporter.unused", 17)
         .build();
-    let t = trace(&[(
-        F2P,
-        &[],
-        &[
-            (F2P, "pkg/core.py::Exporter.__init__"),
-            (F2P, "pkg/core.py::Exporter.export"),
-        ],
-    )]);
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Exporter.__init__"), (F2P, "pkg/core.py::Exporter.export")])]);
     let c = run(&index, &t);
     assert_eq!(status(&c, "pkg/core.py::Exporter"), Status::Extracted);
     assert_eq!(
         reasons(&c, "pkg/core.py::Exporter"),
-        [Reason::HasReachedMember {
-            member: "pkg/core.py::Exporter.__init__".into()
-        }]
+        [Reason::HasReachedMember { member: "pkg/core.py::Exporter.__init__".into() }]
     );
     assert_eq!(
         reasons(&c, "pkg/core.py::Exporter.unused"),
-        [Reason::MemberOfExtracted {
-            class: "pkg/core.py::Exporter".into()
-        }]
+        [Reason::MemberOfExtracted { class: "pkg/core.py::Exporter".into() }]
     );
     assert_eq!(
         reasons(&c, "pkg/core.py::Exporter.export"),
-        [
-            Reason::EntryPoint { test: F2P.into() },
-            Reason::MemberOfExtracted {
-                class: "pkg/core.py::Exporter".into()
-            }
-        ]
+        [Reason::EntryPoint { test: F2P.into() }, Reason::MemberOfExtracted { class: "pkg/core.py::Exporter".into() }]
     );
 }
 
@@ -453,17 +291,9 @@ fn a_class_named_by_code_that_stays_and_runs_remains() {
         .funcs(&["pkg/core.py::dispatch", "pkg/core.py::dead"])
         .refs("pkg/core.py::dispatch", &["pkg/core.py::Csv"])
         .build();
-    let t = trace(&[
-        (F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")]),
-        (P2P, &[], &[(P2P, "pkg/core.py::dispatch")]),
-    ]);
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")]), (P2P, &[], &[(P2P, "pkg/core.py::dispatch")])]);
     let c = run(&index, &t);
-    assert_eq!(
-        reasons(&c, "pkg/core.py::Csv")[0],
-        Reason::ReferencedBy {
-            by: "pkg/core.py::dispatch".into()
-        }
-    );
+    assert_eq!(reasons(&c, "pkg/core.py::Csv")[0], Reason::ReferencedBy { by: "pkg/core.py::dispatch".into() });
     assert_eq!(status(&c, "pkg/core.py::Csv.__init__"), Status::Extracted);
 
     // Named only by kept code that never runs: the class goes.
@@ -473,10 +303,7 @@ fn a_class_named_by_code_that_stays_and_runs_remains() {
         .funcs(&["pkg/core.py::dead"])
         .refs("pkg/core.py::dead", &["pkg/core.py::Csv"])
         .build();
-    let c = run(
-        &index,
-        &trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")])]),
-    );
+    let c = run(&index, &trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")])]));
     assert_eq!(status(&c, "pkg/core.py::Csv"), Status::Extracted);
 }
 
@@ -485,61 +312,27 @@ fn a_helper_shared_between_features_remains_for_each_feature() {
     const F2P_B: &str = "tests/test_b.py::test_b";
     let index = base()
         .file("tests/test_b.py", true)
-        .funcs(&[
-            F2P_B,
-            "pkg/core.py::feat_a",
-            "pkg/core.py::feat_b",
-            "pkg/core.py::shared_helper",
-        ])
+        .funcs(&[F2P_B, "pkg/core.py::feat_a", "pkg/core.py::feat_b", "pkg/core.py::shared_helper"])
         .build();
     let t = trace(&[
-        (
-            F2P,
-            &[],
-            &[
-                (F2P, "pkg/core.py::feat_a"),
-                ("pkg/core.py::feat_a", "pkg/core.py::shared_helper"),
-            ],
-        ),
-        (
-            F2P_B,
-            &[],
-            &[
-                (F2P_B, "pkg/core.py::feat_b"),
-                ("pkg/core.py::feat_b", "pkg/core.py::shared_helper"),
-            ],
-        ),
+        (F2P, &[], &[(F2P, "pkg/core.py::feat_a"), ("pkg/core.py::feat_a", "pkg/core.py::shared_helper")]),
+        (F2P_B, &[], &[(F2P_B, "pkg/core.py::feat_b"), ("pkg/core.py::feat_b", "pkg/core.py::shared_helper")]),
         (P2P, &[], &[]),
     ]);
     let a = run_with(&index, &t, &set(&[F2P]), &set(&[P2P, F2P_B]));
     assert_eq!(status(&a, "pkg/core.py::feat_a"), Status::Extracted);
-    assert_eq!(
-        reasons(&a, "pkg/core.py::shared_helper")[0],
-        Reason::ExecutedByP2p {
-            test: F2P_B.into(),
-            others: 0
-        }
-    );
+    assert_eq!(reasons(&a, "pkg/core.py::shared_helper")[0], Reason::ExecutedByP2p { test: F2P_B.into(), others: 0 });
     let b = run_with(&index, &t, &set(&[F2P_B]), &set(&[P2P, F2P]));
     assert_eq!(status(&b, "pkg/core.py::feat_b"), Status::Extracted);
     assert_eq!(status(&b, "pkg/core.py::shared_helper"), Status::Remained);
     // Both features together: the helper is theirs alone.
     let both = run_with(&index, &t, &set(&[F2P, F2P_B]), &set(&[P2P]));
-    assert_eq!(
-        status(&both, "pkg/core.py::shared_helper"),
-        Status::Extracted
-    );
+    assert_eq!(status(&both, "pkg/core.py::shared_helper"), Status::Extracted);
 }
 
 #[test]
 fn bfs_continues_through_remained_code_to_feature_only_callees() {
-    let index = base()
-        .funcs(&[
-            "pkg/core.py::pipeline",
-            "pkg/core.py::feature_branch",
-            "pkg/core.py::leaf",
-        ])
-        .build();
+    let index = base().funcs(&["pkg/core.py::pipeline", "pkg/core.py::feature_branch", "pkg/core.py::leaf"]).build();
     let t = trace(&[
         (
             F2P,
@@ -554,12 +347,7 @@ fn bfs_continues_through_remained_code_to_feature_only_callees() {
     ]);
     let c = run(&index, &t);
     assert_eq!(status(&c, "pkg/core.py::pipeline"), Status::Remained);
-    assert_eq!(
-        reasons(&c, "pkg/core.py::feature_branch"),
-        [Reason::Reached {
-            from: "pkg/core.py::pipeline".into()
-        }]
-    );
+    assert_eq!(reasons(&c, "pkg/core.py::feature_branch"), [Reason::Reached { from: "pkg/core.py::pipeline".into() }]);
     assert_eq!(status(&c, "pkg/core.py::leaf"), Status::Extracted);
 }
 
@@ -588,117 +376,59 @@ fn nested_functions_follow_their_parent() {
     let c = run(&index, &t);
     assert_eq!(
         reasons(&c, "pkg/core.py::feat.unreached_inner"),
-        [Reason::ParentExtracted {
-            parent: "pkg/core.py::feat".into()
-        }]
+        [Reason::ParentExtracted { parent: "pkg/core.py::feat".into() }]
     );
     // Only the F2P path runs `inner`, but it lives in the body of `shared`, which stays.
     assert_eq!(status(&c, "pkg/core.py::shared.inner"), Status::Remained);
     assert_eq!(
         reasons(&c, "pkg/core.py::shared.inner")[0],
-        Reason::ParentRemained {
-            parent: "pkg/core.py::shared".into()
-        }
+        Reason::ParentRemained { parent: "pkg/core.py::shared".into() }
     );
 }
 
 #[test]
 fn a_kept_nested_function_keeps_its_parent() {
-    let index = base()
-        .funcs(&["pkg/core.py::factory", "pkg/core.py::factory.made"])
-        .build();
+    let index = base().funcs(&["pkg/core.py::factory", "pkg/core.py::factory.made"]).build();
     let t = trace(&[
-        (
-            F2P,
-            &[],
-            &[
-                (F2P, "pkg/core.py::factory"),
-                ("pkg/core.py::factory", "pkg/core.py::factory.made"),
-            ],
-        ),
+        (F2P, &[], &[(F2P, "pkg/core.py::factory"), ("pkg/core.py::factory", "pkg/core.py::factory.made")]),
         (P2P, &["pkg/core.py::factory.made"], &[]),
     ]);
     let c = run(&index, &t);
     assert_eq!(status(&c, "pkg/core.py::factory.made"), Status::Remained);
     assert_eq!(
         reasons(&c, "pkg/core.py::factory")[0],
-        Reason::HasRemainedMember {
-            member: "pkg/core.py::factory.made".into(),
-            others: 0
-        }
+        Reason::HasRemainedMember { member: "pkg/core.py::factory.made".into(), others: 0 }
     );
 }
 
 #[test]
 fn chosen_entries_narrow_the_search() {
     let index = base().funcs(&["pkg/core.py::a", "pkg/core.py::b"]).build();
-    let t = trace(&[(
-        F2P,
-        &[],
-        &[(F2P, "pkg/core.py::a"), (F2P, "pkg/core.py::b")],
-    )]);
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::a"), (F2P, "pkg/core.py::b")])]);
     let graph = ObjectGraph::build(&index, &t);
     let f2p = set(&[F2P]);
-    let c = classify_with_entries(
-        &index,
-        &graph,
-        &t,
-        &f2p,
-        &set(&[]),
-        set(&["pkg/core.py::b"]),
-    )
-    .unwrap();
+    let c = classify_with_entries(&index, &graph, &t, &f2p, &set(&[]), set(&["pkg/core.py::b"])).unwrap();
     assert_eq!(c.nodes.keys().collect::<Vec<_>>(), ["pkg/core.py::b"]);
-    let err = classify_with_entries(
-        &index,
-        &graph,
-        &t,
-        &f2p,
-        &set(&[]),
-        set(&["pkg/core.py::zzz"]),
-    )
-    .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("candidates: pkg/core.py::a, pkg/core.py::b"),
-        "{err}"
-    );
+    let err = classify_with_entries(&index, &graph, &t, &f2p, &set(&[]), set(&["pkg/core.py::zzz"])).unwrap_err();
+    assert!(err.to_string().contains("candidates: pkg/core.py::a, pkg/core.py::b"), "{err}");
 }
 
 #[test]
 fn errors_name_the_test_and_what_to_do() {
     let index = base().funcs(&["pkg/core.py::a"]).build();
-    let t = trace(&[
-        (F2P, &[], &[(F2P, "pkg/core.py::a")]),
-        ("tests/test_feat.py::test_other", &[], &[]),
-    ]);
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::a")]), ("tests/test_feat.py::test_other", &[], &[])]);
     let graph = ObjectGraph::build(&index, &t);
     let missing = set(&["tests/test_feat.py::test_nope"]);
-    let err = classify(&index, &graph, &t, &missing, &set(&[]))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("test_nope") && err.contains("tests/test_feat.py::test_other"),
-        "{err}"
-    );
+    let err = classify(&index, &graph, &t, &missing, &set(&[])).unwrap_err().to_string();
+    assert!(err.contains("test_nope") && err.contains("tests/test_feat.py::test_other"), "{err}");
 
     let t2 = trace(&[(F2P, &["pkg/core.py::a"], &[])]);
-    let err = classify(
-        &index,
-        &ObjectGraph::build(&index, &t2),
-        &t2,
-        &set(&[F2P]),
-        &set(&[]),
-    )
-    .unwrap_err();
+    let err = classify(&index, &ObjectGraph::build(&index, &t2), &t2, &set(&[F2P]), &set(&[])).unwrap_err();
     assert!(matches!(err, ClassifyError::NoEntryPoints { .. }), "{err}");
 
     let err = classify(&index, &graph, &t, &set(&[F2P]), &set(&[F2P])).unwrap_err();
     assert!(matches!(err, ClassifyError::BothF2pAndP2p { .. }));
-    assert!(matches!(
-        classify(&index, &graph, &t, &set(&[]), &set(&[])),
-        Err(ClassifyError::NoF2p)
-    ));
+    assert!(matches!(classify(&index, &graph, &t, &set(&[]), &set(&[])), Err(ClassifyError::NoF2p)));
     let err = classify(&index, &graph, &t, &set(&[IMPORT_TEST]), &set(&[])).unwrap_err();
     assert!(matches!(err, ClassifyError::ImportIsNotATest));
 }
@@ -708,11 +438,7 @@ fn import_pseudo_test_among_p2p_is_ignored() {
     let index = base().funcs(&["pkg/core.py::feat"]).build();
     let t = trace(&[
         (F2P, &[], &[(F2P, "pkg/core.py::feat")]),
-        (
-            IMPORT_TEST,
-            &[],
-            &[("<module>tests/test_feat.py", "pkg/core.py::feat")],
-        ),
+        (IMPORT_TEST, &[], &[("<module>tests/test_feat.py", "pkg/core.py::feat")]),
     ]);
     let c = run_with(&index, &t, &set(&[F2P]), &set(&[IMPORT_TEST]));
     assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
@@ -746,11 +472,7 @@ fn golden_classification() {
         .class("pkg/core.py::CsvDialect", 70)
         .func("pkg/core.py::CsvDialect.quote", 71)
         .func("pkg/core.py::CsvDialect.escape", 74)
-        .load(
-            "pkg/core.py::render_csv",
-            "pkg/core.py::register",
-            LoadRole::Decorator,
-        )
+        .load("pkg/core.py::render_csv", "pkg/core.py::register", LoadRole::Decorator)
         .export("pkg/__init__.py", "pkg/core.py::Table")
         .build();
     let t = trace(&[
@@ -770,22 +492,10 @@ fn golden_classification() {
         (
             P2P,
             &[],
-            &[
-                (P2P, "pkg/core.py::load"),
-                (P2P, "pkg/core.py::Table.__init__"),
-                (P2P, "pkg/core.py::Table.rows"),
-            ],
+            &[(P2P, "pkg/core.py::load"), (P2P, "pkg/core.py::Table.__init__"), (P2P, "pkg/core.py::Table.rows")],
         ),
-        (
-            "tests/test_base.py::test_other",
-            &["pkg/core.py::load"],
-            &[],
-        ),
-        (
-            IMPORT_TEST,
-            &[],
-            &[("<module>pkg/core.py", "pkg/core.py::register")],
-        ),
+        ("tests/test_base.py::test_other", &["pkg/core.py::load"], &[]),
+        (IMPORT_TEST, &[], &[("<module>pkg/core.py", "pkg/core.py::register")]),
     ]);
     let c = run(&index, &t);
     let again = run(&index, &t);

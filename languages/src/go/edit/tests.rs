@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::*;
 use crate::edit::parse_errors;
 use crate::go::build::{build_check, go_available};
-use crate::go::index::tests::{fixture_sources, shapes_dir, to_index};
 use crate::go::index::index_sources;
+use crate::go::index::tests::{fixture_sources, shapes_dir, to_index};
 
 fn set(ids: &[&str]) -> BTreeSet<NodeId> {
     ids.iter().map(|s| s.to_string()).collect()
@@ -101,7 +101,8 @@ fn shapes() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn circle_feature_is_stubbed_where_remaining_code_uses_it() {
-    let remove = set(&["geometry/shape.go::Circle", "geometry/shape.go::NewCircle", "geometry/shape_test.go::TestNewCircle"]);
+    let remove =
+        set(&["geometry/shape.go::Circle", "geometry/shape.go::NewCircle", "geometry/shape_test.go::TestNewCircle"]);
     let m = mask_all(&shapes(), &remove);
     assert_parses(&m, "circle");
     let shape = &m.changed["geometry/shape.go"];
@@ -150,7 +151,10 @@ fn generic_stats_feature_deletes_unused_type_with_methods_and_stubs_used_generic
     assert_parses(&m, "stats");
     let stats = &m.changed["stats/stats.go"];
     assert!(!stats.contains("Stack") && !stats.contains("func Mean"), "{stats}");
-    assert!(stats.contains("func MaxBy[T any, K cmp.Ordered](items []T, key func(T) K) (best T, ok bool) {\n\tpanic"), "{stats}");
+    assert!(
+        stats.contains("func MaxBy[T any, K cmp.Ordered](items []T, key func(T) K) (best T, ok bool) {\n\tpanic"),
+        "{stats}"
+    );
     assert!(stats.contains("import \"cmp\""), "the stub's signature still needs cmp:\n{stats}");
     insta::assert_snapshot!("stats_feature", snapshot_text(&m));
     assert_builds(&m, "stats feature");
@@ -169,7 +173,10 @@ fn interface_method_of_a_kept_type_is_stubbed_and_deleted_type_takes_methods_in_
     let src = [
         ("go.mod", "module ex.com/m\n\ngo 1.22\n"),
         ("a/t.go", "package a\n\n// T is gone.\ntype T struct{ n int }\n\nfunc (t T) Keep() int { return t.n }\n"),
-        ("a/u.go", "package a\n\nimport \"strings\"\n\n// Up upper-cases.\nfunc (t *T) Up(s string) string {\n\treturn strings.ToUpper(s)\n}\n\nfunc Other() {}\n"),
+        (
+            "a/u.go",
+            "package a\n\nimport \"strings\"\n\n// Up upper-cases.\nfunc (t *T) Up(s string) string {\n\treturn strings.ToUpper(s)\n}\n\nfunc Other() {}\n",
+        ),
     ];
     let sources: Vec<(String, Vec<u8>)> = src.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
     let m = mask_all(&sources, &set(&["a/t.go::T"]));
@@ -202,7 +209,10 @@ fn grouped_declarations_and_trailing_comments() {
     let src = "package p\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\ntype (\n\t// A doc.\n\tA int\n\tB string\n)\n\n// F prints.\nfunc F() { fmt.Println(A(1)) } // trailing\n\nfunc G() { os.Exit(0) }\n";
     let sources = vec![("p/p.go".to_string(), src.as_bytes().to_vec())];
     let m = mask_all(&sources, &set(&["p/p.go::A", "p/p.go::F"]));
-    assert_eq!(m.changed["p/p.go"], "package p\n\nimport (\n\t\"os\"\n)\n\ntype (\n\tB string\n)\n\nfunc G() { os.Exit(0) }\n");
+    assert_eq!(
+        m.changed["p/p.go"],
+        "package p\n\nimport (\n\t\"os\"\n)\n\ntype (\n\tB string\n)\n\nfunc G() { os.Exit(0) }\n"
+    );
     let m = mask_all(&sources, &set(&["p/p.go::A", "p/p.go::B", "p/p.go::F", "p/p.go::G"]));
     assert_eq!(m.changed["p/p.go"], "package p\n");
 }

@@ -34,7 +34,10 @@ fn kind(language: &tree_sitter::Language, name: &str) -> u16 {
 }
 
 fn field(language: &tree_sitter::Language, name: &str) -> u16 {
-    language.field_id_for_name(name).map(NonZeroU16::get).unwrap_or_else(|| panic!("the Go grammar has no field `{name}`"))
+    language
+        .field_id_for_name(name)
+        .map(NonZeroU16::get)
+        .unwrap_or_else(|| panic!("the Go grammar has no field `{name}`"))
 }
 
 ids! {

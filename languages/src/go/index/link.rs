@@ -8,13 +8,31 @@ use rayon::prelude::*;
 
 use super::parse::{ParsedFile, RawDef, Use};
 use crate::Language;
-use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId};
+use crate::index::{
+    Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId,
+};
 
 /// Method names of standard-library interfaces a type commonly satisfies implicitly; a type
 /// that stays needs these methods even when no code in the module calls them by name.
 const STDLIB_INTERFACE_METHODS: &[&str] = &[
-    "Error", "String", "GoString", "Format", "Read", "Write", "Close", "Seek", "ReadFrom", "WriteTo", "MarshalJSON",
-    "UnmarshalJSON", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary", "ServeHTTP", "Unwrap",
+    "Error",
+    "String",
+    "GoString",
+    "Format",
+    "Read",
+    "Write",
+    "Close",
+    "Seek",
+    "ReadFrom",
+    "WriteTo",
+    "MarshalJSON",
+    "UnmarshalJSON",
+    "MarshalText",
+    "UnmarshalText",
+    "MarshalBinary",
+    "UnmarshalBinary",
+    "ServeHTTP",
+    "Unwrap",
 ];
 
 /// A Go module: the directory holding its `go.mod` and its module path.
@@ -167,8 +185,7 @@ impl Scope<'_> {
                     Some(alias) => self.imports.get(alias).copied().flatten(),
                 };
                 let found: Vec<NodeId> =
-                    pkg.map(|(p, tests)| visible(p.method(&t.name, m), tests).cloned().collect())
-                    .unwrap_or_default();
+                    pkg.map(|(p, tests)| visible(p.method(&t.name, m), tests).cloned().collect()).unwrap_or_default();
                 if found.is_empty() && *call {
                     // A promoted method of an embedded type, or a field: stay conservative.
                     self.any_method(m, out);
@@ -185,7 +202,11 @@ impl Scope<'_> {
 /// functions, e.g. in array lengths) its signature names — receiver included — for a
 /// function or method; everything but methods for a type declaration (field types,
 /// embedded types, constraints), all as [`LoadRole::DefaultOrAnnotation`].
-fn load_references(def: &Definition, refs: &BTreeSet<NodeId>, kinds: &BTreeMap<&str, (&str, bool)>) -> Vec<LoadReference> {
+fn load_references(
+    def: &Definition,
+    refs: &BTreeSet<NodeId>,
+    kinds: &BTreeMap<&str, (&str, bool)>,
+) -> Vec<LoadReference> {
     if refs.is_empty() {
         return Vec::new();
     }
@@ -275,113 +296,120 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
 
     let def_count = files.iter().map(|f| f.defs.len()).sum();
     // Each file resolves on its own against the shared tables: in parallel, in path order.
-    let linked: Vec<(FileIndex, Vec<Definition>)> = files.into_par_iter().map(|f| {
-        let own = packages.get(&(f.dir.clone(), f.package.clone()));
-        let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
-        let mut imports = Vec::new();
-        for imp in &f.imports {
-            let dir = import_dir(modules, &imp.path);
-            let target = dir.as_ref().and_then(|d| {
-                let name = dir_package.get(d)?;
-                let pkg = packages.get(&(d.clone(), name.clone()))?;
-                Some((pkg, f.is_test && *d == f.dir, name.clone()))
-            });
-            let bound = imp.alias.clone().or_else(|| target.as_ref().map(|t| t.2.clone())).unwrap_or_else(|| default_name(&imp.path));
-            let pkg = target.as_ref().map(|(p, tests, _)| (*p, *tests));
-            match bound.as_str() {
-                "_" => {}
-                "." => scope.dot_imports.extend(pkg),
-                _ => {
-                    scope.imports.insert(bound.clone(), pkg);
-                }
-            }
-            let names = match (&imp.alias, imp.alias_span) {
-                (Some(alias), Some(span)) => vec![ImportedName {
-                    name: target.as_ref().map(|t| t.2.clone()).unwrap_or_else(|| default_name(&imp.path)),
-                    alias: Some(alias.clone()),
-                    span,
-                    target: None,
-                }],
-                _ => Vec::new(),
-            };
-            imports.push(Import {
-                span: imp.span,
-                module: imp.path.clone(),
-                resolved_path: dir.filter(|d| dir_package.contains_key(d)),
-                names,
-                module_level: true,
-            });
-        }
-        let parent_of = |d: &RawDef| -> Option<NodeId> {
-            let rt = d.receiver_type.as_ref()?;
-            let entries = own?.names.get(rt)?;
-            // Prefer the type declared in this file, then any visible one.
-            entries
-                .iter()
-                .filter(|(_, t, ty)| *ty && (f.is_test || !t))
-                .map(|(id, _, _)| id)
-                .min_by_key(|id| !id.starts_with(&format!("{}::", f.path)))
-                .cloned()
-        };
-        let mut file_refs = Vec::with_capacity(f.defs.len());
-        for d in &f.defs {
-            let mut refs = BTreeSet::new();
-            for u in &d.uses {
-                scope.resolve(u, &mut refs);
-            }
-            // A type that stays needs the methods that make it satisfy interfaces.
-            if d.def.kind != DefinitionKind::Function
-                && d.def.kind != DefinitionKind::Method
-                && let Some(p) = own
-            {
-                // The type's methods whose name is an interface's.
-                for (m, entries) in p.methods.get(&d.def.name).into_iter().flatten() {
-                    if iface_methods.contains(m) {
-                        refs.extend(visible(entries, f.is_test).cloned());
+    let linked: Vec<(FileIndex, Vec<Definition>)> = files
+        .into_par_iter()
+        .map(|f| {
+            let own = packages.get(&(f.dir.clone(), f.package.clone()));
+            let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
+            let mut imports = Vec::new();
+            for imp in &f.imports {
+                let dir = import_dir(modules, &imp.path);
+                let target = dir.as_ref().and_then(|d| {
+                    let name = dir_package.get(d)?;
+                    let pkg = packages.get(&(d.clone(), name.clone()))?;
+                    Some((pkg, f.is_test && *d == f.dir, name.clone()))
+                });
+                let bound = imp
+                    .alias
+                    .clone()
+                    .or_else(|| target.as_ref().map(|t| t.2.clone()))
+                    .unwrap_or_else(|| default_name(&imp.path));
+                let pkg = target.as_ref().map(|(p, tests, _)| (*p, *tests));
+                match bound.as_str() {
+                    "_" => {}
+                    "." => scope.dot_imports.extend(pkg),
+                    _ => {
+                        scope.imports.insert(bound.clone(), pkg);
                     }
                 }
+                let names = match (&imp.alias, imp.alias_span) {
+                    (Some(alias), Some(span)) => vec![ImportedName {
+                        name: target.as_ref().map(|t| t.2.clone()).unwrap_or_else(|| default_name(&imp.path)),
+                        alias: Some(alias.clone()),
+                        span,
+                        target: None,
+                    }],
+                    _ => Vec::new(),
+                };
+                imports.push(Import {
+                    span: imp.span,
+                    module: imp.path.clone(),
+                    resolved_path: dir.filter(|d| dir_package.contains_key(d)),
+                    names,
+                    module_level: true,
+                });
             }
-            refs.remove(&d.def.id);
-            file_refs.push(refs);
-        }
-        let parents: Vec<Option<NodeId>> = f.defs.iter().map(parent_of).collect();
-        let definitions: Vec<NodeId> = f.defs.iter().map(|d| d.def.id.clone()).collect();
-        let mut module_references = Vec::new();
-        // The runtime calls `main` of package main: it must keep existing.
-        if f.package == "main" {
-            for d in f.defs.iter().filter(|d| d.def.kind == DefinitionKind::Function && d.def.name == "main") {
-                module_references.push(ModuleReference { target: d.def.id.clone(), line: d.def.def_line });
+            let parent_of = |d: &RawDef| -> Option<NodeId> {
+                let rt = d.receiver_type.as_ref()?;
+                let entries = own?.names.get(rt)?;
+                // Prefer the type declared in this file, then any visible one.
+                entries
+                    .iter()
+                    .filter(|(_, t, ty)| *ty && (f.is_test || !t))
+                    .map(|(id, _, _)| id)
+                    .min_by_key(|id| !id.starts_with(&format!("{}::", f.path)))
+                    .cloned()
+            };
+            let mut file_refs = Vec::with_capacity(f.defs.len());
+            for d in &f.defs {
+                let mut refs = BTreeSet::new();
+                for u in &d.uses {
+                    scope.resolve(u, &mut refs);
+                }
+                // A type that stays needs the methods that make it satisfy interfaces.
+                if d.def.kind != DefinitionKind::Function
+                    && d.def.kind != DefinitionKind::Method
+                    && let Some(p) = own
+                {
+                    // The type's methods whose name is an interface's.
+                    for (m, entries) in p.methods.get(&d.def.name).into_iter().flatten() {
+                        if iface_methods.contains(m) {
+                            refs.extend(visible(entries, f.is_test).cloned());
+                        }
+                    }
+                }
+                refs.remove(&d.def.id);
+                file_refs.push(refs);
             }
-        }
-        for (u, line) in &f.module_uses {
-            let mut refs = BTreeSet::new();
-            scope.resolve(u, &mut refs);
-            module_references.extend(refs.into_iter().map(|target| ModuleReference { target, line: *line }));
-        }
-        module_references.sort();
-        module_references.dedup();
-        let mut out_defs = Vec::with_capacity(f.defs.len());
-        for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
-            let mut def = d.def;
-            def.load_references = load_references(&def, &refs, &kinds);
-            def.parent = parent;
-            def.references = refs.into_iter().collect();
-            out_defs.push(def);
-        }
-        let file = FileIndex {
-            path: f.path,
-            language: Language::Go,
-            module: import_path(modules, &f.dir),
-            is_test: f.is_test,
-            definitions,
-            imports,
-            module_references,
-            exported: Vec::new(),
-            sha256: f.sha256,
-            lines: f.lines,
-        };
-        (file, out_defs)
-    }).collect();
+            let parents: Vec<Option<NodeId>> = f.defs.iter().map(parent_of).collect();
+            let definitions: Vec<NodeId> = f.defs.iter().map(|d| d.def.id.clone()).collect();
+            let mut module_references = Vec::new();
+            // The runtime calls `main` of package main: it must keep existing.
+            if f.package == "main" {
+                for d in f.defs.iter().filter(|d| d.def.kind == DefinitionKind::Function && d.def.name == "main") {
+                    module_references.push(ModuleReference { target: d.def.id.clone(), line: d.def.def_line });
+                }
+            }
+            for (u, line) in &f.module_uses {
+                let mut refs = BTreeSet::new();
+                scope.resolve(u, &mut refs);
+                module_references.extend(refs.into_iter().map(|target| ModuleReference { target, line: *line }));
+            }
+            module_references.sort();
+            module_references.dedup();
+            let mut out_defs = Vec::with_capacity(f.defs.len());
+            for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
+                let mut def = d.def;
+                def.load_references = load_references(&def, &refs, &kinds);
+                def.parent = parent;
+                def.references = refs.into_iter().collect();
+                out_defs.push(def);
+            }
+            let file = FileIndex {
+                path: f.path,
+                language: Language::Go,
+                module: import_path(modules, &f.dir),
+                is_test: f.is_test,
+                definitions,
+                imports,
+                module_references,
+                exported: Vec::new(),
+                sha256: f.sha256,
+                lines: f.lines,
+            };
+            (file, out_defs)
+        })
+        .collect();
     let mut out_files = Vec::with_capacity(linked.len());
     let mut out_defs = Vec::with_capacity(def_count);
     for (file, defs) in linked {
@@ -397,10 +425,16 @@ mod tests {
 
     #[test]
     fn module_lines_and_import_paths() {
-        assert_eq!(module_path("// c\nmodule example.com/shapes // x\n\ngo 1.22\n").as_deref(), Some("example.com/shapes"));
+        assert_eq!(
+            module_path("// c\nmodule example.com/shapes // x\n\ngo 1.22\n").as_deref(),
+            Some("example.com/shapes")
+        );
         assert_eq!(module_path("module \"quoted/mod\"\n").as_deref(), Some("quoted/mod"));
         assert_eq!(module_path("modulex y\ngo 1.2\n"), None);
-        let mods = vec![GoModule { dir: String::new(), path: "ex.com/a".into() }, GoModule { dir: "tools".into(), path: "ex.com/tools".into() }];
+        let mods = vec![
+            GoModule { dir: String::new(), path: "ex.com/a".into() },
+            GoModule { dir: "tools".into(), path: "ex.com/tools".into() },
+        ];
         assert_eq!(import_path(&mods, "").as_deref(), Some("ex.com/a"));
         assert_eq!(import_path(&mods, "geo/x").as_deref(), Some("ex.com/a/geo/x"));
         assert_eq!(import_path(&mods, "tools/gen").as_deref(), Some("ex.com/tools/gen"));

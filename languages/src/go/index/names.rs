@@ -38,7 +38,11 @@ fn node_facts<'a>(n: Node, kind: u16, called: bool, src: &'a str, emit: &mut imp
         if let (Some(p), Some(name)) = (n.child_by_field_id(f.package), n.child_by_field_id(f.name)) {
             emit(Fact::Qualified(text(p, src), text(name, src)), p);
         }
-    } else if kind == k.parameter_declaration || kind == k.variadic_parameter_declaration || kind == k.var_spec || kind == k.const_spec {
+    } else if kind == k.parameter_declaration
+        || kind == k.variadic_parameter_declaration
+        || kind == k.var_spec
+        || kind == k.const_spec
+    {
         // Children in one pass: the `name`s come before the `type`.
         let mut names: [Option<Node>; 8] = [None; 8];
         let mut extra: Vec<Node> = Vec::new();

@@ -80,7 +80,12 @@ pub(crate) fn new_parser() -> Parser {
 }
 
 pub(crate) fn span_of(n: Node) -> Span {
-    Span { start_byte: n.start_byte(), end_byte: n.end_byte(), start_line: n.start_position().row + 1, end_line: n.end_position().row + 1 }
+    Span {
+        start_byte: n.start_byte(),
+        end_byte: n.end_byte(),
+        start_line: n.start_position().row + 1,
+        end_line: n.end_position().row + 1,
+    }
 }
 
 fn text<'a>(n: Node, src: &'a str) -> &'a str {
@@ -112,7 +117,10 @@ pub(crate) fn type_name<'a>(n: Node, src: &'a str) -> Option<TypeName<'a>> {
     if kind == k.type_identifier {
         Some(TypeName { package: None, name: text(n, src) })
     } else if kind == k.qualified_type {
-        Some(TypeName { package: Some(text(n.child_by_field_id(f.package)?, src)), name: text(n.child_by_field_id(f.name)?, src) })
+        Some(TypeName {
+            package: Some(text(n.child_by_field_id(f.package)?, src)),
+            name: text(n.child_by_field_id(f.name)?, src),
+        })
     } else if kind == k.pointer_type || kind == k.parenthesized_type {
         type_name(n.named_child(0)?, src)
     } else if kind == k.generic_type {
@@ -357,9 +365,11 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         let line = bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
         IndexError::InvalidUtf8 { path: path.to_string(), line }
     })?;
-    let tree = parser
-        .parse(src, None)
-        .ok_or_else(|| IndexError::Syntax { path: path.to_string(), line: 1, message: "tree-sitter could not parse the file".into() })?;
+    let tree = parser.parse(src, None).ok_or_else(|| IndexError::Syntax {
+        path: path.to_string(),
+        line: 1,
+        message: "tree-sitter could not parse the file".into(),
+    })?;
     let root = tree.root_node();
     let is_test = super::is_test_path(path);
     let mut package = String::new();
@@ -402,7 +412,9 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     // that can hold one (an import declaration, or anything with a syntax error in it:
     // error-free declarations of other kinds cannot contain an import spec).
     let k = &ids().kinds;
-    let import_roots = top_nodes.iter().filter(|n| n.kind_id() == k.import_declaration || n.kind_id() == k.import_spec || n.has_error());
+    let import_roots = top_nodes
+        .iter()
+        .filter(|n| n.kind_id() == k.import_declaration || n.kind_id() == k.import_spec || n.has_error());
     for (start, depth) in std::iter::once((root, 0)).chain(import_roots.map(|n| (*n, 2))) {
         cursor.set_max_start_depth(Some(depth));
         let mut matches = cursor.matches(&q.query, start, src.as_bytes());
@@ -413,12 +425,19 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
                 Purpose::Definitions => {
                     let Some(name) = get(cap.name) else { continue };
                     let name_text = text(name, src);
-                    let doc = |n: Node| top_nodes.binary_search_by_key(&n.start_byte(), |t| t.start_byte()).ok().and_then(|i| doc_comment(&top_nodes, i, src));
+                    let doc = |n: Node| {
+                        top_nodes
+                            .binary_search_by_key(&n.start_byte(), |t| t.start_byte())
+                            .ok()
+                            .and_then(|i| doc_comment(&top_nodes, i, src))
+                    };
                     if let Some(f) = get(cap.function) {
                         defs.push(function_def(f, name_text, None, doc(f), &ctx));
                     } else if let Some(f) = get(cap.method) {
                         defs.push(function_def(f, name_text, get(cap.receiver), doc(f), &ctx));
-                    } else if let (Some(decl), Some(spec), Some(ty)) = (get(cap.type_declaration), get(cap.type_spec), get(cap.type_)) {
+                    } else if let (Some(decl), Some(spec), Some(ty)) =
+                        (get(cap.type_declaration), get(cap.type_spec), get(cap.type_))
+                    {
                         defs.push(type_def(decl, spec, name_text, ty, doc(decl), &ctx));
                     }
                 }

@@ -45,7 +45,8 @@ impl Queries {
 }
 
 static QUERIES: LazyLock<Queries> = LazyLock::new(|| {
-    let crate::query::Combined { query, purposes, .. } = crate::query::combine(&crate::Language::Go.grammar(), "go", &FILES);
+    let crate::query::Combined { query, purposes, .. } =
+        crate::query::combine(&crate::Language::Go.grammar(), "go", &FILES);
     let capture = |name| crate::query::capture(&query, "go", name);
     let captures = Captures {
         name: capture("name"),

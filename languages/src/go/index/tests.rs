@@ -60,7 +60,11 @@ fn summary(index: &DefinitionIndex) -> String {
         }
         for id in &f.definitions {
             let d = &index.definitions[id];
-            let _ = writeln!(out, "  {} {:?} L{}-{} def_line={}", d.qualname, d.kind, d.span.start_line, d.span.end_line, d.def_line);
+            let _ = writeln!(
+                out,
+                "  {} {:?} L{}-{} def_line={}",
+                d.qualname, d.kind, d.span.start_line, d.span.end_line, d.def_line
+            );
             let _ = writeln!(out, "    sig: {}", d.signature.text.lines().next().unwrap_or(""));
             if let Some(r) = &d.signature.receiver {
                 let _ = writeln!(out, "    receiver: {r}");
@@ -73,7 +77,14 @@ fn summary(index: &DefinitionIndex) -> String {
                     .signature
                     .parameters
                     .iter()
-                    .map(|p| format!("{}:{}{}", p.name, p.annotation.as_deref().unwrap_or("?"), if p.kind == crate::index::ParameterKind::VarPositional { "..." } else { "" }))
+                    .map(|p| {
+                        format!(
+                            "{}:{}{}",
+                            p.name,
+                            p.annotation.as_deref().unwrap_or("?"),
+                            if p.kind == crate::index::ParameterKind::VarPositional { "..." } else { "" }
+                        )
+                    })
                     .collect();
                 let _ = writeln!(out, "    params: {}", ps.join(", "));
             }
@@ -138,7 +149,13 @@ fn references_cross_files_packages_and_methods() {
     assert!(refs("geometry/shape.go::Triangle.Perimeter").contains(&"geometry/point.go::Distance".to_string()));
     // Imported in-module package.
     let total = refs("catalog/catalog.go::Catalog.TotalArea");
-    for want in ["stats/stats.go::Map", "stats/stats.go::Sum", "internal/format/format.go::Round", "catalog/catalog.go::Entry", "catalog/catalog.go::Catalog"] {
+    for want in [
+        "stats/stats.go::Map",
+        "stats/stats.go::Sum",
+        "internal/format/format.go::Round",
+        "catalog/catalog.go::Entry",
+        "catalog/catalog.go::Catalog",
+    ] {
         assert!(total.contains(&want.to_string()), "{want} not in {total:?}");
     }
     // `e.Shape.Area()`: unknown type, every in-module `Area` method.
@@ -161,7 +178,10 @@ fn references_cross_files_packages_and_methods() {
 fn locals_shadow_and_type_parameters_are_not_references() {
     let index = src_index(&[
         ("go.mod", "module ex.com/m\n"),
-        ("a.go", "package a\n\ntype T struct{}\n\nfunc helper() int { return 1 }\n\nfunc G[T any](helper T) T {\n\treturn helper\n}\n\nfunc H() int {\n\thelper := 2\n\treturn helper\n}\n\nfunc U() int { return helper() }\n"),
+        (
+            "a.go",
+            "package a\n\ntype T struct{}\n\nfunc helper() int { return 1 }\n\nfunc G[T any](helper T) T {\n\treturn helper\n}\n\nfunc H() int {\n\thelper := 2\n\treturn helper\n}\n\nfunc U() int { return helper() }\n",
+        ),
     ]);
     assert!(index.definitions["a.go::G"].references.is_empty(), "{:?}", index.definitions["a.go::G"].references);
     assert!(index.definitions["a.go::H"].references.is_empty());
@@ -173,7 +193,10 @@ fn duplicate_qualnames_get_line_suffixes_and_aliases_resolve() {
     let index = src_index(&[
         ("go.mod", "module ex.com/m\n\ngo 1.22\n"),
         ("p/p.go", "package p\n\nfunc init() {}\n\nfunc init() {}\n\n// Do does it.\nfunc Do() {}\n"),
-        ("q/q.go", "package q\n\nimport (\n\tpp \"ex.com/m/p\"\n\t. \"fmt\"\n)\n\nvar x = pp.Do\n\nfunc Q() { pp.Do(); Println() }\n"),
+        (
+            "q/q.go",
+            "package q\n\nimport (\n\tpp \"ex.com/m/p\"\n\t. \"fmt\"\n)\n\nvar x = pp.Do\n\nfunc Q() { pp.Do(); Println() }\n",
+        ),
     ]);
     let ids: Vec<&String> = index.files["p/p.go"].definitions.iter().collect();
     assert_eq!(ids, ["p/p.go::init@L3", "p/p.go::init@L5", "p/p.go::Do"]);
@@ -225,7 +248,10 @@ fn go_test_ids_map_to_test_functions() {
         test_definition(&index, "example.com/shapes/geometry/TestAreas/unit_circle").as_deref(),
         Some("geometry/shape_test.go::TestAreas")
     );
-    assert_eq!(test_definition(&index, "example.com/shapes/stats/TestStack").as_deref(), Some("stats/stats_test.go::TestStack"));
+    assert_eq!(
+        test_definition(&index, "example.com/shapes/stats/TestStack").as_deref(),
+        Some("stats/stats_test.go::TestStack")
+    );
     assert_eq!(test_definition(&index, "example.com/shapes/stats/TestNope"), None);
     assert_eq!(test_definition(&index, "example.com/other/TestStack"), None);
 }
@@ -267,7 +293,14 @@ fn kind_and_field_ids_match_their_names() {
         }
     }
     // The fixtures exercise the common kinds, so the check above is not vacuous for them.
-    for name in ["identifier", "type_identifier", "selector_expression", "parameter_declaration", "short_var_declaration", "type_spec"] {
+    for name in [
+        "identifier",
+        "type_identifier",
+        "selector_expression",
+        "parameter_declaration",
+        "short_var_declaration",
+        "type_spec",
+    ] {
         assert!(seen.contains(name), "no `{name}` node in the Go fixtures");
     }
 }
@@ -275,7 +308,14 @@ fn kind_and_field_ids_match_their_names() {
 /// A file's line count is `str::lines().count()`, whatever its last line ends with.
 #[test]
 fn line_counts_match_str_lines() {
-    for text in ["package a", "package a\n", "package a\n\n", "package a\r\nfunc f() {}\r\n", "package a\n\nfunc f() {}", "\npackage a\n"] {
+    for text in [
+        "package a",
+        "package a\n",
+        "package a\n\n",
+        "package a\r\nfunc f() {}\r\n",
+        "package a\n\nfunc f() {}",
+        "\npackage a\n",
+    ] {
         let index = src_index(&[("a.go", text)]);
         assert_eq!(index.files["a.go"].lines, text.lines().count(), "{text:?}");
     }

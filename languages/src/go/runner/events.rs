@@ -90,12 +90,7 @@ impl GoReader {
         let Some(package) = e.package else { return };
         self.packages.insert(package.clone());
         let Some(test) = e.test else {
-            self.package_event(
-                &package,
-                &e.action,
-                e.output.as_deref(),
-                e.failed_build.as_deref(),
-            );
+            self.package_event(&package, &e.action, e.output.as_deref(), e.failed_build.as_deref());
             return;
         };
         let id = test_id(&package, &test);
@@ -103,15 +98,7 @@ impl GoReader {
             "run" => self.running.push((id, Instant::now())),
             "output" => {
                 let text = e.output.unwrap_or_default();
-                let framework = [
-                    "=== RUN",
-                    "=== PAUSE",
-                    "=== CONT",
-                    "=== NAME",
-                    "--- PASS",
-                    "--- FAIL",
-                    "--- SKIP",
-                ];
+                let framework = ["=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS", "--- FAIL", "--- SKIP"];
                 if !framework.iter().any(|f| text.trim_start().starts_with(f)) {
                     push_bounded(self.output.entry(id).or_default(), &text);
                 }
@@ -126,50 +113,24 @@ impl GoReader {
                 let lines = self.output.remove(&id).unwrap_or_default();
                 let message = match status {
                     TestStatus::Passed => None,
-                    _ => lines
-                        .iter()
-                        .map(|l| l.trim())
-                        .find(|l| !l.is_empty())
-                        .map(str::to_string),
+                    _ => lines.iter().map(|l| l.trim()).find(|l| !l.is_empty()).map(str::to_string),
                 };
-                let duration_ms = e
-                    .elapsed
-                    .filter(|d| d.is_finite() && *d >= 0.0)
-                    .map(|d| (d * 1000.0).round() as u64);
-                self.results.insert(
-                    id,
-                    TestOutcome {
-                        status,
-                        duration_ms,
-                        message,
-                    },
-                );
+                let duration_ms = e.elapsed.filter(|d| d.is_finite() && *d >= 0.0).map(|d| (d * 1000.0).round() as u64);
+                self.results.insert(id, TestOutcome { status, duration_ms, message });
             }
             _ => {}
         }
     }
 
-    fn package_event(
-        &mut self,
-        package: &str,
-        action: &str,
-        output: Option<&str>,
-        failed_build: Option<&str>,
-    ) {
+    fn package_event(&mut self, package: &str, action: &str, output: Option<&str>, failed_build: Option<&str>) {
         match action {
             "output" => {
                 let text = output.unwrap_or_default();
                 let name = text.trim_end();
                 if is_listed_name(name) {
-                    self.listed
-                        .entry(package.to_string())
-                        .or_default()
-                        .push(name.to_string());
+                    self.listed.entry(package.to_string()).or_default().push(name.to_string());
                 }
-                push_bounded(
-                    self.package_output.entry(package.to_string()).or_default(),
-                    text,
-                );
+                push_bounded(self.package_output.entry(package.to_string()).or_default(), text);
             }
             "pass" | "fail" | "skip" => {
                 if action == "fail" && failed_build.is_none() {
@@ -177,10 +138,7 @@ impl GoReader {
                 }
                 if let Some(broken) = failed_build {
                     let key = strip_variant(broken);
-                    let lines = self
-                        .build_output
-                        .get(key)
-                        .or_else(|| self.build_output.get(package));
+                    let lines = self.build_output.get(key).or_else(|| self.build_output.get(package));
                     let text = lines.map(|l| l.concat()).unwrap_or_default();
                     let message = if text.trim().is_empty() {
                         format!("the tests of {package} did not build ({broken})")
@@ -191,27 +149,17 @@ impl GoReader {
                 }
                 // Tests still running when their package ends: the binary exited under them.
                 let prefix = format!("{package}/");
-                let (gone, still): (Vec<_>, Vec<_>) = self
-                    .running
-                    .drain(..)
-                    .partition(|(id, _)| id.starts_with(&prefix));
+                let (gone, still): (Vec<_>, Vec<_>) =
+                    self.running.drain(..).partition(|(id, _)| id.starts_with(&prefix));
                 self.running = still;
                 if !gone.is_empty() {
                     self.crashed = true;
-                    let tail = self
-                        .package_output
-                        .get(package)
-                        .map(|l| last_lines(&l.concat(), 3))
-                        .unwrap_or_default();
+                    let tail = self.package_output.get(package).map(|l| last_lines(&l.concat(), 3)).unwrap_or_default();
                     for (id, since) in gone {
-                        let message = format!(
-                            "the test binary of {package} exited while this test ran: {tail}"
-                        );
+                        let message = format!("the test binary of {package} exited while this test ran: {tail}");
                         let outcome = TestOutcome {
                             status: TestStatus::Error,
-                            duration_ms: Some(
-                                u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX),
-                            ),
+                            duration_ms: Some(u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)),
                             message: Some(message.trim_end().to_string()),
                         };
                         self.results.insert(id, outcome);
@@ -226,15 +174,8 @@ impl GoReader {
     /// any test (a TestMain exit, a panic in init, a data race report).
     pub fn package_failure(&self, package: &str) -> Option<String> {
         self.failed_packages.contains(package).then(|| {
-            let tail = self
-                .package_output
-                .get(package)
-                .map(|l| last_lines(&l.concat(), 3))
-                .unwrap_or_default();
-            format!(
-                "the test binary of {package} failed before this test ran: {}",
-                tail.replace('\n', " | ")
-            )
+            let tail = self.package_output.get(package).map(|l| last_lines(&l.concat(), 3)).unwrap_or_default();
+            format!("the test binary of {package} failed before this test ran: {}", tail.replace('\n', " | "))
         })
     }
 
@@ -329,22 +270,10 @@ mod tests {
             "not json",
         ]);
         assert_eq!(r.results["m/p/TestA"].status, TestStatus::Failed);
-        assert_eq!(
-            r.results["m/p/TestA"].message.as_deref(),
-            Some("a_test.go:9: want 5")
-        );
+        assert_eq!(r.results["m/p/TestA"].message.as_deref(), Some("a_test.go:9: want 5"));
         assert_eq!(r.results["m/p/TestA"].duration_ms, Some(250));
-        assert_eq!(
-            r.results["m/p/TestB/with_space"].status,
-            TestStatus::Skipped
-        );
-        assert_eq!(
-            r.running
-                .iter()
-                .map(|(id, _)| id.as_str())
-                .collect::<Vec<_>>(),
-            vec!["m/p/TestB"]
-        );
+        assert_eq!(r.results["m/p/TestB/with_space"].status, TestStatus::Skipped);
+        assert_eq!(r.running.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), vec!["m/p/TestB"]);
         assert_eq!((r.events, r.junk_lines), (8, 1));
         assert!(!r.crashed);
     }
@@ -360,18 +289,9 @@ mod tests {
             r#"{"Action":"output","Package":"m/p","Output":"exit status 3\n"}"#,
             r#"{"Action":"fail","Package":"m/p","Elapsed":0.1}"#,
         ]);
-        assert_eq!(
-            r.build_failed["m/q"],
-            "# m/q [m/q.test]\nq/x.go:3:28: cannot use \"x\""
-        );
+        assert_eq!(r.build_failed["m/q"], "# m/q [m/q.test]\nq/x.go:3:28: cannot use \"x\"");
         assert_eq!(r.results["m/p/TestExit"].status, TestStatus::Error);
-        assert!(
-            r.results["m/p/TestExit"]
-                .message
-                .as_deref()
-                .unwrap()
-                .contains("exit status 3")
-        );
+        assert!(r.results["m/p/TestExit"].message.as_deref().unwrap().contains("exit status 3"));
         assert!(r.crashed);
         assert!(r.running.is_empty());
     }
@@ -385,10 +305,7 @@ mod tests {
             r#"{"Action":"output","Package":"m/p","Output":"ok  \tm/p\t0.004s\n"}"#,
             r#"{"Action":"pass","Package":"m/p","Elapsed":0.004}"#,
         ]);
-        assert_eq!(
-            r.listed["m/p"],
-            vec!["TestA".to_string(), "FuzzB".to_string()]
-        );
+        assert_eq!(r.listed["m/p"], vec!["TestA".to_string(), "FuzzB".to_string()]);
     }
 
     #[test]

@@ -36,10 +36,7 @@ pub fn parse_log_gotest(log: &str) -> BTreeMap<String, &'static str> {
             continue;
         };
         // Greedy `(.+) \((.+)\)`: the last ` (` that leaves both groups non-empty.
-        let split = inner
-            .rmatch_indices(" (")
-            .map(|(i, _)| i)
-            .find(|&i| i > 0 && i + 2 < inner.len());
+        let split = inner.rmatch_indices(" (").map(|(i, _)| i).find(|&i| i > 0 && i + 2 < inner.len());
         if let Some(i) = split {
             out.insert(inner[..i].to_string(), status);
         }
@@ -62,14 +59,12 @@ pub fn split_id(id: &str) -> Option<(&str, &str)> {
 }
 
 fn is_test_function(name: &str) -> bool {
-    ["Test", "Example", "Fuzz", "Benchmark"]
-        .iter()
-        .any(|prefix| {
-            name.strip_prefix(prefix).is_some_and(|rest| {
-                rest.chars().next().is_none_or(|c| !c.is_lowercase())
-                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-            })
+    ["Test", "Example", "Fuzz", "Benchmark"].iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| {
+            rest.chars().next().is_none_or(|c| !c.is_lowercase())
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_')
         })
+    })
 }
 
 /// The name `parse_log_gotest` reports for carve id `id`: the test path without the
@@ -88,34 +83,15 @@ mod tests {
                    --- SKIP: TestC/a_(b) (0.00s)\n--- PASS: TestD\nok  \tm/p\t0.1s\n--- FAIL: TestA (1.00s)\r\n";
         let m = parse_log_gotest(log);
         let got: Vec<(&str, &str)> = m.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        assert_eq!(
-            got,
-            vec![
-                ("TestA", FAILED),
-                ("TestB/with_space", FAILED),
-                ("TestC/a_(b)", SKIPPED)
-            ]
-        );
+        assert_eq!(got, vec![("TestA", FAILED), ("TestB/with_space", FAILED), ("TestC/a_(b)", SKIPPED)]);
     }
 
     #[test]
     fn ids_split_at_the_test_function() {
-        assert_eq!(
-            split_id("example.com/m/strs/TestShout/x"),
-            Some(("example.com/m/strs", "TestShout/x"))
-        );
-        assert_eq!(
-            split_id("example.com/m/ExampleAdd"),
-            Some(("example.com/m", "ExampleAdd"))
-        );
-        assert_eq!(
-            split_id("example.com/testdata/Testing/TestX"),
-            Some(("example.com/testdata/Testing", "TestX"))
-        );
+        assert_eq!(split_id("example.com/m/strs/TestShout/x"), Some(("example.com/m/strs", "TestShout/x")));
+        assert_eq!(split_id("example.com/m/ExampleAdd"), Some(("example.com/m", "ExampleAdd")));
+        assert_eq!(split_id("example.com/testdata/Testing/TestX"), Some(("example.com/testdata/Testing", "TestX")));
         assert_eq!(split_id("TestX"), None);
-        assert_eq!(
-            harness_id("m/p/TestNested/outer/inner").as_deref(),
-            Some("TestNested/outer/inner")
-        );
+        assert_eq!(harness_id("m/p/TestNested/outer/inner").as_deref(), Some("TestNested/outer/inner"));
     }
 }

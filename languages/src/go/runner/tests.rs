@@ -6,15 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn have_go() -> bool {
-    let ok = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "go is required when CI is set"
-        );
+        assert!(std::env::var_os("CI").is_none(), "go is required when CI is set");
         eprintln!("skipped: `go` is not installed");
     }
     ok
@@ -34,25 +28,16 @@ impl Copy {
     fn new() -> Copy {
         let root = tempfile::tempdir().unwrap();
         copy_dir(&fixture(), root.path());
-        Copy {
-            root,
-            scratch: tempfile::tempdir().unwrap(),
-        }
+        Copy { root, scratch: tempfile::tempdir().unwrap() }
     }
 
     fn request(&self, tests: Option<&[&str]>) -> RunRequest {
-        let command = TestCommand::GoTest {
-            args: vec![],
-            packages: None,
-        };
+        let command = TestCommand::GoTest { args: vec![], packages: None };
         let mut r = RunRequest::new(self.root.path(), command, self.scratch.path().join("s"));
         r.tests = tests.map(|t| t.iter().map(|s| s.to_string()).collect());
         r.timeout = Duration::from_secs(300);
         r.test_timeout = Duration::from_secs(120);
-        r.env.push((
-            "CARVE_FLAKY_COUNTER".into(),
-            self.scratch.path().join("flaky").display().to_string(),
-        ));
+        r.env.push(("CARVE_FLAKY_COUNTER".into(), self.scratch.path().join("flaky").display().to_string()));
         r
     }
 }
@@ -71,39 +56,24 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn statuses(r: &RunResult) -> Vec<(&str, TestStatus)> {
-    r.statuses
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.status))
-        .collect()
+    r.statuses.iter().map(|(k, v)| (k.as_str(), v.status)).collect()
 }
 
 const M: &str = "example.com/runnercases";
 
 #[test]
 fn patterns_are_anchored_escaped_and_per_level() {
-    assert_eq!(
-        run_pattern(&["TestA", "TestB"]).as_deref(),
-        Some("^(TestA|TestB)$")
-    );
+    assert_eq!(run_pattern(&["TestA", "TestB"]).as_deref(), Some("^(TestA|TestB)$"));
     assert_eq!(
         run_pattern(&["TestSign/with_space", "TestSign/a.b"]).as_deref(),
         Some(r"^(TestSign)$/^(a\.b|with_space)$")
     );
     // A whole test and a subtest of another: the subtest level stays open.
-    assert_eq!(
-        run_pattern(&["TestA", "TestB/x"]).as_deref(),
-        Some("^(TestA|TestB)$")
-    );
+    assert_eq!(run_pattern(&["TestA", "TestB/x"]).as_deref(), Some("^(TestA|TestB)$"));
     assert_eq!(run_pattern(&["", "TestB/x"]), None);
-    assert_eq!(
-        quote_meta("a(b)|c*[d]{e}^$+?."),
-        r"a\(b\)\|c\*\[d\]\{e\}\^\$\+\?\."
-    );
+    assert_eq!(quote_meta("a(b)|c*[d]{e}^$+?."), r"a\(b\)\|c\*\[d\]\{e\}\^\$\+\?\.");
     let pkgs: BTreeSet<String> = [M.to_string(), format!("{M}/strs")].into();
-    assert_eq!(
-        package_of(&pkgs, &format!("{M}/strs/TestAdd")),
-        Some("example.com/runnercases/strs")
-    );
+    assert_eq!(package_of(&pkgs, &format!("{M}/strs/TestAdd")), Some("example.com/runnercases/strs"));
     assert_eq!(package_of(&pkgs, &format!("{M}/TestAdd")), Some(M));
     assert_eq!(package_of(&pkgs, "other.org/x/TestAdd"), None);
 }
@@ -130,29 +100,13 @@ fn a_whole_run_reports_every_test_and_subtest() {
     assert_eq!(s("strs/TestShout/yz"), TestStatus::Passed);
     assert_eq!(r.statuses.len(), 21, "{:#?}", statuses(&r));
     let fails = &r.statuses[&format!("{M}/TestFails")];
-    assert_eq!(
-        fails.message.as_deref(),
-        Some("calc_test.go:21: Add(2, 2) = 4, want 5 (deliberately failing)")
-    );
-    assert!(
-        r.command_line.starts_with("go test -json -count=1"),
-        "{}",
-        r.command_line
-    );
+    assert_eq!(fails.message.as_deref(), Some("calc_test.go:21: Add(2, 2) = 4, want 5 (deliberately failing)"));
+    assert!(r.command_line.starts_with("go test -json -count=1"), "{}", r.command_line);
     assert_eq!(r.processes, 1);
     // The flaky test alternates on its counter outside the tree.
     let again = run(&c.request(None)).unwrap();
-    assert_ne!(
-        again.status(&format!("{M}/TestFlaky")),
-        r.status(&format!("{M}/TestFlaky"))
-    );
-    assert!(
-        std::fs::read_dir(c.scratch.path().join("s"))
-            .unwrap()
-            .next()
-            .is_none(),
-        "scratch left behind"
-    );
+    assert_ne!(again.status(&format!("{M}/TestFlaky")), r.status(&format!("{M}/TestFlaky")));
+    assert!(std::fs::read_dir(c.scratch.path().join("s")).unwrap().next().is_none(), "scratch left behind");
 }
 
 #[test]
@@ -161,25 +115,13 @@ fn a_package_that_does_not_build_errors_its_requested_tests() {
         return;
     }
     let c = Copy::new();
-    std::fs::write(
-        c.root.path().join("strs/broken.go"),
-        "package strs\n\nfunc broken() int { return \"x\" }\n",
-    )
-    .unwrap();
+    std::fs::write(c.root.path().join("strs/broken.go"), "package strs\n\nfunc broken() int { return \"x\" }\n")
+        .unwrap();
     let wanted = [format!("{M}/strs/TestShout"), format!("{M}/TestAdd")];
     let r = run(&c.request(Some(&wanted.iter().map(String::as_str).collect::<Vec<_>>()))).unwrap();
-    assert_eq!(
-        statuses(&r),
-        vec![
-            (wanted[1].as_str(), TestStatus::Passed),
-            (wanted[0].as_str(), TestStatus::Error)
-        ]
-    );
+    assert_eq!(statuses(&r), vec![(wanted[1].as_str(), TestStatus::Passed), (wanted[0].as_str(), TestStatus::Error)]);
     let message = r.statuses[&wanted[0]].message.as_deref().unwrap();
-    assert!(
-        message.contains("broken.go:3") && message.contains("cannot use"),
-        "{message}"
-    );
+    assert!(message.contains("broken.go:3") && message.contains("cannot use"), "{message}");
     assert!(r.collection_errors.contains_key(&format!("{M}/strs")));
 }
 
@@ -189,28 +131,17 @@ fn a_hanging_test_is_killed_and_the_rest_still_runs() {
         return;
     }
     let c = Copy::new();
-    let wanted = [
-        format!("{M}/TestHang"),
-        format!("{M}/TestNested"),
-        format!("{M}/TestAdd"),
-    ];
+    let wanted = [format!("{M}/TestHang"), format!("{M}/TestNested"), format!("{M}/TestAdd")];
     let mut req = c.request(Some(&wanted.iter().map(String::as_str).collect::<Vec<_>>()));
     req.env.push(("CARVE_FIXTURE_HANG".into(), "1".into()));
     req.test_timeout = Duration::from_secs(4);
     let started = Instant::now();
     let r = run(&req).unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(100),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(100), "{:?}", started.elapsed());
     assert_eq!(r.status(&wanted[0]), TestStatus::Timeout);
     assert_eq!(r.timed_out.as_deref(), Some(wanted[0].as_str()));
     assert_eq!(r.status(&wanted[1]), TestStatus::Passed);
-    assert_eq!(
-        r.status(&format!("{M}/TestNested/outer/inner")),
-        TestStatus::Passed
-    );
+    assert_eq!(r.status(&format!("{M}/TestNested/outer/inner")), TestStatus::Passed);
     assert_eq!(r.status(&wanted[2]), TestStatus::Passed);
 }
 
@@ -227,10 +158,7 @@ fn missing_modules_name_the_setup_command() {
     req.env.push(("GOFLAGS".into(), String::new()));
     let err = run(&req).unwrap_err();
     let text = err.to_string();
-    assert!(
-        matches!(err, RunnerError::MissingDependencies { .. }),
-        "{text}"
-    );
+    assert!(matches!(err, RunnerError::MissingDependencies { .. }), "{text}");
     assert!(text.contains(SETUP), "{text}");
 }
 
@@ -242,14 +170,7 @@ fn a_directory_without_go_mod_is_an_error_with_a_hint() {
     let root = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("x_test.go"), "package x\n").unwrap();
-    let mut req = RunRequest::new(
-        root.path(),
-        TestCommand::GoTest {
-            args: vec![],
-            packages: None,
-        },
-        scratch.path(),
-    );
+    let mut req = RunRequest::new(root.path(), TestCommand::GoTest { args: vec![], packages: None }, scratch.path());
     req.env.push(("GO111MODULE".into(), "on".into()));
     let text = run(&req).unwrap_err().to_string();
     assert!(text.contains("go.mod"), "{text}");

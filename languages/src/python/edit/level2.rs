@@ -141,7 +141,8 @@ fn module_bindings(root: Node, source: &str, file: &FileIndex, index: &Definitio
         }
     }
     for imp in &file.imports {
-        let Some(base) = imp.resolved_path.as_deref().and_then(|p| index.files.get(p)).and_then(|f| f.module.as_deref())
+        let Some(base) =
+            imp.resolved_path.as_deref().and_then(|p| index.files.get(p)).and_then(|f| f.module.as_deref())
         else {
             continue;
         };

@@ -135,10 +135,22 @@ pub(super) struct LineRange {
 
 impl LineRange {
     pub(super) fn new(count: usize) -> LineRange {
-        LineRange { deleted: vec![false; count], at_start: BTreeMap::new(), at_end: BTreeMap::new(), passes: BTreeMap::new() }
+        LineRange {
+            deleted: vec![false; count],
+            at_start: BTreeMap::new(),
+            at_end: BTreeMap::new(),
+            passes: BTreeMap::new(),
+        }
     }
 
-    pub(super) fn mark(&mut self, first: usize, last: usize, at_start: bool, at_end: bool, pass_indent: Option<String>) {
+    pub(super) fn mark(
+        &mut self,
+        first: usize,
+        last: usize,
+        at_start: bool,
+        at_end: bool,
+        pass_indent: Option<String>,
+    ) {
         let e = self.at_end.entry(last).or_insert(at_end);
         *e = *e || at_end;
         for r in first..=last.min(self.deleted.len().saturating_sub(1)) {

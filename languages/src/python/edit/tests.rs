@@ -77,7 +77,11 @@ fn removes_a_method_of_a_class_whose_other_methods_stay() {
 
 #[test]
 fn removes_the_first_and_last_methods() {
-    insta::assert_snapshot!(masked(&[("shop.py", SHOP)], "shop.py", &["shop.py::Cart.__init__", "shop.py::Cart.clear"]));
+    insta::assert_snapshot!(masked(
+        &[("shop.py", SHOP)],
+        "shop.py",
+        &["shop.py::Cart.__init__", "shop.py::Cart.clear"]
+    ));
 }
 
 #[test]
@@ -160,7 +164,8 @@ def only_nested():
 fn removal_that_empties_if_and_try_blocks_leaves_pass() {
     let sources = [("m.py", CONDITIONAL)];
     let index = index_of(&sources);
-    let ids: Vec<&str> = index.definitions.keys().filter(|k| k.contains("helper") || k.contains("fast")).map(|s| s.as_str()).collect();
+    let ids: Vec<&str> =
+        index.definitions.keys().filter(|k| k.contains("helper") || k.contains("fast")).map(|s| s.as_str()).collect();
     assert_eq!(ids.len(), 4, "{ids:?}");
     insta::assert_snapshot!(masked(&sources, "m.py", &ids));
 }
@@ -170,7 +175,8 @@ fn removes_nested_functions() {
     insta::assert_snapshot!(masked(&[("m.py", CONDITIONAL)], "m.py", &["m.py::main.inner", "m.py::only_nested.inner"]));
 }
 
-const PRICING: &str = "def total(xs):\n    return sum(xs)\n\n\ndef tax(x):\n    return x\n\n\ndef discount(x):\n    return x\n";
+const PRICING: &str =
+    "def total(xs):\n    return sum(xs)\n\n\ndef tax(x):\n    return x\n\n\ndef discount(x):\n    return x\n";
 
 const CONSUMER: &str = r#"from typing import TYPE_CHECKING
 from .pricing import total as t, tax, discount as d
@@ -204,7 +210,11 @@ def sole():
 
 #[test]
 fn drops_import_names_of_removed_definitions() {
-    let sources = [("pkg/__init__.py", "from .pricing import total, tax\n"), ("pkg/pricing.py", PRICING), ("pkg/consumer.py", CONSUMER)];
+    let sources = [
+        ("pkg/__init__.py", "from .pricing import total, tax\n"),
+        ("pkg/pricing.py", PRICING),
+        ("pkg/consumer.py", CONSUMER),
+    ];
     let out = masked(&sources, "pkg/consumer.py", &["pkg/pricing.py::total"]);
     let init = masked(&sources, "pkg/__init__.py", &["pkg/pricing.py::total"]);
     insta::assert_snapshot!(format!("# pkg/__init__.py\n{init}# pkg/consumer.py\n{out}"));
@@ -226,7 +236,11 @@ __all__ += ["total"]
     let sources = [("pkg/__init__.py", init), ("pkg/pricing.py", PRICING)];
     let out = masked(&sources, "pkg/__init__.py", &["pkg/pricing.py::total", "pkg/pricing.py::tax"]);
     insta::assert_snapshot!(out);
-    let own = masked(&[("m.py", "__all__ = ['f', 'g']\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n")], "m.py", &["m.py::g"]);
+    let own = masked(
+        &[("m.py", "__all__ = ['f', 'g']\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n")],
+        "m.py",
+        &["m.py::g"],
+    );
     assert_eq!(own, "__all__ = ['f']\n\n\ndef f():\n    pass\n");
 }
 
@@ -280,7 +294,13 @@ fn removing_any_single_definition_keeps_the_file_valid() {
         eprintln!("python3 not found: skipping the compile check (parse check still runs)");
     }
     let tricky = TRICKY.replace("\n\tz = 3\n", "\n");
-    for (name, src) in [("shop.py", SHOP), ("m.py", DECORATED), ("c.py", CONDITIONAL), ("t.py", tricky.as_str()), ("crlf.py", TABS_CRLF)] {
+    for (name, src) in [
+        ("shop.py", SHOP),
+        ("m.py", DECORATED),
+        ("c.py", CONDITIONAL),
+        ("t.py", tricky.as_str()),
+        ("crlf.py", TABS_CRLF),
+    ] {
         let index = index_of(&[(name, src)]);
         for id in index.definitions.keys() {
             let out = masked(&[(name, src)], name, &[id]);
@@ -317,8 +337,10 @@ def test_total():
 "#;
     let sources = [("pkg/__init__.py", ""), ("pkg/pricing.py", PRICING), ("tests/test_pricing.py", test_src)];
     let index = index_of(&sources);
-    let extracted: BTreeSet<NodeId> = ["pkg/pricing.py::total".to_string(), "pkg/pricing.py::discount".to_string()].into();
-    let edits = rewrite_imports_for_level2(test_src, &index.files["tests/test_pricing.py"], &index, &extracted, "agent_code");
+    let extracted: BTreeSet<NodeId> =
+        ["pkg/pricing.py::total".to_string(), "pkg/pricing.py::discount".to_string()].into();
+    let edits =
+        rewrite_imports_for_level2(test_src, &index.files["tests/test_pricing.py"], &index, &extracted, "agent_code");
     let out = apply(test_src, &edits).unwrap();
     assert_eq!(parse_errors(Language::Python, &out), vec![]);
     insta::assert_snapshot!(out);
@@ -366,6 +388,9 @@ fn tricky_layouts() {
     for remove in [vec!["t.py::K.c"], vec!["t.py::first"], a, vec!["t.py::m.one", "t.py::K.b.loop_else"]] {
         out.push_str(&format!("# minus {remove:?}\n{}\n", masked(&[("t.py", &tricky)], "t.py", &remove)));
     }
-    out.push_str(&format!("# crlf minus T.a\n{}", masked(&[("crlf.py", TABS_CRLF)], "crlf.py", &["crlf.py::T.a"]).replace('\r', "<CR>")));
+    out.push_str(&format!(
+        "# crlf minus T.a\n{}",
+        masked(&[("crlf.py", TABS_CRLF)], "crlf.py", &["crlf.py::T.a"]).replace('\r', "<CR>")
+    ));
     insta::assert_snapshot!(out);
 }

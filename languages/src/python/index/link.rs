@@ -9,10 +9,13 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
-use super::modules::{location, ModuleMap};
+use super::modules::{ModuleMap, location};
 use super::parse::{ParsedFile, RawImportKind, RawRef};
-use crate::index::{Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, ParameterKind};
 use crate::Language;
+use crate::index::{
+    Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference,
+    ParameterKind,
+};
 
 /// Re-export chains and inheritance are followed this deep at most (cycles end here).
 const MAX_DEPTH: usize = 24;
@@ -23,7 +26,10 @@ enum Binding {
     /// A module location.
     Module(String),
     /// `from <location> import name`.
-    From { module: String, name: String },
+    From {
+        module: String,
+        name: String,
+    },
     /// Bound to something outside the repository.
     External,
 }
@@ -205,12 +211,16 @@ impl<'a> Linker<'a> {
             if !seen.insert((f, c)) {
                 continue;
             }
-            if let Some(t) = self.preps[f].scopes[c + 1].get(name, None).and_then(|b| self.resolve_binding(f, b, depth + 1)) {
+            if let Some(t) =
+                self.preps[f].scopes[c + 1].get(name, None).and_then(|b| self.resolve_binding(f, b, depth + 1))
+            {
                 return Some(t);
             }
             let bases = self.files[f].defs[c].load_refs.iter().filter(|(_, role)| *role == LoadRole::BaseClass);
             for (r, _) in bases {
-                if let Some((bf, bd)) = self.resolve_chain(f, r, depth + 1).filter(|&(bf, bd)| self.files[bf].defs[bd].is_class()) {
+                if let Some((bf, bd)) =
+                    self.resolve_chain(f, r, depth + 1).filter(|&(bf, bd)| self.files[bf].defs[bd].is_class())
+                {
                     queue.push_back((bf, bd));
                 }
             }
@@ -261,8 +271,11 @@ impl<'a> Linker<'a> {
             .map(|raw| {
                 let mut def = raw.def.clone();
                 let refs: BTreeSet<String> = raw.body_refs.iter().filter_map(resolve).collect();
-                let loads: BTreeSet<LoadReference> =
-                    raw.load_refs.iter().filter_map(|(r, role)| resolve(r).map(|target| LoadReference { target, role: *role })).collect();
+                let loads: BTreeSet<LoadReference> = raw
+                    .load_refs
+                    .iter()
+                    .filter_map(|(r, role)| resolve(r).map(|target| LoadReference { target, role: *role }))
+                    .collect();
                 def.references = refs.into_iter().collect();
                 def.load_references = loads.into_iter().collect();
                 def
@@ -288,7 +301,11 @@ impl<'a> Linker<'a> {
                             name: n.name.clone(),
                             alias: n.alias.clone(),
                             span: n.span,
-                            target: if n.name == "*" || matches!(imp.kind, RawImportKind::Future { .. }) { None } else { target(&n.name) },
+                            target: if n.name == "*" || matches!(imp.kind, RawImportKind::Future { .. }) {
+                                None
+                            } else {
+                                target(&n.name)
+                            },
                         })
                         .collect(),
                 };
@@ -302,8 +319,11 @@ impl<'a> Linker<'a> {
             })
             .collect();
 
-        let module_refs: BTreeSet<ModuleReference> =
-            f.module_refs.iter().filter_map(|r| resolve(r).map(|target| ModuleReference { target, line: r.line })).collect();
+        let module_refs: BTreeSet<ModuleReference> = f
+            .module_refs
+            .iter()
+            .filter_map(|r| resolve(r).map(|target| ModuleReference { target, line: r.line }))
+            .collect();
 
         let mut exported: Vec<String> = Vec::new();
         for name in &f.exports {

@@ -34,7 +34,13 @@ pub(super) fn parent_dir(path: &str) -> &str {
 }
 
 pub(super) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() { name.to_string() } else if name.is_empty() { dir.to_string() } else { format!("{dir}/{name}") }
+    if dir.is_empty() {
+        name.to_string()
+    } else if name.is_empty() {
+        dir.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -175,7 +181,14 @@ mod tests {
 
     #[test]
     fn module_names_and_src_layout() {
-        let paths = ["pkg/__init__.py", "pkg/core.py", "src/lib/__init__.py", "src/lib/a/b.py", "src/loose.py", "my-scripts/x.py"];
+        let paths = [
+            "pkg/__init__.py",
+            "pkg/core.py",
+            "src/lib/__init__.py",
+            "src/lib/a/b.py",
+            "src/loose.py",
+            "my-scripts/x.py",
+        ];
         let m = ModuleMap::new(paths);
         assert_eq!(m.module_name("pkg/core.py").as_deref(), Some("pkg.core"));
         assert_eq!(m.module_name("pkg/__init__.py").as_deref(), Some("pkg"));

@@ -11,8 +11,8 @@ use tree_sitter::{Node, Parser, QueryCursor};
 
 use super::queries::{Purpose, QUERIES};
 use super::signature;
-use crate::index::{Definition, DefinitionKind, IndexError, LoadRole, Signature, Span};
 use crate::Language;
+use crate::index::{Definition, DefinitionKind, IndexError, LoadRole, Signature, Span};
 
 /// A name use not yet resolved: `a` or `a.b.c`, evaluated in `scope` (index of a
 /// definition of the same file, or `None` for module scope) at byte `pos`.
@@ -60,9 +60,16 @@ pub(super) struct RawName {
 #[derive(Debug, Clone)]
 pub(super) enum RawImportKind {
     /// `import a.b [as c]`: one `RawImport` per module of the statement.
-    Plain { alias: Option<String> },
-    From { names: Vec<RawName>, wildcard: bool },
-    Future { names: Vec<RawName> },
+    Plain {
+        alias: Option<String>,
+    },
+    From {
+        names: Vec<RawName>,
+        wildcard: bool,
+    },
+    Future {
+        names: Vec<RawName>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -273,7 +280,9 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
             let parent = parent_kinds.last().copied().unwrap_or(0);
             let part = parent == queries.dotted_name
                 || (parent == queries.attribute
-                    && cursor.field_id().is_some_and(|f| f.get() == queries.object_field || f.get() == queries.attribute_field));
+                    && cursor
+                        .field_id()
+                        .is_some_and(|f| f.get() == queries.object_field || f.get() == queries.attribute_field));
             if !part {
                 // A chain not rooted at an identifier (`f().x`) is dropped by `attribute_chain`.
                 out.uses.push((node, if kind == queries.identifier { UseKind::Name } else { UseKind::Chain }));
@@ -300,7 +309,13 @@ fn collect<'t>(root: Node<'t>, src: &str) -> Collected<'t> {
 }
 
 /// Matches of the queries rooted at `node`.
-fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, parent: Option<Node<'t>>, src: &str, out: &mut Collected<'t>) {
+fn collect_matches<'t>(
+    cursor: &mut QueryCursor,
+    node: Node<'t>,
+    parent: Option<Node<'t>>,
+    src: &str,
+    out: &mut Collected<'t>,
+) {
     let queries = &*QUERIES;
     let k = &queries.captures;
     let mut matches = cursor.matches(&queries.query, node, src.as_bytes());
@@ -308,7 +323,8 @@ fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, parent: Option<
     while let Some(m) = matches.next() {
         match queries.purpose(m.pattern_index) {
             Purpose::Definitions => {
-                let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) = (None, false, None, None, None, None, None);
+                let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) =
+                    (None, false, None, None, None, None, None);
                 let mut type_parameters = None;
                 for c in m.captures {
                     let i = c.index;
@@ -332,7 +348,17 @@ fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, parent: Option<
                 if let (Some(node), Some(name), Some(body)) = (node, name, body) {
                     // A `decorated_definition` parent is the definition's full span.
                     let outer = parent.filter(|p| p.kind_id() == queries.decorated_definition).unwrap_or(node);
-                    out.defs.push(DefMatch { node, outer, is_class, name, params, returns, bases, type_parameters, body });
+                    out.defs.push(DefMatch {
+                        node,
+                        outer,
+                        is_class,
+                        name,
+                        params,
+                        returns,
+                        bases,
+                        type_parameters,
+                        body,
+                    });
                 }
             }
             Purpose::References => {
@@ -401,8 +427,7 @@ fn collect_matches<'t>(cursor: &mut QueryCursor, node: Node<'t>, parent: Option<
 }
 
 fn definitions(matches: &[DefMatch], path: &str, src: &str) -> Vec<RawDef> {
-    let mut found: Vec<RawDef> =
-        matches.iter().map(|m| build_def(m, path, src)).collect();
+    let mut found: Vec<RawDef> = matches.iter().map(|m| build_def(m, path, src)).collect();
     found.sort_by_key(|d| d.def.span.start_byte);
     found.dedup_by_key(|d| d.def.span.start_byte);
 
@@ -533,7 +558,11 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
             },
             UseKind::Dotted => {
                 let mut c = node.walk();
-                let names: Vec<&str> = node.named_children(&mut c).filter(|n| n.kind_id() == QUERIES.identifier).map(|n| signature::text(n, src)).collect();
+                let names: Vec<&str> = node
+                    .named_children(&mut c)
+                    .filter(|n| n.kind_id() == QUERIES.identifier)
+                    .map(|n| signature::text(n, src))
+                    .collect();
                 names.join(".").into()
             }
         };
@@ -627,7 +656,9 @@ fn imports(matches: Vec<ImportMatch>, defs: &[RawDef]) -> Vec<RawImport> {
                 }
                 if wildcard {
                     entry.wildcard = true;
-                    entry.names.push((item.start_byte(), RawName { name: "*".to_string(), alias: None, span: span(item) }));
+                    entry
+                        .names
+                        .push((item.start_byte(), RawName { name: "*".to_string(), alias: None, span: span(item) }));
                 } else if let Some(name) = name {
                     let name: String = name.split_whitespace().collect();
                     entry.names.push((item.start_byte(), RawName { name, alias, span: span(item) }));

@@ -105,7 +105,9 @@ fn root_kinds(query: &Query, source: &str, language: &tree_sitter::Language) -> 
             .unwrap_or_default();
         if name.is_empty() || name == "_" {
             let line: String = text.lines().next().unwrap_or("").chars().take(60).collect();
-            panic!("python query pattern `{line}` must start with a named node kind, `(kind ...)`: the indexer runs patterns on nodes of their root kind only");
+            panic!(
+                "python query pattern `{line}` must start with a named node kind, `(kind ...)`: the indexer runs patterns on nodes of their root kind only"
+            );
         }
         is_root[usize::from(kind_id(language, &name))] = true;
     }

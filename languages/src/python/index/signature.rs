@@ -90,7 +90,8 @@ pub(super) fn parameters(node: Node, src: &str) -> Vec<Parameter> {
         } else if kind == k.typed_parameter {
             let annotation = field(k.type_field);
             let mut c = child.walk();
-            let Some(inner) = child.named_children(&mut c).find(|n| n.kind_id() != k.type_ && n.kind_id() != k.comment) else {
+            let Some(inner) = child.named_children(&mut c).find(|n| n.kind_id() != k.type_ && n.kind_id() != k.comment)
+            else {
                 continue;
             };
             let inner_kind = inner.kind_id();
@@ -188,7 +189,8 @@ fn string_value(node: Node, src: &str) -> Option<String> {
     if start.kind_id() != IDS.string_start || end.kind_id() != IDS.string_end {
         return None;
     }
-    let prefix: String = text(start, src).chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
+    let prefix: String =
+        text(start, src).chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
     if prefix.contains('f') || prefix.contains('b') || prefix.contains('t') {
         return None;
     }
@@ -247,7 +249,11 @@ fn unescape(s: &str) -> String {
                     _ => 8,
                 };
                 let digits: String = chars.clone().take(n).collect();
-                match (digits.len() == n).then(|| u32::from_str_radix(&digits, 16).ok()).flatten().and_then(char::from_u32) {
+                match (digits.len() == n)
+                    .then(|| u32::from_str_radix(&digits, 16).ok())
+                    .flatten()
+                    .and_then(char::from_u32)
+                {
                     Some(ch) => {
                         out.push(ch);
                         for _ in 0..n {

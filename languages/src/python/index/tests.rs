@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{index_source, index_sources};
-use crate::index::{Definition, DefinitionIndex, DefinitionKind, IndexError, IndexOptions, LoadReference, LoadRole, ParameterKind};
+use crate::index::{
+    Definition, DefinitionIndex, DefinitionKind, IndexError, IndexOptions, LoadReference, LoadRole, ParameterKind,
+};
 
 fn sample_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/python/sample")
@@ -39,10 +41,23 @@ fn summary(index: &DefinitionIndex) -> String {
             let names: Vec<String> = i
                 .names
                 .iter()
-                .map(|n| format!("{}{} -> {}", n.name, n.alias.as_ref().map(|a| format!(" as {a}")).unwrap_or_default(), n.target.as_deref().unwrap_or("-")))
+                .map(|n| {
+                    format!(
+                        "{}{} -> {}",
+                        n.name,
+                        n.alias.as_ref().map(|a| format!(" as {a}")).unwrap_or_default(),
+                        n.target.as_deref().unwrap_or("-")
+                    )
+                })
                 .collect();
             let level = if i.module_level { "" } else { " (local)" };
-            let _ = writeln!(out, "  import {} => {}{level} [{}]", i.module, i.resolved_path.as_deref().unwrap_or("-"), names.join(", "));
+            let _ = writeln!(
+                out,
+                "  import {} => {}{level} [{}]",
+                i.module,
+                i.resolved_path.as_deref().unwrap_or("-"),
+                names.join(", ")
+            );
         }
         for r in &f.module_references {
             let _ = writeln!(out, "  module uses {} (line {})", r.target, r.line);
@@ -52,7 +67,11 @@ fn summary(index: &DefinitionIndex) -> String {
         }
     }
     for (id, d) in &index.definitions {
-        let _ = writeln!(out, "{id} [{:?}] lines {}-{} def {} test={}", d.kind, d.span.start_line, d.span.end_line, d.def_line, d.is_test);
+        let _ = writeln!(
+            out,
+            "{id} [{:?}] lines {}-{} def {} test={}",
+            d.kind, d.span.start_line, d.span.end_line, d.def_line, d.is_test
+        );
         let _ = writeln!(out, "  sig: {}", d.signature.text);
         for r in &d.references {
             let _ = writeln!(out, "  uses {r}");
@@ -94,7 +113,15 @@ fn sample_facts() {
     assert_eq!(load.signature.text, r#"async def load(path: str, *args, encoding="utf-8", **kwargs) -> list"#);
     assert_eq!(load.docstring.as_deref(), Some("Load every shape of a file.\n\nOne shape per line."));
     let kinds: Vec<ParameterKind> = load.signature.parameters.iter().map(|p| p.kind).collect();
-    assert_eq!(kinds, [ParameterKind::PositionalOrKeyword, ParameterKind::VarPositional, ParameterKind::KeywordOnly, ParameterKind::VarKeyword]);
+    assert_eq!(
+        kinds,
+        [
+            ParameterKind::PositionalOrKeyword,
+            ParameterKind::VarPositional,
+            ParameterKind::KeywordOnly,
+            ParameterKind::VarKeyword
+        ]
+    );
 
     // Re-export chain: `from shapes import load` -> shapes/__init__ -> shapes/io/__init__ -> reader.
     let conftest_import = &index.files["tests/conftest.py"].imports[1];
@@ -141,7 +168,8 @@ fn syntax_errors_and_bad_utf8_are_skipped_with_file_and_line() {
     std::fs::write(dir.path().join("latin.py"), b"s = '\xff'\n").unwrap();
     let index = DefinitionIndex::build(dir.path(), &IndexOptions::default()).unwrap();
     assert_eq!(index.files.keys().collect::<Vec<_>>(), ["good.py"]);
-    let skipped: Vec<(&str, bool)> = index.skipped.iter().map(|s| (s.path.as_str(), s.reason.contains(":1:"))).collect();
+    let skipped: Vec<(&str, bool)> =
+        index.skipped.iter().map(|s| (s.path.as_str(), s.reason.contains(":1:"))).collect();
     assert_eq!(skipped, [("bad.py", true), ("latin.py", true)]);
     assert_eq!(index.files["good.py"].imports[0].resolved_path.as_deref(), Some("bad.py"));
     assert!(def(&index, "good.py::g").references.is_empty());
@@ -172,8 +200,14 @@ fn scopes_shadowing_and_globals() {
 fn class_body_bases_decorators_and_inheritance() {
     let index = repo(&[
         ("pkg/__init__.py", "from .base import Base\nfrom .deco import *\n"),
-        ("pkg/base.py", "class Base:\n    def run(self):\n        return self.step()\n    def step(self):\n        pass\n"),
-        ("pkg/deco.py", "__all__ = ['tag']\n__all__ += ['mark']\ndef tag(f):\n    return f\ndef mark(f):\n    return f\ndef _hidden(): pass\n"),
+        (
+            "pkg/base.py",
+            "class Base:\n    def run(self):\n        return self.step()\n    def step(self):\n        pass\n",
+        ),
+        (
+            "pkg/deco.py",
+            "__all__ = ['tag']\n__all__ += ['mark']\ndef tag(f):\n    return f\ndef mark(f):\n    return f\ndef _hidden(): pass\n",
+        ),
         (
             "pkg/impl.py",
             "from pkg import Base, tag\nimport pkg.base as pb\n\n\
@@ -197,12 +231,21 @@ fn class_body_bases_decorators_and_inheritance() {
     // A nested definition's decorator and bases run when the enclosing function runs.
     assert_eq!(
         def(&index, "pkg/impl.py::build").references,
-        ["pkg/base.py::Base", "pkg/deco.py::tag", "pkg/impl.py::Impl.go", "pkg/impl.py::build.Local", "pkg/impl.py::build.inner"]
+        [
+            "pkg/base.py::Base",
+            "pkg/deco.py::tag",
+            "pkg/impl.py::Impl.go",
+            "pkg/impl.py::build.Local",
+            "pkg/impl.py::build.inner"
+        ]
     );
-    assert_eq!(loads(&index, "pkg/impl.py::build.Local"), [
-        ("pkg/base.py::Base".to_string(), LoadRole::BaseClass),
-        ("pkg/impl.py::factory".to_string(), LoadRole::ClassBody),
-    ]);
+    assert_eq!(
+        loads(&index, "pkg/impl.py::build.Local"),
+        [
+            ("pkg/base.py::Base".to_string(), LoadRole::BaseClass),
+            ("pkg/impl.py::factory".to_string(), LoadRole::ClassBody),
+        ]
+    );
 }
 
 #[test]
@@ -210,7 +253,10 @@ fn conditional_imports_and_cycles_terminate() {
     let index = repo(&[
         ("a.py", "from b import f\n\ndef g():\n    return f()\n"),
         ("b.py", "from a import f\n"),
-        ("c.py", "try:\n    from fast import h\nexcept ImportError:\n    def h(): pass\n\nh()\n\ndef k():\n    return h()\n"),
+        (
+            "c.py",
+            "try:\n    from fast import h\nexcept ImportError:\n    def h(): pass\n\nh()\n\ndef k():\n    return h()\n",
+        ),
         ("d.py", "def h(): pass\nh()\nfrom fast import h\nh()\n"),
     ]);
     assert_eq!(index.files["a.py"].imports[0].names[0].target, None);
@@ -223,9 +269,11 @@ fn conditional_imports_and_cycles_terminate() {
 #[test]
 fn imports_in_detail() {
     let src = "from __future__ import annotations\nimport os.path, json as j\nfrom . import sibling\nfrom .sibling import (a as b,\n    c)\n\ndef f():\n    from .sibling import c as d\n    return d()\n";
-    let index = repo(&[("pkg/__init__.py", ""), ("pkg/main.py", src), ("pkg/sibling.py", "def a(): pass\ndef c(): pass\n")]);
+    let index =
+        repo(&[("pkg/__init__.py", ""), ("pkg/main.py", src), ("pkg/sibling.py", "def a(): pass\ndef c(): pass\n")]);
     let f = &index.files["pkg/main.py"];
-    let modules: Vec<(&str, Option<&str>, bool)> = f.imports.iter().map(|i| (i.module.as_str(), i.resolved_path.as_deref(), i.module_level)).collect();
+    let modules: Vec<(&str, Option<&str>, bool)> =
+        f.imports.iter().map(|i| (i.module.as_str(), i.resolved_path.as_deref(), i.module_level)).collect();
     assert_eq!(
         modules,
         [
@@ -269,7 +317,15 @@ fn multi_line_headers_and_kinds() {
     assert_eq!(defs[1].signature.text, "class K(\n    object,\n)");
     assert_eq!(defs[1].signature.bases, ["object"]);
     let kinds: Vec<(&str, DefinitionKind)> = defs.iter().map(|d| (d.qualname.as_str(), d.kind)).collect();
-    assert_eq!(kinds, [("f", DefinitionKind::Function), ("K", DefinitionKind::Class), ("K.s", DefinitionKind::Method), ("K.m", DefinitionKind::Method)]);
+    assert_eq!(
+        kinds,
+        [
+            ("f", DefinitionKind::Function),
+            ("K", DefinitionKind::Class),
+            ("K.s", DefinitionKind::Method),
+            ("K.m", DefinitionKind::Method)
+        ]
+    );
 }
 
 #[test]
@@ -284,7 +340,6 @@ fn in_memory_and_on_disk_agree() {
     assert_eq!(index_sources(&sources).files.len(), sources.len());
 }
 
-
 #[test]
 fn star_imports_and_deep_hierarchies_stay_linear() {
     // A ring of modules star-importing each other, and a diamond-rich class hierarchy.
@@ -292,7 +347,10 @@ fn star_imports_and_deep_hierarchies_stay_linear() {
     let n: usize = 40;
     for i in 0..n {
         let mut src = format!("from m{} import *\nfrom m{} import *\n", (i + 1) % n, (i + 2) % n);
-        src.push_str(&format!("class C{i}({}):\n    def f{i}(self):\n        return self.missing(), self.f0()\n", if i == 0 { "object".to_string() } else { format!("C{}, C{}", i - 1, i.saturating_sub(2)) }));
+        src.push_str(&format!(
+            "class C{i}({}):\n    def f{i}(self):\n        return self.missing(), self.f0()\n",
+            if i == 0 { "object".to_string() } else { format!("C{}, C{}", i - 1, i.saturating_sub(2)) }
+        ));
         src.push_str(&format!("def g{i}():\n    return len(unknown_{i})\n"));
         files.push((format!("m{i}.py"), src));
     }
@@ -301,7 +359,10 @@ fn star_imports_and_deep_hierarchies_stay_linear() {
     let index = repo(&borrowed);
     assert!(start.elapsed() < std::time::Duration::from_secs(20), "took {:?}", start.elapsed());
     assert_eq!(def(&index, "m5.py::C5.f5").references, ["m0.py::C0.f0"]);
-    assert_eq!(loads(&index, "m3.py::C3"), [("m1.py::C1".to_string(), LoadRole::BaseClass), ("m2.py::C2".to_string(), LoadRole::BaseClass)]);
+    assert_eq!(
+        loads(&index, "m3.py::C3"),
+        [("m1.py::C1".to_string(), LoadRole::BaseClass), ("m2.py::C2".to_string(), LoadRole::BaseClass)]
+    );
 }
 
 #[test]

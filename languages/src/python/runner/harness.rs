@@ -69,11 +69,8 @@ fn parse_result_line(line: &str) -> Option<(String, &'static str)> {
         let Some(name) = trimmed.split(is_space).next().filter(|w| !w.is_empty()) else {
             continue;
         };
-        let name = if status == FAILED {
-            words(&line.replace(" - ", " ")).nth(1)?.to_string()
-        } else {
-            name.to_string()
-        };
+        let name =
+            if status == FAILED { words(&line.replace(" - ", " ")).nth(1)?.to_string() } else { name.to_string() };
         if status == SKIPPED && starts_with_skip_count(&name) {
             return None;
         }
@@ -141,26 +138,14 @@ mod tests {
         assert_eq!(parsed("FAILED - x"), vec![("x".to_string(), FAILED)]);
         assert_eq!(parsed("ERROR - x"), vec![("-".to_string(), ERROR)]);
         assert_eq!(parsed("SKIPPED [1]x"), vec![]);
-        assert_eq!(
-            parsed("SKIPPED [a] t.py::x"),
-            vec![("[a]".to_string(), SKIPPED)]
-        );
+        assert_eq!(parsed("SKIPPED [a] t.py::x"), vec![("[a]".to_string(), SKIPPED)]);
     }
 
     #[test]
     fn harness_ids_stop_at_whitespace() {
-        assert_eq!(
-            harness_id("t.py::C::test[a - b]").as_deref(),
-            Some("t.py::C::test[a")
-        );
-        assert_eq!(
-            harness_id("t.py::test[a\u{1f}b]").as_deref(),
-            Some("t.py::test[a")
-        );
-        assert_eq!(
-            harness_id("t.py::test[a[0]]").as_deref(),
-            Some("t.py::test[a[0]]")
-        );
+        assert_eq!(harness_id("t.py::C::test[a - b]").as_deref(), Some("t.py::C::test[a"));
+        assert_eq!(harness_id("t.py::test[a\u{1f}b]").as_deref(), Some("t.py::test[a"));
+        assert_eq!(harness_id("t.py::test[a[0]]").as_deref(), Some("t.py::test[a[0]]"));
         assert_eq!(harness_id(" x"), None);
     }
 }

@@ -29,7 +29,8 @@ impl Project {
     }
 
     fn request(&self, tests: Option<&[&str]>) -> RunRequest {
-        let mut r = RunRequest::new(self.root.path(), TestCommand::pytest("python3", vec![]), self.scratch.path().join("s"));
+        let mut r =
+            RunRequest::new(self.root.path(), TestCommand::pytest("python3", vec![]), self.scratch.path().join("s"));
         r.tests = tests.map(|t| t.iter().map(|s| s.to_string()).collect());
         r.timeout = Duration::from_secs(120);
         r.test_timeout = Duration::from_secs(60);
@@ -177,7 +178,11 @@ fn every_kind_of_outcome_gets_its_status_and_the_tree_is_untouched() {
     assert_eq!(r.exit_code, Some(1));
     assert_eq!((r.timed_out.as_deref(), r.crashed, r.processes), (None, false, 1));
     assert!(r.collection_errors.is_empty());
-    assert!(r.command_line.contains("-p carve_report") && r.command_line.contains("-p no:cacheprovider"), "{}", r.command_line);
+    assert!(
+        r.command_line.contains("-p carve_report") && r.command_line.contains("-p no:cacheprovider"),
+        "{}",
+        r.command_line
+    );
     assert_eq!(p.tree(), before, "the run wrote into the tree");
     p.assert_scratch_cleaned();
 }
@@ -376,7 +381,11 @@ fn extras_reach_the_test_process() {
     // What the traced run does: a plugin from a private directory, loaded with `-p`, plus
     // environment variables; the project's own PYTHONPATH entries are kept after ours.
     let plugins = tempfile::tempdir().unwrap();
-    std::fs::write(plugins.path().join("my_shim.py"), "LOADED = []\n\ndef pytest_configure(config):\n    LOADED.append(1)\n").unwrap();
+    std::fs::write(
+        plugins.path().join("my_shim.py"),
+        "LOADED = []\n\ndef pytest_configure(config):\n    LOADED.append(1)\n",
+    )
+    .unwrap();
     let extra = tempfile::tempdir().unwrap();
     std::fs::write(extra.path().join("extra_mod.py"), "VALUE = 7\n").unwrap();
     let p = Project::new(&[(
@@ -389,7 +398,12 @@ fn extras_reach_the_test_process() {
     req.pythonpath_prepend = vec![plugins.path().to_path_buf()];
     req.env = vec![("CARVE_FLAG".into(), "on".into()), ("PYTHONPATH".into(), extra.path().display().to_string())];
     let r = run(&req).unwrap();
-    assert_eq!(r.status("tests/test_env.py::test_env"), TestStatus::Passed, "{}", message(&r, "tests/test_env.py::test_env"));
+    assert_eq!(
+        r.status("tests/test_env.py::test_env"),
+        TestStatus::Passed,
+        "{}",
+        message(&r, "tests/test_env.py::test_env")
+    );
 }
 
 #[test]
@@ -442,7 +456,10 @@ fn report_lines_are_parsed_and_bad_ones_named() {
     let mut r = ReportReader::new(path.clone());
     assert!(r.poll());
     assert_eq!(r.collected.as_deref(), Some(&["a.py::t".to_string(), "a.py::u".to_string()][..]));
-    assert_eq!(r.results["a.py::t"], TestOutcome { status: TestStatus::Failed, duration_ms: Some(13), message: Some("boom".into()) });
+    assert_eq!(
+        r.results["a.py::t"],
+        TestOutcome { status: TestStatus::Failed, duration_ms: Some(13), message: Some("boom".into()) }
+    );
     assert_eq!(r.running.as_ref().map(|(id, _)| id.as_str()), Some("a.py::u"));
     assert!(!r.poll(), "a partial line is not progress");
     assert!(r.problem.is_none());
@@ -456,9 +473,15 @@ fn report_lines_are_parsed_and_bad_ones_named() {
 #[test]
 fn selection_paths_are_existing_and_outermost() {
     let p = Project::new(&[("tests/a/test_x.py", ""), ("tests/b/test_y.py", "")]);
-    let ids: Vec<TestId> =
-        ["tests/a/test_x.py::t", "tests/a/test_x.py::u[1]", "tests/b", "tests/b/test_y.py::v", "gone.py::w", "../up.py::t"]
-            .map(String::from)
-            .to_vec();
+    let ids: Vec<TestId> = [
+        "tests/a/test_x.py::t",
+        "tests/a/test_x.py::u[1]",
+        "tests/b",
+        "tests/b/test_y.py::v",
+        "gone.py::w",
+        "../up.py::t",
+    ]
+    .map(String::from)
+    .to_vec();
     assert_eq!(selection_paths(p.root.path(), &ids), vec!["tests/a/test_x.py".to_string(), "tests/b".to_string()]);
 }

@@ -18,10 +18,7 @@ fn set(ids: &[&str]) -> BTreeSet<NodeId> {
 
 /// Delete-or-stub as the extractor decides it (`extractor::plan::split_removals`):
 /// stubbed when code outside the removed set references it.
-fn split(
-    index: &DefinitionIndex,
-    remove: &BTreeSet<NodeId>,
-) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
+fn split(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
     let within = |id: &str| {
         let mut cur = Some(id.to_string());
         while let Some(c) = cur {
@@ -40,18 +37,11 @@ fn split(
     for f in index.files.values() {
         referenced.extend(f.module_references.iter().map(|m| m.target.clone()));
     }
-    remove
-        .iter()
-        .cloned()
-        .partition(|id| !referenced.contains(id))
+    remove.iter().cloned().partition(|id| !referenced.contains(id))
 }
 
 /// Masked text of every changed file.
-fn mask_tree(
-    index: &DefinitionIndex,
-    root: &Path,
-    remove: &BTreeSet<NodeId>,
-) -> BTreeMap<String, String> {
+fn mask_tree(index: &DefinitionIndex, root: &Path, remove: &BTreeSet<NodeId>) -> BTreeMap<String, String> {
     let (delete, stub) = split(index, remove);
     let mut out = BTreeMap::new();
     for (path, file) in &index.files {
@@ -65,32 +55,18 @@ fn mask_tree(
 }
 
 fn render(masked: &BTreeMap<String, String>) -> String {
-    masked
-        .iter()
-        .map(|(p, t)| format!("=== {p}\n{t}"))
-        .collect()
+    masked.iter().map(|(p, t)| format!("=== {p}\n{t}")).collect()
 }
 
 #[test]
 fn removing_a_type_removes_its_impls_and_dead_uses() {
     let index = fixture_index();
-    let remove = set(&[
-        "src/shapes/polygon.rs::Point",
-        "src/shapes/polygon.rs::Polygon",
-    ]);
+    let remove = set(&["src/shapes/polygon.rs::Point", "src/shapes/polygon.rs::Polygon"]);
     let (delete, stub) = split(&index, &remove);
     let r = plan(&index, &delete, &stub);
     // Polygon stays (tests name it) as a stub, and its field keeps Point.
-    assert!(
-        !r.gone.contains("src/shapes/polygon.rs::Point"),
-        "{:?}",
-        r.gone
-    );
-    assert!(
-        r.stubbed.contains("src/shapes/polygon.rs::Polygon.with"),
-        "{:?}",
-        r.stubbed
-    );
+    assert!(!r.gone.contains("src/shapes/polygon.rs::Point"), "{:?}", r.gone);
+    assert!(r.stubbed.contains("src/shapes/polygon.rs::Polygon.with"), "{:?}", r.stubbed);
     insta::assert_snapshot!(render(&mask_tree(&index, &fixture_root(), &remove)));
 }
 
@@ -115,16 +91,10 @@ fn stubs_referenced_functions_and_deletes_the_rest() {
 fn removing_a_trait_removes_its_impls() {
     let index = fixture_index();
     let r = plan(&index, &set(&["src/shapes.rs::Shape"]), &BTreeSet::new());
-    for id in [
-        "src/shapes.rs::Circle.<Shape>",
-        "src/shapes.rs::Rect.<Shape>.area",
-        "src/shapes/polygon.rs::Polygon.<Shape>",
-    ] {
-        assert!(
-            r.gone.contains(id),
-            "{id} should go with its trait: {:?}",
-            r.gone
-        );
+    for id in
+        ["src/shapes.rs::Circle.<Shape>", "src/shapes.rs::Rect.<Shape>.area", "src/shapes/polygon.rs::Polygon.<Shape>"]
+    {
+        assert!(r.gone.contains(id), "{id} should go with its trait: {:?}", r.gone);
     }
     assert!(!r.gone.contains("src/shapes.rs::Circle.<impl>"));
 }
@@ -132,28 +102,16 @@ fn removing_a_trait_removes_its_impls() {
 #[test]
 fn removing_every_method_of_an_inherent_impl_removes_the_impl() {
     let index = fixture_index();
-    let r = plan(
-        &index,
-        &set(&["src/units.rs::Unit.factor", "src/units.rs::Unit.symbol"]),
-        &BTreeSet::new(),
-    );
+    let r = plan(&index, &set(&["src/units.rs::Unit.factor", "src/units.rs::Unit.symbol"]), &BTreeSet::new());
     assert!(r.gone.contains("src/units.rs::Unit.<impl>"), "{:?}", r.gone);
-    let r = plan(
-        &index,
-        &set(&["src/units.rs::Unit.factor"]),
-        &BTreeSet::new(),
-    );
+    let r = plan(&index, &set(&["src/units.rs::Unit.factor"]), &BTreeSet::new());
     assert!(!r.gone.contains("src/units.rs::Unit.<impl>"));
 }
 
 #[test]
 fn trait_impl_methods_are_stubbed_not_deleted() {
     let index = fixture_index();
-    let r = plan(
-        &index,
-        &set(&["src/shapes.rs::Rect.<Shape>.area"]),
-        &BTreeSet::new(),
-    );
+    let r = plan(&index, &set(&["src/shapes.rs::Rect.<Shape>.area"]), &BTreeSet::new());
     assert!(r.gone.is_empty(), "{:?}", r.gone);
     assert!(r.stubbed.contains("src/shapes.rs::Rect.<Shape>.area"));
 }
@@ -181,11 +139,7 @@ fn impls_of_outside_traits_and_trait_impls_removed_alone_are_stubbed() {
 #[test]
 fn remove_tests_inside_source_files() {
     let index = fixture_index();
-    let masked = mask_tree(
-        &index,
-        &fixture_root(),
-        &set(&["src/units.rs::tests.rounds"]),
-    );
+    let masked = mask_tree(&index, &fixture_root(), &set(&["src/units.rs::tests.rounds"]));
     let units = &masked["src/units.rs"];
     assert!(!units.contains("fn rounds"), "{units}");
     assert!(units.contains("fn converts_between_units"));
@@ -209,10 +163,7 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 fn cargo_available() -> bool {
-    std::process::Command::new("cargo")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    std::process::Command::new("cargo").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
 /// The masked fixture builds (`cargo check --all-targets`) for removals that exercise
@@ -227,11 +178,7 @@ fn masked_fixture_builds() {
     let index = fixture_index();
     let root = fixture_root();
     let cases: &[&[&str]] = &[
-        &[
-            "src/shapes/polygon.rs::Point",
-            "src/shapes/polygon.rs::Polygon",
-            "src/shapes/polygon.rs::Polygon.edges",
-        ],
+        &["src/shapes/polygon.rs::Point", "src/shapes/polygon.rs::Polygon", "src/shapes/polygon.rs::Polygon.edges"],
         &[
             "src/report.rs::summarize",
             "src/report.rs::largest",
@@ -271,22 +218,11 @@ fn fixture_tests_pass() {
     let out = std::process::Command::new("cargo")
         .args(["test", "--offline", "--quiet"])
         .current_dir(&root)
-        .env(
-            "CARGO_TARGET_DIR",
-            crate::rust::build::target_dir_for(&root),
-        )
+        .env("CARGO_TARGET_DIR", crate::rust::build::target_dir_for(&root))
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "cargo test failed in {}:\n{text}",
-        root.display()
-    );
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "cargo test failed in {}:\n{text}", root.display());
     assert!(text.contains("test result: ok. 7 passed"), "{text}");
     assert!(text.contains("test result: ok. 3 passed"), "{text}");
 }
@@ -295,10 +231,7 @@ fn fixture_tests_pass() {
 /// plan is computed once per set of removals, not once per file.
 #[test]
 fn planning_is_shared_between_files() {
-    let mut sources = vec![(
-        "Cargo.toml".to_string(),
-        b"[package]\nname = \"big\"\n".to_vec(),
-    )];
+    let mut sources = vec![("Cargo.toml".to_string(), b"[package]\nname = \"big\"\n".to_vec())];
     let mut lib = String::new();
     for m in 0..150 {
         lib.push_str(&format!("pub mod m{m};\n"));
@@ -322,26 +255,16 @@ fn planning_is_shared_between_files() {
             continue;
         };
         let text = String::from_utf8(bytes.clone()).unwrap();
-        if !mask_file(&text, file, &index, &delete, &BTreeSet::new())
-            .unwrap()
-            .is_empty()
-        {
+        if !mask_file(&text, file, &index, &delete, &BTreeSet::new()).unwrap().is_empty() {
             changed += 1;
         }
     }
     assert_eq!(changed, 2);
-    assert!(
-        start.elapsed().as_secs() < 20,
-        "masking took {:?}",
-        start.elapsed()
-    );
+    assert!(start.elapsed().as_secs() < 20, "masking took {:?}", start.elapsed());
 }
 
 fn mask_sources(files: &[(&str, &str)], delete: &[&str]) -> BTreeMap<String, String> {
-    let sources: Vec<(String, Vec<u8>)> = files
-        .iter()
-        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
-        .collect();
+    let sources: Vec<(String, Vec<u8>)> = files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
     let index = DefinitionIndex::from_sources(&sources);
     let delete = set(delete);
     let mut out = BTreeMap::new();
@@ -349,10 +272,7 @@ fn mask_sources(files: &[(&str, &str)], delete: &[&str]) -> BTreeMap<String, Str
         let file = &index.files[*path];
         let edits = mask_file(text, file, &index, &delete, &BTreeSet::new()).unwrap();
         let masked = apply(text, &edits).unwrap();
-        assert!(
-            parse_errors(Language::Rust, &masked).is_empty(),
-            "{path}:\n{masked}"
-        );
+        assert!(parse_errors(Language::Rust, &masked).is_empty(), "{path}:\n{masked}");
         out.insert(path.to_string(), masked);
     }
     out
@@ -362,28 +282,16 @@ fn mask_sources(files: &[(&str, &str)], delete: &[&str]) -> BTreeMap<String, Str
 fn impls_in_other_files_and_nested_use_leaves_go_with_their_type() {
     let out = mask_sources(
         &[
-            (
-                "src/lib.rs",
-                "pub mod a;\npub mod b;\npub use a::{inner::{Gone, Kept}, other};\n",
-            ),
+            ("src/lib.rs", "pub mod a;\npub mod b;\npub use a::{inner::{Gone, Kept}, other};\n"),
             (
                 "src/a.rs",
                 "pub mod inner {\n    /// Gone.\n    pub struct Gone;\n    pub struct Kept;\n}\npub fn other() {}\n",
             ),
-            (
-                "src/b.rs",
-                "use crate::a::inner::Gone;\n\nimpl Gone {\n    pub fn f(&self) {}\n}\n\npub fn keep() {}\n",
-            ),
+            ("src/b.rs", "use crate::a::inner::Gone;\n\nimpl Gone {\n    pub fn f(&self) {}\n}\n\npub fn keep() {}\n"),
         ],
         &["src/a.rs::inner.Gone"],
     );
-    assert_eq!(
-        out["src/lib.rs"],
-        "pub mod a;\npub mod b;\npub use a::{inner::{Kept}, other};\n"
-    );
-    assert_eq!(
-        out["src/a.rs"],
-        "pub mod inner {\n    pub struct Kept;\n}\npub fn other() {}\n"
-    );
+    assert_eq!(out["src/lib.rs"], "pub mod a;\npub mod b;\npub use a::{inner::{Kept}, other};\n");
+    assert_eq!(out["src/a.rs"], "pub mod inner {\n    pub struct Kept;\n}\npub fn other() {}\n");
     assert_eq!(out["src/b.rs"], "pub fn keep() {}\n");
 }

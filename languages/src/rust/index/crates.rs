@@ -43,50 +43,22 @@ pub(super) fn locate(rel: &str) -> Location {
     let Some(i) = found else {
         let package = dirs.join("/");
         if parts.last() == Some(&"build.rs") {
-            return Location {
-                krate: format!("{package}|build"),
-                package,
-                module: Vec::new(),
-            };
+            return Location { krate: format!("{package}|build"), package, module: Vec::new() };
         }
         let module = module_of(&parts[dirs.len()..], false);
-        return Location {
-            krate: format!("{package}|src"),
-            package,
-            module,
-        };
+        return Location { krate: format!("{package}|src"), package, module };
     };
     let package = parts[..i].join("/");
     let rest = &parts[i + 1..];
     match parts[i] {
         "src" if rest.len() >= 2 && rest[0] == "bin" => {
             let name = rest[1].strip_suffix(".rs").unwrap_or(rest[1]);
-            let module = if rest.len() == 2 {
-                Vec::new()
-            } else {
-                module_of(&rest[2..], false)
-            };
-            let module = if module == ["main"] {
-                Vec::new()
-            } else {
-                module
-            };
-            Location {
-                krate: format!("{package}|bin/{name}"),
-                package,
-                module,
-            }
+            let module = if rest.len() == 2 { Vec::new() } else { module_of(&rest[2..], false) };
+            let module = if module == ["main"] { Vec::new() } else { module };
+            Location { krate: format!("{package}|bin/{name}"), package, module }
         }
-        "src" => Location {
-            krate: format!("{package}|src"),
-            module: module_of(rest, false),
-            package,
-        },
-        other => Location {
-            krate: format!("{package}|{other}"),
-            module: module_of(rest, true),
-            package,
-        },
+        "src" => Location { krate: format!("{package}|src"), module: module_of(rest, false), package },
+        other => Location { krate: format!("{package}|{other}"), module: module_of(rest, true), package },
     }
 }
 
@@ -96,9 +68,7 @@ pub(super) fn locate(rel: &str) -> Location {
 pub fn is_test_path(rel: &str) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
     let dirs = &parts[..parts.len().saturating_sub(1)];
-    dirs.iter()
-        .position(|d| TARGET_DIRS.contains(d))
-        .is_some_and(|i| dirs[i] == "tests")
+    dirs.iter().position(|d| TARGET_DIRS.contains(d)).is_some_and(|i| dirs[i] == "tests")
 }
 
 #[cfg(test)]

@@ -14,8 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 use super::parse::{ParsedFile, RawRef};
 use crate::Language;
 use crate::index::{
-    Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole,
-    ModuleReference, NodeId,
+    Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId,
 };
 
 type DefRef = (usize, usize);
@@ -106,43 +105,26 @@ impl<'a> Linker<'a> {
                 mods.push(m);
             }
             for t in &file.test_file_modules {
-                l.test_modules
-                    .insert((file.location.krate.clone(), t.clone()));
+                l.test_modules.insert((file.location.krate.clone(), t.clone()));
             }
             for (i, item) in file.items.iter().enumerate() {
                 let m = mods[item.scope];
-                let in_container = item.parent.is_some_and(|p| {
-                    matches!(
-                        file.items[p].kind,
-                        DefinitionKind::Impl | DefinitionKind::Trait
-                    )
-                });
+                let in_container = item
+                    .parent
+                    .is_some_and(|p| matches!(file.items[p].kind, DefinitionKind::Impl | DefinitionKind::Trait));
                 if registers_in_module(item.kind) && !in_container {
-                    l.modules[m]
-                        .items
-                        .entry(item.name.clone())
-                        .or_default()
-                        .push((f, i));
+                    l.modules[m].items.entry(item.name.clone()).or_default().push((f, i));
                 }
                 // Method calls on values of unknown type name inherent methods and trait
                 // items; trait-impl methods are never deleted on their own (see `edit`).
-                let in_trait_impl = item.parent.is_some_and(|p| {
-                    file.items[p]
-                        .impl_info
-                        .as_ref()
-                        .is_some_and(|i| i.trait_path.is_some())
-                });
+                let in_trait_impl = item
+                    .parent
+                    .is_some_and(|p| file.items[p].impl_info.as_ref().is_some_and(|i| i.trait_path.is_some()));
                 if item.kind == DefinitionKind::Method && !in_trait_impl {
-                    l.methods
-                        .entry((file.location.package.clone(), item.name.clone()))
-                        .or_default()
-                        .push((f, i));
+                    l.methods.entry((file.location.package.clone(), item.name.clone())).or_default().push((f, i));
                 }
                 if item.kind == DefinitionKind::Macro {
-                    l.macros
-                        .entry((file.location.package.clone(), item.name.clone()))
-                        .or_default()
-                        .push((f, i));
+                    l.macros.entry((file.location.package.clone(), item.name.clone())).or_default().push((f, i));
                 }
             }
             for (u, raw) in file.uses.iter().enumerate() {
@@ -150,9 +132,7 @@ impl<'a> Linker<'a> {
                 for (k, leaf) in raw.leaves.iter().enumerate() {
                     if leaf.glob {
                         l.modules[m].globs.push((f, u, k));
-                    } else if let Some(name) =
-                        leaf.alias.clone().or_else(|| leaf.path.last().cloned())
-                    {
+                    } else if let Some(name) = leaf.alias.clone().or_else(|| leaf.path.last().cloned()) {
                         l.modules[m].uses.entry(name).or_default().push((f, u, k));
                     }
                 }
@@ -160,19 +140,12 @@ impl<'a> Linker<'a> {
             l.scope_modules.push(mods);
         }
         for m in 0..l.modules.len() {
-            let (krate, package, path) = (
-                l.modules[m].krate.clone(),
-                l.modules[m].package.clone(),
-                l.modules[m].path.clone(),
-            );
+            let (krate, package, path) =
+                (l.modules[m].krate.clone(), l.modules[m].package.clone(), l.modules[m].path.clone());
             let lib = format!("{package}|src");
             l.modules[m].root = l.module_id(&krate, &[]);
             l.modules[m].parent = path.split_last().and_then(|(_, p)| l.module_id(&krate, p));
-            l.modules[m].lib = if krate == lib {
-                None
-            } else {
-                l.module_id(&lib, &[])
-            };
+            l.modules[m].lib = if krate == lib { None } else { l.module_id(&lib, &[]) };
         }
         // Impl blocks: their type and trait, then the members of every type and trait.
         for (f, file) in files.iter().enumerate() {
@@ -181,15 +154,11 @@ impl<'a> Linker<'a> {
                     continue;
                 };
                 let m = l.scope_modules[f][item.scope];
-                if let Some(Entity::Def(t)) =
-                    l.resolve(m, &info.self_type, None, 0, &mut Vec::new())
-                {
+                if let Some(Entity::Def(t)) = l.resolve(m, &info.self_type, None, 0, &mut Vec::new()) {
                     l.impl_type.insert((f, i), t);
                 }
-                if let Some(Entity::Def(t)) = info
-                    .trait_path
-                    .as_ref()
-                    .and_then(|p| l.resolve(m, p, None, 0, &mut Vec::new()))
+                if let Some(Entity::Def(t)) =
+                    info.trait_path.as_ref().and_then(|p| l.resolve(m, p, None, 0, &mut Vec::new()))
                 {
                     l.impl_trait.insert((f, i), t);
                 }
@@ -207,12 +176,7 @@ impl<'a> Linker<'a> {
                     _ => None,
                 };
                 if let Some(owner) = owner {
-                    l.members
-                        .entry(owner)
-                        .or_default()
-                        .entry(item.name.clone())
-                        .or_default()
-                        .push((f, i));
+                    l.members.entry(owner).or_default().entry(item.name.clone()).or_default().push((f, i));
                 }
             }
         }
@@ -230,8 +194,7 @@ impl<'a> Linker<'a> {
             path: path.to_vec(),
             ..Module::default()
         });
-        self.module_ids
-            .insert((krate.to_string(), path.to_vec()), id);
+        self.module_ids.insert((krate.to_string(), path.to_vec()), id);
         if let Some((last, parent)) = path.split_last() {
             let p = self.module(krate, package, parent);
             self.modules[p].children.insert(last.clone(), id);
@@ -240,9 +203,7 @@ impl<'a> Linker<'a> {
     }
 
     fn module_id(&self, krate: &str, path: &[String]) -> Option<usize> {
-        self.module_ids
-            .get(&(krate.to_string(), path.to_vec()))
-            .copied()
+        self.module_ids.get(&(krate.to_string(), path.to_vec())).copied()
     }
 
     fn item(&self, d: DefRef) -> &super::parse::Item {
@@ -295,12 +256,7 @@ impl<'a> Linker<'a> {
             }
             ent = match ent {
                 Entity::Module(mm) => self.lookup(mm, seg, depth + 1)?,
-                Entity::Def(d) => match self
-                    .members
-                    .get(&d)
-                    .and_then(|ms| ms.get(seg))
-                    .and_then(|v| v.first())
-                {
+                Entity::Def(d) => match self.members.get(&d).and_then(|ms| ms.get(seg)).and_then(|v| v.first()) {
                     Some(&member) => Entity::Def(member),
                     // An enum variant, or an associated item carve does not index.
                     None if self.item(d).kind == DefinitionKind::Enum => {
@@ -332,8 +288,7 @@ impl<'a> Linker<'a> {
                 if path.len() == 1 && scope_module == m && path[0] == name {
                     continue;
                 }
-                if let Some(e) = self.resolve(scope_module, path, None, depth + 1, &mut Vec::new())
-                {
+                if let Some(e) = self.resolve(scope_module, path, None, depth + 1, &mut Vec::new()) {
                     return Some(e);
                 }
             }
@@ -341,8 +296,7 @@ impl<'a> Linker<'a> {
         for &(f, u, k) in &module.globs {
             let scope_module = self.scope_modules[f][self.files[f].uses[u].scope];
             let path = &self.files[f].uses[u].leaves[k].path;
-            if let Some(Entity::Module(g)) =
-                self.resolve(scope_module, path, None, depth + 1, &mut Vec::new())
+            if let Some(Entity::Module(g)) = self.resolve(scope_module, path, None, depth + 1, &mut Vec::new())
                 && g != m
                 && let Some(e) = self.lookup(g, name, depth + 1)
             {
@@ -352,14 +306,7 @@ impl<'a> Linker<'a> {
         None
     }
 
-    fn resolve_ref(
-        &self,
-        f: usize,
-        scope: usize,
-        self_item: Option<DefRef>,
-        r: &RawRef,
-        out: &mut Vec<DefRef>,
-    ) {
+    fn resolve_ref(&self, f: usize, scope: usize, self_item: Option<DefRef>, r: &RawRef, out: &mut Vec<DefRef>) {
         let m = self.scope_modules[f][scope];
         let package = &self.files[f].location.package;
         match r {
@@ -375,14 +322,9 @@ impl<'a> Linker<'a> {
                     DefinitionKind::Trait => Some(si),
                     _ => self.impl_type.get(&si).copied(),
                 });
-                match owner
-                    .and_then(|o| self.members.get(&o))
-                    .and_then(|ms| ms.get(name))
-                {
+                match owner.and_then(|o| self.members.get(&o)).and_then(|ms| ms.get(name)) {
                     Some(v) => out.extend(v.iter().copied()),
-                    None => {
-                        self.resolve_ref(f, scope, self_item, &RawRef::Method(name.clone()), out)
-                    }
+                    None => self.resolve_ref(f, scope, self_item, &RawRef::Method(name.clone()), out),
                 }
             }
             RawRef::Method(name) => {
@@ -404,10 +346,7 @@ impl<'a> Linker<'a> {
     }
 
     fn is_test_module(&self, krate: &str, path: &[String]) -> bool {
-        (1..=path.len()).any(|n| {
-            self.test_modules
-                .contains(&(krate.to_string(), path[..n].to_vec()))
-        })
+        (1..=path.len()).any(|n| self.test_modules.contains(&(krate.to_string(), path[..n].to_vec())))
     }
 
     fn id(&self, d: DefRef) -> NodeId {
@@ -417,47 +356,27 @@ impl<'a> Linker<'a> {
     /// The file's index and its definitions, with references resolved.
     pub fn link_file(&self, f: usize) -> (FileIndex, Vec<Definition>) {
         let file = &self.files[f];
-        let test_file =
-            file.is_test_file || self.is_test_module(&file.location.krate, &file.location.module);
+        let test_file = file.is_test_file || self.is_test_module(&file.location.krate, &file.location.module);
         let mut defs = Vec::with_capacity(file.items.len());
         for (i, item) in file.items.iter().enumerate() {
             let mut targets = Vec::new();
             for r in &item.refs {
-                self.resolve_ref(
-                    f,
-                    item.scope,
-                    item.self_item.map(|s| (f, s)),
-                    r,
-                    &mut targets,
-                );
+                self.resolve_ref(f, item.scope, item.self_item.map(|s| (f, s)), r, &mut targets);
             }
             let mut load_references = Vec::new();
-            if let Some(p) = item
-                .parent
-                .filter(|p| file.items[*p].kind == DefinitionKind::Impl)
-            {
+            if let Some(p) = item.parent.filter(|p| file.items[*p].kind == DefinitionKind::Impl) {
                 // A trait impl's method implements the trait's item of the same name.
                 if let Some(t) = self.impl_trait.get(&(f, p))
                     && let Some(v) = self.members.get(t).and_then(|ms| ms.get(&item.name))
                 {
-                    targets.extend(
-                        v.iter()
-                            .copied()
-                            .filter(|d| d.0 == t.0 && self.item(*d).parent == Some(t.1)),
-                    );
+                    targets.extend(v.iter().copied().filter(|d| d.0 == t.0 && self.item(*d).parent == Some(t.1)));
                 }
             }
             if let Some(t) = self.impl_trait.get(&(f, i)) {
-                load_references.push(LoadReference {
-                    target: self.id(*t),
-                    role: LoadRole::BaseClass,
-                });
+                load_references.push(LoadReference { target: self.id(*t), role: LoadRole::BaseClass });
             }
-            let mut references: Vec<NodeId> = targets
-                .into_iter()
-                .filter(|d| *d != (f, i))
-                .map(|d| self.id(d))
-                .collect();
+            let mut references: Vec<NodeId> =
+                targets.into_iter().filter(|d| *d != (f, i)).map(|d| self.id(d)).collect();
             references.sort();
             references.dedup();
             let parent = match self.impl_type.get(&(f, i)) {
@@ -486,10 +405,7 @@ impl<'a> Linker<'a> {
         for (r, scope, line) in &file.module_refs {
             let mut targets = Vec::new();
             self.resolve_ref(f, *scope, None, r, &mut targets);
-            module_references.extend(targets.into_iter().map(|d| ModuleReference {
-                target: self.id(d),
-                line: *line,
-            }));
+            module_references.extend(targets.into_iter().map(|d| ModuleReference { target: self.id(d), line: *line }));
         }
         module_references.sort();
         module_references.dedup();
@@ -498,31 +414,19 @@ impl<'a> Linker<'a> {
             .iter()
             .map(|u| {
                 let m = self.scope_modules[f][u.scope];
-                let prefix_len = if u.prefix.is_empty() {
-                    0
-                } else {
-                    u.prefix.split("::").count()
-                };
+                let prefix_len = if u.prefix.is_empty() { 0 } else { u.prefix.split("::").count() };
                 let mut resolved_path = None;
                 let names = u
                     .leaves
                     .iter()
                     .map(|leaf| {
-                        let rel = leaf
-                            .path
-                            .get(prefix_len.min(leaf.path.len())..)
-                            .unwrap_or(&[])
-                            .join("::");
+                        let rel = leaf.path.get(prefix_len.min(leaf.path.len())..).unwrap_or(&[]).join("::");
                         let name = match (leaf.glob, rel.is_empty()) {
                             (true, true) => "*".to_string(),
                             (true, false) => format!("{rel}::*"),
                             (false, _) => rel,
                         };
-                        let ent = if leaf.glob {
-                            None
-                        } else {
-                            self.resolve(m, &leaf.path, None, 0, &mut Vec::new())
-                        };
+                        let ent = if leaf.glob { None } else { self.resolve(m, &leaf.path, None, 0, &mut Vec::new()) };
                         let target = match ent {
                             Some(Entity::Def(d)) => Some(d),
                             Some(Entity::Module(mm)) => self.modules[mm].inline_item,
@@ -530,9 +434,9 @@ impl<'a> Linker<'a> {
                         };
                         let file_of = match ent {
                             Some(Entity::Def(d)) => Some(d.0),
-                            Some(Entity::Module(mm)) => self.modules[mm]
-                                .file
-                                .or(self.modules[mm].inline_item.map(|d| d.0)),
+                            Some(Entity::Module(mm)) => {
+                                self.modules[mm].file.or(self.modules[mm].inline_item.map(|d| d.0))
+                            }
                             None => None,
                         };
                         if resolved_path.is_none() {
@@ -546,13 +450,7 @@ impl<'a> Linker<'a> {
                         }
                     })
                     .collect();
-                Import {
-                    span: u.span,
-                    module: u.prefix.clone(),
-                    resolved_path,
-                    names,
-                    module_level: u.module_level,
-                }
+                Import { span: u.span, module: u.prefix.clone(), resolved_path, names, module_level: u.module_level }
             })
             .collect();
         let module = if file.location.module.is_empty() {

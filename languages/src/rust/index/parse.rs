@@ -134,17 +134,10 @@ pub(super) fn text<'a>(node: Node, src: &'a str) -> &'a str {
 
 /// Parse and reduce one file. A file tree-sitter cannot parse cleanly is an error (the
 /// caller lists it as skipped), as for Python: masking needs exact item boundaries.
-pub(super) fn parse_file(
-    parser: &mut Parser,
-    path: &str,
-    bytes: &[u8],
-) -> Result<ParsedFile, IndexError> {
+pub(super) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Result<ParsedFile, IndexError> {
     let src = std::str::from_utf8(bytes).map_err(|e| {
         let line = count_lines(&bytes[..e.valid_up_to()]).max(1);
-        IndexError::InvalidUtf8 {
-            path: path.to_string(),
-            line,
-        }
+        IndexError::InvalidUtf8 { path: path.to_string(), line }
     })?;
     let tree = parser.parse(src, None).ok_or_else(|| IndexError::Syntax {
         path: path.to_string(),
@@ -157,11 +150,7 @@ pub(super) fn parse_file(
             .into_iter()
             .next()
             .unwrap_or((1, "syntax error".to_string()));
-        return Err(IndexError::Syntax {
-            path: path.to_string(),
-            line,
-            message,
-        });
+        return Err(IndexError::Syntax { path: path.to_string(), line, message });
     }
     let location = locate(path);
     let mut file = ParsedFile {
@@ -177,19 +166,9 @@ pub(super) fn parse_file(
         sha256: hex::encode(Sha256::digest(bytes)),
         lines: count_lines(bytes),
     };
-    let ctx = Ctx {
-        scope: 0,
-        parent: None,
-        container: Container::Module,
-        prefix: String::new(),
-        in_test: file.is_test_file,
-    };
-    Walker {
-        src,
-        file: &mut file,
-        cursor: QueryCursor::new(),
-    }
-    .items(root, &ctx);
+    let ctx =
+        Ctx { scope: 0, parent: None, container: Container::Module, prefix: String::new(), in_test: file.is_test_file };
+    Walker { src, file: &mut file, cursor: QueryCursor::new() }.items(root, &ctx);
     Ok(file)
 }
 
@@ -222,24 +201,14 @@ struct Leading<'t> {
 fn doc_text(node: Node, src: &str) -> String {
     let raw = text(node, src);
     if let Some(rest) = raw.strip_prefix("///") {
-        return rest
-            .strip_prefix(' ')
-            .unwrap_or(rest)
-            .trim_end_matches(['\n', '\r'])
-            .to_string();
+        return rest.strip_prefix(' ').unwrap_or(rest).trim_end_matches(['\n', '\r']).to_string();
     }
-    let inner = raw
-        .strip_prefix("/**")
-        .and_then(|r| r.strip_suffix("*/"))
-        .unwrap_or(raw);
+    let inner = raw.strip_prefix("/**").and_then(|r| r.strip_suffix("*/")).unwrap_or(raw);
     inner
         .lines()
         .map(|l| {
             let t = l.trim_start();
-            let t = t
-                .strip_prefix('*')
-                .map(|r| r.strip_prefix(' ').unwrap_or(r))
-                .unwrap_or(t);
+            let t = t.strip_prefix('*').map(|r| r.strip_prefix(' ').unwrap_or(r)).unwrap_or(t);
             t.trim_end()
         })
         .collect::<Vec<_>>()
@@ -250,11 +219,7 @@ fn doc_text(node: Node, src: &str) -> String {
 
 fn attribute_text(node: Node, src: &str) -> String {
     let raw = text(node, src).trim();
-    raw.strip_prefix("#[")
-        .and_then(|r| r.strip_suffix(']'))
-        .unwrap_or(raw)
-        .trim()
-        .to_string()
+    raw.strip_prefix("#[").and_then(|r| r.strip_suffix(']')).unwrap_or(raw).trim().to_string()
 }
 
 /// `#[test]`, `#[tokio::test]`, `#[rstest]`-style test attributes.
@@ -265,10 +230,7 @@ fn is_test_attribute(attr: &str) -> bool {
 
 fn is_cfg_test(attr: &str) -> bool {
     let compact: String = attr.chars().filter(|c| !c.is_whitespace()).collect();
-    compact == "cfg(test)"
-        || (compact.starts_with("cfg(")
-            && compact.contains("test")
-            && !compact.contains("not(test"))
+    compact == "cfg(test)" || (compact.starts_with("cfg(") && compact.contains("test") && !compact.contains("not(test"))
 }
 
 /// The Rust definitions query (`queries/rust/definitions.scm`) and its capture indices.
@@ -406,9 +368,7 @@ impl<'s> Walker<'s, '_> {
                     let mut refs = Vec::new();
                     collect_refs(child, self.src, &mut refs);
                     let line = child.start_position().row + 1;
-                    self.file
-                        .module_refs
-                        .extend(refs.into_iter().map(|r| (r, ctx.scope, line)));
+                    self.file.module_refs.extend(refs.into_iter().map(|r| (r, ctx.scope, line)));
                     leading = Leading::default();
                 }
             }
@@ -454,20 +414,14 @@ impl<'s> Walker<'s, '_> {
                     Some(t) => format!("<{}>", trait_tag(t, src)),
                     None => "<impl>".to_string(),
                 };
-                impl_info = Some(ImplInfo {
-                    self_type,
-                    trait_path,
-                });
+                impl_info = Some(ImplInfo { self_type, trait_path });
                 (tag.clone(), format!("{}{type_name}.{tag}", ctx.prefix))
             }
             (_, Container::Impl(i)) => {
                 let n = name.unwrap_or_default();
                 let item = &self.file.items[*i];
                 let base = if item.name == "<impl>" {
-                    item.qualname
-                        .strip_suffix(".<impl>")
-                        .unwrap_or(&item.qualname)
-                        .to_string()
+                    item.qualname.strip_suffix(".<impl>").unwrap_or(&item.qualname).to_string()
                 } else {
                     item.qualname.clone()
                 };
@@ -518,11 +472,7 @@ impl<'s> Walker<'s, '_> {
             def_line: node.start_position().row + 1,
             body: body_node.map(span),
             signature,
-            docstring: if leading.docs.is_empty() {
-                None
-            } else {
-                Some(leading.docs.join("\n"))
-            },
+            docstring: if leading.docs.is_empty() { None } else { Some(leading.docs.join("\n")) },
             parent: ctx.parent,
             scope: ctx.scope,
             self_item: if matches!(def_kind, DefinitionKind::Impl | DefinitionKind::Trait) {
@@ -551,18 +501,10 @@ impl<'s> Walker<'s, '_> {
                 self.items(body, &inner);
             }
             DefinitionKind::Impl | DefinitionKind::Trait => {
-                let container = if def_kind == DefinitionKind::Impl {
-                    Container::Impl(index)
-                } else {
-                    Container::Trait(index)
-                };
-                let inner = Ctx {
-                    scope: ctx.scope,
-                    parent: Some(index),
-                    container,
-                    prefix: ctx.prefix.clone(),
-                    in_test,
-                };
+                let container =
+                    if def_kind == DefinitionKind::Impl { Container::Impl(index) } else { Container::Trait(index) };
+                let inner =
+                    Ctx { scope: ctx.scope, parent: Some(index), container, prefix: ctx.prefix.clone(), in_test };
                 self.items(body, &inner);
             }
             _ => {}
@@ -577,24 +519,16 @@ impl<'s> Walker<'s, '_> {
         let mut leaves = Vec::new();
         use_leaves(arg, src, &[], &mut leaves);
         let prefix = match arg.kind() {
-            "scoped_use_list" => arg
-                .child_by_field_name("path")
-                .map(|p| text(p, src).to_string())
-                .unwrap_or_default(),
-            "use_wildcard" | "use_as_clause" | "scoped_identifier" => leaves
-                .first()
-                .map(|l| prefix_of(&l.path, l.glob))
-                .unwrap_or_default(),
+            "scoped_use_list" => arg.child_by_field_name("path").map(|p| text(p, src).to_string()).unwrap_or_default(),
+            "use_wildcard" | "use_as_clause" | "scoped_identifier" => {
+                leaves.first().map(|l| prefix_of(&l.path, l.glob)).unwrap_or_default()
+            }
             _ => String::new(),
         };
         // Leaves are written relative to the prefix.
         for leaf in &mut leaves {
             let rel: Vec<&str> = leaf.written.split("::").collect();
-            let p: Vec<&str> = if prefix.is_empty() {
-                Vec::new()
-            } else {
-                prefix.split("::").collect()
-            };
+            let p: Vec<&str> = if prefix.is_empty() { Vec::new() } else { prefix.split("::").collect() };
             if rel.len() > p.len() && rel[..p.len()] == p[..] && arg.kind() != "scoped_use_list" {
                 leaf.written = rel[p.len()..].join("::");
             }
@@ -610,11 +544,7 @@ impl<'s> Walker<'s, '_> {
 }
 
 fn prefix_of(path: &[String], glob: bool) -> String {
-    if glob {
-        path.join("::")
-    } else {
-        path[..path.len().saturating_sub(1)].join("::")
-    }
+    if glob { path.join("::") } else { path[..path.len().saturating_sub(1)].join("::") }
 }
 
 /// Flatten a use tree into leaves.
@@ -622,10 +552,7 @@ pub(super) fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<U
     let with = |segs: Vec<String>| -> Vec<String> { base.iter().cloned().chain(segs).collect() };
     match node.kind() {
         "scoped_use_list" => {
-            let path = node
-                .child_by_field_name("path")
-                .map(|p| path_segments(p, src))
-                .unwrap_or_default();
+            let path = node.child_by_field_name("path").map(|p| path_segments(p, src)).unwrap_or_default();
             let full = with(path);
             if let Some(list) = node.child_by_field_name("list") {
                 use_leaves(list, src, &full, out);
@@ -638,10 +565,7 @@ pub(super) fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<U
             }
         }
         "use_wildcard" => {
-            let inner = node
-                .named_child(0)
-                .map(|p| path_segments(p, src))
-                .unwrap_or_default();
+            let inner = node.named_child(0).map(|p| path_segments(p, src)).unwrap_or_default();
             out.push(UseLeaf {
                 path: with(inner),
                 written: text(node, src).to_string(),
@@ -651,13 +575,8 @@ pub(super) fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<U
             });
         }
         "use_as_clause" => {
-            let path = node
-                .child_by_field_name("path")
-                .map(|p| path_segments(p, src))
-                .unwrap_or_default();
-            let alias = node
-                .child_by_field_name("alias")
-                .map(|a| text(a, src).to_string());
+            let path = node.child_by_field_name("path").map(|p| path_segments(p, src)).unwrap_or_default();
+            let alias = node.child_by_field_name("alias").map(|a| text(a, src).to_string());
             out.push(UseLeaf {
                 path: with(path),
                 written: text(node, src).to_string(),
@@ -675,13 +594,7 @@ pub(super) fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<U
                 path.pop();
                 alias = path.last().cloned();
             }
-            out.push(UseLeaf {
-                path,
-                written: text(node, src).to_string(),
-                alias,
-                glob: false,
-                span: span(node),
-            });
+            out.push(UseLeaf { path, written: text(node, src).to_string(), alias, glob: false, span: span(node) });
         }
     }
 }
@@ -691,19 +604,15 @@ pub(super) fn use_leaves(node: Node, src: &str, base: &[String], out: &mut Vec<U
 pub(super) fn path_segments(node: Node, src: &str) -> Vec<String> {
     match node.kind() {
         "scoped_identifier" | "scoped_type_identifier" => {
-            let mut segs = node
-                .child_by_field_name("path")
-                .map(|p| path_segments(p, src))
-                .unwrap_or_default();
+            let mut segs = node.child_by_field_name("path").map(|p| path_segments(p, src)).unwrap_or_default();
             if let Some(n) = node.child_by_field_name("name") {
                 segs.push(text(n, src).to_string());
             }
             segs
         }
-        "generic_type" | "generic_type_with_turbofish" => node
-            .child_by_field_name("type")
-            .map(|t| path_segments(t, src))
-            .unwrap_or_default(),
+        "generic_type" | "generic_type_with_turbofish" => {
+            node.child_by_field_name("type").map(|t| path_segments(t, src)).unwrap_or_default()
+        }
         "bracketed_type" | "qualified_type" => vec!["<qualified>".to_string()],
         _ => vec![text(node, src).to_string()],
     }
@@ -712,29 +621,21 @@ pub(super) fn path_segments(node: Node, src: &str) -> Vec<String> {
 /// The type path an impl is for: references, pointers, `dyn` and generics stripped.
 fn type_path(node: Node, src: &str) -> Vec<String> {
     match node.kind() {
-        "reference_type" | "pointer_type" => node
-            .child_by_field_name("type")
-            .map(|t| type_path(t, src))
-            .unwrap_or_default(),
-        "dynamic_type" | "abstract_type" => node
-            .child_by_field_name("trait")
-            .map(|t| type_path(t, src))
-            .unwrap_or_default(),
-        "type_identifier"
-        | "scoped_type_identifier"
-        | "generic_type"
-        | "identifier"
-        | "scoped_identifier" => path_segments(node, src),
+        "reference_type" | "pointer_type" => {
+            node.child_by_field_name("type").map(|t| type_path(t, src)).unwrap_or_default()
+        }
+        "dynamic_type" | "abstract_type" => {
+            node.child_by_field_name("trait").map(|t| type_path(t, src)).unwrap_or_default()
+        }
+        "type_identifier" | "scoped_type_identifier" | "generic_type" | "identifier" | "scoped_identifier" => {
+            path_segments(node, src)
+        }
         _ => Vec::new(),
     }
 }
 
 fn compact(s: &str) -> String {
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace(". ", ".")
-        .replace('.', "_")
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace(". ", ".").replace('.', "_")
 }
 
 /// How a trait impl is named in qualnames: the trait's last segment with its generic
@@ -742,66 +643,32 @@ fn compact(s: &str) -> String {
 fn trait_tag(node: Node, src: &str) -> String {
     let t = text(node, src);
     let last = match node.kind() {
-        "scoped_type_identifier" => node
-            .child_by_field_name("name")
-            .map(|n| text(n, src))
-            .unwrap_or(t),
+        "scoped_type_identifier" => node.child_by_field_name("name").map(|n| text(n, src)).unwrap_or(t),
         "generic_type" => {
-            let base = node
-                .child_by_field_name("type")
-                .map(|b| trait_tag(b, src))
-                .unwrap_or_default();
-            let args = node
-                .child_by_field_name("type_arguments")
-                .map(|a| text(a, src))
-                .unwrap_or("");
-            return format!(
-                "{base}{}",
-                args.split_whitespace()
-                    .collect::<String>()
-                    .replace('.', "_")
-            );
+            let base = node.child_by_field_name("type").map(|b| trait_tag(b, src)).unwrap_or_default();
+            let args = node.child_by_field_name("type_arguments").map(|a| text(a, src)).unwrap_or("");
+            return format!("{base}{}", args.split_whitespace().collect::<String>().replace('.', "_"));
         }
         _ => t,
     };
-    last.split_whitespace()
-        .collect::<String>()
-        .replace('.', "_")
+    last.split_whitespace().collect::<String>().replace('.', "_")
 }
 
 /// The signature of an item as written, without attributes, docs or body.
-fn signature(
-    node: Node,
-    kind: DefinitionKind,
-    body: Option<Node>,
-    leading: &Leading,
-    src: &str,
-) -> Signature {
+fn signature(node: Node, kind: DefinitionKind, body: Option<Node>, leading: &Leading, src: &str) -> Signature {
     let full_text = matches!(
         kind,
-        DefinitionKind::Struct
-            | DefinitionKind::Enum
-            | DefinitionKind::TypeAlias
-            | DefinitionKind::Macro
+        DefinitionKind::Struct | DefinitionKind::Enum | DefinitionKind::TypeAlias | DefinitionKind::Macro
     );
     let end = match (full_text, body) {
         (false, Some(b)) => b.start_byte(),
         _ => node.end_byte(),
     };
     let header = src.get(node.start_byte()..end).unwrap_or("").trim_end();
-    let header = if full_text {
-        header
-    } else {
-        header.trim_end_matches(';').trim_end()
-    };
-    let mut sig = Signature {
-        text: header.to_string(),
-        decorators: leading.attributes.clone(),
-        ..Signature::default()
-    };
-    sig.type_parameters = node
-        .child_by_field_name("type_parameters")
-        .map(|t| text(t, src).to_string());
+    let header = if full_text { header } else { header.trim_end_matches(';').trim_end() };
+    let mut sig =
+        Signature { text: header.to_string(), decorators: leading.attributes.clone(), ..Signature::default() };
+    sig.type_parameters = node.child_by_field_name("type_parameters").map(|t| text(t, src).to_string());
     match kind {
         DefinitionKind::Function | DefinitionKind::Method => {
             if let Some(params) = node.child_by_field_name("parameters") {
@@ -817,9 +684,7 @@ fn signature(
                                 .map(|x| text(x, src).to_string())
                                 .unwrap_or_default(),
                             kind: ParameterKind::PositionalOrKeyword,
-                            annotation: p
-                                .child_by_field_name("type")
-                                .map(|x| text(x, src).to_string()),
+                            annotation: p.child_by_field_name("type").map(|x| text(x, src).to_string()),
                             default: None,
                         }),
                         "variadic_parameter" => sig.parameters.push(Parameter {
@@ -832,22 +697,16 @@ fn signature(
                     }
                 }
             }
-            sig.returns = node
-                .child_by_field_name("return_type")
-                .map(|r| text(r, src).to_string());
+            sig.returns = node.child_by_field_name("return_type").map(|r| text(r, src).to_string());
             let mut c = node.walk();
-            sig.is_async = node.children(&mut c).any(|ch| {
-                ch.kind() == "function_modifiers"
-                    && text(ch, src).split_whitespace().any(|w| w == "async")
-            });
+            sig.is_async = node
+                .children(&mut c)
+                .any(|ch| ch.kind() == "function_modifiers" && text(ch, src).split_whitespace().any(|w| w == "async"));
         }
         DefinitionKind::Trait => {
             if let Some(b) = node.child_by_field_name("bounds") {
                 let mut c = b.walk();
-                sig.bases = b
-                    .named_children(&mut c)
-                    .map(|x| text(x, src).to_string())
-                    .collect();
+                sig.bases = b.named_children(&mut c).map(|x| text(x, src).to_string()).collect();
             }
         }
         DefinitionKind::Impl => {

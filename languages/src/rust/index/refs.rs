@@ -64,10 +64,7 @@ static FIELDS: LazyLock<Fields> = LazyLock::new(|| {
 });
 
 fn class(node: Node) -> Class {
-    CLASSES
-        .get(node.kind_id() as usize)
-        .copied()
-        .unwrap_or(Class::Other)
+    CLASSES.get(node.kind_id() as usize).copied().unwrap_or(Class::Other)
 }
 
 /// A reference with borrowed names, while collecting.
@@ -103,11 +100,7 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
         let parent = parents.last().copied().unwrap_or(Class::Other);
         // Field names matter only under a macro call or a path; reading them costs.
         let in_path = matches!(parent, Class::Scoped | Class::ScopedUseList);
-        let field = if in_path || parent == Class::Macro {
-            cursor.field_id().map(|f| f.get())
-        } else {
-            None
-        };
+        let field = if in_path || parent == Class::Macro { cursor.field_id().map(|f| f.get()) } else { None };
         let descend = match class {
             _ if parent == Class::Macro && field == Some(FIELDS.macro_) => false,
             Class::Skip | Class::Keyword => false,
@@ -123,12 +116,7 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                 if let Some(arg) = node.child_by_field_name("argument") {
                     use_leaves(arg, src, &[], &mut leaves);
                 }
-                found.extend(
-                    leaves
-                        .into_iter()
-                        .filter(|l| !l.glob)
-                        .map(|l| Tmp::Owned(RawRef::Path(l.path))),
-                );
+                found.extend(leaves.into_iter().filter(|l| !l.glob).map(|l| Tmp::Owned(RawRef::Path(l.path))));
                 false
             }
             Class::Scoped => {
@@ -145,15 +133,9 @@ pub(super) fn collect_refs(root: Node, src: &str, out: &mut Vec<RawRef>) {
                 if let Some(fe) = f.filter(|f| f.kind() == "field_expression")
                     && let Some(field) = fe.child_by_field_name("field")
                 {
-                    let on_self = fe
-                        .child_by_field_name("value")
-                        .is_some_and(|v| v.kind() == "self");
+                    let on_self = fe.child_by_field_name("value").is_some_and(|v| v.kind() == "self");
                     let name = text(field, src);
-                    found.push(if on_self {
-                        Tmp::SelfMethod(name)
-                    } else {
-                        Tmp::Method(name)
-                    });
+                    found.push(if on_self { Tmp::SelfMethod(name) } else { Tmp::Method(name) });
                 }
                 true
             }
@@ -212,11 +194,7 @@ fn token_tree_refs<'s>(tree: Node, src: &'s str, out: &mut Vec<Tmp<'s>>) {
         if i > 0 && tokens[i - 1].kind() == "." {
             let on_self = i > 1 && tokens[i - 2].kind() == "self";
             let name = text(t, src);
-            out.push(if on_self {
-                Tmp::SelfMethod(name)
-            } else {
-                Tmp::Method(name)
-            });
+            out.push(if on_self { Tmp::SelfMethod(name) } else { Tmp::Method(name) });
             i += 1;
             continue;
         }
@@ -224,13 +202,8 @@ fn token_tree_refs<'s>(tree: Node, src: &'s str, out: &mut Vec<Tmp<'s>>) {
         while i + 2 < tokens.len() && tokens[i + 1].kind() == "::" && is_name(&tokens[i + 2]) {
             i += 2;
         }
-        let segs = || -> Vec<String> {
-            tokens[start..=i]
-                .iter()
-                .step_by(2)
-                .map(|n| text(*n, src).to_string())
-                .collect()
-        };
+        let segs =
+            || -> Vec<String> { tokens[start..=i].iter().step_by(2).map(|n| text(*n, src).to_string()).collect() };
         if tokens.get(i + 1).is_some_and(|n| n.kind() == "!") {
             out.push(Tmp::Owned(RawRef::Macro(segs())));
         } else if i > start {

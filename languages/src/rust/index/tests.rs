@@ -15,10 +15,7 @@ pub(crate) fn fixture_index() -> DefinitionIndex {
 }
 
 fn sources(files: &[(&str, &str)]) -> DefinitionIndex {
-    let s: Vec<(String, Vec<u8>)> = files
-        .iter()
-        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
-        .collect();
+    let s: Vec<(String, Vec<u8>)> = files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
     DefinitionIndex::from_sources(&s)
 }
 
@@ -72,10 +69,7 @@ fn contract_material_of_chosen_definitions() {
         "src/lib.rs::square",
         "src/units.rs::tests.rounds",
     ];
-    let picked: Vec<_> = chosen
-        .iter()
-        .map(|id| index.get(id).unwrap_or_else(|| panic!("{id} not indexed")))
-        .collect();
+    let picked: Vec<_> = chosen.iter().map(|id| index.get(id).unwrap_or_else(|| panic!("{id} not indexed"))).collect();
     insta::assert_yaml_snapshot!(picked);
 }
 
@@ -85,39 +79,15 @@ fn qualnames_nest_modules_and_tell_trait_impls_apart() {
         "src/geo.rs",
         "pub mod shapes {\n    pub trait Shape { fn area(&self) -> f64; }\n    pub struct Circle;\n    impl Circle { pub fn area(&self) -> f64 { 1.0 } }\n    impl Shape for Circle { fn area(&self) -> f64 { self.area() } }\n    impl From<u8> for Circle { fn from(_: u8) -> Self { Circle } }\n    macro_rules! m { () => {} }\n}\n#[cfg(test)]\nmod tests {\n    use super::shapes::Circle;\n    #[test]\n    fn t() { let _ = Circle; }\n}\n",
     )]);
-    let kinds: BTreeMap<&str, (DefinitionKind, bool)> = index
-        .definitions
-        .values()
-        .map(|d| (d.id.as_str(), (d.kind, d.is_test)))
-        .collect();
-    assert_eq!(
-        kinds.get("src/geo.rs::shapes.Circle.area"),
-        Some(&(DefinitionKind::Method, false))
-    );
-    assert_eq!(
-        kinds.get("src/geo.rs::shapes.Circle.<Shape>.area"),
-        Some(&(DefinitionKind::Method, false))
-    );
-    assert_eq!(
-        kinds.get("src/geo.rs::shapes.Circle.<From<u8>>.from"),
-        Some(&(DefinitionKind::Method, false))
-    );
-    assert_eq!(
-        kinds.get("src/geo.rs::shapes.Circle.<impl>"),
-        Some(&(DefinitionKind::Impl, false))
-    );
-    assert_eq!(
-        kinds.get("src/geo.rs::shapes.m"),
-        Some(&(DefinitionKind::Macro, false))
-    );
-    assert_eq!(
-        kinds.get("src/geo.rs::shapes"),
-        Some(&(DefinitionKind::Module, false))
-    );
-    assert_eq!(
-        kinds.get("src/geo.rs::tests.t"),
-        Some(&(DefinitionKind::Function, true))
-    );
+    let kinds: BTreeMap<&str, (DefinitionKind, bool)> =
+        index.definitions.values().map(|d| (d.id.as_str(), (d.kind, d.is_test))).collect();
+    assert_eq!(kinds.get("src/geo.rs::shapes.Circle.area"), Some(&(DefinitionKind::Method, false)));
+    assert_eq!(kinds.get("src/geo.rs::shapes.Circle.<Shape>.area"), Some(&(DefinitionKind::Method, false)));
+    assert_eq!(kinds.get("src/geo.rs::shapes.Circle.<From<u8>>.from"), Some(&(DefinitionKind::Method, false)));
+    assert_eq!(kinds.get("src/geo.rs::shapes.Circle.<impl>"), Some(&(DefinitionKind::Impl, false)));
+    assert_eq!(kinds.get("src/geo.rs::shapes.m"), Some(&(DefinitionKind::Macro, false)));
+    assert_eq!(kinds.get("src/geo.rs::shapes"), Some(&(DefinitionKind::Module, false)));
+    assert_eq!(kinds.get("src/geo.rs::tests.t"), Some(&(DefinitionKind::Function, true)));
     let t = index.get("src/geo.rs::tests.t").unwrap();
     assert_eq!(t.references, vec!["src/geo.rs::shapes.Circle".to_string()]);
     let imp = index.get("src/geo.rs::shapes.Circle.<Shape>").unwrap();
@@ -129,9 +99,5 @@ fn qualnames_nest_modules_and_tell_trait_impls_apart() {
 fn unparsable_files_are_skipped_with_their_line() {
     let index = sources(&[("src/lib.rs", "fn ok() {}\nfn broken( {\n")]);
     assert!(index.files.is_empty());
-    assert!(
-        index.skipped[0].reason.contains("src/lib.rs:"),
-        "{:?}",
-        index.skipped
-    );
+    assert!(index.skipped[0].reason.contains("src/lib.rs:"), "{:?}", index.skipped);
 }

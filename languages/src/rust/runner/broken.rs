@@ -31,18 +31,10 @@ pub(crate) fn list_tests(
     ws: &Workspace,
     deadline: Instant,
 ) -> Result<Listing, RunnerError> {
-    let TestCommand::Cargo {
-        args: user,
-        workspace,
-        ..
-    } = &req.command
-    else {
+    let TestCommand::Cargo { args: user, workspace, .. } = &req.command else {
         unreachable!("rust::runner called for {}", req.command.runner_name())
     };
-    let limits = Limits {
-        deadline,
-        no_progress: req.timeout,
-    };
+    let limits = Limits { deadline, no_progress: req.timeout };
     let tail_args = |args: &mut Vec<String>| {
         args.extend(user.iter().cloned());
         args.extend(["--", "--list", "--format", "terse"].map(String::from));
@@ -52,9 +44,7 @@ pub(crate) fn list_tests(
     for round in 0..MAX_ROUNDS {
         let mut arg_lists = Vec::new();
         if broken.is_empty() {
-            let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast"]
-                .map(String::from)
-                .to_vec();
+            let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast"].map(String::from).to_vec();
             if *workspace {
                 args.push("--workspace".into());
             }
@@ -72,9 +62,8 @@ pub(crate) fn list_tests(
                     .values()
                     .filter(|t| t.package == *package && t.tested && !broken.contains_key(&t.label))
                     .collect();
-                let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast", "-p", package]
-                    .map(String::from)
-                    .to_vec();
+                let mut args: Vec<String> =
+                    ["test", "--locked", "--no-fail-fast", "-p", package].map(String::from).to_vec();
                 args.extend(ok.iter().flat_map(|t| t.cargo_flags()));
                 if !ok.is_empty() {
                     let mut a = args.clone();
@@ -83,9 +72,7 @@ pub(crate) fn list_tests(
                 }
                 if ok.iter().any(|t| t.doctest) {
                     let mut a: Vec<String> =
-                        ["test", "--locked", "--no-fail-fast", "-p", package, "--doc"]
-                            .map(String::from)
-                            .to_vec();
+                        ["test", "--locked", "--no-fail-fast", "-p", package, "--doc"].map(String::from).to_vec();
                     tail_args(&mut a);
                     arg_lists.push(a);
                 }
@@ -96,10 +83,7 @@ pub(crate) fn list_tests(
         for (i, args) in arg_lists.iter().enumerate() {
             let line = display(args);
             first_line.get_or_insert_with(|| line.clone());
-            let step = Step {
-                cmd: cargo_command(req, work, args),
-                command_line: line.clone(),
-            };
+            let step = Step { cmd: cargo_command(req, work, args), command_line: line.clone() };
             let tag = format!("list-{round}-{i}");
             let ended = steps::run_steps(vec![step], &work.dir, &tag, limits, &mut reader)
                 .map_err(|(l, e)| spawn_error(&l, e))?;
@@ -137,16 +121,10 @@ pub(crate) fn list_tests(
                     tail,
                 });
             }
-            return Ok(Listing {
-                tests: reader.listed,
-                broken,
-                command_line: first_line.unwrap_or_default(),
-            });
+            return Ok(Listing { tests: reader.listed, broken, command_line: first_line.unwrap_or_default() });
         };
-        let newly: BTreeMap<String, String> = failed_targets(ws, &ended.tail())
-            .into_iter()
-            .filter(|(l, _)| !broken.contains_key(l))
-            .collect();
+        let newly: BTreeMap<String, String> =
+            failed_targets(ws, &ended.tail()).into_iter().filter(|(l, _)| !broken.contains_key(l)).collect();
         if newly.is_empty() {
             return Err(startup_error(&work.root, &line, &ended));
         }
@@ -157,10 +135,7 @@ pub(crate) fn list_tests(
         root: work.root.clone(),
         command: first_line.unwrap_or_default(),
         exit_code: Some(101),
-        hint: format!(
-            "; still not compiling after leaving out {} targets",
-            broken.len()
-        ),
+        hint: format!("; still not compiling after leaving out {} targets", broken.len()),
         tail: broken.values().last().cloned().unwrap_or_default(),
     })
 }
@@ -174,8 +149,7 @@ pub(crate) fn failed_targets(ws: &Workspace, output: &str) -> BTreeMap<String, S
         .lines()
         .map(str::trim_end)
         .filter(|l| {
-            (l.starts_with("error") && !l.starts_with("error: could not compile"))
-                || l.trim_start().starts_with("--> ")
+            (l.starts_with("error") && !l.starts_with("error: could not compile")) || l.trim_start().starts_with("--> ")
         })
         .collect();
     let mut out = BTreeMap::new();
@@ -186,11 +160,7 @@ pub(crate) fn failed_targets(ws: &Workspace, output: &str) -> BTreeMap<String, S
         let Some((package, rest)) = rest.split_once('`') else {
             continue;
         };
-        let what = rest
-            .trim_start()
-            .strip_prefix('(')
-            .and_then(|r| r.split_once(')'))
-            .map_or("", |(w, _)| w);
+        let what = rest.trim_start().strip_prefix('(').and_then(|r| r.split_once(')')).map_or("", |(w, _)| w);
         let mut words = what.split_whitespace();
         let kind = words.next().unwrap_or("");
         let name = words.next().map(|n| n.trim_matches('"'));
@@ -202,9 +172,7 @@ pub(crate) fn failed_targets(ws: &Workspace, output: &str) -> BTreeMap<String, S
                 ("lib", _) if !unit_test => true,
                 ("lib", _) => t.kind == Kind::Lib,
                 // A binary: integration tests need it built.
-                ("bin", Some(n)) if !unit_test => {
-                    (t.kind == Kind::Bin && t.name == n) || t.kind == Kind::Test
-                }
+                ("bin", Some(n)) if !unit_test => (t.kind == Kind::Bin && t.name == n) || t.kind == Kind::Test,
                 ("bin", Some(n)) => t.kind == Kind::Bin && t.name == n,
                 ("test", Some(n)) => t.kind == Kind::Test && t.name == n,
                 ("example", Some(n)) => t.kind == Kind::Example && t.name == n,
@@ -249,14 +217,8 @@ mod tests {
         assert_eq!(labels(two), vec!["two"]);
         let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
         let message = &failed_targets(&ws, two)["two"];
-        assert!(
-            message.contains("tests/two.rs:14:22") && message.contains("mismatched types"),
-            "{message}"
-        );
-        assert_eq!(
-            labels("error: could not compile `app` (lib test) due to 2 previous errors"),
-            vec!["app"]
-        );
+        assert!(message.contains("tests/two.rs:14:22") && message.contains("mismatched types"), "{message}");
+        assert_eq!(labels("error: could not compile `app` (lib test) due to 2 previous errors"), vec!["app"]);
         assert_eq!(
             labels("error: could not compile `app` (lib) due to 1 previous error"),
             vec!["app", "app(bin)", "one", "two"]
@@ -269,10 +231,7 @@ mod tests {
             labels("error: could not compile `app` (bin \"app\" test) due to 1 previous error"),
             vec!["app(bin)"]
         );
-        assert_eq!(
-            labels("error: could not compile `helper` (build script) due to 1 previous error"),
-            vec!["helper"]
-        );
+        assert_eq!(labels("error: could not compile `helper` (build script) due to 1 previous error"), vec!["helper"]);
         assert!(labels("error: linking failed").is_empty());
     }
 }

@@ -68,29 +68,13 @@ mod tests {
                    test src/lib.rs - add (line 8) ... ok\ntest result: ok. 1 passed\ntest\tx::y  ...  ok\n";
         let m = parse_log_cargo(log);
         let got: Vec<(&str, &str)> = m.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        assert_eq!(
-            got,
-            vec![
-                ("tests::adds", PASSED),
-                ("tests::fails", FAILED),
-                ("x::y", PASSED)
-            ]
-        );
+        assert_eq!(got, vec![("tests::adds", PASSED), ("tests::fails", FAILED), ("x::y", PASSED)]);
     }
 
     #[test]
     fn harness_ids_drop_the_target() {
-        assert_eq!(
-            harness_id("runner_cases::tests::adds").as_deref(),
-            Some("tests::adds")
-        );
-        assert_eq!(
-            harness_id("two::shared_name").as_deref(),
-            Some("shared_name")
-        );
-        assert_eq!(
-            harness_id("runner_cases::doctest::src/lib.rs - add (line 8)"),
-            None
-        );
+        assert_eq!(harness_id("runner_cases::tests::adds").as_deref(), Some("tests::adds"));
+        assert_eq!(harness_id("two::shared_name").as_deref(), Some("shared_name"));
+        assert_eq!(harness_id("runner_cases::doctest::src/lib.rs - add (line 8)"), None);
     }
 }

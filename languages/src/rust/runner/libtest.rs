@@ -16,11 +16,7 @@ use crate::runner::{TestId, TestOutcome, TestStatus};
 
 /// The carve id of libtest test `name` in `target`.
 pub(crate) fn test_id(target: &Target, doc: bool, name: &str) -> TestId {
-    if doc {
-        format!("{}::doctest::{name}", target.label)
-    } else {
-        format!("{}::{name}", target.label)
-    }
+    if doc { format!("{}::doctest::{name}", target.label) } else { format!("{}::{name}", target.label) }
 }
 
 pub(crate) struct LibtestReader<'w> {
@@ -99,23 +95,15 @@ impl<'w> LibtestReader<'w> {
             if let Some(id) = &self.last_crash
                 && let Some(o) = self.results.get_mut(id)
             {
-                o.message = Some(format!(
-                    "the test binary exited while this test ran: {trimmed}"
-                ));
+                o.message = Some(format!("the test binary exited while this test ran: {trimmed}"));
             }
             return;
         }
-        if let Some((name, outcome)) = line
-            .strip_prefix("test ")
-            .and_then(|r| r.split_once(" ... "))
-        {
+        if let Some((name, outcome)) = line.strip_prefix("test ").and_then(|r| r.split_once(" ... ")) {
             self.outcome(name, outcome);
             return;
         }
-        if let Some(name) = trimmed
-            .strip_prefix("---- ")
-            .and_then(|r| r.strip_suffix(" stdout ----"))
-        {
+        if let Some(name) = trimmed.strip_prefix("---- ").and_then(|r| r.strip_suffix(" stdout ----")) {
             self.failure = self.id(name).map(|id| (id, 0));
             return;
         }
@@ -163,17 +151,13 @@ impl<'w> LibtestReader<'w> {
             (TestStatus::Failed, None)
         } else if let Some(reason) = outcome.strip_prefix("ignored") {
             let reason = reason.trim_start_matches(',').trim();
-            (
-                TestStatus::Skipped,
-                (!reason.is_empty()).then(|| reason.to_string()),
-            )
+            (TestStatus::Skipped, (!reason.is_empty()).then(|| reason.to_string()))
         } else {
             // The binary died mid-test: what follows on the line is cargo's own report.
             self.crashed = true;
             self.last_crash = Some(id.clone());
             let message = "the test binary exited while this test ran".to_string();
-            self.results
-                .insert(id, TestOutcome::new(TestStatus::Error, Some(message)));
+            self.results.insert(id, TestOutcome::new(TestStatus::Error, Some(message)));
             self.crash_is_last = true;
             let rest = outcome.to_string();
             self.handle(&rest);
@@ -188,8 +172,7 @@ impl<'w> LibtestReader<'w> {
             self.crashed = true;
             self.last_crash = Some(id.clone());
             let message = "the test binary exited while this test ran".to_string();
-            self.results
-                .insert(id, TestOutcome::new(TestStatus::Error, Some(message)));
+            self.results.insert(id, TestOutcome::new(TestStatus::Error, Some(message)));
             self.crash_is_last = true;
         }
     }
@@ -209,9 +192,7 @@ impl<'w> LibtestReader<'w> {
     /// A `test <name> ... ` still waiting for its outcome is the running test.
     fn watch_partial(&mut self) {
         let partial = String::from_utf8_lossy(&self.pending);
-        if let Some(name) = partial
-            .strip_prefix("test ")
-            .and_then(|r| r.strip_suffix(" ... "))
+        if let Some(name) = partial.strip_prefix("test ").and_then(|r| r.strip_suffix(" ... "))
             && let Some(id) = self.id(strip_mode(name))
             && self.running.as_ref().is_none_or(|(r, _)| *r != id)
         {
@@ -227,10 +208,7 @@ impl<'w> LibtestReader<'w> {
 /// libtest prints `test <name> - should panic ... ` (and `- compile fail`, `- compile` for
 /// doctests that only compile): the test's name is what comes before.
 fn strip_mode(name: &str) -> &str {
-    [" - should panic", " - compile fail", " - compile"]
-        .iter()
-        .find_map(|m| name.strip_suffix(m))
-        .unwrap_or(name)
+    [" - should panic", " - compile fail", " - compile"].iter().find_map(|m| name.strip_suffix(m)).unwrap_or(name)
 }
 
 impl Progress for LibtestReader<'_> {
@@ -324,19 +302,12 @@ test src/lib.rs - sign (line 17) ... ";
         }
         r.pending = partial.as_bytes().to_vec();
         r.watch_partial();
-        let got: Vec<(&str, TestStatus)> = r
-            .results
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.status))
-            .collect();
+        let got: Vec<(&str, TestStatus)> = r.results.iter().map(|(k, v)| (k.as_str(), v.status)).collect();
         assert_eq!(
             got,
             vec![
                 ("one::shared_name", TestStatus::Failed),
-                (
-                    "runner_cases::doctest::src/lib.rs - add (line 8)",
-                    TestStatus::Passed
-                ),
+                ("runner_cases::doctest::src/lib.rs - add (line 8)", TestStatus::Passed),
                 ("runner_cases::tests::adds", TestStatus::Passed),
                 ("runner_cases::tests::crash", TestStatus::Error),
                 ("runner_cases::tests::fails", TestStatus::Failed),
@@ -344,21 +315,9 @@ test src/lib.rs - sign (line 17) ... ";
                 ("runner_cases::tests::panics", TestStatus::Passed),
             ]
         );
-        assert_eq!(
-            r.results["one::shared_name"].message.as_deref(),
-            Some("assertion `left == right` failed")
-        );
-        assert_eq!(
-            r.results["runner_cases::tests::ignored"].message.as_deref(),
-            Some("deliberately ignored")
-        );
-        assert!(
-            r.results["runner_cases::tests::crash"]
-                .message
-                .as_deref()
-                .unwrap()
-                .contains("SIGABRT")
-        );
+        assert_eq!(r.results["one::shared_name"].message.as_deref(), Some("assertion `left == right` failed"));
+        assert_eq!(r.results["runner_cases::tests::ignored"].message.as_deref(), Some("deliberately ignored"));
+        assert!(r.results["runner_cases::tests::crash"].message.as_deref().unwrap().contains("SIGABRT"));
         assert!(r.crashed);
         assert_eq!(
             r.running.as_ref().map(|(id, _)| id.as_str()),
@@ -381,10 +340,7 @@ test src/lib.rs - sign (line 17) ... ";
         }
         assert_eq!(
             r.listed,
-            vec![
-                "one::shared_name".to_string(),
-                "runner_cases::doctest::src/lib.rs - add (line 8)".to_string()
-            ]
+            vec!["one::shared_name".to_string(), "runner_cases::doctest::src/lib.rs - add (line 8)".to_string()]
         );
     }
 }

@@ -38,12 +38,7 @@ impl Suite {
         deadline: Instant,
         number: u32,
     ) -> Result<Result<Part, Attempt>, RunnerError> {
-        let TestCommand::Cargo {
-            args: user,
-            workspace,
-            ..
-        } = &req.command
-        else {
+        let TestCommand::Cargo { args: user, workspace, .. } = &req.command else {
             unreachable!("rust::runner called for {}", req.command.runner_name())
         };
         let ids: Option<Vec<TestId>> = match selection {
@@ -54,30 +49,17 @@ impl Suite {
         let dir = work.dir.join(format!("nextest-{number}"));
         std::fs::create_dir_all(&dir).map_err(RunnerError::io("create", &dir))?;
         let (config, junit) = write_config(&dir, req.test_timeout)?;
-        let Some(mut args) = args(
-            user,
-            *workspace,
-            &config,
-            &self.ws,
-            &self.listed,
-            ids.as_deref(),
-        ) else {
+        let Some(mut args) = args(user, *workspace, &config, &self.ws, &self.listed, ids.as_deref()) else {
             return Ok(Ok((BTreeMap::new(), None, None)));
         };
         args.insert(2, "--locked".into());
         args.push("--no-tests=pass".into());
         args.extend(req.extra_args.iter().cloned());
         let line = display(&args);
-        let step = Step {
-            cmd: cargo_command(req, work, &args),
-            command_line: line.clone(),
-        };
+        let step = Step { cmd: cargo_command(req, work, &args), command_line: line.clone() };
         // nextest kills a hanging test itself after the per-test timeout; carve's watchdog
         // only steps in when nextest itself stops making progress.
-        let limits = Limits {
-            deadline,
-            no_progress: req.test_timeout + Duration::from_secs(60),
-        };
+        let limits = Limits { deadline, no_progress: req.test_timeout + Duration::from_secs(60) };
         let ended = steps::run_steps(vec![step], &dir, "nextest", limits, &mut Growth::default())
             .map_err(|(l, e)| spawn_error(&l, e))?;
         if ended.stop != Stop::Exited {
@@ -85,19 +67,19 @@ impl Suite {
         }
         match std::fs::read_to_string(&junit) {
             Ok(xml) => {
-                let results =
-                    read_junit(&xml, &self.ws).map_err(|detail| RunnerError::Unparseable {
-                        command: line.clone(),
-                        detail,
-                        tail: ended.tail(),
-                    })?;
+                let results = read_junit(&xml, &self.ws).map_err(|detail| RunnerError::Unparseable {
+                    command: line.clone(),
+                    detail,
+                    tail: ended.tail(),
+                })?;
                 Ok(Ok((results, Some(ended), Some(line))))
             }
             Err(_) => {
                 let err = if ended.tail().contains("no such command: `nextest`") {
                     RunnerError::ToolNotFound {
                         program: "cargo-nextest".into(),
-                        hint: "run `cargo install cargo-nextest --locked`, or set `test.nextest = false` in carve.toml".into(),
+                        hint: "run `cargo install cargo-nextest --locked`, or set `test.nextest = false` in carve.toml"
+                            .into(),
                     }
                 } else {
                     startup_error(&work.root, &line, &ended)
@@ -123,10 +105,7 @@ pub(crate) fn binary_id(t: &Target) -> String {
 }
 
 /// Write carve's nextest tool config into `dir`; returns its path and the JUnit report's.
-pub(crate) fn write_config(
-    dir: &Path,
-    test_timeout: Duration,
-) -> Result<(PathBuf, PathBuf), RunnerError> {
+pub(crate) fn write_config(dir: &Path, test_timeout: Duration) -> Result<(PathBuf, PathBuf), RunnerError> {
     let store = dir.join("nextest-store");
     let path = dir.join("carve-nextest.toml");
     let secs = test_timeout.as_secs().max(1);
@@ -150,17 +129,12 @@ pub(crate) fn args(
     listed: &[TestId],
     ids: Option<&[TestId]>,
 ) -> Option<Vec<String>> {
-    let mut args: Vec<String> = ["nextest", "run", "--no-fail-fast"]
-        .map(String::from)
-        .to_vec();
+    let mut args: Vec<String> = ["nextest", "run", "--no-fail-fast"].map(String::from).to_vec();
     if workspace {
         args.push("--workspace".into());
     }
     args.extend(user.iter().cloned());
-    args.extend([
-        "--tool-config-file".to_string(),
-        format!("carve:{}", config.display()),
-    ]);
+    args.extend(["--tool-config-file".to_string(), format!("carve:{}", config.display())]);
     args.extend(["--profile".to_string(), PROFILE.to_string()]);
     let Some(ids) = ids else { return Some(args) };
     let mut terms = Vec::new();
@@ -203,41 +177,27 @@ fn regex_escape(s: &str) -> String {
 }
 
 /// Outcomes from nextest's JUnit report.
-pub(crate) fn read_junit(
-    xml: &str,
-    ws: &Workspace,
-) -> Result<BTreeMap<TestId, TestOutcome>, String> {
-    let by_binary: BTreeMap<String, &Target> =
-        ws.targets.values().map(|t| (binary_id(t), t)).collect();
+pub(crate) fn read_junit(xml: &str, ws: &Workspace) -> Result<BTreeMap<TestId, TestOutcome>, String> {
+    let by_binary: BTreeMap<String, &Target> = ws.targets.values().map(|t| (binary_id(t), t)).collect();
     let mut reader = quick_xml::Reader::from_str(xml);
     let mut out = BTreeMap::new();
     let mut target: Option<&Target> = None;
     let mut case: Option<(TestId, TestOutcome)> = None;
     loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| format!("JUnit report: {e}"))?;
+        let event = reader.read_event().map_err(|e| format!("JUnit report: {e}"))?;
         match event {
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testsuite" => {
                 let name = attr(&e, "name")?.unwrap_or_default();
                 target = by_binary.get(&name).copied();
                 if target.is_none() {
-                    return Err(format!(
-                        "JUnit report: no workspace target has nextest binary id `{name}`"
-                    ));
+                    return Err(format!("JUnit report: no workspace target has nextest binary id `{name}`"));
                 }
             }
             Event::Start(ref e) | Event::Empty(ref e) if e.name().as_ref() == b"testcase" => {
                 let name = attr(e, "name")?.unwrap_or_default();
-                let millis = attr(e, "time")?
-                    .and_then(|t| t.parse::<f64>().ok())
-                    .map(|s| (s * 1000.0).round() as u64);
+                let millis = attr(e, "time")?.and_then(|t| t.parse::<f64>().ok()).map(|s| (s * 1000.0).round() as u64);
                 let id = target.map(|t| test_id(t, false, &name)).unwrap_or(name);
-                let outcome = TestOutcome {
-                    status: TestStatus::Passed,
-                    duration_ms: millis,
-                    message: None,
-                };
+                let outcome = TestOutcome { status: TestStatus::Passed, duration_ms: millis, message: None };
                 if matches!(event, Event::Empty(_)) {
                     out.insert(id, outcome);
                 } else {
@@ -283,10 +243,7 @@ pub(crate) fn read_junit(
 
 fn attr(e: &BytesStart<'_>, name: &str) -> Result<Option<String>, String> {
     match e.try_get_attribute(name) {
-        Ok(Some(a)) => a
-            .unescape_value()
-            .map(|v| Some(v.into_owned()))
-            .map_err(|e| format!("JUnit report: {e}")),
+        Ok(Some(a)) => a.unescape_value().map(|v| Some(v.into_owned())).map_err(|e| format!("JUnit report: {e}")),
         Ok(None) => Ok(None),
         Err(e) => Err(format!("JUnit report: {e}")),
     }
@@ -366,18 +323,12 @@ mod tests {
     #[test]
     fn selections_become_filtersets() {
         let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
-        let listed = vec![
-            "two::shared_name".to_string(),
-            "runner_cases::tests::adds".to_string(),
-        ];
-        let ids: Vec<TestId> = [
-            "two::shared_name",
-            "runner_cases::tests",
-            "runner_cases::doctest::src/lib.rs - add (line 8)",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let listed = vec!["two::shared_name".to_string(), "runner_cases::tests::adds".to_string()];
+        let ids: Vec<TestId> =
+            ["two::shared_name", "runner_cases::tests", "runner_cases::doctest::src/lib.rs - add (line 8)"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         let a = args(&[], true, Path::new("/s/c.toml"), &ws, &listed, Some(&ids)).unwrap();
         assert_eq!(
             a.join(" "),
@@ -385,16 +336,6 @@ mod tests {
              (binary_id(runner-cases::two) & test(=shared_name)) | (binary_id(runner-cases) & test(/^tests(::|$)/))"
         );
         let only_doc = vec!["runner_cases::doctest::src/lib.rs - add (line 8)".to_string()];
-        assert!(
-            args(
-                &[],
-                true,
-                Path::new("/s/c.toml"),
-                &ws,
-                &listed,
-                Some(&only_doc)
-            )
-            .is_none()
-        );
+        assert!(args(&[], true, Path::new("/s/c.toml"), &ws, &listed, Some(&only_doc)).is_none());
     }
 }

@@ -114,42 +114,24 @@ impl Workspace {
         let mut raw = Vec::new();
         let mut root_package = None;
         let mut packages = BTreeSet::new();
-        for p in meta
-            .packages
-            .iter()
-            .filter(|p| members.contains(p.id.as_str()))
-        {
-            let dir = Path::new(&p.manifest_path)
-                .parent()
-                .unwrap_or(Path::new(""));
+        for p in meta.packages.iter().filter(|p| members.contains(p.id.as_str())) {
+            let dir = Path::new(&p.manifest_path).parent().unwrap_or(Path::new(""));
             packages.insert(p.name.clone());
             if !meta.workspace_root.is_empty() && dir == Path::new(&meta.workspace_root) {
                 root_package = Some(p.name.clone());
             }
             for t in &p.targets {
                 let kind = match t.kind.first().map(String::as_str) {
-                    Some("lib" | "rlib" | "dylib" | "cdylib" | "staticlib" | "proc-macro") => {
-                        Kind::Lib
-                    }
+                    Some("lib" | "rlib" | "dylib" | "cdylib" | "staticlib" | "proc-macro") => Kind::Lib,
                     Some("bin") => Kind::Bin,
                     Some("test") => Kind::Test,
                     Some("bench") => Kind::Bench,
                     Some("example") => Kind::Example,
                     _ => continue,
                 };
-                let src = Path::new(&t.src_path)
-                    .strip_prefix(dir)
-                    .unwrap_or(Path::new(&t.src_path));
-                let src = src
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/");
-                let name = if kind == Kind::Lib {
-                    t.name.replace('-', "_")
-                } else {
-                    t.name.clone()
-                };
+                let src = Path::new(&t.src_path).strip_prefix(dir).unwrap_or(Path::new(&t.src_path));
+                let src = src.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+                let name = if kind == Kind::Lib { t.name.replace('-', "_") } else { t.name.clone() };
                 raw.push(Target {
                     package: p.name.clone(),
                     name: t.name.clone(),
@@ -171,19 +153,12 @@ impl Workspace {
                 t.label = format!("{}({})", t.label, t.kind.suffix());
             }
             // Two packages' libraries, or two `(test)` targets, of one name: the package decides.
-            let label = if targets.contains_key(&t.label) {
-                format!("{}({})", t.label, t.package)
-            } else {
-                t.label.clone()
-            };
+            let label =
+                if targets.contains_key(&t.label) { format!("{}({})", t.label, t.package) } else { t.label.clone() };
             t.label = label.clone();
             targets.insert(label, t);
         }
-        Ok(Workspace {
-            targets,
-            root_package,
-            packages,
-        })
+        Ok(Workspace { targets, root_package, packages })
     }
 
     /// The target of a `Running <src> (<exe>)` header (`unittests ` before `<src>` for
@@ -198,10 +173,7 @@ impl Workspace {
             None => (false, src),
         };
         let stem = Path::new(exe).file_name()?.to_string_lossy().into_owned();
-        let crate_name = stem
-            .rsplit_once('-')
-            .map_or(stem.as_str(), |(n, _)| n)
-            .to_string();
+        let crate_name = stem.rsplit_once('-').map_or(stem.as_str(), |(n, _)| n).to_string();
         let src = src.replace('\\', "/");
         let candidates: Vec<&Target> = self
             .targets
@@ -209,18 +181,12 @@ impl Workspace {
             .filter(|t| t.crate_name() == crate_name)
             .filter(|t| src.is_empty() || matches!(t.kind, Kind::Lib | Kind::Bin) == unit)
             .collect();
-        candidates
-            .iter()
-            .find(|t| !src.is_empty() && t.src == src)
-            .or(candidates.first())
-            .copied()
+        candidates.iter().find(|t| !src.is_empty() && t.src == src).or(candidates.first()).copied()
     }
 
     /// The library target whose doctests a `Doc-tests <crate>` header announces.
     pub fn for_doctests(&self, crate_name: &str) -> Option<&Target> {
-        self.targets
-            .values()
-            .find(|t| t.kind == Kind::Lib && t.crate_name() == crate_name.trim())
+        self.targets.values().find(|t| t.kind == Kind::Lib && t.crate_name() == crate_name.trim())
     }
 }
 
@@ -256,16 +222,7 @@ mod tests {
     fn labels_are_unique_and_plain_when_they_can_be() {
         let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
         let labels: Vec<&str> = ws.targets.keys().map(String::as_str).collect();
-        assert_eq!(
-            labels,
-            vec![
-                "foo",
-                "foo(bin)",
-                "my_helper",
-                "one(test)",
-                "one(test)(my-helper)"
-            ]
-        );
+        assert_eq!(labels, vec!["foo", "foo(bin)", "my_helper", "one(test)", "one(test)(my-helper)"]);
         assert_eq!(ws.targets["foo(bin)"].cargo_flags(), vec!["--bin", "foo"]);
         assert_eq!(ws.targets["one(test)"].src, "tests/one.rs");
         assert_eq!(ws.root_package.as_deref(), Some("foo"));
@@ -276,36 +233,18 @@ mod tests {
     fn headers_name_their_targets() {
         let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
         let label = |h: &str| ws.for_running(h).map(|t| t.label.clone());
-        assert_eq!(
-            label("unittests src/lib.rs (target/debug/deps/foo-0123abcd)").as_deref(),
-            Some("foo")
-        );
-        assert_eq!(
-            label("unittests src/main.rs (/t/debug/deps/foo-99)").as_deref(),
-            Some("foo(bin)")
-        );
-        assert_eq!(
-            label("unittests src/lib.rs (/t/debug/deps/my_helper-1)").as_deref(),
-            Some("my_helper")
-        );
-        assert_eq!(
-            label("tests/one.rs (/t/debug/deps/one-5)").as_deref(),
-            Some("one(test)")
-        );
+        assert_eq!(label("unittests src/lib.rs (target/debug/deps/foo-0123abcd)").as_deref(), Some("foo"));
+        assert_eq!(label("unittests src/main.rs (/t/debug/deps/foo-99)").as_deref(), Some("foo(bin)"));
+        assert_eq!(label("unittests src/lib.rs (/t/debug/deps/my_helper-1)").as_deref(), Some("my_helper"));
+        assert_eq!(label("tests/one.rs (/t/debug/deps/one-5)").as_deref(), Some("one(test)"));
         assert_eq!(label("unittests src/lib.rs (/t/debug/deps/absent-5)"), None);
-        assert_eq!(
-            ws.for_doctests("my_helper").map(|t| t.package.as_str()),
-            Some("my-helper")
-        );
+        assert_eq!(ws.for_doctests("my_helper").map(|t| t.package.as_str()), Some("my-helper"));
     }
 
     #[test]
     fn ids_split_into_target_and_name() {
         assert_eq!(split_id("foo::tests::adds"), ("foo", false, "tests::adds"));
-        assert_eq!(
-            split_id("foo::doctest::src/lib.rs - add (line 8)"),
-            ("foo", true, "src/lib.rs - add (line 8)")
-        );
+        assert_eq!(split_id("foo::doctest::src/lib.rs - add (line 8)"), ("foo", true, "src/lib.rs - add (line 8)"));
         assert_eq!(split_id("one"), ("one", false, ""));
     }
 }

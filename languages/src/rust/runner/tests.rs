@@ -18,27 +18,16 @@ impl Copy {
     fn new() -> Copy {
         let root = tempfile::tempdir().unwrap();
         copy_dir(&fixture(), root.path());
-        Copy {
-            root,
-            scratch: tempfile::tempdir().unwrap(),
-        }
+        Copy { root, scratch: tempfile::tempdir().unwrap() }
     }
 
     fn request(&self, tests: Option<&[&str]>) -> RunRequest {
-        let command = TestCommand::Cargo {
-            args: vec![],
-            test_args: vec![],
-            workspace: true,
-            nextest: false,
-        };
+        let command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: true, nextest: false };
         let mut r = RunRequest::new(self.root.path(), command, self.scratch.path());
         r.tests = tests.map(|t| t.iter().map(|s| s.to_string()).collect());
         r.timeout = Duration::from_secs(600);
         r.test_timeout = Duration::from_secs(300);
-        r.env.push((
-            "CARVE_FLAKY_COUNTER".into(),
-            self.scratch.path().join("flaky").display().to_string(),
-        ));
+        r.env.push(("CARVE_FLAKY_COUNTER".into(), self.scratch.path().join("flaky").display().to_string()));
         r.env.push(("RUST_BACKTRACE".into(), "0".into()));
         r
     }
@@ -61,10 +50,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn statuses(r: &RunResult) -> Vec<(&str, TestStatus)> {
-    r.statuses
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.status))
-        .collect()
+    r.statuses.iter().map(|(k, v)| (k.as_str(), v.status)).collect()
 }
 
 #[test]
@@ -75,32 +61,17 @@ fn a_whole_run_reports_every_binary_and_doctest() {
         ("helper::tests::doubles", TestStatus::Passed),
         ("one::only_in_one", TestStatus::Passed),
         ("one::shared_name", TestStatus::Passed),
-        (
-            "runner_cases::doctest::src/lib.rs - add (line 8)",
-            TestStatus::Passed,
-        ),
-        (
-            "runner_cases::doctest::src/lib.rs - sign (line 17)",
-            TestStatus::Passed,
-        ),
+        ("runner_cases::doctest::src/lib.rs - add (line 8)", TestStatus::Passed),
+        ("runner_cases::doctest::src/lib.rs - sign (line 17)", TestStatus::Passed),
         ("runner_cases::tests::adds", TestStatus::Passed),
         ("runner_cases::tests::fails", TestStatus::Failed),
         ("runner_cases::tests::flaky", TestStatus::Passed),
         ("runner_cases::tests::hangs", TestStatus::Passed),
         ("runner_cases::tests::ignored", TestStatus::Skipped),
-        (
-            "runner_cases::tests::nested::deeper::deep",
-            TestStatus::Passed,
-        ),
+        ("runner_cases::tests::nested::deeper::deep", TestStatus::Passed),
         ("runner_cases::tests::panics", TestStatus::Passed),
-        (
-            "runner_cases::tests::sign_cases::negative",
-            TestStatus::Passed,
-        ),
-        (
-            "runner_cases::tests::sign_cases::positive",
-            TestStatus::Passed,
-        ),
+        ("runner_cases::tests::sign_cases::negative", TestStatus::Passed),
+        ("runner_cases::tests::sign_cases::positive", TestStatus::Passed),
         ("runner_cases::tests::sign_cases::wrong", TestStatus::Failed),
         ("runner_cases::tests::sign_cases::zero", TestStatus::Passed),
         ("two::group::fails_in_two", TestStatus::Failed),
@@ -108,31 +79,14 @@ fn a_whole_run_reports_every_binary_and_doctest() {
     ];
     assert_eq!(statuses(&r), want);
     let msg = |id: &str| r.statuses[id].message.clone().unwrap_or_default();
-    assert_eq!(
-        msg("runner_cases::tests::fails"),
-        "assertion `left == right` failed: deliberately failing"
-    );
-    assert_eq!(
-        msg("two::group::fails_in_two"),
-        "deliberately failing in two"
-    );
+    assert_eq!(msg("runner_cases::tests::fails"), "assertion `left == right` failed: deliberately failing");
+    assert_eq!(msg("two::group::fails_in_two"), "deliberately failing in two");
     assert_eq!(msg("runner_cases::tests::ignored"), "deliberately ignored");
     assert_eq!(r.processes, 1);
-    assert!(
-        r.command_line
-            .starts_with("cargo test --locked --no-fail-fast --workspace"),
-        "{}",
-        r.command_line
-    );
+    assert!(r.command_line.starts_with("cargo test --locked --no-fail-fast --workspace"), "{}", r.command_line);
     let again = run(&c.request(None)).unwrap();
-    assert_eq!(
-        again.status("runner_cases::tests::flaky"),
-        TestStatus::Failed
-    );
-    assert!(
-        !c.root.path().join("target").exists(),
-        "cargo wrote a target directory into the tree"
-    );
+    assert_eq!(again.status("runner_cases::tests::flaky"), TestStatus::Failed);
+    assert!(!c.root.path().join("target").exists(), "cargo wrote a target directory into the tree");
 }
 
 #[test]
@@ -151,19 +105,10 @@ fn a_selection_runs_exactly_the_requested_tests_per_binary() {
         statuses(&r),
         vec![
             ("nowhere::x", TestStatus::Missing),
-            (
-                "runner_cases::doctest::src/lib.rs - sign (line 17)",
-                TestStatus::Passed
-            ),
+            ("runner_cases::doctest::src/lib.rs - sign (line 17)", TestStatus::Passed),
             ("runner_cases::tests::absent", TestStatus::Missing),
-            (
-                "runner_cases::tests::sign_cases::negative",
-                TestStatus::Passed
-            ),
-            (
-                "runner_cases::tests::sign_cases::positive",
-                TestStatus::Passed
-            ),
+            ("runner_cases::tests::sign_cases::negative", TestStatus::Passed),
+            ("runner_cases::tests::sign_cases::positive", TestStatus::Passed),
             ("runner_cases::tests::sign_cases::wrong", TestStatus::Failed),
             ("runner_cases::tests::sign_cases::zero", TestStatus::Passed),
             ("two::shared_name", TestStatus::Passed),
@@ -187,28 +132,16 @@ fn a_selection_runs_exactly_the_requested_tests_per_binary() {
 #[test]
 fn a_hanging_test_is_killed_and_the_rest_still_runs() {
     let c = Copy::new();
-    let wanted = [
-        "runner_cases::tests::adds",
-        "runner_cases::tests::hangs",
-        "runner_cases::tests::nested",
-        "one::shared_name",
-    ];
+    let wanted =
+        ["runner_cases::tests::adds", "runner_cases::tests::hangs", "runner_cases::tests::nested", "one::shared_name"];
     let mut req = c.request(Some(&wanted));
     req.env.push(("CARVE_FIXTURE_HANG".into(), "1".into()));
     req.test_timeout = Duration::from_secs(5);
     let r = run(&req).unwrap();
-    assert_eq!(
-        r.status("runner_cases::tests::hangs"),
-        TestStatus::Timeout,
-        "{:#?}",
-        r.statuses
-    );
+    assert_eq!(r.status("runner_cases::tests::hangs"), TestStatus::Timeout, "{:#?}", r.statuses);
     assert_eq!(r.timed_out.as_deref(), Some("runner_cases::tests::hangs"));
     assert_eq!(r.status("runner_cases::tests::adds"), TestStatus::Passed);
-    assert_eq!(
-        r.status("runner_cases::tests::nested::deeper::deep"),
-        TestStatus::Passed
-    );
+    assert_eq!(r.status("runner_cases::tests::nested::deeper::deep"), TestStatus::Passed);
     assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
     assert_eq!(r.processes, 2);
 }
@@ -223,31 +156,15 @@ fn a_target_that_does_not_compile_costs_only_its_own_tests() {
     let r = run(&c.request(None)).unwrap();
     assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
     assert_eq!(r.status("runner_cases::tests::adds"), TestStatus::Passed);
-    assert_eq!(
-        r.status("runner_cases::doctest::src/lib.rs - add (line 8)"),
-        TestStatus::Passed
-    );
+    assert_eq!(r.status("runner_cases::doctest::src/lib.rs - add (line 8)"), TestStatus::Passed);
     assert_eq!(r.status("helper::tests::doubles"), TestStatus::Passed);
-    assert!(
-        !r.statuses.keys().any(|id| id.starts_with("two::")),
-        "{:?}",
-        r.statuses.keys()
-    );
+    assert!(!r.statuses.keys().any(|id| id.starts_with("two::")), "{:?}", r.statuses.keys());
     let message = &r.collection_errors["two"];
-    assert!(
-        message.contains("tests/two.rs") && message.contains("could not compile"),
-        "{message}"
-    );
+    assert!(message.contains("tests/two.rs") && message.contains("could not compile"), "{message}");
     // Requested tests of the broken target are errors with the compiler's output.
     let r = run(&c.request(Some(&["two::shared_name", "one::shared_name"]))).unwrap();
     assert_eq!(r.status("two::shared_name"), TestStatus::Error);
-    assert!(
-        r.statuses["two::shared_name"]
-            .message
-            .as_deref()
-            .unwrap()
-            .contains("tests/two.rs")
-    );
+    assert!(r.statuses["two::shared_name"].message.as_deref().unwrap().contains("tests/two.rs"));
     assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
 }
 
@@ -257,24 +174,13 @@ fn a_library_that_does_not_compile_is_the_runs_error() {
     let lib = c.root.path().join("helper/src/lib.rs");
     std::fs::write(&lib, "pub fn double(n: i32) -> i32 { \"x\" }\n").unwrap();
     let mut req = c.request(None);
-    req.command = TestCommand::Cargo {
-        args: vec![],
-        test_args: vec![],
-        workspace: false,
-        nextest: false,
-    };
+    req.command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: false, nextest: false };
     // Without --workspace the broken member is not built at all.
-    assert_eq!(
-        run(&req).unwrap().status("runner_cases::tests::adds"),
-        TestStatus::Passed
-    );
+    assert_eq!(run(&req).unwrap().status("runner_cases::tests::adds"), TestStatus::Passed);
     let lib = c.root.path().join("src/lib.rs");
     std::fs::write(&lib, "pub fn add() -> i32 { \"x\" }\n").unwrap();
     let err = run(&req).unwrap_err().to_string();
-    assert!(
-        err.contains("does not compile") && err.contains("src/lib.rs"),
-        "{err}"
-    );
+    assert!(err.contains("does not compile") && err.contains("src/lib.rs"), "{err}");
 }
 
 #[test]
@@ -283,22 +189,13 @@ fn a_missing_lock_file_names_the_setup_command() {
     std::fs::remove_file(c.root.path().join("Cargo.lock")).unwrap();
     let err = run(&c.request(None)).unwrap_err();
     let text = err.to_string();
-    assert!(
-        matches!(err, RunnerError::MissingDependencies { .. }),
-        "{text}"
-    );
+    assert!(matches!(err, RunnerError::MissingDependencies { .. }), "{text}");
     assert!(text.contains("cargo generate-lockfile"), "{text}");
-    assert!(
-        !c.root.path().join("Cargo.lock").exists(),
-        "cargo wrote Cargo.lock into the tree"
-    );
+    assert!(!c.root.path().join("Cargo.lock").exists(), "cargo wrote Cargo.lock into the tree");
 }
 
 fn have_nextest() -> bool {
-    let ok = Command::new("cargo")
-        .args(["nextest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new("cargo").args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("skipped: cargo-nextest is not installed (optional)");
     }
@@ -312,38 +209,18 @@ fn nextest_reports_what_cargo_test_reports() {
     }
     let c = Copy::new();
     let mut req = c.request(None);
-    req.command = TestCommand::Cargo {
-        args: vec![],
-        test_args: vec![],
-        workspace: true,
-        nextest: true,
-    };
+    req.command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: true, nextest: true };
     let r = run(&req).unwrap();
-    assert!(
-        r.command_line
-            .starts_with("cargo nextest run --locked --no-fail-fast --workspace"),
-        "{}",
-        r.command_line
-    );
+    assert!(r.command_line.starts_with("cargo nextest run --locked --no-fail-fast --workspace"), "{}", r.command_line);
     let mut libtest = run(&c.request(None)).unwrap();
     // The flaky test ran once per run: it alternates.
-    assert_ne!(
-        r.status("runner_cases::tests::flaky"),
-        libtest.status("runner_cases::tests::flaky")
-    );
+    assert_ne!(r.status("runner_cases::tests::flaky"), libtest.status("runner_cases::tests::flaky"));
     libtest.statuses.remove("runner_cases::tests::flaky");
     let mut nx = r.statuses.clone();
     nx.remove("runner_cases::tests::flaky");
-    let strip = |m: &BTreeMap<TestId, TestOutcome>| {
-        m.iter()
-            .map(|(k, v)| (k.clone(), v.status))
-            .collect::<Vec<_>>()
-    };
+    let strip = |m: &BTreeMap<TestId, TestOutcome>| m.iter().map(|(k, v)| (k.clone(), v.status)).collect::<Vec<_>>();
     assert_eq!(strip(&nx), strip(&libtest.statuses));
-    assert!(
-        !c.root.path().join("target").exists(),
-        "nextest wrote its store into the tree"
-    );
+    assert!(!c.root.path().join("target").exists(), "nextest wrote its store into the tree");
 
     // Selection and a hang: nextest kills the test after the per-test timeout.
     let mut req = c.request(Some(&[
@@ -351,22 +228,14 @@ fn nextest_reports_what_cargo_test_reports() {
         "two::shared_name",
         "runner_cases::doctest::src/lib.rs - add (line 8)",
     ]));
-    req.command = TestCommand::Cargo {
-        args: vec![],
-        test_args: vec![],
-        workspace: true,
-        nextest: true,
-    };
+    req.command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: true, nextest: true };
     req.env.push(("CARVE_FIXTURE_HANG".into(), "1".into()));
     req.test_timeout = Duration::from_secs(3);
     let r = run(&req).unwrap();
     assert_eq!(
         statuses(&r),
         vec![
-            (
-                "runner_cases::doctest::src/lib.rs - add (line 8)",
-                TestStatus::Passed
-            ),
+            ("runner_cases::doctest::src/lib.rs - add (line 8)", TestStatus::Passed),
             ("runner_cases::tests::hangs", TestStatus::Timeout),
             ("two::shared_name", TestStatus::Passed),
         ]
@@ -381,10 +250,7 @@ fn the_commands_own_thread_count_wins() {
         workspace: false,
         nextest: false,
     };
-    assert_eq!(
-        suite_args(&command).join(" "),
-        "test --locked --no-fail-fast -- --test-threads=4"
-    );
+    assert_eq!(suite_args(&command).join(" "), "test --locked --no-fail-fast -- --test-threads=4");
     let command = TestCommand::Cargo {
         args: vec!["--features".into(), "x".into()],
         test_args: vec![],

@@ -39,11 +39,7 @@ fn runner_listing(job: &Job, req: &RunRequest, deadline: Instant) -> Option<Vec<
     let json = job.dir.dir.join("files.json");
     match job.kind {
         Kind::Vitest => {
-            args.extend([
-                "list".to_string(),
-                "--filesOnly".into(),
-                format!("--json={}", json.display()),
-            ]);
+            args.extend(["list".to_string(), "--filesOnly".into(), format!("--json={}", json.display())]);
             args.extend(job.args.iter().cloned());
         }
         _ => {
@@ -52,26 +48,13 @@ fn runner_listing(job: &Job, req: &RunRequest, deadline: Instant) -> Option<Vec<
         }
     }
     let mut cmd = Command::new(&program);
-    cmd.args(&args)
-        .current_dir(root)
-        .env("NO_COLOR", "1")
-        .env("CI", "1");
+    cmd.args(&args).current_dir(root).env("NO_COLOR", "1").env("CI", "1");
     for (k, v) in &req.env {
         cmd.env(k, v);
     }
     let stdout = job.dir.dir.join("files-stdout.log");
-    let limits = Limits {
-        deadline: deadline.min(Instant::now() + LIST_TIMEOUT),
-        no_progress: LIST_TIMEOUT,
-    };
-    let ended = process::supervise(
-        cmd,
-        &stdout,
-        &job.dir.dir.join("files-stderr.log"),
-        limits,
-        &mut Quiet,
-    )
-    .ok()?;
+    let limits = Limits { deadline: deadline.min(Instant::now() + LIST_TIMEOUT), no_progress: LIST_TIMEOUT };
+    let ended = process::supervise(cmd, &stdout, &job.dir.dir.join("files-stderr.log"), limits, &mut Quiet).ok()?;
     if ended.stop != process::Stop::Exited {
         return None;
     }
@@ -82,21 +65,13 @@ fn runner_listing(job: &Job, req: &RunRequest, deadline: Instant) -> Option<Vec<
         let start = text.find('[')?;
         serde_json::from_str(text[start..].trim()).ok()?
     };
-    let paths = value.as_array()?.iter().filter_map(|v| {
-        v.as_str()
-            .or_else(|| v.get("file").and_then(|f| f.as_str()))
-    });
+    let paths = value.as_array()?.iter().filter_map(|v| v.as_str().or_else(|| v.get("file").and_then(|f| f.as_str())));
     Some(paths.filter_map(|p| relative(root, p)).collect())
 }
 
 fn relative(root: &Path, path: &str) -> Option<String> {
     let rel = Path::new(path).strip_prefix(root).ok()?;
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
+    Some(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
 }
 
 /// Node 20's default test files when `node --test` gets no file arguments: `**/*.test.?(c|m)js`,
@@ -157,15 +132,7 @@ mod tests {
         let root = d.path().canonicalize().unwrap();
         let mut got = node_default_files(&root, &[]);
         got.sort();
-        assert_eq!(
-            got,
-            vec![
-                "a.test.js",
-                "lib/b-test.mjs",
-                "test.js",
-                "test/helpers/c.cjs"
-            ]
-        );
+        assert_eq!(got, vec!["a.test.js", "lib/b-test.mjs", "test.js", "test/helpers/c.cjs"]);
         assert!(node_default_files(&root, &["a.test.js".to_string()]).is_empty());
     }
 }

@@ -19,14 +19,9 @@ pub fn parse_log_jest(log: &str) -> BTreeMap<String, TestStatus> {
     let mut out = BTreeMap::new();
     for line in log.split('\n') {
         let line = line.trim();
-        let Some((status, rest)) = symbol(
-            line,
-            &[
-                ("✓", TestStatus::Passed),
-                ("✕", TestStatus::Failed),
-                ("○", TestStatus::Skipped),
-            ],
-        ) else {
+        let Some((status, rest)) =
+            symbol(line, &[("✓", TestStatus::Passed), ("✕", TestStatus::Failed), ("○", TestStatus::Skipped)])
+        else {
             continue;
         };
         if let Some(name) = lazy_name(rest, jest_suffix) {
@@ -41,14 +36,9 @@ pub fn parse_log_vitest(log: &str) -> BTreeMap<String, TestStatus> {
     let mut out = BTreeMap::new();
     for line in log.split('\n') {
         let line = line.trim();
-        let Some((status, rest)) = symbol(
-            line,
-            &[
-                ("✓", TestStatus::Passed),
-                ("×", TestStatus::Failed),
-                ("↓", TestStatus::Skipped),
-            ],
-        ) else {
+        let Some((status, rest)) =
+            symbol(line, &[("✓", TestStatus::Passed), ("×", TestStatus::Failed), ("↓", TestStatus::Skipped)])
+        else {
             continue;
         };
         if let Some(name) = lazy_name(rest, vitest_suffix) {
@@ -72,22 +62,14 @@ pub fn harness_id(kind: super::Kind, id: &str) -> Option<String> {
 pub fn harness_id_for(kind: super::Kind, id: &str, status: TestStatus) -> Option<String> {
     let title = id.rsplit(" > ").next().unwrap_or(id);
     match (kind, status) {
-        (super::Kind::Jest, TestStatus::Passed | TestStatus::Failed) => {
-            Some(format!("✓ {title} (1 ms)"))
-        }
+        (super::Kind::Jest, TestStatus::Passed | TestStatus::Failed) => Some(format!("✓ {title} (1 ms)")),
         (super::Kind::Jest, TestStatus::Skipped) => Some(format!("○ skipped {title}")),
-        (super::Kind::Vitest, TestStatus::Passed | TestStatus::Failed) => {
-            Some(format!("✓ {id} 1ms"))
-        }
+        (super::Kind::Vitest, TestStatus::Passed | TestStatus::Failed) => Some(format!("✓ {id} 1ms")),
         (super::Kind::Vitest, TestStatus::Skipped) => Some(format!("↓ {id}")),
         _ => None,
     }
     .and_then(|line| {
-        let parsed = if kind == super::Kind::Jest {
-            parse_log_jest(&line)
-        } else {
-            parse_log_vitest(&line)
-        };
+        let parsed = if kind == super::Kind::Jest { parse_log_jest(&line) } else { parse_log_vitest(&line) };
         parsed.into_keys().next()
     })
 }
@@ -123,9 +105,7 @@ fn lazy_name(rest: &str, suffix: fn(&str) -> bool) -> Option<&str> {
 
 /// `\((\d+\s*m?s)\)` and nothing after.
 fn jest_suffix(s: &str) -> bool {
-    s.strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .is_some_and(|inner| duration(inner, true))
+    s.strip_prefix('(').and_then(|s| s.strip_suffix(')')).is_some_and(|inner| duration(inner, true))
 }
 
 /// `(\d+\s*m?s?|\[skipped\])` and nothing after.
@@ -173,29 +153,17 @@ mod tests {
     fn vitest_lines_keep_the_path_and_lose_a_trailing_number_like_the_regex() {
         let log = " ✓ t/a.test.ts > divide > divide(1, 1) = 1 0ms\n × t/a.test.ts > fails 97ms\n ↓ t/a.test.ts > is skipped\n ✓ t/b.test.ts > costs 1\n";
         let got = parse_log_vitest(log);
-        assert_eq!(
-            got.get("t/a.test.ts > divide > divide(1, 1) = 1"),
-            Some(&TestStatus::Passed)
-        );
+        assert_eq!(got.get("t/a.test.ts > divide > divide(1, 1) = 1"), Some(&TestStatus::Passed));
         assert_eq!(got.get("t/a.test.ts > fails"), Some(&TestStatus::Failed));
-        assert_eq!(
-            got.get("t/a.test.ts > is skipped"),
-            Some(&TestStatus::Skipped)
-        );
+        assert_eq!(got.get("t/a.test.ts > is skipped"), Some(&TestStatus::Skipped));
         // `(.+?)(?:\s(\d+\s*m?s?))?$` takes " 1" for a duration.
         assert_eq!(got.get("t/b.test.ts > costs"), Some(&TestStatus::Passed));
         assert_eq!(
             harness_id_for(Kind::Vitest, "t/b.test.ts > costs 1", TestStatus::Skipped).as_deref(),
             Some("t/b.test.ts > costs")
         );
-        assert_eq!(
-            harness_id(Kind::Vitest, "t/b.test.ts > costs 1").as_deref(),
-            Some("t/b.test.ts > costs 1")
-        );
-        assert_eq!(
-            harness_id(Kind::Jest, "t/a.test.js > d > works").as_deref(),
-            Some("works")
-        );
+        assert_eq!(harness_id(Kind::Vitest, "t/b.test.ts > costs 1").as_deref(), Some("t/b.test.ts > costs 1"));
+        assert_eq!(harness_id(Kind::Jest, "t/a.test.js > d > works").as_deref(), Some("works"));
         assert_eq!(harness_id(Kind::NodeTest, "t/a.test.js > x"), None);
     }
 }

@@ -127,12 +127,8 @@ impl ProgressReader {
             Err(e) => {
                 if self.problem.is_none() {
                     let text = String::from_utf8_lossy(line);
-                    self.problem = Some(format!(
-                        "{} line {}: {e}: {}",
-                        self.path.display(),
-                        self.line,
-                        text.trim_end()
-                    ));
+                    self.problem =
+                        Some(format!("{} line {}: {e}: {}", self.path.display(), self.line, text.trim_end()));
                 }
                 return;
             }
@@ -141,10 +137,8 @@ impl ProgressReader {
             Event::Header { version } => {
                 self.header = true;
                 if version != VERSION && self.problem.is_none() {
-                    self.problem = Some(format!(
-                        "{}: reporter version {version}, expected {VERSION}",
-                        self.path.display()
-                    ));
+                    self.problem =
+                        Some(format!("{}: reporter version {version}, expected {VERSION}", self.path.display()));
                 }
             }
             Event::Collected { file, ids } => {
@@ -165,25 +159,11 @@ impl ProgressReader {
             Event::End { id } => {
                 self.started.remove(&id);
             }
-            Event::Result {
-                id,
-                status,
-                duration,
-                message,
-            } => {
+            Event::Result { id, status, duration, message } => {
                 self.started.remove(&id);
                 self.collect(&id);
-                let duration_ms = duration
-                    .filter(|d| d.is_finite() && *d >= 0.0)
-                    .map(|d| d.round() as u64);
-                self.results.insert(
-                    id,
-                    TestOutcome {
-                        status,
-                        duration_ms,
-                        message,
-                    },
-                );
+                let duration_ms = duration.filter(|d| d.is_finite() && *d >= 0.0).map(|d| d.round() as u64);
+                self.results.insert(id, TestOutcome { status, duration_ms, message });
             }
             Event::CollectError { file, message } => {
                 self.files.remove(&file);

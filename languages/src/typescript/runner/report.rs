@@ -48,25 +48,19 @@ pub(crate) struct Parsed {
 
 /// Read the report at `path`; ids are relative to `root`.
 pub(crate) fn read(path: &Path, root: &Path) -> Result<Parsed, String> {
-    let text = std::fs::read(path).map_err(|e| {
-        format!(
-            "could not read the runner's JSON report {}: {e}",
-            path.display()
-        )
-    })?;
+    let text =
+        std::fs::read(path).map_err(|e| format!("could not read the runner's JSON report {}: {e}", path.display()))?;
     parse(&text, root).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 pub(crate) fn parse(text: &[u8], root: &Path) -> Result<Parsed, String> {
-    let report: Report =
-        serde_json::from_slice(text).map_err(|e| format!("not a jest/vitest JSON report: {e}"))?;
+    let report: Report = serde_json::from_slice(text).map_err(|e| format!("not a jest/vitest JSON report: {e}"))?;
     let mut results = BTreeMap::new();
     let mut file_errors = BTreeMap::new();
     for file in report.test_results {
         let rel = relative(root, &file.name);
         if file.assertion_results.is_empty() && file.status.as_deref() == Some("failed") {
-            let message = first_line(file.message.as_deref().unwrap_or(""))
-                .unwrap_or_else(|| "failed to load".into());
+            let message = first_line(file.message.as_deref().unwrap_or("")).unwrap_or_else(|| "failed to load".into());
             file_errors.insert(rel.clone(), message);
         }
         for a in file.assertion_results {
@@ -82,34 +76,18 @@ pub(crate) fn parse(text: &[u8], root: &Path) -> Result<Parsed, String> {
                 _ => TestStatus::Error,
             };
             let message = a.failure_messages.first().and_then(|m| first_line(m));
-            let duration_ms = a
-                .duration
-                .filter(|d| d.is_finite() && *d >= 0.0)
-                .map(|d| d.round() as u64);
-            results.insert(
-                id,
-                TestOutcome {
-                    status,
-                    duration_ms,
-                    message,
-                },
-            );
+            let duration_ms = a.duration.filter(|d| d.is_finite() && *d >= 0.0).map(|d| d.round() as u64);
+            results.insert(id, TestOutcome { status, duration_ms, message });
         }
     }
-    Ok(Parsed {
-        results,
-        file_errors,
-    })
+    Ok(Parsed { results, file_errors })
 }
 
 /// `name` (an absolute path in the report) relative to the root, with `/` separators.
 fn relative(root: &Path, name: &str) -> String {
     let p = Path::new(name);
     let rel = p.strip_prefix(root).unwrap_or(p);
-    rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 /// The first non-empty line, without ANSI colour codes.
@@ -127,11 +105,7 @@ fn first_line(text: &str) -> Option<String> {
             clean.push(c);
         }
     }
-    clean
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_string)
+    clean.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
 }
 
 #[cfg(test)]
@@ -147,18 +121,9 @@ mod tests {
             {"ancestorTitles":[],"title":"later","status":"todo"}]},
           {"name":"/r/t/b.test.ts","status":"failed","message":"SyntaxError: bad\nmore","assertionResults":[]}]}"#;
         let p = parse(json, Path::new("/r")).unwrap();
-        assert_eq!(
-            p.results["t/a.test.ts > outer > inner > works"].status,
-            TestStatus::Passed
-        );
-        assert_eq!(
-            p.results["t/a.test.ts > outer > inner > works"].duration_ms,
-            Some(2)
-        );
-        assert_eq!(
-            p.results["t/a.test.ts > breaks"].message.as_deref(),
-            Some("AssertionError: no")
-        );
+        assert_eq!(p.results["t/a.test.ts > outer > inner > works"].status, TestStatus::Passed);
+        assert_eq!(p.results["t/a.test.ts > outer > inner > works"].duration_ms, Some(2));
+        assert_eq!(p.results["t/a.test.ts > breaks"].message.as_deref(), Some("AssertionError: no"));
         assert_eq!(p.results["t/a.test.ts > later"].status, TestStatus::Skipped);
         assert_eq!(p.file_errors["t/b.test.ts"], "SyntaxError: bad");
         assert!(parse(b"{oops", Path::new("/r")).is_err());

@@ -53,25 +53,15 @@ impl Plan {
                 names.push(rest);
             }
         }
-        Plan {
-            files: files.into_iter().collect(),
-            entries,
-            names,
-            whole_file,
-            exclude: BTreeSet::new(),
-        }
+        Plan { files: files.into_iter().collect(), entries, names, whole_file, exclude: BTreeSet::new() }
     }
 
     /// Leave out `done` tests of the selected files (they ran in an earlier process); only
     /// needed when a whole file is selected, where no name pattern would keep them out.
     pub fn exclude_done<'a>(&mut self, done: impl IntoIterator<Item = &'a TestId>) {
         for id in done {
-            if let Some((_, names)) = id
-                .split_once(" > ")
-                .filter(|_| self.files.iter().any(|f| is_ancestor(f, id)))
-            {
-                self.exclude
-                    .insert(names.split(" > ").map(str::to_string).collect());
+            if let Some((_, names)) = id.split_once(" > ").filter(|_| self.files.iter().any(|f| is_ancestor(f, id))) {
+                self.exclude.insert(names.split(" > ").map(str::to_string).collect());
             }
         }
     }
@@ -92,19 +82,11 @@ impl Plan {
         let join = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>().join("|");
         if self.whole_file {
             // Everything in the selected files but what is done (the named entries too).
-            return (!self.exclude.is_empty()).then(|| {
-                format!(
-                    "^(?!(?:{})$)",
-                    join(self.exclude.iter().map(|n| escape(&n.join(" "))).collect())
-                )
-            });
+            return (!self.exclude.is_empty())
+                .then(|| format!("^(?!(?:{})$)", join(self.exclude.iter().map(|n| escape(&n.join(" "))).collect())));
         }
-        (!self.names.is_empty()).then(|| {
-            format!(
-                "^(?:{})(?: |$)",
-                join(self.names.iter().map(|n| escape(&n.join(" "))).collect())
-            )
-        })
+        (!self.names.is_empty())
+            .then(|| format!("^(?:{})(?: |$)", join(self.names.iter().map(|n| escape(&n.join(" "))).collect())))
     }
 
     /// node:test (Node 20) matches each test's own name; a test's subtests run only when
@@ -112,33 +94,15 @@ impl Plan {
     /// and the whole name too, for the Node versions that match that.
     pub fn node_name_patterns(&self) -> Vec<String> {
         if self.whole_file {
-            let leaves: BTreeSet<String> = self
-                .exclude
-                .iter()
-                .filter_map(|n| n.last())
-                .map(|n| escape(n))
-                .collect();
+            let leaves: BTreeSet<String> = self.exclude.iter().filter_map(|n| n.last()).map(|n| escape(n)).collect();
             if leaves.is_empty() {
                 return Vec::new();
             }
-            return vec![format!(
-                "^(?!(?:{})$)",
-                leaves.into_iter().collect::<Vec<_>>().join("|")
-            )];
+            return vec![format!("^(?!(?:{})$)", leaves.into_iter().collect::<Vec<_>>().join("|"))];
         }
-        let mut names: BTreeSet<String> = self
-            .names
-            .iter()
-            .flatten()
-            .map(|n| format!("^{}$", escape(n)))
-            .collect();
+        let mut names: BTreeSet<String> = self.names.iter().flatten().map(|n| format!("^{}$", escape(n))).collect();
         // Newer Node versions match a test's ancestors' names and its own joined by spaces.
-        names.extend(
-            self.names
-                .iter()
-                .filter(|n| n.len() > 1)
-                .map(|n| format!("^{}$", escape(&n.join(" ")))),
-        );
+        names.extend(self.names.iter().filter(|n| n.len() > 1).map(|n| format!("^{}$", escape(&n.join(" ")))));
         names.into_iter().collect()
     }
 }
@@ -172,10 +136,7 @@ mod tests {
         ];
         let plan = Plan::new(dir.path(), &ids);
         assert_eq!(plan.files, vec!["t/a.test.ts"]);
-        assert_eq!(
-            plan.name_pattern().as_deref(),
-            Some(r"^(?:adds|divide edge cases divide\(1, 4\) = 0\.25)(?: |$)")
-        );
+        assert_eq!(plan.name_pattern().as_deref(), Some(r"^(?:adds|divide edge cases divide\(1, 4\) = 0\.25)(?: |$)"));
         assert_eq!(
             plan.node_name_patterns(),
             vec![
@@ -189,15 +150,9 @@ mod tests {
         assert!(plan.wants("t/a.test.ts > adds"));
         assert!(!plan.wants("t/a.test.ts > adds more"));
         assert!(!plan.wants("t/gone.test.ts > x"));
-        let mut whole = Plan::new(
-            dir.path(),
-            &["t/a.test.ts".to_string(), "t/a.test.ts > adds".to_string()],
-        );
+        let mut whole = Plan::new(dir.path(), &["t/a.test.ts".to_string(), "t/a.test.ts > adds".to_string()]);
         assert_eq!(whole.name_pattern(), None);
-        whole.exclude_done(&[
-            "t/a.test.ts > d > spins".to_string(),
-            "t/other.ts > x".to_string(),
-        ]);
+        whole.exclude_done(&["t/a.test.ts > d > spins".to_string(), "t/other.ts > x".to_string()]);
         assert_eq!(whole.name_pattern().as_deref(), Some("^(?!(?:d spins)$)"));
         assert_eq!(whole.node_name_patterns(), vec!["^(?!(?:spins)$)"]);
         assert!(whole.wants("t/a.test.ts > anything"));

@@ -3,29 +3,14 @@ use crate::runner::{TestCommand, TestOutcome};
 
 #[test]
 fn a_file_level_blame_covers_the_requested_tests_in_that_file() {
-    let cmd = TestCommand::Jest {
-        package_manager: PackageManager::Npm,
-        args: vec![],
-    };
+    let cmd = TestCommand::Jest { package_manager: PackageManager::Npm, args: vec![] };
     let mut req = RunRequest::new("/nonexistent", cmd, "/tmp/x");
     req.tests = Some(vec!["t/a.test.js > x".into(), "t/b.test.js > y".into()]);
     let mut result = RunResult::default();
-    result.statuses.insert(
-        "t/a.test.js".into(),
-        TestOutcome::new(TestStatus::Timeout, Some("no progress".into())),
-    );
-    result.statuses.insert(
-        "t/a.test.js > x".into(),
-        TestOutcome::new(TestStatus::Missing, None),
-    );
-    result.statuses.insert(
-        "t/b.test.js".into(),
-        TestOutcome::new(TestStatus::Error, None),
-    );
-    result.statuses.insert(
-        "t/b.test.js > y".into(),
-        TestOutcome::new(TestStatus::Passed, None),
-    );
+    result.statuses.insert("t/a.test.js".into(), TestOutcome::new(TestStatus::Timeout, Some("no progress".into())));
+    result.statuses.insert("t/a.test.js > x".into(), TestOutcome::new(TestStatus::Missing, None));
+    result.statuses.insert("t/b.test.js".into(), TestOutcome::new(TestStatus::Error, None));
+    result.statuses.insert("t/b.test.js > y".into(), TestOutcome::new(TestStatus::Passed, None));
     settle(&req, &mut result);
     assert_eq!(result.status("t/a.test.js > x"), TestStatus::Timeout);
     assert_eq!(result.status("t/b.test.js > y"), TestStatus::Passed);
@@ -35,23 +20,10 @@ fn a_file_level_blame_covers_the_requested_tests_in_that_file() {
 
 #[test]
 fn commands_serialize_with_their_runner_tag() {
-    let cmd = TestCommand::NodeTest {
-        package_manager: PackageManager::Pnpm,
-        args: vec![],
-    };
-    assert_eq!(
-        serde_json::to_string(&cmd).unwrap(),
-        r#"{"runner":"node-test","package_manager":"pnpm","args":[]}"#
-    );
-    let back: TestCommand =
-        serde_json::from_str(r#"{"runner":"vitest","package_manager":"npm"}"#).unwrap();
-    assert_eq!(
-        back,
-        TestCommand::Vitest {
-            package_manager: PackageManager::Npm,
-            args: vec![]
-        }
-    );
+    let cmd = TestCommand::NodeTest { package_manager: PackageManager::Pnpm, args: vec![] };
+    assert_eq!(serde_json::to_string(&cmd).unwrap(), r#"{"runner":"node-test","package_manager":"pnpm","args":[]}"#);
+    let back: TestCommand = serde_json::from_str(r#"{"runner":"vitest","package_manager":"npm"}"#).unwrap();
+    assert_eq!(back, TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] });
     assert_eq!(spec(&back).map(|s| s.0), Some(Kind::Vitest));
 }
 
@@ -59,19 +31,10 @@ fn commands_serialize_with_their_runner_tag() {
 fn missing_node_modules_names_the_setup_command() {
     let dir = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("package.json"),
-        r#"{"devDependencies":{"vitest":"3"}}"#,
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("package.json"), r#"{"devDependencies":{"vitest":"3"}}"#).unwrap();
     std::fs::write(dir.path().join("package-lock.json"), "{}").unwrap();
-    let cmd = TestCommand::Vitest {
-        package_manager: PackageManager::Npm,
-        args: vec![],
-    };
-    let err = run(&RunRequest::new(dir.path(), cmd, scratch.path()))
-        .unwrap_err()
-        .to_string();
+    let cmd = TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] };
+    let err = run(&RunRequest::new(dir.path(), cmd, scratch.path())).unwrap_err().to_string();
     assert!(err.contains("`npm ci`"), "{err}");
     assert!(err.contains("node_modules/.bin/vitest"), "{err}");
 }

@@ -80,18 +80,11 @@ fn masked_fixture_snapshots() {
 fn mask_one(path: &str, source: &str, delete: &[&str], stub: &[&str]) -> String {
     let index = DefinitionIndex::from_sources(&[(path.to_string(), source.as_bytes().to_vec())]);
     let file: &FileIndex = &index.files[path];
-    let ids = |names: &[&str]| -> BTreeSet<NodeId> {
-        names.iter().map(|n| format!("{path}::{n}")).collect()
-    };
+    let ids = |names: &[&str]| -> BTreeSet<NodeId> { names.iter().map(|n| format!("{path}::{n}")).collect() };
     for id in ids(delete).iter().chain(&ids(stub)) {
-        assert!(
-            index.get(id).is_some(),
-            "{id} not indexed; have {:?}",
-            file.definitions
-        );
+        assert!(index.get(id).is_some(), "{id} not indexed; have {:?}", file.definitions);
     }
-    let edits = crate::typescript::edit::mask_file(source, file, &index, &ids(delete), &ids(stub))
-        .expect("mask");
+    let edits = crate::typescript::edit::mask_file(source, file, &index, &ids(delete), &ids(stub)).expect("mask");
     let out = apply(source, &edits).expect("apply");
     assert!(
         crate::edit::parse_errors(crate::Language::TypeScript, &out).is_empty(),
@@ -126,34 +119,19 @@ fn drops_imports_and_exports_of_deleted_definitions() {
             b"import main, { gone, kept as k } from './a';\nimport { gone as g2 } from './a.js';\nexport { gone } from './a';\nexport { kept, gone as alias } from './a';\nfunction local() {}\nexport { local };\nexport default local;\nk();\nmain();\n".to_vec(),
         ),
     ]);
-    let delete: BTreeSet<NodeId> = ["a.ts::gone", "b.ts::local"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let delete: BTreeSet<NodeId> = ["a.ts::gone", "b.ts::local"].iter().map(|s| s.to_string()).collect();
     let b = "import main, { gone, kept as k } from './a';\nimport { gone as g2 } from './a.js';\nexport { gone } from './a';\nexport { kept, gone as alias } from './a';\nfunction local() {}\nexport { local };\nexport default local;\nk();\nmain();\n";
-    let edits = crate::typescript::edit::mask_file(
-        b,
-        &index.files["b.ts"],
-        &index,
-        &delete,
-        &BTreeSet::new(),
-    )
-    .expect("mask");
+    let edits =
+        crate::typescript::edit::mask_file(b, &index.files["b.ts"], &index, &delete, &BTreeSet::new()).expect("mask");
     let out = apply(b, &edits).expect("apply");
-    assert_eq!(
-        out,
-        "import main, { kept as k } from './a';\nexport { kept } from './a';\nk();\nmain();\n"
-    );
+    assert_eq!(out, "import main, { kept as k } from './a';\nexport { kept } from './a';\nk();\nmain();\n");
 }
 
 #[test]
 fn removing_test_cases_removes_their_calls() {
     let src = "import { describe, it } from 'vitest';\n\ndescribe('S', () => {\n  it('one', () => {});\n\n  it('two', () => {});\n});\n";
     let out = mask_one("s.test.ts", src, &["S.one"], &[]);
-    assert_eq!(
-        out,
-        "import { describe, it } from 'vitest';\n\ndescribe('S', () => {\n  it('two', () => {});\n});\n"
-    );
+    assert_eq!(out, "import { describe, it } from 'vitest';\n\ndescribe('S', () => {\n  it('two', () => {});\n});\n");
 }
 
 #[test]
@@ -162,22 +140,12 @@ fn unaffected_files_get_no_edits_and_stale_indexes_are_errors() {
     let index = DefinitionIndex::from_sources(&[("a.ts".to_string(), src.as_bytes().to_vec())]);
     let file = &index.files["a.ts"];
     let none = BTreeSet::new();
-    assert!(
-        crate::typescript::edit::mask_file(src, file, &index, &none, &none)
-            .expect("mask")
-            .is_empty()
-    );
+    assert!(crate::typescript::edit::mask_file(src, file, &index, &none, &none).expect("mask").is_empty());
     let gone = BTreeSet::from(["a.ts::f".to_string()]);
-    let err =
-        crate::typescript::edit::mask_file("", file, &index, &gone, &none).expect_err("stale");
-    assert!(
-        matches!(err, crate::edit::MaskError::DefinitionNotFound { .. }),
-        "{err}"
-    );
+    let err = crate::typescript::edit::mask_file("", file, &index, &gone, &none).expect_err("stale");
+    assert!(matches!(err, crate::edit::MaskError::DefinitionNotFound { .. }), "{err}");
     // Through the language dispatch.
-    let edits =
-        crate::edit::mask_file(crate::Language::TypeScript, src, file, &index, &gone, &none)
-            .expect("dispatch");
+    let edits = crate::edit::mask_file(crate::Language::TypeScript, src, file, &index, &gone, &none).expect("dispatch");
     assert_eq!(apply(src, &edits).expect("apply"), "");
 }
 
@@ -192,14 +160,8 @@ fn imports_only_removed_code_used_go_too() {
     ]);
     let b = "import { helper, type T, other } from './a';\nimport { unused } from './a';\nexport function f(x: T): T { return helper() + x; }\nexport function g() { other(); }\n";
     let stub = BTreeSet::from(["b.ts::f".to_string()]);
-    let edits = crate::typescript::edit::mask_file(
-        b,
-        &index.files["b.ts"],
-        &index,
-        &BTreeSet::new(),
-        &stub,
-    )
-    .expect("mask");
+    let edits =
+        crate::typescript::edit::mask_file(b, &index.files["b.ts"], &index, &BTreeSet::new(), &stub).expect("mask");
     let out = apply(b, &edits).expect("apply");
     // `helper` only served the stubbed body; `T` is in the kept signature; the import
     // that was unused before stays as it was.
@@ -212,12 +174,14 @@ fn imports_only_removed_code_used_go_too() {
 #[test]
 fn commonjs_requires_and_exports_of_deleted_definitions_go() {
     let math = "function add(a, b) { return a + b; }\nfunction sub(a, b) { return a - b; }\nexports.mul = function (a, b) { return a * b; };\nmodule.exports = { add, minus: sub };\n";
-    let main = "const { add, minus: m } = require('./math');\nfunction run() { return add(1, 2); }\nmodule.exports = run;\n";
+    let main =
+        "const { add, minus: m } = require('./math');\nfunction run() { return add(1, 2); }\nmodule.exports = run;\n";
     let index = DefinitionIndex::from_sources(&[
         ("math.js".to_string(), math.as_bytes().to_vec()),
         ("main.js".to_string(), main.as_bytes().to_vec()),
     ]);
-    let delete: BTreeSet<NodeId> = ["math.js::sub", "math.js::mul", "main.js::run"].iter().map(|s| s.to_string()).collect();
+    let delete: BTreeSet<NodeId> =
+        ["math.js::sub", "math.js::mul", "main.js::run"].iter().map(|s| s.to_string()).collect();
     let none = BTreeSet::new();
     let mask = |path: &str, src: &str| {
         let edits = crate::typescript::edit::mask_file(src, &index.files[path], &index, &delete, &none).expect("mask");

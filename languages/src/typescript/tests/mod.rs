@@ -29,11 +29,7 @@ pub(super) fn fixture_sources() -> Vec<(String, Vec<u8>)> {
                     walk(root, &p, out);
                 }
             } else if crate::Language::from_path(&p).is_some() {
-                let rel = p
-                    .strip_prefix(root)
-                    .unwrap_or(&p)
-                    .to_string_lossy()
-                    .replace('\\', "/");
+                let rel = p.strip_prefix(root).unwrap_or(&p).to_string_lossy().replace('\\', "/");
                 out.push((rel, std::fs::read(&p).expect("fixture file is readable")));
             }
         }
@@ -42,11 +38,7 @@ pub(super) fn fixture_sources() -> Vec<(String, Vec<u8>)> {
     let root = fixture_root();
     walk(&root, &root, &mut out);
     out.sort();
-    assert!(
-        out.len() >= 10,
-        "fixture not found under {}",
-        root.display()
-    );
+    assert!(out.len() >= 10, "fixture not found under {}", root.display());
     out
 }
 
@@ -57,10 +49,7 @@ pub(super) fn fixture_index() -> DefinitionIndex {
 /// The extractor's delete-or-stub split (`extractor::plan::split_removals`), restated so
 /// that this crate's tests do not depend on the extractor: a removed definition is
 /// stubbed when a definition outside the removed ones, or module-level code, names it.
-pub(super) fn split(
-    index: &DefinitionIndex,
-    remove: &BTreeSet<NodeId>,
-) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
+pub(super) fn split(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
     let within = |id: &str| {
         let mut cur = Some(id.to_string());
         while let Some(c) = cur {
@@ -79,10 +68,8 @@ pub(super) fn split(
     for f in index.files.values() {
         referenced.extend(f.module_references.iter().map(|m| &m.target));
     }
-    let (mut stub, mut delete): (BTreeSet<NodeId>, BTreeSet<NodeId>) = remove
-        .iter()
-        .cloned()
-        .partition(|id| referenced.contains(id));
+    let (mut stub, mut delete): (BTreeSet<NodeId>, BTreeSet<NodeId>) =
+        remove.iter().cloned().partition(|id| referenced.contains(id));
     // What a stub's signature (or a stubbed type's body) needs is stubbed too.
     let removed_root = |id: &str| {
         let mut cur = Some(id.to_string());
@@ -111,11 +98,7 @@ pub(super) fn split(
             .definitions
             .values()
             .filter(|d| in_subtree(&d.id))
-            .flat_map(|d| {
-                d.load_references
-                    .iter()
-                    .filter_map(|l| removed_root(&l.target))
-            })
+            .flat_map(|d| d.load_references.iter().filter_map(|l| removed_root(&l.target)))
             .collect();
         for n in needs {
             if delete.remove(&n) {
@@ -145,8 +128,7 @@ pub(super) fn mask_all(
         let edits: Vec<Edit> = super::edit::mask_file(source, file, index, &delete, &stub)
             .unwrap_or_else(|e| panic!("masking {path} for {remove:?}: {e}"));
         if !edits.is_empty() {
-            let masked =
-                apply(source, &edits).unwrap_or_else(|e| panic!("applying edits to {path}: {e}"));
+            let masked = apply(source, &edits).unwrap_or_else(|e| panic!("applying edits to {path}: {e}"));
             out.push((path.clone(), masked));
         }
     }
@@ -166,9 +148,7 @@ pub(super) fn node_modules_or_skip(test: &str) -> bool {
             std::env::var_os("CI").is_none(),
             "{test}: fixtures/typescript/ledger/node_modules is missing; run `npm ci --prefix fixtures/typescript/ledger`"
         );
-        eprintln!(
-            "skipping {test}: run `npm ci --prefix fixtures/typescript/ledger` to type-check masked output"
-        );
+        eprintln!("skipping {test}: run `npm ci --prefix fixtures/typescript/ledger` to type-check masked output");
     }
     present
 }

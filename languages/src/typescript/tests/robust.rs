@@ -28,8 +28,7 @@ fn masked_copy(masked: &[(String, String)]) -> tempfile::TempDir {
 
 fn type_check(what: &str, masked: &[(String, String)]) -> Result<(), String> {
     let dir = masked_copy(masked);
-    crate::typescript::build::build_check_with(dir.path(), Some(&fixture_root()))
-        .map_err(|e| format!("{what}: {e}"))
+    crate::typescript::build::build_check_with(dir.path(), Some(&fixture_root())).map_err(|e| format!("{what}: {e}"))
 }
 
 #[test]
@@ -41,10 +40,8 @@ fn masked_fixture_type_checks() {
     let index = fixture_index();
     type_check("the unmasked fixture", &[]).expect("the fixture itself type-checks");
     let mut failures = Vec::new();
-    let mut sets: Vec<(String, BTreeSet<NodeId>)> = super::mask::chosen_removals()
-        .into_iter()
-        .map(|(n, s)| (n.to_string(), s))
-        .collect();
+    let mut sets: Vec<(String, BTreeSet<NodeId>)> =
+        super::mask::chosen_removals().into_iter().map(|(n, s)| (n.to_string(), s)).collect();
     if std::env::var_os("CARVE_TS_EXHAUSTIVE").is_some() {
         sets.extend(index.definitions.keys().map(|id| (id.clone(), set(&[id]))));
     }
@@ -54,11 +51,7 @@ fn masked_fixture_type_checks() {
             failures.push(e);
         }
     }
-    assert!(
-        failures.is_empty(),
-        "masked fixtures that do not type-check:\n{}",
-        failures.join("\n\n")
-    );
+    assert!(failures.is_empty(), "masked fixtures that do not type-check:\n{}", failures.join("\n\n"));
 }
 
 #[test]
@@ -66,15 +59,9 @@ fn build_check_reports_tsc_output() {
     if !node_modules_or_skip("build_check_reports_tsc_output") {
         return;
     }
-    let broken = vec![(
-        "src/util/collections.ts".to_string(),
-        "export const x: number = \"text\";\n".to_string(),
-    )];
+    let broken = vec![("src/util/collections.ts".to_string(), "export const x: number = \"text\";\n".to_string())];
     let err = type_check("broken", &broken).expect_err("a type error is reported");
-    assert!(
-        err.contains("src/util/collections.ts") && err.contains("TS2322"),
-        "{err}"
-    );
+    assert!(err.contains("src/util/collections.ts") && err.contains("TS2322"), "{err}");
     let none = tempfile::tempdir().expect("tempdir");
     std::fs::write(none.path().join("a.ts"), "export const a = 1;\n").expect("write");
     let e = crate::typescript::build_check(none.path()).expect_err("no tsconfig");
