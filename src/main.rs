@@ -9,7 +9,6 @@ mod config;
 mod output;
 mod pipeline;
 mod progress;
-mod tasks;
 mod workspace;
 
 use std::process::ExitCode;

@@ -2,9 +2,9 @@
 //! Each step is a function over a [`Session`]; the commands in `commands.rs` chain them.
 
 pub mod baseline;
-pub mod bundle;
-pub mod feature;
-pub mod tracing;
+pub mod classify;
+pub mod extract;
+pub mod trace;
 pub mod validate;
 
 use anyhow::{Context, Result, bail};

@@ -11,9 +11,13 @@ use crate::cli::{Cli, Command, Common, EdgeMode};
 use crate::config::Config;
 use crate::output::emit;
 use crate::pipeline::baseline::{self, Baseline};
-use crate::pipeline::feature::{Feature, classify_feature};
-use crate::pipeline::{Session, SessionOptions, TestId, bundle, resolve_tests, tracing};
+use crate::pipeline::classify::{Feature, classify_feature};
+use crate::pipeline::extract as bundle;
+use crate::pipeline::trace as tracing;
+use crate::pipeline::{Session, SessionOptions, TestId, resolve_tests};
 use crate::workspace;
+
+pub mod tasks;
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
@@ -28,10 +32,10 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             extract_cmd(&common, &f2p, &remove, &remove_tests, edges)
         }
         Command::Validate { bundle, repo, format, python, out } => {
-            crate::tasks::validate_bundle(&bundle, &repo, format, python.as_deref(), out.as_deref())
+            tasks::validate_bundle(&bundle, &repo, format, python.as_deref(), out.as_deref())
         }
         Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
-            crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
+            tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
         }
     }
 }
@@ -264,7 +268,7 @@ fn extract_cmd(
             );
         }
     }
-    let statement = crate::tasks::statement(&session, &ext, &f2p_set, 1);
+    let statement = tasks::statement(&session, &ext, &f2p_set, 1);
     workspace::write_atomic(&dir.join("contract.json"), &bundle::pretty(&ext.contract))?;
     workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
     workspace::write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;

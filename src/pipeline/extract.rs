@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::baseline::Baseline;
-use super::feature::Feature;
+use super::classify::Feature;
 use super::validate::{self, Validation, prepare_state, run_state};
 use super::{Session, TestId};
 use crate::workspace;
