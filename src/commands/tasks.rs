@@ -1,41 +1,21 @@
-//! `carve tasks` (everything, for every candidate feature) and `carve validate` (re-check a
-//! bundle), plus the problem statement and Level 2 pieces they share.
+//! `carve tasks`: one traced run for the whole repository, then for every candidate
+//! feature classify -> extract (with the build check) -> validate -> emit, and the
+//! `tasks.jsonl` dataset of what passed.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use crate::Status;
-use crate::cli::{Common, EdgeMode, Format};
-use crate::commands::{audit_json, baseline_and_trace, open};
+use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
-use crate::pipeline::classify::{Feature, classify_feature, slug_for};
-use crate::pipeline::extract::{self as bundle, Extraction, pretty};
-use crate::pipeline::validate::{Validation, prepare_state, run_state};
-use crate::pipeline::{Session, SessionOptions, TestId, resolve_tests, test_file};
-use crate::workspace;
+use crate::pipeline::baseline::Baseline;
+use crate::pipeline::classify::{self, Feature, audit_report, classify_feature, slug_for};
+use crate::pipeline::emit::{Rejected, Task, instance_id, instance_json, write_dataset, write_task};
+use crate::pipeline::extract::{self, removal_of_tests};
+use crate::pipeline::validate::{validate_level1, validate_level2};
+use crate::pipeline::{Session, trace};
 
-/// The problem statement of a task at `level`.
-pub fn statement(session: &Session, ext: &Extraction, f2p: &BTreeSet<TestId>, level: u8) -> String {
-    use carve_extractor::statement::{Level, StatementContext, render_problem_statement};
-    let level = if level == 2 { Level::Two } else { Level::One };
-    let repo = format!("{}/{}", session.identity.owner, session.identity.name);
-    let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
-    // The F2P tests' own docstrings describe the feature best.
-    let tests: Vec<String> = f2p.iter().cloned().collect();
-    ctx.test_docstrings = carve_extractor::statement::test_docstrings(&session.index, &tests);
-    render_problem_statement(&ext.contract, &ctx)
-}
-
-#[derive(serde::Serialize)]
-struct Rejected {
-    feature: String,
-    level: Option<u8>,
-    reason: String,
-}
-
-pub fn tasks(
+pub fn run(
     common: &Common,
     groups: &[Vec<String>],
     edges: EdgeMode,
@@ -51,20 +31,10 @@ pub fn tasks(
     if !(0.0..=1.0).contains(&threshold) {
         bail!("--f2p-pass-threshold is a share between 0 and 1, not {threshold}");
     }
-    let session = open(common)?;
-    let (b, t) = baseline_and_trace(&session, edges)?;
+    let session = super::open(common)?;
+    let (b, t) = trace::baseline_and_trace(&session, super::trace_mode(edges))?;
     let graph = carve_tracer::graph::ObjectGraph::build(&session.index, &t.trace);
-    let known = b.known();
-    let usable: BTreeSet<TestId> = b.stable_passing().difference(&t.shim_failures).cloned().collect();
-    let candidates: Vec<BTreeSet<TestId>> = if groups.is_empty() {
-        let mut by_file: BTreeMap<&str, BTreeSet<TestId>> = BTreeMap::new();
-        for id in &usable {
-            by_file.entry(test_file(id)).or_default().insert(id.clone());
-        }
-        by_file.into_values().collect()
-    } else {
-        groups.iter().map(|g| resolve_tests(g, &known)).collect::<Result<_>>()?
-    };
+    let candidates = classify::candidates(&b, &t, groups)?;
     let trace_digest = t.trace.digest();
     let mut emitted: Vec<(String, Value)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
@@ -86,7 +56,7 @@ pub fn tasks(
             });
             continue;
         }
-        match make_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
+        match feature_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
             Ok((ok, bad)) => {
                 emitted.extend(ok);
                 rejected.extend(bad);
@@ -94,13 +64,7 @@ pub fn tasks(
             Err(e) => rejected.push(Rejected { feature: feature.slug.clone(), level: None, reason: format!("{e:#}") }),
         }
     }
-    emitted.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut jsonl = String::new();
-    for (_, inst) in &emitted {
-        jsonl.push_str(&serde_json::to_string(inst)?);
-        jsonl.push('\n');
-    }
-    workspace::write_atomic(&session.out.join("tasks.jsonl"), jsonl.as_bytes())?;
+    write_dataset(&session.out, &mut emitted)?;
     let _ = std::fs::remove_dir_all(session.out.join("work"));
     let ids: Vec<&String> = emitted.iter().map(|(id, _)| id).collect();
     let report = json!({"out": session.out, "tasks": ids, "rejected": rejected});
@@ -120,31 +84,42 @@ pub fn tasks(
 
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
 
-fn make_tasks(
+/// Extract, validate and emit the tasks of one classified feature at `levels`.
+fn feature_tasks(
     session: &Session,
-    b: &crate::pipeline::baseline::Baseline,
+    b: &Baseline,
     feature: &Feature,
     levels: &[u8],
     threshold: f64,
     trace_digest: &str,
 ) -> Result<Made> {
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
-    let (files, tests) = bundle::removal_of_tests(session, &b.known(), &feature.f2p);
-    let ext = bundle::extract(session, &feature.extracted(), files, tests, &dir)?;
-    let v1 = bundle::validate_level1(session, b, feature, &ext, threshold, &dir)?;
+    let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
+    let ext = extract::extract(session, &feature.extracted(), files, tests, &dir)?;
+    let v1 = validate_level1(session, b, feature, &ext, threshold, &dir)?;
     let mut ok = Vec::new();
     let mut bad = Vec::new();
     if !v1.valid {
         bad.push(Rejected { feature: feature.slug.clone(), level: None, reason: v1.reason().unwrap_or_default() });
         return Ok((ok, bad));
     }
-    let audit = audit_json(feature);
+    let audit = audit_report(feature);
     if levels.contains(&1) {
-        let id = bundle::instance_id(session, feature, 1);
-        let ps = statement(session, &ext, &feature.f2p, 1);
-        let inst =
-            bundle::instance_json(session, feature, &ext, 1, &id, &ps, &ext.gold_patch, &ext.test_patch, trace_digest);
-        write(session, &id, &inst, &ps, &ext, &ext.gold_patch, &ext.test_patch, &v1, &audit)?;
+        let id = instance_id(session, feature, 1);
+        let ps = extract::statement(session, &ext, &feature.f2p, 1);
+        let inst = instance_json(session, feature, &ext, 1, &id, &ps, &ext.gold_patch, &ext.test_patch, trace_digest);
+        let (gold_patch, test_patch) = (&ext.gold_patch, &ext.test_patch);
+        let task = Task {
+            id: &id,
+            instance: &inst,
+            statement: &ps,
+            extraction: &ext,
+            gold_patch,
+            test_patch,
+            validation: &v1,
+            audit: &audit,
+        };
+        write_task(session, &task)?;
         ok.push((id, inst));
     }
     if levels.contains(&2) && !ext.contract.level2_supported() {
@@ -154,212 +129,37 @@ fn make_tasks(
             reason: "no Level 2 task: the feature includes methods of classes that stay, nested functions, or two objects of one name, which a from-scratch package cannot provide".into(),
         });
     } else if levels.contains(&2) {
-        let l2 = level2(session, feature, &ext, threshold, &dir)?;
-        if l2.validation.valid {
+        let l2 = extract::level2(session, feature, &ext, &dir)?;
+        let v2 = validate_level2(session, feature, &ext, &l2, threshold, &dir)?;
+        if v2.valid {
             let mut v = v1.clone();
-            for s in l2.validation.states {
+            for s in v2.states {
                 v.push(s);
             }
-            let id = bundle::instance_id(session, feature, 2);
-            let ps = statement(session, &ext, &feature.f2p, 2);
-            let inst = bundle::instance_json(
-                session,
-                feature,
-                &ext,
-                2,
-                &id,
-                &ps,
-                &l2.gold_patch,
-                &l2.test_patch,
-                trace_digest,
-            );
-            write(session, &id, &inst, &ps, &ext, &l2.gold_patch, &l2.test_patch, &v, &audit)?;
+            let id = instance_id(session, feature, 2);
+            let ps = extract::statement(session, &ext, &feature.f2p, 2);
+            let inst = instance_json(session, feature, &ext, 2, &id, &ps, &l2.gold_patch, &l2.test_patch, trace_digest);
+            let (gold_patch, test_patch) = (&l2.gold_patch, &l2.test_patch);
+            let task = Task {
+                id: &id,
+                instance: &inst,
+                statement: &ps,
+                extraction: &ext,
+                gold_patch,
+                test_patch,
+                validation: &v,
+                audit: &audit,
+            };
+            write_task(session, &task)?;
             ok.push((id, inst));
         } else {
             bad.push(Rejected {
                 feature: feature.slug.clone(),
                 level: Some(2),
-                reason: l2.validation.reason().unwrap_or_default(),
+                reason: v2.reason().unwrap_or_default(),
             });
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok((ok, bad))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn write(
-    session: &Session,
-    id: &str,
-    inst: &Value,
-    ps: &str,
-    ext: &Extraction,
-    gold: &str,
-    test: &str,
-    v: &Validation,
-    audit: &Value,
-) -> Result<()> {
-    bundle::write_bundle(
-        &session.out,
-        id,
-        &[
-            ("instance.json", pretty(inst)),
-            ("problem_statement.md", ps.as_bytes().to_vec()),
-            ("contract.json", pretty(&ext.contract)),
-            ("gold.patch", gold.as_bytes().to_vec()),
-            ("test.patch", test.as_bytes().to_vec()),
-            ("mask.patch", ext.mask_patch.as_bytes().to_vec()),
-            ("validation.json", pretty(v)),
-            ("audit.json", pretty(audit)),
-        ],
-    )?;
-    Ok(())
-}
-
-pub struct Level2 {
-    pub gold_patch: String,
-    pub test_patch: String,
-    pub validation: Validation,
-}
-
-/// Level 2: the F2P tests rewritten to import the feature from `agent_code`; the gold
-/// patch restores the repository and adds an `agent_code` that re-exports it. The
-/// reference must pass the rewritten tests and an empty `agent_code` must fail them.
-fn level2(session: &Session, feature: &Feature, ext: &Extraction, threshold: f64, dir: &Path) -> Result<Level2> {
-    use carve_extractor::level2;
-    let test_files: BTreeSet<String> = feature.f2p.iter().map(|t| test_file(t).to_string()).collect();
-    // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
-    let with_tests = dir.join("l2-tests");
-    workspace::shadow_copy(&ext.masked, &with_tests)?;
-    level2::write_rewritten_tests(
-        &session.repo,
-        &session.index,
-        &ext.extracted,
-        &test_files,
-        "agent_code",
-        &with_tests,
-    )?;
-    let test_patch = carve_extractor::unified_diff(&ext.masked, &with_tests, &test_files)?;
-    let agent = dir.join("l2-agent");
-    std::fs::create_dir_all(agent.join("before"))?;
-    let reference = level2::reference_agent_code(&ext.contract);
-    workspace::write_atomic(&agent.join("after/agent_code/__init__.py"), reference.as_bytes())?;
-    let agent_files: BTreeSet<String> = ["agent_code/__init__.py".to_string()].into();
-    let agent_patch = carve_extractor::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
-    let gold_patch = format!("{}{}", ext.gold_patch, agent_patch);
-
-    let mut v = Validation::new(threshold);
-    let reference_state = dir.join("state-l2-reference");
-    prepare_state(&ext.masked, &reference_state, &[("gold", &gold_patch), ("test", &test_patch)])?;
-    v.push(run_state(
-        session,
-        "level2-reference",
-        &reference_state,
-        &feature.f2p,
-        true,
-        threshold,
-        &dir.join("run-l2-ref"),
-    )?);
-    let empty_state = dir.join("state-l2-empty");
-    prepare_state(&ext.masked, &empty_state, &[("test", &test_patch)])?;
-    workspace::write_atomic(&empty_state.join("agent_code/__init__.py"), level2::empty_agent_code().as_bytes())?;
-    v.push(run_state(
-        session,
-        "level2-empty",
-        &empty_state,
-        &feature.f2p,
-        false,
-        threshold,
-        &dir.join("run-l2-empty"),
-    )?);
-    Ok(Level2 { gold_patch, test_patch, validation: v })
-}
-
-/// `carve validate BUNDLE --repo REPO`: rebuild the masked state from the repository and
-/// `mask.patch`, then re-run every state of the bundle's level.
-pub fn validate_bundle(
-    bundle_dir: &Path,
-    repo: &Path,
-    format: Format,
-    python: Option<&Path>,
-    out: Option<&Path>,
-) -> Result<Status> {
-    let inst_path = bundle_dir.join("instance.json");
-    let text = std::fs::read_to_string(&inst_path)
-        .with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
-    let inst: Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
-    let strs = |k: &str| -> Result<BTreeSet<TestId>> {
-        inst.get(k)
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-            .with_context(|| format!("{} has no `{k}` list", inst_path.display()))
-    };
-    let f2p = strs("FAIL_TO_PASS")?;
-    let p2p = strs("PASS_TO_PASS")?;
-    let level = inst.get("level").and_then(|l| l.as_u64()).unwrap_or(1) as u8;
-    let read = |name: &str| {
-        std::fs::read_to_string(bundle_dir.join(name))
-            .with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()))
-    };
-    let mask_patch = read("mask.patch")?;
-    let gold = read("gold.patch")?;
-    let test = read("test.patch")?;
-    let scratch_root = tempfile::tempdir()?;
-    let out = out.map(Path::to_path_buf).unwrap_or_else(|| scratch_root.path().to_path_buf());
-    let session = Session::open(SessionOptions {
-        repo,
-        out: Some(&out),
-        config: None,
-        python,
-        timeout: None,
-        test_timeout: None,
-    })?;
-    let dir = session.scratch("validate")?;
-    let masked = dir.join("masked");
-    // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
-    // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
-    let f2p_tests_patch = inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test.clone());
-    prepare_state(&session.repo, &masked, &[("mask", &mask_patch), ("-test", &f2p_tests_patch)])?;
-    let threshold = 0.0;
-    let mut v = Validation::new(threshold);
-    let all: BTreeSet<TestId> = f2p.union(&p2p).cloned().collect();
-    let orig = dir.join("original");
-    prepare_state(&session.repo, &orig, &[])?;
-    v.push(run_state(&session, "baseline", &orig, &all, true, threshold, &dir.join("run-base"))?);
-    if level == 1 {
-        let m = dir.join("state-masked");
-        prepare_state(&masked, &m, &[])?;
-        v.push(run_state(&session, "masked", &m, &p2p, true, threshold, &dir.join("run-masked"))?);
-        let mt = dir.join("state-masked-tests");
-        prepare_state(&masked, &mt, &[("test", &test)])?;
-        v.push(run_state(&session, "masked+tests", &mt, &f2p, false, threshold, &dir.join("run-mt"))?);
-        let r = dir.join("state-restored");
-        prepare_state(&masked, &r, &[("gold", &gold), ("test", &test)])?;
-        v.push(run_state(&session, "restored", &r, &all, true, threshold, &dir.join("run-restored"))?);
-    } else {
-        let r = dir.join("state-l2-reference");
-        prepare_state(&masked, &r, &[("gold", &gold), ("test", &test)])?;
-        v.push(run_state(&session, "level2-reference", &r, &f2p, true, threshold, &dir.join("run-l2r"))?);
-        let e = dir.join("state-l2-empty");
-        prepare_state(&masked, &e, &[("test", &test)])?;
-        workspace::write_atomic(
-            &e.join("agent_code/__init__.py"),
-            carve_extractor::level2::empty_agent_code().as_bytes(),
-        )?;
-        v.push(run_state(&session, "level2-empty", &e, &f2p, false, threshold, &dir.join("run-l2e"))?);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    emit(format, &v, || {
-        let mut s = String::new();
-        for st in &v.states {
-            s.push_str(&format!("{:<18} {}  ({})\n", st.state, if st.ok { "ok" } else { "FAILED" }, st.expect));
-            for p in &st.problems {
-                s.push_str(&format!("    {p}\n"));
-            }
-        }
-        s.push_str(if v.valid { "valid\n" } else { "invalid\n" });
-        s
-    })?;
-    Ok(if v.valid { Status::Success } else { Status::ValidationFailed })
 }

@@ -3,13 +3,12 @@
 //! Results are cached under the output folder, keyed by the tree's content and settings.
 
 use anyhow::{Context, Result};
-use carve_languages::runner::{RunRequest, RunResult, TestStatus};
+use carve_languages::runner::TestStatus;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+use super::run::{RunExtras, run_tests};
 use super::{Session, TestId};
 use crate::workspace;
 
@@ -56,62 +55,6 @@ impl Baseline {
         c.insert("flaky".into(), self.tests.values().filter(|e| e.flaky).count());
         c
     }
-}
-
-/// Extra settings of one run (for the traced run: the shim's environment and plugin).
-#[derive(Default, Clone)]
-pub struct RunExtras {
-    pub env: Vec<(String, String)>,
-    pub pythonpath: Vec<PathBuf>,
-    pub args: Vec<String>,
-}
-
-/// Run tests of `tree` (a shadow copy) through the project's runner.
-pub fn run_tests(
-    session: &Session,
-    tree: &Path,
-    tests: Option<Vec<TestId>>,
-    extras: &RunExtras,
-    scratch: &Path,
-) -> Result<RunResult> {
-    let cfg = &session.config;
-    let request = RunRequest {
-        root: tree.to_path_buf(),
-        command: cfg.test.clone(),
-        tests,
-        env: extras.env.clone(),
-        pythonpath_prepend: extras.pythonpath.clone(),
-        extra_args: extras.args.clone(),
-        timeout: Duration::from_secs(cfg.timeouts.run),
-        test_timeout: Duration::from_secs(cfg.timeouts.test),
-        scratch: scratch.to_path_buf(),
-    };
-    let result = carve_languages::runner::run(&request).map_err(|e| {
-        let hint = cfg.setup.as_deref().map(|s| format!(" (set-up command: `{s}`)")).unwrap_or_default();
-        anyhow::anyhow!("{e}{hint}")
-    })?;
-    // Test files that cannot import a module usually mean dependencies are not installed.
-    if let Some((file, err)) =
-        result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module"))
-    {
-        let setup =
-            cfg.setup.as_deref().map(|s| format!(": run `{s}` in {}", session.repo.display())).unwrap_or_default();
-        session.progress.note(format!(
-            "warning: {file} could not be loaded ({err}); the project's dependencies may not be installed{setup}"
-        ));
-    }
-    if let Some(t) = &result.timed_out {
-        session
-            .progress
-            .note(format!("warning: test {t} hung and was killed after its timeout (with its process group)"));
-    }
-    if result.crashed {
-        session.progress.note(format!(
-            "warning: the test process crashed during `{}`; tests it did not finish are reported as errors",
-            result.command_line
-        ));
-    }
-    Ok(result)
 }
 
 fn cache_key(session: &Session, tests: Option<&[TestId]>) -> String {

@@ -1,17 +1,20 @@
-//! One feature: its F2P tests, its P2P tests (every other stable passing test), and the
-//! classification of what carving it extracts and what must remain.
+//! Graph and classify: one feature is its F2P tests, its P2P tests (every other stable
+//! passing test), and the classification of what carving it extracts and what must
+//! remain, with reasons (the audit report). Candidate features for `carve tasks`.
 
 use anyhow::{Result, bail};
-use carve_tracer::classify::{Classification, classify, classify_with_entries, entry_points};
+use carve_tracer::classify::{Classification, Status, classify, classify_with_entries, entry_points};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::io::{Seek, Write};
 use std::process::{Command, Stdio};
 
 use super::baseline::Baseline;
-use super::{Session, TestId};
+use super::trace::{self, TraceMode, TraceRun};
+use super::{Session, TestId, resolve_tests};
 
 pub struct Feature {
     /// A short name: the stem of the F2P test file, or of the first F2P test.
@@ -40,6 +43,58 @@ pub fn slug_for(f2p: &BTreeSet<TestId>) -> String {
         slug = slug.replace("--", "-");
     }
     slug.trim_matches('-').to_string()
+}
+
+/// Baseline, trace, graph and classification of the feature whose F2P tests are
+/// `f2p_args` (test ids or test files).
+pub fn feature_for(
+    session: &Session,
+    f2p_args: &[String],
+    mode: TraceMode,
+    entry_filter: Option<&str>,
+) -> Result<(Baseline, TraceRun, Feature)> {
+    let (b, t) = trace::baseline_and_trace(session, mode)?;
+    let f2p = resolve_tests(f2p_args, &b.known())?;
+    let graph = ObjectGraph::build(&session.index, &t.trace);
+    let feature = classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter)?;
+    Ok((b, t, feature))
+}
+
+/// The F2P test groups `carve tasks` tries: the `--f2p` groups, else one per test file of
+/// the tests usable as F2P (stable at baseline, and passing under the shim).
+pub fn candidates(baseline: &Baseline, run: &TraceRun, groups: &[Vec<String>]) -> Result<Vec<BTreeSet<TestId>>> {
+    if !groups.is_empty() {
+        let known = baseline.known();
+        return groups.iter().map(|g| resolve_tests(g, &known)).collect();
+    }
+    let usable: BTreeSet<TestId> = baseline.stable_passing().difference(&run.shim_failures).cloned().collect();
+    let mut by_file: BTreeMap<&str, BTreeSet<TestId>> = BTreeMap::new();
+    for id in &usable {
+        by_file.entry(super::test_file(id)).or_default().insert(id.clone());
+    }
+    Ok(by_file.into_values().collect())
+}
+
+/// The audit report of a feature (`audit --format json`, `audit.json` of a bundle).
+pub fn audit_report(feature: &Feature) -> serde_json::Value {
+    let c = &feature.classification;
+    let list = |extracted: bool| -> Vec<serde_json::Value> {
+        c.nodes
+            .iter()
+            .filter(|(_, d)| (d.status == Status::Extracted) == extracted)
+            .map(|(id, d)| json!({"id": id, "reasons": d.reasons.iter().map(|r| r.to_string()).collect::<Vec<_>>()}))
+            .collect()
+    };
+    json!({
+        "version": 1,
+        "feature": feature.slug,
+        "f2p": feature.f2p,
+        "p2p_count": feature.p2p.len(),
+        "entry_points": c.entry_points,
+        "extracted": list(true),
+        "remained": list(false),
+        "classification": c,
+    })
 }
 
 /// Classify a feature given its F2P tests.

@@ -1,23 +1,18 @@
-//! Turning a classified feature into task bundles: the masked state, patches, contract,
-//! problem statements (Level 1 and 2), validation, and the bundle directory written under
-//! a temporary name and renamed only when complete.
+//! Extract: the masked state of a feature in an output directory (which must still
+//! build: the build check of every language it changes runs here), its patches, contract
+//! and problem statements, and the Level 2 packaging (the F2P tests rewritten to import
+//! the feature from `agent_code`, and the reference `agent_code`).
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use carve_extractor::contract::{Contract, build_contract};
 use carve_extractor::{MaskOptions, MaskOutcome, MaskPlan, build_patches, mask_tree_with};
 use carve_languages::NodeId;
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::baseline::Baseline;
 use super::classify::Feature;
-use super::validate::{self, Validation, prepare_state, run_state};
 use super::{Session, TestId};
 use crate::workspace;
-
-pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The masked state of one feature and everything derived from it.
 pub struct Extraction {
@@ -53,6 +48,8 @@ pub fn removal_of_tests(
     (files, single)
 }
 
+/// Mask `extracted` (and the given test files and tests) into `<dir>/masked`, build the
+/// patches and the contract, and check that the masked project builds.
 pub fn extract(
     session: &Session,
     extracted: &BTreeSet<NodeId>,
@@ -81,6 +78,7 @@ pub fn extract(
     }
     let patches = build_patches(&session.repo, &masked, &outcome)?;
     let contract = build_contract(&session.index, extracted);
+    build_check(session, &outcome, &masked)?;
     Ok(Extraction {
         masked,
         extracted: extracted.clone(),
@@ -92,155 +90,107 @@ pub fn extract(
     })
 }
 
-pub fn instance_id(session: &Session, feature: &Feature, level: u8) -> String {
-    let mut h = Sha256::new();
-    for t in &feature.f2p {
-        h.update(t.as_bytes());
-        h.update([0]);
-    }
-    h.update([1]);
-    for n in feature.extracted() {
-        h.update(n.as_bytes());
-        h.update([0]);
-    }
-    let hash8 = &hex::encode(h.finalize())[..8];
-    let id = &session.identity;
-    format!("{}__{}.{}.{}.{}.lv{}", id.owner, id.name, id.commit8(), feature.slug, hash8, level)
-}
-
-/// Validate Level 1 for an extraction.
-pub fn validate_level1(
-    session: &Session,
-    baseline: &Baseline,
-    feature: &Feature,
-    ext: &Extraction,
-    threshold: f64,
-    dir: &Path,
-) -> Result<Validation> {
-    let mut v = Validation::new(threshold);
-    v.push(validate::baseline_state(baseline, &feature.f2p, &feature.p2p));
-    if !v.valid {
-        return Ok(v);
-    }
-    // Masked state as shipped: P2P pass.
-    let masked = dir.join("state-masked");
-    prepare_state(&ext.masked, &masked, &[])?;
-    v.push(run_state(session, "masked", &masked, &feature.p2p, true, threshold, &dir.join("run-masked"))?);
-    // Masked state with the F2P tests added back: they fail.
-    let with_tests = dir.join("state-masked-tests");
-    prepare_state(&ext.masked, &with_tests, &[("test", &ext.test_patch)])?;
-    v.push(run_state(
-        session,
-        "masked+tests",
-        &with_tests,
-        &feature.f2p,
-        false,
-        threshold,
-        &dir.join("run-masked-tests"),
-    )?);
-    // Gold and test patches applied: everything passes, and the tree is the original again.
-    let restored = dir.join("state-restored");
-    prepare_state(&ext.masked, &restored, &[("gold", &ext.gold_patch), ("test", &ext.test_patch)])?;
-    let all: BTreeSet<TestId> = feature.f2p.union(&feature.p2p).cloned().collect();
-    let mut state = run_state(session, "restored", &restored, &all, true, threshold, &dir.join("run-restored"))?;
-    if workspace::tree_digest(&restored)? != session.tree_digest {
-        state.ok = false;
-        state.problems.push("masked + gold.patch + test.patch is not byte-identical to the original tree".into());
-    }
-    v.push(state);
-    for d in [masked, with_tests, restored] {
-        let _ = std::fs::remove_dir_all(d);
-    }
-    Ok(v)
-}
-
-/// The FeatureBench-style size fields and carve's own, shared by both levels.
-pub fn instance_json(
-    session: &Session,
-    feature: &Feature,
-    ext: &Extraction,
-    level: u8,
-    instance_id: &str,
-    problem_statement: &str,
-    patch: &str,
-    test_patch: &str,
-    trace_digest: &str,
-) -> Value {
-    let id = &session.identity;
-    let stats = &ext.outcome.stats;
-    // FeatureBench's top objects: extracted definitions whose parent stays (or that have none).
-    let top: Vec<&str> = ext
-        .extracted
-        .iter()
-        .filter(|id| session.index.get(id).and_then(|d| d.parent.as_ref()).is_none_or(|p| !ext.extracted.contains(p)))
-        .map(String::as_str)
-        .collect();
-    // Ids that a common harness log parser (SWE-bench's) prints differently: id -> its id
-    // there, or null when that parser cannot name the test at all.
-    let harness: serde_json::Map<String, Value> = feature
-        .f2p
-        .iter()
-        .chain(&feature.p2p)
-        .filter_map(|t| match carve_languages::runner::harness_id(&session.config.test, t) {
-            Some(h) if &h == t => None,
-            Some(h) => Some((t.clone(), Value::String(h))),
-            None => Some((t.clone(), Value::Null)),
-        })
-        .collect();
-    json!({
-        "instance_id": instance_id,
-        "repo": format!("{}/{}", id.owner, id.name),
-        "base_commit": id.commit,
-        "patch": patch,
-        "test_patch": test_patch,
-        "problem_statement": problem_statement,
-        "FAIL_TO_PASS": feature.f2p.iter().collect::<Vec<_>>(),
-        "PASS_TO_PASS": feature.p2p.iter().collect::<Vec<_>>(),
-        "created_at": id.created_at,
-        "version": "1.0",
-        "level": level,
-        "lines": stats.lines,
-        "files": stats.files,
-        "functions": stats.functions,
-        "top_objects": top,
-        "carve": {
-            "tool_version": TOOL_VERSION,
-            "language": session.config.language,
-            "feature": feature.slug,
-            "mask_patch": ext.mask_patch,
-            // Original F2P tests -> masked state (test.patch of Level 1): with mask.patch it
-            // rebuilds the masked state from the original tree (`carve validate`).
-            "f2p_tests_patch": ext.test_patch,
-            "extracted": ext.extracted.iter().collect::<Vec<_>>(),
-            "entry_points": feature.classification.entry_points,
-            "contract_summary": {
-                "objects": ext.contract.objects.len(),
-                "ids": top,
-            },
-            "trace_digest": trace_digest,
-            "harness_ids": harness,
-            "tree_digest": session.tree_digest,
+/// The masked project must still build (TypeScript, Go and Rust keep stubs for that): run
+/// the build check of every language whose files the mask changed.
+fn build_check(session: &Session, outcome: &MaskOutcome, masked: &Path) -> Result<()> {
+    let languages: BTreeSet<carve_languages::Language> =
+        outcome.changed_files.iter().filter_map(|p| session.index.files.get(p).map(|f| f.language)).collect();
+    for lang in languages {
+        session.progress.step(format!("extract: {}", carve_languages::build::build_check_name(lang)));
+        if let Err(report) = carve_languages::build::build_check(lang, masked) {
+            bail!(
+                "the masked {lang} project does not build ({}) in {}:\n{report}",
+                carve_languages::build::build_check_name(lang),
+                masked.display()
+            );
         }
-    })
+    }
+    Ok(())
 }
 
-/// Write a bundle atomically: every file into `<out>/.<id>.partial`, then rename.
-pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) -> Result<PathBuf> {
-    let staged = out.join(format!(".{instance_id}.partial"));
-    if staged.exists() {
-        std::fs::remove_dir_all(&staged)?;
+/// `--remove` node ids, each checked against the index (an unknown one is an error that
+/// lists close matches).
+pub fn explicit_removal(session: &Session, ids: &[String]) -> Result<BTreeSet<NodeId>> {
+    let mut set = BTreeSet::new();
+    for id in ids {
+        if session.index.get(id).is_none() {
+            let known: BTreeSet<String> = session.index.definitions.keys().cloned().collect();
+            let close = carve_languages::runner::close_matches(id, &known);
+            bail!(
+                "no definition `{id}` in the index{}",
+                if close.is_empty() { String::new() } else { format!("; close matches:\n  {}", close.join("\n  ")) }
+            );
+        }
+        set.insert(id.clone());
     }
-    std::fs::create_dir_all(&staged)?;
-    for (name, bytes) in files {
-        std::fs::write(staged.join(name), bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
-    }
-    let dest = out.join(instance_id);
-    workspace::replace_dir(&staged, &dest)?;
-    Ok(dest)
+    Ok(set)
 }
 
-pub fn pretty(v: &impl serde::Serialize) -> Vec<u8> {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s.into_bytes()
+/// `--remove-tests` arguments: whole files, or single test ids.
+pub fn split_test_args(session: &Session, args: &[String]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let files = session.test_files();
+    let mut whole = BTreeSet::new();
+    let mut single = BTreeSet::new();
+    for a in args {
+        if files.contains(a) {
+            whole.insert(a.clone());
+        } else {
+            single.insert(a.clone());
+        }
+    }
+    (whole, single)
+}
+
+/// The problem statement of a task at `level`.
+pub fn statement(session: &Session, ext: &Extraction, f2p: &BTreeSet<TestId>, level: u8) -> String {
+    use carve_extractor::statement::{Level, StatementContext, render_problem_statement};
+    let level = if level == 2 { Level::Two } else { Level::One };
+    let repo = format!("{}/{}", session.identity.owner, session.identity.name);
+    let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
+    // The F2P tests' own docstrings describe the feature best.
+    let tests: Vec<String> = f2p.iter().cloned().collect();
+    ctx.test_docstrings = carve_extractor::statement::test_docstrings(&session.index, &tests);
+    render_problem_statement(&ext.contract, &ctx)
+}
+
+/// Where the solution of a Level 2 task goes, repository-relative.
+pub const AGENT_CODE_INIT: &str = "agent_code/__init__.py";
+
+/// The patches of a Level 2 task.
+pub struct Level2Package {
+    /// Restores the repository and adds an `agent_code` that re-exports the feature.
+    pub gold_patch: String,
+    /// The F2P tests rewritten to import the feature from `agent_code`.
+    pub test_patch: String,
+}
+
+/// Level 2: the F2P tests rewritten to import the feature from `agent_code`; the gold
+/// patch restores the repository and adds an `agent_code` that re-exports it.
+pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path) -> Result<Level2Package> {
+    use carve_extractor::level2;
+    let test_files: BTreeSet<String> = feature.f2p.iter().map(|t| super::test_file(t).to_string()).collect();
+    // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
+    let with_tests = dir.join("l2-tests");
+    workspace::shadow_copy(&ext.masked, &with_tests)?;
+    level2::write_rewritten_tests(
+        &session.repo,
+        &session.index,
+        &ext.extracted,
+        &test_files,
+        "agent_code",
+        &with_tests,
+    )?;
+    let test_patch = carve_extractor::unified_diff(&ext.masked, &with_tests, &test_files)?;
+    let agent = dir.join("l2-agent");
+    std::fs::create_dir_all(agent.join("before"))?;
+    let reference = level2::reference_agent_code(&ext.contract);
+    workspace::write_atomic(&agent.join("after").join(AGENT_CODE_INIT), reference.as_bytes())?;
+    let agent_files: BTreeSet<String> = [AGENT_CODE_INIT.to_string()].into();
+    let agent_patch = carve_extractor::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
+    Ok(Level2Package { gold_patch: format!("{}{}", ext.gold_patch, agent_patch), test_patch })
+}
+
+/// An empty `agent_code` in `tree`: the Level 2 state before the solution is written.
+pub fn write_empty_agent_code(tree: &Path) -> Result<()> {
+    workspace::write_atomic(&tree.join(AGENT_CODE_INIT), carve_extractor::level2::empty_agent_code().as_bytes())
 }

@@ -1,9 +1,14 @@
 //! The pipeline: init -> baseline -> trace -> graph -> classify -> extract -> validate -> emit.
-//! Each step is a function over a [`Session`]; the commands in `commands.rs` chain them.
+//! One module per stage; each is a function over a [`Session`] and what the stages before
+//! it produced, and imports only from earlier stages (data flows one way). The commands in
+//! `commands/` chain them. `run` is the one test run every stage that runs tests uses.
 
 pub mod baseline;
 pub mod classify;
+pub mod emit;
 pub mod extract;
+pub mod init;
+pub mod run;
 pub mod trace;
 pub mod validate;
 

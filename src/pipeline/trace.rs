@@ -3,14 +3,16 @@
 //! what every process wrote into one canonical trace.
 
 use anyhow::{Context, Result, bail};
-use carve_languages::python::shim::{self, TraceMode};
+use carve_languages::python::shim;
+/// How callers are captured while tracing.
+pub use carve_languages::python::shim::TraceMode;
 use carve_tracer::probe_map::ProbeMap;
 use carve_tracer::trace::Trace;
 use sha2::{Digest, Sha256};
 
-use super::baseline::{RunExtras, run_tests};
+use super::baseline::{self, Baseline};
+use super::run::{RunExtras, run_tests};
 use super::{Session, TestId};
-use crate::cli::EdgeMode;
 use crate::workspace;
 
 pub struct TraceRun {
@@ -22,13 +24,6 @@ pub struct TraceRun {
     pub shim_failures: std::collections::BTreeSet<TestId>,
     /// The private folder the shim was installed into (put on PYTHONPATH), when installed.
     pub shim_dir: Option<std::path::PathBuf>,
-}
-
-pub fn mode(edges: EdgeMode) -> TraceMode {
-    match edges {
-        EdgeMode::FirstHits => TraceMode::FirstHits,
-        EdgeMode::Exact => TraceMode::Exact,
-    }
 }
 
 /// Tracing needs a shim for the repository's language; only Python has one yet.
@@ -43,15 +38,24 @@ pub fn ensure_traceable(session: &Session) -> Result<()> {
     Ok(())
 }
 
+/// Baseline, then one traced run of every stable passing test: what audit and tasks start from.
+pub fn baseline_and_trace(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
+    ensure_traceable(session)?;
+    let b = baseline::baseline(session, None, false)?;
+    let passing: Vec<TestId> = b.stable_passing().into_iter().collect();
+    let t = trace(session, &passing, mode, false)?;
+    Ok((b, t))
+}
+
 /// Trace `tests` (ids) in one run, or load the trace from the cache.
-pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) -> Result<TraceRun> {
+pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) -> Result<TraceRun> {
     ensure_traceable(session)?;
     if tests.is_empty() {
         bail!("no passing tests to trace in {} (run `carve baseline` to see their statuses)", session.repo.display());
     }
     let mut h = Sha256::new();
     h.update(session.tree_digest.as_bytes());
-    h.update(format!("{edges:?}").as_bytes());
+    h.update(format!("{mode:?}").as_bytes());
     h.update(session.config.to_toml().as_bytes());
     for t in tests {
         h.update(t.as_bytes());
@@ -89,7 +93,7 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
     let trace_dir = scratch.join("trace");
     std::fs::create_dir_all(&trace_dir)?;
     let extras = RunExtras {
-        env: install.env(&probe_map_path, &trace_dir, mode(edges)),
+        env: install.env(&probe_map_path, &trace_dir, mode),
         pythonpath: vec![install.pythonpath_entry().to_path_buf()],
         args: install.pytest_args(),
     };

@@ -3,16 +3,22 @@
 //! error or disappear. Restored (gold + test patch applied to the masked state with
 //! `git apply`): everything passes again. Level 2: the reference `agent_code` passes the
 //! rewritten F2P tests, an empty one fails them. Per-test statuses go to `validation.json`.
+//! The states of each level are one table ([`LEVEL1`], [`LEVEL2`]) that `carve tasks` and
+//! `carve validate` both run.
 
 use anyhow::{Context, Result, bail};
 use carve_languages::runner::TestStatus;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use super::baseline::{Baseline, RunExtras, run_tests};
-use super::{Session, TestId};
+use super::baseline::Baseline;
+use super::classify::Feature;
+use super::extract::{Extraction, Level2Package, write_empty_agent_code};
+use super::run::{RunExtras, run_tests};
+use super::{Session, SessionOptions, TestId};
 use crate::workspace;
 
 pub const VALIDATION_VERSION: u32 = 1;
@@ -163,4 +169,261 @@ pub fn prepare_state(src: &Path, dest: &Path, patches: &[(&str, &str)]) -> Resul
         apply_patch(dest, patch, name)?;
     }
     Ok(())
+}
+
+/// A patch of the task, applied to the masked state to make a state.
+#[derive(Debug, Clone, Copy)]
+pub enum Patch {
+    Gold,
+    Test,
+}
+
+/// Which of the task's tests a state runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Tests {
+    F2p,
+    P2p,
+    All,
+}
+
+/// One state of a level: the masked state with `patches` applied (and, for Level 2, an
+/// empty `agent_code` where the solution goes), the tests it runs and what they must do.
+pub struct StateSpec {
+    pub name: &'static str,
+    /// Folder of the state's tree (and, with a `run-` prefix, of its runner scratch).
+    pub dir: &'static str,
+    pub patches: &'static [Patch],
+    pub empty_agent_code: bool,
+    pub tests: Tests,
+    /// Every test passes; else the F2P tests fail, error or disappear.
+    pub must_pass: bool,
+    /// The tree is the original again, byte for byte (checked where its digest is known).
+    pub is_original: bool,
+}
+
+/// Level 1: P2P pass on the masked state; the F2P tests added back fail; gold and test
+/// patches applied, everything passes and the tree is the original again.
+pub const LEVEL1: &[StateSpec] = &[
+    StateSpec {
+        name: "masked",
+        dir: "masked",
+        patches: &[],
+        empty_agent_code: false,
+        tests: Tests::P2p,
+        must_pass: true,
+        is_original: false,
+    },
+    StateSpec {
+        name: "masked+tests",
+        dir: "masked-tests",
+        patches: &[Patch::Test],
+        empty_agent_code: false,
+        tests: Tests::F2p,
+        must_pass: false,
+        is_original: false,
+    },
+    StateSpec {
+        name: "restored",
+        dir: "restored",
+        patches: &[Patch::Gold, Patch::Test],
+        empty_agent_code: false,
+        tests: Tests::All,
+        must_pass: true,
+        is_original: true,
+    },
+];
+
+/// Level 2: the reference `agent_code` passes the rewritten F2P tests; an empty one fails them.
+pub const LEVEL2: &[StateSpec] = &[
+    StateSpec {
+        name: "level2-reference",
+        dir: "l2-reference",
+        patches: &[Patch::Gold, Patch::Test],
+        empty_agent_code: false,
+        tests: Tests::F2p,
+        must_pass: true,
+        is_original: false,
+    },
+    StateSpec {
+        name: "level2-empty",
+        dir: "l2-empty",
+        patches: &[Patch::Test],
+        empty_agent_code: true,
+        tests: Tests::F2p,
+        must_pass: false,
+        is_original: false,
+    },
+];
+
+/// The table of `level` (1 or 2).
+pub fn level_states(level: u8) -> &'static [StateSpec] {
+    if level == 2 { LEVEL2 } else { LEVEL1 }
+}
+
+/// What the states of a level are made from.
+pub struct TaskTrees<'a> {
+    pub masked: &'a Path,
+    pub gold_patch: &'a str,
+    pub test_patch: &'a str,
+    pub f2p: &'a BTreeSet<TestId>,
+    pub p2p: &'a BTreeSet<TestId>,
+    /// The digest of the original tree, for the states that must restore it.
+    pub original_digest: Option<&'a str>,
+}
+
+/// Prepare and run every state of `states` in `dir`, pushing each result into `v`.
+pub fn run_level(
+    session: &Session,
+    states: &[StateSpec],
+    trees: &TaskTrees<'_>,
+    threshold: f64,
+    dir: &Path,
+    v: &mut Validation,
+) -> Result<()> {
+    let all: BTreeSet<TestId> = trees.f2p.union(trees.p2p).cloned().collect();
+    for spec in states {
+        let tree = dir.join(format!("state-{}", spec.dir));
+        let patches: Vec<(&str, &str)> = spec
+            .patches
+            .iter()
+            .map(|p| match p {
+                Patch::Gold => ("gold", trees.gold_patch),
+                Patch::Test => ("test", trees.test_patch),
+            })
+            .collect();
+        prepare_state(trees.masked, &tree, &patches)?;
+        if spec.empty_agent_code {
+            write_empty_agent_code(&tree)?;
+        }
+        let tests = match spec.tests {
+            Tests::F2p => trees.f2p,
+            Tests::P2p => trees.p2p,
+            Tests::All => &all,
+        };
+        let run = dir.join(format!("run-{}", spec.dir));
+        let mut state = run_state(session, spec.name, &tree, tests, spec.must_pass, threshold, &run)?;
+        if let (true, Some(digest)) = (spec.is_original, trees.original_digest) {
+            if workspace::tree_digest(&tree)? != digest {
+                state.ok = false;
+                state
+                    .problems
+                    .push("masked + gold.patch + test.patch is not byte-identical to the original tree".into());
+            }
+        }
+        v.push(state);
+        let _ = std::fs::remove_dir_all(&tree);
+    }
+    Ok(())
+}
+
+/// `carve validate BUNDLE --repo REPO`: rebuild the masked state from the repository and
+/// `mask.patch`, then re-run the baseline and every state of the bundle's level.
+pub fn validate_bundle(
+    bundle_dir: &Path,
+    repo: &Path,
+    python: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<Validation> {
+    let inst_path = bundle_dir.join("instance.json");
+    let text = std::fs::read_to_string(&inst_path)
+        .with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
+    let inst: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
+    let strs = |k: &str| -> Result<BTreeSet<TestId>> {
+        inst.get(k)
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .with_context(|| format!("{} has no `{k}` list", inst_path.display()))
+    };
+    let f2p = strs("FAIL_TO_PASS")?;
+    let p2p = strs("PASS_TO_PASS")?;
+    let level = inst.get("level").and_then(|l| l.as_u64()).unwrap_or(1) as u8;
+    let read = |name: &str| {
+        std::fs::read_to_string(bundle_dir.join(name))
+            .with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()))
+    };
+    let mask_patch = read("mask.patch")?;
+    let gold = read("gold.patch")?;
+    let test = read("test.patch")?;
+    let scratch_root = tempfile::tempdir()?;
+    let out = out.map(Path::to_path_buf).unwrap_or_else(|| scratch_root.path().to_path_buf());
+    let session = Session::open(SessionOptions {
+        repo,
+        out: Some(&out),
+        config: None,
+        python,
+        timeout: None,
+        test_timeout: None,
+    })?;
+    let dir = session.scratch("validate")?;
+    let masked = dir.join("masked");
+    // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
+    // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
+    let f2p_tests_patch = inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test.clone());
+    prepare_state(&session.repo, &masked, &[("mask", &mask_patch), ("-test", &f2p_tests_patch)])?;
+    let threshold = 0.0;
+    let mut v = Validation::new(threshold);
+    let all: BTreeSet<TestId> = f2p.union(&p2p).cloned().collect();
+    let orig = dir.join("original");
+    prepare_state(&session.repo, &orig, &[])?;
+    v.push(run_state(&session, "baseline", &orig, &all, true, threshold, &dir.join("run-base"))?);
+    let trees = TaskTrees {
+        masked: &masked,
+        gold_patch: &gold,
+        test_patch: &test,
+        f2p: &f2p,
+        p2p: &p2p,
+        original_digest: None,
+    };
+    run_level(&session, level_states(level), &trees, threshold, &dir, &mut v)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(v)
+}
+
+/// Validate Level 1 of an extraction: the baseline state, then the [`LEVEL1`] states.
+pub fn validate_level1(
+    session: &Session,
+    baseline: &Baseline,
+    feature: &Feature,
+    ext: &Extraction,
+    threshold: f64,
+    dir: &Path,
+) -> Result<Validation> {
+    let mut v = Validation::new(threshold);
+    v.push(baseline_state(baseline, &feature.f2p, &feature.p2p));
+    if !v.valid {
+        return Ok(v);
+    }
+    let trees = TaskTrees {
+        masked: &ext.masked,
+        gold_patch: &ext.gold_patch,
+        test_patch: &ext.test_patch,
+        f2p: &feature.f2p,
+        p2p: &feature.p2p,
+        original_digest: Some(&session.tree_digest),
+    };
+    run_level(session, LEVEL1, &trees, threshold, dir, &mut v)?;
+    Ok(v)
+}
+
+/// Validate Level 2 of an extraction: the [`LEVEL2`] states.
+pub fn validate_level2(
+    session: &Session,
+    feature: &Feature,
+    ext: &Extraction,
+    package: &Level2Package,
+    threshold: f64,
+    dir: &Path,
+) -> Result<Validation> {
+    let mut v = Validation::new(threshold);
+    let trees = TaskTrees {
+        masked: &ext.masked,
+        gold_patch: &package.gold_patch,
+        test_patch: &package.test_patch,
+        f2p: &feature.f2p,
+        p2p: &feature.p2p,
+        original_digest: None,
+    };
+    run_level(session, LEVEL2, &trees, threshold, dir, &mut v)?;
+    Ok(v)
 }

@@ -1,0 +1,35 @@
+//! `carve audit`: classify what carving a feature would extract and what must remain.
+
+use anyhow::Result;
+use carve_tracer::classify::Status as NodeStatus;
+
+use crate::Status;
+use crate::cli::{Common, EdgeMode};
+use crate::output::emit;
+use crate::pipeline::classify::{Feature, audit_report, feature_for};
+use crate::pipeline::emit::pretty;
+use crate::workspace;
+
+pub fn run(common: &Common, f2p: &[String], edges: EdgeMode, entry_filter: Option<&str>) -> Result<Status> {
+    let session = super::open(common)?;
+    let (_, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), entry_filter)?;
+    let report = audit_report(&feature);
+    workspace::write_atomic(&session.out.join(format!("audit-{}.json", feature.slug)), &pretty(&report))?;
+    emit(common.format, &report, || text(&feature))?;
+    Ok(Status::Success)
+}
+
+fn text(feature: &Feature) -> String {
+    let c = &feature.classification;
+    let mut s = format!("feature {}: {} F2P tests, {} P2P tests\n", feature.slug, feature.f2p.len(), feature.p2p.len());
+    s.push_str(&format!("entry points: {}\n", c.entry_points.join(", ")));
+    for (title, extracted) in [("extracted", true), ("remained", false)] {
+        let rows: Vec<_> = c.nodes.iter().filter(|(_, d)| (d.status == NodeStatus::Extracted) == extracted).collect();
+        s.push_str(&format!("{title} ({}):\n", rows.len()));
+        for (id, d) in rows {
+            let reasons: Vec<String> = d.reasons.iter().map(|r| r.to_string()).collect();
+            s.push_str(&format!("  {id}\n      {}\n", reasons.join("; ")));
+        }
+    }
+    s
+}

@@ -1,0 +1,63 @@
+//! `carve extract`: the masked state, contract, problem statement and patches of one
+//! feature (classified from its F2P tests, or explicit node ids with `--remove`).
+
+use anyhow::{Result, bail};
+use serde_json::json;
+use std::collections::BTreeSet;
+
+use crate::Status;
+use crate::cli::{Common, EdgeMode};
+use crate::output::emit;
+use crate::pipeline::classify::feature_for;
+use crate::pipeline::emit::pretty;
+use crate::pipeline::extract::{self, explicit_removal, removal_of_tests, split_test_args};
+use crate::workspace;
+
+pub fn run(
+    common: &Common,
+    f2p: &[String],
+    remove: &[String],
+    remove_tests: &[String],
+    edges: EdgeMode,
+) -> Result<Status> {
+    let session = super::open(common)?;
+    if f2p.is_empty() == remove.is_empty() {
+        bail!("pass either --f2p (classify the feature's tests) or --remove (explicit node ids), not both or neither");
+    }
+    let (extracted, test_files, tests, f2p_set) = if !remove.is_empty() {
+        let set = explicit_removal(&session, remove)?;
+        let (files, tests) = split_test_args(&session, remove_tests);
+        (set, files, tests, BTreeSet::new())
+    } else {
+        let (b, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), None)?;
+        let (files, tests) = removal_of_tests(&session, &b.known(), &feature.f2p);
+        (feature.extracted(), files, tests, feature.f2p.clone())
+    };
+    let dir = session.out.join("extract");
+    std::fs::create_dir_all(&dir)?;
+    let ext = extract::extract(&session, &extracted, test_files, tests, &dir)?;
+    let statement = extract::statement(&session, &ext, &f2p_set, 1);
+    workspace::write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
+    workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
+    workspace::write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;
+    workspace::write_atomic(&dir.join("gold.patch"), ext.gold_patch.as_bytes())?;
+    workspace::write_atomic(&dir.join("test.patch"), ext.test_patch.as_bytes())?;
+    let summary = json!({
+        "out": dir,
+        "masked": ext.masked,
+        "extracted": ext.extracted,
+        "changed_files": ext.outcome.changed_files,
+        "removed_files": ext.outcome.removed_files,
+        "stats": ext.outcome.stats,
+    });
+    emit(common.format, &summary, || {
+        format!(
+            "masked {} definitions in {} files ({} files removed) -> {}\n",
+            ext.extracted.len(),
+            ext.outcome.changed_files.len(),
+            ext.outcome.removed_files.len(),
+            dir.display()
+        )
+    })?;
+    Ok(Status::Success)
+}

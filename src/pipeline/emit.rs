@@ -1,0 +1,172 @@
+//! Emit: one directory per task (written under a temporary name and renamed only when
+//! complete) with `instance.json`, the patches, contract, problem statement, validation and
+//! audit, and the `tasks.jsonl` dataset of every emitted task.
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+use super::Session;
+use super::classify::Feature;
+use super::extract::Extraction;
+use super::validate::Validation;
+use crate::workspace;
+
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A candidate feature (or one level of it) that gave no task, and why.
+#[derive(serde::Serialize)]
+pub struct Rejected {
+    pub feature: String,
+    pub level: Option<u8>,
+    pub reason: String,
+}
+
+pub fn instance_id(session: &Session, feature: &Feature, level: u8) -> String {
+    let mut h = Sha256::new();
+    for t in &feature.f2p {
+        h.update(t.as_bytes());
+        h.update([0]);
+    }
+    h.update([1]);
+    for n in feature.extracted() {
+        h.update(n.as_bytes());
+        h.update([0]);
+    }
+    let hash8 = &hex::encode(h.finalize())[..8];
+    let id = &session.identity;
+    format!("{}__{}.{}.{}.{}.lv{}", id.owner, id.name, id.commit8(), feature.slug, hash8, level)
+}
+
+/// The FeatureBench-style size fields and carve's own, shared by both levels.
+pub fn instance_json(
+    session: &Session,
+    feature: &Feature,
+    ext: &Extraction,
+    level: u8,
+    instance_id: &str,
+    problem_statement: &str,
+    patch: &str,
+    test_patch: &str,
+    trace_digest: &str,
+) -> Value {
+    let id = &session.identity;
+    let stats = &ext.outcome.stats;
+    // FeatureBench's top objects: extracted definitions whose parent stays (or that have none).
+    let top: Vec<&str> = ext
+        .extracted
+        .iter()
+        .filter(|id| session.index.get(id).and_then(|d| d.parent.as_ref()).is_none_or(|p| !ext.extracted.contains(p)))
+        .map(String::as_str)
+        .collect();
+    // Ids that a common harness log parser (SWE-bench's) prints differently: id -> its id
+    // there, or null when that parser cannot name the test at all.
+    let harness: serde_json::Map<String, Value> = feature
+        .f2p
+        .iter()
+        .chain(&feature.p2p)
+        .filter_map(|t| match carve_languages::runner::harness_id(&session.config.test, t) {
+            Some(h) if &h == t => None,
+            Some(h) => Some((t.clone(), Value::String(h))),
+            None => Some((t.clone(), Value::Null)),
+        })
+        .collect();
+    json!({
+        "instance_id": instance_id,
+        "repo": format!("{}/{}", id.owner, id.name),
+        "base_commit": id.commit,
+        "patch": patch,
+        "test_patch": test_patch,
+        "problem_statement": problem_statement,
+        "FAIL_TO_PASS": feature.f2p.iter().collect::<Vec<_>>(),
+        "PASS_TO_PASS": feature.p2p.iter().collect::<Vec<_>>(),
+        "created_at": id.created_at,
+        "version": "1.0",
+        "level": level,
+        "lines": stats.lines,
+        "files": stats.files,
+        "functions": stats.functions,
+        "top_objects": top,
+        "carve": {
+            "tool_version": TOOL_VERSION,
+            "language": session.config.language,
+            "feature": feature.slug,
+            "mask_patch": ext.mask_patch,
+            // Original F2P tests -> masked state (test.patch of Level 1): with mask.patch it
+            // rebuilds the masked state from the original tree (`carve validate`).
+            "f2p_tests_patch": ext.test_patch,
+            "extracted": ext.extracted.iter().collect::<Vec<_>>(),
+            "entry_points": feature.classification.entry_points,
+            "contract_summary": {
+                "objects": ext.contract.objects.len(),
+                "ids": top,
+            },
+            "trace_digest": trace_digest,
+            "harness_ids": harness,
+            "tree_digest": session.tree_digest,
+        }
+    })
+}
+
+/// Write a bundle atomically: every file into `<out>/.<id>.partial`, then rename.
+pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) -> Result<PathBuf> {
+    let staged = out.join(format!(".{instance_id}.partial"));
+    if staged.exists() {
+        std::fs::remove_dir_all(&staged)?;
+    }
+    std::fs::create_dir_all(&staged)?;
+    for (name, bytes) in files {
+        std::fs::write(staged.join(name), bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
+    }
+    let dest = out.join(instance_id);
+    workspace::replace_dir(&staged, &dest)?;
+    Ok(dest)
+}
+
+pub fn pretty(v: &impl serde::Serialize) -> Vec<u8> {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// The files of one task bundle.
+pub struct Task<'a> {
+    pub id: &'a str,
+    pub instance: &'a Value,
+    pub statement: &'a str,
+    pub extraction: &'a Extraction,
+    pub gold_patch: &'a str,
+    pub test_patch: &'a str,
+    pub validation: &'a Validation,
+    pub audit: &'a Value,
+}
+
+/// Write the bundle of one task under `<out>/<instance_id>/`.
+pub fn write_task(session: &Session, task: &Task<'_>) -> Result<PathBuf> {
+    write_bundle(
+        &session.out,
+        task.id,
+        &[
+            ("instance.json", pretty(task.instance)),
+            ("problem_statement.md", task.statement.as_bytes().to_vec()),
+            ("contract.json", pretty(&task.extraction.contract)),
+            ("gold.patch", task.gold_patch.as_bytes().to_vec()),
+            ("test.patch", task.test_patch.as_bytes().to_vec()),
+            ("mask.patch", task.extraction.mask_patch.as_bytes().to_vec()),
+            ("validation.json", pretty(task.validation)),
+            ("audit.json", pretty(task.audit)),
+        ],
+    )
+}
+
+/// `<out>/tasks.jsonl`: one instance per line, sorted by instance id.
+pub fn write_dataset(out: &Path, emitted: &mut [(String, Value)]) -> Result<()> {
+    emitted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut jsonl = String::new();
+    for (_, inst) in emitted.iter() {
+        jsonl.push_str(&serde_json::to_string(inst)?);
+        jsonl.push('\n');
+    }
+    workspace::write_atomic(&out.join("tasks.jsonl"), jsonl.as_bytes())
+}

@@ -1,0 +1,66 @@
+//! One run of the project's tests in a shadow copy through its runner, with the warnings
+//! every stage wants about it (missing dependencies, hung tests, crashes). Baseline, trace
+//! and validate all run tests through here.
+
+use anyhow::Result;
+use carve_languages::runner::{RunRequest, RunResult};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Session, TestId};
+
+/// Extra settings of one run (for the traced run: the shim's environment and plugin).
+#[derive(Default, Clone)]
+pub struct RunExtras {
+    pub env: Vec<(String, String)>,
+    pub pythonpath: Vec<PathBuf>,
+    pub args: Vec<String>,
+}
+
+/// Run tests of `tree` (a shadow copy) through the project's runner.
+pub fn run_tests(
+    session: &Session,
+    tree: &Path,
+    tests: Option<Vec<TestId>>,
+    extras: &RunExtras,
+    scratch: &Path,
+) -> Result<RunResult> {
+    let cfg = &session.config;
+    let request = RunRequest {
+        root: tree.to_path_buf(),
+        command: cfg.test.clone(),
+        tests,
+        env: extras.env.clone(),
+        pythonpath_prepend: extras.pythonpath.clone(),
+        extra_args: extras.args.clone(),
+        timeout: Duration::from_secs(cfg.timeouts.run),
+        test_timeout: Duration::from_secs(cfg.timeouts.test),
+        scratch: scratch.to_path_buf(),
+    };
+    let result = carve_languages::runner::run(&request).map_err(|e| {
+        let hint = cfg.setup.as_deref().map(|s| format!(" (set-up command: `{s}`)")).unwrap_or_default();
+        anyhow::anyhow!("{e}{hint}")
+    })?;
+    // Test files that cannot import a module usually mean dependencies are not installed.
+    if let Some((file, err)) =
+        result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module"))
+    {
+        let setup =
+            cfg.setup.as_deref().map(|s| format!(": run `{s}` in {}", session.repo.display())).unwrap_or_default();
+        session.progress.note(format!(
+            "warning: {file} could not be loaded ({err}); the project's dependencies may not be installed{setup}"
+        ));
+    }
+    if let Some(t) = &result.timed_out {
+        session
+            .progress
+            .note(format!("warning: test {t} hung and was killed after its timeout (with its process group)"));
+    }
+    if result.crashed {
+        session.progress.note(format!(
+            "warning: the test process crashed during `{}`; tests it did not finish are reported as errors",
+            result.command_line
+        ));
+    }
+    Ok(result)
+}
