@@ -7,20 +7,11 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn toolchain(program: &str, arg: &str) -> bool {
-    let ok = std::process::Command::new(program).arg(arg).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "{program} is required in CI");
-        eprintln!("skipping: {program} is not installed");
-    }
-    ok
-}
-
-/// A copy of `fixture` with its installed node_modules (from `npm ci`) hard-linked in, as
+/// A copy of fixture `name` with its installed node_modules (from `npm ci`) hard-linked in, as
 /// if installed there.
-fn copy_with_dependencies(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, repo) = fixture_copy(fixture);
-    let node_modules = root().join("fixtures").join(fixture).join("node_modules");
+fn copy_with_dependencies(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy(name);
+    let node_modules = fixture(name).join("node_modules");
     if node_modules.is_dir() && !repo.join("node_modules").exists() {
         let ok = std::process::Command::new("cp")
             .arg("-al")
@@ -36,7 +27,7 @@ fn copy_with_dependencies(fixture: &str) -> (tempfile::TempDir, std::path::PathB
 /// Run `carve extract --remove ids` on a copy of `fixture`; returns mask.patch.
 fn extract(fixture: &str, remove: &[&str]) -> String {
     let (_tmp, repo) = copy_with_dependencies(fixture);
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let mut args =
         vec!["extract", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--remove"];
@@ -44,41 +35,24 @@ fn extract(fixture: &str, remove: &[&str]) -> String {
     let o = carve_ok(&args, 0);
     let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(summary["extracted"].as_array().unwrap().len(), remove.len(), "{summary}");
-    assert_eq!(before, snapshot(&repo), "carve extract modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve extract modified the repository");
     std::fs::read_to_string(out.path().join("extract/mask.patch")).unwrap()
 }
 
-#[test]
+#[needs("go")]
 fn go_extraction_stubs_referenced_code_and_builds() {
-    if !toolchain("go", "version") {
-        return;
-    }
     let patch = extract("go/shapes", &["catalog/catalog.go::Catalog.TotalArea", "catalog/catalog.go::LargerThan"]);
     assert!(patch.contains("+\tpanic(\"not implemented\")"), "{patch}");
 }
 
-#[test]
+#[needs("cargo")]
 fn rust_extraction_stubs_referenced_code_and_builds() {
-    if !toolchain("cargo", "--version") {
-        return;
-    }
     let patch = extract("rust/geometry", &["src/report.rs::Report.total_area", "src/shapes.rs::Rect.is_square"]);
     assert!(patch.contains("todo!()"), "{patch}");
 }
 
-#[test]
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
 fn typescript_extraction_stubs_referenced_code_and_type_checks() {
-    if !toolchain("node", "--version") {
-        return;
-    }
-    if !root().join("fixtures/typescript/ledger/node_modules").is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "run scripts/setup: fixtures/typescript/ledger/node_modules is missing"
-        );
-        eprintln!("skipping: fixtures/typescript/ledger/node_modules is missing (run scripts/setup)");
-        return;
-    }
     let patch =
         extract("typescript/ledger", &["src/money/currency.ts::convert", "src/accounts/ledger.ts::Ledger.transfer"]);
     assert!(patch.contains("throw new Error(\"not implemented\")"), "{patch}");
@@ -89,7 +63,7 @@ fn typescript_extraction_stubs_referenced_code_and_type_checks() {
 /// and a selection reports exactly the requested ids (an unknown one as missing).
 fn baseline_through_the_cli(fixture: &str, flaky: &str, failing: &str, runner: &str) {
     let (_tmp, repo) = copy_with_dependencies(fixture);
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
     let flaky_dir = tempfile::tempdir().unwrap();
@@ -116,46 +90,26 @@ fn baseline_through_the_cli(fixture: &str, flaky: &str, failing: &str, runner: &
     want.sort();
     assert_eq!(got, want, "a selected run reports exactly the requested ids");
     assert_eq!(sel["tests"]["no-such-test-id"]["status"], "missing");
-    assert_eq!(before, snapshot(&repo), "carve modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }
 
-#[test]
+#[needs("go")]
 fn go_baseline_through_the_cli() {
-    if toolchain("go", "version") {
-        baseline_through_the_cli(
-            "go/runner-cases",
-            "example.com/runnercases/TestFlaky",
-            "example.com/runnercases/TestFails",
-            "go",
-        );
-    }
+    baseline_through_the_cli(
+        "go/runner-cases",
+        "example.com/runnercases/TestFlaky",
+        "example.com/runnercases/TestFails",
+        "go",
+    );
 }
 
-#[test]
+#[needs("cargo")]
 fn rust_baseline_through_the_cli() {
-    if toolchain("cargo", "--version") {
-        baseline_through_the_cli(
-            "rust/runner-cases",
-            "runner_cases::tests::flaky",
-            "runner_cases::tests::fails",
-            "cargo",
-        );
-    }
+    baseline_through_the_cli("rust/runner-cases", "runner_cases::tests::flaky", "runner_cases::tests::fails", "cargo");
 }
 
-#[test]
+#[needs("node", "fixtures/typescript/runner-cases/node_modules")]
 fn typescript_baseline_through_the_cli() {
-    if !toolchain("node", "--version") {
-        return;
-    }
-    if !root().join("fixtures/typescript/runner-cases/node_modules").is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "run scripts/setup: fixtures/typescript/runner-cases/node_modules is missing"
-        );
-        eprintln!("skipping: fixtures/typescript/runner-cases/node_modules is missing (run scripts/setup)");
-        return;
-    }
     baseline_through_the_cli(
         "typescript/runner-cases",
         "tests/nested/flaky.test.ts > flaky > passes every other run",
@@ -164,7 +118,7 @@ fn typescript_baseline_through_the_cli() {
     );
 }
 
-#[test]
+#[needs("pytest")]
 fn python_baseline_through_the_cli() {
     baseline_through_the_cli(
         "python/runner-cases",

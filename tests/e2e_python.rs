@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 fn expected() -> toml::Table {
-    let text = std::fs::read_to_string(root().join("fixtures/python/inventory/carve-expected.toml")).unwrap();
+    let text = std::fs::read_to_string(fixture("python/inventory/carve-expected.toml")).unwrap();
     toml::from_str(&text).unwrap()
 }
 
@@ -42,10 +42,10 @@ fn reason_matches(kind: &str, tag: &str) -> bool {
     }
 }
 
-#[test]
+#[needs("pytest")]
 fn audit_matches_the_fixture_expectations_for_every_feature() {
     let (_tmp, repo) = fixture_copy("python/inventory");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let exp = expected();
     let features = exp["features"].as_table().unwrap();
@@ -94,23 +94,23 @@ fn audit_matches_the_fixture_expectations_for_every_feature() {
             }
         }
     }
-    assert_eq!(before, snapshot(&repo), "carve audit modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve audit modified the repository");
 }
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-#[test]
+#[needs("pytest")]
 fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically() {
     let (_tmp, repo) = fixture_copy("python/inventory");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out1 = tempfile::tempdir().unwrap();
     let out2 = tempfile::tempdir().unwrap();
     for out in [&out1, &out2] {
         carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 0);
     }
-    assert_eq!(before, snapshot(&repo), "carve tasks modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve tasks modified the repository");
 
     let jsonl = read(&out1.path().join("tasks.jsonl"));
     let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -123,8 +123,8 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
     for t in &tasks {
         let id = t["instance_id"].as_str().unwrap();
         assert_eq!(
-            snapshot(&out1.path().join(id)),
-            snapshot(&out2.path().join(id)),
+            tree_snapshot(&out1.path().join(id)),
+            tree_snapshot(&out2.path().join(id)),
             "bundle {id} differs between two runs"
         );
     }
@@ -200,7 +200,7 @@ fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
     for t in &all {
         assert_eq!(restored.get(t).map(String::as_str), Some("PASSED"), "{}: {t} after gold.patch", bundle.display());
     }
-    assert_eq!(snapshot(repo), snapshot(&copy), "original + mask.patch + gold.patch is the original tree");
+    assert_eq!(tree_snapshot(repo), tree_snapshot(&copy), "original + mask.patch + gold.patch is the original tree");
 
     // The masked state as shipped has no F2P test files; test.patch puts them back.
     let shipped = work.path().join("shipped");
@@ -211,10 +211,10 @@ fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
     }
     git_apply(&shipped, &bundle.join("test.patch"));
     git_apply(&shipped, &bundle.join("gold.patch"));
-    assert_eq!(snapshot(repo), snapshot(&shipped), "masked + test.patch + gold.patch is the original tree");
+    assert_eq!(tree_snapshot(repo), tree_snapshot(&shipped), "masked + test.patch + gold.patch is the original tree");
 }
 
-#[test]
+#[needs("pytest")]
 fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
@@ -237,17 +237,17 @@ fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
 #[test]
 fn output_inside_the_repository_is_refused_and_nothing_is_written() {
     let (_tmp, repo) = fixture_copy("python/inventory");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let inside = repo.join("carve-out");
     let o = carve_ok(&["baseline", repo.to_str().unwrap(), "--out", inside.to_str().unwrap()], 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("never writes into the repository"));
-    assert_eq!(before, snapshot(&repo));
+    assert_eq!(before, tree_snapshot(&repo));
 }
 
-#[test]
+#[needs("pytest")]
 fn bad_input_is_skipped_killed_or_reported_never_fatal() {
     let (_tmp, repo) = fixture_copy("python/badinput");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let o = carve_ok(&["index", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
     let index: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -305,13 +305,13 @@ fn bad_input_is_skipped_killed_or_reported_never_fatal() {
         trace["tests"].as_object().unwrap().contains_key("tests/test_crash_traced.py::test_traced_before"),
         "{trace}"
     );
-    assert_eq!(before, snapshot(&repo), "carve modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }
 
-#[test]
+#[needs("pytest")]
 fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
     let (_tmp, repo) = fixture_copy("python/inventory");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     // Kill carve at several points of its run; whatever it leaves must be whole.
     for delay_ms in [1500u64, 4000, 7000] {
@@ -343,14 +343,14 @@ fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
                 }
             }
         }
-        assert_eq!(before, snapshot(&repo), "a killed carve modified the repository");
+        assert_eq!(before, tree_snapshot(&repo), "a killed carve modified the repository");
     }
 }
 
-#[test]
+#[needs("pytest")]
 fn every_command_leaves_the_repository_byte_identical() {
     let (_tmp, repo) = fixture_copy("python/inventory");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
     carve_ok(&["init", r, "--out", o], 0);
@@ -390,10 +390,10 @@ fn every_command_leaves_the_repository_byte_identical() {
         let v: Value = serde_json::from_slice(&v.stdout).unwrap();
         assert_eq!(v["valid"], true, "{v}");
     }
-    assert_eq!(before, snapshot(&repo), "a carve command modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "a carve command modified the repository");
 }
 
-#[test]
+#[needs("pytest")]
 fn validate_reports_a_broken_bundle_with_exit_code_1() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
@@ -414,7 +414,7 @@ fn validate_reports_a_broken_bundle_with_exit_code_1() {
     assert_eq!(bad[0]["state"], "masked+tests");
 }
 
-#[test]
+#[needs("pytest")]
 fn an_entry_filter_command_chooses_among_the_candidates() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();

@@ -1,13 +1,10 @@
-//! Shared helpers of the end-to-end tests: run the carve binary, copy fixtures, hash trees.
-#![allow(dead_code)]
+//! Helpers of the end-to-end tests that run the carve binary (fixture copies, tree
+//! snapshots and tool checks come from `carve-testutil`).
+#![allow(dead_code, unused_imports)]
 
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+pub use carve_testutil::{copy_dir, fixture, fixture_copy, needs, tree_snapshot};
+use std::path::Path;
 use std::process::{Command, Output};
-
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 pub fn carve() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_carve"));
@@ -28,55 +25,6 @@ pub fn carve_ok(args: &[&str], code: i32) -> Output {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    out
-}
-
-/// Copy a fixture into a fresh temporary folder (so tests never touch the checkout).
-pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let dest = dir.path().join(name.rsplit('/').next().unwrap());
-    copy_dir(&root().join("fixtures").join(name), &dest);
-    (dir, dest)
-}
-
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        // Installed dependencies are not part of a fixture; tests that need them link them.
-        if name == "__pycache__" || name == ".pytest_cache" || name == "node_modules" {
-            continue;
-        }
-        let p = entry.path();
-        if entry.file_type().unwrap().is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&p).unwrap(), to.join(&name)).unwrap();
-        } else if p.is_dir() {
-            copy_dir(&p, &to.join(&name));
-        } else {
-            std::fs::copy(&p, to.join(&name)).unwrap();
-        }
-    }
-}
-
-/// Every file under `root` with its bytes' hash, and every directory, sorted: two equal
-/// snapshots mean a byte-identical tree (nothing added, removed or changed).
-pub fn snapshot(root: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if p.is_dir() {
-                out.push((rel + "/", String::new()));
-                stack.push(p);
-            } else {
-                out.push((rel, hex::encode(Sha256::digest(std::fs::read(&p).unwrap()))));
-            }
-        }
-    }
-    out.sort();
     out
 }
 
