@@ -4,13 +4,13 @@
 //! removals and their tests, whose output must pass `go build ./... && go vet ./...`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use carve_extractor::{Level, MaskPlan, StatementContext, build_contract, mask_tree, render_problem_statement};
 use carve_languages::index::{DefinitionIndex, IndexOptions};
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/shapes")
+    carve_testutil::fixture("go/shapes")
 }
 
 fn index() -> DefinitionIndex {
@@ -60,14 +60,8 @@ fn contract_and_statement_of_chosen_removals() {
     insta::assert_snapshot!("shapes_statement_level1", statement);
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn masked_tree_builds() {
-    let go = std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
-    if !go {
-        assert!(std::env::var_os("CI").is_none(), "go is not installed but CI is set");
-        eprintln!("skipping masked_tree_builds: `go` is not on PATH");
-        return;
-    }
     let root = fixture();
     let index = index();
     // The ids as the `go test` runner reports them.

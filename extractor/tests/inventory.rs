@@ -13,7 +13,7 @@ use carve_extractor::{MaskPlan, build_contract, build_patches, list_tree_files, 
 use carve_languages::index::{DefinitionIndex, IndexOptions};
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/python/inventory")
+    carve_testutil::fixture("python/inventory")
 }
 
 struct Feature {
@@ -64,10 +64,6 @@ fn git_apply(dir: &Path, patch: &str) {
     assert!(out.status.success(), "git apply failed: {}\n{patch}", String::from_utf8_lossy(&out.stderr));
 }
 
-fn have(cmd: &str, args: &[&str]) -> bool {
-    Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success())
-}
-
 /// pytest exit code in `dir` (bytecode off, so trees stay comparable).
 fn pytest(dir: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new("python3")
@@ -84,16 +80,11 @@ fn pytest(dir: &Path, args: &[&str]) -> (i32, String) {
     )
 }
 
-#[test]
+#[carve_testutil::needs("git", "pytest")]
 fn masks_every_feature_of_the_inventory_fixture() {
     let root = fixture();
     let before = snapshot(&root);
     let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
-    let has_git = have("git", &["--version"]);
-    let has_pytest = have("python3", &["-m", "pytest", "--version"]);
-    if !has_pytest {
-        eprintln!("pytest not available: skipping the test runs (masking and patches are still checked)");
-    }
     let features = features();
     assert!(features.len() >= 2);
     for feat in &features {
@@ -120,7 +111,7 @@ fn masks_every_feature_of_the_inventory_fixture() {
             insta::assert_snapshot!("pricing_mask_patch", patches.mask);
         }
 
-        if has_git {
+        {
             // original + mask.patch − F2P files = masked.
             let a = tmp.path().join("a");
             copy_tree(&root, &a);
@@ -137,28 +128,20 @@ fn masks_every_feature_of_the_inventory_fixture() {
             assert_eq!(snapshot(&b), before, "{}: gold+test patches do not restore the original", feat.name);
         }
 
-        if has_pytest {
-            let (code, log) = pytest(&masked, &[]);
-            assert_eq!(code, 0, "{}: P2P tests fail on the masked tree:\n{log}", feat.name);
-            if has_git {
-                // Masked + test.patch (no gold): the F2P tests are back and fail.
-                let c = tmp.path().join("c");
-                copy_tree(&masked, &c);
-                git_apply(&c, &patches.test);
-                let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
-                let (code, log) = pytest(&c, &f2p);
-                assert_ne!(code, 0, "{}: F2P tests pass without the feature:\n{log}", feat.name);
-            }
-        }
+        let (code, log) = pytest(&masked, &[]);
+        assert_eq!(code, 0, "{}: P2P tests fail on the masked tree:\n{log}", feat.name);
+        // Masked + test.patch (no gold): the F2P tests are back and fail.
+        let c = tmp.path().join("c");
+        copy_tree(&masked, &c);
+        git_apply(&c, &patches.test);
+        let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
+        let (code, log) = pytest(&c, &f2p);
+        assert_ne!(code, 0, "{}: F2P tests pass without the feature:\n{log}", feat.name);
     }
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn level2_reference_passes_and_empty_fails() {
-    if !have("python3", &["-m", "pytest", "--version"]) {
-        eprintln!("pytest not available: skipping");
-        return;
-    }
     let root = fixture();
     let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
     for feat in features() {

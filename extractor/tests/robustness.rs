@@ -15,7 +15,7 @@
 //!   --all-targets`, one run per removal; TypeScript (`fixtures/typescript/ledger`)
 //!   `tsc --noEmit` once over one masked copy per removal (see the test); Python
 //!   `compile()` of every masked file of every Python fixture (there is no other build).
-//!   A test is skipped, with a message, only when its tool (`go`, `cargo`, `npx` with the
+//!   A test is ignored, with the reason, only when its tool (`go`, `cargo`, `npx` with the
 //!   fixture's `node_modules`, `python3`) is absent, and never when `CI` is set.
 //! - `mutated_<language>_sources_never_panic`: a proptest property over fixture files
 //!   mutated by deleting or duplicating a byte range, swapping two bytes and inserting
@@ -39,7 +39,7 @@ use carve_languages::index::{DefinitionIndex, IndexOptions, NodeId};
 use carve_languages::{Language, build};
 
 fn fixtures_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+    carve_testutil::workspace_root().join("fixtures")
 }
 
 /// A fixture project: `fixtures/<language>/<name>`, its index and its indexed sources.
@@ -154,23 +154,6 @@ fn every_definition_removed_alone_reparses() {
     eprintln!("{checked} definitions removed alone and re-parsed in {:.1}s", start.elapsed().as_secs_f64());
 }
 
-/// Whether `program version` (Go) or `program --version` (the others) runs.
-fn tool_available(program: &str) -> bool {
-    let arg = if program == "go" { "version" } else { "--version" };
-    Command::new(program).arg(arg).output().is_ok_and(|o| o.status.success())
-}
-
-/// Whether to skip a test because its build tool is missing (said on stderr); in CI, where
-/// every toolchain must be installed, a missing tool fails instead.
-fn skip_without(program: &str, what: &str) -> bool {
-    if tool_available(program) {
-        return false;
-    }
-    assert!(std::env::var_os("CI").is_none(), "{what}: `{program}` is required in CI but is not on PATH");
-    eprintln!("skipping {what}: `{program}` is not on PATH");
-    true
-}
-
 /// Mask `fixtures/<project>` with each of `cases` removed alone through `mask_tree` (the same
 /// output directory every time, so Cargo reuses its build), then run `check` on the masked
 /// tree. Fails listing every case that does not build.
@@ -199,20 +182,14 @@ fn all_definitions(p: &Project) -> Vec<NodeId> {
     p.index.definitions.keys().cloned().collect()
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn every_definition_removed_alone_builds_go() {
-    if skip_without("go", "the Go build check") {
-        return;
-    }
     let p = project("go/shapes");
     build_each(&p, &all_definitions(&p), &|dir| build::build_check(Language::Go, dir));
 }
 
-#[test]
+#[carve_testutil::needs("cargo")]
 fn every_definition_removed_alone_builds_rust() {
-    if skip_without("cargo", "the Rust build check") {
-        return;
-    }
     let p = project("rust/geometry");
     build_each(&p, &all_definitions(&p), &|dir| build::build_check(Language::Rust, dir));
 }
@@ -223,25 +200,10 @@ fn every_definition_removed_alone_builds_rust() {
 /// `node_modules`: a `tsc` start costs ~1.5 s, one run per removal would take minutes. The
 /// fixture's files are all modules, so the copies cannot see each other's declarations; each
 /// error is attributed to its copy by path.
-#[test]
+#[carve_testutil::needs("npx", "fixtures/typescript/ledger/node_modules/.bin/tsc")]
 fn every_definition_removed_alone_builds_typescript() {
-    if skip_without("npx", "the TypeScript build check") {
-        return;
-    }
     let p = project("typescript/ledger");
     let modules = p.root.join("node_modules");
-    if !modules.join(".bin/tsc").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} has no TypeScript; scripts/setup runs `npm ci` there",
-            modules.display()
-        );
-        eprintln!(
-            "skipping the TypeScript build check: no {}/.bin/tsc (run `npm ci` in fixtures/typescript/ledger)",
-            modules.display()
-        );
-        return;
-    }
     let start = Instant::now();
     let out = tempfile::tempdir().expect("temp dir");
     let ids = all_definitions(&p);
@@ -284,11 +246,8 @@ fn every_definition_removed_alone_builds_typescript() {
 /// Python has no build beyond `compile()`: every definition of every Python fixture removed
 /// alone, masked in memory, and all outputs compiled by one `python3` (what `mask_tree`
 /// runs per extraction).
-#[test]
+#[carve_testutil::needs("python3")]
 fn every_definition_removed_alone_compiles_python() {
-    if skip_without("python3", "the Python compile check") {
-        return;
-    }
     let start = Instant::now();
     let dir = tempfile::tempdir().expect("temp dir");
     let mut written: Vec<(PathBuf, String)> = Vec::new();

@@ -6,13 +6,13 @@
 //! `cargo check --all-targets`. The Level 1 statement of the contract is a snapshot too.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use carve_extractor::{Level, MaskPlan, StatementContext, build_contract, mask_tree, render_problem_statement};
 use carve_languages::index::{DefinitionIndex, IndexOptions};
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/geometry")
+    carve_testutil::fixture("rust/geometry")
 }
 
 fn index() -> DefinitionIndex {
@@ -95,14 +95,8 @@ fn contract_names_the_type_and_trait_of_methods() {
     insta::assert_snapshot!("geometry_statement_level1", statement);
 }
 
-#[test]
+#[carve_testutil::needs("cargo")]
 fn masked_tree_builds() {
-    let cargo = std::process::Command::new("cargo").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !cargo {
-        assert!(std::env::var_os("CI").is_none(), "cargo is not installed but CI is set");
-        eprintln!("skipping masked_tree_builds: `cargo` is not on PATH");
-        return;
-    }
     let index = index();
     let plan = MaskPlan { extracted: extracted(), remove_test_files: BTreeSet::new(), remove_tests: ids(F2P) };
     let out = tempfile::tempdir().expect("tempdir");

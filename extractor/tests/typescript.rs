@@ -3,13 +3,13 @@
 //! tests, whose output must type-check with the fixture's own `tsc`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use carve_extractor::{Level, MaskPlan, StatementContext, build_contract, mask_tree, render_problem_statement};
 use carve_languages::index::{DefinitionIndex, IndexOptions};
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/typescript/ledger")
+    carve_testutil::fixture("typescript/ledger")
 }
 
 fn index() -> DefinitionIndex {
@@ -59,14 +59,9 @@ fn contract_and_statement_of_chosen_removals() {
     insta::assert_snapshot!("ledger_statement_level1", statement);
 }
 
-#[test]
+#[carve_testutil::needs("fixtures/typescript/ledger/node_modules/.bin/tsc")]
 fn masked_tree_type_checks() {
     let root = fixture();
-    if !root.join("node_modules/.bin/tsc").exists() {
-        assert!(std::env::var_os("CI").is_none(), "run `npm ci --prefix fixtures/typescript/ledger` first");
-        eprintln!("skipping masked_tree_type_checks: run `npm ci --prefix fixtures/typescript/ledger`");
-        return;
-    }
     let index = index();
     let plan = MaskPlan {
         extracted: extracted(),

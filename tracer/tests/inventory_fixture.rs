@@ -2,39 +2,21 @@
 //! run its pytest suite under the Python shim (pure-Python recorder, so no build is needed),
 //! read the trace and classify every feature of `carve-expected.toml`, which must match.
 //!
-//! Needs `python3` with pytest; without them the test says so and skips (in CI, where
-//! `CI` is set, it fails instead).
+//! The expectations are written twice, as `# carve[feature]: status` comments on the
+//! definitions (stack-graphs style) and in `carve-expected.toml`; both tests first check
+//! that the two agree.
+//!
+//! Needs `python3` with pytest; without them the classification test is ignored (in CI,
+//! where `CI` is set, it fails instead).
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::process::Command;
 
 use carve_languages::DefinitionIndex;
 use carve_languages::index::IndexOptions;
+use carve_testutil::{copy_dir, fixture, needs, workspace_root};
 use carve_tracer::{IMPORT_TEST, ObjectGraph, ProbeMap, Trace, classify};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tracer/ has a parent").to_path_buf()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != "__pycache__" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn pytest_available() -> bool {
-    Command::new("python3").args(["-c", "import pytest"]).output().is_ok_and(|o| o.status.success())
-}
 
 fn strings(value: &toml::Value, key: &str) -> BTreeSet<String> {
     value[key]
@@ -45,17 +27,59 @@ fn strings(value: &toml::Value, key: &str) -> BTreeSet<String> {
         .collect()
 }
 
-#[test]
-fn inventory_fixture_classification_matches_expectations() {
-    if !pytest_available() {
-        assert!(std::env::var_os("CI").is_none(), "python3 with pytest is required in CI");
-        eprintln!("skipped: python3 with pytest is not available");
-        return;
+/// `carve-expected.toml` of the fixture at `root`, after checking that the comments on its
+/// definitions say the same: every `extracted` of a feature is `carve[feature]: extracted`
+/// on that definition, every `remained` one `carve[feature]: remained(<its reasons>)`, and
+/// no comment says more.
+fn expectations_checked_against_comments(root: &Path, index: &DefinitionIndex) -> toml::Value {
+    let expected: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root.join("carve-expected.toml")).unwrap()).unwrap();
+    let mut from_toml: BTreeMap<(String, String), String> = BTreeMap::new();
+    for (name, feature) in expected["features"].as_table().expect("[features]") {
+        for id in strings(feature, "extracted") {
+            from_toml.insert((name.clone(), id), "extracted".into());
+        }
+        for id in strings(feature, "remained") {
+            let reasons = feature["reasons"][&id].as_array().unwrap_or_else(|| panic!("{name}: no reasons for {id}"));
+            let reasons: Vec<&str> = reasons.iter().map(|r| r.as_str().expect("a reason")).collect();
+            from_toml.insert((name.clone(), id), format!("remained({})", reasons.join(",")));
+        }
     }
-    let ws = workspace();
+    let from_comments: BTreeMap<(String, String), String> = carve_testutil::annotations(root, index)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|(key, a)| (key, a.status))
+        .collect();
+    let keys: BTreeSet<&(String, String)> = from_toml.keys().chain(from_comments.keys()).collect();
+    let disagree: Vec<String> = keys
+        .into_iter()
+        .filter(|k| from_toml.get(*k) != from_comments.get(*k))
+        .map(|(f, id)| {
+            format!(
+                "{f} {id}: comment says {:?}, toml says {:?}",
+                from_comments.get(&(f.clone(), id.clone())),
+                from_toml.get(&(f.clone(), id.clone()))
+            )
+        })
+        .collect();
+    assert!(disagree.is_empty(), "comments and carve-expected.toml disagree:\n{}", disagree.join("\n"));
+    assert!(from_comments.len() > 100, "only {} annotations", from_comments.len());
+    expected
+}
+
+#[test]
+fn inventory_comments_agree_with_carve_expected() {
+    let root = fixture("python/inventory");
+    let index = DefinitionIndex::build(&root, &IndexOptions::default()).unwrap();
+    expectations_checked_against_comments(&root, &index);
+}
+
+#[needs("python3", "pytest")]
+fn inventory_fixture_classification_matches_expectations() {
+    let ws = workspace_root();
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    copy_dir(&ws.join("fixtures/python/inventory"), &repo);
+    copy_dir(&fixture("python/inventory"), &repo);
     let shim = tmp.path().join("shim");
     copy_dir(&ws.join("shims/python/python/carve_shim"), &shim.join("carve_shim"));
     std::fs::copy(ws.join("shims/python/sitecustomize/sitecustomize.py"), shim.join("sitecustomize.py")).unwrap();
@@ -89,8 +113,7 @@ fn inventory_fixture_classification_matches_expectations() {
     let graph = ObjectGraph::build(&index, &trace);
     assert!(graph.unknown_nodes().is_empty(), "{:?}", graph.unknown_nodes());
 
-    let expected: toml::Value =
-        toml::from_str(&std::fs::read_to_string(repo.join("carve-expected.toml")).unwrap()).unwrap();
+    let expected = expectations_checked_against_comments(&repo, &index);
     let all: BTreeSet<String> = trace.tests.keys().filter(|t| *t != IMPORT_TEST).cloned().collect();
     let features = expected["features"].as_table().expect("[features]");
     assert!(features.len() >= 2);
