@@ -1,7 +1,6 @@
 //! Go index tests: the shapes fixture (snapshot), resolution rules and odd inputs.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use super::*;
@@ -46,76 +45,11 @@ fn src_index(files: &[(&str, &str)]) -> DefinitionIndex {
     to_index(index_sources(&sources))
 }
 
-/// One line per file and per definition: what the index says, compactly.
-fn summary(index: &DefinitionIndex) -> String {
-    let mut out = String::new();
-    for f in index.files.values() {
-        let _ = writeln!(out, "{} module={:?} test={} lines={}", f.path, f.module, f.is_test, f.lines);
-        for i in &f.imports {
-            let alias = i.names.first().and_then(|n| n.alias.clone()).map(|a| format!(" as {a}")).unwrap_or_default();
-            let _ = writeln!(out, "  import {}{alias} -> {:?}", i.module, i.resolved_path);
-        }
-        for m in &f.module_references {
-            let _ = writeln!(out, "  module ref L{} -> {}", m.line, m.target);
-        }
-        for id in &f.definitions {
-            let d = &index.definitions[id];
-            let _ = writeln!(
-                out,
-                "  {} {:?} L{}-{} def_line={}",
-                d.qualname, d.kind, d.span.start_line, d.span.end_line, d.def_line
-            );
-            let _ = writeln!(out, "    sig: {}", d.signature.text.lines().next().unwrap_or(""));
-            if let Some(r) = &d.signature.receiver {
-                let _ = writeln!(out, "    receiver: {r}");
-            }
-            if let Some(t) = &d.signature.type_parameters {
-                let _ = writeln!(out, "    type_parameters: {t}");
-            }
-            if !d.signature.parameters.is_empty() {
-                let ps: Vec<String> = d
-                    .signature
-                    .parameters
-                    .iter()
-                    .map(|p| {
-                        format!(
-                            "{}:{}{}",
-                            p.name,
-                            p.annotation.as_deref().unwrap_or("?"),
-                            if p.kind == crate::index::ParameterKind::VarPositional { "..." } else { "" }
-                        )
-                    })
-                    .collect();
-                let _ = writeln!(out, "    params: {}", ps.join(", "));
-            }
-            if let Some(r) = &d.signature.returns {
-                let _ = writeln!(out, "    returns: {r}");
-            }
-            if let Some(doc) = &d.docstring {
-                let _ = writeln!(out, "    doc: {}", doc.replace('\n', " / "));
-            }
-            if let Some(p) = &d.parent {
-                let _ = writeln!(out, "    parent: {p}");
-            }
-            if d.is_test {
-                let _ = writeln!(out, "    test");
-            }
-            for r in &d.references {
-                let _ = writeln!(out, "    -> {r}");
-            }
-            for l in &d.load_references {
-                let _ = writeln!(out, "    needs {}", l.target);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn shapes_fixture_index() {
     let index = shapes_index();
     assert!(index.skipped.is_empty(), "{:?}", index.skipped);
-    insta::assert_snapshot!("shapes_summary", summary(&index));
+    insta::assert_snapshot!("shapes_summary", carve_testutil::index_summary(&index));
 }
 
 #[test]

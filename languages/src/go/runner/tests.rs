@@ -1,21 +1,12 @@
 //! The `go test` runner on copies of `fixtures/go/runner-cases` (and variants made here).
-//! Skipped with a note when `go` is absent, unless `CI` is set.
+//! Ignored (with the reason) when `go` is absent, unless `CI` is set.
 
 use super::*;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn have_go() -> bool {
-    let ok = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "go is required when CI is set");
-        eprintln!("skipped: `go` is not installed");
-    }
-    ok
-}
-
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/runner-cases")
+    carve_testutil::fixture("go/runner-cases")
 }
 
 /// A copy of the fixture (so variants can break it), a scratch dir and a flaky counter.
@@ -27,7 +18,7 @@ struct Copy {
 impl Copy {
     fn new() -> Copy {
         let root = tempfile::tempdir().unwrap();
-        copy_dir(&fixture(), root.path());
+        carve_testutil::copy_dir(&fixture(), root.path());
         Copy { root, scratch: tempfile::tempdir().unwrap() }
     }
 
@@ -39,19 +30,6 @@ impl Copy {
         r.test_timeout = Duration::from_secs(120);
         r.env.push(("CARVE_FLAKY_COUNTER".into(), self.scratch.path().join("flaky").display().to_string()));
         r
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
     }
 }
 
@@ -78,11 +56,8 @@ fn patterns_are_anchored_escaped_and_per_level() {
     assert_eq!(package_of(&pkgs, "other.org/x/TestAdd"), None);
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn a_whole_run_reports_every_test_and_subtest() {
-    if !have_go() {
-        return;
-    }
     let c = Copy::new();
     let r = run(&c.request(None)).unwrap();
     let s = |id: &str| r.status(&format!("{M}/{id}"));
@@ -109,11 +84,8 @@ fn a_whole_run_reports_every_test_and_subtest() {
     assert!(std::fs::read_dir(c.scratch.path().join("s")).unwrap().next().is_none(), "scratch left behind");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn a_package_that_does_not_build_errors_its_requested_tests() {
-    if !have_go() {
-        return;
-    }
     let c = Copy::new();
     std::fs::write(c.root.path().join("strs/broken.go"), "package strs\n\nfunc broken() int { return \"x\" }\n")
         .unwrap();
@@ -125,11 +97,8 @@ fn a_package_that_does_not_build_errors_its_requested_tests() {
     assert!(r.collection_errors.contains_key(&format!("{M}/strs")));
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn a_hanging_test_is_killed_and_the_rest_still_runs() {
-    if !have_go() {
-        return;
-    }
     let c = Copy::new();
     let wanted = [format!("{M}/TestHang"), format!("{M}/TestNested"), format!("{M}/TestAdd")];
     let mut req = c.request(Some(&wanted.iter().map(String::as_str).collect::<Vec<_>>()));
@@ -145,11 +114,8 @@ fn a_hanging_test_is_killed_and_the_rest_still_runs() {
     assert_eq!(r.status(&wanted[2]), TestStatus::Passed);
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn missing_modules_name_the_setup_command() {
-    if !have_go() {
-        return;
-    }
     let c = Copy::new();
     let uses = "package strs\n\nimport _ \"github.com/nowhere-carve/absent\"\n";
     std::fs::write(c.root.path().join("strs/uses.go"), uses).unwrap();
@@ -162,11 +128,8 @@ fn missing_modules_name_the_setup_command() {
     assert!(text.contains(SETUP), "{text}");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn a_directory_without_go_mod_is_an_error_with_a_hint() {
-    if !have_go() {
-        return;
-    }
     let root = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("x_test.go"), "package x\n").unwrap();
@@ -176,11 +139,8 @@ fn a_directory_without_go_mod_is_an_error_with_a_hint() {
     assert!(text.contains("go.mod"), "{text}");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn a_test_main_that_exits_early_errors_its_packages_tests() {
-    if !have_go() {
-        return;
-    }
     let c = Copy::new();
     let main = "package strs\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\n\
                 func TestMain(m *testing.M) {\n\tfmt.Println(\"setup exploded\")\n\tos.Exit(3)\n}\n";

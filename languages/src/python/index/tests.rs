@@ -3,7 +3,6 @@
 //! property setters, async, positional-only/keyword-only parameters, nested functions and
 //! classes, conditional redefinitions, test files).
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{index_source, index_sources};
@@ -32,62 +31,11 @@ fn loads(index: &DefinitionIndex, id: &str) -> Vec<(String, LoadRole)> {
     def(index, id).load_references.iter().map(|LoadReference { target, role }| (target.clone(), *role)).collect()
 }
 
-/// A compact, reviewable rendering of an index (the JSON snapshot has every field).
-fn summary(index: &DefinitionIndex) -> String {
-    let mut out = String::new();
-    for (path, f) in &index.files {
-        let _ = writeln!(out, "file {path} module={:?} test={} lines={}", f.module, f.is_test, f.lines);
-        for i in &f.imports {
-            let names: Vec<String> = i
-                .names
-                .iter()
-                .map(|n| {
-                    format!(
-                        "{}{} -> {}",
-                        n.name,
-                        n.alias.as_ref().map(|a| format!(" as {a}")).unwrap_or_default(),
-                        n.target.as_deref().unwrap_or("-")
-                    )
-                })
-                .collect();
-            let level = if i.module_level { "" } else { " (local)" };
-            let _ = writeln!(
-                out,
-                "  import {} => {}{level} [{}]",
-                i.module,
-                i.resolved_path.as_deref().unwrap_or("-"),
-                names.join(", ")
-            );
-        }
-        for r in &f.module_references {
-            let _ = writeln!(out, "  module uses {} (line {})", r.target, r.line);
-        }
-        for e in &f.exported {
-            let _ = writeln!(out, "  exports {e}");
-        }
-    }
-    for (id, d) in &index.definitions {
-        let _ = writeln!(
-            out,
-            "{id} [{:?}] lines {}-{} def {} test={}",
-            d.kind, d.span.start_line, d.span.end_line, d.def_line, d.is_test
-        );
-        let _ = writeln!(out, "  sig: {}", d.signature.text);
-        for r in &d.references {
-            let _ = writeln!(out, "  uses {r}");
-        }
-        for l in &d.load_references {
-            let _ = writeln!(out, "  needs {} ({:?})", l.target, l.role);
-        }
-    }
-    out
-}
-
 #[test]
 fn sample_index_snapshot() {
     let index = sample();
     assert!(index.skipped.is_empty(), "{:?}", index.skipped);
-    insta::assert_snapshot!("sample_summary", summary(&index));
+    insta::assert_snapshot!("sample_summary", carve_testutil::index_summary(&index));
     insta::assert_json_snapshot!("sample_index", index);
 }
 

@@ -1,16 +1,8 @@
-//! The pytest runner against real pytest on small projects made here. Skipped (with a note)
+//! The pytest runner against real pytest on small projects made here. Ignored (with the reason)
 //! when `python3` has no pytest.
 
 use super::*;
 use std::collections::BTreeSet;
-
-fn have_pytest() -> bool {
-    let ok = check_pytest(Path::new("python3")).is_ok();
-    if !ok {
-        eprintln!("skipped: python3 with pytest is not available");
-    }
-    ok
-}
 
 struct Project {
     root: tempfile::TempDir,
@@ -139,11 +131,8 @@ fn kinds_project() -> Project {
     ])
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn every_kind_of_outcome_gets_its_status_and_the_tree_is_untouched() {
-    if !have_pytest() {
-        return;
-    }
     let p = kinds_project();
     let before = p.tree();
     let r = run(&p.request(None)).unwrap();
@@ -187,11 +176,8 @@ fn every_kind_of_outcome_gets_its_status_and_the_tree_is_untouched() {
     p.assert_scratch_cleaned();
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn a_selection_reports_exactly_the_requested_ids() {
-    if !have_pytest() {
-        return;
-    }
     let p = kinds_project();
     let req = p.request(Some(&[
         "tests/test_kinds.py::test_pass",
@@ -220,11 +206,8 @@ fn a_selection_reports_exactly_the_requested_ids() {
     p.assert_scratch_cleaned();
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn collect_lists_ids_without_running_them() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[(
         "tests/test_a.py",
         "import pathlib\n\ndef test_one():\n    pathlib.Path('ran').write_text('x')\n\nclass TestK:\n    def test_two(self):\n        pass\n",
@@ -237,11 +220,8 @@ fn collect_lists_ids_without_running_them() {
     assert_eq!(c.ids, BTreeSet::from(["tests/test_a.py::TestK::test_two".to_string()]));
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn a_hung_test_is_killed_with_its_group_and_the_rest_still_run() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[(
         "tests/test_hang.py",
         r#"
@@ -287,11 +267,8 @@ def test_c():
     assert_eq!(p.tree(), before);
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn the_run_deadline_kills_even_a_test_that_ignores_sigterm() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[(
         "tests/test_slow.py",
         "import signal, time\n\ndef test_a():\n    pass\n\ndef test_b_stubborn():\n    \
@@ -310,11 +287,8 @@ fn the_run_deadline_kills_even_a_test_that_ignores_sigterm() {
     assert_eq!((r.processes, r.exit_code), (1, None));
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn a_test_that_kills_its_process_is_an_error_and_the_rest_still_run() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[(
         "tests/test_crash.py",
         "import os\n\ndef test_a():\n    pass\n\ndef test_b_exits():\n    os._exit(3)\n\ndef test_c():\n    assert False\n",
@@ -336,11 +310,8 @@ fn a_test_that_kills_its_process_is_an_error_and_the_rest_still_run() {
     assert_eq!(p.tree(), before);
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn collection_errors_are_per_file() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[
         ("tests/test_broken.py", "import not_a_module_anywhere\n\ndef test_x():\n    pass\n"),
         ("tests/test_ok.py", "def test_ok():\n    pass\n"),
@@ -356,11 +327,8 @@ fn collection_errors_are_per_file() {
     assert_eq!(r.status("tests/test_ok.py::test_ok"), TestStatus::Passed);
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn a_broken_conftest_is_an_error_with_the_output_tail() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[
         ("conftest.py", "import missing_dependency_xyz\n"),
         ("tests/test_ok.py", "def test_ok():\n    pass\n"),
@@ -373,11 +341,8 @@ fn a_broken_conftest_is_an_error_with_the_output_tail() {
     p.assert_scratch_cleaned();
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn extras_reach_the_test_process() {
-    if !have_pytest() {
-        return;
-    }
     // What the traced run does: a plugin from a private directory, loaded with `-p`, plus
     // environment variables; the project's own PYTHONPATH entries are kept after ours.
     let plugins = tempfile::tempdir().unwrap();
@@ -406,11 +371,8 @@ fn extras_reach_the_test_process() {
     );
 }
 
-#[test]
+#[carve_testutil::needs("pytest")]
 fn set_up_problems_say_what_to_do() {
-    if !have_pytest() {
-        return;
-    }
     let p = Project::new(&[("tests/test_ok.py", "def test_ok():\n    pass\n")]);
     // An interpreter without site-packages has no pytest.
     let bin = tempfile::tempdir().unwrap();

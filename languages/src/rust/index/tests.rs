@@ -19,35 +19,11 @@ fn sources(files: &[(&str, &str)]) -> DefinitionIndex {
     DefinitionIndex::from_sources(&s)
 }
 
-/// id → (kind, parent, is_test, references), compact enough to review.
-fn summary(index: &DefinitionIndex) -> BTreeMap<String, String> {
-    index
-        .definitions
-        .values()
-        .map(|d| {
-            let mut line = format!("{:?}", d.kind);
-            if let Some(p) = &d.parent {
-                line.push_str(&format!(" parent={p}"));
-            }
-            if d.is_test {
-                line.push_str(" test");
-            }
-            if !d.references.is_empty() {
-                line.push_str(&format!(" refs=[{}]", d.references.join(", ")));
-            }
-            for l in &d.load_references {
-                line.push_str(&format!(" load={}", l.target));
-            }
-            (d.id.clone(), line)
-        })
-        .collect()
-}
-
 #[test]
 fn fixture_index_summary() {
     let index = fixture_index();
     assert!(index.skipped.is_empty(), "{:?}", index.skipped);
-    insta::assert_yaml_snapshot!(summary(&index));
+    insta::assert_snapshot!(carve_testutil::index_summary(&index));
 }
 
 /// What the contract is built from: full signatures with generics, lifetimes, where

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/runner-cases")
+    carve_testutil::fixture("rust/runner-cases")
 }
 
 struct Copy {
@@ -17,7 +17,7 @@ struct Copy {
 impl Copy {
     fn new() -> Copy {
         let root = tempfile::tempdir().unwrap();
-        copy_dir(&fixture(), root.path());
+        carve_testutil::copy_dir(&fixture(), root.path());
         Copy { root, scratch: tempfile::tempdir().unwrap() }
     }
 
@@ -30,22 +30,6 @@ impl Copy {
         r.env.push(("CARVE_FLAKY_COUNTER".into(), self.scratch.path().join("flaky").display().to_string()));
         r.env.push(("RUST_BACKTRACE".into(), "0".into()));
         r
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() == "target" {
-                continue;
-            }
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
     }
 }
 
@@ -194,19 +178,8 @@ fn a_missing_lock_file_names_the_setup_command() {
     assert!(!c.root.path().join("Cargo.lock").exists(), "cargo wrote Cargo.lock into the tree");
 }
 
-fn have_nextest() -> bool {
-    let ok = Command::new("cargo").args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: cargo-nextest is not installed (optional)");
-    }
-    ok
-}
-
-#[test]
+#[carve_testutil::needs("cargo-nextest")]
 fn nextest_reports_what_cargo_test_reports() {
-    if !have_nextest() {
-        return;
-    }
     let c = Copy::new();
     let mut req = c.request(None);
     req.command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: true, nextest: true };

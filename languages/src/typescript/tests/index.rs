@@ -3,61 +3,11 @@
 use super::*;
 use crate::index::DefinitionKind;
 
-fn summary(index: &DefinitionIndex) -> String {
-    let mut out = String::new();
-    for f in index.files.values() {
-        out.push_str(&format!("== {}{}\n", f.path, if f.is_test { " (test)" } else { "" }));
-        for id in &f.definitions {
-            let d = &index.definitions[id];
-            let depth = d.qualname.matches('.').count();
-            let first = d.signature.text.lines().next().unwrap_or("");
-            out.push_str(&format!(
-                "{}{:?} {} @{} | {}\n",
-                "  ".repeat(depth + 1),
-                d.kind,
-                d.qualname,
-                d.def_line,
-                first
-            ));
-            for r in &d.references {
-                out.push_str(&format!("{}  -> {r}\n", "  ".repeat(depth + 1)));
-            }
-            for l in &d.load_references {
-                out.push_str(&format!("{}  => {} ({:?})\n", "  ".repeat(depth + 1), l.target, l.role));
-            }
-        }
-        for i in &f.imports {
-            let names: Vec<String> = i
-                .names
-                .iter()
-                .map(|n| {
-                    format!(
-                        "{}{}={}",
-                        n.name,
-                        n.alias.as_ref().map(|a| format!(" as {a}")).unwrap_or_default(),
-                        n.target.as_deref().unwrap_or("-")
-                    )
-                })
-                .collect();
-            out.push_str(&format!(
-                "  import {} ({}) [{}]\n",
-                i.module,
-                i.resolved_path.as_deref().unwrap_or("-"),
-                names.join(", ")
-            ));
-        }
-        for m in &f.module_references {
-            out.push_str(&format!("  module ref L{} -> {}\n", m.line, m.target));
-        }
-    }
-    out
-}
-
 #[test]
 fn fixture_index_snapshot() {
     let index = fixture_index();
     assert!(index.skipped.is_empty(), "{:?}", index.skipped);
-    insta::assert_snapshot!("ledger_summary", summary(&index));
+    insta::assert_snapshot!("ledger_summary", carve_testutil::index_summary(&index));
     let money: Vec<&crate::index::Definition> =
         index.definitions.values().filter(|d| d.path == "src/money/money.ts").collect();
     insta::assert_json_snapshot!("ledger_money_definitions", money);

@@ -138,17 +138,3 @@ pub(super) fn mask_all(
 pub(super) fn set(ids: &[&str]) -> BTreeSet<NodeId> {
     ids.iter().map(|s| s.to_string()).collect()
 }
-
-/// Whether the fixture's node_modules are installed; when not, say why the caller skips
-/// (and fail under CI, where `.ci/run` installs them).
-pub(super) fn node_modules_or_skip(test: &str) -> bool {
-    let present = fixture_root().join("node_modules/.bin/tsc").exists();
-    if !present {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: fixtures/typescript/ledger/node_modules is missing; run `npm ci --prefix fixtures/typescript/ledger`"
-        );
-        eprintln!("skipping {test}: run `npm ci --prefix fixtures/typescript/ledger` to type-check masked output");
-    }
-    present
-}

@@ -31,11 +31,8 @@ fn type_check(what: &str, masked: &[(String, String)]) -> Result<(), String> {
     crate::typescript::build::build_check_with(dir.path(), Some(&fixture_root())).map_err(|e| format!("{what}: {e}"))
 }
 
-#[test]
+#[carve_testutil::needs("fixtures/typescript/ledger/node_modules/.bin/tsc")]
 fn masked_fixture_type_checks() {
-    if !node_modules_or_skip("masked_fixture_type_checks") {
-        return;
-    }
     let sources = fixture_sources();
     let index = fixture_index();
     type_check("the unmasked fixture", &[]).expect("the fixture itself type-checks");
@@ -54,11 +51,8 @@ fn masked_fixture_type_checks() {
     assert!(failures.is_empty(), "masked fixtures that do not type-check:\n{}", failures.join("\n\n"));
 }
 
-#[test]
+#[carve_testutil::needs("fixtures/typescript/ledger/node_modules/.bin/tsc")]
 fn build_check_reports_tsc_output() {
-    if !node_modules_or_skip("build_check_reports_tsc_output") {
-        return;
-    }
     let broken = vec![("src/util/collections.ts".to_string(), "export const x: number = \"text\";\n".to_string())];
     let err = type_check("broken", &broken).expect_err("a type error is reported");
     assert!(err.contains("src/util/collections.ts") && err.contains("TS2322"), "{err}");
