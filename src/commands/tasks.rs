@@ -10,7 +10,7 @@ use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
 use crate::pipeline::baseline::Baseline;
 use crate::pipeline::classify::{self, Feature, audit_report, classify_feature, slug_for};
-use crate::pipeline::emit::{Rejected, Task, instance_id, instance_json, write_dataset, write_task};
+use crate::pipeline::emit::{Rejected, Task, emit_task, write_dataset};
 use crate::pipeline::extract::{self, removal_of_tests};
 use crate::pipeline::validate::{validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
@@ -105,22 +105,8 @@ fn feature_tasks(
     }
     let audit = audit_report(feature);
     if levels.contains(&1) {
-        let id = instance_id(session, feature, 1);
-        let ps = extract::statement(session, &ext, &feature.f2p, 1);
-        let inst = instance_json(session, feature, &ext, 1, &id, &ps, &ext.gold_patch, &ext.test_patch, trace_digest);
-        let (gold_patch, test_patch) = (&ext.gold_patch, &ext.test_patch);
-        let task = Task {
-            id: &id,
-            instance: &inst,
-            statement: &ps,
-            extraction: &ext,
-            gold_patch,
-            test_patch,
-            validation: &v1,
-            audit: &audit,
-        };
-        write_task(session, &task)?;
-        ok.push((id, inst));
+        let task = Task { level: 1, gold_patch: &ext.gold_patch, test_patch: &ext.test_patch, validation: &v1 };
+        ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest)?);
     }
     if levels.contains(&2) && !ext.contract.level2_supported() {
         bad.push(Rejected {
@@ -136,22 +122,8 @@ fn feature_tasks(
             for s in v2.states {
                 v.push(s);
             }
-            let id = instance_id(session, feature, 2);
-            let ps = extract::statement(session, &ext, &feature.f2p, 2);
-            let inst = instance_json(session, feature, &ext, 2, &id, &ps, &l2.gold_patch, &l2.test_patch, trace_digest);
-            let (gold_patch, test_patch) = (&l2.gold_patch, &l2.test_patch);
-            let task = Task {
-                id: &id,
-                instance: &inst,
-                statement: &ps,
-                extraction: &ext,
-                gold_patch,
-                test_patch,
-                validation: &v,
-                audit: &audit,
-            };
-            write_task(session, &task)?;
-            ok.push((id, inst));
+            let task = Task { level: 2, gold_patch: &l2.gold_patch, test_patch: &l2.test_patch, validation: &v };
+            ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest)?);
         } else {
             bad.push(Rejected {
                 feature: feature.slug.clone(),

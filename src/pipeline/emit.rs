@@ -130,34 +130,43 @@ pub fn pretty(v: &impl serde::Serialize) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// The files of one task bundle.
+/// One task of a feature at one level: its patches and its validation.
 pub struct Task<'a> {
-    pub id: &'a str,
-    pub instance: &'a Value,
-    pub statement: &'a str,
-    pub extraction: &'a Extraction,
+    pub level: u8,
     pub gold_patch: &'a str,
     pub test_patch: &'a str,
     pub validation: &'a Validation,
-    pub audit: &'a Value,
 }
 
-/// Write the bundle of one task under `<out>/<instance_id>/`.
-pub fn write_task(session: &Session, task: &Task<'_>) -> Result<PathBuf> {
+/// Write the bundle of one task under `<out>/<instance_id>/`; returns its instance id and
+/// `instance.json`.
+pub fn emit_task(
+    session: &Session,
+    feature: &Feature,
+    ext: &Extraction,
+    task: &Task<'_>,
+    audit: &Value,
+    trace_digest: &str,
+) -> Result<(String, Value)> {
+    let id = instance_id(session, feature, task.level);
+    let statement = super::extract::statement(session, ext, &feature.f2p, task.level);
+    let (gold, test) = (task.gold_patch, task.test_patch);
+    let inst = instance_json(session, feature, ext, task.level, &id, &statement, gold, test, trace_digest);
     write_bundle(
         &session.out,
-        task.id,
+        &id,
         &[
-            ("instance.json", pretty(task.instance)),
-            ("problem_statement.md", task.statement.as_bytes().to_vec()),
-            ("contract.json", pretty(&task.extraction.contract)),
-            ("gold.patch", task.gold_patch.as_bytes().to_vec()),
-            ("test.patch", task.test_patch.as_bytes().to_vec()),
-            ("mask.patch", task.extraction.mask_patch.as_bytes().to_vec()),
+            ("instance.json", pretty(&inst)),
+            ("problem_statement.md", statement.into_bytes()),
+            ("contract.json", pretty(&ext.contract)),
+            ("gold.patch", gold.as_bytes().to_vec()),
+            ("test.patch", test.as_bytes().to_vec()),
+            ("mask.patch", ext.mask_patch.as_bytes().to_vec()),
             ("validation.json", pretty(task.validation)),
-            ("audit.json", pretty(task.audit)),
+            ("audit.json", pretty(audit)),
         ],
-    )
+    )?;
+    Ok((id, inst))
 }
 
 /// `<out>/tasks.jsonl`: one instance per line, sorted by instance id.
