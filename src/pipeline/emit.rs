@@ -40,17 +40,16 @@ pub fn instance_id(session: &Session, feature: &Feature, level: u8) -> String {
 }
 
 /// The FeatureBench-style size fields and carve's own, shared by both levels.
-pub fn instance_json(
+fn instance_json(
     session: &Session,
     feature: &Feature,
     ext: &Extraction,
-    level: u8,
+    task: &Task<'_>,
     instance_id: &str,
     problem_statement: &str,
-    patch: &str,
-    test_patch: &str,
     trace_digest: &str,
 ) -> Value {
+    let (level, patch, test_patch) = (task.level, task.gold_patch, task.test_patch);
     let id = &session.identity;
     let stats = &ext.outcome.stats;
     // FeatureBench's top objects: extracted definitions whose parent stays (or that have none).
@@ -151,7 +150,7 @@ pub fn emit_task(
     let id = instance_id(session, feature, task.level);
     let statement = super::extract::statement(session, ext, &feature.f2p, task.level);
     let (gold, test) = (task.gold_patch, task.test_patch);
-    let inst = instance_json(session, feature, ext, task.level, &id, &statement, gold, test, trace_digest);
+    let inst = instance_json(session, feature, ext, task, &id, &statement, trace_digest);
     write_bundle(
         &session.out,
         &id,

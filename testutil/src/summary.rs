@@ -84,7 +84,7 @@ fn definition(out: &mut String, d: &Value) {
         let _ = writeln!(out, "{pad}  params: {}", params.join(", "));
     }
     for key in ["decorators", "bases"] {
-        let items: Vec<&str> = list(&sig[key]).iter().map(|v| str_of(v)).collect();
+        let items: Vec<&str> = list(&sig[key]).iter().map(str_of).collect();
         if !items.is_empty() {
             let _ = writeln!(out, "{pad}  {key}: {}", items.join(", "));
         }
