@@ -255,11 +255,12 @@ fn extract_cmd(
     let languages: BTreeSet<carve_languages::Language> =
         ext.outcome.changed_files.iter().filter_map(|p| session.index.files.get(p).map(|f| f.language)).collect();
     for lang in languages {
-        session.progress.step(format!("extract: {}", carve_languages::build::build_check_name(lang)));
-        if let Err(report) = carve_languages::build::build_check(lang, &ext.masked) {
+        let check = carve_languages::support(lang);
+        session.progress.step(format!("extract: {}", check.build_check_name()));
+        if let Err(report) = check.build_check(&ext.masked) {
             bail!(
                 "the masked {lang} project does not build ({}) in {}:\n{report}",
-                carve_languages::build::build_check_name(lang),
+                check.build_check_name(),
                 ext.masked.display()
             );
         }

@@ -64,7 +64,7 @@ impl Config {
     /// Detect the configuration from the repository's own files. Never guesses silently:
     /// each decision is recorded in `detected`, and what cannot be detected is an error.
     pub fn detect(repo: &Path) -> Result<Config> {
-        let found = carve_languages::runner::detect(repo);
+        let found = carve_languages::detect(repo);
         let Some(first) = found.first() else {
             bail!(
                 "could not detect the language or test runner of {}: no pyproject.toml/setup.cfg/tox.ini/pytest.ini or \

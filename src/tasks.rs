@@ -242,9 +242,9 @@ fn level2(session: &Session, feature: &Feature, ext: &Extraction, threshold: f64
     let test_patch = carve_extractor::unified_diff(&ext.masked, &with_tests, &test_files)?;
     let agent = dir.join("l2-agent");
     std::fs::create_dir_all(agent.join("before"))?;
-    let reference = level2::reference_agent_code(&ext.contract);
-    workspace::write_atomic(&agent.join("after/agent_code/__init__.py"), reference.as_bytes())?;
-    let agent_files: BTreeSet<String> = ["agent_code/__init__.py".to_string()].into();
+    let reference = level2::reference_package(&ext.contract, "agent_code")?;
+    workspace::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
+    let agent_files: BTreeSet<String> = [reference.path.clone()].into();
     let agent_patch = carve_extractor::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
     let gold_patch = format!("{}{}", ext.gold_patch, agent_patch);
 
@@ -262,7 +262,8 @@ fn level2(session: &Session, feature: &Feature, ext: &Extraction, threshold: f64
     )?);
     let empty_state = dir.join("state-l2-empty");
     prepare_state(&ext.masked, &empty_state, &[("test", &test_patch)])?;
-    workspace::write_atomic(&empty_state.join("agent_code/__init__.py"), level2::empty_agent_code().as_bytes())?;
+    let empty = level2::empty_package(ext.contract.language, "agent_code")?;
+    workspace::write_atomic(&empty_state.join(&empty.path), empty.text.as_bytes())?;
     v.push(run_state(
         session,
         "level2-empty",
@@ -343,10 +344,8 @@ pub fn validate_bundle(
         v.push(run_state(&session, "level2-reference", &r, &f2p, true, threshold, &dir.join("run-l2r"))?);
         let e = dir.join("state-l2-empty");
         prepare_state(&masked, &e, &[("test", &test)])?;
-        workspace::write_atomic(
-            &e.join("agent_code/__init__.py"),
-            carve_extractor::level2::empty_agent_code().as_bytes(),
-        )?;
+        let empty = carve_extractor::level2::empty_package(session.config.language, "agent_code")?;
+        workspace::write_atomic(&e.join(&empty.path), empty.text.as_bytes())?;
         v.push(run_state(&session, "level2-empty", &e, &f2p, false, threshold, &dir.join("run-l2e"))?);
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -66,12 +66,7 @@ pub fn extract(
         std::fs::remove_dir_all(&masked)?;
     }
     let plan = MaskPlan { extracted: extracted.clone(), remove_test_files: test_files.clone(), remove_tests: tests };
-    let python = match &session.config.test {
-        carve_languages::runner::TestCommand::Pytest { python, .. } => Some(python.clone()),
-        #[allow(unreachable_patterns)]
-        _ => None,
-    };
-    let options = MaskOptions { python };
+    let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
     let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
         .context("failed to write the masked state")?;
     // Tests and build checks of the masked state need the installed dependencies too.
@@ -181,7 +176,7 @@ pub fn instance_json(
         .f2p
         .iter()
         .chain(&feature.p2p)
-        .filter_map(|t| match carve_languages::runner::harness_id(&session.config.test, t) {
+        .filter_map(|t| match carve_languages::harness_id(&session.config.test, t) {
             Some(h) if &h == t => None,
             Some(h) => Some((t.clone(), Value::String(h))),
             None => Some((t.clone(), Value::Null)),

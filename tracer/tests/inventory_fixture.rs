@@ -11,7 +11,7 @@ use std::process::Command;
 
 use carve_languages::DefinitionIndex;
 use carve_languages::index::IndexOptions;
-use carve_tracer::{IMPORT_TEST, ObjectGraph, ProbeMap, Trace, classify};
+use carve_tracer::{IMPORT_TEST, ObjectGraph, Trace, classify};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tracer/ has a parent").to_path_buf()
@@ -64,7 +64,7 @@ fn inventory_fixture_classification_matches_expectations() {
 
     let index = DefinitionIndex::build(&repo, &IndexOptions::default()).unwrap();
     let map = tmp.path().join("probe-map.json");
-    ProbeMap::from_index(&index, &repo).write(&map).unwrap();
+    carve_languages::python::trace::probe_map(&index, &repo).write(&map).unwrap();
     let out = Command::new("python3")
         .args(["-m", "pytest", "-p", "carve_shim.plugin", "-q"])
         .current_dir(&repo)

@@ -146,7 +146,7 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     })?;
     let root = tree.root_node();
     if root.has_error() {
-        let (line, message) = crate::edit::parse_errors(crate::Language::Rust, src)
+        let (line, message) = crate::syntax::parse_errors_with("rust", tree_sitter_rust::LANGUAGE.into(), src)
             .into_iter()
             .next()
             .unwrap_or((1, "syntax error".to_string()));
