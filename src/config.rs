@@ -96,14 +96,10 @@ impl Config {
 
     /// Override the interpreter (`--python`) of a Python configuration.
     pub fn set_python(&mut self, python: &Path) -> Result<()> {
-        match &mut self.test {
-            TestCommand::Pytest { python: p, .. } => {
-                *p = python.to_path_buf();
-                Ok(())
-            }
-            #[allow(unreachable_patterns)]
-            other => bail!("--python applies to pytest projects; this one runs {}", other.runner_name()),
+        if !self.test.set_interpreter(python) {
+            bail!("--python applies to runners that take an interpreter; this one runs {}", self.test.runner_name());
         }
+        Ok(())
     }
 }
 

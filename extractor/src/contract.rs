@@ -121,35 +121,10 @@ impl Contract {
     }
 }
 
-/// Decorators a from-scratch solution can write without the original project.
-fn builtin_decorator(d: &str) -> bool {
-    let head = d.split('(').next().unwrap_or(d).trim();
-    matches!(
-        head,
-        "staticmethod"
-            | "classmethod"
-            | "property"
-            | "abstractmethod"
-            | "abc.abstractmethod"
-            | "dataclass"
-            | "dataclasses.dataclass"
-            | "functools.cache"
-            | "functools.lru_cache"
-            | "functools.cached_property"
-            | "cached_property"
-            | "contextmanager"
-            | "contextlib.contextmanager"
-            | "overload"
-            | "typing.overload"
-    ) || head.ends_with(".setter")
-        || head.ends_with(".getter")
-        || head.ends_with(".deleter")
-}
-
 fn retarget(o: &mut ContractObject, l2: &dyn Level2Packaging, package: &str) {
     let top = o.access.split('.').next().unwrap_or(&o.access).to_string();
     o.import_path = Some(l2.import_line(package, &top));
-    o.signature.decorators.retain(|d| builtin_decorator(d));
+    o.signature.decorators.retain(|d| l2.keeps_decorator(d));
     for m in &mut o.members {
         retarget(m, l2, package);
     }

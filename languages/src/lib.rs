@@ -1,14 +1,27 @@
 //! Everything carve knows about particular languages, and nothing else does.
 //!
-//! This crate owns the tree-sitter grammars and their queries (`queries/<lang>/*.scm`),
-//! the [`DefinitionIndex`] of a repository (every function, method, class … with a stable
-//! node id), the language-specific source edits used to mask a feature (see [`edit`]),
-//! and the test-runner adapters that run a project's own tests and report one status per
-//! test id (see [`runner`]). The other crates are grammar-free: they work on node ids,
-//! spans and edits as plain data.
+//! This crate owns the tree-sitter grammars and their queries (`queries/<lang>/*.scm`), the
+//! [`DefinitionIndex`] of a repository (every function, method, class … with a stable node
+//! id), the source edits that mask a feature, the test-runner adapters that run a project's
+//! own tests and report one status per test id, the build checks, and the tracing shims.
+//! The other crates are grammar-free: they work on node ids, spans and edits as plain data,
+//! and reach a language only through [`support`].
 //!
-//! Adding a language: add a variant to [`Language`], its grammar behind a Cargo feature,
-//! its queries under `queries/<lang>/`, an indexer module, an edit module and a runner.
+//! - **The interface**: [`LanguageSupport`], implemented once per language folder
+//!   ([`python`], [`typescript`] — which serves JavaScript too —, [`go`], [`rust`]), and the
+//!   registry [`support`], the only `match` on [`Language`] that dispatches (ast-grep's
+//!   `Language` + `SupportLang`). Convenience functions over it: [`detect`], [`run_tests`],
+//!   [`collect_tests`], [`harness_id`], [`test_definitions`], [`mask_file`],
+//!   [`parse_errors`], and [`DefinitionIndex::build`] / [`DefinitionIndex::from_sources`].
+//! - **Shared models** (they import no language module): [`index`] (the index model),
+//!   [`edit`] (edits as data, applied in one pass), [`runner`] (requests, outcomes, test
+//!   commands, the process supervision and reruns every runner uses), [`build`] (the one
+//!   build-check error), [`trace`] ([`trace::TraceShim`], the trace-mode type, the probe
+//!   map), [`syntax`] (contract syntax as data, shared tree-sitter helpers), [`walk`].
+//!
+//! Adding a language: `docs/adding-a-language.md` (a variant of [`Language`], one folder
+//! with `index/`, `edit/`, `runner/`, `build.rs`, `detect.rs`, `trace/`, one registry line,
+//! fixtures).
 
 // Shared models: they import no language module.
 pub mod build;
@@ -19,8 +32,9 @@ pub mod syntax;
 pub mod trace;
 pub mod walk;
 
-// The interface and its registry.
-mod support;
+// The interface (language-free) and its registry (the only dispatch over the languages).
+pub mod interface;
+mod registry;
 
 // The languages.
 pub mod go;
@@ -31,9 +45,10 @@ pub mod typescript;
 
 pub use edit::Edit;
 pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId, Span};
-pub use support::{
-    LanguageSupport, Level2Packaging, Masking, collect_tests, detect, families, for_command, harness_id, is_test_path,
-    mask_file, named_in_file, parse_errors, run_tests, support, test_definitions,
+pub use interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, named_in_file};
+pub use registry::{
+    collect_tests, detect, families, for_command, harness_id, is_test_path, mask_file, parse_errors, run_tests,
+    support, test_definitions,
 };
 
 use std::path::Path;

@@ -6,13 +6,16 @@
 //! process supervision every runner shares (own process group, output to files, a watchdog
 //! that kills the whole group when the run or one test hangs — see `process`) and the rerun
 //! logic that keeps one hung or crashing test from costing the rest of the suite (see
-//! `attempts`). Each language adapter (today [`crate::python::runner`] for pytest) only
-//! builds the command line and reads its runner's progress.
+//! `attempts`), and the id syntax shared by every runner ([`test_parts`], [`is_ancestor`]).
+//! Language-free: each language's adapter (`<lang>/runner.rs`) only builds the command line
+//! and reads its runner's progress; `crate::run_tests` reaches it through the registry.
 //!
-//! Adding a runner (Go, Rust, TypeScript): add a [`TestCommand`] variant, implement one
-//! *attempt* (spawn through `process::supervise` with a `process::Progress` reader for the
-//! runner's machine-readable output, return an `attempts::Attempt`), and dispatch to it in
-//! [`run`] and [`collect`]. Reruns, missing ids, timeouts and crash handling come for free.
+//! Adding a runner: add a [`TestCommand`] variant (and its arms in
+//! [`TestCommand::language`] …), implement one *attempt* in the language's `runner.rs`
+//! (spawn through `process::supervise` with a `process::Progress` reader for the runner's
+//! machine-readable output, return an `attempts::Attempt`), and return it from the
+//! language's `LanguageSupport::run_tests`/`collect_tests`. Reruns, missing ids, timeouts
+//! and crash handling come for free.
 //!
 //! The files a runner writes go to a fresh directory under [`RunRequest::scratch`], never
 //! into [`RunRequest::root`]; it is removed when the run ends.
@@ -26,8 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A test's stable id as carve names it: pytest `path::Class::test[param]` relative to the
-/// tree root (see `docs/trace-format.md` and the design's "Test ids").
+/// A test's stable id as its runner names it: pytest `path::Class::test[param]` relative to
+/// the tree root, `importpath/TestX/sub`, `target::module::test`, `path > describe > test`
+/// (see `docs/trace-format.md` and the design's "Test ids").
 pub type TestId = String;
 
 /// What happened to one test.
@@ -224,6 +228,21 @@ impl TestCommand {
             | TestCommand::Vitest { .. }
             | TestCommand::Jest { .. }
             | TestCommand::NodeTest { .. } => None,
+        }
+    }
+
+    /// Replace the interpreter (`--python`); `false` when the command takes none.
+    pub fn set_interpreter(&mut self, interpreter: &Path) -> bool {
+        match self {
+            TestCommand::Pytest { python, .. } => {
+                *python = interpreter.to_path_buf();
+                true
+            }
+            TestCommand::GoTest { .. }
+            | TestCommand::Cargo { .. }
+            | TestCommand::Vitest { .. }
+            | TestCommand::Jest { .. }
+            | TestCommand::NodeTest { .. } => false,
         }
     }
 

@@ -61,7 +61,7 @@ fn similar_hint(similar: &[TestId]) -> String {
 
 /// The repository-relative file of a test id (`path::Class::test[param]` -> `path`).
 fn test_file(test: &str) -> &str {
-    test.split("::").next().unwrap_or(test)
+    carve_languages::runner::test_file(test)
 }
 
 fn is_test_def(index: &DefinitionIndex, def: &Definition) -> bool {

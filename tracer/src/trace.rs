@@ -39,7 +39,7 @@ pub enum TraceError {
     UnsupportedVersion { path: PathBuf, found: u64, supported: u32 },
     #[error(
         "no trace files (*.jsonl) in {dir}: the shim did not run; check that the test command \
-         loads the carve pytest plugin and that CARVE_TRACE_DIR reaches the test processes"
+         loads carve's shim (TraceSetup's arguments) and that CARVE_TRACE_DIR reaches the test processes"
     )]
     NoTraceFiles { dir: PathBuf },
 }

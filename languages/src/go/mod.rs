@@ -17,8 +17,8 @@ use crate::Language;
 use crate::build::BuildCheckError;
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
-use crate::support::{LanguageSupport, Level2Packaging, Masking};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
 };
@@ -51,18 +51,17 @@ impl Masking for GoMask<'_> {
     }
 }
 
+static FACTS: LanguageFacts = LanguageFacts {
+    language: Language::Go,
+    family: &[Language::Go],
+    name: "go",
+    extensions: &["go"],
+    build_check: "go build ./... && go vet ./...",
+};
+
 impl LanguageSupport for Go {
-    fn language(&self) -> Language {
-        Language::Go
-    }
-    fn family(&self) -> &'static [Language] {
-        &[Language::Go]
-    }
-    fn name(&self) -> &'static str {
-        "go"
-    }
-    fn extensions(&self) -> &'static [&'static str] {
-        &["go"]
+    fn facts(&self) -> &'static LanguageFacts {
+        &FACTS
     }
     fn grammar(&self) -> tree_sitter::Language {
         tree_sitter_go::LANGUAGE.into()
@@ -93,9 +92,6 @@ impl LanguageSupport for Go {
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
-    }
-    fn build_check_name(&self) -> &'static str {
-        "go build ./... && go vet ./..."
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

@@ -17,8 +17,8 @@ use crate::Language;
 use crate::build::BuildCheckError;
 use crate::edit::{Edit, MaskError, MaskedCheck};
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
-use crate::support::{LanguageSupport, Level2Packaging, Masking, sources_of};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
 };
@@ -51,18 +51,17 @@ impl Masking for PythonMask<'_> {
     }
 }
 
+static FACTS: LanguageFacts = LanguageFacts {
+    language: Language::Python,
+    family: &[Language::Python],
+    name: "python",
+    extensions: &["py"],
+    build_check: "python -m py_compile",
+};
+
 impl LanguageSupport for Python {
-    fn language(&self) -> Language {
-        Language::Python
-    }
-    fn family(&self) -> &'static [Language] {
-        &[Language::Python]
-    }
-    fn name(&self) -> &'static str {
-        "python"
-    }
-    fn extensions(&self) -> &'static [&'static str] {
-        &["py"]
+    fn facts(&self) -> &'static LanguageFacts {
+        &FACTS
     }
     fn grammar(&self) -> tree_sitter::Language {
         tree_sitter_python::LANGUAGE.into()
@@ -74,7 +73,7 @@ impl LanguageSupport for Python {
         index::index_files(root, paths)
     }
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
-        index::index_sources(&sources_of(self.family(), sources))
+        index::index_sources(&sources_of(FACTS.family, sources))
     }
     fn stubs_referenced(&self) -> bool {
         false
@@ -95,9 +94,6 @@ impl LanguageSupport for Python {
     }
     fn build_check(&self, _root: &Path) -> Result<(), BuildCheckError> {
         Ok(())
-    }
-    fn build_check_name(&self) -> &'static str {
-        "python -m py_compile"
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

@@ -17,8 +17,8 @@ use crate::Language;
 use crate::build::BuildCheckError;
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
-use crate::support::{LanguageSupport, Level2Packaging, Masking};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
 };
@@ -51,18 +51,17 @@ impl Masking for RustMask<'_> {
     }
 }
 
+static FACTS: LanguageFacts = LanguageFacts {
+    language: Language::Rust,
+    family: &[Language::Rust],
+    name: "rust",
+    extensions: &["rs"],
+    build_check: "cargo check --all-targets",
+};
+
 impl LanguageSupport for Rust {
-    fn language(&self) -> Language {
-        Language::Rust
-    }
-    fn family(&self) -> &'static [Language] {
-        &[Language::Rust]
-    }
-    fn name(&self) -> &'static str {
-        "rust"
-    }
-    fn extensions(&self) -> &'static [&'static str] {
-        &["rs"]
+    fn facts(&self) -> &'static LanguageFacts {
+        &FACTS
     }
     fn grammar(&self) -> tree_sitter::Language {
         tree_sitter_rust::LANGUAGE.into()
@@ -98,9 +97,6 @@ impl LanguageSupport for Rust {
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
-    }
-    fn build_check_name(&self) -> &'static str {
-        "cargo check --all-targets"
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

@@ -14,11 +14,7 @@ pub mod build;
 pub mod detect;
 pub mod edit;
 pub mod index;
-mod link;
-mod parse;
-mod queries;
 pub mod runner;
-mod signature;
 #[cfg(test)]
 mod tests;
 
@@ -32,8 +28,8 @@ use crate::Language;
 use crate::build::BuildCheckError;
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
-use crate::support::{LanguageSupport, Level2Packaging, Masking, sources_of};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
 };
@@ -63,9 +59,7 @@ pub fn is_test_path(rel: &str) -> bool {
 /// TypeScript and JavaScript behind the language interface: one implementation, two
 /// dialects (names, extensions, grammars; only TypeScript is type-checked).
 pub struct Script {
-    language: Language,
-    name: &'static str,
-    extensions: &'static [&'static str],
+    facts: &'static LanguageFacts,
     grammar: fn() -> tree_sitter::Language,
     type_checked: bool,
     syntax: &'static ContractSyntax,
@@ -87,22 +81,32 @@ const fn syntax(fence: &'static str) -> ContractSyntax {
     }
 }
 
+static TS_FACTS: LanguageFacts = LanguageFacts {
+    language: Language::TypeScript,
+    family: FAMILY,
+    name: "typescript",
+    extensions: &["ts", "tsx", "mts", "cts"],
+    build_check: "tsc --noEmit",
+};
+static JS_FACTS: LanguageFacts = LanguageFacts {
+    language: Language::JavaScript,
+    family: FAMILY,
+    name: "javascript",
+    extensions: &["js", "jsx", "mjs", "cjs"],
+    build_check: "none",
+};
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");
 
 impl Script {
     pub const TYPESCRIPT: Script = Script {
-        language: Language::TypeScript,
-        name: "typescript",
-        extensions: &["ts", "tsx", "mts", "cts"],
+        facts: &TS_FACTS,
         grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         type_checked: true,
         syntax: &TS_SYNTAX,
     };
     pub const JAVASCRIPT: Script = Script {
-        language: Language::JavaScript,
-        name: "javascript",
-        extensions: &["js", "jsx", "mjs", "cjs"],
+        facts: &JS_FACTS,
         grammar: || tree_sitter_javascript::LANGUAGE.into(),
         type_checked: false,
         syntax: &JS_SYNTAX,
@@ -127,17 +131,8 @@ fn tsx(path: &Path) -> bool {
 }
 
 impl LanguageSupport for Script {
-    fn language(&self) -> Language {
-        self.language
-    }
-    fn family(&self) -> &'static [Language] {
-        FAMILY
-    }
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn extensions(&self) -> &'static [&'static str] {
-        self.extensions
+    fn facts(&self) -> &'static LanguageFacts {
+        self.facts
     }
     fn grammar(&self) -> tree_sitter::Language {
         (self.grammar)()
@@ -167,9 +162,10 @@ impl LanguageSupport for Script {
     }
     /// TypeScript files may be TSX: clean under the TSX grammar is clean.
     fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
-        let errors = crate::syntax::parse_errors_with(self.name, self.grammar(), source);
+        let errors = crate::syntax::parse_errors_with(self.facts.name, self.grammar(), source);
         let tsx_clean = || {
-            crate::syntax::parse_errors_with(self.name, tree_sitter_typescript::LANGUAGE_TSX.into(), source).is_empty()
+            crate::syntax::parse_errors_with(self.facts.name, tree_sitter_typescript::LANGUAGE_TSX.into(), source)
+                .is_empty()
         };
         if self.type_checked && !errors.is_empty() && tsx_clean() {
             return Vec::new();
@@ -181,9 +177,6 @@ impl LanguageSupport for Script {
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         if self.type_checked { build_check(root) } else { Ok(()) }
-    }
-    fn build_check_name(&self) -> &'static str {
-        if self.type_checked { "tsc --noEmit" } else { "none" }
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

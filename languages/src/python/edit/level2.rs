@@ -189,7 +189,7 @@ fn import_package_edit(root: Node, source: &str, lines: &Lines, package: &str) -
 /// Python's Level 2 package: `<package>/__init__.py`.
 pub struct PythonLevel2;
 
-impl crate::support::Level2Packaging for PythonLevel2 {
+impl crate::interface::Level2Packaging for PythonLevel2 {
     fn init_file(&self, package: &str) -> String {
         format!("{package}/__init__.py")
     }
@@ -210,6 +210,10 @@ impl crate::support::Level2Packaging for PythonLevel2 {
         "\"\"\"Empty solution: exposes nothing.\"\"\"\n".to_string()
     }
 
+    fn keeps_decorator(&self, decorator: &str) -> bool {
+        builtin_decorator(decorator)
+    }
+
     fn import_line(&self, package: &str, name: &str) -> String {
         format!("from {package} import {name}")
     }
@@ -224,4 +228,29 @@ impl crate::support::Level2Packaging for PythonLevel2 {
     ) -> Vec<crate::edit::Edit> {
         rewrite_imports_for_level2(source, file, index, extracted, package)
     }
+}
+
+/// Decorators a from-scratch solution can write without the original project.
+fn builtin_decorator(d: &str) -> bool {
+    let head = d.split('(').next().unwrap_or(d).trim();
+    matches!(
+        head,
+        "staticmethod"
+            | "classmethod"
+            | "property"
+            | "abstractmethod"
+            | "abc.abstractmethod"
+            | "dataclass"
+            | "dataclasses.dataclass"
+            | "functools.cache"
+            | "functools.lru_cache"
+            | "functools.cached_property"
+            | "cached_property"
+            | "contextmanager"
+            | "contextlib.contextmanager"
+            | "overload"
+            | "typing.overload"
+    ) || head.ends_with(".setter")
+        || head.ends_with(".getter")
+        || head.ends_with(".deleter")
 }

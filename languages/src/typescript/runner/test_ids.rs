@@ -8,7 +8,7 @@ pub(crate) fn js_test(index: &DefinitionIndex, path: &str, rest: &str) -> Result
         return Err(format!("{path} is not an indexed file"));
     };
     let qual = rest.split(" > ").collect::<Vec<_>>().join(".");
-    let found: Vec<NodeId> = crate::support::named_in_file(index, file, &qual)
+    let found: Vec<NodeId> = crate::interface::named_in_file(index, file, &qual)
         .into_iter()
         .filter(|id| index.get(id).is_some_and(|d| d.is_test))
         .collect();
