@@ -64,7 +64,7 @@ impl Config {
     /// Detect the configuration from the repository's own files. Never guesses silently:
     /// each decision is recorded in `detected`, and what cannot be detected is an error.
     pub fn detect(repo: &Path) -> Result<Config> {
-        let found = carve_languages::runner::detect(repo);
+        let found = carve_languages::detect(repo);
         let Some(first) = found.first() else {
             bail!(
                 "could not detect the language or test runner of {}: no pyproject.toml/setup.cfg/tox.ini/pytest.ini or \
@@ -96,14 +96,10 @@ impl Config {
 
     /// Override the interpreter (`--python`) of a Python configuration.
     pub fn set_python(&mut self, python: &Path) -> Result<()> {
-        match &mut self.test {
-            TestCommand::Pytest { python: p, .. } => {
-                *p = python.to_path_buf();
-                Ok(())
-            }
-            #[allow(unreachable_patterns)]
-            other => bail!("--python applies to pytest projects; this one runs {}", other.runner_name()),
+        if !self.test.set_interpreter(python) {
+            bail!("--python applies to runners that take an interpreter; this one runs {}", self.test.runner_name());
         }
+        Ok(())
     }
 }
 

@@ -14,8 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_languages::Language;
 use carve_languages::index::{Definition, DefinitionIndex, DefinitionKind, NodeId, Signature};
+use carve_languages::syntax::{ContractSyntax, ImportStyle, MethodPlacement};
+use carve_languages::{Language, Level2Packaging, support};
 use serde::{Deserialize, Serialize};
 
 /// Version of `contract.json`. Bump when a field changes meaning or is removed.
@@ -82,8 +83,8 @@ impl Contract {
     /// definitions (no methods of classes that stay, no functions nested in others) and no
     /// two of them share a name (one `agent_code` namespace holds them all).
     pub fn level2_supported(&self) -> bool {
-        // Level 2 solution packages exist for Python only.
-        if self.language != Language::Python {
+        // Only languages with Level 2 packaging have solution packages.
+        if support(self.language).level2().is_none() {
             return false;
         }
         let all_module_level =
@@ -111,45 +112,27 @@ impl Contract {
     pub fn for_level2(&self, package: &str) -> Contract {
         let mut c = self.clone();
         c.objects.retain(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none());
-        for o in &mut c.objects {
-            retarget(o, package);
+        if let Some(l2) = support(self.language).level2() {
+            for o in &mut c.objects {
+                retarget(o, l2, package);
+            }
         }
         c
     }
 }
 
-/// Decorators a from-scratch solution can write without the original project.
-fn builtin_decorator(d: &str) -> bool {
-    let head = d.split('(').next().unwrap_or(d).trim();
-    matches!(
-        head,
-        "staticmethod"
-            | "classmethod"
-            | "property"
-            | "abstractmethod"
-            | "abc.abstractmethod"
-            | "dataclass"
-            | "dataclasses.dataclass"
-            | "functools.cache"
-            | "functools.lru_cache"
-            | "functools.cached_property"
-            | "cached_property"
-            | "contextmanager"
-            | "contextlib.contextmanager"
-            | "overload"
-            | "typing.overload"
-    ) || head.ends_with(".setter")
-        || head.ends_with(".getter")
-        || head.ends_with(".deleter")
+fn retarget(o: &mut ContractObject, l2: &dyn Level2Packaging, package: &str) {
+    let top = o.access.split('.').next().unwrap_or(&o.access).to_string();
+    o.import_path = Some(l2.import_line(package, &top));
+    o.signature.decorators.retain(|d| l2.keeps_decorator(d));
+    for m in &mut o.members {
+        retarget(m, l2, package);
+    }
 }
 
-fn retarget(o: &mut ContractObject, package: &str) {
-    let top = o.access.split('.').next().unwrap_or(&o.access).to_string();
-    o.import_path = Some(format!("from {package} import {top}"));
-    o.signature.decorators.retain(|d| builtin_decorator(d));
-    for m in &mut o.members {
-        retarget(m, package);
-    }
+/// How `d`'s language writes contracts.
+fn syntax(d: &Definition) -> &'static ContractSyntax {
+    support(d.language).contract_syntax()
 }
 
 fn is_type(kind: DefinitionKind) -> bool {
@@ -243,7 +226,8 @@ impl<'a> Builder<'a> {
             .chain(sig.bases.iter().map(String::as_str));
         // Other languages: the whole signature as written (overloads, generic constraints,
         // an interface's or type alias's members).
-        let written = (d.language != Language::Python)
+        let written = syntax(d)
+            .typed_signature_text
             .then_some(sig.text.as_str())
             .into_iter()
             .chain(sig.type_parameters.as_deref());
@@ -348,12 +332,12 @@ impl<'a> Builder<'a> {
         let nested_in_function = self.in_function(d);
         let top = d.qualname.split('.').next().unwrap_or(&d.qualname);
         let import_path = match (&module, nested_in_function) {
-            (Some(m), false) if d.language == Language::Go => Some(format!("import \"{m}\"")),
-            (Some(m), false) if d.language == Language::Rust => Some(format!("use {m}::{};", self.rust_item_path(d))),
-            (Some(m), false) => Some(format!("from {m} import {top}")),
-            (None, false) if matches!(d.language, Language::TypeScript | Language::JavaScript) => {
-                self.es_import(d, top)
-            }
+            (Some(m), false) => Some(match syntax(d).import {
+                ImportStyle::QuotedPackage => format!("import \"{m}\""),
+                ImportStyle::UsePath => format!("use {m}::{};", self.rust_item_path(d)),
+                ImportStyle::FromImport | ImportStyle::EsModule => format!("from {m} import {top}"),
+            }),
+            (None, false) if syntax(d).import == ImportStyle::EsModule => self.es_import(d, top),
             _ => None,
         };
         let members = if is_container(d.kind) && !existing {
@@ -388,7 +372,7 @@ impl<'a> Builder<'a> {
             name: d.name.clone(),
             qualname: d.qualname.clone(),
             import_path,
-            access: if d.language == Language::Rust { self.rust_access(d) } else { d.qualname.clone() },
+            access: if syntax(d).import == ImportStyle::UsePath { self.rust_access(d) } else { d.qualname.clone() },
             signature: d.signature.clone(),
             docstring: d.docstring.clone(),
             enclosing_class,
@@ -425,7 +409,7 @@ impl<'a> Builder<'a> {
     /// Go methods and Rust impl blocks declared in another file than their type
     /// (`children` only looks in the parent's file), in id order.
     fn methods_elsewhere(&self, d: &'a Definition) -> impl Iterator<Item = &'a Definition> + 'a {
-        let apart = matches!(d.language, Language::Go | Language::Rust);
+        let apart = syntax(d).methods != MethodPlacement::InBody;
         self.index
             .definitions
             .values()
@@ -510,7 +494,8 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
         .first()
         .map(|o| o.language)
         .or_else(|| index.files.values().next().map(|f| f.language))
-        .unwrap_or(Language::Python);
+        // An empty index: no objects to render, any language will do.
+        .unwrap_or(Language::ALL[0]);
     Contract { version: CONTRACT_VERSION, language, files: files.into_iter().collect(), objects }
 }
 

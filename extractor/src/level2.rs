@@ -1,15 +1,14 @@
 //! The Level 2 tree: F2P test files rewritten to import the feature from the solution
-//! package (see `carve_languages::edit::rewrite_imports_for_level2`), and the solution
-//! package itself — a reference `agent_code/__init__.py` that re-exports the original
-//! implementation (`from pkg.mod import X`), used to validate the task, and an empty one
-//! that must fail the rewritten tests.
+//! package, and the solution package itself — a reference that re-exports the original
+//! implementation (Python: `agent_code/__init__.py` with `from pkg.mod import X`), used to
+//! validate the task, and an empty one that must fail the rewritten tests. The language's
+//! `Level2Packaging` writes both.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use carve_languages::edit;
 use carve_languages::index::{DefinitionIndex, NodeId};
+use carve_languages::{Language, Level2Packaging, edit, support};
 
 use crate::contract::Contract;
 use crate::{ExtractError, io_err};
@@ -36,13 +35,16 @@ pub fn write_rewritten_tests(
         }
         let rewritten = match (index.files.get(rel), std::str::from_utf8(&bytes)) {
             (Some(file), Ok(text)) => {
-                let edits = edit::rewrite_imports_for_level2(file.language, text, file, index, extracted, package);
+                let edits = support(file.language)
+                    .level2()
+                    .map(|l2| l2.rewrite_test_imports(text, file, index, extracted, package))
+                    .unwrap_or_default();
                 if edits.is_empty() {
                     None
                 } else {
                     let out = edit::apply(text, &edits)
                         .map_err(|source| ExtractError::Apply { path: rel.clone(), source })?;
-                    if let Some((line, message)) = edit::parse_errors(file.language, &out).into_iter().next() {
+                    if let Some((line, message)) = support(file.language).parse_errors(&out).into_iter().next() {
                         return Err(ExtractError::MaskedParse { path: rel.clone(), line, message });
                     }
                     Some(out)
@@ -63,30 +65,37 @@ pub fn write_rewritten_tests(
     Ok(changed)
 }
 
-/// The reference solution's `__init__.py`: re-exports the original implementation of every
-/// name the Level 2 task asks for.
-pub fn reference_agent_code(contract: &Contract) -> String {
-    let names = contract.level2_names();
-    let mut out = String::from("\"\"\"Reference solution: re-exports the original implementation.\"\"\"\n\n");
-    for (module, name) in &names {
-        let _ = writeln!(out, "from {module} import {name}");
+/// A file of a Level 2 solution package: its path relative to the tree
+/// (`agent_code/__init__.py`) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageFile {
+    pub path: String,
+    pub text: String,
+}
+
+fn packaging(language: Language) -> Result<&'static dyn Level2Packaging, ExtractError> {
+    support(language).level2().ok_or(ExtractError::NoLevel2 { language })
+}
+
+/// The reference solution: re-exports the original implementation of every name the
+/// Level 2 task asks for.
+pub fn reference_package(contract: &Contract, package: &str) -> Result<PackageFile, ExtractError> {
+    let l2 = packaging(contract.language)?;
+    Ok(PackageFile { path: l2.init_file(package), text: l2.reference(&contract.level2_names()) })
+}
+
+/// A package that exposes nothing: the rewritten tests must fail against it.
+pub fn empty_package(language: Language, package: &str) -> Result<PackageFile, ExtractError> {
+    let l2 = packaging(language)?;
+    Ok(PackageFile { path: l2.init_file(package), text: l2.empty() })
+}
+
+/// Write `file` under `tree`; returns its path.
+pub fn write_package(tree: &Path, file: &PackageFile) -> Result<PathBuf, ExtractError> {
+    let path = tree.join(&file.path);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     }
-    out.push_str("\n__all__ = [");
-    out.push_str(&names.iter().map(|(_, n)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
-    out.push_str("]\n");
-    out
-}
-
-/// An `__init__.py` that exposes nothing: the rewritten tests must fail against it.
-pub fn empty_agent_code() -> String {
-    "\"\"\"Empty solution: exposes nothing.\"\"\"\n".to_string()
-}
-
-/// Write `<tree>/<package>/__init__.py` with `init_py`; returns its path.
-pub fn write_agent_code(tree: &Path, package: &str, init_py: &str) -> Result<PathBuf, ExtractError> {
-    let dir = tree.join(package);
-    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    let path = dir.join("__init__.py");
-    std::fs::write(&path, init_py).map_err(io_err(&path))?;
+    std::fs::write(&path, &file.text).map_err(io_err(&path))?;
     Ok(path)
 }

@@ -54,6 +54,8 @@ pub enum ExtractError {
     MaskedCompile { path: String, line: usize, message: String },
     #[error("running `{command}`: {message}")]
     Command { command: String, message: String },
+    #[error("{language} has no Level 2 (from-scratch) tasks; ask for Level 1 only")]
+    NoLevel2 { language: carve_languages::Language },
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ExtractError {

@@ -1,15 +1,15 @@
 //! The masked tree: a copy of the repository with the extracted definitions deleted (their
 //! imports cleaned up, emptied blocks filled) and the F2P tests removed. The repository
-//! itself is only read. Every changed file is checked to re-parse with zero error nodes and,
-//! for Python, to `compile()` (one `python3` process for all files; skipped with a warning
-//! when there is no interpreter).
+//! itself is only read. Every changed file is checked to re-parse with zero error nodes and
+//! to pass its language's own check of masked files, if it has one (Python's `compile()`:
+//! one interpreter process for all files; skipped with a warning when there is none).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use carve_languages::index::{DefinitionIndex, DefinitionKind, FileIndex, NodeId};
-use carve_languages::{Language, edit};
+use carve_languages::edit::{self, MaskedCheck};
+use carve_languages::index::{DefinitionIndex, DefinitionKind, NodeId};
+use carve_languages::{Language, Masking, support};
 
 use crate::plan::{RemovedTests, split_removals_with};
 use crate::{ExtractError, io_err};
@@ -30,7 +30,8 @@ pub struct MaskPlan {
 
 #[derive(Debug, Clone, Default)]
 pub struct MaskOptions {
-    /// Interpreter for the compile check; `python3` on `PATH` when `None`.
+    /// Interpreter for the languages' checks of masked files (Python's `compile()`); the
+    /// language's default (`python3` on `PATH`) when `None`.
     pub python: Option<PathBuf>,
 }
 
@@ -130,209 +131,6 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
-/// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test
-/// ids"), looked up in the index:
-///
-/// - pytest `path::Class::test[param]` (and carve's file form `path::Name::sub` for other
-///   languages): the definition `path::Class.test`; every parametrization goes with it;
-/// - `go test` `importpath/TestX/sub`: the `TestX` function of a `_test.go` file of package
-///   `importpath` (a subtest takes its whole top-level test along);
-/// - cargo `target::module::test`: the `#[test]` function whose module path inside its
-///   crate is `module` — in a `#[cfg(test)]` module of a source file or in `tests/*.rs` —
-///   and whose crate is `target` (read from the package's `Cargo.toml`);
-/// - vitest / jest / node:test `path > describe > test`: the `describe`/`it`/`test` block of
-///   `path` with those titles.
-///
-/// `Err` says why nothing was found, for the warning.
-fn test_definitions(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
-    if let Some((path, rest)) = test.split_once("::")
-        && let Some(file) = index.files.get(path)
-    {
-        return file_form_test(index, file, rest);
-    }
-    if let Some((path, rest)) = test.split_once(" > ") {
-        return js_test(index, path, rest);
-    }
-    let go = index.files.values().any(|f| f.language == Language::Go && f.is_test);
-    if go && !test.contains("::") {
-        return match carve_languages::go::test_definition(index, test) {
-            Some(id) => Ok(vec![id]),
-            None => Err(go_miss(index, test)),
-        };
-    }
-    if index.files.values().any(|f| f.language == Language::Rust) && test.contains("::") {
-        return cargo_test(root, index, test);
-    }
-    match test.split_once("::") {
-        Some((path, _)) => Err(format!("{path} is not an indexed file")),
-        None => Err("it is not in any test id format carve knows".to_string()),
-    }
-}
-
-/// Definitions of `file` with qualified name `qual` (several when `@L<line>` tells apart
-/// same-named ones: the runner cannot tell them apart either).
-fn named_in_file(index: &DefinitionIndex, file: &FileIndex, qual: &str) -> Vec<NodeId> {
-    file.definitions.iter().filter(|id| index.get(id).is_some_and(|d| d.qualname == qual)).cloned().collect()
-}
-
-/// `path::Class::test[param]`, or a Go `path::TestX/sub`.
-fn file_form_test(index: &DefinitionIndex, file: &FileIndex, rest: &str) -> Result<Vec<NodeId>, String> {
-    let found = named_in_file(index, file, &rest.replace("::", "."));
-    if !found.is_empty() {
-        return Ok(found);
-    }
-    let base = match file.language {
-        Language::Go => rest.split('/').next().unwrap_or(rest),
-        _ => rest.split('[').next().unwrap_or(rest),
-    };
-    let qual = base.replace("::", ".");
-    let found = named_in_file(index, file, &qual);
-    if found.is_empty() {
-        return Err(format!("{} defines no `{qual}`", file.path));
-    }
-    Ok(found)
-}
-
-/// vitest/jest/node:test `path > describe > test`: the block with those titles.
-fn js_test(index: &DefinitionIndex, path: &str, rest: &str) -> Result<Vec<NodeId>, String> {
-    let Some(file) = index.files.get(path) else {
-        return Err(format!("{path} is not an indexed file"));
-    };
-    let qual = rest.split(" > ").collect::<Vec<_>>().join(".");
-    let found: Vec<NodeId> =
-        named_in_file(index, file, &qual).into_iter().filter(|id| index.get(id).is_some_and(|d| d.is_test)).collect();
-    if found.is_empty() {
-        return Err(format!(
-            "{path} has no `describe`/`it`/`test` block titled `{rest}` with a literal title (tests made by \
-             `.each`, loops or computed titles have no block of their own; remove the whole file instead)"
-        ));
-    }
-    Ok(found)
-}
-
-/// Why a `go test` id names no test function.
-fn go_miss(index: &DefinitionIndex, test: &str) -> String {
-    let package = index
-        .files
-        .values()
-        .filter(|f| f.language == Language::Go && f.is_test)
-        .filter_map(|f| f.module.as_deref())
-        .filter(|m| test.strip_prefix(*m).is_some_and(|r| r.starts_with('/')))
-        .max_by_key(|m| m.len());
-    match package {
-        Some(p) => {
-            let name = test[p.len() + 1..].split('/').next().unwrap_or("");
-            format!("no `_test.go` file of package {p} defines func {name}")
-        }
-        None => format!("no indexed `_test.go` file belongs to a package that {test} starts with"),
-    }
-}
-
-/// Where a Rust file sits: its package directory, the target it belongs to when that is not
-/// the package's library (or `src/main.rs` binary) — `tests/x.rs` and `tests/x/main.rs` are
-/// target `x`, `src/bin/x.rs` is `x` — and its module path inside that crate.
-struct RustPlace {
-    package: String,
-    target: Option<String>,
-    module: Vec<String>,
-}
-
-fn rust_place(path: &str) -> RustPlace {
-    fn stem(f: &str) -> &str {
-        f.strip_suffix(".rs").unwrap_or(f)
-    }
-    /// `a/b.rs`, `a/b/mod.rs` → `[a, b]`; a root file (`lib.rs`, `main.rs`) → `[]`.
-    fn module_of(rest: &[&str]) -> Vec<String> {
-        let Some((last, dirs)) = rest.split_last() else { return Vec::new() };
-        let mut out: Vec<String> = dirs.iter().map(|s| s.to_string()).collect();
-        let last = stem(last);
-        if !(last == "mod" || (dirs.is_empty() && (last == "lib" || last == "main"))) {
-            out.push(last.to_string());
-        }
-        out
-    }
-    let parts: Vec<&str> = path.split('/').collect();
-    let dirs = &parts[..parts.len() - 1];
-    let Some(i) = dirs.iter().position(|d| ["src", "tests", "examples", "benches"].contains(d)) else {
-        return RustPlace { package: dirs.join("/"), target: None, module: module_of(&parts[dirs.len()..]) };
-    };
-    let package = parts[..i].join("/");
-    let rest = &parts[i + 1..];
-    match parts[i] {
-        "src" if rest.len() >= 2 && rest[0] == "bin" => {
-            RustPlace { package, target: Some(stem(rest[1]).to_string()), module: module_of(&rest[2..]) }
-        }
-        "src" => RustPlace { package, target: None, module: module_of(rest) },
-        _ => RustPlace { package, target: Some(stem(rest[0]).to_string()), module: module_of(&rest[1..]) },
-    }
-}
-
-/// The package's library crate name (`[lib] name`, else the package name, `-` as `_`) and
-/// package name, from its `Cargo.toml`.
-fn cargo_names(root: &Path, package: &str) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(root.join(package).join("Cargo.toml")) else { return Vec::new() };
-    let (mut table, mut names) = ("", Vec::new());
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            table = line;
-        } else if (table == "[package]" || table == "[lib]")
-            && let Some(v) = line.strip_prefix("name").map(str::trim_start).and_then(|r| r.strip_prefix('='))
-        {
-            let v = v.trim().trim_matches('"').to_string();
-            names.push(v.replace('-', "_"));
-            names.push(v);
-        }
-    }
-    names
-}
-
-/// cargo `target::module::test`: the Rust test function at `module::test` of a crate named
-/// `target` (`target(test)`, `target(pkg)` suffixes tell apart same-named targets). The
-/// target is only checked when several crates have a test at that path.
-fn cargo_test(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
-    let (label, name) = test.split_once("::").unwrap_or((test, ""));
-    if name == "doctest" || name.starts_with("doctest::") {
-        return Err("it is a doctest: it lives in a doc comment, not in a test function".to_string());
-    }
-    let base = label.split('(').next().unwrap_or(label);
-    let suffixes: Vec<&str> = label.split('(').skip(1).map(|s| s.trim_end_matches(')')).collect();
-    let mut candidates: Vec<(&carve_languages::index::Definition, RustPlace)> = index
-        .definitions
-        .values()
-        .filter(|d| d.language == Language::Rust && d.is_test && d.kind == DefinitionKind::Function)
-        .filter_map(|d| {
-            let place = rust_place(&d.path);
-            let path: Vec<&str> = place.module.iter().map(String::as_str).chain(d.qualname.split('.')).collect();
-            (path.join("::") == name).then_some((d, place))
-        })
-        .collect();
-    if candidates.is_empty() {
-        return Err(format!("no Rust test function has the path `{name}` inside its crate"));
-    }
-    if candidates.len() > 1 {
-        let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        candidates.retain(|(_, p)| {
-            let names = names.entry(p.package.clone()).or_insert_with(|| cargo_names(root, &p.package));
-            let target_matches = match &p.target {
-                Some(t) => t == base,
-                None => names.iter().any(|n| n == base),
-            };
-            let package_matches = suffixes
-                .iter()
-                .all(|s| ["lib", "bin", "test", "bench", "example"].contains(s) || names.iter().any(|n| n == s));
-            target_matches && package_matches
-        });
-    }
-    match candidates.as_slice() {
-        [] => Err(format!("no Rust test function at `{name}` belongs to the target `{label}`")),
-        [(d, _)] => Ok(vec![d.id.clone()]),
-        many => Err(format!(
-            "it names several test functions ({}); remove them with --remove instead",
-            many.iter().map(|(d, _)| d.id.as_str()).collect::<Vec<_>>().join(", ")
-        )),
-    }
-}
-
 /// Copy `root` to `out` (which must not exist, or be empty, and lie outside `root`), then
 /// mask it according to `plan`. `root` is never written.
 pub fn mask_tree_with(
@@ -354,7 +152,7 @@ pub fn mask_tree_with(
     // Per-file extra removals: F2P tests inside files that stay.
     let mut test_removals: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
     for t in &plan.remove_tests {
-        match test_definitions(root, index, t) {
+        match carve_languages::test_definitions(root, index, t) {
             Ok(ids) => {
                 for id in ids {
                     let path = index.get(&id).map(|d| d.path.clone()).unwrap_or_default();
@@ -381,6 +179,12 @@ pub fn mask_tree_with(
         }
     }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
+    // One plan per language for the whole tree; a file that loses F2P tests too is masked
+    // with its own removal set (its plan covers that set).
+    let plans: BTreeMap<Language, Box<dyn Masking + '_>> = carve_languages::families()
+        .map(|s| (s.language(), s.plan_mask(index, &removals.delete, &removals.stub)))
+        .collect();
+    let plan_for = |lang: Language| -> &dyn Masking { &*plans[&support(lang).family()[0]] };
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     for rel in files.iter().filter(|f| !outcome.removed_files.contains(*f)) {
         let (src, dst) = (root.join(rel), out.join(rel));
@@ -406,9 +210,18 @@ pub fn mask_tree_with(
             }
             None => &removals.delete,
         };
+        let own_plan;
+        let plan: &dyn Masking = match extra {
+            Some(_) => {
+                own_plan = support(file.language).plan_mask(index, remove, &removals.stub);
+                &*own_plan
+            }
+            None => plan_for(file.language),
+        };
         let edits = match std::str::from_utf8(&bytes) {
-            Ok(source) => edit::mask_file(file.language, source, file, index, remove, &removals.stub)
-                .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?,
+            Ok(source) => {
+                plan.mask_file(source, file).map_err(|source| ExtractError::Mask { path: rel.clone(), source })?
+            }
             Err(_) => Vec::new(),
         };
         if edits.is_empty() {
@@ -418,7 +231,7 @@ pub fn mask_tree_with(
         let source = String::from_utf8(bytes).map_err(|_| ExtractError::NotText { path: rel.clone() })?;
         let masked =
             edit::apply(&source, &edits).map_err(|source| ExtractError::Apply { path: rel.clone(), source })?;
-        if let Some((line, message)) = edit::parse_errors(file.language, &masked).into_iter().next() {
+        if let Some((line, message)) = support(file.language).parse_errors(&masked).into_iter().next() {
             return Err(ExtractError::MaskedParse { path: rel.clone(), line, message });
         }
         std::fs::write(&dst, &masked).map_err(io_err(&dst))?;
@@ -426,7 +239,8 @@ pub fn mask_tree_with(
             let _ = std::fs::set_permissions(&dst, meta.permissions());
         }
         let only_tests = extra.is_some() && {
-            let plain = edit::mask_file(file.language, &source, file, index, &removals.delete, &removals.stub)
+            let plain = plan_for(file.language)
+                .mask_file(&source, file)
                 .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?;
             plain.is_empty()
         };
@@ -437,14 +251,24 @@ pub fn mask_tree_with(
         originals.insert(rel.clone(), source);
     }
 
-    // Compile check, Python files in one process.
-    let py: Vec<&String> = outcome
-        .changed_files
-        .iter()
-        .filter(|p| index.files.get(*p).is_some_and(|f| f.language == Language::Python))
-        .collect();
-    if !py.is_empty() {
-        compile_check(out, &py, options, &mut outcome.warnings)?;
+    // The languages' own checks of the masked files (Python: `compile()`), one process each.
+    for s in carve_languages::families() {
+        let mine: Vec<&String> = outcome
+            .changed_files
+            .iter()
+            .filter(|p| index.files.get(*p).is_some_and(|f| s.family().contains(&f.language)))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        match s.check_masked(out, &mine, options.python.as_deref()) {
+            MaskedCheck::Passed => {}
+            MaskedCheck::Skipped { warning } => outcome.warnings.push(warning),
+            MaskedCheck::Failed { path, line, message } => {
+                return Err(ExtractError::MaskedCompile { path, line, message });
+            }
+            MaskedCheck::CommandFailed { command, message } => return Err(ExtractError::Command { command, message }),
+        }
     }
 
     // Stats.
@@ -483,61 +307,6 @@ fn copy_symlink(src: &Path, dst: &Path) -> Result<(), ExtractError> {
 #[cfg(not(unix))]
 fn copy_symlink(src: &Path, dst: &Path) -> Result<(), ExtractError> {
     std::fs::copy(src, dst).map(|_| ()).map_err(io_err(src))
-}
-
-/// `compile()` every file in one interpreter (no bytecode written); the first failure is
-/// an error naming the file and line.
-const COMPILE_SCRIPT: &str = r#"
-import sys
-bad = 0
-for path in sys.argv[1:]:
-    try:
-        with open(path, "rb") as f:
-            compile(f.read(), path, "exec", dont_inherit=True)
-    except SyntaxError as e:
-        print(f"{path}\t{e.lineno or 0}\t{e.msg}")
-        bad = 1
-    except (ValueError, OSError) as e:
-        print(f"{path}\t0\t{e}")
-        bad = 1
-sys.exit(bad)
-"#;
-
-fn compile_check(
-    out: &Path,
-    files: &[&String],
-    options: &MaskOptions,
-    warnings: &mut Vec<String>,
-) -> Result<(), ExtractError> {
-    let python = options.python.clone().unwrap_or_else(|| PathBuf::from("python3"));
-    let mut cmd = Command::new(&python);
-    cmd.arg("-c").arg(COMPILE_SCRIPT).args(files.iter().map(|f| f.as_str())).current_dir(out);
-    cmd.env("PYTHONDONTWRITEBYTECODE", "1");
-    let output = match cmd.output() {
-        Ok(o) => o,
-        Err(e) => {
-            warnings.push(format!(
-                "could not run {} ({e}); masked files were checked by parsing only, not compiled",
-                python.display()
-            ));
-            return Ok(());
-        }
-    };
-    if output.status.success() {
-        return Ok(());
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if let Some(line) = stdout.lines().next() {
-        let mut parts = line.splitn(3, '\t');
-        let path = parts.next().unwrap_or("").to_string();
-        let lineno = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
-        let message = parts.next().unwrap_or("").to_string();
-        return Err(ExtractError::MaskedCompile { path, line: lineno, message });
-    }
-    Err(ExtractError::Command {
-        command: format!("{} -c <compile check>", python.display()),
-        message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-    })
 }
 
 #[cfg(test)]
@@ -616,11 +385,11 @@ mod tests {
     }
 
     fn found(root: &Path, index: &DefinitionIndex, test: &str) -> Vec<NodeId> {
-        test_definitions(root, index, test).unwrap_or_else(|why| panic!("{test}: {why}"))
+        carve_languages::test_definitions(root, index, test).unwrap_or_else(|why| panic!("{test}: {why}"))
     }
 
     fn missing(root: &Path, index: &DefinitionIndex, test: &str) -> String {
-        match test_definitions(root, index, test) {
+        match carve_languages::test_definitions(root, index, test) {
             Ok(ids) => panic!("{test} resolved to {ids:?}"),
             Err(why) => why,
         }
@@ -747,21 +516,5 @@ mod tests {
         let plan = MaskPlan { extracted: ["pkg/lib.py::feature".to_string()].into(), ..Default::default() };
         let err = mask_tree(dir.path(), &index, &plan, &out.path().join("m")).unwrap_err();
         assert!(err.to_string().contains("pkg/lib.py"), "{err}");
-    }
-
-    #[test]
-    fn compile_errors_name_the_file_and_line() {
-        let out = tempfile::tempdir().unwrap();
-        std::fs::write(out.path().join("bad.py"), "x = 1\nreturn 2\n").unwrap();
-        let mut warnings = Vec::new();
-        let file = "bad.py".to_string();
-        match compile_check(out.path(), &[&file], &MaskOptions::default(), &mut warnings) {
-            Err(ExtractError::MaskedCompile { path, line, .. }) => assert_eq!((path.as_str(), line), ("bad.py", 2)),
-            Ok(()) => assert!(!warnings.is_empty(), "no python and no warning"),
-            Err(e) => panic!("{e}"),
-        }
-        let missing = MaskOptions { python: Some(PathBuf::from("/nonexistent/python")) };
-        compile_check(out.path(), &[&file], &missing, &mut warnings).unwrap();
-        assert!(warnings.iter().any(|w| w.contains("/nonexistent/python")));
     }
 }

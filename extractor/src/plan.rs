@@ -1,12 +1,12 @@
 //! Delete or stub: which removed definitions can go entirely and which must keep their
-//! signature because remaining code still names them (TypeScript, Go and Rust must keep
-//! building). Python deletes every removed definition (an unresolved name fails only when
-//! it runs), so its `stub` set is always empty.
+//! signature because remaining code still names them (languages that must keep building;
+//! see `LanguageSupport::stubs_referenced`). A language that does not stub deletes every
+//! removed definition, so its `stub` set is always empty.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_languages::Language;
 use carve_languages::index::{DefinitionIndex, NodeId};
+use carve_languages::support;
 
 /// The removed definitions split by how they are masked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,8 +76,8 @@ pub fn split_removals_with(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, t
         }
     }
     for id in remove {
-        let language = index.get(id).map(|d| d.language).unwrap_or(Language::Python);
-        if language != Language::Python && needed.contains(id.as_str()) {
+        let stubs = index.get(id).is_some_and(|d| support(d.language).stubs_referenced());
+        if stubs && needed.contains(id.as_str()) {
             out.stub.insert(id.clone());
         } else {
             out.delete.insert(id.clone());
@@ -121,7 +121,7 @@ fn keep_what_stubs_need(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, out:
         }
         for id in &subtree {
             let Some(d) = index.get(id) else { continue };
-            if d.language == Language::Python {
+            if !support(d.language).stubs_referenced() {
                 continue;
             }
             for l in &d.load_references {
@@ -139,6 +139,7 @@ fn keep_what_stubs_need(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, out:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use carve_languages::Language;
     use carve_languages::index::{Definition, DefinitionKind, Signature, Span};
 
     fn def(id: &str, language: Language, refs: &[&str]) -> Definition {

@@ -8,8 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use carve_languages::Language;
 use carve_languages::index::{DefinitionIndex, DefinitionKind};
+use carve_languages::runner::test_parts;
+use carve_languages::support;
+use carve_languages::syntax::{BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, MethodPlacement};
 
 use crate::contract::{Contract, ContractObject};
 
@@ -61,8 +63,11 @@ pub fn test_docstrings(index: &DefinitionIndex, tests: &[String]) -> BTreeMap<St
     let mut out = BTreeMap::new();
     for t in tests {
         let base = t.split('[').next().unwrap_or(t);
-        let Some((path, rest)) = base.split_once("::") else { continue };
-        let id = format!("{path}::{}", rest.replace("::", "."));
+        let (path, parts) = test_parts(base);
+        if parts.is_empty() {
+            continue;
+        }
+        let id = format!("{path}::{}", parts.join("."));
         if let Some(doc) = index.definitions.get(&id).and_then(|d| d.docstring.clone()) {
             out.insert(t.clone(), doc);
         }
@@ -83,7 +88,7 @@ fn title_of(ctx: &StatementContext) -> String {
     let stems: BTreeSet<String> = ctx
         .f2p_tests
         .iter()
-        .filter_map(|t| t.split("::").next())
+        .map(|t| test_parts(t).0)
         .filter_map(|p| p.rsplit('/').next())
         .map(|f| {
             let stem = f.rsplit_once('.').map_or(f, |(s, _)| s);
@@ -109,7 +114,7 @@ fn feature_description(ctx: &StatementContext) -> String {
         if !seen.insert(base.to_string()) {
             continue;
         }
-        let parts: Vec<&str> = base.split("::").skip(1).collect();
+        let (_, parts) = test_parts(base);
         let Some((name, classes)) = parts.split_last() else { continue };
         let mut line = String::new();
         if !classes.is_empty() {
@@ -205,31 +210,24 @@ fn kind_word(k: DefinitionKind) -> &'static str {
     }
 }
 
-/// The Markdown code fence language of a contract object.
-fn fence(language: Language) -> &'static str {
-    match language {
-        Language::Python => "python",
-        Language::TypeScript => "typescript",
-        Language::JavaScript => "javascript",
-        Language::Go => "go",
-        Language::Rust => "rust",
-        _ => "",
-    }
+/// How the object's language writes contracts.
+fn syntax(o: &ContractObject) -> &'static ContractSyntax {
+    support(o.language).contract_syntax()
 }
 
 /// An object as its language writes it, with a placeholder body.
 fn code_block(o: &ContractObject, indent: &str, out: &mut String) {
-    match o.language {
-        Language::Python => python_block(o, indent, out),
-        _ => braced_block(o, indent, out),
+    match syntax(o).block {
+        BlockStyle::Indented => python_block(o, indent, out),
+        BlockStyle::Braced => braced_block(o, indent, out),
     }
 }
 
 /// The doc comment in the language's own syntax (JSDoc, `///`, `//`).
 fn doc_comment(o: &ContractObject, indent: &str, out: &mut String) {
     let Some(doc) = o.docstring.as_deref().map(str::trim).filter(|d| !d.is_empty()) else { return };
-    match o.language {
-        Language::TypeScript | Language::JavaScript => {
+    match syntax(o).doc {
+        DocStyle::JsDoc => {
             let doc = doc.replace("*/", "*\\/");
             if doc.contains('\n') {
                 let _ = writeln!(out, "{indent}/**");
@@ -241,8 +239,9 @@ fn doc_comment(o: &ContractObject, indent: &str, out: &mut String) {
                 let _ = writeln!(out, "{indent}/** {doc} */");
             }
         }
-        lang => {
-            let marker = if lang == Language::Rust { "///" } else { "//" };
+        // Written inside the body by the indented block style.
+        DocStyle::Docstring => {}
+        DocStyle::Line(marker) => {
             for l in doc.lines() {
                 let _ = writeln!(out, "{indent}{marker}{}{l}", if l.is_empty() { "" } else { " " });
             }
@@ -256,17 +255,17 @@ fn doc_comment(o: &ContractObject, indent: &str, out: &mut String) {
 fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
     doc_comment(o, indent, out);
     for d in &o.signature.decorators {
-        match o.language {
-            Language::TypeScript | Language::JavaScript => {
+        match syntax(o).decorators {
+            DecoratorStyle::At => {
                 let _ = writeln!(out, "{indent}@{d}");
             }
-            Language::Rust if d.starts_with('#') => {
+            DecoratorStyle::Attribute if d.starts_with('#') => {
                 let _ = writeln!(out, "{indent}{d}");
             }
-            Language::Rust => {
+            DecoratorStyle::Attribute => {
                 let _ = writeln!(out, "{indent}#[{d}]");
             }
-            _ => {}
+            DecoratorStyle::None => {}
         }
     }
     let text = o.signature.text.trim();
@@ -292,21 +291,25 @@ fn braced_block(o: &ContractObject, indent: &str, out: &mut String) {
         DefinitionKind::Interface | DefinitionKind::TypeAlias | DefinitionKind::Enum | DefinitionKind::Struct => {
             let _ = writeln!(out, "{header}");
             // Go declares methods outside their type, Rust in impl blocks: they follow it.
-            if o.language == Language::Go {
-                for m in &o.members {
-                    out.push('\n');
-                    braced_block(m, indent, out);
+            match syntax(o).methods {
+                MethodPlacement::AfterType => {
+                    for m in &o.members {
+                        out.push('\n');
+                        braced_block(m, indent, out);
+                    }
                 }
-            } else if o.language == Language::Rust && !o.members.is_empty() {
-                out.push('\n');
-                rust_members(&o.members, indent, out);
+                MethodPlacement::ImplBlocks if !o.members.is_empty() => {
+                    out.push('\n');
+                    rust_members(&o.members, indent, out);
+                }
+                MethodPlacement::ImplBlocks | MethodPlacement::InBody => {}
             }
         }
         _ if o.members.is_empty() => {
             let _ = writeln!(out, "{header}{}", if text.ends_with('}') { "" } else { " { … }" });
         }
         _ => {
-            let step = if matches!(o.language, Language::TypeScript | Language::JavaScript) { "  " } else { "    " };
+            let step = syntax(o).indent;
             let inner = format!("{indent}{step}");
             let _ = writeln!(out, "{header} {{");
             for (i, m) in o.members.iter().enumerate() {
@@ -360,29 +363,29 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
             o.path,
             names.join(", ")
         );
-        let f = fence(o.language);
+        let f = syntax(o).fence;
         if let Some(i) = &o.import_path {
             let _ = writeln!(out, "```{f}\n{i}\n```\n");
         }
-        if o.language == Language::Rust {
+        if syntax(o).existing == ExistingMembers::ImplBlocks {
             let mut block = String::new();
             rust_members(&o.members, "", &mut block);
-            let _ = writeln!(out, "```rust\n// {} exists already; add to it:\n{block}```\n", o.qualname);
+            let _ = writeln!(out, "```{f}\n// {} exists already; add to it:\n{block}```\n", o.qualname);
             return;
         }
         for m in &o.members {
             let mut block = String::new();
-            match o.language {
-                Language::Python => {
-                    python_block(m, "    ", &mut block);
-                    let _ = writeln!(out, "```python\nclass {}:  # exists already\n{block}```\n", o.name);
+            match syntax(o).existing {
+                ExistingMembers::IndentedClass => {
+                    python_block(m, syntax(o).indent, &mut block);
+                    let _ = writeln!(out, "```{f}\nclass {}:  # exists already\n{block}```\n", o.name);
                 }
-                Language::TypeScript | Language::JavaScript => {
-                    code_block(m, "  ", &mut block);
+                ExistingMembers::BracedClass => {
+                    code_block(m, syntax(o).indent, &mut block);
                     let header = o.signature.text.lines().last().unwrap_or(&o.name).trim();
                     let _ = writeln!(out, "```{f}\n{header} {{ // exists already\n{block}}}\n```\n");
                 }
-                _ => {
+                ExistingMembers::Comment | ExistingMembers::ImplBlocks => {
                     code_block(m, "", &mut block);
                     let _ = writeln!(out, "```{f}\n// in {}, which exists already\n{block}```\n", o.qualname);
                 }
@@ -401,7 +404,7 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
     if !notes.is_empty() {
         let _ = writeln!(out, "{}\n", notes.join("\n"));
     }
-    let f = fence(o.language);
+    let f = syntax(o).fence;
     if let Some(i) = &o.import_path {
         let _ = writeln!(out, "```{f}\n{i}\n```\n");
     }

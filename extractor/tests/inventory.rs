@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use carve_extractor::level2::{empty_agent_code, reference_agent_code, write_agent_code, write_rewritten_tests};
+use carve_extractor::level2::{empty_package, reference_package, write_package, write_rewritten_tests};
 use carve_extractor::{MaskPlan, build_contract, build_patches, list_tree_files, mask_tree};
 use carve_languages::index::{DefinitionIndex, IndexOptions};
 
@@ -159,10 +159,10 @@ fn level2_reference_passes_and_empty_fails() {
             assert!(text.contains("agent_code"), "{}: {f} does not use agent_code:\n{text}", feat.name);
         }
         let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
-        write_agent_code(&tree, "agent_code", &reference_agent_code(&contract)).unwrap();
+        write_package(&tree, &reference_package(&contract, "agent_code").unwrap()).unwrap();
         let (code, log) = pytest(&tree, &f2p);
         assert_eq!(code, 0, "{}: rewritten tests fail with the reference agent_code:\n{log}", feat.name);
-        write_agent_code(&tree, "agent_code", &empty_agent_code()).unwrap();
+        write_package(&tree, &empty_package(contract.language, "agent_code").unwrap()).unwrap();
         let (code, log) = pytest(&tree, &f2p);
         assert_ne!(code, 0, "{}: rewritten tests pass with an empty agent_code:\n{log}", feat.name);
     }

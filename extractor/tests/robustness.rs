@@ -34,9 +34,9 @@ use std::time::Instant;
 
 use carve_extractor::plan::split_removals;
 use carve_extractor::{MaskPlan, mask_tree};
+use carve_languages::Language;
 use carve_languages::edit::{self, Edit};
 use carve_languages::index::{DefinitionIndex, IndexOptions, NodeId};
-use carve_languages::{Language, build};
 
 fn fixtures_root() -> PathBuf {
     carve_testutil::workspace_root().join("fixtures")
@@ -110,7 +110,7 @@ fn mask_in_memory(p: &Project, remove: &BTreeSet<NodeId>) -> Vec<(String, String
     let mut out = Vec::new();
     for (path, file) in &p.index.files {
         let text = text_of(p, path);
-        let edits = edit::mask_file(file.language, &text, file, &p.index, &removals.delete, &removals.stub)
+        let edits = carve_languages::mask_file(file.language, &text, file, &p.index, &removals.delete, &removals.stub)
             .unwrap_or_else(|e| panic!("fixtures/{}/{path}: removing {remove:?}: mask_file failed: {e}", p.name));
         if edits.is_empty() {
             continue;
@@ -132,7 +132,7 @@ fn every_definition_removed_alone_reparses() {
             let masked = mask_in_memory(&p, &remove);
             for (path, text) in &masked {
                 let lang = p.index.files[path].language;
-                let errors = edit::parse_errors(lang, text);
+                let errors = carve_languages::parse_errors(lang, text);
                 assert!(
                     errors.is_empty(),
                     "fixtures/{}/{path}: removing {id} leaves syntax errors {errors:?}:\n{text}",
@@ -185,13 +185,17 @@ fn all_definitions(p: &Project) -> Vec<NodeId> {
 #[carve_testutil::needs("go")]
 fn every_definition_removed_alone_builds_go() {
     let p = project("go/shapes");
-    build_each(&p, &all_definitions(&p), &|dir| build::build_check(Language::Go, dir));
+    build_each(&p, &all_definitions(&p), &|dir| {
+        carve_languages::support(Language::Go).build_check(dir).map_err(|e| e.to_string())
+    });
 }
 
 #[carve_testutil::needs("cargo")]
 fn every_definition_removed_alone_builds_rust() {
     let p = project("rust/geometry");
-    build_each(&p, &all_definitions(&p), &|dir| build::build_check(Language::Rust, dir));
+    build_each(&p, &all_definitions(&p), &|dir| {
+        carve_languages::support(Language::Rust).build_check(dir).map_err(|e| e.to_string())
+    });
 }
 
 /// TypeScript: every definition removed alone, each masked by `mask_tree` into its own
@@ -226,7 +230,9 @@ fn every_definition_removed_alone_builds_typescript() {
     tsconfig["include"] = (0..ids.len()).flat_map(|n| include.iter().map(move |g| format!("case_{n}/{g}"))).collect();
     std::fs::write(out.path().join("tsconfig.json"), tsconfig.to_string()).expect("write tsconfig.json");
     std::os::unix::fs::symlink(&modules, out.path().join("node_modules")).expect("link node_modules");
-    if let Err(report) = build::build_check(Language::TypeScript, out.path()) {
+    if let Err(report) =
+        carve_languages::support(Language::TypeScript).build_check(out.path()).map_err(|e| e.to_string())
+    {
         let mut failures: Vec<String> = Vec::new();
         for (n, id) in ids.iter().enumerate() {
             let prefix = format!("case_{n}/");
@@ -485,7 +491,7 @@ fn masks_cleanly(
     }
     for (rel, bytes) in sources {
         let (Some(f), Ok(text)) = (index.files.get(rel), std::str::from_utf8(bytes)) else { continue };
-        if let Ok(edits) = edit::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
+        if let Ok(edits) = carve_languages::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
             check_edits(text, &edits).map_err(|e| format!("{}/{rel}: removing {remove:?}: {e}", p.name))?;
         }
     }
@@ -493,7 +499,7 @@ fn masks_cleanly(
     // or clean edits, never a panic.
     let (path, original) = &p.sources[file];
     if let (Some(f), Ok(text)) = (index.files.get(path), std::str::from_utf8(original)) {
-        if let Ok(edits) = edit::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
+        if let Ok(edits) = carve_languages::mask_file(f.language, text, f, index, &removals.delete, &removals.stub) {
             check_edits(text, &edits)
                 .map_err(|e| format!("{}/{path} (stale index): removing {remove:?}: {e}", p.name))?;
         }
@@ -651,11 +657,15 @@ fn a_stubbed_function_with_nested_functions_masks_cleanly() {
         );
         let removals = split_removals(&index, &BTreeSet::from([outer.to_string()]));
         let file = &index.files[*path];
-        let edits = edit::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub)
+        let edits = carve_languages::mask_file(file.language, text, file, &index, &removals.delete, &removals.stub)
             .unwrap_or_else(|e| panic!("{path}: {e}"));
         check_edits(text, &edits).unwrap_or_else(|e| panic!("{path}: removing {outer}: {e}"));
         let masked = edit::apply(text, &edits).expect("checked");
         assert_ne!(&masked, text, "{path}: removing {outer} changed nothing");
-        assert_eq!(edit::parse_errors(file.language, &masked), vec![], "{path}: removing {outer}:\n{masked}");
+        assert_eq!(
+            carve_languages::parse_errors(file.language, &masked),
+            vec![],
+            "{path}: removing {outer}:\n{masked}"
+        );
     }
 }

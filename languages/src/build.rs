@@ -1,28 +1,21 @@
-//! The masked project must still build: one check per language, run on the masked tree
-//! after extraction (Python's `compile()` check runs inside the extractor already).
+//! The masked project must still build: each language's check (see
+//! [`crate::LanguageSupport::build_check`]) reports failures with this one error type.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use crate::Language;
-
-/// Build-check `root` as a project of `lang`: `tsc --noEmit`, `go build ./... && go vet
-/// ./...`, `cargo check --all-targets`. `Err` holds the tool's report.
-pub fn build_check(lang: Language, root: &Path) -> Result<(), String> {
-    match lang {
-        Language::Python | Language::JavaScript => Ok(()),
-        Language::TypeScript => crate::typescript::build_check(root).map_err(|e| e.to_string()),
-        Language::Go => crate::go::build_check(root).map_err(|e| e.to_string()),
-        Language::Rust => crate::rust::build_check(root).map_err(|e| e.to_string()),
-    }
-}
-
-/// The name of the check, for messages.
-pub fn build_check_name(lang: Language) -> &'static str {
-    match lang {
-        Language::Python => "python -m py_compile",
-        Language::JavaScript => "none",
-        Language::TypeScript => "tsc --noEmit",
-        Language::Go => "go build ./... && go vet ./...",
-        Language::Rust => "cargo check --all-targets",
-    }
+/// Why the masked project does not build, or could not be checked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildCheckError {
+    /// The tree is not a project the check can run on (no `tsconfig.json`, `go.mod`,
+    /// `Cargo.toml`), or its toolchain is not installed; the message says what to do.
+    #[error("{message}")]
+    NotCheckable { root: PathBuf, message: String },
+    #[error("could not run `{command}` in {}: {source}", .root.display())]
+    Spawn { command: String, root: PathBuf, source: std::io::Error },
+    #[error("cannot list {}: {message}", .path.display())]
+    Io { path: PathBuf, message: String },
+    /// The check ran and failed: `detail` follows the directory (`" (exit status 1)"`).
+    #[error("`{command}` failed in {}{detail}:\n{output}", .root.display())]
+    Failed { command: String, root: PathBuf, detail: String, output: String },
 }

@@ -41,6 +41,21 @@ pub enum DefinitionKind {
     Field,
 }
 
+impl DefinitionKind {
+    /// Types whose body runs once when they are defined, not on every call.
+    pub fn is_class_like(self) -> bool {
+        matches!(
+            self,
+            DefinitionKind::Class
+                | DefinitionKind::Struct
+                | DefinitionKind::Enum
+                | DefinitionKind::Trait
+                | DefinitionKind::Interface
+                | DefinitionKind::Impl
+        )
+    }
+}
+
 /// Byte and line span. Lines are 1-based and inclusive; bytes are half-open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Span {
@@ -329,80 +344,12 @@ pub enum IndexError {
 }
 
 impl DefinitionIndex {
-    /// Index every source file of a repository: walk `root` (respecting `.gitignore`,
-    /// skipping VCS, virtualenv, cache and build directories; see [`crate::walk`]), parse the
-    /// files in parallel, and resolve names across them. Files that cannot be read or
-    /// parsed are listed in `skipped`; only a bad root or a bad glob is an error.
-    pub fn build(root: &std::path::Path, opts: &IndexOptions) -> Result<DefinitionIndex, IndexError> {
-        let walked = crate::walk::source_files(root, &opts.include, &opts.exclude)?;
-        let paths_of = |langs: &[Language]| -> Vec<String> {
-            walked.files.iter().filter(|f| langs.contains(&f.language)).map(|f| f.path.clone()).collect()
-        };
-        let mut index =
-            DefinitionIndex::from_python(crate::python::index::index_files(root, &paths_of(&[Language::Python])));
-        let ts = crate::typescript::index_files(root, &paths_of(&[Language::TypeScript, Language::JavaScript]));
-        index.merge(ts.files, ts.definitions, ts.skipped);
-        let rs = crate::rust::index::index_files(root, &paths_of(&[Language::Rust]));
-        index.merge(rs.files, rs.definitions, rs.skipped);
-        let go = crate::go::index_files(root, &paths_of(&[Language::Go]));
-        index.merge(go.files, go.definitions, go.skipped);
-        index.skipped.extend(walked.skipped);
-        index.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
-        Ok(index)
-    }
-
-    /// Index files held in memory, `(repository-relative path, bytes)`; files of languages
-    /// carve does not know are ignored. Useful for tests and for re-indexing edited sources.
-    pub fn from_sources(sources: &[(String, Vec<u8>)]) -> DefinitionIndex {
-        let of = |langs: &[Language]| -> Vec<(String, Vec<u8>)> {
-            sources
-                .iter()
-                .filter(|(p, _)| Language::from_path(std::path::Path::new(p)).is_some_and(|l| langs.contains(&l)))
-                .cloned()
-                .collect()
-        };
-        let mut index = DefinitionIndex::from_python(crate::python::index::index_sources(&of(&[Language::Python])));
-        let ts = crate::typescript::index_sources(&of(&[Language::TypeScript, Language::JavaScript]));
-        index.merge(ts.files, ts.definitions, ts.skipped);
-        // Rust also reads `Cargo.toml` entries, for crate names.
-        let rust: Vec<(String, Vec<u8>)> = sources
-            .iter()
-            .filter(|(p, _)| p.ends_with(".rs") || p == "Cargo.toml" || p.ends_with("/Cargo.toml"))
-            .cloned()
-            .collect();
-        let rs = crate::rust::index::index_sources(&rust);
-        index.merge(rs.files, rs.definitions, rs.skipped);
-        // Go also reads `go.mod` entries, for import paths.
-        let go = crate::go::index_sources(sources);
-        index.merge(go.files, go.definitions, go.skipped);
-        index
-    }
-
     /// Add one language's files, definitions and skipped files (each language indexes its
     /// own files; paths never overlap).
-    fn merge(&mut self, files: Vec<FileIndex>, definitions: Vec<Definition>, skipped: Vec<SkippedFile>) {
-        self.files.extend(files.into_iter().map(|f| (f.path.clone(), f)));
-        self.definitions.extend(definitions.into_iter().map(|d| (d.id.clone(), d)));
-        self.skipped.extend(skipped);
+    pub(crate) fn merge(&mut self, part: LanguageIndex) {
+        self.files.extend(part.files.into_iter().map(|f| (f.path.clone(), f)));
+        self.definitions.extend(part.definitions.into_iter().map(|d| (d.id.clone(), d)));
+        self.skipped.extend(part.skipped);
         self.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
-    }
-
-    fn from_python(py: crate::python::index::PythonIndex) -> DefinitionIndex {
-        let mut index = DefinitionIndex { skipped: py.skipped, ..DefinitionIndex::default() };
-        index.files = py.files.into_iter().map(|f| (f.path.clone(), f)).collect();
-        index.definitions = py.definitions.into_iter().map(|d| (d.id.clone(), d)).collect();
-        index
-    }
-}
-
-/// Test code by the conventions of the file's language (Python: `test_*.py`, `*_test.py`,
-/// `conftest.py`, files under `tests/` or `test/`; TypeScript/JavaScript: `*.test.*`,
-/// `*.spec.*`, files under `__tests__/`).
-pub fn is_test_path(language: Language, rel: &str) -> bool {
-    match language {
-        Language::Python => crate::python::is_test_path(rel),
-        Language::Go => crate::go::is_test_path(rel),
-        Language::TypeScript | Language::JavaScript => crate::typescript::is_test_path(rel),
-        Language::Rust => crate::rust::is_test_path(rel),
     }
 }

@@ -1,36 +1,62 @@
 //! Everything carve knows about particular languages, and nothing else does.
 //!
-//! This crate owns the tree-sitter grammars and their queries (`queries/<lang>/*.scm`),
-//! the [`DefinitionIndex`] of a repository (every function, method, class … with a stable
-//! node id), the language-specific source edits used to mask a feature (see [`edit`]),
-//! and the test-runner adapters that run a project's own tests and report one status per
-//! test id (see [`runner`]). The other crates are grammar-free: they work on node ids,
-//! spans and edits as plain data.
+//! This crate owns the tree-sitter grammars and their queries (`queries/<lang>/*.scm`), the
+//! [`DefinitionIndex`] of a repository (every function, method, class … with a stable node
+//! id), the source edits that mask a feature, the test-runner adapters that run a project's
+//! own tests and report one status per test id, the build checks, and the tracing shims.
+//! The other crates are grammar-free: they work on node ids, spans and edits as plain data,
+//! and reach a language only through [`support`].
 //!
-//! Adding a language: add a variant to [`Language`], its grammar behind a Cargo feature,
-//! its queries under `queries/<lang>/`, an indexer module, an edit module and a runner.
+//! - **The interface**: [`LanguageSupport`], implemented once per language folder
+//!   ([`python`], [`typescript`] — which serves JavaScript too —, [`go`], [`rust`]), and the
+//!   registry [`support`], the only `match` on [`Language`] that dispatches (ast-grep's
+//!   `Language` + `SupportLang`). Convenience functions over it: [`detect`], [`run_tests`],
+//!   [`collect_tests`], [`harness_id`], [`test_definitions`], [`mask_file`],
+//!   [`parse_errors`], and [`DefinitionIndex::build`] / [`DefinitionIndex::from_sources`].
+//! - **Shared models** (they import no language module): [`index`] (the index model),
+//!   [`edit`] (edits as data, applied in one pass), [`runner`] (requests, outcomes, test
+//!   commands, the process supervision and reruns every runner uses), [`build`] (the one
+//!   build-check error), [`trace`] ([`trace::TraceShim`], the trace-mode type, the probe
+//!   map), [`syntax`] (contract syntax as data, shared tree-sitter helpers), [`walk`].
+//!
+//! Adding a language: `docs/adding-a-language.md` (a variant of [`Language`], one folder
+//! with `index/`, `edit/`, `runner/`, `build.rs`, `detect.rs`, `trace/`, one registry line,
+//! fixtures).
 
+// Shared models: they import no language module.
 pub mod build;
 pub mod edit;
-pub mod go;
 pub mod index;
+pub mod runner;
+pub mod syntax;
+pub mod trace;
+pub mod walk;
+
+// The interface (language-free) and its registry (the only dispatch over the languages).
+pub mod interface;
+mod registry;
+
+// The languages.
+pub mod go;
 pub mod python;
 mod query;
-pub mod runner;
 pub mod rust;
 pub mod typescript;
-pub mod walk;
 
 pub use edit::Edit;
 pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId, Span};
+pub use interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, named_in_file};
+pub use registry::{
+    collect_tests, detect, families, for_command, harness_id, is_test_path, mask_file, parse_errors, run_tests,
+    support, test_definitions,
+};
 
 use std::path::Path;
 
-/// The languages carve can index. Plain `match` dispatch: with a handful of languages a
-/// trait object buys nothing.
+/// The languages carve can index. Exhaustive: adding one makes the compiler list what it
+/// lacks ([`support`] first). Everything about a language is reached through [`support`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[non_exhaustive]
 pub enum Language {
     Python,
     /// TypeScript, including TSX (the grammar is chosen per file, see [`Language::grammar_for_path`]).
@@ -46,23 +72,11 @@ impl Language {
         &[Language::Python, Language::TypeScript, Language::JavaScript, Language::Go, Language::Rust];
 
     pub fn name(self) -> &'static str {
-        match self {
-            Language::Python => "python",
-            Language::TypeScript => "typescript",
-            Language::JavaScript => "javascript",
-            Language::Go => "go",
-            Language::Rust => "rust",
-        }
+        support(self).name()
     }
 
     pub fn extensions(self) -> &'static [&'static str] {
-        match self {
-            Language::Python => &["py"],
-            Language::TypeScript => &["ts", "tsx", "mts", "cts"],
-            Language::JavaScript => &["js", "jsx", "mjs", "cjs"],
-            Language::Go => &["go"],
-            Language::Rust => &["rs"],
-        }
+        support(self).extensions()
     }
 
     /// The language of a file, from its extension (`.d.ts` declaration files included).
@@ -73,23 +87,12 @@ impl Language {
 
     /// The tree-sitter grammar of the language's main dialect (TypeScript without JSX).
     pub fn grammar(self) -> tree_sitter::Language {
-        match self {
-            Language::Python => tree_sitter_python::LANGUAGE.into(),
-            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Language::Go => tree_sitter_go::LANGUAGE.into(),
-            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-        }
+        support(self).grammar()
     }
 
     /// The grammar for one file: `.tsx` files use the TSX grammar.
     pub fn grammar_for_path(self, path: &Path) -> tree_sitter::Language {
-        match self {
-            Language::TypeScript if path.extension().is_some_and(|e| e == "tsx") => {
-                tree_sitter_typescript::LANGUAGE_TSX.into()
-            }
-            other => other.grammar(),
-        }
+        support(self).grammar_for_path(path)
     }
 }
 

@@ -6,13 +6,16 @@
 //! process supervision every runner shares (own process group, output to files, a watchdog
 //! that kills the whole group when the run or one test hangs — see `process`) and the rerun
 //! logic that keeps one hung or crashing test from costing the rest of the suite (see
-//! `attempts`). Each language adapter (today [`crate::python::runner`] for pytest) only
-//! builds the command line and reads its runner's progress.
+//! `attempts`), and the id syntax shared by every runner ([`test_parts`], [`is_ancestor`]).
+//! Language-free: each language's adapter (`<lang>/runner.rs`) only builds the command line
+//! and reads its runner's progress; `crate::run_tests` reaches it through the registry.
 //!
-//! Adding a runner (Go, Rust, TypeScript): add a [`TestCommand`] variant, implement one
-//! *attempt* (spawn through `process::supervise` with a `process::Progress` reader for the
-//! runner's machine-readable output, return an `attempts::Attempt`), and dispatch to it in
-//! [`run`] and [`collect`]. Reruns, missing ids, timeouts and crash handling come for free.
+//! Adding a runner: add a [`TestCommand`] variant (and its arms in
+//! [`TestCommand::language`] …), implement one *attempt* in the language's `runner.rs`
+//! (spawn through `process::supervise` with a `process::Progress` reader for the runner's
+//! machine-readable output, return an `attempts::Attempt`), and return it from the
+//! language's `LanguageSupport::run_tests`/`collect_tests`. Reruns, missing ids, timeouts
+//! and crash handling come for free.
 //!
 //! The files a runner writes go to a fresh directory under [`RunRequest::scratch`], never
 //! into [`RunRequest::root`]; it is removed when the run ends.
@@ -26,8 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A test's stable id as carve names it: pytest `path::Class::test[param]` relative to the
-/// tree root (see `docs/trace-format.md` and the design's "Test ids").
+/// A test's stable id as its runner names it: pytest `path::Class::test[param]` relative to
+/// the tree root, `importpath/TestX/sub`, `target::module::test`, `path > describe > test`
+/// (see `docs/trace-format.md` and the design's "Test ids").
 pub type TestId = String;
 
 /// What happened to one test.
@@ -96,15 +100,40 @@ pub struct Detection {
     pub reasons: Vec<String>,
 }
 
-/// Detect the test set-up of every language the repository's own files show, in
-/// `Language::ALL` order. Empty when nothing is recognised.
-pub fn detect(repo: &Path) -> Vec<Detection> {
-    let mut out = Vec::new();
-    out.extend(crate::python::detect::detect(repo));
-    out.extend(crate::typescript::detect::detect(repo));
-    out.extend(crate::go::detect::detect(repo));
-    out.extend(crate::rust::detect::detect(repo));
-    out
+/// The package manager that installs the project's dependencies (from its lockfile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PackageManager {
+    #[default]
+    Npm,
+    Pnpm,
+    Yarn,
+}
+
+impl PackageManager {
+    pub fn name(self) -> &'static str {
+        match self {
+            PackageManager::Npm => "npm",
+            PackageManager::Pnpm => "pnpm",
+            PackageManager::Yarn => "yarn",
+        }
+    }
+
+    /// The command that installs the dependencies of the project at `root` as its lockfile
+    /// pins them.
+    pub fn install_command(self, root: &Path) -> String {
+        match self {
+            PackageManager::Npm
+                if root.join("package-lock.json").is_file() || root.join("npm-shrinkwrap.json").is_file() =>
+            {
+                "npm ci".into()
+            }
+            PackageManager::Npm => "npm install".into(),
+            PackageManager::Pnpm => "pnpm install --frozen-lockfile".into(),
+            PackageManager::Yarn if root.join(".yarnrc.yml").is_file() => "yarn install --immutable".into(),
+            PackageManager::Yarn => "yarn install --frozen-lockfile".into(),
+        }
+    }
 }
 
 /// How to run the project's tests, from `carve.toml`.
@@ -149,7 +178,7 @@ pub enum TestCommand {
     /// `vitest run` from the project's `node_modules`, with carve's reporters; ids
     /// `path > describe > test`.
     Vitest {
-        package_manager: crate::typescript::detect::PackageManager,
+        package_manager: PackageManager,
         /// Extra vitest arguments (e.g. `--project unit`).
         #[serde(default)]
         args: Vec<String>,
@@ -157,7 +186,7 @@ pub enum TestCommand {
     /// `jest` from the project's `node_modules`, with carve's reporters; ids
     /// `path > describe > test`.
     Jest {
-        package_manager: crate::typescript::detect::PackageManager,
+        package_manager: PackageManager,
         /// Extra jest arguments (e.g. `--config jest.unit.js`).
         #[serde(default)]
         args: Vec<String>,
@@ -165,7 +194,7 @@ pub enum TestCommand {
     /// `node --test` with carve's reporter; ids `path > suite > test`.
     #[serde(rename = "node-test")]
     NodeTest {
-        package_manager: crate::typescript::detect::PackageManager,
+        package_manager: PackageManager,
         /// Extra node arguments before the test files (e.g. `--import tsx`).
         #[serde(default)]
         args: Vec<String>,
@@ -175,6 +204,46 @@ pub enum TestCommand {
 impl TestCommand {
     pub fn pytest(python: impl Into<PathBuf>, args: Vec<String>) -> TestCommand {
         TestCommand::Pytest { python: python.into(), args }
+    }
+
+    /// The language whose runner this is (its implementation runs it).
+    pub fn language(&self) -> crate::Language {
+        match self {
+            TestCommand::Pytest { .. } => crate::Language::Python,
+            TestCommand::GoTest { .. } => crate::Language::Go,
+            TestCommand::Cargo { .. } => crate::Language::Rust,
+            TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
+                crate::Language::TypeScript
+            }
+        }
+    }
+
+    /// The interpreter the tests run with, when the command names one (pytest's `python`):
+    /// the language's checks of masked files use it too.
+    pub fn interpreter(&self) -> Option<&Path> {
+        match self {
+            TestCommand::Pytest { python, .. } => Some(python),
+            TestCommand::GoTest { .. }
+            | TestCommand::Cargo { .. }
+            | TestCommand::Vitest { .. }
+            | TestCommand::Jest { .. }
+            | TestCommand::NodeTest { .. } => None,
+        }
+    }
+
+    /// Replace the interpreter (`--python`); `false` when the command takes none.
+    pub fn set_interpreter(&mut self, interpreter: &Path) -> bool {
+        match self {
+            TestCommand::Pytest { python, .. } => {
+                *python = interpreter.to_path_buf();
+                true
+            }
+            TestCommand::GoTest { .. }
+            | TestCommand::Cargo { .. }
+            | TestCommand::Vitest { .. }
+            | TestCommand::Jest { .. }
+            | TestCommand::NodeTest { .. } => false,
+        }
     }
 
     /// The runner's name, for messages.
@@ -323,45 +392,20 @@ impl RunnerError {
     }
 }
 
-/// Run the tests of `req.root` with the runner `req.command` names.
-pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
-    match &req.command {
-        TestCommand::Pytest { .. } => crate::python::runner::run(req),
-        TestCommand::GoTest { .. } => crate::go::runner::run(req),
-        TestCommand::Cargo { .. } => crate::rust::runner::run(req),
-        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
-            crate::typescript::runner::run(req)
-        }
+/// A test id's file (the part before its first `::` or ` > `) and the names below it:
+/// `path::Class::test[p]` → (`path`, [`Class`, `test[p]`]), `path > group > case` →
+/// (`path`, [`group`, `case`]). An id without either separator (a Go id) is all file, no names.
+pub fn test_parts(id: &str) -> (&str, Vec<&str>) {
+    let first = [id.find("::").map(|i| (i, "::")), id.find(" > ").map(|i| (i, " > "))].into_iter().flatten().min();
+    match first {
+        Some((i, sep)) => (&id[..i], id[i + sep.len()..].split(sep).collect()),
+        None => (id, Vec::new()),
     }
 }
 
-/// The ids the runner would run for `req` (the whole suite, or what `req.tests` names),
-/// without running any test.
-pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
-    match &req.command {
-        TestCommand::Pytest { .. } => crate::python::runner::collect(req),
-        TestCommand::GoTest { .. } => crate::go::runner::collect(req),
-        TestCommand::Cargo { .. } => crate::rust::runner::collect(req),
-        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
-            crate::typescript::runner::collect(req)
-        }
-    }
-}
-
-/// The shorter id a common harness log parser (SWE-bench's) reports for carve id `id`, or
-/// `None` when that parser never reports the test (cargo doctests, whose names hold
-/// spaces). Not unique: `go test` names drop the package, cargo names the target, pytest
-/// names stop at the first whitespace (`t.py::test[two words]` → `t.py::test[two`).
-pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
-    match command {
-        TestCommand::Pytest { .. } => crate::python::runner::harness::harness_id(id),
-        TestCommand::GoTest { .. } => crate::go::runner::harness::harness_id(id),
-        TestCommand::Cargo { .. } => crate::rust::runner::harness::harness_id(id),
-        TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
-            crate::typescript::runner::spec(command)
-                .and_then(|(kind, _, _)| crate::typescript::runner::harness::harness_id(kind, id))
-        }
-    }
+/// The repository-relative file of a test id (see [`test_parts`]).
+pub fn test_file(id: &str) -> &str {
+    test_parts(id).0
 }
 
 /// Is `ancestor` a prefix of `id` in the id hierarchy (a file, directory, class or describe

@@ -9,7 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use carve_languages::go::runner::{harness, suite_args, text_log};
-use carve_languages::runner::{self, RunRequest, TestCommand, TestStatus, harness_id};
+use carve_languages::harness_id;
+use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
 
 const M: &str = "example.com/runnercases";
 
@@ -71,7 +72,7 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
     .iter()
     .map(|t| format!("{M}/{t}"))
     .collect();
-    let r = runner::run(&request(scratch.path(), Some(wanted), "flaky")).unwrap();
+    let r = carve_languages::run_tests(&request(scratch.path(), Some(wanted), "flaky")).unwrap();
     let got: Vec<(String, TestStatus)> =
         r.statuses.iter().map(|(k, v)| (k.strip_prefix(M).unwrap().to_string(), v.status)).collect();
     let want: Vec<(String, TestStatus)> = [
@@ -99,7 +100,7 @@ fn swebench_parse_log_gotest_yields_the_recorded_harness_ids() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let req = request(scratch.path(), None, "flaky-run");
-    let result = runner::run(&req).unwrap();
+    let result = carve_languages::run_tests(&req).unwrap();
     // The same command, its raw output kept (a fresh flaky counter: the same statuses).
     let out = Command::new("go")
         .args(suite_args(&req.command))
@@ -138,9 +139,9 @@ fn the_shapes_fixture_passes_through_the_runner() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/shapes");
     let before = snapshot(&root);
     let scratch = tempfile::tempdir().unwrap();
-    let detected = runner::detect(&root);
+    let detected = carve_languages::detect(&root);
     let command = detected.iter().find(|d| d.language == carve_languages::Language::Go).unwrap().command.clone();
-    let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
+    let r = carve_languages::run_tests(&RunRequest::new(&root, command, scratch.path())).unwrap();
     assert!(r.statuses.len() >= 10, "{:?}", r.statuses.keys());
     for (id, o) in &r.statuses {
         assert!(id.starts_with("example.com/shapes/"), "{id}");

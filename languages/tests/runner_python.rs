@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use carve_languages::harness_id;
 use carve_languages::python::runner::harness::{self, parse_log_pytest};
-use carve_languages::runner::{self, RunRequest, RunResult, TestCommand, TestStatus, harness_id};
+use carve_languages::runner::{RunRequest, RunResult, TestCommand, TestStatus};
 
 const CASES: &str = "tests/test_cases.py";
 const FLAKY: &str = "tests/sub/test_flaky.py::test_flaky";
@@ -119,8 +120,8 @@ fn two_whole_runs_flip_the_flaky_test_and_leave_the_tree_untouched() {
     let before = snapshot(&fixture());
     let scratch = tempfile::tempdir().unwrap();
     let counters = tempfile::tempdir().unwrap();
-    let first = runner::run(&request(scratch.path(), counters.path(), None)).unwrap();
-    let second = runner::run(&request(scratch.path(), counters.path(), None)).unwrap();
+    let first = carve_languages::run_tests(&request(scratch.path(), counters.path(), None)).unwrap();
+    let second = carve_languages::run_tests(&request(scratch.path(), counters.path(), None)).unwrap();
     assert_eq!(statuses(&first), expected(TestStatus::Passed), "{}", first.stdout_tail);
     assert_eq!(statuses(&second), expected(TestStatus::Failed), "{}", second.stdout_tail);
     // What `carve baseline` marks flaky: the ids whose status differs between the runs.
@@ -147,7 +148,7 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
         "tests/sub/test_flaky.py::test_same_name".into(),
         id("test_does_not_exist"),
     ];
-    let r = runner::run(&request(scratch.path(), counters.path(), Some(wanted.clone()))).unwrap();
+    let r = carve_languages::run_tests(&request(scratch.path(), counters.path(), Some(wanted.clone()))).unwrap();
     let got: BTreeSet<&String> = r.statuses.keys().collect();
     assert_eq!(got, wanted.iter().collect::<BTreeSet<_>>(), "{}", r.stdout_tail);
     let all = expected(TestStatus::Passed);
@@ -197,7 +198,7 @@ fn round_trip(flags: &[&str], verbose: bool) {
     }
     let scratch = tempfile::tempdir().unwrap();
     let counters = tempfile::tempdir().unwrap();
-    let recorded = runner::run(&request(scratch.path(), counters.path(), None)).unwrap();
+    let recorded = carve_languages::run_tests(&request(scratch.path(), counters.path(), None)).unwrap();
     assert_eq!(statuses(&recorded), expected(TestStatus::Passed));
 
     let log = pytest_log(flags);

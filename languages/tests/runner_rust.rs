@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use carve_languages::runner::{self, RunRequest, TestCommand, TestStatus, harness_id};
+use carve_languages::harness_id;
+use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
 use carve_languages::rust::runner::{harness, suite_args};
 
 fn fixture() -> PathBuf {
@@ -55,7 +56,7 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
         "helper::tests::doubles",
         "runner_cases::tests::nope",
     ];
-    let r = runner::run(&request(scratch.path(), Some(&wanted), "flaky")).unwrap();
+    let r = carve_languages::run_tests(&request(scratch.path(), Some(&wanted), "flaky")).unwrap();
     // A module stands for the tests in it: it gets no status of its own.
     let got: Vec<(&str, TestStatus)> = r.statuses.iter().map(|(k, v)| (k.as_str(), v.status)).collect();
     assert_eq!(
@@ -76,7 +77,7 @@ fn a_selected_run_reports_exactly_the_requested_ids() {
 fn swebench_parse_log_cargo_yields_the_recorded_harness_ids() {
     let scratch = tempfile::tempdir().unwrap();
     let req = request(scratch.path(), None, "flaky-run");
-    let result = runner::run(&req).unwrap();
+    let result = carve_languages::run_tests(&req).unwrap();
     assert_eq!(result.status("one::shared_name"), TestStatus::Passed);
     assert_eq!(result.status("two::shared_name"), TestStatus::Passed);
     // The same command, its raw output kept (a fresh flaky counter: the same statuses).
@@ -131,9 +132,9 @@ fn the_geometry_fixture_passes_through_the_runner() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/geometry");
     let before = snapshot(&root);
     let scratch = tempfile::tempdir().unwrap();
-    let detected = runner::detect(&root);
+    let detected = carve_languages::detect(&root);
     let command = detected.iter().find(|d| d.language == carve_languages::Language::Rust).unwrap().command.clone();
-    let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
+    let r = carve_languages::run_tests(&RunRequest::new(&root, command, scratch.path())).unwrap();
     assert!(r.statuses.len() >= 5, "{:?}", r.statuses.keys());
     assert!(r.statuses.keys().any(|id| id.starts_with("geometry::")));
     assert!(r.statuses.keys().any(|id| id.starts_with("integration::")));

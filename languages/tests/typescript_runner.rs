@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use carve_languages::runner::{self, RunRequest, RunResult, TestCommand, TestStatus};
+use carve_languages::runner::{RunRequest, RunResult, TestCommand, TestStatus};
 use carve_languages::typescript::detect::PackageManager;
 use carve_languages::typescript::runner::{Kind, harness};
 
@@ -156,11 +156,11 @@ fn whole_suite_twice_flaky_flips_and_the_tree_is_untouched(case: Case) {
     let counters = tempfile::tempdir().unwrap();
     let before = snapshot(&root);
     let req = case.request(&root, scratch.path(), counters.path(), None);
-    let first = runner::run(&req).unwrap();
+    let first = carve_languages::run_tests(&req).unwrap();
     assert_eq!(statuses(&first), case.expected(Passed), "{}\n{}", first.stdout_tail, first.stderr_tail);
     let failed = &first.statuses[&case.id(case.math, "fails on purpose")];
     assert!(failed.message.as_deref().is_some_and(|m| m.contains('5') || m.contains("equal")), "{failed:?}");
-    let second = runner::run(&req).unwrap();
+    let second = carve_languages::run_tests(&req).unwrap();
     assert_eq!(statuses(&second), case.expected(Failed));
     assert_eq!(snapshot(&root), before, "the run wrote into the tree");
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0, "the scratch directory was not cleaned");
@@ -178,7 +178,7 @@ fn whole_suite_twice_flaky_flips_and_the_tree_is_untouched(case: Case) {
             }
             let h = harness::harness_id_for(case.kind, id, o.status).unwrap();
             if o.status != Skipped {
-                assert_eq!(runner::harness_id(&case.command, id), Some(h.clone()));
+                assert_eq!(carve_languages::harness_id(&case.command, id), Some(h.clone()));
             }
             want.insert(h, o.status);
         }
@@ -219,7 +219,7 @@ fn a_selection_reports_exactly_the_requested_ids(case: Case) {
         "tests/absent.test.js > x".to_string(),
     ];
     let req = case.request(&root, scratch.path(), counters.path(), Some(requested.clone()));
-    let r = runner::run(&req).unwrap();
+    let r = carve_languages::run_tests(&req).unwrap();
     let want: BTreeMap<String, TestStatus> = [Failed, Passed, Passed, Skipped, Passed, Missing, Missing]
         .into_iter()
         .zip(requested.iter().cloned())
@@ -232,7 +232,7 @@ fn a_selection_reports_exactly_the_requested_ids(case: Case) {
     // A describe block stands for the tests under it (vitest and jest match name prefixes).
     if case.kind != Kind::NodeTest {
         let req = case.request(&root, scratch.path(), counters.path(), Some(vec![case.id(m, "divide > edge cases")]));
-        let r = runner::run(&req).unwrap();
+        let r = carve_languages::run_tests(&req).unwrap();
         let got: BTreeSet<String> = r.statuses.keys().cloned().collect();
         let want: BTreeSet<String> = case
             .expected(Passed)
@@ -266,7 +266,7 @@ fn collect_lists_without_running(case: Case) {
     let scratch = tempfile::tempdir().unwrap();
     let counters = tempfile::tempdir().unwrap();
     let req = case.request(&root, scratch.path(), counters.path(), None);
-    let c = runner::collect(&req).unwrap();
+    let c = carve_languages::collect_tests(&req).unwrap();
     let mut want: BTreeSet<String> = case.expected(Passed).into_keys().collect();
     if case.kind == Kind::NodeTest {
         // node:test's subtests exist only once their parent runs.
@@ -348,7 +348,7 @@ fn a_hung_test_is_killed_and_the_rest_still_run(case: Case) {
     let counters = tempfile::tempdir().unwrap();
     let mut req = case.request(&root, scratch.path(), counters.path(), None);
     req.test_timeout = Duration::from_secs(8);
-    let r = runner::run(&req).unwrap();
+    let r = carve_languages::run_tests(&req).unwrap();
     let dir_of = Path::new(case.math).parent().unwrap().display().to_string();
     let ext = Path::new(case.math).extension().unwrap().to_str().unwrap().to_string();
     let hang = format!("{dir_of}/hang.test.{ext}");
@@ -393,13 +393,13 @@ fn node_test_hang() {
 
 #[test]
 fn detection_reads_the_fixtures() {
-    let d = runner::detect(&fixture("fixtures/typescript/runner-cases"));
+    let d = carve_languages::detect(&fixture("fixtures/typescript/runner-cases"));
     let ts = d.iter().find(|d| d.language == carve_languages::Language::TypeScript).expect("typescript detected");
     assert_eq!(ts.command, TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] });
     assert_eq!(ts.setup.as_deref(), Some("npm ci"));
-    let d = runner::detect(&fixture("fixtures/javascript/runner-cases-jest"));
+    let d = carve_languages::detect(&fixture("fixtures/javascript/runner-cases-jest"));
     assert!(matches!(d.first().map(|d| &d.command), Some(TestCommand::Jest { .. })), "{d:?}");
-    let d = runner::detect(&fixture("fixtures/javascript/runner-cases-node"));
+    let d = carve_languages::detect(&fixture("fixtures/javascript/runner-cases-node"));
     assert!(matches!(d.first().map(|d| &d.command), Some(TestCommand::NodeTest { .. })), "{d:?}");
     assert_eq!(d.first().and_then(|d| d.setup.clone()), None);
 }
@@ -415,10 +415,10 @@ fn ledger_fixture_on_vitest_2() {
     let root = fixture(rel);
     let before = snapshot(&root);
     let scratch = tempfile::tempdir().unwrap();
-    let detected = runner::detect(&root);
+    let detected = carve_languages::detect(&root);
     let command = detected.first().expect("ledger detected").command.clone();
     assert!(matches!(command, TestCommand::Vitest { .. }), "{command:?}");
-    let r = runner::run(&RunRequest::new(&root, command, scratch.path())).unwrap();
+    let r = carve_languages::run_tests(&RunRequest::new(&root, command, scratch.path())).unwrap();
     assert!(r.statuses.len() >= 5, "{:?}", r.statuses);
     for (id, o) in &r.statuses {
         assert_eq!(o.status, Passed, "{id}: {o:?}");
@@ -457,7 +457,8 @@ fn a_broken_vitest_config_is_an_error_with_the_output_tail() {
         ],
     );
     let scratch = tempfile::tempdir().unwrap();
-    let err = runner::run(&RunRequest::new(&root, vitest().command, scratch.path())).unwrap_err().to_string();
+    let err =
+        carve_languages::run_tests(&RunRequest::new(&root, vitest().command, scratch.path())).unwrap_err().to_string();
     assert!(err.contains("config exploded on purpose"), "{err}");
     assert!(err.contains("vitest"), "{err}");
 }
@@ -489,7 +490,7 @@ fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_
             counters.path(),
             Some(vec![format!("{broken} > never"), format!("{good} > works")]),
         );
-        let r = runner::run(&req).unwrap();
+        let r = carve_languages::run_tests(&req).unwrap();
         assert_eq!(r.status(&format!("{good} > works")), Passed, "{:?}", r.statuses);
         assert_eq!(r.status(&format!("{broken} > never")), TestStatus::Error, "{:?}", r.statuses);
         assert!(r.collection_errors.contains_key(&broken), "{:?}", r.collection_errors);

@@ -35,7 +35,8 @@ impl Feature {
 pub fn slug_for(f2p: &BTreeSet<TestId>) -> String {
     let first = f2p.iter().next().map(String::as_str).unwrap_or("feature");
     let file = super::test_file(first);
-    let stem = file.rsplit('/').next().unwrap_or(file).trim_end_matches(".py");
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
     let stem = stem.strip_prefix("test_").or_else(|| stem.strip_suffix("_test")).unwrap_or(stem);
     let mut slug: String =
         stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();

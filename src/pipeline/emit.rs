@@ -65,7 +65,7 @@ fn instance_json(
         .f2p
         .iter()
         .chain(&feature.p2p)
-        .filter_map(|t| match carve_languages::runner::harness_id(&session.config.test, t) {
+        .filter_map(|t| match carve_languages::harness_id(&session.config.test, t) {
             Some(h) if &h == t => None,
             Some(h) => Some((t.clone(), Value::String(h))),
             None => Some((t.clone(), Value::Null)),

@@ -63,12 +63,7 @@ pub fn extract(
         std::fs::remove_dir_all(&masked)?;
     }
     let plan = MaskPlan { extracted: extracted.clone(), remove_test_files: test_files.clone(), remove_tests: tests };
-    let python = match &session.config.test {
-        carve_languages::runner::TestCommand::Pytest { python, .. } => Some(python.clone()),
-        #[allow(unreachable_patterns)]
-        _ => None,
-    };
-    let options = MaskOptions { python };
+    let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
     let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
         .context("failed to write the masked state")?;
     // Tests and build checks of the masked state need the installed dependencies too.
@@ -96,11 +91,12 @@ fn build_check(session: &Session, outcome: &MaskOutcome, masked: &Path) -> Resul
     let languages: BTreeSet<carve_languages::Language> =
         outcome.changed_files.iter().filter_map(|p| session.index.files.get(p).map(|f| f.language)).collect();
     for lang in languages {
-        session.progress.step(format!("extract: {}", carve_languages::build::build_check_name(lang)));
-        if let Err(report) = carve_languages::build::build_check(lang, masked) {
+        let check = carve_languages::support(lang);
+        session.progress.step(format!("extract: {}", check.build_check_name()));
+        if let Err(report) = check.build_check(masked) {
             bail!(
                 "the masked {lang} project does not build ({}) in {}:\n{report}",
-                carve_languages::build::build_check_name(lang),
+                check.build_check_name(),
                 masked.display()
             );
         }
@@ -153,8 +149,8 @@ pub fn statement(session: &Session, ext: &Extraction, f2p: &BTreeSet<TestId>, le
     render_problem_statement(&ext.contract, &ctx)
 }
 
-/// Where the solution of a Level 2 task goes, repository-relative.
-pub const AGENT_CODE_INIT: &str = "agent_code/__init__.py";
+/// The package a Level 2 task asks for (the language decides its files).
+pub const AGENT_PACKAGE: &str = "agent_code";
 
 /// The patches of a Level 2 task.
 pub struct Level2Package {
@@ -177,20 +173,22 @@ pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path
         &session.index,
         &ext.extracted,
         &test_files,
-        "agent_code",
+        AGENT_PACKAGE,
         &with_tests,
     )?;
     let test_patch = carve_extractor::unified_diff(&ext.masked, &with_tests, &test_files)?;
     let agent = dir.join("l2-agent");
     std::fs::create_dir_all(agent.join("before"))?;
-    let reference = level2::reference_agent_code(&ext.contract);
-    workspace::write_atomic(&agent.join("after").join(AGENT_CODE_INIT), reference.as_bytes())?;
-    let agent_files: BTreeSet<String> = [AGENT_CODE_INIT.to_string()].into();
+    let reference = level2::reference_package(&ext.contract, AGENT_PACKAGE)?;
+    workspace::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
+    let agent_files: BTreeSet<String> = [reference.path.clone()].into();
     let agent_patch = carve_extractor::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
     Ok(Level2Package { gold_patch: format!("{}{}", ext.gold_patch, agent_patch), test_patch })
 }
 
-/// An empty `agent_code` in `tree`: the Level 2 state before the solution is written.
-pub fn write_empty_agent_code(tree: &Path) -> Result<()> {
-    workspace::write_atomic(&tree.join(AGENT_CODE_INIT), carve_extractor::level2::empty_agent_code().as_bytes())
+/// An empty `agent_code` package of `language` in `tree`: the Level 2 state before the
+/// solution is written.
+pub fn write_empty_agent_code(tree: &Path, language: carve_languages::Language) -> Result<()> {
+    let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
+    workspace::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())
 }

@@ -129,7 +129,7 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
 
 /// The file part of a test id.
 pub fn test_file(id: &str) -> &str {
-    id.split("::").next().unwrap_or(id)
+    carve_languages::runner::test_file(id)
 }
 
 /// Without a carve.toml the detected settings are used; say which, on stderr, once.

@@ -37,7 +37,7 @@ pub fn run_tests(
         test_timeout: Duration::from_secs(cfg.timeouts.test),
         scratch: scratch.to_path_buf(),
     };
-    let result = carve_languages::runner::run(&request).map_err(|e| {
+    let result = carve_languages::run_tests(&request).map_err(|e| {
         let hint = cfg.setup.as_deref().map(|s| format!(" (set-up command: `{s}`)")).unwrap_or_default();
         anyhow::anyhow!("{e}{hint}")
     })?;

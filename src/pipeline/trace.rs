@@ -1,12 +1,11 @@
-//! The traced run: install the shim into a private folder (never the user's
-//! site-packages), hand it the probe map, run the tests once in a shadow copy, and merge
-//! what every process wrote into one canonical trace.
+//! The traced run: the language's shim (`LanguageSupport::trace_shim`) prepares a shadow
+//! copy and its runtime in a private folder (never the user's environment), the tests run
+//! once under it, and what every process wrote is merged into one canonical trace.
 
 use anyhow::{Context, Result, bail};
-use carve_languages::python::shim;
 /// How callers are captured while tracing.
-pub use carve_languages::python::shim::TraceMode;
-use carve_tracer::probe_map::ProbeMap;
+pub use carve_languages::trace::TraceMode;
+use carve_languages::trace::{TraceRequest, TraceShim};
 use carve_tracer::trace::Trace;
 use sha2::{Digest, Sha256};
 
@@ -22,20 +21,26 @@ pub struct TraceRun {
     pub cached: bool,
     /// Tests that passed at baseline but not under the shim: left out of features.
     pub shim_failures: std::collections::BTreeSet<TestId>,
-    /// The private folder the shim was installed into (put on PYTHONPATH), when installed.
+    /// The private folder the shim was installed into (first on the module search path),
+    /// when installed.
     pub shim_dir: Option<std::path::PathBuf>,
 }
 
-/// Tracing needs a shim for the repository's language; only Python has one yet.
-pub fn ensure_traceable(session: &Session) -> Result<()> {
-    if session.config.language != carve_languages::Language::Python {
+/// The shim of the repository's language; tracing needs one.
+pub fn shim(session: &Session) -> Result<&'static dyn TraceShim> {
+    let Some(shim) = carve_languages::support(session.config.language).trace_shim() else {
         bail!(
             "tracing {} tests is not implemented yet (the Python shim is; TypeScript, Go and Rust shims come later): \
              `carve index`, `carve extract --remove`, `carve init` and `carve baseline` work for this repository",
             session.config.language
         );
-    }
-    Ok(())
+    };
+    Ok(shim)
+}
+
+/// Tracing needs a shim for the repository's language.
+pub fn ensure_traceable(session: &Session) -> Result<()> {
+    shim(session).map(|_| ())
 }
 
 /// Baseline, then one traced run of every stable passing test: what audit and tasks start from.
@@ -49,7 +54,7 @@ pub fn baseline_and_trace(session: &Session, mode: TraceMode) -> Result<(Baselin
 
 /// Trace `tests` (ids) in one run, or load the trace from the cache.
 pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) -> Result<TraceRun> {
-    ensure_traceable(session)?;
+    let shim = shim(session)?;
     if tests.is_empty() {
         bail!("no passing tests to trace in {} (run `carve baseline` to see their statuses)", session.repo.display());
     }
@@ -65,7 +70,7 @@ pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) 
     let cached_path = session.cache_dir().join(format!("trace-{key}.json"));
     if !fresh && cached_path.is_file() {
         if let Ok(trace) = Trace::read_json(&cached_path) {
-            let native = shim::find_native_extension().is_some();
+            let native = shim.native_available();
             return Ok(TraceRun {
                 trace,
                 native,
@@ -78,25 +83,27 @@ pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) 
     }
 
     session.progress.step("trace: installing the shim");
-    let native = shim::find_native_extension();
-    let install = shim::install_python_shim(&session.out.join("shim"), native.as_deref())
-        .context("failed to install the Python tracing shim")?;
-    if !install.native {
-        session.progress.note("warning: the native recorder is not built; tracing with the pure-Python fallback (slower). Build it with `maturin build --release -m shims/python/Cargo.toml -o target/shim`.");
-    }
     let scratch = session.scratch("trace")?;
     let tree = scratch.join("tree");
     workspace::shadow_copy(&session.repo, &tree)?;
-    // Kept in the output folder: users and the benchmark run the shim by hand with it.
-    let probe_map_path = session.out.join("probe-map.json");
-    ProbeMap::from_index(&session.index, &tree).write(&probe_map_path)?;
     let trace_dir = scratch.join("trace");
     std::fs::create_dir_all(&trace_dir)?;
-    let extras = RunExtras {
-        env: install.env(&probe_map_path, &trace_dir, mode),
-        pythonpath: vec![install.pythonpath_entry().to_path_buf()],
-        args: install.pytest_args(),
+    // The output folder: the shim installs under it and keeps what it hands its runtime
+    // there (the Python probe map, which users and the benchmark run the shim by hand with).
+    let request = TraceRequest {
+        index: &session.index,
+        repo: &session.repo,
+        tree: &tree,
+        shim_dir: &session.out,
+        trace_dir: &trace_dir,
+        mode,
     };
+    let setup =
+        shim.prepare(&request).with_context(|| format!("failed to install the {} tracing shim", shim.name()))?;
+    for note in &setup.notes {
+        session.progress.note(note);
+    }
+    let extras = RunExtras { env: setup.env, pythonpath: setup.path_entries.clone(), args: setup.args };
     session.progress.step(format!("trace: running {} tests under the shim", tests.len()));
     let result = run_tests(session, &tree, Some(tests.to_vec()), &extras, &scratch.join("runner"))?;
     session.progress.step("trace: reading the trace");
@@ -127,11 +134,11 @@ pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) 
     let _ = std::fs::remove_dir_all(&tree);
     Ok(TraceRun {
         trace,
-        native: install.native,
+        native: setup.native,
         tests_run: tests.len(),
         cached: false,
         shim_failures: failed.into_iter().collect(),
-        shim_dir: Some(install.pythonpath_entry().to_path_buf()),
+        shim_dir: setup.path_entries.first().cloned(),
     })
 }
 

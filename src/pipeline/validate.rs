@@ -269,6 +269,8 @@ pub struct TaskTrees<'a> {
     pub p2p: &'a BTreeSet<TestId>,
     /// The digest of the original tree, for the states that must restore it.
     pub original_digest: Option<&'a str>,
+    /// The language of the Level 2 package.
+    pub language: carve_languages::Language,
 }
 
 /// Prepare and run every state of `states` in `dir`, pushing each result into `v`.
@@ -293,7 +295,7 @@ pub fn run_level(
             .collect();
         prepare_state(trees.masked, &tree, &patches)?;
         if spec.empty_agent_code {
-            write_empty_agent_code(&tree)?;
+            write_empty_agent_code(&tree, trees.language)?;
         }
         let tests = match spec.tests {
             Tests::F2p => trees.f2p,
@@ -374,6 +376,7 @@ pub fn validate_bundle(
         f2p: &f2p,
         p2p: &p2p,
         original_digest: None,
+        language: session.config.language,
     };
     run_level(&session, level_states(level), &trees, threshold, &dir, &mut v)?;
     let _ = std::fs::remove_dir_all(&dir);
@@ -401,6 +404,7 @@ pub fn validate_level1(
         f2p: &feature.f2p,
         p2p: &feature.p2p,
         original_digest: Some(&session.tree_digest),
+        language: ext.contract.language,
     };
     run_level(session, LEVEL1, &trees, threshold, dir, &mut v)?;
     Ok(v)
@@ -423,6 +427,7 @@ pub fn validate_level2(
         f2p: &feature.f2p,
         p2p: &feature.p2p,
         original_digest: None,
+        language: ext.contract.language,
     };
     run_level(session, LEVEL2, &trees, threshold, dir, &mut v)?;
     Ok(v)

@@ -28,7 +28,6 @@ use carve_languages::index::LoadRole;
 use carve_languages::{Definition, DefinitionIndex, NodeId};
 
 use crate::graph::ObjectGraph;
-use crate::probe_map::is_class_like;
 use crate::trace::{Caller, IMPORT_TEST, TestId, TestTrace, Trace};
 
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +61,7 @@ fn similar_hint(similar: &[TestId]) -> String {
 
 /// The repository-relative file of a test id (`path::Class::test[param]` -> `path`).
 fn test_file(test: &str) -> &str {
-    test.split("::").next().unwrap_or(test)
+    carve_languages::runner::test_file(test)
 }
 
 fn is_test_def(index: &DefinitionIndex, def: &Definition) -> bool {
@@ -184,7 +183,7 @@ pub fn classify_with_entries(
         let mut child = id;
         while let Some(parent) = index.get(&child).and_then(|d| d.parent.clone()) {
             match index.get(&parent) {
-                Some(p) if is_class_like(p.kind) && !is_test_def(index, p) => {}
+                Some(p) if p.kind.is_class_like() && !is_test_def(index, p) => {}
                 _ => break,
             }
             origin.entry(parent.clone()).or_insert(Reason::HasReachedMember { member: child.clone() });
@@ -219,7 +218,7 @@ pub fn classify_with_entries(
         let mut decision = if extracted.contains(id) {
             let mut reasons: Vec<Reason> = origin.get(id).cloned().into_iter().collect();
             if let Some(parent) = ctx.parent_of(id).filter(|p| extracted.contains(p.id.as_str())) {
-                reasons.push(if is_class_like(parent.kind) {
+                reasons.push(if parent.kind.is_class_like() {
                     Reason::MemberOfExtracted { class: parent.id.clone() }
                 } else {
                     Reason::ParentExtracted { parent: parent.id.clone() }
@@ -297,7 +296,7 @@ impl<'a> Context<'a> {
                 load_needers.entry(load.target.as_str()).or_default().push((&def.id, load.role));
             }
             for target in &def.references {
-                if index.get(target).is_some_and(|t| is_class_like(t.kind)) {
+                if index.get(target).is_some_and(|t| t.kind.is_class_like()) {
                     class_refs.entry(target.as_str()).or_default().push(&def.id);
                 }
             }
@@ -382,7 +381,7 @@ impl<'a> Context<'a> {
         if let Some(first) = kept_members.first() {
             reasons.push(Reason::HasRemainedMember { member: (**first).clone(), others: kept_members.len() - 1 });
         }
-        if let Some(parent) = self.parent_of(id).filter(|p| !is_class_like(p.kind) && stays(&p.id)) {
+        if let Some(parent) = self.parent_of(id).filter(|p| !p.kind.is_class_like() && stays(&p.id)) {
             reasons.push(Reason::ParentRemained { parent: parent.id.clone() });
         }
         for (of, role) in self.load_needers.get(id).into_iter().flatten() {
@@ -430,7 +429,7 @@ fn import_time<'a>(index: &'a DefinitionIndex, trace: &'a Trace, removed: &BTree
             None => true,
             Some(d) if in_removed(&d.path) => false,
             // A class body runs when its module loads; other callers must be live themselves.
-            Some(d) => is_class_like(d.kind) || !import.hits.contains(id),
+            Some(d) => d.kind.is_class_like() || !import.hits.contains(id),
         },
     };
     let mut live: BTreeSet<&str> = BTreeSet::new();
@@ -448,6 +447,6 @@ fn import_time<'a>(index: &'a DefinitionIndex, trace: &'a Trace, removed: &BTree
             }
         }
     }
-    live.retain(|id| index.get(id).is_some_and(|d| !is_class_like(d.kind)));
+    live.retain(|id| index.get(id).is_some_and(|d| !d.kind.is_class_like()));
     live
 }

@@ -1,6 +1,7 @@
 //! carve's tracing data and what it decides from it.
 //!
-//! - [`probe_map`]: the `probe-map.json` carve hands a shim before a traced run.
+//! - [`probe_map`]: the `probe-map.json` carve hands a shim before a traced run (defined
+//!   in `carve_languages::trace::probe_map`, next to the shims that write it; re-exported).
 //! - [`trace`]: reading the shims' `*.jsonl` traces (merged by union, partial files
 //!   reported, unknown versions refused) and carve's canonical `trace.json`.
 //! - [`graph`]: the object dependency graph (petgraph) of the definition index and a trace:
@@ -15,7 +16,8 @@
 
 pub mod classify;
 pub mod graph;
-pub mod probe_map;
+mod json;
+pub use carve_languages::trace::probe_map;
 pub mod trace;
 
 #[cfg(test)]

@@ -76,10 +76,6 @@ impl IndexBuilder {
         self.add(id, DefinitionKind::Function, line, line)
     }
 
-    pub fn decorated_func(self, id: &str, def_line: usize, decorator_line: usize) -> Self {
-        self.add(id, DefinitionKind::Function, def_line, decorator_line)
-    }
-
     pub fn class(self, id: &str, line: usize) -> Self {
         self.add(id, DefinitionKind::Class, line, line)
     }

@@ -12,7 +12,7 @@ use carve_languages::NodeId;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
-use crate::probe_map::{check_version, read_versioned_json, write_json_file};
+use crate::json::{check_version, read_versioned_json, write_json_file};
 
 /// Version of the trace format (the shim's `*.jsonl` and carve's merged `trace.json`).
 pub const TRACE_VERSION: u32 = 1;
@@ -39,21 +39,14 @@ pub enum TraceError {
     UnsupportedVersion { path: PathBuf, found: u64, supported: u32 },
     #[error(
         "no trace files (*.jsonl) in {dir}: the shim did not run; check that the test command \
-         loads the carve pytest plugin and that CARVE_TRACE_DIR reaches the test processes"
+         loads carve's shim (TraceSetup's arguments) and that CARVE_TRACE_DIR reaches the test processes"
     )]
     NoTraceFiles { dir: PathBuf },
 }
 
-/// How edges were captured; see `docs/trace-format.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum TraceMode {
-    /// The caller is captured on the first hits of each callee per test.
-    #[default]
-    FirstHits,
-    /// Every call's caller is captured.
-    Exact,
-}
+/// How edges were captured; see `docs/trace-format.md` (the one trace-mode type, shared with
+/// the shims).
+pub use carve_languages::trace::TraceMode;
 
 /// The caller side of an edge. Serialized as a node id, `<module>PATH` or `<external>`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

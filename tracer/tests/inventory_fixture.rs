@@ -16,7 +16,7 @@ use std::process::Command;
 use carve_languages::DefinitionIndex;
 use carve_languages::index::IndexOptions;
 use carve_testutil::{copy_dir, fixture, needs, workspace_root};
-use carve_tracer::{IMPORT_TEST, ObjectGraph, ProbeMap, Trace, classify};
+use carve_tracer::{IMPORT_TEST, ObjectGraph, Trace, classify};
 
 fn strings(value: &toml::Value, key: &str) -> BTreeSet<String> {
     value[key]
@@ -88,7 +88,7 @@ fn inventory_fixture_classification_matches_expectations() {
 
     let index = DefinitionIndex::build(&repo, &IndexOptions::default()).unwrap();
     let map = tmp.path().join("probe-map.json");
-    ProbeMap::from_index(&index, &repo).write(&map).unwrap();
+    carve_languages::python::trace::probe_map(&index, &repo).write(&map).unwrap();
     let out = Command::new("python3")
         .args(["-m", "pytest", "-p", "carve_shim.plugin", "-q"])
         .current_dir(&repo)

@@ -6,19 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Why the masked tree does not pass the Go build check.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildCheckError {
-    #[error("`go` was not found on PATH ({message}); install Go (https://go.dev/dl/) to check masked Go trees")]
-    ToolMissing { message: String },
-    #[error("no go.mod under {}; the Go build check needs a module root", .0.display())]
-    NoModule(PathBuf),
-    #[error("cannot list {}: {message}", .path.display())]
-    Io { path: PathBuf, message: String },
-    #[error("`{command}` failed in {}:\n{output}", .dir.display())]
-    Failed { command: String, dir: PathBuf, output: String },
-}
+use crate::build::BuildCheckError;
 
 /// Directories holding a `go.mod`, skipping VCS data, `vendor/`, `testdata/` and
 /// `node_modules/`, sorted.
@@ -54,7 +42,12 @@ fn run(dir: &Path, args: &[&str]) -> Result<(), BuildCheckError> {
         .env("GOFLAGS", "-mod=mod")
         .env("GOTOOLCHAIN", std::env::var("GOTOOLCHAIN").unwrap_or_else(|_| "local".into()))
         .output()
-        .map_err(|e| BuildCheckError::ToolMissing { message: e.to_string() })?;
+        .map_err(|e| BuildCheckError::NotCheckable {
+            root: dir.to_path_buf(),
+            message: format!(
+                "`go` was not found on PATH ({e}); install Go (https://go.dev/dl/) to check masked Go trees"
+            ),
+        })?;
     if output.status.success() {
         return Ok(());
     }
@@ -62,7 +55,8 @@ fn run(dir: &Path, args: &[&str]) -> Result<(), BuildCheckError> {
     text.push_str(&String::from_utf8_lossy(&output.stdout));
     Err(BuildCheckError::Failed {
         command: format!("go {}", args.join(" ")),
-        dir: dir.to_path_buf(),
+        root: dir.to_path_buf(),
+        detail: String::new(),
         output: text.trim_end().to_string(),
     })
 }
@@ -72,7 +66,10 @@ fn run(dir: &Path, args: &[&str]) -> Result<(), BuildCheckError> {
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     let modules = module_dirs(root)?;
     if modules.is_empty() {
-        return Err(BuildCheckError::NoModule(root.to_path_buf()));
+        return Err(BuildCheckError::NotCheckable {
+            root: root.to_path_buf(),
+            message: format!("no go.mod under {}; the Go build check needs a module root", root.display()),
+        });
     }
     for dir in &modules {
         run(dir, &["build", "./..."])?;

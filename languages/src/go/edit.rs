@@ -256,12 +256,24 @@ pub fn mask_file(
     delete: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
-    // Nothing of Go is removed (a Python-only removal): no plan to compute.
+    mask_file_with(source, file, index, &plan_masking(index, delete, stub))
+}
+
+/// The plan of a masking, computed once for the whole tree: `None` when nothing of Go is
+/// removed (no plan to compute, no Go file changes).
+pub fn plan_masking(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> Option<Plan> {
     let go_removed = delete.iter().chain(stub).any(|id| index.get(id).is_some_and(|d| d.language == Language::Go));
-    if !go_removed {
-        return Ok(Vec::new());
-    }
-    let p = plan(index, delete, stub);
+    go_removed.then(|| plan(index, delete, stub))
+}
+
+/// [`mask_file`] with the plan already made (see [`plan_masking`]).
+pub fn mask_file_with(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    p: &Option<Plan>,
+) -> Result<Vec<Edit>, MaskError> {
+    let Some(p) = p else { return Ok(Vec::new()) };
     let mine: Vec<&Definition> = file
         .definitions
         .iter()

@@ -154,6 +154,24 @@ pub fn test_definition(index: &crate::index::DefinitionIndex, test_id: &str) -> 
     })
 }
 
+/// Why a `go test` id names no test function.
+pub(crate) fn go_miss(index: &crate::index::DefinitionIndex, test: &str) -> String {
+    let package = index
+        .files
+        .values()
+        .filter(|f| f.language == crate::Language::Go && f.is_test)
+        .filter_map(|f| f.module.as_deref())
+        .filter(|m| test.strip_prefix(*m).is_some_and(|r| r.starts_with('/')))
+        .max_by_key(|m| m.len());
+    match package {
+        Some(p) => {
+            let name = test[p.len() + 1..].split('/').next().unwrap_or("");
+            format!("no `_test.go` file of package {p} defines func {name}")
+        }
+        None => format!("no indexed `_test.go` file belongs to a package that {test} starts with"),
+    }
+}
+
 /// Go test code: `*_test.go` files.
 pub fn is_test_path(rel: &str) -> bool {
     rel.rsplit('/').next().is_some_and(|name| name.ends_with("_test.go"))

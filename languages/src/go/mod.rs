@@ -7,5 +7,129 @@ pub mod edit;
 pub mod index;
 pub mod runner;
 
-pub use build::{BuildCheckError, build_check};
+pub use build::build_check;
 pub use index::{GoIndex, index_files, index_sources, is_test_path, test_definition};
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::Language;
+use crate::build::BuildCheckError;
+use crate::edit::{Edit, MaskError};
+use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking};
+use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::syntax::{
+    BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
+};
+use crate::trace::TraceShim;
+
+/// Go behind the language interface.
+pub struct Go;
+
+static SYNTAX: ContractSyntax = ContractSyntax {
+    fence: "go",
+    block: BlockStyle::Braced,
+    doc: DocStyle::Line("//"),
+    decorators: DecoratorStyle::None,
+    indent: "    ",
+    methods: MethodPlacement::AfterType,
+    import: ImportStyle::QuotedPackage,
+    existing: ExistingMembers::Comment,
+    typed_signature_text: true,
+};
+
+/// The Go plan of a masking, made once for the tree.
+struct GoMask<'a> {
+    index: &'a DefinitionIndex,
+    plan: Option<edit::Plan>,
+}
+
+impl Masking for GoMask<'_> {
+    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
+        edit::mask_file_with(source, file, self.index, &self.plan)
+    }
+}
+
+static FACTS: LanguageFacts = LanguageFacts {
+    language: Language::Go,
+    family: &[Language::Go],
+    name: "go",
+    extensions: &["go"],
+    build_check: "go build ./... && go vet ./...",
+};
+
+impl LanguageSupport for Go {
+    fn facts(&self) -> &'static LanguageFacts {
+        &FACTS
+    }
+    fn grammar(&self) -> tree_sitter::Language {
+        tree_sitter_go::LANGUAGE.into()
+    }
+    fn is_test_path(&self, rel: &str) -> bool {
+        is_test_path(rel)
+    }
+    fn index_files(&self, root: &Path, paths: &[String]) -> LanguageIndex {
+        index_files(root, paths)
+    }
+    /// Reads the `go.mod` entries too, for import paths.
+    fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
+        index_sources(sources)
+    }
+    fn stubs_referenced(&self) -> bool {
+        true
+    }
+    fn plan_mask<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+    ) -> Box<dyn Masking + 'a> {
+        Box::new(GoMask { index, plan: edit::plan_masking(index, delete, stub) })
+    }
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        None
+    }
+    fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
+        build_check(root)
+    }
+    fn detect(&self, repo: &Path) -> Vec<Detection> {
+        detect::detect(repo).into_iter().collect()
+    }
+    fn run_tests(&self, req: &RunRequest) -> Result<RunResult, RunnerError> {
+        runner::run(req)
+    }
+    fn collect_tests(&self, req: &RunRequest) -> Result<Collection, RunnerError> {
+        runner::collect(req)
+    }
+    fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
+        runner::harness::harness_id(id)
+    }
+    /// `go test` `importpath/TestX/sub`: the `TestX` function of a `_test.go` file of package
+    /// `importpath` (a subtest takes its whole top-level test along).
+    fn test_definitions(
+        &self,
+        _root: &Path,
+        index: &DefinitionIndex,
+        test: &str,
+    ) -> Option<Result<Vec<NodeId>, String>> {
+        let go = index.files.values().any(|f| f.language == Language::Go && f.is_test);
+        if !go || test.contains("::") {
+            return None;
+        }
+        Some(match test_definition(index, test) {
+            Some(id) => Ok(vec![id]),
+            None => Err(index::go_miss(index, test)),
+        })
+    }
+    /// `path::TestX/sub` names `TestX`.
+    fn test_base<'t>(&self, rest: &'t str) -> &'t str {
+        rest.split('/').next().unwrap_or(rest)
+    }
+    fn contract_syntax(&self) -> &'static ContractSyntax {
+        &SYNTAX
+    }
+    fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
+        None
+    }
+}

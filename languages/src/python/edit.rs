@@ -13,7 +13,7 @@ mod lines;
 #[cfg(test)]
 mod tests;
 
-pub use level2::rewrite_imports_for_level2;
+pub use level2::{PythonLevel2, rewrite_imports_for_level2};
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,9 +1,125 @@
-//! Python: the definition index (tree-sitter-python), masking edits and the pytest runner.
+//! Python: the definition index (tree-sitter-python), masking edits, the `compile()` check
+//! of masked files, the pytest runner and the tracing shim.
 
+pub mod build;
 pub mod detect;
 pub mod edit;
 pub mod index;
 pub mod runner;
-pub mod shim;
+pub mod trace;
 
 pub use index::{index_source, is_test_path};
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::Language;
+use crate::build::BuildCheckError;
+use crate::edit::{Edit, MaskError, MaskedCheck};
+use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
+use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::syntax::{
+    BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
+};
+use crate::trace::TraceShim;
+
+/// Python behind the language interface.
+pub struct Python;
+
+static SYNTAX: ContractSyntax = ContractSyntax {
+    fence: "python",
+    block: BlockStyle::Indented,
+    doc: DocStyle::Docstring,
+    decorators: DecoratorStyle::None,
+    indent: "    ",
+    methods: MethodPlacement::InBody,
+    import: ImportStyle::FromImport,
+    existing: ExistingMembers::IndentedClass,
+    typed_signature_text: false,
+};
+
+/// Deletes its removals: with `stub` folded into `delete`, the plan is just the sets.
+struct PythonMask<'a> {
+    index: &'a DefinitionIndex,
+    remove: BTreeSet<NodeId>,
+}
+
+impl Masking for PythonMask<'_> {
+    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
+        edit::mask_file(source, file, self.index, &self.remove)
+    }
+}
+
+static FACTS: LanguageFacts = LanguageFacts {
+    language: Language::Python,
+    family: &[Language::Python],
+    name: "python",
+    extensions: &["py"],
+    build_check: "python -m py_compile",
+};
+
+impl LanguageSupport for Python {
+    fn facts(&self) -> &'static LanguageFacts {
+        &FACTS
+    }
+    fn grammar(&self) -> tree_sitter::Language {
+        tree_sitter_python::LANGUAGE.into()
+    }
+    fn is_test_path(&self, rel: &str) -> bool {
+        is_test_path(rel)
+    }
+    fn index_files(&self, root: &Path, paths: &[String]) -> LanguageIndex {
+        index::index_files(root, paths)
+    }
+    fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
+        index::index_sources(&sources_of(FACTS.family, sources))
+    }
+    fn stubs_referenced(&self) -> bool {
+        false
+    }
+    fn plan_mask<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+    ) -> Box<dyn Masking + 'a> {
+        Box::new(PythonMask { index, remove: delete.union(stub).cloned().collect() })
+    }
+    fn check_masked(&self, tree: &Path, files: &[&String], interpreter: Option<&Path>) -> MaskedCheck {
+        build::compile_check(tree, files, interpreter)
+    }
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        Some(&edit::PythonLevel2)
+    }
+    fn build_check(&self, _root: &Path) -> Result<(), BuildCheckError> {
+        Ok(())
+    }
+    fn detect(&self, repo: &Path) -> Vec<Detection> {
+        detect::detect(repo).into_iter().collect()
+    }
+    fn run_tests(&self, req: &RunRequest) -> Result<RunResult, RunnerError> {
+        runner::run(req)
+    }
+    fn collect_tests(&self, req: &RunRequest) -> Result<Collection, RunnerError> {
+        runner::collect(req)
+    }
+    fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
+        runner::harness::harness_id(id)
+    }
+    /// pytest ids are carve's file form, handled before any language is asked.
+    fn test_definitions(
+        &self,
+        _root: &Path,
+        _index: &DefinitionIndex,
+        _test: &str,
+    ) -> Option<Result<Vec<NodeId>, String>> {
+        None
+    }
+    fn contract_syntax(&self) -> &'static ContractSyntax {
+        &SYNTAX
+    }
+    fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
+        Some(&trace::PythonShim)
+    }
+}

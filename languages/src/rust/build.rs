@@ -4,17 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Why the masked tree does not build, or could not be checked.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildCheckError {
-    #[error("cargo was not found or could not start in {}: {source}; install Rust (https://rustup.rs) or put cargo on PATH", .root.display())]
-    Spawn { root: PathBuf, source: std::io::Error },
-    #[error("no Cargo.toml in {}; the masked tree is not a Cargo project, so it cannot be checked", .0.display())]
-    NoManifest(PathBuf),
-    #[error("`cargo check --all-targets` failed in {} (exit status {status}); the masking left code that does not compile:\n{output}", .root.display())]
-    Failed { root: PathBuf, status: String, output: String },
-}
+use crate::build::BuildCheckError;
 
 /// The target directory used for `root`: under the system temp dir, one per tree path,
 /// so repeated checks of the same output reuse their build artefacts.
@@ -29,7 +19,13 @@ pub fn target_dir_for(root: &Path) -> PathBuf {
 /// `Cargo.toml` decides the workspace). `Ok` when it builds; otherwise the compiler output.
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     if !root.join("Cargo.toml").is_file() {
-        return Err(BuildCheckError::NoManifest(root.to_path_buf()));
+        return Err(BuildCheckError::NotCheckable {
+            root: root.to_path_buf(),
+            message: format!(
+                "no Cargo.toml in {}; the masked tree is not a Cargo project, so it cannot be checked",
+                root.display()
+            ),
+        });
     }
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .args(["check", "--all-targets", "--offline", "--quiet", "--message-format", "short"])
@@ -37,13 +33,24 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
         .env("CARGO_TARGET_DIR", target_dir_for(root))
         .env_remove("RUSTFLAGS")
         .output()
-        .map_err(|source| BuildCheckError::Spawn { root: root.to_path_buf(), source })?;
+        .map_err(|e| BuildCheckError::NotCheckable {
+            root: root.to_path_buf(),
+            message: format!(
+                "cargo was not found or could not start in {}: {e}; install Rust (https://rustup.rs) or put cargo on PATH",
+                root.display()
+            ),
+        })?;
     if out.status.success() {
         return Ok(());
     }
     let mut output = String::from_utf8_lossy(&out.stderr).into_owned();
     output.push_str(&String::from_utf8_lossy(&out.stdout));
-    Err(BuildCheckError::Failed { root: root.to_path_buf(), status: out.status.to_string(), output })
+    Err(BuildCheckError::Failed {
+        command: "cargo check --all-targets".to_string(),
+        root: root.to_path_buf(),
+        detail: format!(" (exit status {}); the masking left code that does not compile", out.status),
+        output,
+    })
 }
 
 #[cfg(test)]
@@ -53,7 +60,7 @@ mod tests {
     #[test]
     fn missing_manifest_is_reported() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(build_check(dir.path()), Err(BuildCheckError::NoManifest(_))));
+        assert!(matches!(build_check(dir.path()), Err(BuildCheckError::NotCheckable { .. })));
     }
 
     #[test]

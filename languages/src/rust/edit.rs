@@ -283,48 +283,7 @@ pub fn mask_file(
     delete: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
-    let removals = cached_plan(index, delete, stub);
-    mask_file_with(source, file, index, &removals)
-}
-
-/// What a plan was computed for: the index (by address and content fingerprint) and the
-/// removal sets.
-#[derive(PartialEq, Eq)]
-struct PlanKey {
-    index: usize,
-    fingerprint: u64,
-    delete: BTreeSet<NodeId>,
-    stub: BTreeSet<NodeId>,
-}
-
-/// The last plan, shared by the per-file calls of one masking (the plan looks at the whole
-/// index; computing it per file would make masking a repository quadratic).
-static LAST_PLAN: std::sync::Mutex<Option<(PlanKey, RustRemovals)>> = std::sync::Mutex::new(None);
-
-fn cached_plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> RustRemovals {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    index.definitions.len().hash(&mut h);
-    for f in index.files.values() {
-        f.sha256.hash(&mut h);
-    }
-    let key = PlanKey {
-        index: index as *const DefinitionIndex as usize,
-        fingerprint: h.finish(),
-        delete: delete.clone(),
-        stub: stub.clone(),
-    };
-    if let Ok(guard) = LAST_PLAN.lock()
-        && let Some((k, r)) = guard.as_ref()
-        && *k == key
-    {
-        return r.clone();
-    }
-    let r = plan(index, delete, stub);
-    if let Ok(mut guard) = LAST_PLAN.lock() {
-        *guard = Some((key, r.clone()));
-    }
-    r
+    mask_file_with(source, file, index, &plan(index, delete, stub))
 }
 
 /// [`mask_file`] with the rules already applied (see [`plan`]).

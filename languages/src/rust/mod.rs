@@ -7,5 +7,125 @@ pub mod edit;
 pub mod index;
 pub mod runner;
 
-pub use build::{BuildCheckError, build_check};
+pub use build::build_check;
 pub use index::{index_source, is_test_path};
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::Language;
+use crate::build::BuildCheckError;
+use crate::edit::{Edit, MaskError};
+use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking};
+use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::syntax::{
+    BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
+};
+use crate::trace::TraceShim;
+
+/// Rust behind the language interface.
+pub struct Rust;
+
+static SYNTAX: ContractSyntax = ContractSyntax {
+    fence: "rust",
+    block: BlockStyle::Braced,
+    doc: DocStyle::Line("///"),
+    decorators: DecoratorStyle::Attribute,
+    indent: "    ",
+    methods: MethodPlacement::ImplBlocks,
+    import: ImportStyle::UsePath,
+    existing: ExistingMembers::ImplBlocks,
+    typed_signature_text: true,
+};
+
+/// The Rust plan of a masking, made once for the tree.
+struct RustMask<'a> {
+    index: &'a DefinitionIndex,
+    removals: edit::RustRemovals,
+}
+
+impl Masking for RustMask<'_> {
+    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
+        edit::mask_file_with(source, file, self.index, &self.removals)
+    }
+}
+
+static FACTS: LanguageFacts = LanguageFacts {
+    language: Language::Rust,
+    family: &[Language::Rust],
+    name: "rust",
+    extensions: &["rs"],
+    build_check: "cargo check --all-targets",
+};
+
+impl LanguageSupport for Rust {
+    fn facts(&self) -> &'static LanguageFacts {
+        &FACTS
+    }
+    fn grammar(&self) -> tree_sitter::Language {
+        tree_sitter_rust::LANGUAGE.into()
+    }
+    fn is_test_path(&self, rel: &str) -> bool {
+        is_test_path(rel)
+    }
+    fn index_files(&self, root: &Path, paths: &[String]) -> LanguageIndex {
+        index::index_files(root, paths)
+    }
+    /// Reads the `Cargo.toml` entries too, for crate names.
+    fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
+        let rust: Vec<(String, Vec<u8>)> = sources
+            .iter()
+            .filter(|(p, _)| p.ends_with(".rs") || p == "Cargo.toml" || p.ends_with("/Cargo.toml"))
+            .cloned()
+            .collect();
+        index::index_sources(&rust)
+    }
+    fn stubs_referenced(&self) -> bool {
+        true
+    }
+    fn plan_mask<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+    ) -> Box<dyn Masking + 'a> {
+        Box::new(RustMask { index, removals: edit::plan(index, delete, stub) })
+    }
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        None
+    }
+    fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
+        build_check(root)
+    }
+    fn detect(&self, repo: &Path) -> Vec<Detection> {
+        detect::detect(repo).into_iter().collect()
+    }
+    fn run_tests(&self, req: &RunRequest) -> Result<RunResult, RunnerError> {
+        runner::run(req)
+    }
+    fn collect_tests(&self, req: &RunRequest) -> Result<Collection, RunnerError> {
+        runner::collect(req)
+    }
+    fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
+        runner::harness::harness_id(id)
+    }
+    /// cargo `target::module::test`: the `#[test]` function whose module path inside its
+    /// crate is `module` — in a `#[cfg(test)]` module of a source file or in `tests/*.rs` —
+    /// and whose crate is `target` (read from the package's `Cargo.toml`).
+    fn test_definitions(
+        &self,
+        root: &Path,
+        index: &DefinitionIndex,
+        test: &str,
+    ) -> Option<Result<Vec<NodeId>, String>> {
+        let rust = index.files.values().any(|f| f.language == Language::Rust);
+        (rust && test.contains("::")).then(|| runner::test_ids::cargo_test(root, index, test))
+    }
+    fn contract_syntax(&self) -> &'static ContractSyntax {
+        &SYNTAX
+    }
+    fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
+        None
+    }
+}

@@ -27,6 +27,7 @@ pub mod harness;
 mod libtest;
 mod nextest;
 mod targets;
+pub mod test_ids;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

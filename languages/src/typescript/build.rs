@@ -2,25 +2,10 @@
 //! TypeScript (`node_modules/.bin/tsc`, run through `npx --no-install` so nothing is
 //! downloaded).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// Why the masked project does not type-check, or could not be checked.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildCheckError {
-    #[error("{} has no tsconfig.json; carve type-checks TypeScript projects with `tsc --noEmit -p tsconfig.json`", .0.display())]
-    NoTsconfig(PathBuf),
-    #[error(
-        "TypeScript is not installed in {}: run `npm ci` (or `npm install`) there so that node_modules/.bin/tsc exists",
-        .0.display()
-    )]
-    NoTypeScript(PathBuf),
-    #[error("could not run `{command}` in {}: {source}", .root.display())]
-    Spawn { command: String, root: PathBuf, source: std::io::Error },
-    #[error("`{command}` failed in {} (exit status {status}):\n{output}", .root.display())]
-    Failed { command: String, root: PathBuf, status: String, output: String },
-}
+use crate::build::BuildCheckError;
 
 /// Type-check the project at `root` (the masked tree) with `tsc --noEmit -p tsconfig.json`.
 /// A project without `tsconfig.json` and without TypeScript files (plain JavaScript) passes:
@@ -36,7 +21,17 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
         let has_typescript = crate::walk::source_files(root, &[], &[])
             .map(|w| w.files.iter().any(|f| f.language == crate::Language::TypeScript))
             .unwrap_or(true);
-        return if has_typescript { Err(BuildCheckError::NoTsconfig(root.to_path_buf())) } else { Ok(()) };
+        return if has_typescript {
+            Err(BuildCheckError::NotCheckable {
+                root: root.to_path_buf(),
+                message: format!(
+                    "{} has no tsconfig.json; carve type-checks TypeScript projects with `tsc --noEmit -p tsconfig.json`",
+                    root.display()
+                ),
+            })
+        } else {
+            Ok(())
+        };
     }
     let local = root.join("node_modules");
     let mut linked = None;
@@ -51,7 +46,15 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
                 })?;
                 linked = Some(local.clone());
             }
-            _ => return Err(BuildCheckError::NoTypeScript(root.to_path_buf())),
+            _ => {
+                return Err(BuildCheckError::NotCheckable {
+                    root: root.to_path_buf(),
+                    message: format!(
+                        "TypeScript is not installed in {}: run `npm ci` (or `npm install`) there so that node_modules/.bin/tsc exists",
+                        root.display()
+                    ),
+                });
+            }
         }
     }
     let command = "npx --no-install tsc --noEmit --pretty false -p tsconfig.json".to_string();
@@ -75,7 +78,7 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
     Err(BuildCheckError::Failed {
         command,
         root: root.to_path_buf(),
-        status: out.status.code().map_or_else(|| "signal".to_string(), |c| c.to_string()),
+        detail: format!(" (exit status {})", out.status.code().map_or_else(|| "signal".to_string(), |c| c.to_string())),
         output: output.trim_end().to_string(),
     })
 }

@@ -4,46 +4,12 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::Language;
 use crate::runner::{Detection, TestCommand};
 
-/// The package manager that installs the project's dependencies (from its lockfile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum PackageManager {
-    #[default]
-    Npm,
-    Pnpm,
-    Yarn,
-}
-
-impl PackageManager {
-    pub fn name(self) -> &'static str {
-        match self {
-            PackageManager::Npm => "npm",
-            PackageManager::Pnpm => "pnpm",
-            PackageManager::Yarn => "yarn",
-        }
-    }
-
-    /// The command that installs the dependencies of the project at `root` as its lockfile
-    /// pins them.
-    pub fn install_command(self, root: &Path) -> String {
-        match self {
-            PackageManager::Npm
-                if root.join("package-lock.json").is_file() || root.join("npm-shrinkwrap.json").is_file() =>
-            {
-                "npm ci".into()
-            }
-            PackageManager::Npm => "npm install".into(),
-            PackageManager::Pnpm => "pnpm install --frozen-lockfile".into(),
-            PackageManager::Yarn if root.join(".yarnrc.yml").is_file() => "yarn install --immutable".into(),
-            PackageManager::Yarn => "yarn install --frozen-lockfile".into(),
-        }
-    }
-}
+pub use crate::runner::PackageManager;
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]

@@ -29,7 +29,7 @@ use std::collections::BTreeSet;
 
 use tree_sitter::{Node, Parser};
 
-use super::queries::Dialect;
+use super::index::queries::Dialect;
 use crate::edit::{Edit, MaskError};
 use crate::index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId};
 

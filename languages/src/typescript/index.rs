@@ -24,13 +24,18 @@
 //! destructured), `module.exports = { a, b: c }`, `module.exports = f`, `exports.x = a`,
 //! and `exports.f = function …` definitions.
 
+mod link;
+pub(super) mod parse;
+pub(super) mod queries;
+mod signature;
+
 use std::path::Path;
 
 use rayon::prelude::*;
 use tree_sitter::Node;
 
-use super::parse::{self, Binding, ParsedFile, ReExport, span_of, text};
 use crate::index::{Definition, FileIndex, Import, ImportedName, IndexError};
+use parse::{Binding, ParsedFile, ReExport, span_of, text};
 
 /// TypeScript and JavaScript files indexed together.
 pub type ScriptIndex = crate::index::LanguageIndex;
@@ -65,8 +70,8 @@ pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
 
 fn finish(results: Vec<(String, Result<ParsedFile, IndexError>)>) -> ScriptIndex {
     let (files, skipped) = crate::index::split_parsed(results, |f| &f.path);
-    let linker = super::link::Linker::new(&files);
-    let links: Vec<(FileIndex, Vec<super::link::Linked>)> =
+    let linker = link::Linker::new(&files);
+    let links: Vec<(FileIndex, Vec<link::Linked>)> =
         (0..files.len()).into_par_iter().map(|i| linker.link_file(i)).collect();
     drop(linker);
     // The parsed definitions are moved into the index, not copied.

@@ -14,16 +14,26 @@ pub mod build;
 pub mod detect;
 pub mod edit;
 pub mod index;
-mod link;
-mod parse;
-mod queries;
 pub mod runner;
-mod signature;
 #[cfg(test)]
 mod tests;
 
-pub use build::{BuildCheckError, build_check};
+pub use build::build_check;
 pub use index::{index_files, index_sources};
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::Language;
+use crate::build::BuildCheckError;
+use crate::edit::{Edit, MaskError};
+use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
+use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::syntax::{
+    BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
+};
+use crate::trace::TraceShim;
 
 /// The `left` and `right` of the assignment an expression statement holds (`a = b;`, as in
 /// `module.exports = { a }` or `exports.x = a`), or `None` for any other statement.
@@ -44,4 +54,157 @@ pub fn is_test_path(rel: &str) -> bool {
     let rest: Vec<&str> = parts.collect();
     // `a.test.ts`, `a.spec.tsx`, `a.test.d.ts` is not code but still test-only.
     rest.len() >= 2 && rest[..rest.len() - 1].iter().any(|p| *p == "test" || *p == "spec")
+}
+
+/// TypeScript and JavaScript behind the language interface: one implementation, two
+/// dialects (names, extensions, grammars; only TypeScript is type-checked).
+pub struct Script {
+    facts: &'static LanguageFacts,
+    grammar: fn() -> tree_sitter::Language,
+    type_checked: bool,
+    syntax: &'static ContractSyntax,
+}
+
+const FAMILY: &[Language] = &[Language::TypeScript, Language::JavaScript];
+
+const fn syntax(fence: &'static str) -> ContractSyntax {
+    ContractSyntax {
+        fence,
+        block: BlockStyle::Braced,
+        doc: DocStyle::JsDoc,
+        decorators: DecoratorStyle::At,
+        indent: "  ",
+        methods: MethodPlacement::InBody,
+        import: ImportStyle::EsModule,
+        existing: ExistingMembers::BracedClass,
+        typed_signature_text: true,
+    }
+}
+
+static TS_FACTS: LanguageFacts = LanguageFacts {
+    language: Language::TypeScript,
+    family: FAMILY,
+    name: "typescript",
+    extensions: &["ts", "tsx", "mts", "cts"],
+    build_check: "tsc --noEmit",
+};
+static JS_FACTS: LanguageFacts = LanguageFacts {
+    language: Language::JavaScript,
+    family: FAMILY,
+    name: "javascript",
+    extensions: &["js", "jsx", "mjs", "cjs"],
+    build_check: "none",
+};
+static TS_SYNTAX: ContractSyntax = syntax("typescript");
+static JS_SYNTAX: ContractSyntax = syntax("javascript");
+
+impl Script {
+    pub const TYPESCRIPT: Script = Script {
+        facts: &TS_FACTS,
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        type_checked: true,
+        syntax: &TS_SYNTAX,
+    };
+    pub const JAVASCRIPT: Script = Script {
+        facts: &JS_FACTS,
+        grammar: || tree_sitter_javascript::LANGUAGE.into(),
+        type_checked: false,
+        syntax: &JS_SYNTAX,
+    };
+}
+
+/// Masks file by file (each removed definition's fate is decided on its own).
+struct ScriptMask<'a> {
+    index: &'a DefinitionIndex,
+    delete: &'a BTreeSet<NodeId>,
+    stub: &'a BTreeSet<NodeId>,
+}
+
+impl Masking for ScriptMask<'_> {
+    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
+        edit::mask_file(source, file, self.index, self.delete, self.stub)
+    }
+}
+
+fn tsx(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "tsx")
+}
+
+impl LanguageSupport for Script {
+    fn facts(&self) -> &'static LanguageFacts {
+        self.facts
+    }
+    fn grammar(&self) -> tree_sitter::Language {
+        (self.grammar)()
+    }
+    fn grammar_for_path(&self, path: &Path) -> tree_sitter::Language {
+        if self.type_checked && tsx(path) { tree_sitter_typescript::LANGUAGE_TSX.into() } else { self.grammar() }
+    }
+    fn is_test_path(&self, rel: &str) -> bool {
+        is_test_path(rel)
+    }
+    fn index_files(&self, root: &Path, paths: &[String]) -> LanguageIndex {
+        index_files(root, paths)
+    }
+    fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
+        index_sources(&sources_of(FAMILY, sources))
+    }
+    fn stubs_referenced(&self) -> bool {
+        true
+    }
+    fn plan_mask<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+    ) -> Box<dyn Masking + 'a> {
+        Box::new(ScriptMask { index, delete, stub })
+    }
+    /// TypeScript files may be TSX: clean under the TSX grammar is clean.
+    fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
+        let errors = crate::syntax::parse_errors_with(self.facts.name, self.grammar(), source);
+        let tsx_clean = || {
+            crate::syntax::parse_errors_with(self.facts.name, tree_sitter_typescript::LANGUAGE_TSX.into(), source)
+                .is_empty()
+        };
+        if self.type_checked && !errors.is_empty() && tsx_clean() {
+            return Vec::new();
+        }
+        errors
+    }
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        None
+    }
+    fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
+        if self.type_checked { build_check(root) } else { Ok(()) }
+    }
+    fn detect(&self, repo: &Path) -> Vec<Detection> {
+        detect::detect(repo).into_iter().collect()
+    }
+    fn run_tests(&self, req: &RunRequest) -> Result<RunResult, RunnerError> {
+        runner::run(req)
+    }
+    fn collect_tests(&self, req: &RunRequest) -> Result<Collection, RunnerError> {
+        runner::collect(req)
+    }
+    fn harness_id(&self, command: &TestCommand, id: &str) -> Option<String> {
+        runner::spec(command).and_then(|(kind, _, _)| runner::harness::harness_id(kind, id))
+    }
+    /// vitest / jest / node:test `path > describe > test`: the `describe`/`it`/`test` block
+    /// of `path` with those titles.
+    fn test_definitions(
+        &self,
+        _root: &Path,
+        index: &DefinitionIndex,
+        test: &str,
+    ) -> Option<Result<Vec<NodeId>, String>> {
+        let (path, rest) = test.split_once(" > ")?;
+        Some(runner::test_ids::js_test(index, path, rest))
+    }
+    fn contract_syntax(&self) -> &'static ContractSyntax {
+        self.syntax
+    }
+    fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
+        None
+    }
 }

@@ -29,6 +29,7 @@ pub mod harness;
 mod progress;
 mod report;
 pub mod selection;
+pub mod test_ids;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

@@ -6,10 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
-use crate::edit::parse_errors;
 use crate::go::build::{build_check, go_available};
 use crate::go::index::index_sources;
 use crate::go::index::tests::{fixture_sources, shapes_dir, to_index};
+use crate::parse_errors;
 
 fn set(ids: &[&str]) -> BTreeSet<NodeId> {
     ids.iter().map(|s| s.to_string()).collect()

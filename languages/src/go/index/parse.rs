@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
@@ -79,18 +78,7 @@ pub(crate) fn new_parser() -> Parser {
     p
 }
 
-pub(crate) fn span_of(n: Node) -> Span {
-    Span {
-        start_byte: n.start_byte(),
-        end_byte: n.end_byte(),
-        start_line: n.start_position().row + 1,
-        end_line: n.end_position().row + 1,
-    }
-}
-
-fn text<'a>(n: Node, src: &'a str) -> &'a str {
-    src.get(n.byte_range()).unwrap_or("")
-}
+pub(crate) use crate::syntax::{span_of, text};
 
 /// Base type name and package of a type node, through pointers, generics and parentheses.
 pub(crate) fn type_ref(n: Node, src: &str) -> Option<TypeRef> {
@@ -361,10 +349,7 @@ impl Facts<'_> {
 /// Parse one file. A file that is not UTF-8 or has no package clause is an error (skipped);
 /// syntax errors elsewhere are tolerated: whatever tree-sitter recovers is indexed.
 pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Result<ParsedFile, IndexError> {
-    let src = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
-        IndexError::InvalidUtf8 { path: path.to_string(), line }
-    })?;
+    let src = crate::syntax::utf8(path, bytes)?;
     let tree = parser.parse(src, None).ok_or_else(|| IndexError::Syntax {
         path: path.to_string(),
         line: 1,
@@ -504,7 +489,7 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         imports,
         defs,
         module_uses,
-        sha256: hex::encode(Sha256::digest(bytes)),
+        sha256: crate::syntax::sha256_hex(bytes),
         // `src.lines().count()`, without splitting: every `\n` ends a line, and so does the
         // end of a file that does not end with one.
         lines: newline_count(bytes) + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n")),

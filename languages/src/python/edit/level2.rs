@@ -185,3 +185,72 @@ fn import_package_edit(root: Node, source: &str, lines: &Lines, package: &str) -
         None => Edit::insert(0, format!("import {package}{nl}")),
     }
 }
+
+/// Python's Level 2 package: `<package>/__init__.py`.
+pub struct PythonLevel2;
+
+impl crate::interface::Level2Packaging for PythonLevel2 {
+    fn init_file(&self, package: &str) -> String {
+        format!("{package}/__init__.py")
+    }
+
+    fn reference(&self, names: &[(String, String)]) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::from("\"\"\"Reference solution: re-exports the original implementation.\"\"\"\n\n");
+        for (module, name) in names {
+            let _ = writeln!(out, "from {module} import {name}");
+        }
+        out.push_str("\n__all__ = [");
+        out.push_str(&names.iter().map(|(_, n)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
+        out.push_str("]\n");
+        out
+    }
+
+    fn empty(&self) -> String {
+        "\"\"\"Empty solution: exposes nothing.\"\"\"\n".to_string()
+    }
+
+    fn keeps_decorator(&self, decorator: &str) -> bool {
+        builtin_decorator(decorator)
+    }
+
+    fn import_line(&self, package: &str, name: &str) -> String {
+        format!("from {package} import {name}")
+    }
+
+    fn rewrite_test_imports(
+        &self,
+        source: &str,
+        file: &crate::index::FileIndex,
+        index: &crate::index::DefinitionIndex,
+        extracted: &std::collections::BTreeSet<crate::index::NodeId>,
+        package: &str,
+    ) -> Vec<crate::edit::Edit> {
+        rewrite_imports_for_level2(source, file, index, extracted, package)
+    }
+}
+
+/// Decorators a from-scratch solution can write without the original project.
+fn builtin_decorator(d: &str) -> bool {
+    let head = d.split('(').next().unwrap_or(d).trim();
+    matches!(
+        head,
+        "staticmethod"
+            | "classmethod"
+            | "property"
+            | "abstractmethod"
+            | "abc.abstractmethod"
+            | "dataclass"
+            | "dataclasses.dataclass"
+            | "functools.cache"
+            | "functools.lru_cache"
+            | "functools.cached_property"
+            | "cached_property"
+            | "contextmanager"
+            | "contextlib.contextmanager"
+            | "overload"
+            | "typing.overload"
+    ) || head.ends_with(".setter")
+        || head.ends_with(".getter")
+        || head.ends_with(".deleter")
+}

@@ -6,7 +6,8 @@ use std::process::Command;
 
 use super::*;
 use crate::Language;
-use crate::edit::{apply, parse_errors};
+use crate::edit::apply;
+use crate::parse_errors;
 
 pub(crate) fn index_of(sources: &[(&str, &str)]) -> DefinitionIndex {
     let owned: Vec<(String, Vec<u8>)> = sources.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();

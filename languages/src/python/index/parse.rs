@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
@@ -115,17 +114,10 @@ fn span_of(start_byte: usize, end_byte: usize, start_row: usize, end: tree_sitte
     Span { start_byte, end_byte, start_line: start_row + 1, end_line }
 }
 
-/// `len(text.splitlines())` for the usual line endings.
-fn count_lines(text: &[u8]) -> usize {
-    let newlines = text.iter().filter(|&&b| b == b'\n').count();
-    newlines + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
-}
+use crate::syntax::count_lines;
 
 pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
-    let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
-        path: path.to_string(),
-        line: source[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1,
-    })?;
+    let src = crate::syntax::utf8(path, source)?;
     let tree = parser.parse(src, None).ok_or_else(|| IndexError::Syntax {
         path: path.to_string(),
         line: 1,
@@ -146,7 +138,7 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
     let exports = exports(exports_found, &defs);
     Ok(ParsedFile {
         path: path.to_string(),
-        sha256: hex::encode(Sha256::digest(source)),
+        sha256: crate::syntax::sha256_hex(source),
         lines: count_lines(source),
         defs,
         imports,

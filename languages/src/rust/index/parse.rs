@@ -4,7 +4,6 @@
 //! leaves, and the unresolved paths each item names. The tree is dropped when this
 //! returns; `link` resolves names across files.
 
-use sha2::{Digest, Sha256};
 use std::sync::LazyLock;
 
 use streaming_iterator::StreamingIterator;
@@ -123,14 +122,8 @@ fn span_between(first: Node, last: Node) -> Span {
     }
 }
 
-fn count_lines(text: &[u8]) -> usize {
-    let newlines = text.iter().filter(|&&b| b == b'\n').count();
-    newlines + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
-}
-
-pub(super) fn text<'a>(node: Node, src: &'a str) -> &'a str {
-    src.get(node.byte_range()).unwrap_or("")
-}
+use crate::syntax::count_lines;
+pub(super) use crate::syntax::text;
 
 /// Parse and reduce one file. A file tree-sitter cannot parse cleanly is an error (the
 /// caller lists it as skipped), as for Python: masking needs exact item boundaries.
@@ -146,7 +139,7 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     })?;
     let root = tree.root_node();
     if root.has_error() {
-        let (line, message) = crate::edit::parse_errors(crate::Language::Rust, src)
+        let (line, message) = crate::syntax::parse_errors_with("rust", tree_sitter_rust::LANGUAGE.into(), src)
             .into_iter()
             .next()
             .unwrap_or((1, "syntax error".to_string()));
@@ -163,7 +156,7 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         test_file_modules: Vec::new(),
         module_refs: Vec::new(),
         is_test_file: super::crates::is_test_path(path),
-        sha256: hex::encode(Sha256::digest(bytes)),
+        sha256: crate::syntax::sha256_hex(bytes),
         lines: count_lines(bytes),
     };
     let ctx =

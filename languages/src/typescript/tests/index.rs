@@ -192,8 +192,8 @@ fn test_paths_follow_jest_and_vitest_conventions() {
     assert!(!is_test_path("src/test.ts"));
     assert!(!is_test_path("src/testing.ts"));
     assert!(!is_test_path("src/contest.ts"));
-    assert!(crate::index::is_test_path(crate::Language::TypeScript, "x/y.spec.ts"));
-    assert!(crate::index::is_test_path(crate::Language::JavaScript, "x/__tests__/y.js"));
+    assert!(crate::is_test_path(crate::Language::TypeScript, "x/y.spec.ts"));
+    assert!(crate::is_test_path(crate::Language::JavaScript, "x/__tests__/y.js"));
 }
 
 #[test]

@@ -86,10 +86,7 @@ fn mask_one(path: &str, source: &str, delete: &[&str], stub: &[&str]) -> String 
     }
     let edits = crate::typescript::edit::mask_file(source, file, &index, &ids(delete), &ids(stub)).expect("mask");
     let out = apply(source, &edits).expect("apply");
-    assert!(
-        crate::edit::parse_errors(crate::Language::TypeScript, &out).is_empty(),
-        "masked output does not parse:\n{out}"
-    );
+    assert!(crate::parse_errors(crate::Language::TypeScript, &out).is_empty(), "masked output does not parse:\n{out}");
     out
 }
 
@@ -145,7 +142,7 @@ fn unaffected_files_get_no_edits_and_stale_indexes_are_errors() {
     let err = crate::typescript::edit::mask_file("", file, &index, &gone, &none).expect_err("stale");
     assert!(matches!(err, crate::edit::MaskError::DefinitionNotFound { .. }), "{err}");
     // Through the language dispatch.
-    let edits = crate::edit::mask_file(crate::Language::TypeScript, src, file, &index, &gone, &none).expect("dispatch");
+    let edits = crate::mask_file(crate::Language::TypeScript, src, file, &index, &gone, &none).expect("dispatch");
     assert_eq!(apply(src, &edits).expect("apply"), "");
 }
 
@@ -186,7 +183,7 @@ fn commonjs_requires_and_exports_of_deleted_definitions_go() {
     let mask = |path: &str, src: &str| {
         let edits = crate::typescript::edit::mask_file(src, &index.files[path], &index, &delete, &none).expect("mask");
         let out = apply(src, &edits).expect("apply");
-        assert!(crate::edit::parse_errors(crate::Language::JavaScript, &out).is_empty(), "{out}");
+        assert!(crate::parse_errors(crate::Language::JavaScript, &out).is_empty(), "{out}");
         out
     };
     assert_eq!(mask("math.js", math), "function add(a, b) { return a + b; }\nmodule.exports = { add };\n");

@@ -93,7 +93,7 @@ fn every_definition_of_tricky_sources_removed_alone_reparses() {
     for id in index.definitions.keys() {
         for (path, text) in mask_all(&sources, &index, &set(&[id])) {
             let lang = if path.ends_with(".js") { Language::JavaScript } else { Language::TypeScript };
-            let errors = crate::edit::parse_errors(lang, &text);
+            let errors = crate::parse_errors(lang, &text);
             assert!(errors.is_empty(), "removing {id}: {path} does not parse: {errors:?}\n{text}");
         }
     }

@@ -5,7 +5,6 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use sha2::{Digest, Sha256};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor, QueryMatch};
 
@@ -17,7 +16,7 @@ use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Sig
 /// The Fx hash (as in rustc): much cheaper than SipHash for the short keys the indexer
 /// hashes (node ids, names); no protection against crafted collisions is needed here.
 #[derive(Default, Clone, Copy)]
-pub(super) struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl FxHasher {
     #[inline]
@@ -61,27 +60,27 @@ impl std::hash::Hasher for FxHasher {
     }
 }
 
-pub(super) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
-pub(super) type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
-pub(super) type FxHashSet<T> = HashSet<T, FxBuild>;
+pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+pub(crate) type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
+pub(crate) type FxHashSet<T> = HashSet<T, FxBuild>;
 
 /// A name used by a definition (or by module-level code), before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Ref {
+pub(crate) enum Ref {
     Name(String),
     Member { object: Object, member: String },
 }
 
 /// The object of `obj.member`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Object {
+pub(crate) enum Object {
     This,
     Name(String),
     Other,
 }
 
 #[derive(Debug)]
-pub(super) struct RawDef {
+pub(crate) struct RawDef {
     /// `id`, `parent` and `references` are filled by the linker.
     pub def: Definition,
     pub parent: Option<usize>,
@@ -105,7 +104,7 @@ pub(super) struct RawDef {
 /// A name bound by an import: `local` refers to export `imported` of `imports[import]`
 /// (`*` for a namespace import).
 #[derive(Debug)]
-pub(super) struct Binding {
+pub(crate) struct Binding {
     pub local: String,
     pub import: usize,
     pub imported: String,
@@ -113,14 +112,14 @@ pub(super) struct Binding {
 
 /// `export … from "spec"`: `export { imported as exported }` or `export *` (both `None`).
 #[derive(Debug)]
-pub(super) struct ReExport {
+pub(crate) struct ReExport {
     pub import: usize,
     pub imported: Option<String>,
     pub exported: Option<String>,
 }
 
 #[derive(Debug)]
-pub(super) struct ParsedFile {
+pub(crate) struct ParsedFile {
     pub path: String,
     pub language: Language,
     pub is_test: bool,
@@ -137,11 +136,9 @@ pub(super) struct ParsedFile {
     pub module_refs: Vec<(Ref, usize)>,
 }
 
-pub(super) fn text<'s>(n: Node, src: &'s str) -> &'s str {
-    src.get(n.byte_range()).unwrap_or("")
-}
+pub(crate) use crate::syntax::text;
 
-pub(super) fn span_of(start: Node, end: Node) -> Span {
+pub(crate) fn span_of(start: Node, end: Node) -> Span {
     Span {
         start_byte: start.start_byte(),
         end_byte: end.end_byte(),
@@ -150,10 +147,7 @@ pub(super) fn span_of(start: Node, end: Node) -> Span {
     }
 }
 
-fn count_lines(src: &[u8]) -> usize {
-    let n = src.iter().filter(|&&b| b == b'\n').count();
-    if src.last().is_some_and(|&b| b != b'\n') { n + 1 } else { n }
-}
+use crate::syntax::count_lines;
 
 /// Which definition capture matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,12 +302,12 @@ fn has_token(n: Node, token: u16) -> bool {
 }
 
 /// What one indexing thread reuses from file to file.
-pub(super) struct Worker {
+pub(crate) struct Worker {
     parser: Parser,
     cursor: QueryCursor,
 }
 
-pub(super) fn new_parser() -> Worker {
+pub(crate) fn new_parser() -> Worker {
     Worker { parser: Parser::new(), cursor: QueryCursor::new() }
 }
 
@@ -453,17 +447,14 @@ fn take_match<'t>(
     st.found.push(Found { cap, node, name, stmt, start });
 }
 
-pub(super) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
+pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Result<ParsedFile, IndexError> {
     let Worker { parser, cursor } = worker;
-    let src = std::str::from_utf8(source).map_err(|e| IndexError::InvalidUtf8 {
-        path: path.to_string(),
-        line: source[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1,
-    })?;
+    let src = crate::syntax::utf8(path, source)?;
     let syntax = |message: &str| IndexError::Syntax { path: path.to_string(), line: 1, message: message.to_string() };
     let dialect = Dialect::of_path(path).ok_or_else(|| syntax("not a TypeScript or JavaScript file"))?;
     parser.set_language(&dialect.grammar()).map_err(|_| syntax("the grammar could not be loaded"))?;
     let tree = parser.parse(src, None).ok_or_else(|| syntax("tree-sitter produced no tree"))?;
-    let is_test = super::is_test_path(path);
+    let is_test = super::super::is_test_path(path);
     let q = dialect.queries();
     // Test cases are only kept in test files: other files run the query without them.
     let (query, roots) = if is_test { (&q.query, &q.roots) } else { (&q.query_no_tests, &q.roots_no_tests) };
@@ -614,7 +605,7 @@ pub(super) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
         path: path.to_string(),
         language: dialect.language(),
         is_test,
-        sha256: hex::encode(Sha256::digest(source)),
+        sha256: crate::syntax::sha256_hex(source),
         lines: count_lines(source),
         defs,
         imports: Vec::new(),
@@ -628,7 +619,7 @@ pub(super) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
     statements.dedup_by_key(|n| n.id());
     for s in statements {
         let module_level = fam.parent_kind(s) == Some(kinds.program);
-        super::index::read_import_or_export(&mut file, s, src, module_level);
+        super::read_import_or_export(&mut file, s, src, module_level);
     }
     Ok(file)
 }

@@ -8,7 +8,7 @@ use super::parse::{FxHashMap as HashMap, Object, ParsedFile, Ref};
 use crate::index::{Definition, DefinitionKind, FileIndex, LoadReference, LoadRole, ModuleReference, NodeId};
 
 /// What linking adds to a parsed definition.
-pub(super) struct Linked {
+pub(crate) struct Linked {
     id: NodeId,
     parent: Option<NodeId>,
     references: Vec<NodeId>,
@@ -33,7 +33,7 @@ const MAX_DEPTH: usize = 24;
 /// Where a definition lives: (file, definition) indices.
 type At = (usize, usize);
 
-pub(super) struct Linker<'a> {
+pub(crate) struct Linker<'a> {
     files: &'a [ParsedFile],
     by_path: HashMap<&'a str, usize>,
     ids: Vec<Vec<NodeId>>,

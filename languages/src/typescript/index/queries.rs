@@ -6,14 +6,18 @@
 use std::sync::LazyLock;
 use tree_sitter::{Language, Query};
 
-const TS: [&str; 2] =
-    [include_str!("../../queries/typescript/definitions.scm"), include_str!("../../queries/typescript/imports.scm")];
-const JS: [&str; 2] =
-    [include_str!("../../queries/javascript/definitions.scm"), include_str!("../../queries/javascript/imports.scm")];
+const TS: [&str; 2] = [
+    include_str!("../../../queries/typescript/definitions.scm"),
+    include_str!("../../../queries/typescript/imports.scm"),
+];
+const JS: [&str; 2] = [
+    include_str!("../../../queries/javascript/definitions.scm"),
+    include_str!("../../../queries/javascript/imports.scm"),
+];
 
 /// The three grammars of this module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Dialect {
+pub(crate) enum Dialect {
     TypeScript,
     Tsx,
     JavaScript,
@@ -55,7 +59,7 @@ impl Dialect {
 }
 
 /// Capture indices the indexer reads; `None` when the dialect's queries lack it.
-pub(super) struct Captures {
+pub(crate) struct Captures {
     pub function: Option<u32>,
     pub overload: Option<u32>,
     pub class: Option<u32>,
@@ -77,12 +81,12 @@ pub(super) struct Captures {
 }
 
 /// A field id (`None` when the grammar lacks the field).
-pub(super) type Field = Option<std::num::NonZeroU16>;
+pub(crate) type Field = Option<std::num::NonZeroU16>;
 
 /// Node kind and field ids the indexer compares instead of names (`Node::kind` and
 /// `child_by_field_name` look names up by string on every call). A kind the grammar lacks
 /// is `u16::MAX`, which no node has.
-pub(super) struct Kinds {
+pub(crate) struct Kinds {
     pub identifier: u16,
     pub type_identifier: u16,
     pub shorthand_property_identifier: u16,
@@ -198,7 +202,7 @@ impl Kinds {
 }
 
 /// The compiled query of one dialect, and where its patterns can match.
-pub(super) struct Queries {
+pub(crate) struct Queries {
     /// Every pattern of definitions.scm and imports.scm.
     pub query: Query,
     /// The same without the `@definition.test` patterns: test cases are only kept in

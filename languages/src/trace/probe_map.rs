@@ -9,10 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use carve_languages::{DefinitionIndex, DefinitionKind, Language, NodeId};
 use serde::{Deserialize, Serialize};
 
-use crate::trace::TraceError;
+use crate::index::{DefinitionIndex, FileIndex, NodeId};
 
 /// Version of `probe-map.json`; it moves together with the trace format version.
 pub const PROBE_MAP_VERSION: u32 = 1;
@@ -44,22 +43,20 @@ pub struct ProbeMap {
 
 impl ProbeMap {
     /// Builds the probe map of `index` for a run in `root` (the tree the tests run in, which
-    /// may be a shadow copy of the repository).
-    pub fn from_index(index: &DefinitionIndex, root: &Path) -> ProbeMap {
+    /// may be a shadow copy of the repository); `probe` says which files the shim instruments
+    /// (the others are listed so callers in them can be named).
+    pub fn from_index(index: &DefinitionIndex, root: &Path, probe: impl Fn(&FileIndex) -> bool) -> ProbeMap {
         let nodes: Vec<NodeId> = index.definitions.keys().cloned().collect();
         let number: BTreeMap<&str, usize> = nodes.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
         let mut files: BTreeMap<String, ProbeFile> = index
             .files
             .iter()
-            .map(|(path, file)| {
-                let probe = file.language == Language::Python && !file.is_test;
-                (path.clone(), ProbeFile { probe, defs: BTreeMap::new() })
-            })
+            .map(|(path, file)| (path.clone(), ProbeFile { probe: probe(file), defs: BTreeMap::new() }))
             .collect();
         let mut classes = Vec::new();
         // Definitions in sorted id order: on a (theoretical) line clash the first id wins.
         for (i, def) in index.definitions.values().enumerate() {
-            if is_class_like(def.kind) {
+            if def.kind.is_class_like() {
                 classes.push(i);
             }
             let Some(file) = files.get_mut(&def.path) else {
@@ -74,81 +71,69 @@ impl ProbeMap {
         ProbeMap { version: PROBE_MAP_VERSION, root: root.to_string_lossy().into_owned(), nodes, files, classes }
     }
 
-    /// Writes the map as pretty JSON.
-    pub fn write(&self, path: &Path) -> Result<(), TraceError> {
-        write_json_file(path, self, true)
+    /// Writes the map as pretty JSON with a final newline.
+    pub fn write(&self, path: &Path) -> Result<(), ProbeMapError> {
+        let mut text = serde_json::to_string_pretty(self).expect("a probe map always encodes");
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| ProbeMapError::Io { path: path.to_path_buf(), source })
     }
 
     /// Reads a map written by [`ProbeMap::write`], refusing an unknown version.
-    pub fn read(path: &Path) -> Result<ProbeMap, TraceError> {
-        read_versioned_json(path, PROBE_MAP_VERSION)
+    pub fn read(path: &Path) -> Result<ProbeMap, ProbeMapError> {
+        let io = |source| ProbeMapError::Io { path: path.to_path_buf(), source };
+        let malformed = |message: String| ProbeMapError::Malformed { path: path.to_path_buf(), message };
+        let value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).map_err(io)?).map_err(|e| malformed(e.to_string()))?;
+        match value.get("version").and_then(serde_json::Value::as_u64) {
+            Some(v) if v == u64::from(PROBE_MAP_VERSION) => {}
+            Some(found) => return Err(ProbeMapError::UnsupportedVersion { path: path.to_path_buf(), found }),
+            None => return Err(malformed("no `version` field".into())),
+        }
+        serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
     }
 }
 
-/// Types whose body runs once when they are defined, not on every call.
-pub(crate) fn is_class_like(kind: DefinitionKind) -> bool {
-    matches!(
-        kind,
-        DefinitionKind::Class
-            | DefinitionKind::Struct
-            | DefinitionKind::Enum
-            | DefinitionKind::Trait
-            | DefinitionKind::Interface
-            | DefinitionKind::Impl
-    )
-}
-
-/// Write `value` as JSON (pretty or compact) with a final newline.
-pub(crate) fn write_json_file<T: Serialize>(path: &Path, value: &T, pretty: bool) -> Result<(), TraceError> {
-    let encoded = if pretty { serde_json::to_string_pretty(value) } else { serde_json::to_string(value) };
-    let mut text = encoded.map_err(|source| TraceError::Encode { path: path.to_path_buf(), source })?;
-    text.push('\n');
-    std::fs::write(path, text).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })
-}
-
-/// Read a JSON file carrying a `version` field, refusing any version but `supported`.
-pub(crate) fn read_versioned_json<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    supported: u32,
-) -> Result<T, TraceError> {
-    let bytes = std::fs::read(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| TraceError::Malformed {
-        path: path.to_path_buf(),
-        line: e.line(),
-        message: e.to_string(),
-    })?;
-    check_version(path, &value, supported)?;
-    serde_json::from_value(value).map_err(|e| TraceError::Malformed {
-        path: path.to_path_buf(),
-        line: 1,
-        message: e.to_string(),
-    })
-}
-
-pub(crate) fn check_version(path: &Path, value: &serde_json::Value, supported: u32) -> Result<(), TraceError> {
-    match value.get("version").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(supported) => Ok(()),
-        Some(v) => Err(TraceError::UnsupportedVersion { path: path.to_path_buf(), found: v, supported }),
-        None => Err(TraceError::Malformed { path: path.to_path_buf(), line: 1, message: "no `version` field".into() }),
-    }
+/// Why a probe map could not be written or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProbeMapError {
+    #[error("cannot write or read {}: {source}", path.display())]
+    Io { path: std::path::PathBuf, source: std::io::Error },
+    #[error("{}: malformed probe map: {message}", path.display())]
+    Malformed { path: std::path::PathBuf, message: String },
+    #[error(
+        "{} has format version {found}, but this carve reads version {PROBE_MAP_VERSION}; write it again with this carve",
+        path.display()
+    )]
+    UnsupportedVersion { path: std::path::PathBuf, found: u64 },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::IndexBuilder;
+
+    /// Every file probed except test files (what a shim for an interpreted language does).
+    fn sources(files: &[(&str, &str)]) -> DefinitionIndex {
+        let v: Vec<(String, Vec<u8>)> = files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
+        DefinitionIndex::from_sources(&v)
+    }
+
+    fn not_test(f: &FileIndex) -> bool {
+        !f.is_test
+    }
 
     #[test]
     fn numbers_follow_sorted_ids_and_lines_cover_decorators() {
-        let index = IndexBuilder::new()
-            .file("pkg/core.py", false)
-            .file("tests/test_core.py", true)
-            .func("pkg/core.py::parse", 12)
-            .decorated_func("pkg/core.py::Parser.run", 30, 28)
-            .class("pkg/core.py::Parser", 25)
-            .func("tests/test_core.py::test_parse", 5)
-            .build();
-        let map = ProbeMap::from_index(&index, Path::new("/abs/tree"));
+        // `parse` on line 12, `Parser` on 25, its `run` decorated on 28-29 and defined on 30.
+        let mut core = vec![""; 40];
+        core[11] = "def parse():\n    pass";
+        core[24] = "class Parser:";
+        core[27] = "    @staticmethod";
+        core[28] = "    @other";
+        core[29] = "    def run():\n        pass";
+        let core = core.join("\n");
+        let index = sources(&[("pkg/core.py", &core), ("tests/test_core.py", "\n\n\n\ndef test_parse():\n    pass\n")]);
+        let map = ProbeMap::from_index(&index, Path::new("/abs/tree"), not_test);
         assert_eq!(
             map.nodes,
             ["pkg/core.py::Parser", "pkg/core.py::Parser.run", "pkg/core.py::parse", "tests/test_core.py::test_parse"]
@@ -165,13 +150,13 @@ mod tests {
 
     #[test]
     fn write_then_read_round_trips_and_is_deterministic() {
-        let index = IndexBuilder::new().file("a.py", false).func("a.py::f", 1).func("a.py::g", 3).build();
+        let index = sources(&[("a.py", "def f():\n    pass\ndef g():\n    pass\n")]);
         let dir = tempfile::tempdir().unwrap();
         let p1 = dir.path().join("one.json");
         let p2 = dir.path().join("two.json");
-        let map = ProbeMap::from_index(&index, Path::new("/r"));
+        let map = ProbeMap::from_index(&index, Path::new("/r"), not_test);
         map.write(&p1).unwrap();
-        ProbeMap::from_index(&index, Path::new("/r")).write(&p2).unwrap();
+        ProbeMap::from_index(&index, Path::new("/r"), not_test).write(&p2).unwrap();
         assert_eq!(std::fs::read(&p1).unwrap(), std::fs::read(&p2).unwrap());
         assert_eq!(ProbeMap::read(&p1).unwrap(), map);
     }

@@ -7,7 +7,7 @@ use super::parse::text;
 use super::queries::Kinds;
 use crate::index::{Parameter, ParameterKind};
 
-pub(super) fn string_content(n: Node, src: &str) -> String {
+pub(crate) fn string_content(n: Node, src: &str) -> String {
     let t = text(n, src);
     let t = t.strip_prefix(['"', '\'', '`']).unwrap_or(t);
     let t = t.strip_suffix(['"', '\'', '`']).unwrap_or(t);
@@ -16,7 +16,7 @@ pub(super) fn string_content(n: Node, src: &str) -> String {
 
 /// The JSDoc block right before `n` (`prev`, its previous sibling; only whitespace
 /// between), cleaned of `/**`, `*/` and the leading `*` of each line.
-pub(super) fn jsdoc(k: &Kinds, n: Node, prev: Option<Node>, src: &str) -> Option<String> {
+pub(crate) fn jsdoc(k: &Kinds, n: Node, prev: Option<Node>, src: &str) -> Option<String> {
     let prev = prev?;
     if prev.kind_id() != k.comment {
         return None;
@@ -38,7 +38,7 @@ pub(super) fn jsdoc(k: &Kinds, n: Node, prev: Option<Node>, src: &str) -> Option
     (!doc.is_empty()).then_some(doc)
 }
 
-pub(super) fn parameters(k: &Kinds, params: Option<Node>, src: &str) -> Vec<Parameter> {
+pub(crate) fn parameters(k: &Kinds, params: Option<Node>, src: &str) -> Vec<Parameter> {
     let Some(params) = params else {
         return Vec::new();
     };
@@ -84,7 +84,7 @@ pub(super) fn parameters(k: &Kinds, params: Option<Node>, src: &str) -> Vec<Para
 }
 
 /// Texts of the types in `extends`/`implements` clauses, and their first identifiers.
-pub(super) fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
+pub(crate) fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
     let mut texts = Vec::new();
     let mut c = node.walk();
     for h in node.children(&mut c) {
@@ -117,7 +117,7 @@ pub(super) fn heritage(node: Node, src: &str) -> (Vec<String>, Vec<String>) {
     (texts, heads)
 }
 
-pub(super) fn interface_members(k: &Kinds, body: Option<Node>, src: &str) -> Vec<String> {
+pub(crate) fn interface_members(k: &Kinds, body: Option<Node>, src: &str) -> Vec<String> {
     let Some(body) = body else { return Vec::new() };
     let mut c = body.walk();
     body.named_children(&mut c)

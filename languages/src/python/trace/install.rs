@@ -23,17 +23,19 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
+use crate::trace::TraceMode;
+
 /// The shim's files, as they are laid out in the install directory.
 pub const SHIM_FILES: &[(&str, &str)] = &[
-    ("sitecustomize.py", include_str!("../../../shims/python/sitecustomize/sitecustomize.py")),
-    ("carve_shim/__init__.py", include_str!("../../../shims/python/python/carve_shim/__init__.py")),
-    ("carve_shim/autostart.py", include_str!("../../../shims/python/python/carve_shim/autostart.py")),
-    ("carve_shim/fallback.py", include_str!("../../../shims/python/python/carve_shim/fallback.py")),
-    ("carve_shim/hook.py", include_str!("../../../shims/python/python/carve_shim/hook.py")),
-    ("carve_shim/plugin.py", include_str!("../../../shims/python/python/carve_shim/plugin.py")),
-    ("carve_shim/probemap.py", include_str!("../../../shims/python/python/carve_shim/probemap.py")),
-    ("carve_shim/recorder.py", include_str!("../../../shims/python/python/carve_shim/recorder.py")),
-    ("carve_shim/runtime.py", include_str!("../../../shims/python/python/carve_shim/runtime.py")),
+    ("sitecustomize.py", include_str!("../../../../shims/python/sitecustomize/sitecustomize.py")),
+    ("carve_shim/__init__.py", include_str!("../../../../shims/python/python/carve_shim/__init__.py")),
+    ("carve_shim/autostart.py", include_str!("../../../../shims/python/python/carve_shim/autostart.py")),
+    ("carve_shim/fallback.py", include_str!("../../../../shims/python/python/carve_shim/fallback.py")),
+    ("carve_shim/hook.py", include_str!("../../../../shims/python/python/carve_shim/hook.py")),
+    ("carve_shim/plugin.py", include_str!("../../../../shims/python/python/carve_shim/plugin.py")),
+    ("carve_shim/probemap.py", include_str!("../../../../shims/python/python/carve_shim/probemap.py")),
+    ("carve_shim/recorder.py", include_str!("../../../../shims/python/python/carve_shim/recorder.py")),
+    ("carve_shim/runtime.py", include_str!("../../../../shims/python/python/carve_shim/runtime.py")),
 ];
 
 /// Where the native recorder goes inside an install.
@@ -41,43 +43,6 @@ pub const NATIVE_NAME: &str = "carve_shim/_native.abi3.so";
 
 /// The pytest plugin carve loads with `-p`.
 pub const PLUGIN: &str = "carve_shim.plugin";
-
-/// How callers are captured (`CARVE_TRACE_MODE`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TraceMode {
-    /// The caller of each callee is captured on its first hits in each test (cheap).
-    #[default]
-    FirstHits,
-    /// The caller is captured on every call (for audits; slower).
-    Exact,
-}
-
-impl TraceMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TraceMode::FirstHits => "first-hits",
-            TraceMode::Exact => "exact",
-        }
-    }
-}
-
-impl std::fmt::Display for TraceMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for TraceMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "first-hits" => Ok(TraceMode::FirstHits),
-            "exact" => Ok(TraceMode::Exact),
-            other => Err(format!("unknown trace mode `{other}` (known: first-hits, exact)")),
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -1,0 +1,181 @@
+//! The language interface: [`LanguageSupport`], implemented once per language folder
+//! (`python/`, `typescript/` — which serves JavaScript too —, `go/`, `rust/`), with the
+//! [`Masking`] a language plans once per tree and its [`Level2Packaging`]. Language-free like
+//! the other shared models: language modules import this, never the registry
+//! (`crate::registry`, which imports them).
+//!
+//! Modelled on ast-grep's `Language` trait: a new implementation of the trait lists every
+//! method the new language must provide (see `docs/adding-a-language.md`).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::Language;
+use crate::build::BuildCheckError;
+use crate::edit::{Edit, MaskError, MaskedCheck};
+use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::syntax::ContractSyntax;
+use crate::trace::TraceShim;
+
+/// A masking planned once for the whole tree (`delete`/`stub` over the whole index); it
+/// then masks the files of its language one by one.
+pub trait Masking: Sync {
+    /// Edits that mask one file: the removed definitions that live in it deleted (or, for
+    /// `stub`, their bodies replaced by the language's "not implemented"), emptied blocks
+    /// filled, imported names of removed definitions dropped. Empty when unaffected.
+    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError>;
+}
+
+/// Level 2 (from scratch) packaging: the solution package the rewritten tests import from.
+pub trait Level2Packaging: Sync {
+    /// The package's file carve writes, relative to the tree (`agent_code/__init__.py`).
+    fn init_file(&self, package: &str) -> String;
+    /// The reference solution: re-exports `(module, name)` of the original implementation.
+    fn reference(&self, names: &[(String, String)]) -> String;
+    /// A package that exposes nothing: the rewritten tests must fail against it.
+    fn empty(&self) -> String;
+    /// Whether a from-scratch solution can write `decorator` (as written, without `@`)
+    /// without the original project: the contract keeps it.
+    fn keeps_decorator(&self, decorator: &str) -> bool;
+    /// How a contract object is imported from the package (`from agent_code import X`).
+    fn import_line(&self, package: &str, name: &str) -> String;
+    /// Edits that make a test file import the `extracted` objects from `package`.
+    fn rewrite_test_imports(
+        &self,
+        source: &str,
+        file: &FileIndex,
+        index: &DefinitionIndex,
+        extracted: &BTreeSet<NodeId>,
+        package: &str,
+    ) -> Vec<Edit>;
+}
+
+/// A language's facts as data: what a [`LanguageSupport`] implementation is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LanguageFacts {
+    pub language: Language,
+    /// The languages one implementation indexes together, itself among them, the first one
+    /// owning the group (TypeScript and JavaScript).
+    pub family: &'static [Language],
+    pub name: &'static str,
+    /// File extensions, without the dot.
+    pub extensions: &'static [&'static str],
+    /// The build check's name, for messages (`none` when there is none).
+    pub build_check: &'static str,
+}
+
+/// Everything carve knows about one language.
+pub trait LanguageSupport: Sync {
+    fn facts(&self) -> &'static LanguageFacts;
+    fn language(&self) -> Language {
+        self.facts().language
+    }
+    /// See [`LanguageFacts::family`].
+    fn family(&self) -> &'static [Language] {
+        self.facts().family
+    }
+    fn name(&self) -> &'static str {
+        self.facts().name
+    }
+    /// File extensions, without the dot.
+    fn extensions(&self) -> &'static [&'static str] {
+        self.facts().extensions
+    }
+    /// The grammar of the main dialect.
+    fn grammar(&self) -> tree_sitter::Language;
+    /// The grammar for one file (TypeScript: `.tsx` files use the TSX grammar).
+    fn grammar_for_path(&self, _path: &Path) -> tree_sitter::Language {
+        self.grammar()
+    }
+    /// Test code by the language's conventions (`test_*.py`, `*_test.go`, `*.test.ts` …).
+    fn is_test_path(&self, rel: &str) -> bool;
+
+    // --- Index -------------------------------------------------------------------------
+
+    /// Index the files `paths` (of this family, repository-relative) under `root`.
+    fn index_files(&self, root: &Path, paths: &[String]) -> LanguageIndex;
+    /// Index files held in memory; `sources` holds every file, the implementation picks its
+    /// own (and the manifests it reads: `go.mod`, `Cargo.toml`).
+    fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex;
+
+    // --- Masking -----------------------------------------------------------------------
+
+    /// Whether a removed definition that remaining code still names keeps its signature
+    /// with a stub body (the language must keep building) rather than being deleted
+    /// (Python: an unresolved name fails only when it runs).
+    fn stubs_referenced(&self) -> bool;
+    /// Plan a masking once for the whole tree.
+    fn plan_mask<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+    ) -> Box<dyn Masking + 'a>;
+    /// Syntax errors of `source`: the 1-based line and a message per ERROR or MISSING node.
+    fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
+        crate::syntax::parse_errors_with(self.name(), self.grammar(), source)
+    }
+    /// A check of the masked files beyond re-parsing, in one process for all of them
+    /// (Python: `compile()`); `interpreter` overrides the tool. Default: none.
+    fn check_masked(&self, _tree: &Path, _files: &[&String], _interpreter: Option<&Path>) -> MaskedCheck {
+        MaskedCheck::Passed
+    }
+    /// Level 2 packaging, when the language has from-scratch tasks.
+    fn level2(&self) -> Option<&'static dyn Level2Packaging>;
+
+    // --- Build check -------------------------------------------------------------------
+
+    /// Build-check `root` (`tsc --noEmit`, `go build ./... && go vet ./...`, `cargo check
+    /// --all-targets`); `Ok` for languages without one.
+    fn build_check(&self, root: &Path) -> Result<(), BuildCheckError>;
+    /// The check's name, for messages.
+    fn build_check_name(&self) -> &'static str {
+        self.facts().build_check
+    }
+
+    // --- Runner ------------------------------------------------------------------------
+
+    /// The test set-up the repository's files show, for `carve init` (family owners only).
+    fn detect(&self, repo: &Path) -> Vec<Detection>;
+    fn run_tests(&self, req: &RunRequest) -> Result<RunResult, RunnerError>;
+    fn collect_tests(&self, req: &RunRequest) -> Result<Collection, RunnerError>;
+    /// The shorter id a common harness log parser (SWE-bench's) reports for `id`.
+    fn harness_id(&self, command: &TestCommand, id: &str) -> Option<String>;
+    /// The definitions a test id of this language's runner names, or `None` when `test` is
+    /// not in its id format (or the index has none of its tests). `Err` says why nothing
+    /// was found. Ids in carve's file form (`path::Name`) are resolved before any language
+    /// is asked (see `crate::test_definitions`), with [`LanguageSupport::test_base`].
+    fn test_definitions(&self, root: &Path, index: &DefinitionIndex, test: &str)
+    -> Option<Result<Vec<NodeId>, String>>;
+    /// The qualified-name part of a file-form id's rest without its parameters or subtests
+    /// (`test[1]` → `test`, Go `TestX/sub` → `TestX`).
+    fn test_base<'t>(&self, rest: &'t str) -> &'t str {
+        rest.split('[').next().unwrap_or(rest)
+    }
+
+    // --- Contracts ---------------------------------------------------------------------
+
+    /// How the language writes the code blocks, imports and doc comments of a contract.
+    fn contract_syntax(&self) -> &'static ContractSyntax;
+
+    // --- Tracing -----------------------------------------------------------------------
+
+    /// The language's tracing shim; `None` where there is none yet.
+    fn trace_shim(&self) -> Option<&'static dyn TraceShim>;
+}
+
+/// Definitions of `file` with qualified name `qual` (several when `@L<line>` tells apart
+/// same-named ones: the runner cannot tell them apart either).
+pub fn named_in_file(index: &DefinitionIndex, file: &FileIndex, qual: &str) -> Vec<NodeId> {
+    file.definitions.iter().filter(|id| index.get(id).is_some_and(|d| d.qualname == qual)).cloned().collect()
+}
+
+/// The sources of `family` among `sources`, by extension.
+pub fn sources_of(family: &[Language], sources: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+    sources
+        .iter()
+        .filter(|(p, _)| Language::from_path(Path::new(p)).is_some_and(|l| family.contains(&l)))
+        .cloned()
+        .collect()
+}

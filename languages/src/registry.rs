@@ -1,0 +1,182 @@
+//! The registry: [`support`], the only `match` on [`Language`] that dispatches, and the
+//! functions the rest of carve calls through it. Modelled on ast-grep's `SupportLang`: adding
+//! a variant to [`Language`] makes the compiler point here.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::edit::{Edit, MaskError};
+use crate::index::{DefinitionIndex, FileIndex, IndexError, IndexOptions, NodeId};
+use crate::interface::{LanguageSupport, named_in_file};
+use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::{Language, go, python, rust, typescript};
+
+static PYTHON: python::Python = python::Python;
+static TYPESCRIPT: typescript::Script = typescript::Script::TYPESCRIPT;
+static JAVASCRIPT: typescript::Script = typescript::Script::JAVASCRIPT;
+static GO: go::Go = go::Go;
+static RUST: rust::Rust = rust::Rust;
+
+/// The implementation of `lang`: the only `match` on [`Language`] that dispatches.
+pub fn support(lang: Language) -> &'static dyn LanguageSupport {
+    match lang {
+        Language::Python => &PYTHON,
+        Language::TypeScript => &TYPESCRIPT,
+        Language::JavaScript => &JAVASCRIPT,
+        Language::Go => &GO,
+        Language::Rust => &RUST,
+    }
+}
+
+/// One implementation per family (JavaScript goes with TypeScript), in [`Language::ALL`] order.
+pub fn families() -> impl Iterator<Item = &'static dyn LanguageSupport> {
+    Language::ALL.iter().map(|l| support(*l)).filter(|s| s.family().first() == Some(&s.language()))
+}
+
+/// The implementation whose runner `command` is.
+pub fn for_command(command: &TestCommand) -> &'static dyn LanguageSupport {
+    support(command.language())
+}
+
+/// Run the tests of `req.root` with the runner `req.command` names.
+pub fn run_tests(req: &RunRequest) -> Result<RunResult, RunnerError> {
+    for_command(&req.command).run_tests(req)
+}
+
+/// The ids the runner would run for `req`, without running any test.
+pub fn collect_tests(req: &RunRequest) -> Result<Collection, RunnerError> {
+    for_command(&req.command).collect_tests(req)
+}
+
+/// The shorter id a common harness log parser (SWE-bench's) reports for carve id `id`, or
+/// `None` when that parser never reports the test (cargo doctests, whose names hold
+/// spaces). Not unique: `go test` names drop the package, cargo names the target, pytest
+/// names stop at the first whitespace (`t.py::test[two words]` → `t.py::test[two`).
+pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
+    for_command(command).harness_id(command, id)
+}
+
+/// Detect the test set-up of every language the repository's own files show, in
+/// `Language::ALL` order. Empty when nothing is recognised.
+pub fn detect(repo: &Path) -> Vec<Detection> {
+    families().flat_map(|s| s.detect(repo)).collect()
+}
+
+/// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test
+/// ids"): carve's file form `path::Class::test[param]` first (the definition
+/// `path::Class.test`, every parametrization with it), then each language's own format.
+/// `Err` says why nothing was found, for the warning.
+pub fn test_definitions(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
+    if let Some((path, rest)) = test.split_once("::")
+        && let Some(file) = index.files.get(path)
+    {
+        return file_form_test(index, file, rest);
+    }
+    if let Some(found) = families().find_map(|s| s.test_definitions(root, index, test)) {
+        return found;
+    }
+    match test.split_once("::") {
+        Some((path, _)) => Err(format!("{path} is not an indexed file")),
+        None => Err("it is not in any test id format carve knows".to_string()),
+    }
+}
+
+/// `path::Class::test[param]`, or a Go `path::TestX/sub`.
+fn file_form_test(index: &DefinitionIndex, file: &FileIndex, rest: &str) -> Result<Vec<NodeId>, String> {
+    let found = named_in_file(index, file, &rest.replace("::", "."));
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    let qual = support(file.language).test_base(rest).replace("::", ".");
+    let found = named_in_file(index, file, &qual);
+    if found.is_empty() {
+        return Err(format!("{} defines no `{qual}`", file.path));
+    }
+    Ok(found)
+}
+
+impl DefinitionIndex {
+    /// Index every source file of a repository: walk `root` (respecting `.gitignore`,
+    /// skipping VCS, virtualenv, cache and build directories; see [`crate::walk`]), parse the
+    /// files in parallel, and resolve names across them. Files that cannot be read or
+    /// parsed are listed in `skipped`; only a bad root or a bad glob is an error.
+    pub fn build(root: &Path, opts: &IndexOptions) -> Result<DefinitionIndex, IndexError> {
+        let walked = crate::walk::source_files(root, &opts.include, &opts.exclude)?;
+        let mut index = DefinitionIndex::default();
+        for s in families() {
+            let paths: Vec<String> =
+                walked.files.iter().filter(|f| s.family().contains(&f.language)).map(|f| f.path.clone()).collect();
+            index.merge(s.index_files(root, &paths));
+        }
+        index.skipped.extend(walked.skipped);
+        index.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
+        Ok(index)
+    }
+
+    /// Index files held in memory, `(repository-relative path, bytes)`; files of languages
+    /// carve does not know are ignored. Useful for tests and for re-indexing edited sources.
+    pub fn from_sources(sources: &[(String, Vec<u8>)]) -> DefinitionIndex {
+        let mut index = DefinitionIndex::default();
+        for s in families() {
+            index.merge(s.index_sources(sources));
+        }
+        index
+    }
+}
+
+/// Syntax errors of `source` as a file of `lang` (see [`LanguageSupport::parse_errors`]).
+pub fn parse_errors(lang: Language, source: &str) -> Vec<(usize, String)> {
+    support(lang).parse_errors(source)
+}
+
+/// Edits that mask one file of `lang` (see [`Masking::mask_file`]), planning the masking for
+/// this file alone: masking a whole tree plans once with [`LanguageSupport::plan_mask`].
+pub fn mask_file(
+    lang: Language,
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    remove: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+) -> Result<Vec<Edit>, MaskError> {
+    support(lang).plan_mask(index, remove, stub).mask_file(source, file)
+}
+
+/// Test code by the conventions of the file's language.
+pub fn is_test_path(language: Language, rel: &str) -> bool {
+    support(language).is_test_path(rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_language_has_an_implementation_of_its_own_family() {
+        for l in Language::ALL {
+            let s = support(*l);
+            assert_eq!(s.language(), *l);
+            assert!(s.family().contains(l), "{l}");
+            assert_eq!(support(s.family()[0]).family(), s.family(), "{l}");
+        }
+        let owners: Vec<Language> = families().map(|s| s.language()).collect();
+        assert_eq!(owners, [Language::Python, Language::TypeScript, Language::Go, Language::Rust]);
+    }
+
+    #[test]
+    fn typescript_accepts_tsx() {
+        let ts = support(Language::TypeScript);
+        assert!(ts.parse_errors("const v = <div>{1}</div>;\n").is_empty());
+        assert!(ts.parse_errors("const n = <number>x;\n").is_empty());
+        assert!(!ts.parse_errors("function (\n").is_empty());
+    }
+
+    #[test]
+    fn reports_error_and_missing_nodes_by_line() {
+        let py = support(Language::Python);
+        assert!(py.parse_errors("def f():\n    return 1\n").is_empty());
+        let errs = py.parse_errors("x = 1\ndef f(:\n    pass\n");
+        assert!(!errs.is_empty());
+        assert_eq!(errs[0].0, 2, "{errs:?}");
+    }
+}
