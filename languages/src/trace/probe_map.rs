@@ -126,11 +126,11 @@ mod tests {
     fn numbers_follow_sorted_ids_and_lines_cover_decorators() {
         // `parse` on line 12, `Parser` on 25, its `run` decorated on 28-29 and defined on 30.
         let mut core = vec![""; 40];
-        core[11] = "def parse():\n    pass";
+        core[11] = "def parse(): pass";
         core[24] = "class Parser:";
         core[27] = "    @staticmethod";
         core[28] = "    @other";
-        core[29] = "    def run():\n        pass";
+        core[29] = "    def run(): pass";
         let core = core.join("\n");
         let index = sources(&[("pkg/core.py", &core), ("tests/test_core.py", "\n\n\n\ndef test_parse():\n    pass\n")]);
         let map = ProbeMap::from_index(&index, Path::new("/abs/tree"), not_test);
