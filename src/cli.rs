@@ -168,6 +168,27 @@ pub enum Command {
         #[arg(long)]
         entry_filter: Option<String>,
     },
+    /// Grade solution patches on Level 1/2 task bundles: resolved, passed rate, per-test statuses.
+    Grade(crate::eval_cmd::GradeArgs),
+    /// Resolved and passed rate per model and level, with 95% bootstrap intervals, from
+    /// `carve grade` results.
+    Report(crate::eval_cmd::ReportArgs),
+    /// FeatureArc chains: run agents through them, report the metrics.
+    Arc {
+        #[command(subcommand)]
+        command: ArcCommand,
+    },
+}
+
+/// `carve arc …`: FeatureArc chains.
+#[derive(Debug, Subcommand)]
+pub enum ArcCommand {
+    /// Run an agent command through a chain bundle under L4 (or with L1–L3 feedback):
+    /// one persistent workspace, a hidden gate after each stage, the chain gate at the end.
+    Run(crate::eval_cmd::ArcRunArgs),
+    /// The FeatureArc metrics (m0, Gate, Cont., stage F2P, Depth, survival, regressions)
+    /// with 95% bootstrap intervals over tasks, from `carve arc run` results.
+    Report(crate::eval_cmd::ArcReportArgs),
 }
 
 impl Cli {

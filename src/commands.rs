@@ -33,6 +33,10 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
             crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
         }
+        Command::Grade(args) => crate::eval_cmd::grade(&args),
+        Command::Report(args) => crate::eval_cmd::report(&args),
+        Command::Arc { command: crate::cli::ArcCommand::Run(args) } => crate::eval_cmd::arc_run(&args),
+        Command::Arc { command: crate::cli::ArcCommand::Report(args) } => crate::eval_cmd::arc_report(&args),
     }
 }
 

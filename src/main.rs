@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod config;
+mod eval_cmd;
 mod output;
 mod pipeline;
 mod progress;
