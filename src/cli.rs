@@ -19,6 +19,8 @@ pub enum Format {
     #[default]
     Text,
     Json,
+    /// A self-contained HTML page (`carve audit`, `carve report`, `carve arc report`).
+    Html,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -174,9 +174,12 @@ pub fn feature_for(
 
 fn audit(common: &Common, f2p: &[String], edges: EdgeMode, entry_filter: Option<&str>) -> Result<ExitStatus> {
     let session = open(common)?;
-    let (_, _, feature) = feature_for(&session, f2p, edges, entry_filter)?;
+    let (b, _, feature) = feature_for(&session, f2p, edges, entry_filter)?;
     let report = audit_json(&feature);
     workspace::write_atomic(&session.out.join(format!("audit-{}.json", feature.slug)), &bundle::pretty(&report))?;
+    if common.format == crate::cli::Format::Html {
+        return crate::eval_cmd::audit_html(&session, &b, &feature, &report);
+    }
     emit(common.format, &report, || audit_text(&feature))?;
     Ok(ExitStatus::Success)
 }

@@ -166,10 +166,43 @@ fn write_html(path: &Path, page: &str) -> Result<()> {
     Ok(())
 }
 
+fn print_page(page: &str) -> Result<()> {
+    use std::io::Write;
+    std::io::stdout().lock().write_all(page.as_bytes())?;
+    Ok(())
+}
+
+/// `carve audit --format html`: the classification page, with the masked diff of the
+/// feature (extracted into the output folder's scratch space, as `carve extract` does).
+pub fn audit_html(
+    session: &crate::pipeline::Session,
+    baseline: &crate::pipeline::baseline::Baseline,
+    feature: &crate::pipeline::feature::Feature,
+    report: &serde_json::Value,
+) -> Result<Status> {
+    use crate::pipeline::bundle;
+    let dir = session.scratch(&format!("audit-html-{}", feature.slug))?;
+    let (files, tests) = bundle::removal_of_tests(session, &baseline.known(), &feature.f2p);
+    let mask = match bundle::extract(session, &feature.extracted(), files, tests, &dir) {
+        Ok(ext) => Some(ext.mask_patch),
+        Err(e) => {
+            session.progress.note(format!("warning: no masked diff on the page: {e:#}"));
+            None
+        }
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    print_page(&carve_eval::audit_html::audit_page(report, mask.as_deref())?)?;
+    Ok(Status::Success)
+}
+
 pub fn report(a: &ReportArgs) -> Result<Status> {
     let r = report::grade_report(&a.results, Bootstrap { resamples: a.resamples, seed: a.seed })?;
     if let Some(h) = &a.html {
         write_html(h, &html::grade_page(&r)?)?;
+    }
+    if a.format == Format::Html {
+        print_page(&html::grade_page(&r)?)?;
+        return Ok(Status::Success);
     }
     emit(a.format, &r, || {
         let mut s = format!(
@@ -244,6 +277,10 @@ pub fn arc_report(a: &ArcReportArgs) -> Result<Status> {
     let r = report::arc_report(&a.results, Bootstrap { resamples: a.resamples, seed: a.seed })?;
     if let Some(h) = &a.html {
         write_html(h, &html::arc_page(&r)?)?;
+    }
+    if a.format == Format::Html {
+        print_page(&html::arc_page(&r)?)?;
+        return Ok(Status::Success);
     }
     emit(a.format, &r, || {
         let mut s = format!(

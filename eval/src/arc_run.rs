@@ -381,7 +381,7 @@ fn run_agent(
         Some(s) => (s.code(), false),
         None => {
             // The budget ran out: the agent's whole process group goes.
-            let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", child.id())).status();
+            let _ = Command::new("kill").args(["-s", "KILL", "--", &format!("-{}", child.id())]).status();
             let _ = child.kill();
             let _ = child.wait();
             (None, true)

@@ -12,15 +12,33 @@ fn pct(v: Option<f64>) -> f64 {
     v.unwrap_or(0.0) * 100.0
 }
 
+/// Tableau's ten categorical colours (distinguishable, readable on white).
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 fn color(i: usize) -> RGBColor {
-    let c = Palette99::pick(i).to_rgba();
-    RGBColor(c.0, c.1, c.2)
+    COLORS[i % COLORS.len()]
 }
 
 type Res = Result<String, String>;
 
 fn finish(buf: String) -> Res {
     Ok(buf)
+}
+
+/// The y axis shows 0–100 (the range has head room so points at 100% are not cut).
+fn pct_label(y: &f64) -> String {
+    if (0.0..=100.0).contains(y) { format!("{y:.0}") } else { String::new() }
 }
 
 fn err<E: std::fmt::Debug>(e: E) -> String {
@@ -39,12 +57,13 @@ pub fn survival(r: &ArcReport) -> Res {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(48)
-            .build_cartesian_2d(-0.2f64..(stages as f64 - 0.8), 0f64..100f64)
+            .build_cartesian_2d(-0.2f64..(stages as f64 - 0.8), -3f64..112f64)
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_labels(stages)
             .x_label_formatter(&|x| format!("m{}", x.round() as i64))
+            .y_label_formatter(&pct_label)
             .y_desc("runs with m0…mk all passed (%)")
             .x_desc("stage")
             .draw()
@@ -95,7 +114,7 @@ pub fn m0_vs_gate(r: &ArcReport) -> Res {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(48)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..100f64)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -3f64..112f64)
             .map_err(err)?;
         let label = move |x: &f64| {
             let i = x.round();
@@ -109,6 +128,7 @@ pub fn m0_vs_gate(r: &ArcReport) -> Res {
             .configure_mesh()
             .x_labels(n * 2 + 1)
             .x_label_formatter(&label)
+            .y_label_formatter(&pct_label)
             .y_desc("tasks passed (%)")
             .draw()
             .map_err(err)?;
@@ -158,7 +178,7 @@ pub fn first_break(r: &ArcReport) -> Res {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(110)
-            .build_cartesian_2d(0f64..100f64, -0.5f64..(n as f64 - 0.5))
+            .build_cartesian_2d(0f64..140f64, -0.5f64..(n as f64 - 0.5))
             .map_err(err)?;
         let label = move |y: &f64| {
             let i = y.round();
@@ -168,9 +188,19 @@ pub fn first_break(r: &ArcReport) -> Res {
                 String::new()
             }
         };
-        chart.configure_mesh().y_labels(n * 2 + 1).y_label_formatter(&label).x_desc("runs (%)").draw().map_err(err)?;
+        // The legend sits right of the 100% mark; no grid or labels there.
+        let x_label = |x: &f64| if *x <= 100.0 { format!("{x:.0}") } else { String::new() };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&label)
+            .x_label_formatter(&x_label)
+            .x_desc("runs (%)")
+            .draw()
+            .map_err(err)?;
         for (ki, key) in keys.iter().enumerate() {
-            let c = color(ki + 3);
+            let c = color(ki);
             let mut bars = Vec::new();
             for (i, a) in rows.iter().enumerate() {
                 let total: usize = a.first_break.values().sum();
@@ -218,7 +248,7 @@ pub fn grade_rates(r: &GradeReport) -> Res {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(48)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..100f64)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -3f64..112f64)
             .map_err(err)?;
         let names = rows.clone();
         let label = move |x: &f64| {
@@ -229,7 +259,14 @@ pub fn grade_rates(r: &GradeReport) -> Res {
                 String::new()
             }
         };
-        chart.configure_mesh().x_labels(n * 2 + 1).x_label_formatter(&label).y_desc("%").draw().map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&label)
+            .y_label_formatter(&pct_label)
+            .y_desc("%")
+            .draw()
+            .map_err(err)?;
         for (si, (name, pick)) in [("resolved", 0usize), ("passed", 1usize)].iter().enumerate() {
             let c = color(si);
             let mut bars = Vec::new();

@@ -8,6 +8,7 @@
 //! project's `carve.toml` (or detected, as `carve init` would).
 
 pub mod arc_run;
+pub mod audit_html;
 pub mod bootstrap;
 pub mod chain;
 mod charts;
