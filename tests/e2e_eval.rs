@@ -534,3 +534,39 @@ fn browser_check(page: &Path, selectors: &[&str], shot: &Path) {
         std::fs::copy(shot, Path::new(&dir).join(shot.file_name().unwrap())).unwrap();
     }
 }
+
+#[test]
+fn audit_as_an_html_page() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let o = carve_ok(
+        &[
+            "audit",
+            repo.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--format",
+            "html",
+            "--f2p",
+            "tests/test_search.py",
+        ],
+        0,
+    );
+    let page = String::from_utf8(o.stdout).unwrap();
+    // Definitions grouped by file with their decisions and reasons.
+    assert!(page.contains("<th colspan=\"3\" class=\"file\">inventory/search.py</th>"), "grouped by file");
+    assert!(page.contains("<code>SkuIndex.__init__</code></td><td class=\"extracted\">extracted</td>"));
+    assert!(page.contains("entry point: called by F2P test tests/test_search.py::"));
+    assert!(page.contains("<td class=\"remained\">remained</td>") && page.contains("executed by P2P test"));
+    // The call graph marks the boundary; the masked diff removes the extracted code.
+    assert!(page.contains("P2P boundary"));
+    assert!(page.contains("<span class=\"del\">-class SkuIndex"), "the masked diff deletes the class");
+    assert!(!page.contains("src=\"http") && !page.contains("<link"), "self-contained");
+    let file = out.path().join("audit.html");
+    std::fs::write(&file, &page).unwrap();
+    browser_check(&file, &["#definitions", "#call-graph svg", "#mask-diff"], &out.path().join("audit.png"));
+}

@@ -10,7 +10,7 @@ const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\
 th:first-child,td:first-child{text-align:left}figure{margin:1.5em 0}figcaption{color:#555;font-size:90%}\
 code{background:#f4f4f4;padding:0 3px}.muted{color:#777}pre{background:#f7f7f7;padding:8px;overflow:auto}\
-.extracted{color:#a40000}.remained{color:#005a9c}.add{color:#1a7f37}.del{color:#cf222e}";
+#definitions td,#definitions th{text-align:left}.extracted{color:#a40000}.remained{color:#005a9c}.add{color:#1a7f37}.del{color:#cf222e}";
 
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
