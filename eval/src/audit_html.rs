@@ -23,8 +23,13 @@ fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
 }
 
-/// Edges (from, to) and the nodes of the feature's graph.
-fn graph(audit: &Value) -> (BTreeMap<String, Node>, BTreeSet<(String, String)>, BTreeSet<String>) {
+/// The nodes, the edges (from, to) and the F2P tests of the feature's graph.
+type FeatureGraph = (BTreeMap<String, Node>, BTreeSet<(String, String)>, BTreeSet<String>);
+
+/// One row of the definitions table: id, decision, reasons.
+type Row<'a> = (String, &'a str, Vec<String>);
+
+fn graph(audit: &Value) -> FeatureGraph {
     let mut nodes = BTreeMap::new();
     let mut edges = BTreeSet::new();
     let mut tests = BTreeSet::new();
@@ -202,7 +207,7 @@ pub fn audit_page(audit: &Value, mask_patch: Option<&str>) -> Result<String, Err
         b.push_str(&format!("<li><code>{}</code></li>", escape(t)));
     }
     b.push_str("</ul></details>\n<h2>Definitions by file</h2>\n<table id=\"definitions\"><tr><th>definition</th><th>decision</th><th>reasons</th></tr>\n");
-    let mut by_file: BTreeMap<String, Vec<(String, &str, Vec<String>)>> = BTreeMap::new();
+    let mut by_file: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     for (key, status) in [("extracted", "extracted"), ("remained", "remained")] {
         for d in audit[key].as_array().into_iter().flatten() {
             let id = str_of(d, "id").unwrap_or("").to_string();
