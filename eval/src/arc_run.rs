@@ -127,7 +127,9 @@ fn checkout(repo: &Path, commit: &str, dest: &Path, scratch: &Path) -> Result<()
             repo.display()
         ))
     })?;
-    if head == commit {
+    // The working tree only when it is that commit: no tracked file changed.
+    let clean = git(repo, &["status", "--porcelain", "--untracked-files=no"], &[]).is_ok_and(|s| s.trim().is_empty());
+    if head == commit && clean {
         return tree::shadow_copy(repo, dest);
     }
     git(repo, &["cat-file", "-e", &format!("{commit}^{{commit}}")], &[]).map_err(|_| {
@@ -175,7 +177,7 @@ impl RunDir {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             git(&self.root, &refs, &[])
         };
-        run(with(&["add", "-A", "--force", "."]))?;
+        run(with(&["add", "-A", "."]))?;
         run(with(&["commit", "-q", "--allow-empty", "--no-verify", "-m", message]))?;
         Ok(run(with(&["rev-parse", "HEAD"]))?.trim().to_string())
     }
@@ -234,7 +236,14 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         return Ok((results, run_file));
     }
     // S0, once: a fresh git repository with one commit; the private record of its tree.
-    if !rd.workspace().join(".git").is_dir() || !rd.track().is_dir() {
+    let s0_done = rd.workspace().join(".git").is_dir() && rd.track().is_dir();
+    if !s0_done && !results.stages.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} records finished stages but its workspace or private/track.git is gone; start over with another --out or --name",
+            rd.root.display()
+        )));
+    }
+    if !s0_done {
         progress.message(format!("{}: building S0", chain.chain_id));
         let staged = rd.root.join("workspace.partial");
         let _ = std::fs::remove_dir_all(&staged);
@@ -249,6 +258,10 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
         std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
         git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
+        // Caches and installed dependencies stay out of the recorded diffs.
+        let exclude = rd.track().join("info/exclude");
+        let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
+        tree::write_atomic(&exclude, patterns.as_bytes())?;
         let s0 = rd.snapshot("S0")?;
         git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
         tree::write_atomic(&run_file, &tree::pretty(&results))?;
@@ -346,8 +359,12 @@ fn run_agent(
         std::fs::read_to_string(&attempts_file).ok().and_then(|s| s.trim().parse::<u32>().ok()).unwrap_or(0) + 1;
     tree::write_atomic(&attempts_file, attempts.to_string().as_bytes())?;
     let ws = rd.workspace();
-    let stdout = std::fs::File::create(dir.join("stdout")).map_err(|e| Error::io("create", &dir.join("stdout"), e))?;
-    let stderr = std::fs::File::create(dir.join("stderr")).map_err(|e| Error::io("create", &dir.join("stderr"), e))?;
+    // Appended: a resumed turn keeps the interrupted one's output before its own.
+    let log = |name: &str| {
+        let p = dir.join(name);
+        std::fs::OpenOptions::new().create(true).append(true).open(&p).map_err(|e| Error::io("open", &p, e))
+    };
+    let (stdout, stderr) = (log("stdout")?, log("stderr")?);
     let feedback = dir.join("feedback.md");
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
