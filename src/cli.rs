@@ -19,6 +19,8 @@ pub enum Format {
     #[default]
     Text,
     Json,
+    /// A self-contained HTML page (`carve audit`, `carve report`, `carve arc report`).
+    Html,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -168,6 +170,27 @@ pub enum Command {
         #[arg(long)]
         entry_filter: Option<String>,
     },
+    /// Grade solution patches on Level 1/2 task bundles: resolved, passed rate, per-test statuses.
+    Grade(crate::commands::eval::GradeArgs),
+    /// Resolved and passed rate per model and level, with 95% bootstrap intervals, from
+    /// `carve grade` results.
+    Report(crate::commands::eval::ReportArgs),
+    /// FeatureArc chains: run agents through them, report the metrics.
+    Arc {
+        #[command(subcommand)]
+        command: ArcCommand,
+    },
+}
+
+/// `carve arc …`: FeatureArc chains.
+#[derive(Debug, Subcommand)]
+pub enum ArcCommand {
+    /// Run an agent command through a chain bundle under L4 (or with L1–L3 feedback):
+    /// one persistent workspace, a hidden gate after each stage, the chain gate at the end.
+    Run(crate::commands::eval::ArcRunArgs),
+    /// The FeatureArc metrics (m0, Gate, Cont., stage F2P, Depth, survival, regressions)
+    /// with 95% bootstrap intervals over tasks, from `carve arc run` results.
+    Report(crate::commands::eval::ArcReportArgs),
 }
 
 impl Cli {

@@ -15,6 +15,7 @@ pub fn emit<T: Serialize>(format: Format, value: &T, text: impl FnOnce() -> Stri
         Format::Text => {
             write!(out, "{}", text())?;
         }
+        Format::Html => anyhow::bail!("--format html is for `carve audit`, `carve report` and `carve arc report`"),
     }
     Ok(())
 }

@@ -12,9 +12,12 @@ use crate::workspace;
 
 pub fn run(common: &Common, f2p: &[String], edges: EdgeMode, entry_filter: Option<&str>) -> Result<Status> {
     let session = super::open(common)?;
-    let (_, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), entry_filter)?;
+    let (baseline, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), entry_filter)?;
     let report = audit_report(&feature);
     workspace::write_atomic(&session.out.join(format!("audit-{}.json", feature.slug)), &pretty(&report))?;
+    if common.format == crate::cli::Format::Html {
+        return super::eval::audit_html(&session, &baseline, &feature, &report);
+    }
     emit(common.format, &report, || text(&feature))?;
     Ok(Status::Success)
 }

@@ -10,6 +10,7 @@ use crate::pipeline::{Session, SessionOptions};
 
 mod audit;
 mod baseline;
+pub mod eval;
 mod extract;
 mod index;
 mod init;
@@ -35,6 +36,10 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
             tasks::run(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
         }
+        Command::Grade(args) => eval::grade(&args),
+        Command::Report(args) => eval::report(&args),
+        Command::Arc { command: crate::cli::ArcCommand::Run(args) } => eval::arc_run(&args),
+        Command::Arc { command: crate::cli::ArcCommand::Report(args) } => eval::arc_report(&args),
     }
 }
 

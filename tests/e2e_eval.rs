@@ -1,0 +1,572 @@
+//! End-to-end tests of evaluation: `carve grade` on real bundles from `carve tasks`
+//! (fixtures/python/inventory), `carve arc run` with scripted agents on a chain bundle built
+//! here from the scripted history in fixtures/python/ledger-history, and the reports.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python_with_pytest() -> bool {
+    Command::new("python3").args(["-c", "import pytest"]).output().is_ok_and(|o| o.status.success())
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json_of(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+// ---------------------------------------------------------------- grading L1/L2 bundles
+
+#[test]
+fn grade_gold_empty_and_test_touching_patches_on_real_bundles() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let before = snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let tasks = out.path().join("tasks");
+    carve_ok(&["tasks", repo.to_str().unwrap(), "--out", tasks.to_str().unwrap()], 0);
+    let bundles: Vec<PathBuf> = {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&tasks)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("instance.json").is_file())
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(bundles.iter().any(|b| b.to_string_lossy().ends_with(".lv1")), "Level 1 bundles exist");
+    assert!(bundles.iter().any(|b| b.to_string_lossy().ends_with(".lv2")), "a Level 2 bundle exists");
+    let one = bundles.iter().find(|b| b.to_string_lossy().ends_with(".lv1")).unwrap();
+    let grade = |patch: &Path, name: &str| -> Value {
+        let dest = out.path().join(name);
+        let o = carve_ok(
+            &[
+                "grade",
+                one.to_str().unwrap(),
+                "--patch",
+                patch.to_str().unwrap(),
+                "--repo",
+                repo.to_str().unwrap(),
+                "--out",
+                dest.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+            0,
+        );
+        let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(printed, json_of(&dest.join("grade.json")), "printed = written");
+        printed["instances"][0].clone()
+    };
+    // The gold patch resolves the task: every F2P and P2P test passes.
+    let gold = grade(&one.join("gold.patch"), "gold");
+    assert_eq!(gold["resolved"], true, "{gold:#}");
+    assert_eq!(gold["passed_rate"], 1.0);
+    assert!(gold["f2p"].as_object().unwrap().values().all(|s| s == "passed"));
+    assert!(!gold["p2p"].as_object().unwrap().is_empty());
+    assert!(gold["p2p"].as_object().unwrap().values().all(|s| s == "passed"));
+    // An empty patch leaves the feature missing: no F2P test passes, P2P still pass.
+    let empty_patch = out.path().join("empty.patch");
+    std::fs::write(&empty_patch, "").unwrap();
+    let empty = grade(&empty_patch, "empty");
+    assert_eq!(empty["resolved"], false);
+    assert_eq!(empty["passed_rate"], 0.0);
+    assert!(empty["f2p"].as_object().unwrap().values().all(|s| s != "passed"), "{empty:#}");
+    assert!(empty["p2p"].as_object().unwrap().values().all(|s| s == "passed"));
+    // A patch touching the hidden tests is refused with the file named; nothing runs.
+    let cheat = grade(&one.join("test.patch"), "cheat");
+    assert_eq!(cheat["resolved"], false);
+    assert_eq!(cheat["applied"], false);
+    let why = cheat["patch_problem"].as_str().unwrap();
+    assert!(why.contains("refused") && why.contains("tests/"), "{why}");
+    // A patch that does not apply says why.
+    let broken = out.path().join("broken.patch");
+    std::fs::write(&broken, "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n")
+        .unwrap();
+    let bad = grade(&broken, "broken");
+    assert_eq!(bad["applied"], false);
+    assert!(bad["patch_problem"].as_str().unwrap().contains("nope.py"), "{bad:#}");
+
+    // SWE-bench predictions for every bundle, two models, two workers; then the report.
+    let mut preds = String::new();
+    for b in &bundles {
+        let id = b.file_name().unwrap().to_str().unwrap();
+        let gold = std::fs::read_to_string(b.join("gold.patch")).unwrap();
+        preds.push_str(&json!({"instance_id": id, "model_name_or_path": "gold", "model_patch": gold}).to_string());
+        preds.push('\n');
+        preds.push_str(&json!({"instance_id": id, "model_name_or_path": "empty", "model_patch": ""}).to_string());
+        preds.push('\n');
+    }
+    let pred_file = out.path().join("preds.jsonl");
+    std::fs::write(&pred_file, preds).unwrap();
+    let all = out.path().join("all");
+    carve_ok(
+        &[
+            "grade",
+            tasks.to_str().unwrap(),
+            "--predictions",
+            pred_file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--out",
+            all.to_str().unwrap(),
+            "-j",
+            "2",
+        ],
+        0,
+    );
+    let run = json_of(&all.join("grade.json"));
+    let inst = run["instances"].as_array().unwrap();
+    assert_eq!(inst.len(), bundles.len() * 2);
+    for i in inst {
+        let gold = i["model"] == "gold";
+        assert_eq!(i["resolved"], gold, "{i:#}");
+        assert_eq!(i["passed_rate"], if gold { 1.0 } else { 0.0 });
+    }
+    let html = out.path().join("grade.html");
+    let o = carve_ok(&["report", all.to_str().unwrap(), "--format", "json", "--html", html.to_str().unwrap()], 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for m in report["models"].as_array().unwrap() {
+        let want = if m["model"] == "gold" { 1.0 } else { 0.0 };
+        assert_eq!(m["resolved_rate"]["value"], want, "{m:#}");
+        assert_eq!(m["passed_rate"]["value"], want);
+        assert_eq!(m["resolved_rate"]["ci"]["low"], want);
+    }
+    assert!(report["models"].as_array().unwrap().iter().any(|m| m["level"] == 2));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg"), "charts are inline SVG");
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http") && !page.contains("<link"), "self-contained");
+    assert_eq!(before, snapshot(&repo), "grading never touches the repository");
+    browser_check(&html, &["#metrics", "#rates svg"], &out.path().join("grade.png"));
+}
+
+// ---------------------------------------------------------------- chains
+
+/// A git repository from the scripted history and a chain bundle following
+/// BRIEF-chain/docs/formats.md (version 1), built with git from the commits.
+fn build_chain(dir: &Path) -> (PathBuf, PathBuf) {
+    let fixture = root().join("fixtures/python/ledger-history");
+    let spec: toml::Table =
+        toml::from_str(&std::fs::read_to_string(fixture.join("chain-fixture.toml")).unwrap()).unwrap();
+    let repo = dir.join("ledger");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let mut commits = Vec::new();
+    let steps = ["0-base", "1-withdraw", "2-history", "3-statement"];
+    for step in steps {
+        copy_dir(&fixture.join(step), &repo);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", step]);
+        commits.push(git(&repo, &["rev-parse", "HEAD"]).trim().to_string());
+    }
+    let final_commit = commits.last().unwrap().clone();
+    let bundle = dir.join("bundle").join(format!("local__ledger.{}.ledger.00000000", &final_commit[..8]));
+    std::fs::create_dir_all(&bundle).unwrap();
+    // S0 = the first commit (no unselected changes): final -> S0.
+    std::fs::write(bundle.join("s0.patch"), git(&repo, &["diff", "--binary", &final_commit, &commits[0]])).unwrap();
+    std::fs::write(
+        bundle.join("carve.toml"),
+        "version = 1\nlanguage = \"python\"\n\n[test]\nrunner = \"pytest\"\npython = \"python3\"\nargs = []\n\n[timeouts]\nrun = 600\ntest = 120\n",
+    )
+    .unwrap();
+    let p2p: Vec<String> = spec["p2p"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let mut stages = Vec::new();
+    let mut chain_f2p = Vec::new();
+    let mut chain_files = Vec::new();
+    for (k, st) in spec["stage"].as_array().unwrap().iter().enumerate() {
+        let (from, to) = (&commits[k], &commits[k + 1]);
+        let sdir = bundle.join(format!("stages/{k}"));
+        std::fs::create_dir_all(&sdir).unwrap();
+        let hidden: Vec<String> =
+            git(&repo, &["diff", "--name-only", from, to, "--", "tests"]).lines().map(String::from).collect();
+        let mut args = vec!["diff".to_string(), "--binary".into(), from.clone(), to.clone(), "--".into(), ".".into()];
+        args.extend(hidden.iter().map(|h| format!(":(exclude){h}")));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        std::fs::write(sdir.join("gold.patch"), git(&repo, &args)).unwrap();
+        for h in &hidden {
+            let text = git(&repo, &["show", &format!("{to}:{h}")]);
+            let p = sdir.join("tests").join(h);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, &text).unwrap();
+            chain_files.push((h.clone(), git(&repo, &["show", &format!("{final_commit}:{h}")])));
+        }
+        let title = st["title"].as_str().unwrap();
+        std::fs::write(sdir.join("spec.md"), format!("# {title}\n\n{}\n", st["spec"].as_str().unwrap())).unwrap();
+        std::fs::write(
+            sdir.join("contract.json"),
+            json!({"version": 1, "language": "python", "files": ["ledger/__init__.py"], "objects": []}).to_string(),
+        )
+        .unwrap();
+        let f2p: Vec<String> = st["f2p"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        chain_f2p.extend(f2p.clone());
+        stages.push(json!({
+            "index": k, "commits": [to], "title": title,
+            "spec": format!("stages/{k}/spec.md"), "contract": format!("stages/{k}/contract.json"),
+            "gold_patch": format!("stages/{k}/gold.patch"), "tests_dir": format!("stages/{k}/tests"),
+            "f2p": f2p, "p2p": p2p, "evidence": [],
+        }));
+    }
+    for (h, text) in chain_files {
+        let p = bundle.join("chain/tests").join(h);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let chain = json!({
+        "version": 1,
+        "chain_id": bundle.file_name().unwrap().to_str().unwrap(),
+        "repo": "local/ledger",
+        "language": "python",
+        "final_commit": final_commit,
+        "stages": stages,
+        "chain": {"tests_dir": "chain/tests", "f2p": chain_f2p, "p2p": p2p},
+    });
+    std::fs::write(bundle.join("chain.json"), serde_json::to_string_pretty(&chain).unwrap()).unwrap();
+    (repo, bundle)
+}
+
+fn agent(name: &str) -> String {
+    root().join("tests/agents").join(name).display().to_string()
+}
+
+fn arc_run(bundle: &Path, repo: &Path, out: &Path, agent_cmd: &str, name: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "arc",
+        "run",
+        bundle.to_str().unwrap(),
+        "--agent",
+        agent_cmd,
+        "--name",
+        name,
+        "--repo",
+        repo.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let o = carve().args(&args).env("ORACLE_CHAIN", bundle).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn passes(run: &Value) -> Vec<bool> {
+    run["stages"].as_array().unwrap().iter().map(|s| s["gate"]["passed"].as_bool().unwrap()).collect()
+}
+
+#[test]
+fn arc_run_oracle_empty_and_first_stage_agents_and_their_metrics() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, bundle) = build_chain(tmp.path());
+    let before = snapshot(&repo);
+    let out = tmp.path().join("runs");
+    let oracle = arc_run(&bundle, &repo, &out, &agent("oracle.sh"), "oracle", &[]);
+    assert_eq!(passes(&oracle), vec![true, true, true], "{oracle:#}");
+    assert_eq!(oracle["chain_gate"]["passed"], true);
+    for s in oracle["stages"].as_array().unwrap() {
+        assert_eq!(s["agent"]["exit_code"], 0, "the oracle saw the spec, contract and workspace it expects");
+        assert!(s["diff_stats"]["added"].as_u64().unwrap() > 0, "the stage diff records the oracle's change");
+    }
+    // The recorded diff of stage 0 is the gold patch's change.
+    let run_dir = out.join(bundle.file_name().unwrap()).join("oracle");
+    let diff0 = std::fs::read_to_string(run_dir.join(oracle["stages"][0]["diff"].as_str().unwrap())).unwrap();
+    assert!(diff0.contains("+    def withdraw(self, amount):"), "{diff0}");
+    assert!(!run_dir.join("workspace/tests/test_withdraw.py").exists(), "hidden tests never enter the workspace");
+    let empty = arc_run(&bundle, &repo, &out, &agent("empty.sh"), "empty", &[]);
+    assert_eq!(passes(&empty), vec![false, false, false]);
+    assert_eq!(empty["chain_gate"]["passed"], false);
+    assert_eq!(empty["chain_gate"]["p2p_passed"], true, "the old behaviour still works");
+    let first = arc_run(&bundle, &repo, &out, &agent("first-stage-only.sh"), "first-only", &[]);
+    assert_eq!(passes(&first), vec![true, false, false]);
+    assert_eq!(first["chain_gate"]["f2p_passed"], false);
+
+    let html = tmp.path().join("arc.html");
+    let o =
+        carve_ok(&["arc", "report", out.to_str().unwrap(), "--format", "json", "--html", html.to_str().unwrap()], 0);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let agent_row = |name: &str| r["agents"].as_array().unwrap().iter().find(|a| a["agent"] == name).unwrap().clone();
+    let v = |row: &Value, m: &str| row[m]["value"].clone();
+    // Oracle: 100% on every gate; no regression where there is something to regress.
+    let o = agent_row("oracle");
+    for m in ["m0", "gate", "cont", "stage_f2p", "depth"] {
+        assert_eq!(v(&o, m), 1.0, "oracle {m}");
+    }
+    for m in ["chain_p2p_failure", "in_chain_regression", "pure_regression", "last_stage_overestimate"] {
+        assert_eq!(v(&o, m), 0.0, "oracle {m}");
+    }
+    assert_eq!(
+        o["survival"].as_array().unwrap().iter().map(|e| e["value"].clone()).collect::<Vec<_>>(),
+        vec![json!(1.0); 3]
+    );
+    // Empty: 0 everywhere; Cont. and the regression rates have nothing to count (null).
+    let e = agent_row("empty");
+    for m in ["m0", "gate", "stage_f2p", "depth", "chain_p2p_failure"] {
+        assert_eq!(v(&e, m), 0.0, "empty {m}");
+    }
+    for m in ["cont", "in_chain_regression", "pure_regression"] {
+        assert!(v(&e, m).is_null(), "empty {m}");
+    }
+    // First stage only: m0 right, nothing after. Cont. counts m1 only (0 of 1); stage F2P
+    // 1 of 3; depth 1/3; survival 1, 0, 0.
+    let f = agent_row("first-only");
+    assert_eq!(v(&f, "m0"), 1.0);
+    assert_eq!(v(&f, "gate"), 0.0);
+    assert_eq!((f["cont"]["value"].clone(), f["cont"]["den"].clone()), (json!(0.0), json!(1.0)));
+    assert!((v(&f, "stage_f2p").as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    assert!((v(&f, "depth").as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(
+        f["survival"].as_array().unwrap().iter().map(|e| e["value"].clone()).collect::<Vec<_>>(),
+        vec![json!(1.0), json!(0.0), json!(0.0)]
+    );
+    assert!(v(&f, "in_chain_regression").is_null());
+    // Within task-stage groups: stage 1 (after pass: oracle 1, first-only 0; after fail:
+    // empty 0) and stage 2 (after pass: oracle 1; after fail: empty 0, first-only 0).
+    // Equal-weighted: after pass (0.5 + 1) / 2 = 0.75, after fail 0.
+    let g = &r["group_comparison"];
+    assert_eq!(g["groups"], 2);
+    assert_eq!(g["after_pass"]["value"], 0.75);
+    assert_eq!(g["after_fail"]["value"], 0.0);
+    assert_eq!(r["all"]["first_break"], json!({"complete": 1, "m0": 1, "m1": 1}));
+    assert_eq!(before, snapshot(&repo), "the repository is never touched");
+    browser_check(
+        &html,
+        &["#metrics", "#survival svg", "#m0-gate svg", "#first-break svg"],
+        &tmp.path().join("arc.png"),
+    );
+}
+
+#[test]
+fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, bundle) = build_chain(tmp.path());
+    let out = tmp.path().join("runs");
+    let log = tmp.path().join("agent.log");
+    let mark = tmp.path().join("interrupt.mark");
+    let mut child = carve()
+        .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
+        .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("ORACLE_CHAIN", &bundle)
+        .env("AGENT_LOG", &log)
+        .env("INTERRUPT_MARK", &mark)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the agent is inside stage 1, then kill carve and the agent.
+    let mut waited = 0;
+    while !mark.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+        assert!(waited < 1200, "the agent never reached stage 1");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The agent (now `sleep`) outlives carve's kill: end exactly that process.
+    let pid: u32 = std::fs::read_to_string(&mark).unwrap().trim().parse().expect("the agent wrote its pid");
+    let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    let run_file = out.join(bundle.file_name().unwrap()).join("oracle/run.json");
+    let partial = json_of(&run_file);
+    assert_eq!(partial["stages"].as_array().unwrap().len(), 1, "stage 0 was finished before the kill");
+    assert!(partial["chain_gate"].is_null());
+    // Resume: stage 0 is not redone, stage 1 is started again, the run completes.
+    let o = carve()
+        .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
+        .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"])
+        .env("ORACLE_CHAIN", &bundle)
+        .env("AGENT_LOG", &log)
+        .env("INTERRUPT_MARK", &mark)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(passes(&run), vec![true, true, true]);
+    assert_eq!(run["chain_gate"]["passed"], true);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "0\n1\n1\n2\n",
+        "each stage's agent runs once, stage 1 again after the kill"
+    );
+    assert_eq!(run["stages"][0]["agent"]["attempts"], 1);
+    assert_eq!(run["stages"][1]["agent"]["attempts"], 2);
+    // A finished run is never redone.
+    let again = carve()
+        .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
+        .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"])
+        .env("ORACLE_CHAIN", &bundle)
+        .env("AGENT_LOG", &log)
+        .env("INTERRUPT_MARK", &mark)
+        .output()
+        .unwrap();
+    assert_eq!(o.stdout, again.stdout);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "0\n1\n1\n2\n");
+}
+
+#[test]
+fn arc_run_stage_budget_and_feedback_levels() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, bundle) = build_chain(tmp.path());
+    let out = tmp.path().join("runs");
+    let slow = arc_run(&bundle, &repo, &out, &agent("slow.sh"), "slow", &["--stage-budget", "1"]);
+    for s in slow["stages"].as_array().unwrap() {
+        assert_eq!(s["agent"]["timed_out"], true);
+        assert!(s["agent"]["exit_code"].is_null());
+        assert!(s["agent"]["seconds"].as_f64().unwrap() < 30.0, "killed at the budget, not after the sleep");
+    }
+    // L2 feedback: before stage 1 the agent is told stage 0 failed and which tests failed;
+    // L3 only that it failed; L4 nothing.
+    arc_run(&bundle, &repo, &out, &agent("empty.sh"), "empty-l2", &["--feedback", "L2"]);
+    arc_run(&bundle, &repo, &out, &agent("empty.sh"), "empty-l3", &["--feedback", "L3"]);
+    arc_run(&bundle, &repo, &out, &agent("empty.sh"), "empty-l4", &[]);
+    let chain = out.join(bundle.file_name().unwrap());
+    let l2 = std::fs::read_to_string(chain.join("empty-l2/agent/stage-1/feedback.md")).unwrap();
+    assert!(
+        l2.contains("Stage 0 did not pass") && l2.contains("tests/test_withdraw.py::test_overdraft_is_refused"),
+        "{l2}"
+    );
+    let l3 = std::fs::read_to_string(chain.join("empty-l3/agent/stage-1/feedback.md")).unwrap();
+    assert!(l3.contains("Stage 0 did not pass") && !l3.contains("test_withdraw"), "{l3}");
+    assert!(!chain.join("empty-l4/agent/stage-1/feedback.md").exists());
+}
+
+// ---------------------------------------------------------------- pages in a browser
+
+/// Open `page` in headless Chromium: every selector matches an element that has a size,
+/// the console shows no error, and a screenshot is saved to `shot`. Reported as skipped
+/// (with a message) when Chromium is not installed.
+fn browser_check(page: &Path, selectors: &[&str], shot: &Path) {
+    let Some(chromium) = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
+        eprintln!("skipped the browser check: chromium is not installed (scripts/setup installs it)");
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    // A probe page loads the report in an iframe-free way: the report itself plus a script
+    // appended in a copy that records what renders into the document title.
+    let html = std::fs::read_to_string(page).unwrap();
+    let checks: Vec<String> = selectors
+        .iter()
+        .map(|s| format!("(function(){{var e=document.querySelector({s:?});if(!e)return {s:?}+' missing';var r=e.getBoundingClientRect();return r.width>0&&r.height>0?'':{s:?}+' empty';}})()"))
+        .collect();
+    let probe = format!(
+        "<script>window.addEventListener('load',function(){{var p=[{}].filter(function(x){{return x}});document.body.setAttribute('data-check',p.length?p.join('; '):'ok');var d=document.createElement('pre');d.id='carve-check';d.textContent='CHECK:'+(p.length?p.join('; '):'ok');document.body.appendChild(d);}});</script>",
+        checks.join(",")
+    );
+    let probed = page.with_extension("probe.html");
+    std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let base = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ];
+    let user = format!("--user-data-dir={}", profile.path().display());
+    let url = format!("file://{}", probed.display());
+    let dom = Command::new(chromium)
+        .args(base)
+        .arg(&user)
+        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom_text.contains("CHECK:ok"),
+        "page {} did not render as expected: {}",
+        page.display(),
+        dom_text.lines().find(|l| l.contains("CHECK:")).unwrap_or("no check ran")
+    );
+    let console = String::from_utf8_lossy(&dom.stderr);
+    // The pages write nothing to the console: any console line (an error, an uncaught
+    // exception, a warning) is a failure.
+    let errors: Vec<&str> = console.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(errors.is_empty(), "console errors on {}:\n{}", page.display(), errors.join("\n"));
+    let shot_arg = format!("--screenshot={}", shot.display());
+    let s = Command::new(chromium)
+        .args(base)
+        .arg(&user)
+        .args(["--window-size=1100,1400", &shot_arg])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        shot.is_file() && std::fs::metadata(shot).unwrap().len() > 10_000,
+        "no screenshot: {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    if let Ok(dir) = std::env::var("CARVE_SCREENSHOTS") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(shot, Path::new(&dir).join(shot.file_name().unwrap())).unwrap();
+    }
+}
+
+#[test]
+fn audit_as_an_html_page() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let o = carve_ok(
+        &[
+            "audit",
+            repo.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--format",
+            "html",
+            "--f2p",
+            "tests/test_search.py",
+        ],
+        0,
+    );
+    let page = String::from_utf8(o.stdout).unwrap();
+    // Definitions grouped by file with their decisions and reasons.
+    assert!(page.contains("<th colspan=\"3\" class=\"file\">inventory/search.py</th>"), "grouped by file");
+    assert!(page.contains("<code>SkuIndex.__init__</code></td><td class=\"extracted\">extracted</td>"));
+    assert!(page.contains("entry point: called by F2P test tests/test_search.py::"));
+    assert!(page.contains("<td class=\"remained\">remained</td>") && page.contains("executed by P2P test"));
+    // The call graph marks the boundary; the masked diff removes the extracted code.
+    assert!(page.contains("P2P boundary"));
+    assert!(page.contains("<span class=\"del\">-class SkuIndex"), "the masked diff deletes the class");
+    assert!(!page.contains("src=\"http") && !page.contains("<link"), "self-contained");
+    let file = out.path().join("audit.html");
+    std::fs::write(&file, &page).unwrap();
+    browser_check(&file, &["#definitions", "#call-graph svg", "#mask-diff"], &out.path().join("audit.png"));
+}
