@@ -168,6 +168,11 @@ pub enum Command {
         #[arg(long)]
         entry_filter: Option<String>,
     },
+    /// FeatureArc: same-feature chains mined from the repository's git history.
+    Arc {
+        #[command(subcommand)]
+        command: crate::arc::ArcCommand,
+    },
 }
 
 impl Cli {

@@ -33,6 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
             crate::tasks::tasks(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
         }
+        Command::Arc { command } => crate::arc::run(command),
     }
 }
 

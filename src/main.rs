@@ -3,6 +3,7 @@
 //! `languages` (index, edits, runners), `tracer` (trace, graph, classification) and
 //! `extractor` (masked tree, patches, contract, problem statement).
 
+mod arc;
 mod cli;
 mod commands;
 mod config;

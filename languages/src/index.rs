@@ -395,6 +395,15 @@ impl DefinitionIndex {
     }
 }
 
+/// Whether [`DefinitionIndex::from_sources`] reads the file at `rel`: a source file of a
+/// known language, or a manifest an indexer reads for names (`Cargo.toml` for crate names,
+/// `go.mod` for import paths). Callers that index a subset of a tree in memory (history
+/// analysis) pass these files along.
+pub fn is_index_input(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    Language::from_path(std::path::Path::new(rel)).is_some() || name == "Cargo.toml" || name == "go.mod"
+}
+
 /// Test code by the conventions of the file's language (Python: `test_*.py`, `*_test.py`,
 /// `conftest.py`, files under `tests/` or `test/`; TypeScript/JavaScript: `*.test.*`,
 /// `*.spec.*`, files under `__tests__/`).

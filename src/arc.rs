@@ -1,0 +1,165 @@
+//! `carve arc …`: FeatureArc commands. Parses arguments, calls `carve-history`, prints.
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::Status;
+use crate::cli::Format;
+use crate::output::emit;
+
+#[derive(Debug, Subcommand)]
+pub enum ArcCommand {
+    /// Per first-parent commit of a range: definitions added / modified / removed / renamed,
+    /// tests added or modified, import changes; with the analysis speed.
+    Analyze {
+        /// The repository (a checkout or a bare git directory; never modified).
+        repo: PathBuf,
+        /// `A..B` (commits after A up to B), or `B`; default HEAD's whole first-parent line.
+        #[arg(long, default_value = "")]
+        range: String,
+        /// Analyse at most the newest N commits of the range.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Mine same-feature chains (2–10 stages) with their evidence; discarded candidates with reasons.
+    Mine {
+        repo: PathBuf,
+        #[arg(long, default_value = "")]
+        range: String,
+        /// `owner/name` used in chain ids (default: local/<directory name>).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Build a git repository from a recipe of commits (fixtures with a scripted history).
+    Recipe {
+        /// The recipe (TOML, `[[commit]]` entries).
+        recipe: PathBuf,
+        /// The directory to create the repository in (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+pub fn run(cmd: ArcCommand) -> Result<Status> {
+    match cmd {
+        ArcCommand::Analyze { repo, range, limit, format } => analyze(&repo, &range, limit, format),
+        ArcCommand::Mine { repo, range, name, format } => mine(&repo, &range, name, format),
+        ArcCommand::Recipe { recipe, out } => {
+            anyhow::ensure!(!out.exists(), "{} exists; pick a new directory for the repository", out.display());
+            let r = carve_history::recipe::Recipe::read(&recipe)?;
+            let ids = carve_history::recipe::build(&r, &out)?;
+            println!("{}: {} commits, HEAD {}", out.display(), ids.len(), ids.last().map_or("-", |s| s.as_str()));
+            Ok(Status::Success)
+        }
+    }
+}
+
+fn analyze(repo: &Path, range: &str, limit: Option<usize>, format: Format) -> Result<Status> {
+    let git = carve_history::git::Repo::open(repo)?;
+    let history = carve_history::analyze(&git, range, limit)
+        .with_context(|| format!("analysing the history of {}", repo.display()))?;
+    emit(format, &history, || {
+        let mut s = String::new();
+        for c in &history.commits {
+            let d = &c.definitions;
+            let _ = writeln!(
+                s,
+                "{} {:<50} +{} ~{} -{} ren{} tests +{} ~{} files {}",
+                c.short(),
+                c.summary.chars().take(50).collect::<String>(),
+                d.added.len(),
+                d.modified.len(),
+                d.removed.len(),
+                d.renamed.len(),
+                c.tests.added.len(),
+                c.tests.modified.len(),
+                c.files.len()
+            );
+        }
+        let st = &history.stats;
+        let _ = writeln!(
+            s,
+            "{} commits in {:.2}s ({:.1} commits/s); {} files indexed ({} in the start tree); {} import edges at the end",
+            st.commits,
+            st.seconds,
+            st.commits_per_second,
+            st.files_indexed,
+            st.files_in_start_tree,
+            history.import_edges
+        );
+        s
+    })?;
+    Ok(Status::Success)
+}
+
+fn repo_name(repo: &Path, name: Option<String>) -> String {
+    name.unwrap_or_else(|| {
+        let dir = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
+        let base = dir.file_name().map(|n| n.to_string_lossy().trim_end_matches(".git").to_string());
+        format!("local/{}", base.unwrap_or_else(|| "repo".into()))
+    })
+}
+
+fn mine(repo: &Path, range: &str, name: Option<String>, format: Format) -> Result<Status> {
+    let opts = carve_history::MineOptions { repo_name: repo_name(repo, name), ..Default::default() };
+    let (_, report) =
+        carve_history::mine(repo, range, &opts).with_context(|| format!("mining the history of {}", repo.display()))?;
+    emit(format, &report, || {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}: {} commits, {} evidence edges, {} candidates, {} chains kept, {} discarded (analysis {:.2}s, mining {:.2}s)",
+            report.repo,
+            report.commits,
+            report.edges,
+            report.candidates,
+            report.chains.len(),
+            report.discarded_total,
+            report.analysis_seconds,
+            report.mining_seconds
+        );
+        for c in &report.chains {
+            let _ = writeln!(
+                s,
+                "\n{}  ({} stages, score {}, by {}, shared files {:.0}%)",
+                c.chain_id,
+                c.stages.len(),
+                c.score,
+                c.found_by,
+                c.shared_file_share * 100.0
+            );
+            for st in &c.stages {
+                let _ = writeln!(
+                    s,
+                    "  {} {} {}  ({} files, {} lines, tests +{} ~{})",
+                    st.index,
+                    &st.commits[0][..8],
+                    st.title,
+                    st.files.len(),
+                    st.lines,
+                    st.tests_added.len(),
+                    st.tests_modified.len()
+                );
+                for e in st.evidence.iter().filter(|e| e.kind.builds_on()).take(4) {
+                    let _ = writeln!(s, "      {:?}: {}", e.kind, e.detail);
+                }
+            }
+        }
+        if !report.discarded.is_empty() {
+            let _ =
+                writeln!(s, "\ndiscarded (first {} of {}):", report.discarded.len().min(20), report.discarded_total);
+            for d in report.discarded.iter().take(20) {
+                let ids: Vec<&str> = d.commits.iter().map(|c| &c[..8]).collect();
+                let _ = writeln!(s, "  {}: {}", ids.join(" → "), d.reason);
+            }
+        }
+        s
+    })?;
+    Ok(Status::Success)
+}
