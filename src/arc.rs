@@ -36,6 +36,40 @@ pub enum ArcCommand {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Build the chain bundle of one mined chain: reference states S0…Sn, per-stage F2P/P2P
+    /// tests (run twice), specs, contracts, and the chain suite (docs/formats.md, "Chain bundle").
+    Build {
+        repo: PathBuf,
+        /// The chain id (or a unique prefix) as `carve arc mine` prints it.
+        #[arg(long)]
+        chain: String,
+        /// The bundle goes to <out>/<chain id>/.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value = "")]
+        range: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// carve.toml to use (default: <repo>/carve.toml, else detected from the repository's files).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Python interpreter to run the tests with (overrides the configuration).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Re-check a chain bundle: every stage gate with the gold patches, and the chain gate.
+    Validate {
+        bundle: PathBuf,
+        /// The repository the bundle was built from.
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        python: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// Build a git repository from a recipe of commits (fixtures with a scripted history).
     Recipe {
         /// The recipe (TOML, `[[commit]]` entries).
@@ -50,6 +84,10 @@ pub fn run(cmd: ArcCommand) -> Result<Status> {
     match cmd {
         ArcCommand::Analyze { repo, range, limit, format } => analyze(&repo, &range, limit, format),
         ArcCommand::Mine { repo, range, name, format } => mine(&repo, &range, name, format),
+        ArcCommand::Build { repo, chain, out, range, name, config, python, format } => {
+            build(&repo, &chain, &out, &range, name, config.as_deref(), python.as_deref(), format)
+        }
+        ArcCommand::Validate { bundle, repo, python, format } => validate(&bundle, &repo, python.as_deref(), format),
         ArcCommand::Recipe { recipe, out } => {
             anyhow::ensure!(!out.exists(), "{} exists; pick a new directory for the repository", out.display());
             let r = carve_history::recipe::Recipe::read(&recipe)?;
@@ -162,4 +200,101 @@ fn mine(repo: &Path, range: &str, name: Option<String>, format: Format) -> Resul
         s
     })?;
     Ok(Status::Success)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(
+    repo: &Path,
+    chain_id: &str,
+    out: &Path,
+    range: &str,
+    name: Option<String>,
+    config: Option<&Path>,
+    python: Option<&Path>,
+    format: Format,
+) -> Result<Status> {
+    let opts = carve_history::MineOptions { repo_name: repo_name(repo, name), ..Default::default() };
+    let (_, report) = carve_history::mine(repo, range, &opts)?;
+    let matches: Vec<&carve_history::Chain> =
+        report.chains.iter().filter(|c| c.chain_id == chain_id || c.chain_id.starts_with(chain_id)).collect();
+    let chain = match matches.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(carve_history::HistoryError::NoSuchChain {
+                id: chain_id.into(),
+                repo: repo.display().to_string(),
+            }
+            .into());
+        }
+        many => anyhow::bail!(
+            "`{chain_id}` matches {} chains ({}); give more of the id",
+            many.len(),
+            many.iter().map(|c| c.chain_id.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let mut cfg = match config {
+        Some(p) => crate::config::Config::read(p)?,
+        None if repo.join("carve.toml").is_file() => crate::config::Config::read(&repo.join("carve.toml"))?,
+        None => crate::config::Config::detect(repo)
+            .with_context(|| format!("{} has no working tree to detect from: pass --config", repo.display()))?,
+    };
+    if let Some(p) = python {
+        cfg.set_python(p)?;
+    }
+    let bcfg = carve_history::bundle::BuildConfig {
+        language: cfg.language,
+        test: cfg.test.clone(),
+        run_timeout: std::time::Duration::from_secs(cfg.timeouts.run),
+        test_timeout: std::time::Duration::from_secs(cfg.timeouts.test),
+        carve_toml: cfg.to_toml(),
+        repo_name: opts.repo_name.clone(),
+    };
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let outcome = carve_history::bundle::build(repo, chain, &bcfg, out)?;
+    emit(format, &outcome.chain, || {
+        let mut s = format!("{}\n", outcome.dir.display());
+        for (st, sel) in outcome.chain.stages.iter().zip(&outcome.selections) {
+            let _ = writeln!(
+                s,
+                "  stage {} {}: F2P {} P2P {} (excluded: flaky {}, collateral {}, failing after {}){}",
+                st.index,
+                &st.commits[0][..8],
+                st.f2p.len(),
+                st.p2p.len(),
+                sel.flaky.len(),
+                sel.collateral.len(),
+                sel.failing_after.len(),
+                match outcome.unnamed_identifiers.get(st.index) {
+                    Some(u) if !u.is_empty() => format!("; spec does not name {}", u.join(", ")),
+                    _ => String::new(),
+                }
+            );
+        }
+        let _ =
+            writeln!(s, "  chain gate: F2P {} P2P {}", outcome.chain.chain.f2p.len(), outcome.chain.chain.p2p.len());
+        s
+    })?;
+    Ok(Status::Success)
+}
+
+fn validate(bundle: &Path, repo: &Path, python: Option<&Path>, format: Format) -> Result<Status> {
+    let mut cfg = crate::config::Config::read(&bundle.join("carve.toml"))?;
+    if let Some(p) = python {
+        cfg.set_python(p)?;
+    }
+    let timeouts =
+        (std::time::Duration::from_secs(cfg.timeouts.run), std::time::Duration::from_secs(cfg.timeouts.test));
+    let checks = carve_history::bundle::validate(bundle, repo, &cfg.test, timeouts)?;
+    let ok = checks.iter().all(|c| c.passed);
+    emit(format, &checks, || {
+        let mut s = String::new();
+        for c in &checks {
+            let _ = writeln!(s, "{}: {}", c.gate, if c.passed { "passed" } else { "FAILED" });
+            for p in &c.problems {
+                let _ = writeln!(s, "  {p}");
+            }
+        }
+        s
+    })?;
+    Ok(if ok { Status::Success } else { Status::ValidationFailed })
 }

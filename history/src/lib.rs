@@ -19,10 +19,12 @@
 //! through the [`carve_languages::Language`] value; nothing here names a language.
 
 pub mod analysis;
-// pub mod bundle;
+pub mod bundle;
 pub mod git;
 pub mod mine;
 pub mod recipe;
+pub mod spec;
+pub mod states;
 
 pub use analysis::{CommitAnalysis, History, analyze};
 pub use mine::{Chain, MineOptions, MineReport, mine};

@@ -69,3 +69,85 @@ fn mine_fixture(lang: &str) {
 fn python_fixture_chain_is_mined() {
     mine_fixture("python");
 }
+
+/// Mine the Python fixture, build the bundle of its scripted chain with pytest, check the
+/// per-stage tests and re-validate the bundle.
+#[test]
+fn python_fixture_chain_builds_and_validates() {
+    let python_ok = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(python_ok, "this test runs the fixture's tests with `python3 -m pytest`; install pytest");
+    let path = fixture("python");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&recipe::Recipe::read(&path).unwrap(), &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = carve_history::bundle::BuildConfig {
+        language: carve_languages::Language::Python,
+        test: carve_languages::runner::TestCommand::pytest("python3", vec![]),
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/python".into(),
+    };
+    let out = dir.path().join("bundles");
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &out).unwrap();
+    let b = &outcome.dir;
+    for f in ["chain.json", "carve.toml", "s0.patch", "validation.json"] {
+        assert!(b.join(f).is_file(), "{f} missing");
+    }
+    let cj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(b.join("chain.json")).unwrap()).unwrap();
+    assert_eq!(cj["version"], 1);
+    assert_eq!(cj["stages"].as_array().unwrap().len(), 3);
+    let f2p = |k: usize| -> Vec<String> {
+        cj["stages"][k]["f2p"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(
+        f2p(0),
+        vec![
+            "tests/test_app.py::test_run_marks_job_running",
+            "tests/test_app.py::test_run_rejects_empty_name",
+            "tests/test_app.py::test_run_returns_job_id"
+        ]
+    );
+    assert_eq!(
+        f2p(1),
+        vec![
+            "tests/test_wait.py::test_run_and_wait_finishes_the_job",
+            "tests/test_wait.py::test_run_and_wait_rejects_non_positive_timeout"
+        ]
+    );
+    assert!(f2p(2).contains(&"tests/test_files.py::test_upload_rejects_large_files".to_string()));
+    // The gold patches carry code only; the hidden tests are overlays.
+    for k in 0..3 {
+        let gold = std::fs::read_to_string(b.join(format!("stages/{k}/gold.patch"))).unwrap();
+        assert!(!gold.contains("tests/test_"), "stage {k}'s gold patch holds test files");
+        assert!(gold.contains("jobq/"), "stage {k}'s gold patch holds no code");
+        let spec = std::fs::read_to_string(b.join(format!("stages/{k}/spec.md"))).unwrap();
+        assert!(outcome.unnamed_identifiers[k].is_empty(), "stage {k}: {:?}\n{spec}", outcome.unnamed_identifiers[k]);
+    }
+    let spec1 = std::fs::read_to_string(b.join("stages/1/spec.md")).unwrap();
+    assert!(spec1.contains("run_and_wait") && spec1.contains("timeout must be positive"), "{spec1}");
+    let spec2 = std::fs::read_to_string(b.join("stages/2/spec.md")).unwrap();
+    assert!(spec2.contains("MAX_UPLOAD_BYTES"), "{spec2}");
+    // S0 has none of the feature: app.py and files.py are gone, unrelated work stays.
+    let s0 = std::fs::read_to_string(b.join("s0.patch")).unwrap();
+    assert!(s0.contains("deleted file mode") && s0.contains("jobq/files.py") && !s0.contains("config.py"));
+    assert!(!cj["chain"]["f2p"].as_array().unwrap().is_empty());
+
+    let checks = carve_history::bundle::validate(
+        b,
+        &repo,
+        &cfg.test,
+        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
+    )
+    .unwrap();
+    assert_eq!(checks.len(), 4);
+    for c in &checks {
+        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
+    }
+}
