@@ -152,9 +152,10 @@ fn mine(repo: &Path, range: &str, name: Option<String>, format: Format) -> Resul
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{}: {} commits, {} evidence edges, {} candidates, {} chains kept, {} discarded (analysis {:.2}s, mining {:.2}s)",
+            "{}: {} commits ({} sweeping, left out), {} evidence edges, {} candidates, {} chains kept, {} discarded (analysis {:.2}s, mining {:.2}s)",
             report.repo,
             report.commits,
+            report.sweeping.len(),
             report.edges,
             report.candidates,
             report.chains.len(),

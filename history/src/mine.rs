@@ -4,8 +4,8 @@
 //! Nodes are first-parent commits (a merge is one unit). An edge from a later commit `L` to
 //! an earlier commit `E` carries its evidence:
 //! - `shared_definition`: `L` modifies or renames a definition `E` added or modified;
-//! - `calls`: a line `L` added names a definition `E` added, in `E`'s file or a file that
-//!   imports it (or, by name alone, a distinctive name only one or two commits defined);
+//! - `calls`: a line `L` added names a definition `E` added, in `E`'s file, its directory or
+//!   a file that imports it (or, by name alone, a distinctive name only one or two commits defined);
 //! - `imports`: `L` adds an import of a file `E` added;
 //! - `shared_file`: both change the same non-test source file.
 //!
@@ -65,6 +65,11 @@ pub struct MineOptions {
     pub repo_name: String,
     /// How many discarded candidates the report lists (all are counted).
     pub max_discarded: usize,
+    /// A commit changing more files than this, or modifying more definitions than
+    /// `max_stage_modified`, is a sweeping change (reformatting, typing, vendoring): it is no
+    /// stage and proposes no link.
+    pub max_stage_files: usize,
+    pub max_stage_modified: usize,
 }
 
 impl Default for MineOptions {
@@ -75,6 +80,8 @@ impl Default for MineOptions {
             beam_width: 24,
             repo_name: "local/repo".into(),
             max_discarded: 200,
+            max_stage_files: 30,
+            max_stage_modified: 60,
         }
     }
 }
@@ -121,6 +128,8 @@ pub struct MineReport {
     pub commits: usize,
     pub edges: usize,
     pub candidates: usize,
+    /// Commits left out of the search as sweeping changes (see `MineOptions::max_stage_files`).
+    pub sweeping: Vec<String>,
     pub chains: Vec<Chain>,
     pub discarded_total: usize,
     pub discarded: Vec<Discarded>,
@@ -193,7 +202,12 @@ impl EvidenceGraph {
                             continue;
                         }
                         let def_path = def_id.split("::").next().unwrap_or("");
-                        let linked = def_path == path || imports.is_some_and(|i| i.contains(def_path));
+                        // Same file, a file importing it, or a file of the same directory
+                        // (a package in several languages) links the use to the definition.
+                        let dir = |p: &str| p.rsplit_once('/').map_or("", |x| x.0).to_string();
+                        let linked = def_path == path
+                            || imports.is_some_and(|i| i.contains(def_path))
+                            || dir(def_path) == dir(path);
                         let by_name = !linked && ident.len() >= 6 && distinct.len() <= 2;
                         if !linked && !by_name {
                             continue;
@@ -317,6 +331,11 @@ fn has_feature_code(c: &CommitAnalysis) -> bool {
         || c.definitions.renamed.iter().any(|r| !c.test_defs.contains(&r.to))
 }
 
+/// A sweeping change: too many files or modified definitions to be one stage of a feature.
+fn is_sweeping(c: &CommitAnalysis, opts: &MineOptions) -> bool {
+    c.files.len() > opts.max_stage_files || c.definitions.modified.len() > opts.max_stage_modified
+}
+
 /// Search candidates: global beam search, then anchor-guided search.
 fn candidates(
     commits: &[CommitAnalysis],
@@ -333,7 +352,7 @@ fn candidates(
         }
         v
     };
-    let usable = |i: usize| has_feature_code(&commits[i]);
+    let usable = |i: usize| has_feature_code(&commits[i]) && !is_sweeping(&commits[i], opts);
     let extend = |beam: &[(Vec<usize>, f64)], builds_only: bool| -> Vec<(Vec<usize>, f64)> {
         let mut next: BTreeMap<Vec<usize>, f64> = BTreeMap::new();
         for (chain, score) in beam {
@@ -574,6 +593,7 @@ pub fn mine_history(history: &History, opts: &MineOptions) -> MineReport {
         commits: commits.len(),
         edges: graph.edge_count(),
         candidates: cands.len(),
+        sweeping: commits.iter().filter(|c| is_sweeping(c, opts)).map(|c| c.commit.clone()).collect(),
         chains,
         discarded_total,
         discarded,

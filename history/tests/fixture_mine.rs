@@ -70,6 +70,11 @@ fn python_fixture_chain_is_mined() {
     mine_fixture("python");
 }
 
+#[test]
+fn go_fixture_chain_is_mined() {
+    mine_fixture("go");
+}
+
 /// Mine the Python fixture, build the bundle of its scripted chain with pytest, check the
 /// per-stage tests and re-validate the bundle.
 #[test]
@@ -147,6 +152,51 @@ fn python_fixture_chain_builds_and_validates() {
     )
     .unwrap();
     assert_eq!(checks.len(), 4);
+    for c in &checks {
+        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
+    }
+}
+
+/// Mine the Go fixture, build the bundle of its scripted chain with `go test`, re-validate it.
+#[test]
+fn go_fixture_chain_builds_and_validates() {
+    let go_ok = std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
+    assert!(go_ok, "this test runs the fixture's tests with `go test`; install Go");
+    let path = fixture("go");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&recipe::Recipe::read(&path).unwrap(), &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/go".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = carve_history::bundle::BuildConfig {
+        language: carve_languages::Language::Go,
+        test: carve_languages::runner::TestCommand::GoTest { args: vec![], packages: None },
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/go".into(),
+    };
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let want = [
+        vec!["TestRunMarksJobRunning", "TestRunRejectsEmptyName", "TestRunReturnsJobID"],
+        vec!["TestRunAndWaitFinishesTheJob", "TestRunAndWaitRejectsNonPositiveTimeout"],
+        vec!["TestRunRecordsInputs", "TestUploadRejectsLargeFiles", "TestUploadStartsJobOnTheFile"],
+    ];
+    for (k, st) in outcome.chain.stages.iter().enumerate() {
+        let names: Vec<&str> = st.f2p.iter().map(|id| id.rsplit('/').next().unwrap()).collect();
+        assert_eq!(names, want[k], "stage {k} F2P");
+        assert!(outcome.unnamed_identifiers[k].is_empty(), "stage {k}: {:?}", outcome.unnamed_identifiers[k]);
+    }
+    let spec2 = std::fs::read_to_string(outcome.dir.join("stages/2/spec.md")).unwrap();
+    assert!(spec2.contains("MaxUploadBytes") && spec2.contains("Upload"), "{spec2}");
+    let checks = carve_history::bundle::validate(
+        &outcome.dir,
+        &repo,
+        &cfg.test,
+        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
+    )
+    .unwrap();
     for c in &checks {
         assert!(c.passed, "{}: {:?}", c.gate, c.problems);
     }
