@@ -122,6 +122,9 @@ pub struct CommitAnalysis {
     /// Ids of test-code definitions among `names`.
     #[serde(skip)]
     pub test_defs: BTreeSet<String>,
+    /// Ids among `names` of definitions that hold others (classes, impls, modules …).
+    #[serde(skip)]
+    pub containers: BTreeSet<String>,
     /// Resolved imports of the changed files after the commit.
     #[serde(skip)]
     pub file_imports: BTreeMap<String, BTreeSet<String>>,
@@ -324,6 +327,7 @@ fn analyze_commit(
     let mut tests = TestChanges::default();
     let mut names = BTreeMap::new();
     let mut test_defs = BTreeSet::new();
+    let mut containers = BTreeSet::new();
     let mut removed: Vec<(String, DefFact, Arc<Vec<u8>>)> = Vec::new();
     let mut added: Vec<(String, DefFact, Arc<Vec<u8>>)> = Vec::new();
     let mut imports_added = BTreeSet::new();
@@ -336,16 +340,18 @@ fn analyze_commit(
         }
         let old = state.files.get(&f.path);
         let new = new_facts.get(&f.path);
-        let old_defs: HashMap<&str, &DefFact> =
-            old.map(|o| o.defs.iter().map(|d| (d.id.as_str(), d)).collect()).unwrap_or_default();
-        let new_defs: HashMap<&str, &DefFact> =
-            new.map(|n| n.defs.iter().map(|d| (d.id.as_str(), d)).collect()).unwrap_or_default();
+        let old_defs = old.map(|o| keyed(&o.defs)).unwrap_or_default();
+        let new_defs = new.map(|n| keyed(&n.defs)).unwrap_or_default();
         if let Some(n) = new {
-            for d in &n.defs {
-                match old_defs.get(d.id.as_str()) {
+            for (key, d) in &new_defs {
+                let d = *d;
+                match old_defs.get(key) {
                     None => added.push((f.path.clone(), d.clone(), n.source.clone())),
                     Some(o) if o.hash != d.hash => {
                         defs.modified.push(d.id.clone());
+                        if is_container(d) {
+                            containers.insert(d.id.clone());
+                        }
                         names.insert(d.id.clone(), d.name.clone());
                         if d.is_test {
                             test_defs.insert(d.id.clone());
@@ -374,9 +380,9 @@ fn analyze_commit(
             }
         }
         if let Some(o) = old {
-            for d in &o.defs {
-                if !new_defs.contains_key(d.id.as_str()) {
-                    removed.push((f.path.clone(), d.clone(), o.source.clone()));
+            for (key, d) in &old_defs {
+                if !new_defs.contains_key(key) {
+                    removed.push((f.path.clone(), (*d).clone(), o.source.clone()));
                 }
             }
         }
@@ -432,8 +438,37 @@ fn analyze_commit(
         added_identifiers,
         names,
         test_defs,
+        containers,
         file_imports,
     })
+}
+
+/// A definition id without its `@L<line>` suffix (the suffix of a name defined twice in one
+/// file moves with every line added above it).
+pub fn stable_id(id: &str) -> &str {
+    match id.rfind("@L") {
+        Some(i) if id[i + 2..].bytes().all(|b| b.is_ascii_digit()) && i + 2 < id.len() => &id[..i],
+        _ => id,
+    }
+}
+
+/// A file's definitions by a key that survives line moves: the stable id and its occurrence
+/// number among definitions of that stable id, in source order.
+fn keyed(defs: &[DefFact]) -> BTreeMap<String, &DefFact> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut out = BTreeMap::new();
+    for d in defs {
+        let base = stable_id(&d.id);
+        let n = seen.entry(base).or_default();
+        out.insert(format!("{base}#{n}"), d);
+        *n += 1;
+    }
+    out
+}
+
+fn is_container(d: &DefFact) -> bool {
+    use DefinitionKind as K;
+    matches!(d.kind, K::Class | K::Struct | K::Enum | K::Trait | K::Interface | K::Impl | K::Module)
 }
 
 /// A test function or method by the language's conventions: a definition in test code that
@@ -565,6 +600,13 @@ pub fn identifiers(text: &str, out: &mut BTreeSet<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stable_ids_drop_line_suffixes_only() {
+        assert_eq!(stable_id("a.py::f@L12"), "a.py::f");
+        assert_eq!(stable_id("a.py::f@Lx"), "a.py::f@Lx");
+        assert_eq!(stable_id("a.py::g"), "a.py::g");
+    }
 
     #[test]
     fn identifiers_skip_numbers_and_single_letters() {

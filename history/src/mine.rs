@@ -3,7 +3,8 @@
 //!
 //! Nodes are first-parent commits (a merge is one unit). An edge from a later commit `L` to
 //! an earlier commit `E` carries its evidence:
-//! - `shared_definition`: `L` modifies or renames a definition `E` added or modified;
+//! - `shared_definition`: `L` modifies or renames a function-like definition `E` added or
+//!   modified (a class changes whenever one of its methods does: containers do not count);
 //! - `calls`: a line `L` added names a definition `E` added, in `E`'s file, its directory or
 //!   a file that imports it (or, by name alone, a distinctive name only one or two commits defined);
 //! - `imports`: `L` adds an import of a file `E` added;
@@ -20,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::analysis::{CommitAnalysis, History};
+use crate::analysis::{CommitAnalysis, History, stable_id};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -168,7 +169,10 @@ impl EvidenceGraph {
                 .chain(c.definitions.renamed.iter().map(|r| r.from.as_str()))
                 .collect();
             for id in &touched {
-                for &(e, was_added) in touched_def.get(id).map(Vec::as_slice).unwrap_or(&[]) {
+                if c.containers.contains(*id) {
+                    continue;
+                }
+                for &(e, was_added) in touched_def.get(stable_id(id)).map(Vec::as_slice).unwrap_or(&[]) {
                     push(
                         e,
                         Evidence {
@@ -277,7 +281,7 @@ impl EvidenceGraph {
             }
             // this commit becomes "earlier" for the ones after it
             for id in &c.definitions.added {
-                touched_def.entry(id).or_default().push((l, true));
+                touched_def.entry(stable_id(id)).or_default().push((l, true));
                 if !c.test_defs.contains(id) {
                     if let Some(name) = c.names.get(id) {
                         added_name.entry(name).or_default().push((l, id));
@@ -285,13 +289,13 @@ impl EvidenceGraph {
                 }
             }
             for r in &c.definitions.renamed {
-                touched_def.entry(&r.to).or_default().push((l, true));
+                touched_def.entry(stable_id(&r.to)).or_default().push((l, false));
                 if let Some(name) = c.names.get(&r.to) {
                     added_name.entry(name).or_default().push((l, &r.to));
                 }
             }
             for id in &c.definitions.modified {
-                touched_def.entry(id).or_default().push((l, false));
+                touched_def.entry(stable_id(id)).or_default().push((l, false));
             }
             for f in &c.files {
                 if f.status == crate::analysis::FileStatus::Added {
@@ -458,7 +462,19 @@ fn reject_reason(
                 format!("stage {k} ({})'s tests name nothing earlier stages of the chain defined", c.short())
             });
         }
-        feature_names.extend(own);
+        // The feature: what stage 0 wrote (added or changed) and what later stages added.
+        if k == 0 {
+            feature_names.extend(own);
+        } else {
+            feature_names.extend(
+                c.definitions
+                    .added
+                    .iter()
+                    .filter(|id| !c.test_defs.contains(*id))
+                    .filter_map(|id| c.names.get(id))
+                    .map(String::as_str),
+            );
+        }
         if k > 0 {
             let builds = chain[..k].iter().any(|&e| {
                 graph.edges[i].get(&e).is_some_and(|ev| ev.iter().any(|x| x.kind.builds_on() && x.onto_addition))
