@@ -169,7 +169,8 @@ impl EvidenceGraph {
                 .chain(c.definitions.renamed.iter().map(|r| r.from.as_str()))
                 .collect();
             for id in &touched {
-                if c.containers.contains(*id) {
+                // Classes change with every method; tests are not the feature's code.
+                if c.containers.contains(*id) || c.test_defs.contains(*id) {
                     continue;
                 }
                 for &(e, was_added) in touched_def.get(stable_id(id)).map(Vec::as_slice).unwrap_or(&[]) {
