@@ -175,22 +175,12 @@ pub enum Command {
     /// Resolved and passed rate per model and level, with 95% bootstrap intervals, from
     /// `carve grade` results.
     Report(crate::commands::eval::ReportArgs),
-    /// FeatureArc chains: run agents through them, report the metrics.
+    /// FeatureArc: chains mined from git history (analyze, mine, build, validate), agents run
+    /// through them (run) and the metrics (report).
     Arc {
         #[command(subcommand)]
-        command: ArcCommand,
+        command: crate::commands::arc::ArcCommand,
     },
-}
-
-/// `carve arc …`: FeatureArc chains.
-#[derive(Debug, Subcommand)]
-pub enum ArcCommand {
-    /// Run an agent command through a chain bundle under L4 (or with L1–L3 feedback):
-    /// one persistent workspace, a hidden gate after each stage, the chain gate at the end.
-    Run(crate::commands::eval::ArcRunArgs),
-    /// The FeatureArc metrics (m0, Gate, Cont., stage F2P, Depth, survival, regressions)
-    /// with 95% bootstrap intervals over tasks, from `carve arc run` results.
-    Report(crate::commands::eval::ArcReportArgs),
 }
 
 impl Cli {

@@ -353,3 +353,12 @@ impl DefinitionIndex {
         self.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
     }
 }
+
+/// Whether [`DefinitionIndex::from_sources`] reads the file at `rel`: a source file of a
+/// known language, or a manifest an indexer reads for names (`Cargo.toml` for crate names,
+/// `go.mod` for import paths). Callers that index a subset of a tree in memory (history
+/// analysis) pass these files along.
+pub fn is_index_input(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    Language::from_path(std::path::Path::new(rel)).is_some() || name == "Cargo.toml" || name == "go.mod"
+}

@@ -8,6 +8,7 @@ use crate::cli::{Cli, Command, Common, EdgeMode};
 use crate::pipeline::trace::TraceMode;
 use crate::pipeline::{Session, SessionOptions};
 
+pub mod arc;
 mod audit;
 mod baseline;
 pub mod eval;
@@ -38,8 +39,7 @@ pub fn run(cli: Cli) -> Result<Status> {
         }
         Command::Grade(args) => eval::grade(&args),
         Command::Report(args) => eval::report(&args),
-        Command::Arc { command: crate::cli::ArcCommand::Run(args) } => eval::arc_run(&args),
-        Command::Arc { command: crate::cli::ArcCommand::Report(args) } => eval::arc_report(&args),
+        Command::Arc { command } => arc::run(command),
     }
 }
 

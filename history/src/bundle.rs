@@ -1,0 +1,513 @@
+//! The chain bundle (`docs/formats.md`, "Chain bundle"): reference states, per-stage tests
+//! selected on paired states, specs and contracts, written by [`build`] and re-checked by
+//! [`validate`].
+//!
+//! Stage gate trees: for stage k, *before* is S_k's code with every hidden test file of the
+//! chain at its S0 content and stage k's test files overlaid as at S_(k+1); *after* is the
+//! same with S_(k+1)'s code. F2P_k are the stage's own new or changed tests that fail before
+//! and pass after in both of two runs; P2P_k pass in all four runs; tests whose status differs
+//! between two runs of one tree are excluded as flaky, and other tests failing before (a
+//! module that cannot load yet) are excluded as collateral.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use carve_languages::runner::{self, RunRequest, TestCommand, TestId, TestStatus};
+use carve_languages::{DefinitionIndex, Language};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::HistoryError;
+use crate::mine::{Chain, Evidence};
+use crate::spec;
+use crate::states::{Role, States, git, role};
+
+pub const BUNDLE_VERSION: u32 = 1;
+
+/// What `build` needs to know about the project.
+#[derive(Debug, Clone)]
+pub struct BuildConfig {
+    pub language: Language,
+    pub test: TestCommand,
+    pub run_timeout: Duration,
+    pub test_timeout: Duration,
+    /// The project configuration as `carve init` writes it (copied to `carve.toml`).
+    pub carve_toml: String,
+    pub repo_name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StageEntry {
+    pub index: usize,
+    pub commits: Vec<String>,
+    pub title: String,
+    pub spec: String,
+    pub contract: String,
+    pub gold_patch: String,
+    pub tests_dir: String,
+    pub f2p: Vec<TestId>,
+    pub p2p: Vec<TestId>,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChainSuite {
+    pub tests_dir: String,
+    pub f2p: Vec<TestId>,
+    pub p2p: Vec<TestId>,
+}
+
+/// `chain.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChainFile {
+    pub version: u32,
+    pub chain_id: String,
+    pub repo: String,
+    pub language: Language,
+    pub final_commit: String,
+    pub stages: Vec<StageEntry>,
+    pub chain: ChainSuite,
+}
+
+/// Per-test statuses of the two runs of one tree.
+type Runs = [BTreeMap<TestId, TestStatus>; 2];
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| format!("create {}: {e}", to.display()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let ft = entry.file_type().map_err(|e| e.to_string())?;
+        if ft.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if ft.is_file() {
+            std::fs::copy(&src, &dst).map_err(|e| format!("copy {}: {e}", src.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Write `files` (path → bytes, `None` deletes) into `root`.
+fn overlay(root: &Path, files: &BTreeMap<String, Option<Vec<u8>>>) -> Result<(), String> {
+    for (path, bytes) in files {
+        let p = root.join(path);
+        match bytes {
+            Some(b) => {
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&p, b).map_err(|e| format!("write {}: {e}", p.display()))?;
+            }
+            None => {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Runner<'a> {
+    cfg: &'a BuildConfig,
+    scratch: PathBuf,
+}
+
+impl Runner<'_> {
+    /// Run `tests` (ids or files) in `root` twice.
+    fn twice(&self, root: &Path, tests: &[String]) -> Result<Runs, String> {
+        let mut out: Runs = Default::default();
+        for run in &mut out {
+            let mut req = RunRequest::new(root, self.cfg.test.clone(), &self.scratch);
+            req.tests = Some(tests.to_vec());
+            req.timeout = self.cfg.run_timeout;
+            req.test_timeout = self.cfg.test_timeout;
+            let mut res = carve_languages::run_tests(&req).map_err(|e| e.to_string())?;
+            if res.statuses.keys().all(|id| tests.contains(id)) {
+                // The runner does not select tests by file (its ids name packages or
+                // targets): run the whole suite; selection keeps the stage's own tests as F2P.
+                req.tests = None;
+                res = carve_languages::run_tests(&req).map_err(|e| e.to_string())?;
+            }
+            // A requested file gets an entry of its own next to its tests; keep the tests.
+            *run =
+                res.statuses.into_iter().filter(|(id, _)| !tests.contains(id)).map(|(id, o)| (id, o.status)).collect();
+        }
+        Ok(out)
+    }
+}
+
+fn status(runs: &Runs, id: &str) -> [TestStatus; 2] {
+    [0, 1].map(|i| runs[i].get(id).copied().unwrap_or(TestStatus::Missing))
+}
+
+/// Whether runner id `id` names the test definition `name` (its last name component).
+fn id_names(id: &str, names: &BTreeSet<String>) -> bool {
+    let mut toks = BTreeSet::new();
+    crate::analysis::identifiers(id.split('[').next().unwrap_or(id), &mut toks);
+    toks.iter().any(|t| names.contains(t))
+}
+
+/// The result of selecting one gate's tests.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Selection {
+    pub f2p: Vec<TestId>,
+    pub p2p: Vec<TestId>,
+    pub flaky: Vec<TestId>,
+    /// Failing before but not a test this stage added or changed (e.g. its file could not load yet).
+    pub collateral: Vec<TestId>,
+    /// Failing after: not usable as a check of this stage.
+    pub failing_after: Vec<TestId>,
+    pub before: BTreeMap<TestId, [TestStatus; 2]>,
+    pub after: BTreeMap<TestId, [TestStatus; 2]>,
+}
+
+fn select(before: &Runs, after: &Runs, own: Option<&BTreeSet<String>>) -> Selection {
+    let ids: BTreeSet<&TestId> = before.iter().chain(after.iter()).flat_map(|r| r.keys()).collect();
+    let mut s = Selection::default();
+    for id in ids {
+        let (b, a) = (status(before, id), status(after, id));
+        s.before.insert(id.clone(), b);
+        s.after.insert(id.clone(), a);
+        if b[0] != b[1] || a[0] != a[1] {
+            s.flaky.push(id.clone());
+        } else if a[0] != TestStatus::Passed {
+            if a[0] != TestStatus::Skipped {
+                s.failing_after.push(id.clone());
+            }
+        } else if b[0] == TestStatus::Passed {
+            s.p2p.push(id.clone());
+        } else if matches!(b[0], TestStatus::Failed | TestStatus::Error | TestStatus::Missing) {
+            if own.is_none_or(|names| id_names(id, names)) {
+                s.f2p.push(id.clone());
+            } else {
+                s.collateral.push(id.clone());
+            }
+        }
+    }
+    s
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), HistoryError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(HistoryError::io("create", parent))?;
+    }
+    std::fs::write(path, bytes).map_err(HistoryError::io("write", path))
+}
+
+fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut s = serde_json::to_vec_pretty(v).unwrap_or_default();
+    s.push(b'\n');
+    s
+}
+
+/// Outcome of `build`: where the bundle is and what each gate selected.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildOutcome {
+    pub dir: PathBuf,
+    pub chain: ChainFile,
+    pub selections: Vec<Selection>,
+    pub chain_selection: Selection,
+    /// Identifiers the hidden tests of a stage use, defined by the stage, absent from its spec.
+    pub unnamed_identifiers: Vec<Vec<String>>,
+}
+
+/// Build the bundle of `chain` (mined from `repo`) under `out/<chain_id>/`.
+pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Result<BuildOutcome, HistoryError> {
+    let id = chain.chain_id.clone();
+    let err = |message: String| HistoryError::Build { chain: id.clone(), message };
+    let scratch =
+        tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
+    let stage_commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
+    let final_commit = stage_commits.last().and_then(|c| c.last()).cloned().ok_or_else(|| err("no stages".into()))?;
+    let states = States::build(repo, scratch.path(), &final_commit, &stage_commits)?;
+    let n = chain.stages.len();
+
+    // Test files of each stage (role "test" among the files the stage changed).
+    let mut stage_tests: Vec<Vec<String>> = Vec::new();
+    for k in 0..n {
+        let files = states.changed_files(k, k + 1).map_err(&err)?;
+        stage_tests.push(files.into_iter().filter(|f| role(cfg.language, f) == Role::Test).collect());
+    }
+    let all_tests: BTreeSet<String> = stage_tests.iter().flatten().cloned().collect();
+    let at = |k: usize, paths: &mut dyn Iterator<Item = &String>| -> BTreeMap<String, Option<Vec<u8>>> {
+        paths.map(|p| (p.clone(), states.file_at(k, p))).collect()
+    };
+    let tests_at_s0 = at(0, &mut all_tests.iter());
+
+    let runs_dir = scratch.path().join("runs");
+    std::fs::create_dir_all(&runs_dir).map_err(HistoryError::io("create", &runs_dir))?;
+    let runner = Runner { cfg, scratch: runs_dir.clone() };
+    // A gate tree: state `code`'s code, chain tests at S0, then `overlay_files`.
+    let gate_tree =
+        |label: &str, code: usize, overlay_files: &BTreeMap<String, Option<Vec<u8>>>| -> Result<PathBuf, String> {
+            let dir = scratch.path().join(label);
+            states.export(code, &dir)?;
+            overlay(&dir, &tests_at_s0)?;
+            overlay(&dir, overlay_files)?;
+            Ok(dir)
+        };
+    // Every state builds.
+    for k in 0..=n {
+        let dir = scratch.path().join(format!("build-s{k}"));
+        states.export(k, &dir).map_err(&err)?;
+        carve_languages::support(cfg.language).build_check(&dir).map_err(|e| {
+            err(format!(
+                "state S{k} does not pass the build check (`{}`): {e}",
+                carve_languages::support(cfg.language).build_check_name()
+            ))
+        })?;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    let mut selections = Vec::new();
+    for k in 0..n {
+        let ov = at(k + 1, &mut stage_tests[k].iter());
+        let present: Vec<String> = ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
+        if present.is_empty() {
+            return Err(err(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1)));
+        }
+        let before = gate_tree(&format!("s{k}-before"), k, &ov).map_err(&err)?;
+        let after = gate_tree(&format!("s{k}-after"), k + 1, &ov).map_err(&err)?;
+        let rb = runner.twice(&before, &present).map_err(|e| err(format!("stage {k}, before (S{k}): {e}")))?;
+        let ra = runner.twice(&after, &present).map_err(|e| err(format!("stage {k}, after (S{}): {e}", k + 1)))?;
+        let s = &chain.stages[k];
+        let own: BTreeSet<String> = s
+            .tests_added
+            .iter()
+            .chain(&s.tests_modified)
+            .map(|t| t.rsplit(['.', ':']).next().unwrap_or(t).split('@').next().unwrap_or(t).to_string())
+            .collect();
+        let sel = select(&rb, &ra, Some(&own));
+        if sel.f2p.is_empty() {
+            return Err(err(format!(
+                "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
+                &s.commits[0][..8],
+                k + 1,
+                sel.flaky.len(),
+                sel.failing_after.len(),
+                sel.collateral.len()
+            )));
+        }
+        let _ = std::fs::remove_dir_all(&before);
+        let _ = std::fs::remove_dir_all(&after);
+        selections.push(sel);
+    }
+    // Chain gate: S0 against Sn with every chain test file as at Sn.
+    let chain_ov = at(n, &mut all_tests.iter());
+    let chain_present: Vec<String> = chain_ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
+    let before = gate_tree("chain-before", 0, &chain_ov).map_err(&err)?;
+    let after = gate_tree("chain-after", n, &chain_ov).map_err(&err)?;
+    let rb = runner.twice(&before, &chain_present).map_err(|e| err(format!("chain gate, S0: {e}")))?;
+    let ra = runner.twice(&after, &chain_present).map_err(|e| err(format!("chain gate, S{n}: {e}")))?;
+    let chain_sel = select(&rb, &ra, None);
+
+    // Write the bundle.
+    let dir = out.join(&chain.chain_id);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(HistoryError::io("replace", &dir))?;
+    }
+    let s0_patch = states.diff(&final_commit, &states.states[0], &[]).map_err(&err)?;
+    write(&dir.join("s0.patch"), &s0_patch)?;
+    write(&dir.join("carve.toml"), cfg.carve_toml.as_bytes())?;
+    let excluded: Vec<String> = all_tests.iter().cloned().collect();
+    let mut entries = Vec::new();
+    let mut unnamed = Vec::new();
+    for k in 0..n {
+        let sd = format!("stages/{k}");
+        let gold = states.diff(&states.states[k], &states.states[k + 1], &excluded).map_err(&err)?;
+        write(&dir.join(&sd).join("gold.patch"), &gold)?;
+        for (p, b) in at(k + 1, &mut stage_tests[k].iter()) {
+            if let Some(b) = b {
+                write(&dir.join(&sd).join("tests").join(&p), &b)?;
+            }
+        }
+        let after = gate_tree(&format!("spec-s{k}"), k + 1, &at(k + 1, &mut stage_tests[k].iter())).map_err(&err)?;
+        let before = gate_tree(&format!("spec-b{k}"), k, &BTreeMap::new()).map_err(&err)?;
+        let idx_after = DefinitionIndex::build(&after, &Default::default()).map_err(|e| err(e.to_string()))?;
+        let idx_before = DefinitionIndex::build(&before, &Default::default()).map_err(|e| err(e.to_string()))?;
+        let st = &chain.stages[k];
+        let sel = &selections[k];
+        let stage_spec = spec::stage_spec(k, st, &idx_before, &idx_after, &sel.f2p, &stage_tests[k], &before, &after);
+        write(&dir.join(&sd).join("spec.md"), stage_spec.markdown.as_bytes())?;
+        write(&dir.join(&sd).join("contract.json"), &json_bytes(&stage_spec.contract))?;
+        unnamed.push(stage_spec.unnamed.clone());
+        let validation = json!({
+            "version": BUNDLE_VERSION,
+            "stage": k,
+            "gate": "stage",
+            "before_state": format!("S{k}"),
+            "after_state": format!("S{}", k + 1),
+            "runs_per_state": 2,
+            "f2p": sel.f2p, "p2p": sel.p2p,
+            "excluded": {"flaky": sel.flaky, "collateral": sel.collateral, "failing_after": sel.failing_after},
+            "before": sel.before, "after": sel.after,
+            "identifier_scan": {"unnamed": stage_spec.unnamed, "flagged": !stage_spec.unnamed.is_empty()},
+            "passed": true,
+        });
+        write(&dir.join(&sd).join("validation.json"), &json_bytes(&validation))?;
+        let _ = std::fs::remove_dir_all(&after);
+        let _ = std::fs::remove_dir_all(&before);
+        entries.push(StageEntry {
+            index: k,
+            commits: st.commits.clone(),
+            title: st.title.clone(),
+            spec: format!("{sd}/spec.md"),
+            contract: format!("{sd}/contract.json"),
+            gold_patch: format!("{sd}/gold.patch"),
+            tests_dir: format!("{sd}/tests"),
+            f2p: sel.f2p.clone(),
+            p2p: sel.p2p.clone(),
+            evidence: st.evidence.clone(),
+        });
+    }
+    for (p, b) in &chain_ov {
+        if let Some(b) = b {
+            write(&dir.join("chain/tests").join(p), b)?;
+        }
+    }
+    let chain_validation = json!({
+        "version": BUNDLE_VERSION,
+        "gate": "chain",
+        "before_state": "S0",
+        "after_state": format!("S{n}"),
+        "runs_per_state": 2,
+        "f2p": chain_sel.f2p, "p2p": chain_sel.p2p,
+        "excluded": {"flaky": chain_sel.flaky, "failing_after": chain_sel.failing_after},
+        "before": chain_sel.before, "after": chain_sel.after,
+        "passed": !chain_sel.f2p.is_empty(),
+    });
+    write(&dir.join("validation.json"), &json_bytes(&chain_validation))?;
+    let chain_file = ChainFile {
+        version: BUNDLE_VERSION,
+        chain_id: chain.chain_id.clone(),
+        repo: cfg.repo_name.clone(),
+        language: cfg.language,
+        final_commit,
+        stages: entries,
+        chain: ChainSuite { tests_dir: "chain/tests".into(), f2p: chain_sel.f2p.clone(), p2p: chain_sel.p2p.clone() },
+    };
+    write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
+    Ok(BuildOutcome { dir, chain: chain_file, selections, chain_selection: chain_sel, unnamed_identifiers: unnamed })
+}
+
+/// One gate's re-check.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateCheck {
+    pub gate: String,
+    pub passed: bool,
+    pub problems: Vec<String>,
+}
+
+fn read_tests(dir: &Path) -> Result<BTreeMap<String, Option<Vec<u8>>>, String> {
+    let mut out = BTreeMap::new();
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Option<Vec<u8>>>) -> Result<(), String> {
+        let Ok(rd) = std::fs::read_dir(dir) else { return Ok(()) };
+        for e in rd {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.is_dir() {
+                walk(root, &p, out)?;
+            } else {
+                let rel = p.strip_prefix(root).map_err(|e| e.to_string())?.to_string_lossy().replace('\\', "/");
+                out.insert(rel, Some(std::fs::read(&p).map_err(|e| format!("read {}: {e}", p.display()))?));
+            }
+        }
+        Ok(())
+    }
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// Re-check a bundle against the repository it was built from: the workspace (final commit
+/// + `s0.patch`) fails every stage's F2P before its gold patch and passes its gate after;
+/// the final workspace passes the chain gate.
+pub fn validate(
+    bundle: &Path,
+    repo: &Path,
+    test: &TestCommand,
+    timeouts: (Duration, Duration),
+) -> Result<Vec<GateCheck>, HistoryError> {
+    let berr = |message: String| HistoryError::Bundle { path: bundle.to_path_buf(), message };
+    let text = std::fs::read_to_string(bundle.join("chain.json"))
+        .map_err(HistoryError::io("read", &bundle.join("chain.json")))?;
+    let chain: ChainFile =
+        serde_json::from_str(&text).map_err(|e| berr(format!("chain.json is not a chain bundle: {e}")))?;
+    if chain.version != BUNDLE_VERSION {
+        return Err(berr(format!("chain.json has version {}, this carve reads {BUNDLE_VERSION}", chain.version)));
+    }
+    let scratch =
+        tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
+    let clone = scratch.path().join("clone");
+    git(
+        scratch.path(),
+        &["clone", "-q", "--shared", "--no-checkout", &repo.to_string_lossy(), &clone.to_string_lossy()],
+        None,
+    )
+    .map_err(&berr)?;
+    let ws = scratch.path().join("workspace");
+    std::fs::create_dir_all(&ws).map_err(HistoryError::io("create", &ws))?;
+    let tar = git(&clone, &["archive", "--format=tar", &chain.final_commit], None).map_err(&berr)?;
+    let untar = |dir: &Path, tar: &[u8]| -> Result<(), String> {
+        use std::io::Write;
+        let mut child = std::process::Command::new("tar")
+            .args(["-x", "-f", "-", "-C"])
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("tar: {e}"))?;
+        child.stdin.take().ok_or("tar")?.write_all(tar).map_err(|e| e.to_string())?;
+        child.wait().map_err(|e| e.to_string())?.success().then_some(()).ok_or_else(|| "tar failed".to_string())
+    };
+    untar(&ws, &tar).map_err(&berr)?;
+    let apply = |patch: &Path| -> Result<(), String> {
+        let bytes = std::fs::read(patch).map_err(|e| format!("read {}: {e}", patch.display()))?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        git(&ws, &["apply", "-p1", "--whitespace=nowarn", "-"], Some(&bytes)).map(|_| ())
+    };
+    apply(&bundle.join("s0.patch"))
+        .map_err(|e| berr(format!("s0.patch does not apply to {}: {e}", chain.final_commit)))?;
+    let runs = scratch.path().join("runs");
+    std::fs::create_dir_all(&runs).map_err(HistoryError::io("create", &runs))?;
+    let gate = |label: &str, overlay_dir: &Path, ids: &[TestId]| -> Result<BTreeMap<TestId, TestStatus>, String> {
+        let dir = scratch.path().join(label);
+        copy_tree(&ws, &dir)?;
+        overlay(&dir, &read_tests(overlay_dir)?)?;
+        let mut req = RunRequest::new(&dir, test.clone(), &runs);
+        req.tests = Some(ids.to_vec());
+        req.timeout = timeouts.0;
+        req.test_timeout = timeouts.1;
+        let res = carve_languages::run_tests(&req).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(ids.iter().map(|i| (i.clone(), res.status(i))).collect())
+    };
+    let mut checks = Vec::new();
+    for st in &chain.stages {
+        let ov = bundle.join(&st.tests_dir);
+        let ids: Vec<TestId> = st.f2p.iter().chain(&st.p2p).cloned().collect();
+        let before = gate(&format!("g{}b", st.index), &ov, &ids).map_err(&berr)?;
+        let mut problems = Vec::new();
+        for t in &st.f2p {
+            if before[t] == TestStatus::Passed {
+                problems.push(format!("F2P {t} already passes before gold patch {}", st.index));
+            }
+        }
+        apply(&bundle.join(&st.gold_patch)).map_err(|e| berr(format!("{} does not apply: {e}", st.gold_patch)))?;
+        let after = gate(&format!("g{}a", st.index), &ov, &ids).map_err(&berr)?;
+        for (t, s) in &after {
+            if *s != TestStatus::Passed {
+                problems.push(format!("{t} is {s} after gold patch {}", st.index));
+            }
+        }
+        checks.push(GateCheck { gate: format!("stage {}", st.index), passed: problems.is_empty(), problems });
+    }
+    let ids: Vec<TestId> = chain.chain.f2p.iter().chain(&chain.chain.p2p).cloned().collect();
+    let fin = gate("chain", &bundle.join(&chain.chain.tests_dir), &ids).map_err(&berr)?;
+    let problems: Vec<String> = fin
+        .iter()
+        .filter(|(_, s)| **s != TestStatus::Passed)
+        .map(|(t, s)| format!("{t} is {s} on the final workspace"))
+        .collect();
+    checks.push(GateCheck { gate: "chain".into(), passed: problems.is_empty(), problems });
+    Ok(checks)
+}
