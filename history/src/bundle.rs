@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use carve_languages::runner::{self, RunRequest, TestCommand, TestId, TestStatus};
+use carve_languages::runner::{RunRequest, TestCommand, TestId, TestStatus};
 use carve_languages::{DefinitionIndex, Language};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
