@@ -191,6 +191,7 @@ pub fn audit_json(feature: &Feature) -> serde_json::Value {
         "feature": feature.slug,
         "f2p": feature.f2p,
         "p2p_count": feature.p2p.len(),
+        "moved_to_p2p": feature.moved_to_p2p,
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),

@@ -63,7 +63,24 @@ pub fn tasks(
         }
         by_file.into_values().collect()
     } else {
-        groups.iter().map(|g| resolve_tests(g, &known)).collect::<Result<_>>()?
+        // A group names a candidate; its tests that cannot be F2P (flaky, not passing at
+        // baseline, failing under the shim) are left out of it, as they are of the default
+        // per-file candidates.
+        let mut out = Vec::new();
+        for g in groups {
+            let all = resolve_tests(g, &known)?;
+            let left: BTreeSet<TestId> = all.intersection(&usable).cloned().collect();
+            if left.len() < all.len() {
+                session.progress.note(format!(
+                    "{}: {} of {} test(s) left out (flaky, not passing at baseline, or failing under the shim)",
+                    slug_for(&all),
+                    all.len() - left.len(),
+                    all.len()
+                ));
+            }
+            out.push(if left.is_empty() { all } else { left });
+        }
+        out
     };
     let trace_digest = t.trace.digest();
     let mut emitted: Vec<(String, Value)> = Vec::new();
@@ -71,27 +88,56 @@ pub fn tasks(
     for (n, cand) in candidates.into_iter().enumerate() {
         let slug = slug_for(&cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let feature = match classify_feature(&session, &b, &t.trace, &graph, cand, &t.shim_failures, entry_filter) {
-            Ok(f) => f,
-            Err(e) => {
-                rejected.push(Rejected { feature: slug, level: None, reason: format!("{e:#}") });
-                continue;
+        let (mut cand, mut moved) = (cand, BTreeSet::new());
+        // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
+        // stay as P2P tests; the rest is classified, masked and validated again.
+        for round in 0..=MAX_REPAIR_ROUNDS {
+            let mut feature =
+                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &t.shim_failures, entry_filter) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
+                        break;
+                    }
+                };
+            feature.moved_to_p2p = moved.clone();
+            if feature.extracted().is_empty() {
+                rejected.push(Rejected {
+                    feature: slug.clone(),
+                    level: None,
+                    reason: "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".into(),
+                });
+                break;
             }
-        };
-        if feature.extracted().is_empty() {
-            rejected.push(Rejected {
-                feature: slug,
-                level: None,
-                reason: "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".into(),
-            });
-            continue;
-        }
-        match make_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
-            Ok((ok, bad)) => {
-                emitted.extend(ok);
-                rejected.extend(bad);
+            match make_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
+                Ok(Outcome::Retry(still_passing)) if round < MAX_REPAIR_ROUNDS => {
+                    session.progress.note(format!(
+                        "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
+                        still_passing.len()
+                    ));
+                    cand = cand.difference(&still_passing).cloned().collect();
+                    moved.extend(still_passing);
+                }
+                Ok(Outcome::Retry(_)) => {
+                    rejected.push(Rejected {
+                        feature: slug.clone(),
+                        level: None,
+                        reason: format!(
+                            "F2P tests still pass on the masked state after {MAX_REPAIR_ROUNDS} repair rounds"
+                        ),
+                    });
+                    break;
+                }
+                Ok(Outcome::Made((ok, bad))) => {
+                    emitted.extend(ok);
+                    rejected.extend(bad);
+                    break;
+                }
+                Err(e) => {
+                    rejected.push(Rejected { feature: feature.slug.clone(), level: None, reason: format!("{e:#}") });
+                    break;
+                }
             }
-            Err(e) => rejected.push(Rejected { feature: feature.slug.clone(), level: None, reason: format!("{e:#}") }),
         }
     }
     emitted.sort_by(|a, b| a.0.cmp(&b.0));
@@ -120,6 +166,32 @@ pub fn tasks(
 
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
 
+/// Rounds of moving still-passing F2P tests to P2P before a candidate is rejected.
+const MAX_REPAIR_ROUNDS: usize = 2;
+
+enum Outcome {
+    Made(Made),
+    /// The only problem: these F2P tests (some, not all) still pass on the masked state.
+    Retry(BTreeSet<TestId>),
+}
+
+/// The F2P tests that passed on the masked state when that is the validation's only
+/// problem and some F2P tests did fail (otherwise nothing is left to repair).
+fn still_passing(v: &Validation, f2p: &BTreeSet<TestId>) -> Option<BTreeSet<TestId>> {
+    let failed: Vec<&crate::pipeline::validate::StateResult> = v.states.iter().filter(|s| !s.ok).collect();
+    let [state] = failed.as_slice() else { return None };
+    if state.state != "masked+tests" {
+        return None;
+    }
+    let passing: BTreeSet<TestId> = state
+        .statuses
+        .iter()
+        .filter(|(t, s)| **s == carve_languages::runner::TestStatus::Passed && f2p.contains(*t))
+        .map(|(t, _)| t.clone())
+        .collect();
+    (!passing.is_empty() && passing.len() < f2p.len()).then_some(passing)
+}
+
 fn make_tasks(
     session: &Session,
     b: &crate::pipeline::baseline::Baseline,
@@ -127,7 +199,7 @@ fn make_tasks(
     levels: &[u8],
     threshold: f64,
     trace_digest: &str,
-) -> Result<Made> {
+) -> Result<Outcome> {
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = bundle::removal_of_tests(session, &b.known(), &feature.f2p);
     let ext = bundle::extract(session, &feature.extracted(), files, tests, &dir)?;
@@ -135,8 +207,12 @@ fn make_tasks(
     let mut ok = Vec::new();
     let mut bad = Vec::new();
     if !v1.valid {
+        if let Some(passing) = still_passing(&v1, &feature.f2p) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(Outcome::Retry(passing));
+        }
         bad.push(Rejected { feature: feature.slug.clone(), level: None, reason: v1.reason().unwrap_or_default() });
-        return Ok((ok, bad));
+        return Ok(Outcome::Made((ok, bad)));
     }
     let audit = audit_json(feature);
     if levels.contains(&1) {
@@ -184,7 +260,7 @@ fn make_tasks(
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    Ok((ok, bad))
+    Ok(Outcome::Made((ok, bad)))
 }
 
 #[allow(clippy::too_many_arguments)]

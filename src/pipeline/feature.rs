@@ -19,6 +19,9 @@ pub struct Feature {
     pub f2p: BTreeSet<TestId>,
     pub p2p: BTreeSet<TestId>,
     pub classification: Classification,
+    /// Tests of the candidate that still passed on an earlier masked state: they left the
+    /// F2P set and stay in the repository as P2P tests (repair, not rejection).
+    pub moved_to_p2p: BTreeSet<TestId>,
 }
 
 impl Feature {
@@ -80,7 +83,7 @@ pub fn classify_feature(
             classify_with_entries(&session.index, graph, trace, &f2p, &p2p, chosen)?
         }
     };
-    Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification })
+    Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification, moved_to_p2p: BTreeSet::new() })
 }
 
 /// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`
