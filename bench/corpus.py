@@ -172,6 +172,8 @@ def main():
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per repository")
     ap.add_argument("--json", action="store_true", help="also print the rows as JSON lines")
+    ap.add_argument("--table-only", action="store_true",
+                    help="print the table of an earlier run from OUT (each repository's row.json) without running")
     args = ap.parse_args()
     venvs = args.venvs or args.corpus.with_name(args.corpus.name + "-venvs")
     entries = load_corpus(args.language)
@@ -185,7 +187,20 @@ def main():
         return 0
 
     rows, reasons = [], {}
+    if args.table_only:
+        for e in entries:
+            saved = args.out / e["name"] / "row.json"
+            if saved.exists():
+                row = json.loads(saved.read_text())
+                rows.append(row["row"])
+                for key, who in row["reasons"].items():
+                    reasons.setdefault(key, []).extend(who)
+            else:
+                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+        print_table(rows, reasons, args)
+        return 0
     for e in entries:
+        mine = {}
         repo, py, out = args.corpus / e["name"], venv_python(venvs, e["name"]), args.out / e["name"]
         if not py.exists():
             print(f"{e['name']}: no virtualenv at {py}: run with --setup first", file=sys.stderr)
@@ -197,7 +212,7 @@ def main():
         tasks, stats = [], {"lines": [], "files": [], "functions": []}
         if "error" in r:
             row["error"] = r["error"]
-            reasons.setdefault("carve failed: " + reason_key(r["error"]), []).append(e["name"])
+            mine.setdefault("carve failed: " + reason_key(r["error"]), []).append(e["name"])
         else:
             tasks = r["report"]["tasks"]
             for t in tasks:
@@ -205,12 +220,15 @@ def main():
                 for key in stats:
                     stats[key].append(inst[key])
             for rej in r["report"]["rejected"]:
-                reasons.setdefault(reason_key(rej["reason"]), []).append(f"{e['name']}:{rej['feature']}")
+                mine.setdefault(reason_key(rej["reason"]), []).append(f"{e['name']}:{rej['feature']}")
         row["tasks"] = len(tasks)
         row.update(stats)
         if args.recheck:
             row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo, py) for t in tasks)
         rows.append(row)
+        for key, who in mine.items():
+            reasons.setdefault(key, []).extend(who)
+        (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
         print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
 
     print_table(rows, reasons, args)
