@@ -8,8 +8,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Directories never copied into a shadow tree: version control, virtualenvs and caches.
-const SKIP_DIRS: &[&str] =
-    &[".git", ".hg", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".eggs"];
+/// The same as the extractor's list (`carve_extractor::list_tree_files`), so that a masked
+/// state restored by the gold patch compares like with like against the original.
+const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    ".eggs",
+];
 
 /// The output folder: `--out`, else `<cache>/carve/<name>-<hash8 of the absolute path>`.
 pub fn out_dir(repo: &Path, out: Option<&Path>) -> Result<PathBuf> {

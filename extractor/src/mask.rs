@@ -81,14 +81,18 @@ const SKIP_DIRS: &[&str] = &[
     ".eggs",
 ];
 
-/// Repository-relative files of `root` (sorted, `/`-separated), honouring `.gitignore`
-/// inside git repositories and skipping [`SKIP_DIRS`] and virtual environments.
+/// Repository-relative files of `root` (sorted, `/`-separated), skipping [`SKIP_DIRS`] and
+/// virtual environments. Git-ignored files are listed too: the masked state holds every
+/// file the tests can see, generated ones included (a `_version.py` written at install
+/// time), as the shadow copy the tests ran in at baseline does.
 pub fn list_tree_files(root: &Path) -> Result<Vec<String>, ExtractError> {
     let mut out = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
         .ignore(false)
+        .git_ignore(false)
+        .git_exclude(false)
         .git_global(false)
         .follow_links(false)
         .filter_entry(|e| {

@@ -2,6 +2,8 @@
 //! feature classify -> extract (with the build check) -> validate -> emit, and the
 //! `tasks.jsonl` dataset of what passed.
 
+use std::collections::BTreeSet;
+
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
@@ -12,7 +14,8 @@ use crate::pipeline::baseline::Baseline;
 use crate::pipeline::classify::{self, Feature, audit_report, classify_feature, slug_for};
 use crate::pipeline::emit::{Rejected, Task, emit_task, write_dataset};
 use crate::pipeline::extract::{self, removal_of_tests};
-use crate::pipeline::validate::{validate_level1, validate_level2};
+use crate::pipeline::TestId;
+use crate::pipeline::validate::{Validation, validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
 
 pub fn run(
@@ -41,27 +44,56 @@ pub fn run(
     for (n, cand) in candidates.into_iter().enumerate() {
         let slug = slug_for(&cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let feature = match classify_feature(&session, &b, &t.trace, &graph, cand, &t.shim_failures, entry_filter) {
-            Ok(f) => f,
-            Err(e) => {
-                rejected.push(Rejected { feature: slug, level: None, reason: format!("{e:#}") });
-                continue;
+        let (mut cand, mut moved) = (cand, BTreeSet::new());
+        // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
+        // stay as P2P tests; the rest is classified, masked and validated again.
+        for round in 0..=MAX_REPAIR_ROUNDS {
+            let mut feature =
+                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &t.shim_failures, entry_filter) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
+                        break;
+                    }
+                };
+            feature.moved_to_p2p = moved.clone();
+            if feature.extracted().is_empty() {
+                rejected.push(Rejected {
+                    feature: slug.clone(),
+                    level: None,
+                    reason: "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".into(),
+                });
+                break;
             }
-        };
-        if feature.extracted().is_empty() {
-            rejected.push(Rejected {
-                feature: slug,
-                level: None,
-                reason: "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".into(),
-            });
-            continue;
-        }
-        match feature_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
-            Ok((ok, bad)) => {
-                emitted.extend(ok);
-                rejected.extend(bad);
+            match feature_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
+                Ok(Outcome::Retry(still_passing)) if round < MAX_REPAIR_ROUNDS => {
+                    session.progress.note(format!(
+                        "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
+                        still_passing.len()
+                    ));
+                    cand = cand.difference(&still_passing).cloned().collect();
+                    moved.extend(still_passing);
+                }
+                Ok(Outcome::Retry(_)) => {
+                    rejected.push(Rejected {
+                        feature: slug.clone(),
+                        level: None,
+                        reason: format!(
+                            "F2P tests still pass on the masked state after {MAX_REPAIR_ROUNDS} repair rounds"
+                        ),
+                    });
+                    break;
+                }
+                Ok(Outcome::Made((ok, bad))) => {
+                    emitted.extend(ok);
+                    rejected.extend(bad);
+                    break;
+                }
+                Err(e) => {
+                    rejected.push(Rejected { feature: feature.slug.clone(), level: None, reason: format!("{e:#}") });
+                    break;
+                }
             }
-            Err(e) => rejected.push(Rejected { feature: feature.slug.clone(), level: None, reason: format!("{e:#}") }),
         }
     }
     write_dataset(&session.out, &mut emitted)?;
@@ -84,6 +116,32 @@ pub fn run(
 
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
 
+/// Rounds of moving still-passing F2P tests to P2P before a candidate is rejected.
+const MAX_REPAIR_ROUNDS: usize = 2;
+
+enum Outcome {
+    Made(Made),
+    /// The only problem: these F2P tests (some, not all) still pass on the masked state.
+    Retry(BTreeSet<TestId>),
+}
+
+/// The F2P tests that passed on the masked state when that is the validation's only
+/// problem and some F2P tests did fail (otherwise nothing is left to repair).
+fn still_passing(v: &Validation, f2p: &BTreeSet<TestId>) -> Option<BTreeSet<TestId>> {
+    let failed: Vec<&crate::pipeline::validate::StateResult> = v.states.iter().filter(|s| !s.ok).collect();
+    let [state] = failed.as_slice() else { return None };
+    if state.state != "masked+tests" {
+        return None;
+    }
+    let passing: BTreeSet<TestId> = state
+        .statuses
+        .iter()
+        .filter(|(t, s)| **s == carve_languages::runner::TestStatus::Passed && f2p.contains(*t))
+        .map(|(t, _)| t.clone())
+        .collect();
+    (!passing.is_empty() && passing.len() < f2p.len()).then_some(passing)
+}
+
 /// Extract, validate and emit the tasks of one classified feature at `levels`.
 fn feature_tasks(
     session: &Session,
@@ -92,7 +150,7 @@ fn feature_tasks(
     levels: &[u8],
     threshold: f64,
     trace_digest: &str,
-) -> Result<Made> {
+) -> Result<Outcome> {
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
     let ext = extract::extract(session, &feature.extracted(), files, tests, &dir)?;
@@ -100,8 +158,12 @@ fn feature_tasks(
     let mut ok = Vec::new();
     let mut bad = Vec::new();
     if !v1.valid {
+        if let Some(passing) = still_passing(&v1, &feature.f2p) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(Outcome::Retry(passing));
+        }
         bad.push(Rejected { feature: feature.slug.clone(), level: None, reason: v1.reason().unwrap_or_default() });
-        return Ok((ok, bad));
+        return Ok(Outcome::Made((ok, bad)));
     }
     let audit = audit_report(feature);
     if levels.contains(&1) {
@@ -133,5 +195,5 @@ fn feature_tasks(
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    Ok((ok, bad))
+    Ok(Outcome::Made((ok, bad)))
 }

@@ -22,6 +22,9 @@ pub struct Feature {
     pub f2p: BTreeSet<TestId>,
     pub p2p: BTreeSet<TestId>,
     pub classification: Classification,
+    /// Tests of the candidate that still passed on an earlier masked state: they left the
+    /// F2P set and stay in the repository as P2P tests (repair, not rejection).
+    pub moved_to_p2p: BTreeSet<TestId>,
 }
 
 impl Feature {
@@ -64,11 +67,20 @@ pub fn feature_for(
 /// The F2P test groups `carve tasks` tries: the `--f2p` groups, else one per test file of
 /// the tests usable as F2P (stable at baseline, and passing under the shim).
 pub fn candidates(baseline: &Baseline, run: &TraceRun, groups: &[Vec<String>]) -> Result<Vec<BTreeSet<TestId>>> {
-    if !groups.is_empty() {
-        let known = baseline.known();
-        return groups.iter().map(|g| resolve_tests(g, &known)).collect();
-    }
     let usable: BTreeSet<TestId> = baseline.stable_passing().difference(&run.shim_failures).cloned().collect();
+    if !groups.is_empty() {
+        // A group names a candidate; its tests that cannot be F2P (flaky, not passing at
+        // baseline, failing under the shim) are left out of it, as they are of the default
+        // per-file candidates.
+        let known = baseline.known();
+        let mut out = Vec::new();
+        for g in groups {
+            let all = resolve_tests(g, &known)?;
+            let left: BTreeSet<TestId> = all.intersection(&usable).cloned().collect();
+            out.push(if left.is_empty() { all } else { left });
+        }
+        return Ok(out);
+    }
     let mut by_file: BTreeMap<&str, BTreeSet<TestId>> = BTreeMap::new();
     for id in &usable {
         by_file.entry(super::test_file(id)).or_default().insert(id.clone());
@@ -91,6 +103,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "feature": feature.slug,
         "f2p": feature.f2p,
         "p2p_count": feature.p2p.len(),
+        "moved_to_p2p": feature.moved_to_p2p,
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),
@@ -136,7 +149,7 @@ pub fn classify_feature(
             classify_with_entries(&session.index, graph, trace, &f2p, &p2p, chosen)?
         }
     };
-    Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification })
+    Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification, moved_to_p2p: BTreeSet::new() })
 }
 
 /// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`

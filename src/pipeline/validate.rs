@@ -303,9 +303,15 @@ pub fn run_level(
             Tests::All => &all,
         };
         let run = dir.join(format!("run-{}", spec.dir));
+        // The tree as patched, before its tests run: a suite that writes into its working
+        // directory (junit.xml, coverage reports) must not count against the restore.
+        let restored_digest = match (spec.is_original, trees.original_digest) {
+            (true, Some(_)) => Some(workspace::tree_digest(&tree)?),
+            _ => None,
+        };
         let mut state = run_state(session, spec.name, &tree, tests, spec.must_pass, threshold, &run)?;
-        if let (true, Some(digest)) = (spec.is_original, trees.original_digest) {
-            if workspace::tree_digest(&tree)? != digest {
+        if let (Some(restored), Some(digest)) = (restored_digest, trees.original_digest) {
+            if restored != digest {
                 state.ok = false;
                 state
                     .problems

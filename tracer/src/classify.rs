@@ -9,12 +9,12 @@
 //! 3. Candidates are the reached definitions plus everything nested in them. A candidate
 //!    remains when a P2P test executes it, when it runs while modules that stay load, or when
 //!    code that stays needs it to load (decorators, bases, defaults/annotations, class
-//!    bodies of kept definitions; module-level code; `__all__`), when it is a class named by
+//!    bodies of kept definitions; module-level code), when it is a class named by
 //!    kept code that runs, when a member of it remains, or when it is nested in a function
 //!    that remains. These rules are applied to a fixpoint; the rest is extracted.
 //!
 //! Code in test files that the masked state drops (files with F2P tests and no P2P test)
-//! keeps nothing alive.
+//! keeps nothing alive, and neither does a listing in `__all__` (the mask edits the list).
 
 mod decision;
 #[cfg(test)]
@@ -256,7 +256,7 @@ struct Context<'a> {
     import_time: BTreeSet<&'a str>,
     /// Target -> definitions (in files that stay) needing it to load, with the role.
     load_needers: BTreeMap<&'a str, Vec<(&'a NodeId, LoadRole)>>,
-    /// Target -> module-level uses and `__all__` entries in files that stay.
+    /// Target -> module-level uses in files that stay.
     module_needs: BTreeMap<&'a str, Vec<Reason>>,
     /// Class -> definitions (in files that stay) whose body names it.
     class_refs: BTreeMap<&'a str, Vec<&'a NodeId>>,
@@ -315,9 +315,8 @@ impl<'a> Context<'a> {
                     .or_default()
                     .push(Reason::ModuleLevel { path: path.clone(), line: r.line });
             }
-            for e in &file.exported {
-                module_needs.entry(e.as_str()).or_default().push(Reason::Exported { path: path.clone() });
-            }
+            // `__all__` is no reason to keep: the mask takes extracted names out of it and
+            // the gold patch puts them back (design.md §5).
         }
         Context {
             index,

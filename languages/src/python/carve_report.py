@@ -26,7 +26,12 @@ The format is private to carve (the Rust side embeds this file); bump ``VERSION`
 import json
 import os
 
+import carve_redirect
 import pytest
+
+# Before anything imports the package under test: load it from this tree, not from where
+# an editable install points (see carve_redirect).
+carve_redirect.install()
 
 VERSION = 1
 _MESSAGE_LIMIT = 300

@@ -32,6 +32,9 @@ use crate::runner::{Collection, RunRequest, RunResult, RunnerError, TestCommand,
 
 /// The report plugin, loaded with `-p carve_report`.
 const PLUGIN: &str = include_str!("carve_report.py");
+/// Imported by the report plugin: loads the package under test from the run's tree even
+/// when an editable or regular install points elsewhere.
+const REDIRECT: &str = include_str!("carve_redirect.py");
 /// The version of the plugin's JSON lines this reader understands.
 const REPORT_VERSION: u32 = 1;
 /// Above this many bytes of file arguments, pytest collects everything and the plugin
@@ -100,6 +103,8 @@ impl RunDir {
         let plugin = plugin_dir.join("carve_report.py");
         std::fs::create_dir(&plugin_dir).map_err(RunnerError::io("create", &plugin_dir))?;
         std::fs::write(&plugin, PLUGIN).map_err(RunnerError::io("write", &plugin))?;
+        let redirect = plugin_dir.join("carve_redirect.py");
+        std::fs::write(&redirect, REDIRECT).map_err(RunnerError::io("write", &redirect))?;
         Ok(RunDir { dir, plugin_dir, root })
     }
 
@@ -162,6 +167,7 @@ impl RunDir {
         cmd.args(&args).current_dir(&self.root);
         cmd.env("PYTHONDONTWRITEBYTECODE", "1")
             .env("CARVE_REPORT", &report)
+            .env("CARVE_RUN_ROOT", &self.root)
             .env("COVERAGE_FILE", self.dir.join(".coverage"));
         match &select_file {
             Some(p) => cmd.env("CARVE_SELECT", p),

@@ -152,10 +152,41 @@ def test_probe_tree_keeps_docstring_future_and_lines(shim_dirs):
     lines = out.stdout.splitlines()
     assert lines[0] == "3"
     text = "\n".join(lines[1:])
-    assert text.startswith('"""Module doc."""\nfrom __future__ import annotations\nfrom carve_shim.recorder import hit as _carve_hit, seen as _carve_seen\n')
+    # Nothing is bound in the module: the probe names resolve through builtins.
+    assert text.startswith('"""Module doc."""\nfrom __future__ import annotations\nimport os\n')
+    assert "carve_shim" not in text
     assert '"""Doc."""\n    if not _carve_seen[0]:\n        _carve_hit(0)\n    return 1' in text
     assert "def m(self):\n        if not _carve_seen[1]:" in text
     assert "def inner():\n            if not _carve_seen[2]:" in text
+
+
+def test_a_probed_module_namespace_is_the_untraced_one(shim_dirs, tmp_path):
+    # Code that lists a module's names (toolz' curried namespace test compares
+    # vars(toolz) with toolz.curried) must see no names of the shim.
+    d = shim_dirs["fallback"]
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("def f():\n    return 1\n")
+    pm = {"version": 1, "root": str(root), "nodes": ["pkg/__init__.py::f"],
+          "files": {"pkg/__init__.py": {"probe": True, "defs": {"1": 0}}}}
+    (tmp_path / "pm.json").write_text(json.dumps(pm))
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.path[:0] = [sys.argv[1], sys.argv[2]]
+        from carve_shim import runtime
+        s = runtime.start(role="process")
+        import pkg
+        assert pkg.f() == 1
+        print(sorted(n for n in vars(pkg) if not n.startswith("__")))
+        print("pkg/__init__.py" in s.finder.probed)
+        """
+    )
+    env = dict(os.environ, CARVE_PROBE_MAP=str(tmp_path / "pm.json"), CARVE_TRACE_DIR=str(tmp_path / "t"))
+    out = subprocess.run([sys.executable, "-S", "-c", script, d, str(root)], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["['f']", "True"]
 
 
 def test_preloaded_modules_are_reported(shim_dirs, tmp_path):

@@ -16,7 +16,12 @@ pub fn is_test_path(rel: &str) -> bool {
     if parts.iter().any(|d| *d == "tests" || *d == "test") {
         return true;
     }
-    file == "conftest.py" || (file.starts_with("test_") && file.ends_with(".py")) || file.ends_with("_test.py")
+    // A top-level `test.py` / `tests.py` is a project's single test module (python-slugify's
+    // `test.py`, collected through `testpaths`); inside a package the name may be library code.
+    file == "conftest.py"
+        || (parts.is_empty() && (file == "test.py" || file == "tests.py"))
+        || (file.starts_with("test_") && file.ends_with(".py"))
+        || file.ends_with("_test.py")
 }
 
 /// The location of a file: its path without `.py`, or its directory for `__init__.py`.
@@ -171,7 +176,16 @@ mod tests {
 
     #[test]
     fn test_paths() {
-        for p in ["test_a.py", "pkg/a_test.py", "conftest.py", "tests/helpers.py", "a/test/b.py", "pkg/tests/x/y.py"] {
+        for p in [
+            "test_a.py",
+            "pkg/a_test.py",
+            "conftest.py",
+            "tests/helpers.py",
+            "a/test/b.py",
+            "pkg/tests/x/y.py",
+            "test.py",
+            "tests.py",
+        ] {
             assert!(is_test_path(p), "{p}");
         }
         for p in ["pkg/core.py", "testing.py", "pkg/tests.py", "pkg/latest/x.py", "contest.py", "test_a.txt"] {

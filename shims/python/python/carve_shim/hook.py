@@ -24,9 +24,21 @@ import sys
 
 from carve_shim import __version__, recorder
 
-#: The names probed modules use; bound at the top of each probed module.
+#: The names probed modules use. They are bound in ``builtins`` (see :func:`bind_probe_names`),
+#: not in the probed module: a module's namespace stays as it is untraced, for code that
+#: lists it (``vars(module)``, ``dir(module)``, ``from module import *``).
 HIT_NAME = "_carve_hit"
 SEEN_NAME = "_carve_seen"
+#: Part of the compiled-code cache key: changes when the shape of probed code does.
+PROBE_SHAPE = b"probes-v2-builtins"
+
+
+def bind_probe_names():
+    """Makes ``_carve_hit`` / ``_carve_seen`` resolve in every module, through ``builtins``."""
+    import builtins
+
+    setattr(builtins, HIT_NAME, recorder.hit)
+    setattr(builtins, SEEN_NAME, recorder.seen)
 
 
 def _is_docstring(stmt):
@@ -58,7 +70,8 @@ def _probe_stmt(n, anchor):
 
 def probe_tree(tree, defs):
     """Inserts the probe of node N (``if not _carve_seen[N]: _carve_hit(N)``) at the start of every function of ``tree`` (a module)
-    whose ``def`` line (or first decorator line) is in ``defs``; returns how many."""
+    whose ``def`` line (or first decorator line) is in ``defs``; returns how many. The names
+    resolve through ``builtins`` (:func:`bind_probe_names`)."""
     probed = 0
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -73,25 +86,6 @@ def probe_tree(tree, defs):
         anchor = body[at] if at < len(body) else body[-1]
         body.insert(at, _probe_stmt(n, anchor))
         probed += 1
-    # Bind the probe after the module docstring and `from __future__` imports.
-    body = tree.body
-    at = 1 if body and _is_docstring(body[0]) else 0
-    while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":
-        at += 1
-    anchor = body[at] if at < len(body) else (body[-1] if body else None)
-    imp = ast.ImportFrom(
-        module="carve_shim.recorder",
-        names=[ast.alias(name="hit", asname=HIT_NAME), ast.alias(name="seen", asname=SEEN_NAME)],
-        level=0,
-    )
-    if anchor is None:
-        imp.lineno = imp.end_lineno = 1
-        imp.col_offset = imp.end_col_offset = 0
-    else:
-        _located(imp, anchor)
-    for alias in imp.names:
-        _located(alias, imp)
-    body.insert(at, imp)
     return probed
 
 
@@ -180,6 +174,7 @@ class ProbeFinder:
             for part in (
                 importlib.util.MAGIC_NUMBER,
                 __version__.encode(),
+                PROBE_SHAPE,
                 os.fsencode(path),
                 repr(sorted(entry.defs.items())).encode(),
                 data,
@@ -212,6 +207,7 @@ def install(probe_map, cache_dir=None):
     for finder in sys.meta_path:
         if isinstance(finder, ProbeFinder):
             return finder, []
+    bind_probe_names()
     finder = ProbeFinder(probe_map, cache_dir)
     sys.meta_path.insert(0, finder)
     preloaded = set()

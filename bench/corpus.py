@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Run `carve tasks` on the real-repository corpus and print one table.
+
+The corpus is listed in `bench/corpus/<language>.toml` (name, `owner/name`, pinned commit,
+install command). Their code never enters this repository: `--setup` clones each one at
+its commit into the corpus folder and installs it into its own virtualenv beside it (as
+a user would: the listed install command, run with that virtualenv first on PATH).
+
+For each repository the script runs `carve baseline`, picks `--candidates K` of the files
+of its passing tests (sorted, evenly spaced: deterministic), runs
+
+    carve tasks REPO --out OUT/NAME --python VENV/bin/python --level 1 --format json \
+        --f2p FILE1 --f2p FILE2 ...
+
+and reads what it wrote. Columns: candidates, valid tasks and yield (tasks / candidates),
+median and max lines / files / functions per task (from each bundle's `instance.json`),
+carve's wall time (baseline included) over one plain `python -m pytest` run of the same repository, and the
+rejections grouped by reason (the first line of carve's reason, with paths, numbers and
+names blanked so that equal causes count together). `--recheck` re-validates every
+emitted bundle with `carve validate` (an independent re-run from the bundle alone).
+
+Standard library only.
+
+    python3 bench/corpus.py --setup                 # once: clone, venv, install
+    python3 bench/corpus.py                         # the table
+    python3 bench/corpus.py --only toolz boltons --candidates 4 --recheck
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def load_corpus(language):
+    with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
+        return tomllib.load(f)["repo"]
+
+
+def venv_python(venvs, name):
+    return venvs / name / "bin" / "python"
+
+
+def setup(entry, corpus, venvs):
+    repo = corpus / entry["name"]
+    if not repo.exists():
+        url = f"https://github.com/{entry['repo']}.git"
+        subprocess.run(["git", "clone", "--quiet", url, str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "checkout", "--quiet", entry["commit"]], check=True)
+    py = venv_python(venvs, entry["name"])
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venvs / entry["name"])], check=True)
+    env = dict(os.environ, PATH=f"{py.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    subprocess.run(entry["install"], shell=True, cwd=repo, env=env, check=True)
+
+
+def carve_env(carve):
+    """carve finds its native recorder next to its binary; a copied binary is told where."""
+    env = dict(os.environ, CARVE_NO_PROGRESS="1")
+    shim = sorted((ROOT / "target" / "shim").glob("*.whl"))
+    if shim and "CARVE_SHIM_NATIVE" not in env and not (carve.parent.parent / "shim").is_dir():
+        env["CARVE_SHIM_NATIVE"] = str(shim[-1])
+    return env
+
+
+def test_files(carve, repo, py, out, timeout):
+    """Files of the tests that pass at baseline (from `carve baseline`, whose result the
+    `carve tasks` run in the same output folder reuses), sorted."""
+    cmd = [str(carve), "baseline", str(repo), "--out", str(out), "--python", str(py), "--format", "json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=carve_env(carve))
+    (out / "baseline-stderr.log").write_text(p.stderr)
+    tests = json.loads(p.stdout)["tests"]
+    files = {t.split("::", 1)[0] for t, e in tests.items() if e["status"] == "passed" and not e.get("flaky")}
+    return sorted(files)
+
+
+def pick(files, k):
+    """`k` of `files`, evenly spaced (deterministic)."""
+    if k <= 0 or len(files) <= k:
+        return list(files)
+    step = len(files) / k
+    return [files[int(i * step + step / 2)] for i in range(k)]
+
+
+def plain_run(repo, py, out):
+    """Seconds of one plain pytest run (cached in OUT/NAME/plain.json)."""
+    cache = out / "plain.json"
+    if cache.exists():
+        return json.loads(cache.read_text())["seconds"]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    start = time.monotonic()
+    subprocess.run(
+        [str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    seconds = time.monotonic() - start
+    out.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"seconds": seconds}))
+    return seconds
+
+
+def reason_key(reason):
+    """A reason with its specifics blanked, so equal causes count together."""
+    line = reason.strip().splitlines()[0] if reason.strip() else "(no reason given)"
+    line = re.sub(r"\([^()]*::[^()]*\)", "(…)", line)  # lists of test ids
+    line = re.sub(r"`[^`]*`", "`…`", line)
+    line = re.sub(r"\b[\w./-]+\.py(::[\w.\[\]-]+)?", "FILE", line)
+    line = re.sub(r"\b\d+\b", "N", line)
+    line = re.sub(r"(/[\w.+-]+)+", "PATH", line)
+    return line[:140]
+
+
+def run_carve(carve, entry, repo, py, out, k, timeout):
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    try:
+        cands = pick(test_files(carve, repo, py, out, timeout), k)
+    except (subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
+        return {"candidates": [], "error": f"carve baseline failed: {type(e).__name__}", "seconds": 0}
+    cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--python", str(py), "--level", "1", "--format", "json"]
+    for c in cands:
+        cmd += ["--f2p", c]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=carve_env(carve))
+    except subprocess.TimeoutExpired:
+        return {"candidates": cands, "error": f"timed out after {timeout}s", "seconds": timeout}
+    seconds = time.monotonic() - start
+    (out / "tasks-stderr.log").write_text(p.stderr)
+    (out / "tasks-report.json").write_text(p.stdout)
+    try:
+        report = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"candidates": cands, "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    return {"candidates": cands, "report": report, "seconds": seconds, "command": cmd}
+
+
+def recheck(carve, bundle, repo, py):
+    p = subprocess.run(
+        [str(carve), "validate", str(bundle), "--repo", str(repo), "--python", str(py), "--format", "json"],
+        capture_output=True, text=True, env=carve_env(carve),
+    )
+    return p.returncode == 0
+
+
+def med_max(values):
+    if not values:
+        return "-"
+    return f"{statistics.median(values):g}/{max(values)}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--language", default="python")
+    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("CARVE_CORPUS", "/work/corpus/python")))
+    ap.add_argument("--venvs", type=Path, help="virtualenvs, one per repository (default: CORPUS-venvs)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus"))
+    ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
+    ap.add_argument("--candidates", type=int, default=3, help="test files per repository (0: all)")
+    ap.add_argument("--only", nargs="*", help="repository names")
+    ap.add_argument("--setup", action="store_true", help="clone, create virtualenvs, install; then exit")
+    ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per repository")
+    ap.add_argument("--json", action="store_true", help="also print the rows as JSON lines")
+    ap.add_argument("--table-only", action="store_true",
+                    help="print the table of an earlier run from OUT (each repository's row.json) without running")
+    args = ap.parse_args()
+    venvs = args.venvs or args.corpus.with_name(args.corpus.name + "-venvs")
+    entries = load_corpus(args.language)
+    if args.only:  # in the order given
+        by_name = {e["name"]: e for e in entries}
+        entries = [by_name[n] for n in args.only]
+    if args.setup:
+        args.corpus.mkdir(parents=True, exist_ok=True)
+        for e in entries:
+            setup(e, args.corpus, venvs)
+        return 0
+
+    rows, reasons = [], {}
+    if args.table_only:
+        for e in entries:
+            saved = args.out / e["name"] / "row.json"
+            if saved.exists():
+                row = json.loads(saved.read_text())
+                rows.append(row["row"])
+                for key, who in row["reasons"].items():
+                    reasons.setdefault(key, []).extend(who)
+            else:
+                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+        print_table(rows, reasons, args)
+        return 0
+    for e in entries:
+        mine = {}
+        repo, py, out = args.corpus / e["name"], venv_python(venvs, e["name"]), args.out / e["name"]
+        if not py.exists():
+            print(f"{e['name']}: no virtualenv at {py}: run with --setup first", file=sys.stderr)
+            continue
+        plain = plain_run(repo, py, out)
+        shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
+        r = run_carve(args.carve, e, repo, py, out / "carve", args.candidates, args.timeout)
+        row = {"name": e["name"], "candidates": len(r["candidates"]), "seconds": r["seconds"], "plain": plain}
+        tasks, stats = [], {"lines": [], "files": [], "functions": []}
+        if "error" in r:
+            row["error"] = r["error"]
+            mine.setdefault("carve failed: " + reason_key(r["error"]), []).append(e["name"])
+        else:
+            tasks = r["report"]["tasks"]
+            for t in tasks:
+                inst = json.loads((out / "carve" / t / "instance.json").read_text())
+                for key in stats:
+                    stats[key].append(inst[key])
+            for rej in r["report"]["rejected"]:
+                mine.setdefault(reason_key(rej["reason"]), []).append(f"{e['name']}:{rej['feature']}")
+        row["tasks"] = len(tasks)
+        row.update(stats)
+        if args.recheck:
+            row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo, py) for t in tasks)
+        rows.append(row)
+        for key, who in mine.items():
+            reasons.setdefault(key, []).extend(who)
+        (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
+        print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
+
+    print_table(rows, reasons, args)
+    return 0
+
+
+def print_table(rows, reasons, args):
+    head = ["repo", "cand", "tasks", "yield", "lines med/max", "files med/max", "funcs med/max", "wall/plain"]
+    if args.recheck:
+        head.append("recheck ok")
+    lines = [head]
+    for r in rows:
+        y = f"{100 * r['tasks'] / r['candidates']:.0f}%" if r["candidates"] else "-"
+        cells = [
+            r["name"], str(r["candidates"]), str(r["tasks"]), y, med_max(r["lines"]), med_max(r["files"]),
+            med_max(r["functions"]), f"{r['seconds'] / r['plain']:.1f}x" if r["plain"] else "-",
+        ]
+        if args.recheck:
+            cells.append(f"{r['rechecked']}/{r['tasks']}")
+        lines.append(cells)
+    cand = sum(r["candidates"] for r in rows)
+    tasks = sum(r["tasks"] for r in rows)
+    allv = lambda k: [v for r in rows for v in r[k]]  # noqa: E731
+    total = ["all", str(cand), str(tasks), f"{100 * tasks / cand:.0f}%" if cand else "-",
+             med_max(allv("lines")), med_max(allv("files")), med_max(allv("functions")), ""]
+    if args.recheck:
+        total.append(f"{sum(r['rechecked'] for r in rows)}/{tasks}")
+    lines.append(total)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    fmt = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    print(fmt(lines[0]))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for line in lines[1:]:
+        print(fmt(line))
+    print()
+    print("Rejections by reason (count: reason — candidates):")
+    for key, who in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"- {len(who)}: {key} — {', '.join(who)}")
+    for r in rows:
+        if "error" in r:
+            print(f"- {r['name']}: carve failed: {r['error']}")
+    if args.json:
+        for r in rows:
+            print(json.dumps(r, sort_keys=True))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
