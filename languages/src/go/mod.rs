@@ -6,6 +6,7 @@ pub mod detect;
 pub mod edit;
 pub mod index;
 pub mod runner;
+pub mod trace;
 
 pub use build::{BuildCheckError, build_check};
 pub use index::{GoIndex, index_files, index_sources, is_test_path, test_definition};
