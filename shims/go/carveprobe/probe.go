@@ -210,10 +210,14 @@ func T(t TB, pkg string) {
 	}
 	writeImports()
 	r := newRecord(id)
-	for oid, o := range open {
-		if strings.HasPrefix(id, oid+"/") && (r.parent == nil || len(oid) > len(r.parent.id)) {
-			r.parent = o
+	// The nearest open ancestor (subtest names are `parent/sub`).
+	for name := t.Name(); r.parent == nil; {
+		i := strings.LastIndex(name, "/")
+		if i < 0 {
+			break
 		}
+		name = name[:i]
+		r.parent = open[pkg+"/"+name]
 	}
 	open[id] = r
 	stack = append(stack, r)
@@ -372,7 +376,15 @@ func name(code int32) string {
 	}
 }
 
-func testRecord(r *record, outcome string) map[string]interface{} {
+type testLine struct {
+	Kind    string      `json:"kind"`
+	Test    string      `json:"test"`
+	Hits    []string    `json:"hits"`
+	Edges   [][2]string `json:"edges"`
+	Outcome string      `json:"outcome,omitempty"`
+}
+
+func testRecord(r *record, outcome string) interface{} {
 	hits := make([]string, 0, len(r.hits))
 	for n := range r.hits {
 		hits = append(hits, nodeIDs[n])
@@ -388,15 +400,11 @@ func testRecord(r *record, outcome string) map[string]interface{} {
 		}
 		return edges[i][1] < edges[j][1]
 	})
-	rec := map[string]interface{}{"kind": "test", "test": r.id, "hits": hits, "edges": edges}
-	if outcome != "" {
-		rec["outcome"] = outcome
-	}
-	return rec
+	return testLine{Kind: "test", Test: r.id, Hits: hits, Edges: edges, Outcome: outcome}
 }
 
 // write appends one record, creating the file (and writing its header) first.
-func write(rec map[string]interface{}) {
+func write(rec interface{}) {
 	if file == nil && !openFile() {
 		return
 	}
