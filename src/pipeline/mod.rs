@@ -4,6 +4,7 @@
 pub mod baseline;
 pub mod bundle;
 pub mod feature;
+pub mod shim_trace;
 pub mod tracing;
 pub mod validate;
 

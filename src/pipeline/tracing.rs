@@ -31,11 +31,13 @@ pub fn mode(edges: EdgeMode) -> TraceMode {
     }
 }
 
-/// Tracing needs a shim for the repository's language; only Python has one yet.
+/// Tracing needs a shim for the repository's language: Python's, or one behind the common
+/// interface (Go).
 pub fn ensure_traceable(session: &Session) -> Result<()> {
-    if session.config.language != carve_languages::Language::Python {
+    let language = session.config.language;
+    if language != carve_languages::Language::Python && super::shim_trace::shim_for(language).is_none() {
         bail!(
-            "tracing {} tests is not implemented yet (the Python shim is; TypeScript, Go and Rust shims come later): \
+            "tracing {} tests is not implemented yet (the Python and Go shims are; TypeScript and Rust shims come later): \
              `carve index`, `carve extract --remove`, `carve init` and `carve baseline` work for this repository",
             session.config.language
         );
@@ -46,6 +48,9 @@ pub fn ensure_traceable(session: &Session) -> Result<()> {
 /// Trace `tests` (ids) in one run, or load the trace from the cache.
 pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) -> Result<TraceRun> {
     ensure_traceable(session)?;
+    if let Some(shim) = super::shim_trace::shim_for(session.config.language) {
+        return super::shim_trace::trace(session, shim, tests, edges, fresh);
+    }
     if tests.is_empty() {
         bail!("no passing tests to trace in {} (run `carve baseline` to see their statuses)", session.repo.display());
     }
