@@ -154,3 +154,31 @@ fn exact_mode_records_the_same_tests() {
         assert!(t.edges.is_superset(&f.edges), "{id}");
     }
 }
+
+/// `carve trace` on a Go module: the pipeline prepares the shim, runs the tests traced and
+/// writes the merged trace; the repository is untouched; `carve baseline` on a module
+/// whose tests fail `go vet` is an error naming the package and the fix.
+#[test]
+fn carve_trace_and_baseline_on_go_modules() {
+    if !go_available() {
+        return;
+    }
+    let (_tmp, repo) = fixture_copy("go/shapes");
+    let before = snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let o = carve_ok(&["trace", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["native"], true, "{summary}");
+    let trace = Trace::read_json(&out.path().join("trace.json")).unwrap();
+    let kinds = trace.test("example.com/shapes/geometry/TestKinds").expect("TestKinds traced");
+    assert!(kinds.hits.contains("geometry/registry.go::Kinds"), "{:?}", kinds.hits);
+    assert!(trace.test("<import>").is_some_and(|t| t.hits.contains("geometry/registry.go::init")));
+    assert_eq!(before, snapshot(&repo), "carve trace modified the repository");
+
+    let (_tmp, repo) = fixture_copy("go/vet-fails");
+    let out = tempfile::tempdir().unwrap();
+    let o = carve_ok(&["baseline", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 2);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("example.com/vetfails/greet") && stderr.contains("-vet=off"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("0 flaky"));
+}
