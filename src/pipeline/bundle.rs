@@ -38,18 +38,18 @@ pub fn removal_of_tests(
 ) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut files = BTreeSet::new();
     let mut single = BTreeSet::new();
-    let f2p_files: BTreeSet<&str> = f2p.iter().map(|t| super::test_file(t)).collect();
+    let file_of = |t: &str| super::test_file_in(&session.index, t);
+    let f2p_files: BTreeSet<String> = f2p.iter().map(|t| file_of(t)).collect();
     for file in f2p_files {
-        let all_in_file = known.iter().filter(|t| super::test_file(t) == file).all(|t| f2p.contains(t));
+        let all_in_file = known.iter().filter(|t| file_of(t) == file).all(|t| f2p.contains(t));
         if all_in_file {
-            files.insert(file.to_string());
+            files.insert(file);
         } else {
-            for t in f2p.iter().filter(|t| super::test_file(t) == file) {
+            for t in f2p.iter().filter(|t| file_of(t) == file) {
                 single.insert(t.clone());
             }
         }
     }
-    let _ = session;
     (files, single)
 }
 

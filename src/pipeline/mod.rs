@@ -128,6 +128,18 @@ pub fn test_file(id: &str) -> &str {
     id.split("::").next().unwrap_or(id)
 }
 
+/// The test file of a test id: [`test_file`], or for a Go id (`importpath/TestX/sub`, no
+/// `::`) the `_test.go` file defining `TestX`. (The language registry's test id ->
+/// definition replaces the Go call.)
+pub fn test_file_in(index: &DefinitionIndex, id: &str) -> String {
+    if !id.contains("::") {
+        if let Some(def) = carve_languages::go::test_definition(index, id).and_then(|d| index.get(&d).cloned()) {
+            return def.path;
+        }
+    }
+    test_file(id).to_string()
+}
+
 /// Without a carve.toml the detected settings are used; say which, on stderr, once.
 fn progress_note_detected(line: &str) {
     if std::env::var_os("CARVE_QUIET_DETECT").is_none() {
