@@ -182,3 +182,63 @@ fn carve_trace_and_baseline_on_go_modules() {
     assert!(stderr.contains("example.com/vetfails/greet") && stderr.contains("-vet=off"), "{stderr}");
     assert!(!String::from_utf8_lossy(&o.stdout).contains("0 flaky"));
 }
+
+/// A package with its own `TestMain` (set-up code, `os.Exit(m.Run())`) and parallel
+/// subtests: the set-up is `<import>`, the file is complete (the `end` record is written
+/// before `os.Exit`), and each parallel subtest gets what it ran, not its siblings' work.
+#[test]
+fn test_main_and_parallel_subtests_are_attributed() {
+    if !go_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let files = [
+        ("go.mod", "module example.com/par\n\ngo 1.22\n"),
+        (
+            "par/par.go",
+            "package par\n\n// Setup prepares.\nfunc Setup() int { return 1 }\n\n// A is a.\nfunc A() int { return 1 }\n\n\
+             // B is b.\nfunc B() int { return 2 }\n",
+        ),
+        (
+            "par/par_test.go",
+            "package par\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tSetup()\n\
+             \tos.Exit(m.Run())\n}\n\nfunc TestPar(t *testing.T) {\n\tt.Run(\"a\", func(t *testing.T) {\n\t\tt.Parallel()\n\
+             \t\tA()\n\t})\n\tt.Run(\"b\", func(t *testing.T) {\n\t\tt.Parallel()\n\t\tB()\n\t})\n}\n",
+        ),
+    ];
+    for (path, text) in files {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
+    let tree = tmp.path().join("tree");
+    copy_dir(&repo, &tree);
+    let trace_dir = tmp.path().join("trace");
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &tmp.path().join("shim"),
+        trace_dir: &trace_dir,
+        mode: TraceMode::FirstHits,
+    };
+    let setup = carve_languages::go::trace::shim().prepare(&req).unwrap();
+    assert!(!tree.join("par").join(carve_languages::go::trace::MAIN_FILE).exists(), "the package has a TestMain");
+    let mut run =
+        RunRequest::new(&tree, TestCommand::GoTest { args: Vec::new(), packages: None }, tmp.path().join("s"));
+    run.env = setup.env;
+    run.extra_args = setup.args;
+    let result = runner::run(&run).unwrap();
+    assert!(result.statuses.values().all(|o| o.status == TestStatus::Passed), "{:?}", result.statuses);
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    assert!(trace.test("<import>").unwrap().hits.contains("par/par.go::Setup"));
+    let a = &trace.test("example.com/par/par/TestPar/a").unwrap().hits;
+    let b = &trace.test("example.com/par/par/TestPar/b").unwrap().hits;
+    assert!(a.contains("par/par.go::A") && !a.contains("par/par.go::B"), "{a:?}");
+    assert!(b.contains("par/par.go::B") && !b.contains("par/par.go::A"), "{b:?}");
+    let parent = &trace.test("example.com/par/par/TestPar").unwrap().hits;
+    assert!(parent.contains("par/par.go::A") && parent.contains("par/par.go::B"), "{parent:?}");
+}

@@ -26,6 +26,7 @@
 package carveprobe
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -408,11 +409,18 @@ func write(rec interface{}) {
 	if file == nil && !openFile() {
 		return
 	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return
+	file.Write(encode(rec))
+}
+
+// encode is one JSON line, `<` and `>` (in `<import>`, `<module>`) as they are.
+func encode(rec interface{}) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(rec) != nil {
+		return nil
 	}
-	file.Write(append(line, '\n'))
+	return buf.Bytes()
 }
 
 func openFile() bool {
@@ -442,7 +450,6 @@ func openFile() bool {
 	if parentTest != "" {
 		header["parent_test"] = parentTest
 	}
-	line, _ := json.Marshal(header)
-	file.Write(append(line, '\n'))
+	file.Write(encode(header))
 	return true
 }
