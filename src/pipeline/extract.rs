@@ -33,18 +33,33 @@ pub fn removal_of_tests(
 ) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut files = BTreeSet::new();
     let mut single = BTreeSet::new();
-    let f2p_files: BTreeSet<&str> = f2p.iter().map(|t| super::test_file(t)).collect();
+    // The test file of an id: the file of the test definition the language maps it to when
+    // that is a test file (a Go id `importpath/TestX/sub` names no file), else the id's
+    // file part.
+    let language = session.config.language;
+    let file_of = |t: &str| -> String {
+        if let Ok(defs) = carve_languages::test_definitions(&session.repo, &session.index, t) {
+            if let Some(def) = defs.iter().find_map(|d| session.index.get(d)) {
+                if carve_languages::is_test_path(language, &def.path) {
+                    return def.path.clone();
+                }
+            }
+        }
+        super::test_file(t).to_string()
+    };
+    let file_map: std::collections::BTreeMap<&TestId, String> =
+        known.iter().chain(f2p.iter()).map(|t| (t, file_of(t))).collect();
+    let f2p_files: BTreeSet<&String> = f2p.iter().map(|t| &file_map[t]).collect();
     for file in f2p_files {
-        let all_in_file = known.iter().filter(|t| super::test_file(t) == file).all(|t| f2p.contains(t));
+        let all_in_file = known.iter().filter(|t| &file_map[*t] == file).all(|t| f2p.contains(t));
         if all_in_file {
-            files.insert(file.to_string());
+            files.insert(file.clone());
         } else {
-            for t in f2p.iter().filter(|t| super::test_file(t) == file) {
+            for t in f2p.iter().filter(|t| &file_map[*t] == file) {
                 single.insert(t.clone());
             }
         }
     }
-    let _ = session;
     (files, single)
 }
 

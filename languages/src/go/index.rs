@@ -43,6 +43,7 @@ use rayon::prelude::*;
 
 use crate::index::{FileIndex, IndexError, SkippedFile};
 use link::GoModule;
+pub(crate) use link::module_path as module_path_of;
 
 /// Go files indexed together.
 pub type GoIndex = crate::index::LanguageIndex;

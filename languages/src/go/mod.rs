@@ -6,6 +6,7 @@ pub mod detect;
 pub mod edit;
 pub mod index;
 pub mod runner;
+pub mod trace;
 
 pub use build::build_check;
 pub use index::{GoIndex, index_files, index_sources, is_test_path, test_definition};
@@ -130,6 +131,6 @@ impl LanguageSupport for Go {
         &SYNTAX
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
-        None
+        Some(trace::shim())
     }
 }

@@ -17,6 +17,7 @@
 
 mod events;
 pub mod harness;
+mod unbuilt;
 
 pub use events::text_log;
 
@@ -89,7 +90,7 @@ struct Suite {
 
 impl Suite {
     fn list(req: &RunRequest, work: &WorkDir, deadline: Instant) -> Result<Suite, RunnerError> {
-        let TestCommand::GoTest { packages: patterns, .. } = &req.command else {
+        let TestCommand::GoTest { packages: patterns, args: user_args } = &req.command else {
             unreachable!("go::runner called for {}", req.command.runner_name())
         };
         let patterns = patterns.clone().unwrap_or_else(|| vec!["./...".to_string()]);
@@ -143,7 +144,10 @@ impl Suite {
         if wanted.is_empty() {
             return Ok(suite);
         }
-        let mut args: Vec<String> = ["test", "-json", "-count=1", "-list", "^(Test|Fuzz)"].map(String::from).to_vec();
+        // The user's flags too: `-tags` decide which tests exist, `-vet=off` whether vet runs.
+        let mut args: Vec<String> = ["test", "-json", "-count=1"].map(String::from).to_vec();
+        args.extend(user_args.iter().cloned());
+        args.extend(["-list".to_string(), "^(Test|Fuzz)".to_string()]);
         args.extend(wanted);
         let line = process::display_command(Path::new("go"), &args);
         let mut reader = GoReader::new();
@@ -171,6 +175,9 @@ impl Suite {
             suite.tests.insert(pkg.clone(), names.iter().map(|n| test_id(&pkg, n)).collect());
         }
         suite.build_failed = std::mem::take(&mut reader.build_failed);
+        if req.tests.is_none() && !suite.build_failed.is_empty() {
+            return Err(unbuilt::test_build_error(&work.root, &line, &suite.build_failed));
+        }
         for (pkg, message) in unlistable {
             suite.tests.remove(&pkg);
             suite.build_failed.entry(pkg).or_insert(message);

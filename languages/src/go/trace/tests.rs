@@ -1,0 +1,182 @@
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use super::probes::{FilePlan, probe_file};
+use super::*;
+
+const SOURCE: &str = r#"package geo
+
+import "math"
+
+// Area of a circle.
+func Area(r float64) float64 {
+	f := func(x float64) float64 { return x * x }
+	return math.Pi * f(r)
+}
+
+//go:nosplit
+func fast() {}
+
+var hook = func() {}
+
+type C struct{}
+
+func (c C) Name() string { return "c" }
+
+func main() {
+}
+"#;
+
+const TEST_SOURCE: &str = r#"package geo_test
+
+import (
+	"os"
+	tt "testing"
+)
+
+func TestMain(m *tt.M) {
+	os.Exit(m.Run())
+}
+
+func TestArea(t *tt.T) {
+	t.Parallel()
+	t.Run("unit", func(t *tt.T) {
+		t.Parallel()
+	})
+	helper := func(n int) int { return n }
+	_ = helper
+}
+
+func check(_ *tt.T, b *tt.B) {}
+"#;
+
+fn bodies_of(src: &str, names: &[(&str, u32)]) -> HashMap<usize, u32> {
+    // The body of `func NAME(` / `) NAME(`: the first `{` after the name on its line.
+    names
+        .iter()
+        .map(|(name, n)| {
+            let at = src.find(&format!(" {name}(")).expect(name);
+            let brace = at + src[at..].find('{').unwrap();
+            (brace, *n)
+        })
+        .collect()
+}
+
+#[test]
+fn source_probes_keep_every_line_where_it_was() {
+    let bodies = bodies_of(SOURCE, &[("Area", 0), ("fast", 1), ("Name", 2), ("main", 3)]);
+    let plan =
+        FilePlan { test: false, package_path: "ex/geo", probe_import: "ex/internal/carveprobe", bodies: &bodies };
+    let out = probe_file(&mut probes::new_parser(), SOURCE, &plan).unwrap();
+    let text = out.text.unwrap();
+    assert_eq!(text.lines().count(), SOURCE.lines().count());
+    for (old, new) in SOURCE.lines().zip(text.lines()) {
+        // Only insertions: the old line's text is still there, in order.
+        let mut rest = new;
+        for piece in old.split_whitespace() {
+            let at = rest.find(piece).unwrap_or_else(|| panic!("`{piece}` of `{old}` lost in `{new}`"));
+            rest = &rest[at + piece.len()..];
+        }
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], r#"package geo; import carve_probe_ "ex/internal/carveprobe""#);
+    assert_eq!(lines[5], "func Area(r float64) float64 { carve_probe_.P(0);");
+    // A literal counts as the definition it is written in.
+    assert_eq!(lines[6], "\tf := func(x float64) float64 { carve_probe_.P(0); return x * x }");
+    assert_eq!(lines[11], "func fast() {}", "nosplit functions are not probed");
+    assert_eq!(lines[13], "var hook = func() {}", "package-level literals belong to no definition");
+    assert_eq!(lines[17], r#"func (c C) Name() string { carve_probe_.P(2); return "c" }"#);
+    assert_eq!(lines[19], "func main() { carve_probe_.P(3);", "only package main's main() begins a process");
+    assert_eq!((out.probes, out.markers, out.package.as_str()), (4, 0, "geo"));
+    let main = "package main\n\nfunc main() {\n}\n";
+    let bodies = bodies_of(main, &[("main", 7)]);
+    let plan =
+        FilePlan { test: false, package_path: "ex/cmd", probe_import: "ex/internal/carveprobe", bodies: &bodies };
+    let text = probe_file(&mut probes::new_parser(), main, &plan).unwrap().text.unwrap();
+    assert_eq!(text.lines().nth(2), Some("func main() { carve_probe_.P(7); defer carve_probe_.Begin()();"));
+}
+
+#[test]
+fn test_files_get_markers_and_test_main_writes_the_end() {
+    let plan = FilePlan {
+        test: true,
+        package_path: "ex/geo",
+        probe_import: "ex/internal/carveprobe",
+        bodies: &HashMap::new(),
+    };
+    let out = probe_file(&mut probes::new_parser(), TEST_SOURCE, &plan).unwrap();
+    let text = out.text.unwrap();
+    assert_eq!(text.lines().count(), TEST_SOURCE.lines().count());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[7], "func TestMain(m *tt.M) { defer carve_probe_.Begin()();");
+    assert_eq!(lines[8], "\tcarve_probe_.Exit(os.Exit, m.Run())");
+    assert_eq!(lines[11], r#"func TestArea(t *tt.T) { carve_probe_.T(t, "ex/geo");"#);
+    assert_eq!(lines[12], r#"	carve_probe_.Pause(t, "ex/geo"); t.Parallel(); carve_probe_.Resume(t, "ex/geo")"#);
+    assert_eq!(lines[13], r#"	t.Run("unit", func(t *tt.T) { carve_probe_.T(t, "ex/geo");"#);
+    assert_eq!(lines[16], "\thelper := func(n int) int { return n }", "no entry probes in test files");
+    assert_eq!(lines[20], "func check(_ *tt.T, b *tt.B) {}", "`_` and *testing.B get no marker");
+    assert!(out.has_test_main);
+    assert_eq!((out.probes, out.markers, out.package.as_str()), (0, 4, "geo_test"));
+}
+
+#[test]
+fn files_with_syntax_errors_are_skipped_with_their_line() {
+    let plan =
+        FilePlan { test: false, package_path: "p", probe_import: "p/internal/carveprobe", bodies: &HashMap::new() };
+    let err = probe_file(&mut probes::new_parser(), "package p\n\nfunc f( {\n", &plan).unwrap_err();
+    assert!(matches!(err, probes::Skip::Syntax(3)), "{err:?}");
+}
+
+#[test]
+fn vendored_and_testdata_files_are_not_probed() {
+    assert!(is_probed_path("a/b.go"));
+    assert!(is_probed_path("b.go"));
+    assert!(!is_probed_path("vendor/x/y.go"));
+    assert!(!is_probed_path("a/testdata/y.go"));
+    assert!(!is_probed_path("_old/y.go"));
+}
+
+fn go_available() -> bool {
+    Command::new("go").arg("version").output().is_ok_and(|o| o.status.success())
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The probed fixture builds and vets, with every line where it was.
+#[test]
+fn probed_shapes_fixture_builds_and_vets() {
+    if !go_available() {
+        eprintln!("ignored: `go` is not installed");
+        return;
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/shapes");
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    copy_dir(&fixture, &tree);
+    let index = DefinitionIndex::build(&tree, &Default::default()).unwrap();
+    let report = instrument(&index, &tree).unwrap();
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    assert!(report.probes > 20 && report.markers > 5, "{report:?}");
+    assert_eq!(report.packages, ["internal/carveprobe"]);
+    for path in &report.files {
+        let old = std::fs::read_to_string(fixture.join(path)).unwrap();
+        let new = std::fs::read_to_string(tree.join(path)).unwrap();
+        assert_eq!(old.lines().count(), new.lines().count(), "{path}");
+    }
+    for args in [&["build", "./..."][..], &["vet", "./..."]] {
+        let out = Command::new("go").args(args).current_dir(&tree).output().unwrap();
+        assert!(out.status.success(), "go {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}

@@ -1,0 +1,62 @@
+//! End to end: `fixtures/go/vet-fails`, whose `example_test.go` fails the `go vet` checks
+//! `go test` runs (a non-constant format string, reported since Go 1.24), as a public module
+//! did under today's Go. A whole-suite run is an error naming the package, vet's message and
+//! the fix; with `-vet=off` the tests run; a selected run reports the tests as `error`.
+//! Skipped with a note when `go` is absent, unless `CI` is set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use carve_languages::runner::{self, RunRequest, TestCommand, TestStatus};
+
+const PACKAGE: &str = "example.com/vetfails/greet";
+
+fn have_go() -> bool {
+    let ok = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "go is required when CI is set");
+        eprintln!("skipped: `go` is not installed");
+    }
+    ok
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/vet-fails")
+}
+
+fn request(scratch: &Path, args: &[&str], tests: Option<Vec<String>>) -> RunRequest {
+    let command = TestCommand::GoTest { args: args.iter().map(|a| a.to_string()).collect(), packages: None };
+    let mut r = RunRequest::new(fixture(), command, scratch.join("s"));
+    r.tests = tests;
+    r.timeout = Duration::from_secs(300);
+    r
+}
+
+#[test]
+fn a_package_failing_vet_is_an_error_naming_it_with_the_fix() {
+    if !have_go() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    for attempt in [
+        runner::run(&request(scratch.path(), &[], None)).err(),
+        runner::collect(&request(scratch.path(), &[], None)).err(),
+    ] {
+        let msg = attempt.expect("a suite whose tests do not build is not an empty success").to_string();
+        assert!(msg.contains(&format!("the tests of package {PACKAGE} does not build")), "{msg}");
+        assert!(msg.contains("non-constant format string in call to fmt.Printf"), "{msg}");
+        assert!(msg.contains("greet/example_test.go:11"), "{msg}");
+        assert!(msg.contains(r#"args = ["-vet=off"]"#), "{msg}");
+    }
+
+    // The fix the message names works.
+    let result = runner::run(&request(scratch.path(), &["-vet=off"], None)).unwrap();
+    let statuses: Vec<(&str, TestStatus)> = result.statuses.iter().map(|(id, o)| (id.as_str(), o.status)).collect();
+    assert!(statuses.contains(&(&format!("{PACKAGE}/TestHello"), TestStatus::Passed)), "{statuses:?}");
+
+    // A selection (validation's runs) still gets one status per requested test.
+    let id = format!("{PACKAGE}/TestHello");
+    let result = runner::run(&request(scratch.path(), &[], Some(vec![id.clone()]))).unwrap();
+    assert_eq!(result.statuses[&id].status, TestStatus::Error, "{:?}", result.statuses);
+}
