@@ -30,8 +30,11 @@ export default class CarveVitestReporter {
     this.root = process.env.CARVE_ROOT || ctx.config.root;
     this.started = new Set();
     emit({ event: "header", version: 1, runner: "vitest" });
-    const setup = process.env.CARVE_VITEST_SETUP;
-    if (setup) {
+    // carve's progress set-up file, and first of all any extra set-up files (the tracing
+    // shim's, which must run before anything loads the project's modules).
+    const extra = (process.env.CARVE_EXTRA_SETUP || "").split("\n").filter(Boolean);
+    const setups = [...extra, process.env.CARVE_VITEST_SETUP].filter(Boolean).reverse();
+    for (const setup of setups) {
       for (const project of ctx.projects || [ctx]) {
         const config = project.config;
         if (config && Array.isArray(config.setupFiles) && !config.setupFiles.includes(setup)) config.setupFiles.unshift(setup);
