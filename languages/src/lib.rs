@@ -18,6 +18,7 @@ pub mod python;
 mod query;
 pub mod runner;
 pub mod rust;
+pub mod trace;
 pub mod typescript;
 pub mod walk;
 

@@ -21,6 +21,7 @@ pub mod runner;
 mod signature;
 #[cfg(test)]
 mod tests;
+pub mod trace;
 
 pub use build::{BuildCheckError, build_check};
 pub use index::{index_files, index_sources};
