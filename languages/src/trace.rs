@@ -80,3 +80,13 @@ pub trait TraceShim: Sync {
     fn name(&self) -> &'static str;
     fn prepare(&self, req: &TraceRequest) -> Result<TraceSetup, TraceShimError>;
 }
+
+/// The tracing shim of `language` behind [`TraceShim`], if it has one. Python's shim is
+/// driven by the pipeline directly for now (`python::shim`); this is the stand-in for
+/// `support(language).trace_shim()` of the language registry.
+pub fn shim_for(language: crate::Language) -> Option<&'static dyn TraceShim> {
+    match language {
+        crate::Language::TypeScript | crate::Language::JavaScript => Some(&crate::typescript::trace::SHIM),
+        _ => None,
+    }
+}

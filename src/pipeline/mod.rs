@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod bundle;
 pub mod feature;
 pub mod tracing;
+mod tracing_shim;
 pub mod validate;
 
 use anyhow::{Context, Result, bail};

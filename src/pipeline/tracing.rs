@@ -31,11 +31,12 @@ pub fn mode(edges: EdgeMode) -> TraceMode {
     }
 }
 
-/// Tracing needs a shim for the repository's language; only Python has one yet.
+/// Tracing needs a shim for the repository's language.
 pub fn ensure_traceable(session: &Session) -> Result<()> {
-    if session.config.language != carve_languages::Language::Python {
+    let language = session.config.language;
+    if language != carve_languages::Language::Python && carve_languages::trace::shim_for(language).is_none() {
         bail!(
-            "tracing {} tests is not implemented yet (the Python shim is; TypeScript, Go and Rust shims come later): \
+            "tracing {} tests is not implemented yet (the Python and TypeScript/JavaScript shims are): \
              `carve index`, `carve extract --remove`, `carve init` and `carve baseline` work for this repository",
             session.config.language
         );
@@ -73,6 +74,9 @@ pub fn trace(session: &Session, tests: &[TestId], edges: EdgeMode, fresh: bool) 
         }
     }
 
+    if let Some(shim) = carve_languages::trace::shim_for(session.config.language) {
+        return super::tracing_shim::trace_with_shim(session, shim, tests, edges, &cached_path);
+    }
     session.progress.step("trace: installing the shim");
     let native = shim::find_native_extension();
     let install = shim::install_python_shim(&session.out.join("shim"), native.as_deref())
