@@ -84,6 +84,7 @@ fn title_of(ctx: &StatementContext) -> String {
         .f2p_tests
         .iter()
         .filter_map(|t| t.split("::").next())
+        .filter_map(|t| t.split(" > ").next())
         .filter_map(|p| p.rsplit('/').next())
         .map(|f| {
             let stem = f.rsplit_once('.').map_or(f, |(s, _)| s);
@@ -109,7 +110,9 @@ fn feature_description(ctx: &StatementContext) -> String {
         if !seen.insert(base.to_string()) {
             continue;
         }
-        let parts: Vec<&str> = base.split("::").skip(1).collect();
+        // `path::Class::test` (pytest, cargo) or `path > describe > test` (vitest, jest).
+        let sep = if base.contains("::") { "::" } else { " > " };
+        let parts: Vec<&str> = base.split(sep).skip(1).collect();
         let Some((name, classes)) = parts.split_last() else { continue };
         let mut line = String::new();
         if !classes.is_empty() {

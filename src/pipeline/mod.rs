@@ -123,9 +123,10 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
     Ok(out)
 }
 
-/// The file part of a test id.
+/// The file part of a test id (`path::Class::test`, `path > describe > test`).
 pub fn test_file(id: &str) -> &str {
-    id.split("::").next().unwrap_or(id)
+    let file = id.split("::").next().unwrap_or(id);
+    file.split(" > ").next().unwrap_or(file)
 }
 
 /// Without a carve.toml the detected settings are used; say which, on stderr, once.

@@ -60,9 +60,11 @@ fn similar_hint(similar: &[TestId]) -> String {
     if similar.is_empty() { String::new() } else { format!("; traced tests nearby: {}", similar.join(", ")) }
 }
 
-/// The repository-relative file of a test id (`path::Class::test[param]` -> `path`).
+/// The repository-relative file of a test id (`path::Class::test[param]` -> `path`,
+/// `path > describe > test` -> `path`).
 fn test_file(test: &str) -> &str {
-    test.split("::").next().unwrap_or(test)
+    let file = test.split("::").next().unwrap_or(test);
+    file.split(" > ").next().unwrap_or(file)
 }
 
 fn is_test_def(index: &DefinitionIndex, def: &Definition) -> bool {
