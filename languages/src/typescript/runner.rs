@@ -20,7 +20,8 @@
 //! may run too; only the requested ids (and the tests under a requested file or describe
 //! block) are reported, and a requested id that did not run is `missing`.
 //!
-//! Nothing is written into the tree: vitest's results cache is off (`--no-cache`), jest's
+//! Flags fit the installed runner's version ([`version`]). Nothing is written into the
+//! tree: vitest's results cache is off (`--no-cache`, vitest 1.3+), jest's
 //! cache goes to the scratch directory (`--cacheDirectory`), reports and progress go to the
 //! scratch directory.
 
@@ -29,6 +30,7 @@ pub mod harness;
 mod progress;
 mod report;
 pub mod selection;
+mod version;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -256,10 +258,12 @@ impl Job {
                     "--reporter=json".into(),
                     "--reporter=verbose".into(),
                     format!("--outputFile.json={}", report.display()),
-                    "--no-cache".into(),
                     "--passWithNoTests".into(),
                     "--watch=false".into(),
                 ]);
+                if version::vitest_knows_no_cache(version::installed(root, "vitest")) {
+                    args.push("--no-cache".into());
+                }
                 if collect_only {
                     args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
                 } else if let Some(p) = plan.as_ref().and_then(|p| p.name_pattern()) {

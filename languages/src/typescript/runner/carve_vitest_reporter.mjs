@@ -45,7 +45,8 @@ export default class CarveVitestReporter {
   id(task) {
     const names = [];
     const file = task.file;
-    for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) names.unshift(t.name);
+    // vitest 1.1 puts an unnamed suite between a file and its tests: it is no part of the id.
+    for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) if (t.name !== "" || t.type !== "suite") names.unshift(t.name);
     if (!file) return names.join(" > ");
     return [rel(this.root, file.filepath), ...names].join(" > ");
   }
