@@ -250,6 +250,9 @@ impl Job {
         let reporter = self.reporter.display().to_string();
         match self.kind {
             Kind::Vitest => {
+                let installed = version::installed(root, "vitest");
+                version::vitest_supported(installed)
+                    .map_err(|hint| RunnerError::ToolNotFound { program: "vitest 0.10 or later".into(), hint })?;
                 args.push("run".into());
                 args.extend(self.args.iter().cloned());
                 args.extend(req.extra_args.iter().cloned());
@@ -261,7 +264,7 @@ impl Job {
                     "--passWithNoTests".into(),
                     "--watch=false".into(),
                 ]);
-                if version::vitest_knows_no_cache(version::installed(root, "vitest")) {
+                if version::vitest_knows_no_cache(installed) {
                     args.push("--no-cache".into());
                 }
                 if collect_only {
