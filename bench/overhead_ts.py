@@ -2,7 +2,8 @@
 """carve's TypeScript/JavaScript tracing-overhead benchmark (vitest).
 
 Prints one JSON line per suite and mode: language, suite, mode, runs, untraced_s, traced_s,
-ratio — medians over alternating untraced/traced runs, so both sides see the same machine
+ratio (wall time), the same for CPU time (user + system of the run's process tree, less
+sensitive to a loaded machine), and the load average at the end — medians over alternating untraced/traced runs, so both sides see the same machine
 noise. Both sides run the same command (the project's own vitest with carve's progress
 reporter, as carve runs it); the traced side runs in a copy probed by the TypeScript shim
 (`languages/examples/trace_prepare.rs`) with the shim's environment, so it pays for the
@@ -20,6 +21,7 @@ Usage: cargo build --release -p carve-languages --example trace_prepare &&
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,13 +44,16 @@ def vitest_version(tree):
 
 
 def timed(cmd, cwd, env):
+    """Wall time and CPU time (user + system of the process tree) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout.decode(errors="replace")[-3000:])
         raise SystemExit(f"benchmark command failed ({proc.returncode}) in {cwd}: {' '.join(map(str, cmd))}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def recorded(trace_dir):
@@ -95,13 +100,17 @@ def bench_suite(name, src, runs, prepare, modes):
                 setup["env"]["CARVE_TRACE_MODE"] = mode
                 setup["env"]["CARVE_TRACE_DIR"] = str(trace_dir)
             traced_env = dict(env, CARVE_ROOT=str(traced), **setup["env"])
-            untraced_s, traced_s = [], []
+            untraced_s, traced_s, untraced_cpu, traced_cpu = [], [], [], []
             for _ in range(runs):
-                untraced_s.append(timed([str(plain / "node_modules" / ".bin" / "vitest"), *cmd_tail], plain, env))
+                wall, cpu = timed([str(plain / "node_modules" / ".bin" / "vitest"), *cmd_tail], plain, env)
+                untraced_s.append(wall)
+                untraced_cpu.append(cpu)
                 shutil.rmtree(trace_dir, ignore_errors=True)
-                traced_s.append(
-                    timed([str(traced / "node_modules" / ".bin" / "vitest"), *cmd_tail, *setup["args"]], traced, traced_env)
+                wall, cpu = timed(
+                    [str(traced / "node_modules" / ".bin" / "vitest"), *cmd_tail, *setup["args"]], traced, traced_env
                 )
+                traced_s.append(wall)
+                traced_cpu.append(cpu)
                 tests, hits = recorded(trace_dir)
                 if tests == 0 or hits == 0:
                     raise SystemExit(f"the traced run of {name} recorded {tests} tests, {hits} hits: not tracing")
@@ -117,6 +126,10 @@ def bench_suite(name, src, runs, prepare, modes):
                     "untraced_s": round(u, 3),
                     "traced_s": round(t, 3),
                     "ratio": round(t / u, 3),
+                    "untraced_cpu_s": round(statistics.median(untraced_cpu), 3),
+                    "traced_cpu_s": round(statistics.median(traced_cpu), 3),
+                    "cpu_ratio": round(statistics.median(traced_cpu) / statistics.median(untraced_cpu), 3),
+                    "load_1min": round(os.getloadavg()[0], 1),
                 }
             )
             print(json.dumps(out[-1]), flush=True)
