@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use crate::Status;
 use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
+use crate::pipeline::TestId;
 use crate::pipeline::baseline::Baseline;
 use crate::pipeline::classify::{self, Feature, audit_report, classify_feature, slug_for};
 use crate::pipeline::emit::{Rejected, Task, emit_task, write_dataset};
 use crate::pipeline::extract::{self, removal_of_tests};
-use crate::pipeline::TestId;
 use crate::pipeline::validate::{Validation, validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
 

@@ -127,7 +127,7 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
     Ok(out)
 }
 
-/// The file part of a test id.
+/// The file part of a test id (`path::Class::test`, `path > describe > test`).
 pub fn test_file(id: &str) -> &str {
     carve_languages::runner::test_file(id)
 }

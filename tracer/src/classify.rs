@@ -59,7 +59,8 @@ fn similar_hint(similar: &[TestId]) -> String {
     if similar.is_empty() { String::new() } else { format!("; traced tests nearby: {}", similar.join(", ")) }
 }
 
-/// The repository-relative file of a test id (`path::Class::test[param]` -> `path`).
+/// The repository-relative file of a test id (`path::Class::test[param]` -> `path`,
+/// `path > describe > test` -> `path`).
 fn test_file(test: &str) -> &str {
     carve_languages::runner::test_file(test)
 }

@@ -17,6 +17,7 @@ pub mod index;
 pub mod runner;
 #[cfg(test)]
 mod tests;
+pub mod trace;
 
 pub use build::build_check;
 pub use index::{index_files, index_sources};
@@ -205,6 +206,6 @@ impl LanguageSupport for Script {
         self.syntax
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
-        None
+        Some(&trace::SHIM)
     }
 }

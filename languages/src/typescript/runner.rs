@@ -20,7 +20,8 @@
 //! may run too; only the requested ids (and the tests under a requested file or describe
 //! block) are reported, and a requested id that did not run is `missing`.
 //!
-//! Nothing is written into the tree: vitest's results cache is off (`--no-cache`), jest's
+//! Flags fit the installed runner's version ([`version`]). Nothing is written into the
+//! tree: vitest's results cache is off (`--no-cache`, vitest 1.3+), jest's
 //! cache goes to the scratch directory (`--cacheDirectory`), reports and progress go to the
 //! scratch directory.
 
@@ -30,6 +31,7 @@ mod progress;
 mod report;
 pub mod selection;
 pub mod test_ids;
+mod version;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -249,6 +251,9 @@ impl Job {
         let reporter = self.reporter.display().to_string();
         match self.kind {
             Kind::Vitest => {
+                let installed = version::installed(root, "vitest");
+                version::vitest_supported(installed)
+                    .map_err(|hint| RunnerError::ToolNotFound { program: "vitest 0.10 or later".into(), hint })?;
                 args.push("run".into());
                 args.extend(self.args.iter().cloned());
                 args.extend(req.extra_args.iter().cloned());
@@ -257,10 +262,12 @@ impl Job {
                     "--reporter=json".into(),
                     "--reporter=verbose".into(),
                     format!("--outputFile.json={}", report.display()),
-                    "--no-cache".into(),
                     "--passWithNoTests".into(),
                     "--watch=false".into(),
                 ]);
+                if version::vitest_knows_no_cache(installed) {
+                    args.push("--no-cache".into());
+                }
                 if collect_only {
                     args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
                 } else if let Some(p) = plan.as_ref().and_then(|p| p.name_pattern()) {

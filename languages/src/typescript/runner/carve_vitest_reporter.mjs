@@ -30,8 +30,11 @@ export default class CarveVitestReporter {
     this.root = process.env.CARVE_ROOT || ctx.config.root;
     this.started = new Set();
     emit({ event: "header", version: 1, runner: "vitest" });
-    const setup = process.env.CARVE_VITEST_SETUP;
-    if (setup) {
+    // carve's progress set-up file, and first of all any extra set-up files (the tracing
+    // shim's, which must run before anything loads the project's modules).
+    const extra = (process.env.CARVE_EXTRA_SETUP || "").split("\n").filter(Boolean);
+    const setups = [...extra, process.env.CARVE_VITEST_SETUP].filter(Boolean).reverse();
+    for (const setup of setups) {
       for (const project of ctx.projects || [ctx]) {
         const config = project.config;
         if (config && Array.isArray(config.setupFiles) && !config.setupFiles.includes(setup)) config.setupFiles.unshift(setup);
@@ -42,7 +45,8 @@ export default class CarveVitestReporter {
   id(task) {
     const names = [];
     const file = task.file;
-    for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) names.unshift(t.name);
+    // vitest 1.1 puts an unnamed suite between a file and its tests: it is no part of the id.
+    for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) if (t.name !== "" || t.type !== "suite") names.unshift(t.name);
     if (!file) return names.join(" > ");
     return [rel(this.root, file.filepath), ...names].join(" > ");
   }

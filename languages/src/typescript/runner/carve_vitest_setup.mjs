@@ -12,7 +12,8 @@ const root = process.env.CARVE_ROOT || process.cwd();
 function id(task) {
   const names = [];
   const file = task.file;
-  for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) names.unshift(t.name);
+  // vitest 1.1 puts an unnamed suite between a file and its tests: it is no part of the id.
+  for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) if (t.name !== "" || t.type !== "suite") names.unshift(t.name);
   const path = file ? relative(root, file.filepath).split(sep).join("/") : "";
   return [path, ...names].join(" > ");
 }

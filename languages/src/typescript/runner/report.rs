@@ -65,7 +65,8 @@ pub(crate) fn parse(text: &[u8], root: &Path) -> Result<Parsed, String> {
         }
         for a in file.assertion_results {
             let id = std::iter::once(rel.as_str())
-                .chain(a.ancestor_titles.iter().map(String::as_str))
+                // vitest 1.1 lists the file's unnamed root suite as an empty title.
+                .chain(a.ancestor_titles.iter().map(String::as_str).filter(|t| !t.is_empty()))
                 .chain([a.title.as_str()])
                 .collect::<Vec<_>>()
                 .join(" > ");

@@ -1,0 +1,240 @@
+//! The TypeScript/JavaScript tracing shim: probes inserted into the shadow copy's own
+//! source files ([`probe`]), a small recorder (`shims/node/carve_trace_runtime.cjs`) and a
+//! runner set-up file that switches the current test (`shims/node/carve_trace_vitest.mjs`).
+//!
+//! [`TypeScriptShim::prepare`] numbers the index's definitions (sorted id order) and the
+//! indexed script files (module frames come after the definitions), rewrites every indexed
+//! `.ts/.tsx/.js/…` file of the tree (never `node_modules`, never `.d.ts`, never the user's
+//! repository; replaced by rename, so a hard link into the user's tree is never written
+//! through), writes the probe table (`carve-node-probes.json`: root, node ids, module paths)
+//! and the runtime into the shim folder, and returns the run's environment:
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `CARVE_NODE_PROBES` | the probe table (number → node id / module path) |
+//! | `CARVE_TRACE_DIR` | where every realm writes `<pid>-<thread>-<n>.jsonl` |
+//! | `CARVE_TRACE_MODE` | `first-hits` (default) or `exact` |
+//! | `CARVE_EXTRA_SETUP` | set-up files carve's vitest reporter puts first in `setupFiles` |
+//!
+//! Per-test attribution is vitest's only for now (its `beforeEach`/`afterEach` with the
+//! task's full name, the id carve's reporter gives the test); under jest and node:test the
+//! probes run but everything is recorded as `<import>` (see the notes `prepare` returns).
+
+pub mod probe;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::Language;
+use crate::index::DefinitionIndex;
+use crate::trace::{TraceRequest, TraceSetup, TraceShim, TraceShimError};
+use probe::{FileProbes, Numbered, Skip, probe_file};
+
+/// The runtime's files, as laid out in the install directory.
+pub const RUNTIME_FILES: &[(&str, &str)] = &[
+    ("carve_trace_runtime.cjs", include_str!("../../../../shims/node/carve_trace_runtime.cjs")),
+    ("carve_trace_vitest.mjs", include_str!("../../../../shims/node/carve_trace_vitest.mjs")),
+];
+
+/// Version of the probe table (moves with the trace format's).
+pub const PROBE_TABLE_VERSION: u32 = 1;
+
+/// The shim for TypeScript and JavaScript.
+pub struct TypeScriptShim;
+
+pub static SHIM: TypeScriptShim = TypeScriptShim;
+
+/// What probing a tree did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Probed {
+    /// Files rewritten, sorted.
+    pub files: Vec<String>,
+    /// Files left as they were, with the reason.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// The probe table the runtime reads (`CARVE_NODE_PROBES`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeTable {
+    pub version: u32,
+    pub root: String,
+    /// `nodes[i]`: node id of probe number `i` (sorted ids).
+    pub nodes: Vec<String>,
+    /// `modules[k]`: the file of module frame `nodes.len() + k` (`<module>PATH`).
+    pub modules: Vec<String>,
+}
+
+/// Script files of the index that get probes: indexed TypeScript/JavaScript files outside
+/// `node_modules`, declaration files left out.
+fn probed_paths(index: &DefinitionIndex) -> Vec<&str> {
+    index
+        .files
+        .iter()
+        .filter(|(path, f)| {
+            matches!(f.language, Language::TypeScript | Language::JavaScript)
+                && !path.split('/').any(|c| c == "node_modules")
+                && !path.ends_with(".d.ts")
+                && !path.ends_with(".d.mts")
+                && !path.ends_with(".d.cts")
+        })
+        .map(|(p, _)| p.as_str())
+        .collect()
+}
+
+/// The probe table of `index` for a run in `root`.
+pub fn probe_table(index: &DefinitionIndex, root: &Path) -> ProbeTable {
+    ProbeTable {
+        version: PROBE_TABLE_VERSION,
+        root: root.to_string_lossy().into_owned(),
+        nodes: index.definitions.keys().cloned().collect(),
+        modules: probed_paths(index).into_iter().map(str::to_owned).collect(),
+    }
+}
+
+/// Rewrites the indexed script files of `tree` (a copy of the indexed repository) with
+/// probes. Line numbers stay; files with syntax errors stay as they are.
+pub fn probe_tree(index: &DefinitionIndex, tree: &Path) -> Result<Probed, TraceShimError> {
+    let number: BTreeMap<&str, usize> = index.definitions.keys().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+    let n = number.len();
+    let mut probed = Probed::default();
+    for (k, path) in probed_paths(index).into_iter().enumerate() {
+        let file = &index.files[path];
+        let defs = file
+            .definitions
+            .iter()
+            .filter_map(|id| Some(Numbered { def: index.get(id)?, number: *number.get(id.as_str())? }))
+            .collect();
+        let spec = FileProbes { language: file.language, path, defs, module: n + k, is_test: file.is_test };
+        let full = tree.join(path);
+        let source = match std::fs::read_to_string(&full) {
+            Ok(s) => s,
+            Err(e) => {
+                probed.skipped.push((path.to_owned(), format!("cannot read it: {e}")));
+                continue;
+            }
+        };
+        match probe_file(&source, &spec) {
+            Ok(text) => {
+                replace(&full, &text)?;
+                probed.files.push(path.to_owned());
+            }
+            Err(Skip::SyntaxError) => probed.skipped.push((path.to_owned(), "syntax error".into())),
+        }
+    }
+    Ok(probed)
+}
+
+/// Writes `text` to a new file renamed over `path` (never through a hard link).
+fn replace(path: &Path, text: &str) -> Result<(), TraceShimError> {
+    let tmp = path.with_file_name(format!(
+        ".{}.carve-probe-{}",
+        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, text).map_err(io_err("write", &tmp))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).map_err(io_err("replace", path))
+}
+
+/// Writes the runtime into `dest/node-<hash>/` (idempotent); returns that directory.
+pub fn install_runtime(dest: &Path) -> Result<PathBuf, TraceShimError> {
+    let mut h = Sha256::new();
+    for (name, text) in RUNTIME_FILES {
+        h.update(name.as_bytes());
+        h.update([0]);
+        h.update(text.as_bytes());
+        h.update([0]);
+    }
+    let dir = dest.join(format!("node-{}", &hex::encode(h.finalize())[..16]));
+    if RUNTIME_FILES.iter().all(|(name, _)| dir.join(name).is_file()) {
+        return Ok(dir);
+    }
+    let tmp = dest.join(format!(".tmp-node-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io_err("create", &tmp))?;
+    for (name, text) in RUNTIME_FILES {
+        let p = tmp.join(name);
+        std::fs::write(&p, text).map_err(io_err("write", &p))?;
+    }
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        if !RUNTIME_FILES.iter().all(|(name, _)| dir.join(name).is_file()) {
+            return Err(TraceShimError::Setup {
+                message: format!("cannot install the Node tracing runtime into {}: rename failed", dir.display()),
+            });
+        }
+    }
+    Ok(dir)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+impl TraceShim for TypeScriptShim {
+    fn name(&self) -> &'static str {
+        "node"
+    }
+
+    fn prepare(&self, req: &TraceRequest) -> Result<TraceSetup, TraceShimError> {
+        if same_dir(req.repo, req.tree) {
+            return Err(unsupported(format!(
+                "the traced tree {} is the repository itself; probes go into a shadow copy only",
+                req.tree.display()
+            )));
+        }
+        let probed = probe_tree(req.index, req.tree)?;
+        let runtime = install_runtime(req.shim_dir)?;
+        let table = probe_table(req.index, req.tree);
+        let text = serde_json::to_string(&table).map_err(|e| unsupported(e.to_string()))?;
+        let table_path =
+            req.shim_dir.join(format!("carve-node-probes-{}.json", &hex::encode(Sha256::digest(&text))[..16]));
+        std::fs::write(&table_path, text).map_err(io_err("write", &table_path))?;
+        std::fs::create_dir_all(req.trace_dir).map_err(io_err("create", req.trace_dir))?;
+        let mut notes: Vec<String> = probed
+            .skipped
+            .iter()
+            .map(|(path, why)| format!("warning: {path} is not probed ({why}); its code counts as <external>"))
+            .collect();
+        let kind = crate::typescript::detect::detect(req.tree)
+            .and_then(|d| crate::typescript::runner::spec(&d.command).map(|(kind, _, _)| kind));
+        if kind.is_some_and(|k| k != crate::typescript::runner::Kind::Vitest) {
+            notes.push(
+                "warning: per-test attribution is implemented for vitest only; this runner's hits are all recorded as <import>"
+                    .into(),
+            );
+        }
+        Ok(TraceSetup {
+            env: vec![
+                ("CARVE_NODE_PROBES".into(), table_path.display().to_string()),
+                ("CARVE_TRACE_DIR".into(), req.trace_dir.display().to_string()),
+                ("CARVE_TRACE_MODE".into(), req.mode.as_str().into()),
+                ("CARVE_EXTRA_SETUP".into(), runtime.join("carve_trace_vitest.mjs").display().to_string()),
+            ],
+            args: Vec::new(),
+            path_entries: Vec::new(),
+            native: true,
+            notes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// An I/O error naming what was done to which path.
+fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> TraceShimError + 'a {
+    move |source| TraceShimError::Setup { message: format!("cannot {action} {}: {source}", path.display()) }
+}
+
+/// A project the shim cannot trace, with the shim's reason.
+fn unsupported(message: String) -> TraceShimError {
+    TraceShimError::Setup { message: format!("cannot trace: {message}") }
+}

@@ -1,0 +1,33 @@
+// carve's tracing set-up file for vitest (put first in every project's `setupFiles` by
+// carve's reporter when $CARVE_EXTRA_SETUP names it). It creates the realm's recorder
+// before any probed module loads and switches the current test in `beforeEach` /
+// `afterEach`, with the id carve's reporter gives the test (`path > describe > test`,
+// relative to $CARVE_ROOT). The `afterAll` of each test file writes the file's `end`.
+import { afterAll, afterEach, beforeEach } from "vitest";
+import { createRequire } from "node:module";
+import { relative, sep } from "node:path";
+
+const require = createRequire(import.meta.url);
+const rt = require("./carve_trace_runtime.cjs").runtime("vitest");
+const root = process.env.CARVE_ROOT || process.cwd();
+
+function id(task) {
+  const names = [];
+  const file = task.file;
+  // vitest 1.1 puts an unnamed suite between a file and its tests: it is no part of the id.
+  for (let t = task; t && t !== file && t.type !== "file"; t = t.suite) if (t.name !== "" || t.type !== "suite") names.unshift(t.name);
+  const path = file ? relative(root, file.filepath).split(sep).join("/") : "";
+  return [path, ...names].join(" > ");
+}
+
+beforeEach((ctx) => {
+  const task = ctx && (ctx.task || ctx.meta);
+  if (task) rt.begin(id(task));
+});
+afterEach((ctx) => {
+  const task = ctx && (ctx.task || ctx.meta);
+  const state = task && task.result && task.result.state;
+  // Only a failure is final here (vitest settles a pass after every hook ran).
+  rt.finish(state === "fail" ? "failed" : undefined);
+});
+afterAll(() => rt.close());

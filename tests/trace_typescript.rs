@@ -1,0 +1,166 @@
+//! End-to-end tracing of the TypeScript fixture (`fixtures/typescript/ledger`) with the real
+//! vitest: index, probe a shadow copy with the TypeScript shim, run the suite through
+//! carve's runner with the shim's environment, and read the trace as carve does.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use carve_languages::DefinitionIndex;
+use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
+use carve_languages::trace::{TraceMode, TraceRequest, TraceShim};
+use carve_languages::typescript::runner::PackageManager;
+use carve_tracer::trace::{Caller, IMPORT_TEST, Trace};
+use common::*;
+
+/// `cp -al` of a fixture's installed node_modules next to a copy of its sources.
+fn link_node_modules(fixture: &str, dest: &Path) {
+    let from = root().join("fixtures").join(fixture).join("node_modules");
+    let ok = std::process::Command::new("cp").arg("-al").arg(&from).arg(dest.join("node_modules")).status().unwrap();
+    assert!(ok.success(), "cp -al {}", from.display());
+}
+
+fn ready(fixture: &str) -> bool {
+    let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    let modules = root().join("fixtures").join(fixture).join("node_modules").is_dir();
+    if !node || !modules {
+        assert!(std::env::var_os("CI").is_none(), "node and {fixture}/node_modules (scripts/setup) are required in CI");
+        eprintln!("skipping: node or fixtures/{fixture}/node_modules is missing (run scripts/setup)");
+    }
+    node && modules
+}
+
+struct Traced {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    tree: PathBuf,
+    index: DefinitionIndex,
+    statuses: std::collections::BTreeMap<String, TestStatus>,
+    trace: Trace,
+}
+
+/// Index a copy of `fixture`, probe a second copy, run `command` there under the shim.
+fn trace_fixture(fixture: &str, command: TestCommand, mode: TraceMode) -> Traced {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let tree = tmp.path().join("tree");
+    for dest in [&repo, &tree] {
+        copy_dir(&root().join("fixtures").join(fixture), dest);
+        link_node_modules(fixture, dest);
+    }
+    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
+    let (shim_dir, trace_dir) = (tmp.path().join("shim"), tmp.path().join("trace"));
+    let req =
+        TraceRequest { index: &index, repo: &repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode };
+    let shim = &carve_languages::typescript::trace::SHIM;
+    let setup = shim.prepare(&req).unwrap();
+    let mut run = RunRequest::new(&tree, command, tmp.path().join("scratch"));
+    run.env = setup.env.clone();
+    run.extra_args = setup.args.clone();
+    let result = carve_languages::typescript::runner::run(&run).unwrap();
+    let statuses = result.statuses.iter().map(|(id, o)| (id.clone(), o.status)).collect();
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    Traced { _tmp: tmp, repo, tree, index, statuses, trace }
+}
+
+fn edge(caller: &str, callee: &str) -> (Caller, String) {
+    (Caller::parse(caller), callee.to_string())
+}
+
+const KEEPS_CENTS: &str = "tests/money.test.ts > Money > keeps cents exactly";
+const LISTS: &str = "tests/reports.spec.ts > Report > lists accounts sorted by id";
+const SAVINGS: &str = "src/accounts/__tests__/savings.test.ts > savings accrue interest";
+
+#[test]
+fn vitest_trace_attributes_hits_and_edges_per_test() {
+    if !ready("typescript/ledger") {
+        return;
+    }
+    let vitest = TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] };
+    let t = trace_fixture("typescript/ledger", vitest, TraceMode::FirstHits);
+    assert!(
+        t.statuses.values().all(|s| *s == TestStatus::Passed),
+        "every test passes under the shim: {:?}",
+        t.statuses
+    );
+    // The trace names exactly the runner's test ids, plus `<import>`.
+    let traced: BTreeSet<&String> = t.trace.tests.keys().filter(|k| *k != IMPORT_TEST).collect();
+    let ran: BTreeSet<&String> = t.statuses.keys().collect();
+    assert_eq!(traced, ran);
+    assert!(!t.trace.is_partial(), "{:?}", t.trace.partial);
+
+    let cents = t.trace.test(KEEPS_CENTS).unwrap();
+    for hit in [
+        "src/money/money.ts::Money.constructor",
+        "src/money/money.ts::Money.plus",
+        "src/money/money.ts::Money.valueIn",
+        "src/money/money.ts::Money.format",
+    ] {
+        assert!(cents.hits.contains(hit), "{KEEPS_CENTS} must hit {hit}: {:?}", cents.hits);
+    }
+    assert!(!cents.hits.iter().any(|h| h.contains("ledger.ts") || h.contains("summary.ts")), "{:?}", cents.hits);
+    assert!(cents.hits.iter().all(|h| !t.index.definitions[h].is_test), "test code records no hits");
+    assert!(
+        cents.edges.contains(&edge("tests/money.test.ts::Money.keeps cents exactly", "src/money/money.ts::Money.plus"))
+    );
+    assert!(cents.edges.contains(&edge("src/money/money.ts::Money.plus", "src/money/money.ts::Money.valueIn")));
+
+    let lists = t.trace.test(LISTS).unwrap();
+    assert!(lists.edges.contains(&edge("tests/reports.spec.ts::sampleLedger", "src/accounts/ledger.ts::Ledger.open")));
+    // The arrow inside `Report.lines` counts as `Report.lines`.
+    assert!(lists.edges.contains(&edge("src/reports/summary.ts::Report.lines", "src/accounts/ledger.ts::Ledger.get")));
+    assert!(lists.edges.contains(&edge("src/reports/summary.ts::Report.byKind", "src/util/collections.ts::groupBy")));
+    assert!(!lists.hits.contains("src/reports/summary.ts::renderTable"));
+
+    // A decorated method is reached through the decorator's wrapper (code of `logged`).
+    let savings = t.trace.test(SAVINGS).unwrap();
+    assert!(
+        savings
+            .edges
+            .contains(&edge("src/accounts/account.ts::SavingsAccount.accrue", "src/util/decorators.ts::logged"))
+    );
+    assert!(
+        savings.edges.contains(&edge("src/util/decorators.ts::logged", "src/accounts/account.ts::BaseAccount.deposit"))
+    );
+
+    // Decorators run when their module loads: `<import>`, called from the module's code.
+    let import = t.trace.test(IMPORT_TEST).unwrap();
+    assert!(
+        import.edges.contains(&edge("<module>src/accounts/account.ts", "src/util/decorators.ts::logged")),
+        "{:?}",
+        import.edges
+    );
+    assert!(!cents.hits.contains("src/util/decorators.ts::logged"), "load-time code is not the test's");
+
+    // Probed files keep their lines and still type-check; the repository is untouched.
+    for path in t.index.files.keys() {
+        let (before, after) =
+            (std::fs::read_to_string(t.repo.join(path)).unwrap(), std::fs::read_to_string(t.tree.join(path)).unwrap());
+        assert!(after.contains("__carve_"), "{path} is probed");
+        for (i, (a, b)) in before.lines().zip(after.lines()).enumerate() {
+            let mut rest = b.chars();
+            assert!(a.chars().all(|c| rest.any(|p| p == c)), "{path}:{}: `{a}` became `{b}`", i + 1);
+        }
+    }
+    carve_languages::typescript::build_check(&t.tree).expect("the probed tree type-checks");
+    assert!(std::fs::read_to_string(t.repo.join("src/money/money.ts")).unwrap().find("__carve").is_none());
+}
+
+#[test]
+fn exact_mode_records_every_caller() {
+    if !ready("typescript/ledger") {
+        return;
+    }
+    let vitest = TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] };
+    let t = trace_fixture("typescript/ledger", vitest, TraceMode::Exact);
+    assert_eq!(t.trace.mode, carve_tracer::trace::TraceMode::Exact);
+    let cents = t.trace.test(KEEPS_CENTS).unwrap();
+    // `new Money` is called by the test and by `plus`: both callers are kept.
+    assert!(
+        cents
+            .edges
+            .contains(&edge("tests/money.test.ts::Money.keeps cents exactly", "src/money/money.ts::Money.constructor"))
+    );
+    assert!(cents.edges.contains(&edge("src/money/money.ts::Money.plus", "src/money/money.ts::Money.constructor")));
+}
