@@ -40,7 +40,7 @@ fn grade_gold_empty_and_test_touching_patches_on_real_bundles() {
         return;
     }
     let (_tmp, repo) = fixture_copy("python/inventory");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let tasks = out.path().join("tasks");
     carve_ok(&["tasks", repo.to_str().unwrap(), "--out", tasks.to_str().unwrap()], 0);
@@ -155,7 +155,7 @@ fn grade_gold_empty_and_test_touching_patches_on_real_bundles() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg"), "charts are inline SVG");
     assert!(!page.contains("src=\"http") && !page.contains("href=\"http") && !page.contains("<link"), "self-contained");
-    assert_eq!(before, snapshot(&repo), "grading never touches the repository");
+    assert_eq!(before, tree_snapshot(&repo), "grading never touches the repository");
     browser_check(&html, &["#metrics", "#rates svg"], &out.path().join("grade.png"));
 }
 
@@ -164,7 +164,7 @@ fn grade_gold_empty_and_test_touching_patches_on_real_bundles() {
 /// A git repository from the scripted history and a chain bundle following
 /// BRIEF-chain/docs/formats.md (version 1), built with git from the commits.
 fn build_chain(dir: &Path) -> (PathBuf, PathBuf) {
-    let fixture = root().join("fixtures/python/ledger-history");
+    let fixture = carve_testutil::workspace_root().join("fixtures/python/ledger-history");
     let spec: toml::Table =
         toml::from_str(&std::fs::read_to_string(fixture.join("chain-fixture.toml")).unwrap()).unwrap();
     let repo = dir.join("ledger");
@@ -244,7 +244,7 @@ fn build_chain(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn agent(name: &str) -> String {
-    root().join("tests/agents").join(name).display().to_string()
+    carve_testutil::workspace_root().join("tests/agents").join(name).display().to_string()
 }
 
 fn arc_run(bundle: &Path, repo: &Path, out: &Path, agent_cmd: &str, name: &str, extra: &[&str]) -> Value {
@@ -281,7 +281,7 @@ fn arc_run_oracle_empty_and_first_stage_agents_and_their_metrics() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let (repo, bundle) = build_chain(tmp.path());
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tmp.path().join("runs");
     let oracle = arc_run(&bundle, &repo, &out, &agent("oracle.sh"), "oracle", &[]);
     assert_eq!(passes(&oracle), vec![true, true, true], "{oracle:#}");
@@ -350,7 +350,7 @@ fn arc_run_oracle_empty_and_first_stage_agents_and_their_metrics() {
     assert_eq!(g["after_pass"]["value"], 0.75);
     assert_eq!(g["after_fail"]["value"], 0.0);
     assert_eq!(r["all"]["first_break"], json!({"complete": 1, "m0": 1, "m1": 1}));
-    assert_eq!(before, snapshot(&repo), "the repository is never touched");
+    assert_eq!(before, tree_snapshot(&repo), "the repository is never touched");
     browser_check(
         &html,
         &["#metrics", "#survival svg", "#m0-gate svg", "#first-break svg"],

@@ -113,7 +113,7 @@ fn audit_text_feature(how: Install) {
         eprintln!("skipped: cannot create a virtualenv with {}", python());
         return;
     };
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tmp.path().join("out");
     let args = [
         "audit",
@@ -138,7 +138,7 @@ fn audit_text_feature(how: Install) {
         !extracted.iter().any(|id| id.starts_with("src/tally/counter.py")),
         "{how:?}: the counter runs in P2P tests and must stay; report: {report:#}"
     );
-    assert_eq!(before, snapshot(&repo), "{how:?}: carve modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "{how:?}: carve modified the repository");
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn tasks_on_an_editable_src_layout_clone_yield_a_valid_task_named_after_the_remo
         return;
     }
     assert!(!git(&repo, &["ls-files", "--error-unmatch", "src/tally/_version.py"]), "_version.py is ignored");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tmp.path().join("out");
     let args = [
         "tasks",
@@ -218,5 +218,5 @@ fn tasks_on_an_editable_src_layout_clone_yield_a_valid_task_named_after_the_remo
     let inst: Value = serde_json::from_str(&std::fs::read_to_string(bundle.join("instance.json")).unwrap()).unwrap();
     assert!(inst["PASS_TO_PASS"].as_array().unwrap().iter().any(|t| t == moved), "{inst:#}");
     assert!(!inst["FAIL_TO_PASS"].as_array().unwrap().iter().any(|t| t == moved), "{inst:#}");
-    assert_eq!(before, snapshot(&repo), "carve modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }

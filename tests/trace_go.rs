@@ -7,7 +7,7 @@
 mod common;
 
 use carve_languages::DefinitionIndex;
-use carve_languages::runner::{self, RunRequest, TestCommand, TestStatus};
+use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
 use carve_languages::trace::{TraceMode, TraceRequest};
 use carve_tracer::trace::{Caller, Trace};
 use common::*;
@@ -46,7 +46,7 @@ fn trace_fixture(mode: TraceMode) -> Traced {
     run.env = setup.env.clone();
     run.extra_args = setup.args.clone();
     std::fs::create_dir_all(&run.scratch).unwrap();
-    let result = runner::run(&run).unwrap();
+    let result = carve_languages::run_tests(&run).unwrap();
     let statuses = result.statuses.iter().map(|(id, o)| (id.clone(), o.status)).collect();
     let trace = Trace::read_dir(&trace_dir).unwrap();
     Traced { _tmp: tmp, repo, tree, trace, statuses }
@@ -164,7 +164,7 @@ fn carve_trace_and_baseline_on_go_modules() {
         return;
     }
     let (_tmp, repo) = fixture_copy("go/shapes");
-    let before = snapshot(&repo);
+    let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let o = carve_ok(&["trace", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json"], 0);
     let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -173,7 +173,7 @@ fn carve_trace_and_baseline_on_go_modules() {
     let kinds = trace.test("example.com/shapes/geometry/TestKinds").expect("TestKinds traced");
     assert!(kinds.hits.contains("geometry/registry.go::Kinds"), "{:?}", kinds.hits);
     assert!(trace.test("<import>").is_some_and(|t| t.hits.contains("geometry/registry.go::init")));
-    assert_eq!(before, snapshot(&repo), "carve trace modified the repository");
+    assert_eq!(before, tree_snapshot(&repo), "carve trace modified the repository");
 
     let (_tmp, repo) = fixture_copy("go/vet-fails");
     let out = tempfile::tempdir().unwrap();
@@ -230,7 +230,7 @@ fn test_main_and_parallel_subtests_are_attributed() {
         RunRequest::new(&tree, TestCommand::GoTest { args: Vec::new(), packages: None }, tmp.path().join("s"));
     run.env = setup.env;
     run.extra_args = setup.args;
-    let result = runner::run(&run).unwrap();
+    let result = carve_languages::run_tests(&run).unwrap();
     assert!(result.statuses.values().all(|o| o.status == TestStatus::Passed), "{:?}", result.statuses);
     let trace = Trace::read_dir(&trace_dir).unwrap();
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);

@@ -16,14 +16,14 @@ use common::*;
 
 /// `cp -al` of a fixture's installed node_modules next to a copy of its sources.
 fn link_node_modules(fixture: &str, dest: &Path) {
-    let from = root().join("fixtures").join(fixture).join("node_modules");
+    let from = carve_testutil::workspace_root().join("fixtures").join(fixture).join("node_modules");
     let ok = std::process::Command::new("cp").arg("-al").arg(&from).arg(dest.join("node_modules")).status().unwrap();
     assert!(ok.success(), "cp -al {}", from.display());
 }
 
 fn ready(fixture: &str) -> bool {
     let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let modules = root().join("fixtures").join(fixture).join("node_modules").is_dir();
+    let modules = carve_testutil::workspace_root().join("fixtures").join(fixture).join("node_modules").is_dir();
     if !node || !modules {
         assert!(std::env::var_os("CI").is_none(), "node and {fixture}/node_modules (scripts/setup) are required in CI");
         eprintln!("skipping: node or fixtures/{fixture}/node_modules is missing (run scripts/setup)");
@@ -46,7 +46,7 @@ fn trace_fixture(fixture: &str, command: TestCommand, mode: TraceMode) -> Traced
     let repo = tmp.path().join("repo");
     let tree = tmp.path().join("tree");
     for dest in [&repo, &tree] {
-        copy_dir(&root().join("fixtures").join(fixture), dest);
+        copy_dir(&carve_testutil::workspace_root().join("fixtures").join(fixture), dest);
         link_node_modules(fixture, dest);
     }
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();

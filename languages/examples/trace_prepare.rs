@@ -7,7 +7,11 @@
 use std::path::PathBuf;
 
 use carve_languages::DefinitionIndex;
-use carve_languages::trace::{TraceMode, TraceRequest, shim_for};
+use carve_languages::trace::{TraceMode, TraceRequest, TraceShim};
+
+fn shim_for(language: carve_languages::Language) -> Option<&'static dyn TraceShim> {
+    carve_languages::support(language).trace_shim()
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

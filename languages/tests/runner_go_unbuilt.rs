@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use carve_languages::runner::{self, RunRequest, TestCommand, TestStatus};
+use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
 
 const PACKAGE: &str = "example.com/vetfails/greet";
 
@@ -40,8 +40,8 @@ fn a_package_failing_vet_is_an_error_naming_it_with_the_fix() {
     }
     let scratch = tempfile::tempdir().unwrap();
     for attempt in [
-        runner::run(&request(scratch.path(), &[], None)).err(),
-        runner::collect(&request(scratch.path(), &[], None)).err(),
+        carve_languages::run_tests(&request(scratch.path(), &[], None)).err(),
+        carve_languages::collect_tests(&request(scratch.path(), &[], None)).err(),
     ] {
         let msg = attempt.expect("a suite whose tests do not build is not an empty success").to_string();
         assert!(msg.contains(&format!("the tests of package {PACKAGE} does not build")), "{msg}");
@@ -51,12 +51,12 @@ fn a_package_failing_vet_is_an_error_naming_it_with_the_fix() {
     }
 
     // The fix the message names works.
-    let result = runner::run(&request(scratch.path(), &["-vet=off"], None)).unwrap();
+    let result = carve_languages::run_tests(&request(scratch.path(), &["-vet=off"], None)).unwrap();
     let statuses: Vec<(&str, TestStatus)> = result.statuses.iter().map(|(id, o)| (id.as_str(), o.status)).collect();
     assert!(statuses.contains(&(&format!("{PACKAGE}/TestHello"), TestStatus::Passed)), "{statuses:?}");
 
     // A selection (validation's runs) still gets one status per requested test.
     let id = format!("{PACKAGE}/TestHello");
-    let result = runner::run(&request(scratch.path(), &[], Some(vec![id.clone()]))).unwrap();
+    let result = carve_languages::run_tests(&request(scratch.path(), &[], Some(vec![id.clone()]))).unwrap();
     assert_eq!(result.statuses[&id].status, TestStatus::Error, "{:?}", result.statuses);
 }
