@@ -51,7 +51,7 @@ pub struct Common {
     /// Timeout for a whole test run, in seconds (overrides carve.toml).
     #[arg(long)]
     pub timeout: Option<u64>,
-    /// A test making no progress for this many seconds is killed as hung (overrides carve.toml).
+    /// A test making no progress for this many seconds is killed as hung; a test process gets at least 60 s to start and collect (overrides carve.toml).
     #[arg(long)]
     pub test_timeout: Option<u64>,
 }

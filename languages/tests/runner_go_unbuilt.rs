@@ -2,27 +2,17 @@
 //! `go test` runs (a non-constant format string, reported since Go 1.24), as a public module
 //! did under today's Go. A whole-suite run is an error naming the package, vet's message and
 //! the fix; with `-vet=off` the tests run; a selected run reports the tests as `error`.
-//! Skipped with a note when `go` is absent, unless `CI` is set.
+//! Ignored when `go` is absent (failing in CI).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
 
 const PACKAGE: &str = "example.com/vetfails/greet";
 
-fn have_go() -> bool {
-    let ok = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "go is required when CI is set");
-        eprintln!("skipped: `go` is not installed");
-    }
-    ok
-}
-
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/vet-fails")
+    carve_testutil::fixture("go/vet-fails")
 }
 
 fn request(scratch: &Path, args: &[&str], tests: Option<Vec<String>>) -> RunRequest {
@@ -33,11 +23,8 @@ fn request(scratch: &Path, args: &[&str], tests: Option<Vec<String>>) -> RunRequ
     r
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn a_package_failing_vet_is_an_error_naming_it_with_the_fix() {
-    if !have_go() {
-        return;
-    }
     let scratch = tempfile::tempdir().unwrap();
     for attempt in [
         carve_languages::run_tests(&request(scratch.path(), &[], None)).err(),

@@ -94,7 +94,7 @@ impl Suite {
             unreachable!("go::runner called for {}", req.command.runner_name())
         };
         let patterns = patterns.clone().unwrap_or_else(|| vec!["./...".to_string()]);
-        let limits = Limits { deadline, no_progress: req.timeout };
+        let limits = Limits::new(deadline, req.timeout);
         let template = "{{.ImportPath}}{{if .Error}}\t{{.Error}}{{end}}";
         let mut args = vec!["list".to_string(), "-e".into(), "-f".into(), template.into()];
         args.extend(patterns.iter().cloned());
@@ -239,7 +239,7 @@ impl Suite {
         let units = self.units(selection);
         let command_line = first_line.unwrap_or_else(|| process::display_command(Path::new("go"), &base));
         let mut reader = GoReader::new();
-        let limits = Limits { deadline, no_progress: req.test_timeout };
+        let limits = Limits::tests(deadline, req.test_timeout);
         let ended = if steps_.is_empty() {
             Ended::nothing_to_run()
         } else {

@@ -197,7 +197,7 @@ impl RunDir {
         let stderr = self.dir.join(format!("stderr-{number}.log"));
         let mut reader = ReportReader::new(report);
         let started = Instant::now();
-        let limits = Limits { deadline, no_progress: req.test_timeout };
+        let limits = Limits::tests(deadline, req.test_timeout);
         let ended = process::supervise(cmd, &stdout, &stderr, limits, &mut reader)
             .map_err(|e| spawn_error(python, command_line.clone(), e))?;
         if let Some(detail) = reader.problem.take() {

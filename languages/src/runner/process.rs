@@ -102,7 +102,26 @@ impl Ended {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub deadline: Instant,
+    /// Killed when nothing progressed for this long...
     pub no_progress: Duration,
+    /// ...or, before its first progress (start-up, imports, collection), for this long.
+    pub startup: Duration,
+}
+
+/// What a test run's start-up gets at least, whatever the per-test timeout: importing and
+/// collecting a large suite on a loaded machine takes seconds, and is not a test hanging.
+pub(crate) const STARTUP_ALLOWANCE: Duration = Duration::from_secs(60);
+
+impl Limits {
+    /// One allowance for everything the process does.
+    pub fn new(deadline: Instant, no_progress: Duration) -> Self {
+        Limits { deadline, no_progress, startup: no_progress }
+    }
+
+    /// A test run: `test_timeout` per test, and at least [`STARTUP_ALLOWANCE`] to start.
+    pub fn tests(deadline: Instant, test_timeout: Duration) -> Self {
+        Limits { deadline, no_progress: test_timeout, startup: test_timeout.max(STARTUP_ALLOWANCE) }
+    }
 }
 
 /// Spawn `cmd` (its own process group, stdin closed, output into `stdout`/`stderr`) and
@@ -118,6 +137,7 @@ pub(crate) fn supervise(
     let mut child = cmd.spawn()?;
     let pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let mut last_progress = Instant::now();
+    let mut allowance = limits.startup;
     let (stop, status) = loop {
         if let Some(status) = child.wait_timeout(POLL)? {
             // Processes the tests started and left behind must not outlive the run.
@@ -127,11 +147,12 @@ pub(crate) fn supervise(
         let now = Instant::now();
         if progress.poll() {
             last_progress = now;
+            allowance = limits.no_progress;
         }
         if now >= limits.deadline {
             break (Stop::Deadline, None);
         }
-        if now.duration_since(last_progress) >= limits.no_progress {
+        if now.duration_since(last_progress) >= allowance {
             break (Stop::NoProgress, None);
         }
     };
@@ -218,8 +239,7 @@ pub(crate) mod tests {
     fn exit_code_and_tails_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         let (o, e) = (dir.path().join("o"), dir.path().join("e"));
-        let limits =
-            Limits { deadline: Instant::now() + Duration::from_secs(30), no_progress: Duration::from_secs(30) };
+        let limits = Limits::new(Instant::now() + Duration::from_secs(30), Duration::from_secs(30));
         let end = supervise(sh("echo out; echo err >&2; exit 3"), &o, &e, limits, &mut Never).unwrap();
         assert_eq!(end.stop, Stop::Exited);
         assert_eq!(end.exit_code, Some(3));
@@ -233,14 +253,43 @@ pub(crate) mod tests {
         let (o, e) = (dir.path().join("o"), dir.path().join("e"));
         let pidfile = dir.path().join("pid");
         let script = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
-        let limits =
-            Limits { deadline: Instant::now() + Duration::from_secs(60), no_progress: Duration::from_millis(500) };
+        let limits = Limits::new(Instant::now() + Duration::from_secs(60), Duration::from_millis(500));
         let started = Instant::now();
         let end = supervise(sh(&script), &o, &e, limits, &mut Never).unwrap();
         assert_eq!(end.stop, Stop::NoProgress);
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
         assert!(process_gone(&pid), "the grandchild {pid} survived");
+    }
+
+    #[test]
+    fn start_up_has_its_own_allowance_then_the_per_test_limit_applies() {
+        /// Progress once, 800 ms after the start, then never again.
+        struct Once(Instant, bool);
+        impl Progress for Once {
+            fn poll(&mut self) -> bool {
+                let first = !self.1 && self.0.elapsed() >= Duration::from_millis(800);
+                self.1 |= first;
+                first
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let limits = Limits {
+            deadline: started + Duration::from_secs(60),
+            no_progress: Duration::from_millis(300),
+            startup: Duration::from_secs(30),
+        };
+        let mut progress = Once(started, false);
+        let end =
+            supervise(sh("sleep 300"), &dir.path().join("o"), &dir.path().join("e"), limits, &mut progress).unwrap();
+        assert_eq!(end.stop, Stop::NoProgress);
+        assert!(progress.1, "killed during start-up, before its first progress");
+        // Killed 300 ms after that progress, not 30 s.
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(1100) && took < Duration::from_secs(25), "{took:?}");
+        assert_eq!(Limits::tests(started, Duration::from_secs(2)).startup, STARTUP_ALLOWANCE);
+        assert_eq!(Limits::tests(started, Duration::from_secs(900)).startup, Duration::from_secs(900));
     }
 
     #[test]
@@ -252,8 +301,7 @@ pub(crate) mod tests {
             }
         }
         let dir = tempfile::tempdir().unwrap();
-        let limits =
-            Limits { deadline: Instant::now() + Duration::from_millis(300), no_progress: Duration::from_secs(60) };
+        let limits = Limits::new(Instant::now() + Duration::from_millis(300), Duration::from_secs(60));
         let end =
             supervise(sh("sleep 300"), &dir.path().join("o"), &dir.path().join("e"), limits, &mut Always).unwrap();
         assert_eq!(end.stop, Stop::Deadline);

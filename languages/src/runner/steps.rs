@@ -194,8 +194,7 @@ mod tests {
     #[test]
     fn steps_run_in_order_and_a_killed_one_ends_the_attempt() {
         let dir = tempfile::tempdir().unwrap();
-        let limits =
-            Limits { deadline: Instant::now() + Duration::from_secs(30), no_progress: Duration::from_millis(400) };
+        let limits = Limits::new(Instant::now() + Duration::from_secs(30), Duration::from_millis(400));
         let mut reader = Count::default();
         let steps = vec![sh("echo one"), sh("sleep 30"), sh("echo never")];
         let ended = run_steps(steps, dir.path(), "t", limits, &mut reader).unwrap();

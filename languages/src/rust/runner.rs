@@ -132,7 +132,7 @@ struct Suite {
 
 impl Suite {
     fn list(req: &RunRequest, work: &WorkDir, deadline: Instant) -> Result<Suite, RunnerError> {
-        let limits = Limits { deadline, no_progress: req.timeout };
+        let limits = Limits::new(deadline, req.timeout);
         let args: Vec<String> =
             ["metadata", "--no-deps", "--format-version", "1", "--locked"].map(String::from).to_vec();
         let line = display(&args);
@@ -286,7 +286,7 @@ impl Suite {
         let steps_: Vec<Step> =
             arg_lists.iter().map(|a| Step { cmd: cargo_command(req, work, a), command_line: display(a) }).collect();
         let mut reader = LibtestReader::new(&self.ws);
-        let limits = Limits { deadline, no_progress: req.test_timeout };
+        let limits = Limits::tests(deadline, req.test_timeout);
         let (nextest_results, nextest_ended, nextest_line) = if nextest {
             match self.nextest_part(req, work, selection, deadline, number)? {
                 Ok(done) => done,

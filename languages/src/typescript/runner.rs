@@ -341,7 +341,7 @@ impl Job {
         let stderr = self.dir.dir.join(format!("stderr-{number}.log"));
         let mut reader = ProgressReader::new(progress);
         let started = Instant::now();
-        let limits = Limits { deadline, no_progress: req.test_timeout };
+        let limits = Limits::tests(deadline, req.test_timeout);
         let ended = process::supervise(cmd, &stdout, &stderr, limits, &mut reader).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 RunnerError::ToolNotFound {

@@ -52,7 +52,12 @@ fn decide(missing: &[String], ci: bool) -> Decision {
 
 fn parse_requirements(attr: TokenStream) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    for tree in attr {
+    // A literal passed through a `macro_rules!` fragment arrives wrapped in an invisible group.
+    let flat = attr.into_iter().flat_map(|tree| match tree {
+        TokenTree::Group(g) if g.delimiter() == Delimiter::None => g.stream().into_iter().collect(),
+        other => vec![other],
+    });
+    for tree in flat {
         match tree {
             TokenTree::Punct(p) if p.as_char() == ',' => {}
             TokenTree::Literal(lit) => {

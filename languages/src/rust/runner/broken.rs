@@ -34,7 +34,7 @@ pub(crate) fn list_tests(
     let TestCommand::Cargo { args: user, workspace, .. } = &req.command else {
         unreachable!("rust::runner called for {}", req.command.runner_name())
     };
-    let limits = Limits { deadline, no_progress: req.timeout };
+    let limits = Limits::new(deadline, req.timeout);
     let tail_args = |args: &mut Vec<String>| {
         args.extend(user.iter().cloned());
         args.extend(["--", "--list", "--format", "terse"].map(String::from));

@@ -59,7 +59,7 @@ impl Suite {
         let step = Step { cmd: cargo_command(req, work, &args), command_line: line.clone() };
         // nextest kills a hanging test itself after the per-test timeout; carve's watchdog
         // only steps in when nextest itself stops making progress.
-        let limits = Limits { deadline, no_progress: req.test_timeout + Duration::from_secs(60) };
+        let limits = Limits::new(deadline, req.test_timeout + Duration::from_secs(60));
         let ended = steps::run_steps(vec![step], &dir, "nextest", limits, &mut Growth::default())
             .map_err(|(l, e)| spawn_error(&l, e))?;
         if ended.stop != Stop::Exited {

@@ -53,7 +53,7 @@ fn runner_listing(job: &Job, req: &RunRequest, deadline: Instant) -> Option<Vec<
         cmd.env(k, v);
     }
     let stdout = job.dir.dir.join("files-stdout.log");
-    let limits = Limits { deadline: deadline.min(Instant::now() + LIST_TIMEOUT), no_progress: LIST_TIMEOUT };
+    let limits = Limits::new(deadline.min(Instant::now() + LIST_TIMEOUT), LIST_TIMEOUT);
     let ended = process::supervise(cmd, &stdout, &job.dir.dir.join("files-stderr.log"), limits, &mut Quiet).ok()?;
     if ended.stop != process::Stop::Exited {
         return None;
