@@ -4,7 +4,9 @@
 //!   normalized (all white space removed); a line is *non-trivial* when it is not a comment
 //!   (`#`, `//`, `/*`, `*`) and keeps at least [`MIN_LINE_CHARS`] characters. Every run of
 //!   lines the gold patch adds (one hunk's `+` lines) gives windows of [`WINDOW`]
-//!   consecutive non-trivial lines; a workspace file leaks when [`WINDOW`] consecutive
+//!   consecutive non-trivial lines; lines the contract shows anyway (signatures, doc
+//!   comments: every line of a string in `contract.json`) count as trivial, since the
+//!   agent is given them. A workspace file leaks when [`WINDOW`] consecutive
 //!   non-trivial lines of it equal such a window. Shorter runs are too small to tell a copy
 //!   from a coincidence and are not checked.
 //! - **Interface**: the contract names every identifier the F2P tests use (the lines
@@ -97,11 +99,28 @@ fn added_runs(patch: &str) -> Vec<(String, Vec<&str>)> {
     runs
 }
 
+/// Normalized lines of every string in `contract.json` (signatures, doc comments): public.
+fn public_lines(contract_json: &str) -> BTreeSet<String> {
+    fn walk(v: &serde_json::Value, out: &mut BTreeSet<String>) {
+        match v {
+            serde_json::Value::String(s) => out.extend(s.lines().filter_map(normalize)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(contract_json) {
+        walk(&v, &mut out);
+    }
+    out
+}
+
 /// Windows of the gold code: joined normalized lines -> the gold file.
-fn gold_windows(gold_patch: &str) -> BTreeMap<String, String> {
+fn gold_windows(gold_patch: &str, public: &BTreeSet<String>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (file, lines) in added_runs(gold_patch) {
-        let norm: Vec<String> = lines.iter().filter_map(|l| normalize(l)).collect();
+        let norm: Vec<String> = lines.iter().filter_map(|l| normalize(l)).filter(|n| !public.contains(n)).collect();
         for w in norm.windows(WINDOW) {
             out.entry(w.join("\n")).or_insert_with(|| file.clone());
         }
@@ -110,9 +129,13 @@ fn gold_windows(gold_patch: &str) -> BTreeMap<String, String> {
 }
 
 /// Gold-code copies in one file's text.
-fn copies_in(file: &str, text: &str, windows: &BTreeMap<String, String>) -> Vec<GoldCopy> {
-    let norm: Vec<(usize, String)> =
-        text.lines().enumerate().filter_map(|(i, l)| normalize(l).map(|n| (i + 1, n))).collect();
+fn copies_in(file: &str, text: &str, windows: &BTreeMap<String, String>, public: &BTreeSet<String>) -> Vec<GoldCopy> {
+    let norm: Vec<(usize, String)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| normalize(l).map(|n| (i + 1, n)))
+        .filter(|(_, n)| !public.contains(n))
+        .collect();
     let mut out: Vec<GoldCopy> = Vec::new();
     for w in norm.windows(WINDOW) {
         let key = w.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join("\n");
@@ -152,12 +175,13 @@ pub struct LeakageInputs<'a> {
 /// Check the workspace at `ws` (written by [`super::agent_workspace::write`]).
 pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let files = super::agent_workspace::committed_files(ws)?;
-    let windows = gold_windows(inputs.gold_patch);
+    let public = public_lines(inputs.contract_json);
+    let windows = gold_windows(inputs.gold_patch, &public);
     let mut copies = Vec::new();
     let mut ws_words = BTreeSet::new();
     for rel in &files {
         let Ok(text) = std::fs::read_to_string(ws.join(rel)) else { continue };
-        copies.extend(copies_in(rel, &text, &windows));
+        copies.extend(copies_in(rel, &text, &windows, &public));
         let is_test = inputs.index.files.get(rel).is_some_and(|f| f.is_test);
         if !is_test {
             words(&text, &mut ws_words);
@@ -221,7 +245,7 @@ mod tests {
 
     #[test]
     fn windows_of_normalized_added_lines() {
-        let w = gold_windows(GOLD);
+        let w = gold_windows(GOLD, &BTreeSet::new());
         assert_eq!(w.len(), 1, "{w:?}");
         let key = w.keys().next().unwrap();
         assert!(key.starts_with("defslugify(text,sep=\"-\"):\ntext=text.strip().lower()"), "{key}");
@@ -230,19 +254,19 @@ mod tests {
 
     #[test]
     fn a_reformatted_copy_is_found_with_its_lines() {
-        let w = gold_windows(GOLD);
+        let w = gold_windows(GOLD, &BTreeSet::new());
         let copy = "x = 1\n\ndef slugify(text,  sep=\"-\"):\n    text = text.strip().lower()   # lower\n    # a comment between\n    text = re.sub(r\"[^a-z0-9]+\", sep, text)\n    return text.strip(sep)\n";
         // The trailing comment changes that line, so it is no copy; without it it is.
-        assert!(copies_in("docs/x.py", copy, &w).is_empty());
+        assert!(copies_in("docs/x.py", copy, &w, &BTreeSet::new()).is_empty());
         let copy = copy.replace("   # lower", "");
-        let found = copies_in("docs/x.py", &copy, &w);
+        let found = copies_in("docs/x.py", &copy, &w, &BTreeSet::new());
         assert_eq!(found, vec![GoldCopy { file: "docs/x.py".into(), lines: (3, 7), gold_file: "pkg/text.py".into() }]);
     }
 
     #[test]
     fn short_or_trivial_runs_are_not_windows() {
         let patch = "+++ b/a.py\n@@ -1 +1,5 @@\n+def f():\n+    pass\n+    return None\n+}\n";
-        assert!(gold_windows(patch).is_empty());
+        assert!(gold_windows(patch, &BTreeSet::new()).is_empty());
         assert_eq!(normalize("    # comment here"), None);
         assert_eq!(normalize("  return x  "), None);
         assert_eq!(normalize("  return value"), Some("returnvalue".into()));
