@@ -175,3 +175,23 @@ fn p2p_files_protects_the_closest_test_files_only() {
         assert!(!p2p.contains(&b), "{b} is both broken and P2P");
     }
 }
+
+#[needs("python3")]
+fn describe_writes_the_feature_description_and_a_failing_command_is_an_error() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    let remove = "inventory/pricing.py::apply_discount";
+    // The command sees the facts on stdin and writes Markdown.
+    let cmd = "python3 -c \"import json,sys; d=json.load(sys.stdin); print('Discounts for', d['repo'], len(d['contract']['objects']))\"";
+    carve_ok(&["extract", r, "--out", o, "--remove", remove, "--repo-name", "shop/stock", "--describe", cmd], 0);
+    let statement = std::fs::read_to_string(out.path().join("extract/problem_statement.md")).unwrap();
+    assert!(statement.contains("## Feature\n\nDiscounts for shop/stock 1\n"), "{statement}");
+    let failed = carve()
+        .args(["extract", r, "--out", o, "--remove", remove, "--describe", "echo no >&2; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(err.contains("the describe command `echo no >&2; exit 3` failed") && err.contains("no"), "{err}");
+}
