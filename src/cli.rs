@@ -69,6 +69,19 @@ pub struct FeatureArgs {
     pub entry_filter: Option<String>,
 }
 
+/// How tasks name the repository and describe the feature (commands that write statements).
+#[derive(Debug, Args, Clone, Default)]
+pub struct StatementArgs {
+    /// `owner/name` for instance ids and statements (default: from the `origin` remote URL,
+    /// else `local/<folder name>`).
+    #[arg(long)]
+    pub repo_name: Option<String>,
+    /// A command that writes the feature description: the statement's facts as JSON on its
+    /// stdin, Markdown on its stdout (e.g. a script that asks a model). A failing command is an error.
+    #[arg(long)]
+    pub describe: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Detect the language and test command, and write carve.toml into the output folder.
@@ -131,6 +144,8 @@ pub enum Command {
         remove_tests: Vec<String>,
         #[arg(long, value_enum, default_value_t)]
         edges: EdgeMode,
+        #[command(flatten)]
+        statement: StatementArgs,
     },
     /// Re-run the validation of a task bundle (baseline, masked, restored, level 2).
     Validate {
@@ -169,6 +184,27 @@ pub enum Command {
         /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
         #[arg(long)]
         entry_filter: Option<String>,
+        /// Protect only the N test files that share the most executed code with the candidate
+        /// (FeatureBench-sized tasks); other tests that fail on the masked state are listed as
+        /// `broken_tests` in validation.json. Default: every passing test is P2P.
+        #[arg(long)]
+        p2p_files: Option<usize>,
+        #[command(flatten)]
+        statement: StatementArgs,
+    },
+    /// Write the agent's workspace of a task bundle: the masked state as a fresh git
+    /// repository with one commit, without history, caches or build outputs.
+    Workspace {
+        /// The task bundle directory (with instance.json).
+        bundle: PathBuf,
+        /// The repository the bundle was made from (never modified).
+        #[arg(long)]
+        repo: PathBuf,
+        /// The workspace directory to create (must not exist, or be empty).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
     },
     /// Grade solution patches on Level 1/2 task bundles: resolved, passed rate, per-test statuses.
     Grade(crate::commands::eval::GradeArgs),

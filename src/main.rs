@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod config;
+mod identity;
 mod output;
 mod pipeline;
 mod progress;

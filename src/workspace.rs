@@ -197,7 +197,9 @@ pub struct RepoIdentity {
 }
 
 impl RepoIdentity {
-    pub fn detect(repo: &Path, tree_digest: &str) -> RepoIdentity {
+    /// Detect the identity of `repo` (see [`crate::identity`]); `name` (`--repo-name`,
+    /// already checked) overrides the owner and name.
+    pub fn detect(repo: &Path, tree_digest: &str, name: Option<&(String, String)>) -> RepoIdentity {
         let dir_name = repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
         let git = |args: &[&str]| -> Option<String> {
             let out = Command::new("git").arg("-C").arg(repo).args(args).output().ok()?;
@@ -209,11 +211,22 @@ impl RepoIdentity {
         let is_top = top.as_deref().and_then(|t| t.canonicalize().ok()).as_deref() == Some(repo);
         let (commit, created_at) =
             if is_top { (git(&["rev-parse", "HEAD"]), git(&["log", "-1", "--format=%cI"])) } else { (None, None) };
-        let (owner, name) = is_top
-            .then(|| git(&["config", "--get", "remote.origin.url"]))
-            .flatten()
-            .and_then(|u| owner_repo_from_url(&u))
-            .unwrap_or_else(|| ("local".to_string(), dir_name));
+        // `origin`, else the first remote by name.
+        let remote_url = || {
+            let remotes = git(&["remote"])?;
+            let mut names: Vec<&str> = remotes.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            names.sort();
+            let pick = if names.contains(&"origin") { "origin" } else { names.first()? };
+            git(&["remote", "get-url", pick])
+        };
+        let (owner, name) = match name {
+            Some(n) => n.clone(),
+            None => is_top
+                .then(remote_url)
+                .flatten()
+                .and_then(|u| crate::identity::owner_name_from_url(&u))
+                .unwrap_or_else(|| ("local".to_string(), dir_name)),
+        };
         RepoIdentity {
             owner,
             name,
@@ -222,29 +235,20 @@ impl RepoIdentity {
         }
     }
 
+    /// `owner/name`, as `instance.json`'s `repo` and the statements write it.
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.owner, self.name)
+    }
+
     pub fn commit8(&self) -> &str {
         let c = self.commit.strip_prefix("tree-").unwrap_or(&self.commit);
         &c[..8.min(c.len())]
     }
 }
 
-fn owner_repo_from_url(url: &str) -> Option<(String, String)> {
-    let trimmed = url.trim_end_matches('/').trim_end_matches(".git");
-    let mut parts = trimmed.rsplit(['/', ':']);
-    let name = parts.next()?.to_string();
-    let owner = parts.next()?.to_string();
-    (!name.is_empty() && !owner.is_empty()).then_some((owner, name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn owner_and_name_from_remote_urls() {
-        assert_eq!(owner_repo_from_url("git@host:psf/requests.git"), Some(("psf".into(), "requests".into())));
-        assert_eq!(owner_repo_from_url("https://host/psf/requests"), Some(("psf".into(), "requests".into())));
-    }
 
     #[test]
     fn shadow_copy_skips_caches_and_virtualenvs() {

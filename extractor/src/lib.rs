@@ -22,7 +22,10 @@ pub mod statement;
 pub use contract::{CONTRACT_VERSION, Contract, ContractObject, build_contract};
 pub use mask::{MaskOptions, MaskOutcome, MaskPlan, Stats, list_tree_files, mask_tree, mask_tree_with};
 pub use patch::{Patches, build_patches, unified_diff};
-pub use statement::{Level, SOLUTION_PACKAGE, StatementContext, render_problem_statement, test_docstrings};
+pub use statement::{
+    Level, SOLUTION_PACKAGE, StatementContext, feature_description, render_problem_statement, test_docstrings,
+    test_facts,
+};
 
 use std::path::PathBuf;
 

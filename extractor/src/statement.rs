@@ -12,6 +12,7 @@ use carve_languages::index::{DefinitionIndex, DefinitionKind};
 use carve_languages::runner::test_parts;
 use carve_languages::support;
 use carve_languages::syntax::{BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, MethodPlacement};
+use carve_languages::syntax::{TestExample, TestFacts};
 
 use crate::contract::{Contract, ContractObject};
 
@@ -42,6 +43,10 @@ pub struct StatementContext {
     pub title: Option<String>,
     /// Level 2 package name; [`SOLUTION_PACKAGE`] when empty.
     pub package: String,
+    /// Literal examples and constants of the F2P tests' code ([`test_facts`]).
+    pub facts: TestFacts,
+    /// A feature description written elsewhere (`--describe`): replaces the generated one.
+    pub description: Option<String>,
 }
 
 impl StatementContext {
@@ -53,6 +58,8 @@ impl StatementContext {
             test_docstrings: BTreeMap::new(),
             title: None,
             package: SOLUTION_PACKAGE.to_string(),
+            facts: TestFacts::default(),
+            description: None,
         }
     }
 }
@@ -73,6 +80,42 @@ pub fn test_docstrings(index: &DefinitionIndex, tests: &[String]) -> BTreeMap<St
         }
     }
     out
+}
+
+/// The definition a test id names (`path::Class::test[p]` is `path::Class.test`).
+fn test_definition_id(t: &str) -> Option<String> {
+    let base = t.split('[').next().unwrap_or(t);
+    let (path, parts) = test_parts(base);
+    (!parts.is_empty()).then(|| format!("{path}::{}", parts.join(".")))
+}
+
+/// Literal examples and constants of the given tests' code (their definitions, read from
+/// the files under `root`), through each file's language ([`LanguageSupport::test_facts`]).
+///
+/// [`LanguageSupport::test_facts`]: carve_languages::interface::LanguageSupport::test_facts
+pub fn test_facts(root: &std::path::Path, index: &DefinitionIndex, tests: &[String]) -> TestFacts {
+    let mut by_file: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
+    for t in tests {
+        if let Some(d) = test_definition_id(t).and_then(|id| index.definitions.get(&id)) {
+            by_file.entry(d.path.as_str()).or_default().push((d.span.start_byte, d.span.end_byte));
+        }
+    }
+    let mut facts = TestFacts::default();
+    let mut constants = BTreeSet::new();
+    for (path, ranges) in by_file {
+        let (Some(file), Ok(source)) = (index.files.get(path), std::fs::read_to_string(root.join(path))) else {
+            continue;
+        };
+        let f = support(file.language).test_facts(&source, &ranges);
+        for e in f.examples {
+            if !facts.examples.contains(&e) {
+                facts.examples.push(e);
+            }
+        }
+        constants.extend(f.constants);
+    }
+    facts.constants = constants.into_iter().collect();
+    facts
 }
 
 /// `test_total_value_with_discount` → `total value with discount`.
@@ -104,8 +147,98 @@ fn title_of(ctx: &StatementContext) -> String {
     }
 }
 
+fn first_line(doc: Option<&str>) -> Option<&str> {
+    doc.and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
+}
+
+/// Identifier words of `s`.
+fn word_set(s: &str) -> BTreeSet<&str> {
+    s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect()
+}
+
+/// What the extracted objects do, from their doc comments.
+fn provides(contract: &Contract) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in &contract.objects {
+        if o.existing {
+            for m in &o.members {
+                let doc = first_line(m.docstring.as_deref()).map(|d| format!(": {d}")).unwrap_or_default();
+                out.push(format!("- `{}` ({} of the existing `{}`){doc}", m.access, kind_word(m.kind), o.qualname));
+            }
+        } else {
+            let doc = first_line(o.docstring.as_deref()).map(|d| format!(": {d}")).unwrap_or_default();
+            out.push(format!("- `{}` ({}){doc}", o.access, kind_word(o.kind)));
+        }
+    }
+    out
+}
+
+/// Every name a contract object (or member) is called by.
+fn contract_names(contract: &Contract) -> BTreeSet<&str> {
+    fn walk<'a>(o: &'a ContractObject, out: &mut BTreeSet<&'a str>) {
+        out.insert(o.name.as_str());
+        for m in &o.members {
+            walk(m, out);
+        }
+    }
+    let mut out = BTreeSet::new();
+    for o in &contract.objects {
+        walk(o, &mut out);
+    }
+    out
+}
+
+/// `- `call` gives `result`` / `- `call` raises `Error` (message matching …)`.
+fn example_line(e: &TestExample) -> String {
+    match (&e.result, &e.raises) {
+        (Some(r), _) => format!("- `{}` gives `{r}`", e.call),
+        (None, Some(err)) => match &e.message {
+            Some(m) => format!("- `{}` raises `{err}` with a message matching `{m}`", e.call),
+            None => format!("- `{}` raises `{err}`", e.call),
+        },
+        (None, None) => format!("- `{}`", e.call),
+    }
+}
+
+/// The generated description: what the objects do (doc comments), the behaviours the tests
+/// are named after, literal examples and errors the tests check on the feature's names, and
+/// the constants they use.
+pub fn feature_description(contract: &Contract, ctx: &StatementContext) -> String {
+    let mut out = String::new();
+    let provided = provides(contract);
+    if !provided.is_empty() {
+        let _ = writeln!(out, "The feature provides:\n\n{}\n", provided.join("\n"));
+    }
+    out.push_str(&behaviours(ctx));
+    const MAX_EXAMPLES: usize = 15;
+    let names = contract_names(contract);
+    let examples: Vec<String> = ctx
+        .facts
+        .examples
+        .iter()
+        .filter(|e| word_set(&e.call).iter().any(|w| names.contains(w)))
+        .map(example_line)
+        .collect();
+    if !examples.is_empty() {
+        let more = examples.len().saturating_sub(MAX_EXAMPLES);
+        let _ = write!(
+            out,
+            "\n\nExamples of what it must do:\n\n{}",
+            examples.into_iter().take(MAX_EXAMPLES).collect::<Vec<_>>().join("\n")
+        );
+        if more > 0 {
+            let _ = write!(out, "\n- … and {more} more");
+        }
+    }
+    if !ctx.facts.constants.is_empty() {
+        let c: Vec<String> = ctx.facts.constants.iter().take(20).map(|c| format!("`{c}`")).collect();
+        let _ = write!(out, "\n\nConstants the tests use: {}.", c.join(", "));
+    }
+    out
+}
+
 /// One bullet per distinct test (parametrizations folded), with its docstring's first line.
-fn feature_description(ctx: &StatementContext) -> String {
+fn behaviours(ctx: &StatementContext) -> String {
     const MAX: usize = 30;
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut bullets = Vec::new();
@@ -453,7 +586,7 @@ pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> 
     let tests: BTreeSet<&str> = ctx.f2p_tests.iter().map(|t| t.as_str()).collect();
     let common = vec![
         ("title", title_of(ctx)),
-        ("feature", feature_description(ctx)),
+        ("feature", ctx.description.clone().unwrap_or_else(|| feature_description(contract, ctx))),
         ("repo", ctx.repo.clone()),
         ("test_count", tests.len().to_string()),
         ("package", package.to_string()),
@@ -536,7 +669,7 @@ mod tests {
     fn titles_and_descriptions_come_from_test_names() {
         let c = ctx(Level::One);
         assert_eq!(title_of(&c), "Implement the pricing feature");
-        let d = feature_description(&c);
+        let d = behaviours(&c);
         assert!(d.contains("- total value with discount — The discount is taken off."), "{d}");
         assert_eq!(d.matches("total value scales").count(), 1, "parametrizations fold: {d}");
         assert!(d.contains("- Cart: total"), "{d}");

@@ -183,7 +183,40 @@ fn pricing_contract_and_statements() {
         .collect();
     let mut ctx = carve_extractor::StatementContext::new(carve_extractor::Level::One, "acme/inventory", tests.clone());
     ctx.test_docstrings = carve_extractor::test_docstrings(&index, &tests);
+    ctx.facts = carve_extractor::test_facts(&root, &index, &tests);
     let l1 = carve_extractor::render_problem_statement(&contract, &ctx);
     insta::assert_json_snapshot!("pricing_contract", contract);
     insta::assert_snapshot!("pricing_statement_level1", l1);
+}
+
+/// The Level 1 statement of every feature of the fixture, as `carve tasks` writes it: what
+/// the objects do (doc comments), the behaviours the tests are named after, and the literal
+/// examples and errors the tests assert on the feature's names.
+#[test]
+fn every_feature_statement_describes_the_behaviour() {
+    let root = fixture();
+    let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
+    for feat in features() {
+        let contract = build_contract(&index, &feat.extracted);
+        let tests: Vec<String> = feat
+            .f2p
+            .iter()
+            .flat_map(|file| index.files[file].definitions.iter())
+            .map(|id| &index.definitions[id])
+            .filter(|d| d.name.starts_with("test_"))
+            .map(|d| format!("{}::{}", d.path, d.qualname.replace('.', "::")))
+            .collect();
+        let mut ctx =
+            carve_extractor::StatementContext::new(carve_extractor::Level::One, "acme/inventory", tests.clone());
+        ctx.test_docstrings = carve_extractor::test_docstrings(&index, &tests);
+        ctx.facts = carve_extractor::test_facts(&root, &index, &tests);
+        let feature = carve_extractor::feature_description(&contract, &ctx);
+        assert!(feature.contains("The feature provides:"), "{}: {feature}", feat.name);
+        for test in &tests {
+            // The hidden tests' code is not pasted: no test function's header appears.
+            let name = test.rsplit("::").next().unwrap();
+            assert!(!feature.contains(&format!("def {name}")), "{}: {feature}", feat.name);
+        }
+        insta::assert_snapshot!(format!("feature_description_{}", feat.name), feature);
+    }
 }

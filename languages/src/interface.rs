@@ -158,6 +158,11 @@ pub trait LanguageSupport: Sync {
 
     /// How the language writes the code blocks, imports and doc comments of a contract.
     fn contract_syntax(&self) -> &'static ContractSyntax;
+    /// Literal examples and constants of the test code in `ranges` (byte offsets of
+    /// `source`), for problem statements. Default: none (only Python extracts them yet).
+    fn test_facts(&self, _source: &str, _ranges: &[(usize, usize)]) -> crate::syntax::TestFacts {
+        crate::syntax::TestFacts::default()
+    }
 
     // --- Tracing -----------------------------------------------------------------------
 

@@ -180,3 +180,25 @@ mod tests {
         assert!(err.starts_with("x.py:2: invalid UTF-8"), "{err}");
     }
 }
+
+/// A literal example one test asserts, for problem statements: `call` gives `result`, or
+/// raises `raises` (with `message`). Texts are as the test writes them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct TestExample {
+    pub call: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raises: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// What problem statements may say about a test's code without pasting it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TestFacts {
+    /// In source order, de-duplicated.
+    pub examples: Vec<TestExample>,
+    /// Names written as constants (`UPPER_CASE`) the tests use, sorted.
+    pub constants: Vec<String>,
+}

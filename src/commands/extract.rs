@@ -6,7 +6,7 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use crate::Status;
-use crate::cli::{Common, EdgeMode};
+use crate::cli::{Common, EdgeMode, StatementArgs};
 use crate::output::emit;
 use crate::pipeline::classify::feature_for;
 use crate::pipeline::emit::pretty;
@@ -19,8 +19,9 @@ pub fn run(
     remove: &[String],
     remove_tests: &[String],
     edges: EdgeMode,
+    statement_args: &StatementArgs,
 ) -> Result<Status> {
-    let session = super::open(common)?;
+    let session = super::open_named(common, statement_args.repo_name.as_deref())?;
     if f2p.is_empty() == remove.is_empty() {
         bail!("pass either --f2p (classify the feature's tests) or --remove (explicit node ids), not both or neither");
     }
@@ -36,7 +37,7 @@ pub fn run(
     let dir = session.out.join("extract");
     std::fs::create_dir_all(&dir)?;
     let ext = extract::extract(&session, &extracted, test_files, tests, &dir)?;
-    let statement = extract::statement(&session, &ext, &f2p_set, 1);
+    let statement = extract::statement(&session, &ext, &f2p_set, 1, statement_args.describe.as_deref())?;
     workspace::write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
     workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
     workspace::write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;

@@ -18,6 +18,7 @@ mod init;
 mod tasks;
 mod trace;
 mod validate;
+mod workspace;
 
 pub fn run(cli: Cli) -> Result<Status> {
     match cli.command {
@@ -28,14 +29,32 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Audit { common, feature } => {
             audit::run(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref())
         }
-        Command::Extract { common, f2p, remove, remove_tests, edges } => {
-            extract::run(&common, &f2p, &remove, &remove_tests, edges)
+        Command::Extract { common, f2p, remove, remove_tests, edges, statement } => {
+            extract::run(&common, &f2p, &remove, &remove_tests, edges, &statement)
         }
+        Command::Workspace { bundle, repo, out, format } => workspace::run(&bundle, &repo, &out, format),
         Command::Validate { bundle, repo, format, python, out } => {
             validate::run(&bundle, &repo, format, python.as_deref(), out.as_deref())
         }
-        Command::Tasks { common, f2p_groups, edges, level, f2p_pass_threshold, entry_filter, .. } => {
-            tasks::run(&common, &f2p_groups, edges, &level, f2p_pass_threshold, entry_filter.as_deref())
+        Command::Tasks {
+            common,
+            f2p_groups,
+            edges,
+            level,
+            f2p_pass_threshold,
+            entry_filter,
+            p2p_files,
+            statement,
+            ..
+        } => {
+            let opts = tasks::TaskOptions {
+                levels: &level,
+                threshold: f2p_pass_threshold,
+                entry_filter: entry_filter.as_deref(),
+                p2p_files,
+                statement: &statement,
+            };
+            tasks::run(&common, &f2p_groups, edges, &opts)
         }
         Command::Grade(args) => eval::grade(&args),
         Command::Report(args) => eval::report(&args),
@@ -45,6 +64,12 @@ pub fn run(cli: Cli) -> Result<Status> {
 
 /// The session of the repository named by the common arguments.
 fn open(common: &Common) -> Result<Session> {
+    open_named(common, None)
+}
+
+/// [`open`] with `--repo-name owner/name` (commands that write instance ids or statements).
+fn open_named(common: &Common, repo_name: Option<&str>) -> Result<Session> {
+    let repo_name = repo_name.map(crate::identity::parse_repo_name).transpose()?;
     Session::open(SessionOptions {
         repo: &common.repo,
         out: common.out.as_deref(),
@@ -52,6 +77,7 @@ fn open(common: &Common) -> Result<Session> {
         python: common.python.as_deref(),
         timeout: common.timeout,
         test_timeout: common.test_timeout,
+        repo_name,
     })
 }
 

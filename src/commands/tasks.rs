@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use crate::Status;
-use crate::cli::{Common, EdgeMode};
+use crate::cli::{Common, EdgeMode, StatementArgs};
 use crate::output::emit;
 use crate::pipeline::TestId;
 use crate::pipeline::baseline::Baseline;
@@ -18,14 +18,18 @@ use crate::pipeline::extract::{self, removal_of_tests};
 use crate::pipeline::validate::{Validation, validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
 
-pub fn run(
-    common: &Common,
-    groups: &[Vec<String>],
-    edges: EdgeMode,
-    levels: &[u8],
-    threshold: f64,
-    entry_filter: Option<&str>,
-) -> Result<Status> {
+/// The flags of `carve tasks` beyond the common ones.
+pub struct TaskOptions<'a> {
+    pub levels: &'a [u8],
+    pub threshold: f64,
+    pub entry_filter: Option<&'a str>,
+    /// `--p2p-files N`: protect only the N test files closest to the candidate.
+    pub p2p_files: Option<usize>,
+    pub statement: &'a StatementArgs,
+}
+
+pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &TaskOptions<'_>) -> Result<Status> {
+    let (levels, threshold, entry_filter) = (opts.levels, opts.threshold, opts.entry_filter);
     for l in levels {
         if *l != 1 && *l != 2 {
             bail!("--level takes 1 or 2, not {l}");
@@ -34,7 +38,7 @@ pub fn run(
     if !(0.0..=1.0).contains(&threshold) {
         bail!("--f2p-pass-threshold is a share between 0 and 1, not {threshold}");
     }
-    let session = super::open(common)?;
+    let session = super::open_named(common, opts.statement.repo_name.as_deref())?;
     let (b, t) = trace::baseline_and_trace(&session, super::trace_mode(edges))?;
     let graph = carve_tracer::graph::ObjectGraph::build(&session.index, &t.trace);
     let candidates = classify::candidates(&b, &t, groups)?;
@@ -48,8 +52,12 @@ pub fn run(
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
         // stay as P2P tests; the rest is classified, masked and validated again.
         for round in 0..=MAX_REPAIR_ROUNDS {
+            // `--p2p-files N`: tests outside the N protected files are no P2P tests.
+            let unprotected = opts.p2p_files.map(|n| classify::unprotected_tests(&session, &b, &t.trace, &cand, n));
+            let excluded: BTreeSet<TestId> =
+                t.shim_failures.iter().chain(unprotected.iter().flatten()).cloned().collect();
             let mut feature =
-                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &t.shim_failures, entry_filter) {
+                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter) {
                     Ok(f) => f,
                     Err(e) => {
                         rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
@@ -65,7 +73,8 @@ pub fn run(
                 });
                 break;
             }
-            match feature_tasks(&session, &b, &feature, levels, threshold, &trace_digest) {
+            let unprotected = unprotected.unwrap_or_default();
+            match feature_tasks(&session, &b, &feature, opts, &unprotected, &trace_digest) {
                 Ok(Outcome::Retry(still_passing)) if round < MAX_REPAIR_ROUNDS => {
                     session.progress.note(format!(
                         "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
@@ -147,14 +156,18 @@ fn feature_tasks(
     session: &Session,
     b: &Baseline,
     feature: &Feature,
-    levels: &[u8],
-    threshold: f64,
+    opts: &TaskOptions<'_>,
+    unprotected: &BTreeSet<TestId>,
     trace_digest: &str,
 ) -> Result<Outcome> {
+    let (levels, threshold, describe) = (opts.levels, opts.threshold, opts.statement.describe.as_deref());
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
     let ext = extract::extract(session, &feature.extracted(), files, tests, &dir)?;
-    let v1 = validate_level1(session, b, feature, &ext, threshold, &dir)?;
+    let mut v1 = validate_level1(session, b, feature, &ext, threshold, &dir)?;
+    if v1.valid && !unprotected.is_empty() {
+        v1.broken_tests = broken_tests(session, &ext, unprotected, &dir)?;
+    }
     let mut ok = Vec::new();
     let mut bad = Vec::new();
     if !v1.valid {
@@ -168,7 +181,7 @@ fn feature_tasks(
     let audit = audit_report(feature);
     if levels.contains(&1) {
         let task = Task { level: 1, gold_patch: &ext.gold_patch, test_patch: &ext.test_patch, validation: &v1 };
-        ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest)?);
+        ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
     }
     if levels.contains(&2) && !ext.contract.level2_supported() {
         bad.push(Rejected {
@@ -185,7 +198,7 @@ fn feature_tasks(
                 v.push(s);
             }
             let task = Task { level: 2, gold_patch: &l2.gold_patch, test_patch: &l2.test_patch, validation: &v };
-            ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest)?);
+            ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
         } else {
             bad.push(Rejected {
                 feature: feature.slug.clone(),
@@ -196,4 +209,31 @@ fn feature_tasks(
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(Outcome::Made((ok, bad)))
+}
+
+/// The unprotected tests (`--p2p-files`) that do not pass on the masked state, sorted.
+fn broken_tests(
+    session: &Session,
+    ext: &extract::Extraction,
+    unprotected: &BTreeSet<TestId>,
+    dir: &std::path::Path,
+) -> Result<Vec<TestId>> {
+    let tree = dir.join("state-unprotected");
+    crate::pipeline::validate::prepare_state(&ext.masked, &tree, &[])?;
+    let state = crate::pipeline::validate::run_state(
+        session,
+        "masked (unprotected tests)",
+        &tree,
+        unprotected,
+        true,
+        0.0,
+        &dir.join("run-unprotected"),
+    )?;
+    let _ = std::fs::remove_dir_all(&tree);
+    Ok(state
+        .statuses
+        .into_iter()
+        .filter(|(_, s)| *s != carve_languages::runner::TestStatus::Passed)
+        .map(|(t, _)| t)
+        .collect())
 }

@@ -197,3 +197,42 @@ pub fn run_entry_filter(
     }
     Ok(chosen.into_iter().collect())
 }
+
+/// `--p2p-files N` (FeatureBench-sized tasks): of the stable passing tests outside `f2p`,
+/// the ones in the `n` test files whose tests executed the most non-test definitions the
+/// F2P tests executed too (ties: the file path, ascending) stay protected as P2P; the rest
+/// are returned as *unprotected* — they are not P2P, and those of them that fail on the
+/// masked state are the task's `broken_tests`.
+pub fn unprotected_tests(
+    session: &Session,
+    baseline: &Baseline,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    n: usize,
+) -> BTreeSet<TestId> {
+    let is_code =
+        |id: &str| session.index.get(id).is_some_and(|d| session.index.files.get(&d.path).is_none_or(|f| !f.is_test));
+    let feature_nodes: BTreeSet<&str> = f2p
+        .iter()
+        .filter_map(|t| trace.test(t))
+        .flat_map(|tt| tt.hits.iter().map(String::as_str))
+        .filter(|id| is_code(id))
+        .collect();
+    let stable = baseline.stable_passing();
+    let mut by_file: BTreeMap<&str, (BTreeSet<&str>, Vec<&TestId>)> = BTreeMap::new();
+    for t in stable.iter().filter(|t| !f2p.contains(*t)) {
+        let entry = by_file.entry(super::test_file(t)).or_default();
+        entry.1.push(t);
+        if let Some(tt) = trace.test(t) {
+            entry.0.extend(tt.hits.iter().map(String::as_str).filter(|id| feature_nodes.contains(id)));
+        }
+    }
+    let mut ranked: Vec<(usize, &str)> = by_file.iter().map(|(f, (shared, _))| (shared.len(), *f)).collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let protected: BTreeSet<&str> = ranked.iter().take(n).map(|(_, f)| *f).collect();
+    by_file
+        .iter()
+        .filter(|(f, _)| !protected.contains(*f))
+        .flat_map(|(_, (_, tests))| tests.iter().map(|t| (*t).clone()))
+        .collect()
+}

@@ -36,7 +36,15 @@ pub fn instance_id(session: &Session, feature: &Feature, level: u8) -> String {
     }
     let hash8 = &hex::encode(h.finalize())[..8];
     let id = &session.identity;
-    format!("{}__{}.{}.{}.{}.lv{}", id.owner, id.name, id.commit8(), feature.slug, hash8, level)
+    format!(
+        "{}__{}.{}.{}.{}.lv{}",
+        crate::identity::id_component(&id.owner),
+        id.name,
+        id.commit8(),
+        feature.slug,
+        hash8,
+        level
+    )
 }
 
 /// The FeatureBench-style size fields and carve's own, shared by both levels.
@@ -73,7 +81,7 @@ fn instance_json(
         .collect();
     json!({
         "instance_id": instance_id,
-        "repo": format!("{}/{}", id.owner, id.name),
+        "repo": id.full_name(),
         "base_commit": id.commit,
         "patch": patch,
         "test_patch": test_patch,
@@ -104,6 +112,15 @@ fn instance_json(
             "trace_digest": trace_digest,
             "harness_ids": harness,
             "tree_digest": session.tree_digest,
+            // `base_commit` is the original commit: its `.git` holds the gold code. What
+            // an agent is given is the workspace (`carve workspace`), one fresh commit.
+            "workspace": task.validation.workspace.as_ref().map(|w| json!({
+                "tree": w.tree,
+                "commit": w.commit,
+                "files": w.files,
+                "make": "carve workspace <bundle> --repo <repository at base_commit> --out <dir>",
+                "note": "give the agent this workspace, never a checkout of base_commit (its history holds the gold code)",
+            })),
         }
     })
 }
@@ -146,9 +163,10 @@ pub fn emit_task(
     task: &Task<'_>,
     audit: &Value,
     trace_digest: &str,
+    describe: Option<&str>,
 ) -> Result<(String, Value)> {
     let id = instance_id(session, feature, task.level);
-    let statement = super::extract::statement(session, ext, &feature.f2p, task.level);
+    let statement = super::extract::statement(session, ext, &feature.f2p, task.level, describe)?;
     let (gold, test) = (task.gold_patch, task.test_patch);
     let inst = instance_json(session, feature, ext, task, &id, &statement, trace_digest);
     write_bundle(

@@ -152,16 +152,64 @@ pub fn split_test_args(session: &Session, args: &[String]) -> (BTreeSet<String>,
     (whole, single)
 }
 
-/// The problem statement of a task at `level`.
-pub fn statement(session: &Session, ext: &Extraction, f2p: &BTreeSet<TestId>, level: u8) -> String {
+/// The problem statement of a task at `level`; `describe` (`--describe CMD`) writes its
+/// feature description.
+pub fn statement(
+    session: &Session,
+    ext: &Extraction,
+    f2p: &BTreeSet<TestId>,
+    level: u8,
+    describe: Option<&str>,
+) -> Result<String> {
     use carve_extractor::statement::{Level, StatementContext, render_problem_statement};
     let level = if level == 2 { Level::Two } else { Level::One };
-    let repo = format!("{}/{}", session.identity.owner, session.identity.name);
+    let repo = session.identity.full_name();
     let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
     // The F2P tests' own docstrings describe the feature best.
     let tests: Vec<String> = f2p.iter().cloned().collect();
     ctx.test_docstrings = carve_extractor::statement::test_docstrings(&session.index, &tests);
-    render_problem_statement(&ext.contract, &ctx)
+    ctx.facts = carve_extractor::statement::test_facts(&session.repo, &session.index, &tests);
+    if let Some(cmd) = describe {
+        ctx.description = Some(run_describe(cmd, &ext.contract, &ctx)?);
+    }
+    Ok(render_problem_statement(&ext.contract, &ctx))
+}
+
+/// `--describe CMD`: the statement's facts as JSON on the command's stdin, the feature
+/// description as Markdown on its stdout.
+fn run_describe(cmd: &str, contract: &Contract, ctx: &carve_extractor::statement::StatementContext) -> Result<String> {
+    use std::io::{Seek, Write};
+    let input = serde_json::json!({
+        "version": 1,
+        "repo": ctx.repo,
+        "level": if ctx.level == carve_extractor::statement::Level::Two { 2 } else { 1 },
+        "f2p_tests": ctx.f2p_tests,
+        "test_docstrings": ctx.test_docstrings,
+        "examples": ctx.facts.examples,
+        "constants": ctx.facts.constants,
+        "contract": contract,
+        "generated_description": carve_extractor::statement::feature_description(contract, ctx),
+    });
+    // Through a file, not a pipe: a command that does not read stdin must not kill carve.
+    let mut file = tempfile::tempfile()?;
+    file.write_all(input.to_string().as_bytes())?;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::from(file))
+        .output()
+        .with_context(|| format!("failed to start the describe command `{cmd}`"))?;
+    if !out.status.success() {
+        bail!("the describe command `{cmd}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let text = String::from_utf8(out.stdout)
+        .map_err(|_| anyhow::anyhow!("the describe command `{cmd}` printed something that is not UTF-8"))?;
+    let text = text.trim();
+    if text.is_empty() {
+        bail!("the describe command `{cmd}` printed nothing; it must print the feature description as Markdown");
+    }
+    Ok(text.to_string())
 }
 
 /// The package a Level 2 task asks for (the language decides its files).

@@ -3,11 +3,13 @@
 //! it produced, and imports only from earlier stages (data flows one way). The commands in
 //! `commands/` chain them. `run` is the one test run every stage that runs tests uses.
 
+pub mod agent_workspace;
 pub mod baseline;
 pub mod classify;
 pub mod emit;
 pub mod extract;
 pub mod init;
+pub mod leakage;
 pub mod run;
 pub mod trace;
 pub mod validate;
@@ -42,6 +44,8 @@ pub struct SessionOptions<'a> {
     pub python: Option<&'a Path>,
     pub timeout: Option<u64>,
     pub test_timeout: Option<u64>,
+    /// `--repo-name owner/name`, checked: overrides the identity detected from the remote.
+    pub repo_name: Option<(String, String)>,
 }
 
 impl Session {
@@ -75,7 +79,7 @@ impl Session {
         }
         progress.step("hashing the tree");
         let tree_digest = workspace::tree_digest(&repo)?;
-        let identity = RepoIdentity::detect(&repo, &tree_digest);
+        let identity = RepoIdentity::detect(&repo, &tree_digest, opts.repo_name.as_ref());
         Ok(Session { repo, out, config, index, tree_digest, identity, progress })
     }
 

@@ -14,9 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
+use super::agent_workspace::AgentWorkspace;
 use super::baseline::Baseline;
 use super::classify::Feature;
 use super::extract::{Extraction, Level2Package, write_empty_agent_code};
+use super::leakage::{LeakageCheck, LeakageInputs};
 use super::run::{RunExtras, run_tests};
 use super::{Session, SessionOptions, TestId};
 use crate::workspace;
@@ -40,11 +42,35 @@ pub struct Validation {
     pub valid: bool,
     pub f2p_pass_threshold: f64,
     pub states: Vec<StateResult>,
+    /// The agent's workspace (the masked state as one fresh commit) and its leakage check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<AgentWorkspace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leakage: Option<LeakageCheck>,
+    /// With `--p2p-files N`: tests outside the protected files that fail on the masked
+    /// state. They are not P2P tests; a harness should not run them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken_tests: Vec<TestId>,
 }
 
 impl Validation {
     pub fn new(threshold: f64) -> Validation {
-        Validation { version: VALIDATION_VERSION, valid: true, f2p_pass_threshold: threshold, states: Vec::new() }
+        Validation {
+            version: VALIDATION_VERSION,
+            valid: true,
+            f2p_pass_threshold: threshold,
+            states: Vec::new(),
+            workspace: None,
+            leakage: None,
+            broken_tests: Vec::new(),
+        }
+    }
+
+    /// Record the leakage check of the workspace; a failing one invalidates the task.
+    pub fn set_leakage(&mut self, ws: AgentWorkspace, check: LeakageCheck) {
+        self.valid &= check.ok;
+        self.workspace = Some(ws);
+        self.leakage = Some(check);
     }
 
     pub fn push(&mut self, s: StateResult) {
@@ -58,6 +84,10 @@ impl Validation {
             .iter()
             .find(|s| !s.ok)
             .map(|s| format!("{}: {}", s.state, s.problems.first().cloned().unwrap_or_else(|| s.expect.clone())))
+            .or_else(|| {
+                let l = self.leakage.as_ref().filter(|l| !l.ok)?;
+                Some(format!("leakage: {}", l.problems.join("; ")))
+            })
     }
 }
 
@@ -324,35 +354,81 @@ pub fn run_level(
     Ok(())
 }
 
-/// `carve validate BUNDLE --repo REPO`: rebuild the masked state from the repository and
-/// `mask.patch`, then re-run the baseline and every state of the bundle's level.
-pub fn validate_bundle(
-    bundle_dir: &Path,
-    repo: &Path,
-    python: Option<&Path>,
-    out: Option<&Path>,
-) -> Result<Validation> {
-    let inst_path = bundle_dir.join("instance.json");
-    let text = std::fs::read_to_string(&inst_path)
-        .with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
-    let inst: Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
-    let strs = |k: &str| -> Result<BTreeSet<TestId>> {
-        inst.get(k)
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-            .with_context(|| format!("{} has no `{k}` list", inst_path.display()))
-    };
-    let f2p = strs("FAIL_TO_PASS")?;
-    let p2p = strs("PASS_TO_PASS")?;
-    let level = inst.get("level").and_then(|l| l.as_u64()).unwrap_or(1) as u8;
-    let read = |name: &str| {
-        std::fs::read_to_string(bundle_dir.join(name))
-            .with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()))
-    };
-    let mask_patch = read("mask.patch")?;
-    let gold = read("gold.patch")?;
-    let test = read("test.patch")?;
+/// A task bundle as `carve validate` and `carve workspace` read it.
+pub struct Bundle {
+    pub instance: Value,
+    pub f2p: BTreeSet<TestId>,
+    pub p2p: BTreeSet<TestId>,
+    pub level: u8,
+    pub mask_patch: String,
+    pub gold_patch: String,
+    pub test_patch: String,
+    /// Original F2P tests -> masked state (the Level 1 test patch).
+    pub f2p_tests_patch: String,
+    pub contract_json: String,
+    pub extracted: BTreeSet<String>,
+}
+
+impl Bundle {
+    pub fn read(bundle_dir: &Path) -> Result<Bundle> {
+        let inst_path = bundle_dir.join("instance.json");
+        let text = std::fs::read_to_string(&inst_path)
+            .with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
+        let inst: Value =
+            serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
+        let strs = |v: Option<&Value>, k: &str| -> Result<BTreeSet<TestId>> {
+            v.and_then(|v| v.as_array())
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                .with_context(|| format!("{} has no `{k}` list", inst_path.display()))
+        };
+        let read = |name: &str| {
+            std::fs::read_to_string(bundle_dir.join(name))
+                .with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()))
+        };
+        let test_patch = read("test.patch")?;
+        // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
+        // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
+        let f2p_tests_patch =
+            inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test_patch.clone());
+        Ok(Bundle {
+            f2p: strs(inst.get("FAIL_TO_PASS"), "FAIL_TO_PASS")?,
+            p2p: strs(inst.get("PASS_TO_PASS"), "PASS_TO_PASS")?,
+            level: inst.get("level").and_then(|l| l.as_u64()).unwrap_or(1) as u8,
+            mask_patch: read("mask.patch")?,
+            gold_patch: read("gold.patch")?,
+            test_patch,
+            f2p_tests_patch,
+            contract_json: read("contract.json").unwrap_or_default(),
+            extracted: strs(inst["carve"].get("extracted"), "carve.extracted").unwrap_or_default(),
+            instance: inst,
+        })
+    }
+
+    /// The masked state, rebuilt from the repository at `dest`.
+    pub fn rebuild_masked(&self, session: &Session, dest: &Path) -> Result<()> {
+        prepare_state(&session.repo, dest, &[("mask", &self.mask_patch), ("-test", &self.f2p_tests_patch)])
+    }
+
+    /// The leakage check's view of the bundle.
+    pub fn leakage_inputs<'a>(&'a self, session: &'a Session) -> LeakageInputs<'a> {
+        LeakageInputs {
+            index: &session.index,
+            extracted: &self.extracted,
+            gold_patch: &self.gold_patch,
+            test_patch: &self.f2p_tests_patch,
+            contract_json: &self.contract_json,
+        }
+    }
+
+    /// The workspace tree id the bundle was emitted with, if recorded.
+    pub fn workspace_tree(&self) -> Option<&str> {
+        self.instance["carve"]["workspace"]["tree"].as_str()
+    }
+}
+
+/// A session over `repo` with its scratch under `out` (a temporary folder when `None`, kept
+/// alive by the returned guard).
+pub fn bundle_session(repo: &Path, python: Option<&Path>, out: Option<&Path>) -> Result<(Session, tempfile::TempDir)> {
     let scratch_root = tempfile::tempdir()?;
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| scratch_root.path().to_path_buf());
     let session = Session::open(SessionOptions {
@@ -362,29 +438,54 @@ pub fn validate_bundle(
         python,
         timeout: None,
         test_timeout: None,
+        repo_name: None,
     })?;
+    Ok((session, scratch_root))
+}
+
+/// `carve validate BUNDLE --repo REPO`: rebuild the masked state from the repository and
+/// `mask.patch`, check its workspace for leakage, then re-run the baseline and every state
+/// of the bundle's level.
+pub fn validate_bundle(
+    bundle_dir: &Path,
+    repo: &Path,
+    python: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<Validation> {
+    let bundle = Bundle::read(bundle_dir)?;
+    let (session, _scratch) = bundle_session(repo, python, out)?;
     let dir = session.scratch("validate")?;
     let masked = dir.join("masked");
-    // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
-    // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
-    let f2p_tests_patch = inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test.clone());
-    prepare_state(&session.repo, &masked, &[("mask", &mask_patch), ("-test", &f2p_tests_patch)])?;
+    bundle.rebuild_masked(&session, &masked)?;
     let threshold = 0.0;
     let mut v = Validation::new(threshold);
-    let all: BTreeSet<TestId> = f2p.union(&p2p).cloned().collect();
+    let all: BTreeSet<TestId> = bundle.f2p.union(&bundle.p2p).cloned().collect();
     let orig = dir.join("original");
     prepare_state(&session.repo, &orig, &[])?;
     v.push(run_state(&session, "baseline", &orig, &all, true, threshold, &dir.join("run-base"))?);
     let trees = TaskTrees {
         masked: &masked,
-        gold_patch: &gold,
-        test_patch: &test,
-        f2p: &f2p,
-        p2p: &p2p,
+        gold_patch: &bundle.gold_patch,
+        test_patch: &bundle.test_patch,
+        f2p: &bundle.f2p,
+        p2p: &bundle.p2p,
         original_digest: None,
         language: session.config.language,
     };
-    run_level(&session, level_states(level), &trees, threshold, &dir, &mut v)?;
+    run_level(&session, level_states(bundle.level), &trees, threshold, &dir, &mut v)?;
+    check_workspace(&session, &masked, &bundle.leakage_inputs(&session), &dir, &mut v)?;
+    if let (Some(expected), Some(ws)) = (bundle.workspace_tree(), v.workspace.as_ref()) {
+        if expected != ws.tree {
+            v.valid = false;
+            if let Some(l) = v.leakage.as_mut() {
+                l.ok = false;
+                l.problems.push(format!(
+                    "the workspace rebuilt from the repository has tree {}, the bundle was made with {expected}: the repository is not the one the bundle was made from",
+                    ws.tree
+                ));
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(v)
 }
@@ -413,7 +514,37 @@ pub fn validate_level1(
         language: ext.contract.language,
     };
     run_level(session, LEVEL1, &trees, threshold, dir, &mut v)?;
+    let contract_json = serde_json::to_string_pretty(&ext.contract)?;
+    let inputs = LeakageInputs {
+        index: &session.index,
+        extracted: &ext.extracted,
+        gold_patch: &ext.gold_patch,
+        test_patch: &ext.test_patch,
+        contract_json: &contract_json,
+    };
+    check_workspace(session, &ext.masked, &inputs, dir, &mut v)?;
     Ok(v)
+}
+
+/// Write the agent's workspace of `masked` into `<dir>/workspace`, check it for leakage,
+/// record both in `v`, and remove it again.
+pub fn check_workspace(
+    session: &Session,
+    masked: &Path,
+    inputs: &LeakageInputs<'_>,
+    dir: &Path,
+    v: &mut Validation,
+) -> Result<()> {
+    session.progress.step("validate: workspace leakage");
+    let ws_dir = dir.join("workspace");
+    if ws_dir.exists() {
+        std::fs::remove_dir_all(&ws_dir)?;
+    }
+    let ws = super::agent_workspace::write(masked, &session.repo, &ws_dir)?;
+    let check = super::leakage::check(&ws_dir, inputs)?;
+    let _ = std::fs::remove_dir_all(&ws_dir);
+    v.set_leakage(ws, check);
+    Ok(())
 }
 
 /// Validate Level 2 of an extraction: the [`LEVEL2`] states.

@@ -4,6 +4,7 @@
 pub mod build;
 pub mod detect;
 pub mod edit;
+pub mod examples;
 pub mod index;
 pub mod runner;
 pub mod trace;
@@ -19,6 +20,7 @@ use crate::edit::{Edit, MaskError, MaskedCheck};
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
 use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
+use crate::syntax::TestFacts;
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
 };
@@ -118,6 +120,9 @@ impl LanguageSupport for Python {
     }
     fn contract_syntax(&self) -> &'static ContractSyntax {
         &SYNTAX
+    }
+    fn test_facts(&self, source: &str, ranges: &[(usize, usize)]) -> TestFacts {
+        examples::test_facts(source, ranges)
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(&trace::PythonShim)

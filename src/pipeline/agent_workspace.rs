@@ -1,0 +1,219 @@
+//! The agent's workspace: the masked state as a fresh git repository with one commit and no
+//! history, without the original's bytecode caches, build outputs or packaging metadata.
+//! This is what a harness hands to an agent (not `base_commit` + `mask.patch`: the
+//! original commit's `.git` holds the gold code). The commit is deterministic (fixed author,
+//! committer and date), so its tree id, recorded in the bundle, identifies the workspace.
+//!
+//! Left out of the workspace (on top of what a shadow copy already leaves out: `.git`,
+//! `__pycache__`, tool caches, virtualenvs): `*.pyc` / `*.pyo` files, `*.egg-info` and
+//! `*.dist-info` folders at any depth, the top-level `build/`, `dist/` and `target/` folders
+//! unless the original tracks files in them, and `node_modules/.cache`. Installed
+//! dependencies (`node_modules`) are linked in but not committed (`.git/info/exclude`).
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use crate::workspace;
+
+/// What was written: the commit, its tree and the files it holds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AgentWorkspace {
+    pub commit: String,
+    /// `git write-tree` of the one commit: equal trees, equal workspaces.
+    pub tree: String,
+    /// Files committed (installed dependencies excluded).
+    pub files: usize,
+    /// Paths of the masked state left out, sorted (folders as `dir/`).
+    pub left_out: Vec<String>,
+}
+
+/// Top-level build-output folders left out unless the original tracks files in them.
+const BUILD_DIRS: &[&str] = &["build", "dist", "target"];
+
+/// Why `rel` stays out of the workspace (`None`: it goes in). `tracked_top` holds the
+/// top-level folders the original repository tracks files in.
+fn left_out(rel: &str, tracked_top: &BTreeSet<String>) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let (dirs, file) = parts.split_at(parts.len() - 1);
+    if file[0].ends_with(".pyc") || file[0].ends_with(".pyo") {
+        return Some(rel.to_string());
+    }
+    for (i, d) in dirs.iter().enumerate() {
+        let dir = || format!("{}/", parts[..=i].join("/"));
+        if d.ends_with(".egg-info") || d.ends_with(".dist-info") || *d == "__pycache__" {
+            return Some(dir());
+        }
+        if i == 0 && BUILD_DIRS.contains(d) && !tracked_top.contains(*d) {
+            return Some(dir());
+        }
+        if *d == ".cache" && i > 0 && dirs[i - 1] == "node_modules" {
+            return Some(dir());
+        }
+    }
+    None
+}
+
+/// Top-level folders that hold files git tracks in `repo` (empty when it is no git work tree).
+fn tracked_top_dirs(repo: &Path) -> BTreeSet<String> {
+    let Ok(out) = Command::new("git").arg("-C").arg(repo).args(["ls-files", "-z"]).output() else {
+        return BTreeSet::new();
+    };
+    if !out.status.success() {
+        return BTreeSet::new();
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter_map(|p| p.split_once('/').map(|(top, _)| top.to_string()))
+        .collect()
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .args(["-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir))
+        .env("GIT_AUTHOR_NAME", "carve")
+        .env("GIT_AUTHOR_EMAIL", "carve@localhost")
+        .env("GIT_COMMITTER_NAME", "carve")
+        .env("GIT_COMMITTER_EMAIL", "carve@localhost")
+        .env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .context("failed to run git (is git installed?)")?;
+    if !out.status.success() {
+        bail!("`git {}` failed in {}: {}", args.join(" "), dir.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Write the workspace of the masked state `masked` (made from `original`, which is only
+/// read) into `dest`, which must not exist or be empty.
+pub fn write(masked: &Path, original: &Path, dest: &Path) -> Result<AgentWorkspace> {
+    if dest.exists() && std::fs::read_dir(dest).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        bail!("the workspace folder {} exists and is not empty; choose a new --out", dest.display());
+    }
+    let tracked_top = tracked_top_dirs(original);
+    let mut left: BTreeSet<String> = BTreeSet::new();
+    let mut files = 0usize;
+    for rel in workspace::list_files(masked)? {
+        if workspace::is_dependency_file(&rel) {
+            if let Some(why) = left_out(&rel, &tracked_top) {
+                left.insert(why);
+            }
+            continue;
+        }
+        if let Some(why) = left_out(&rel, &tracked_top) {
+            left.insert(why);
+            continue;
+        }
+        let (from, to) = (masked.join(&rel), dest.join(&rel));
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+        }
+        let meta = std::fs::symlink_metadata(&from)?;
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)
+                .with_context(|| format!("failed to link {}", to.display()))?;
+        } else {
+            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {}", from.display()))?;
+        }
+        files += 1;
+    }
+    std::fs::create_dir_all(dest)?;
+    git(dest, &["init", "--quiet"])?;
+    // Dependencies a run needs, present but never part of the commit.
+    std::fs::write(dest.join(".git/info/exclude"), "node_modules/\n")?;
+    link_dependencies(masked, dest, &tracked_top)?;
+    git(dest, &["add", "--all", "--force", "--", "."])?;
+    git(dest, &["rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", "node_modules"])?;
+    git(dest, &["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "Task workspace"])?;
+    let commit = git(dest, &["rev-parse", "HEAD"])?;
+    let tree = git(dest, &["rev-parse", "HEAD^{tree}"])?;
+    Ok(AgentWorkspace { commit, tree, files, left_out: left.into_iter().collect() })
+}
+
+fn link_dependencies(masked: &Path, dest: &Path, tracked_top: &BTreeSet<String>) -> Result<()> {
+    for rel in workspace::list_files(masked)?.iter().filter(|r| workspace::is_dependency_file(r)) {
+        if left_out(rel, tracked_top).is_some() {
+            continue;
+        }
+        let (from, to) = (masked.join(rel), dest.join(rel));
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let meta = std::fs::symlink_metadata(&from)?;
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
+        } else if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {}", from.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The workspace's committed files (what the leakage check reads), sorted.
+pub fn committed_files(dest: &Path) -> Result<Vec<String>> {
+    let out = git(dest, &["ls-files", "-z"])?;
+    let mut v: Vec<String> = out.split('\0').filter(|s| !s.is_empty()).map(String::from).collect();
+    v.sort();
+    Ok(v)
+}
+
+/// How many commits the workspace's history holds (one, by construction; checked).
+pub fn commit_count(dest: &Path) -> Result<usize> {
+    Ok(git(dest, &["rev-list", "--count", "HEAD"])?.parse().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caches_build_outputs_and_egg_info_stay_out() {
+        let none = BTreeSet::new();
+        assert_eq!(left_out("pkg/mod.pyc", &none).as_deref(), Some("pkg/mod.pyc"));
+        assert_eq!(left_out("src/pkg.egg-info/PKG-INFO", &none).as_deref(), Some("src/pkg.egg-info/"));
+        assert_eq!(left_out("build/lib/pkg/a.py", &none).as_deref(), Some("build/"));
+        assert_eq!(left_out("dist/pkg-1.0.tar.gz", &none).as_deref(), Some("dist/"));
+        assert_eq!(left_out("target/debug/x", &none).as_deref(), Some("target/"));
+        assert_eq!(left_out("node_modules/.cache/babel/x.json", &none).as_deref(), Some("node_modules/.cache/"));
+        // Source folders that happen to share a name, and tracked top-level ones, go in.
+        assert_eq!(left_out("pkg/build/__init__.py", &none), None);
+        let tracked: BTreeSet<String> = ["build".to_string()].into();
+        assert_eq!(left_out("build/recipe.py", &tracked), None);
+        assert_eq!(left_out("pkg/mod.py", &none), None);
+    }
+
+    #[test]
+    fn one_deterministic_commit_without_the_originals_history() {
+        let d = tempfile::tempdir().unwrap();
+        let masked = d.path().join("masked");
+        std::fs::create_dir_all(masked.join("pkg/__pycache__")).unwrap();
+        std::fs::create_dir_all(masked.join("pkg.egg-info")).unwrap();
+        std::fs::create_dir_all(masked.join("node_modules/dep")).unwrap();
+        std::fs::write(masked.join("pkg/a.py"), "x = 1\n").unwrap();
+        std::fs::write(masked.join("pkg/__pycache__/a.cpython-311.pyc"), "bytecode").unwrap();
+        std::fs::write(masked.join("pkg/b.pyc"), "bytecode").unwrap();
+        std::fs::write(masked.join("pkg.egg-info/PKG-INFO"), "Name: pkg").unwrap();
+        std::fs::write(masked.join("node_modules/dep/index.js"), "module.exports = 1").unwrap();
+        let (a, b) = (d.path().join("w1"), d.path().join("w2"));
+        let w1 = write(&masked, &masked, &a).unwrap();
+        let w2 = write(&masked, &masked, &b).unwrap();
+        assert_eq!(w1, w2, "the same masked state gives the same commit");
+        assert_eq!(w1.files, 1);
+        assert_eq!(committed_files(&a).unwrap(), vec!["pkg/a.py".to_string()]);
+        assert_eq!(commit_count(&a).unwrap(), 1);
+        assert!(a.join("node_modules/dep/index.js").is_file(), "dependencies are there for the runs");
+        assert!(!a.join("pkg/b.pyc").exists() && !a.join("pkg.egg-info").exists());
+        assert_eq!(w1.left_out, vec!["pkg.egg-info/".to_string(), "pkg/b.pyc".to_string()]);
+        let err = write(&masked, &masked, &a).unwrap_err().to_string();
+        assert!(err.contains("not empty"), "{err}");
+    }
+}
