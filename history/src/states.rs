@@ -139,13 +139,17 @@ fn remove_file_patch(dir: &Path, commit: &str, path: &str) -> Result<(), RemoveF
 /// Put `path` back as it was before a failed removal (`None`: absent) and resolve its index entry.
 fn restore(dir: &Path, path: &str, saved: Option<Vec<u8>>) -> Result<(), String> {
     let p = dir.join(path);
+    let spec = format!(":(literal){path}");
     match saved {
-        Some(bytes) => std::fs::write(&p, bytes).map_err(|e| format!("restore {}: {e}", p.display()))?,
+        Some(bytes) => {
+            std::fs::write(&p, bytes).map_err(|e| format!("restore {}: {e}", p.display()))?;
+            git(dir, &["add", "-A", "--", &spec], None).map(|_| ())
+        }
         None => {
             let _ = std::fs::remove_file(&p);
+            git(dir, &["rm", "-q", "--cached", "--ignore-unmatch", "--", &spec], None).map(|_| ())
         }
     }
-    git(dir, &["add", "-A", "--", &format!(":(literal){path}")], None).map(|_| ())
 }
 
 fn commit_state(dir: &Path, label: &str) -> Result<String, String> {

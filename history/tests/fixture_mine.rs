@@ -292,3 +292,60 @@ fn external_reviewer_keeps_or_drops_chains_by_its_json_verdict() {
     let e = carve_history::review::review(&repo, &mut bad, "cat > /dev/null; echo maybe", timeout).unwrap_err();
     assert!(e.to_string().contains("not a verdict") && e.to_string().contains("echo maybe"), "{e}");
 }
+
+/// A changelog line stage 0 added and a later unrelated commit rewrote (pallets/click's
+/// CHANGES.rst) cannot come off for S0: the file stays as shared context at its final
+/// content, recorded in chain.json, and the bundle still builds and validates.
+#[test]
+fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
+    let python_ok = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(python_ok, "this test runs the fixture's tests with `python3 -m pytest`; install pytest");
+    let mut r = recipe::Recipe::read(&fixture("python")).unwrap();
+    let mut set = |prefix: &str, text: &str| {
+        let c = r.commits.iter_mut().find(|c| c.message.starts_with(prefix)).unwrap();
+        c.files.insert("CHANGES.md".into(), text.into());
+    };
+    set("initial package", "# Changes\n");
+    set("add App.run:", "# Changes\n\n- App.run starts a job.\n");
+    set("slugify keeps digits", "# Changes\n\n- App.run starts a job and returns its id.\n- slugify keeps digits.\n");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let ids = recipe::build(&r, &repo).unwrap();
+    let run_commit = ids[r.commits.iter().position(|c| c.message.starts_with("add App.run:")).unwrap()].clone();
+    let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = carve_history::bundle::BuildConfig {
+        language: carve_languages::Language::Python,
+        test: carve_languages::runner::TestCommand::pytest("python3", vec![]),
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/python".into(),
+    };
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let shared = &outcome.chain.shared_context;
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert_eq!(
+        (shared[0].stage, shared[0].commit.as_str(), shared[0].path.as_str()),
+        (0, run_commit.as_str(), "CHANGES.md")
+    );
+    assert!(shared[0].reason.contains("conflicts"), "{}", shared[0].reason);
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    let gold0 = std::fs::read_to_string(outcome.dir.join("stages/0/gold.patch")).unwrap();
+    assert!(!s0.contains("CHANGES.md") && !gold0.contains("CHANGES.md"), "the changelog stays at its final content");
+    assert!(s0.contains("jobq/app.py"), "the feature's code still comes off for S0");
+    let checks = carve_history::bundle::validate(
+        &outcome.dir,
+        &repo,
+        &cfg.test,
+        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
+    )
+    .unwrap();
+    for c in &checks {
+        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
+    }
+}
