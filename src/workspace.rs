@@ -7,23 +7,6 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Directories never copied into a shadow tree: version control, virtualenvs and caches.
-/// The same as the extractor's list (`carve_extractor::list_tree_files`), so that a masked
-/// state restored by the gold patch compares like with like against the original.
-const SKIP_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".hypothesis",
-    ".tox",
-    ".nox",
-    ".eggs",
-];
-
 /// The output folder: `--out`, else `<cache>/carve/<name>-<hash8 of the absolute path>`.
 pub fn out_dir(repo: &Path, out: Option<&Path>) -> Result<PathBuf> {
     let dir = match out {
@@ -67,65 +50,17 @@ pub fn repo_dir(repo: &Path) -> Result<PathBuf> {
     Ok(abs)
 }
 
-fn skip_dir(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    SKIP_DIRS.contains(&name.as_ref()) || path.join("pyvenv.cfg").is_file()
-}
+// The copy and digest rules live in `carve_languages::tree`, shared with `carve-eval`.
+pub use carve_languages::tree::is_dependency_file;
 
 /// Every file of the tree that a shadow copy holds, repository-relative, sorted.
 pub fn list_files(root: &Path) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).with_context(|| format!("failed to list {}", dir.display()))?;
-        for entry in entries {
-            let entry = entry.with_context(|| format!("failed to list {}", dir.display()))?;
-            let path = entry.path();
-            let ft = entry.file_type()?;
-            if ft.is_dir() {
-                if !skip_dir(&path) {
-                    stack.push(path);
-                }
-            } else if ft.is_file() || ft.is_symlink() {
-                let rel = path.strip_prefix(root).unwrap_or(&path);
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    Ok(carve_languages::tree::list_files(root)?)
 }
 
-/// Copy the tree into `dest` (which must not exist yet). Returns the copied files.
+/// Copy the tree into `dest` (replacing it). Returns the copied files.
 pub fn shadow_copy(root: &Path, dest: &Path) -> Result<Vec<String>> {
-    if dest.exists() {
-        std::fs::remove_dir_all(dest).with_context(|| format!("failed to clear {}", dest.display()))?;
-    }
-    let files = list_files(root)?;
-    for rel in &files {
-        let from = root.join(rel);
-        let to = dest.join(rel);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
-        }
-        let meta = std::fs::symlink_metadata(&from)?;
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&from)?;
-            std::os::unix::fs::symlink(&target, &to).with_context(|| format!("failed to link {}", to.display()))?;
-        } else if is_dependency_file(rel) && std::fs::hard_link(&from, &to).is_ok() {
-            // Installed dependencies are large and only read: hard links cost nothing, and
-            // files a run creates there land in the copy's own directories.
-        } else {
-            std::fs::copy(&from, &to)
-                .with_context(|| format!("failed to copy {} to {}", from.display(), to.display()))?;
-        }
-    }
-    Ok(files)
-}
-
-/// A file inside an installed-dependency folder (`node_modules`).
-pub fn is_dependency_file(rel: &str) -> bool {
-    rel.split('/').any(|c| c == "node_modules")
+    Ok(carve_languages::tree::shadow_copy(root, dest)?)
 }
 
 /// Hard-link (or copy) the installed-dependency folders of `root` into `dest`, which holds
@@ -151,25 +86,12 @@ pub fn link_dependencies(root: &Path, dest: &Path) -> Result<()> {
 
 /// SHA-256 over the tree's relative paths and contents: the key of cached results.
 pub fn tree_digest(root: &Path) -> Result<String> {
-    let mut h = Sha256::new();
-    for rel in list_files(root)? {
-        let bytes = std::fs::read(root.join(&rel)).unwrap_or_default();
-        h.update(rel.as_bytes());
-        h.update([0]);
-        h.update(Sha256::digest(&bytes));
-    }
-    Ok(hex::encode(h.finalize()))
+    Ok(carve_languages::tree::tree_digest(root)?)
 }
 
 /// Write a file atomically: a temporary sibling, then rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
-    let tmp =
-        parent.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("failed to write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("failed to move {} into place", path.display()))?;
-    Ok(())
+    Ok(carve_languages::tree::write_atomic(path, bytes)?)
 }
 
 /// Replace directory `dest` by the complete directory `staged` (same parent) so that a

@@ -263,10 +263,25 @@ fn arc_run(bundle: &Path, repo: &Path, out: &Path, agent_cmd: &str, name: &str, 
         "--format",
         "json",
     ];
+    args.extend(["--agent-env", "ORACLE_GOLD"]);
     args.extend(extra);
-    let o = carve().args(&args).env("ORACLE_CHAIN", bundle).output().unwrap();
+    let o = carve().args(&args).env("ORACLE_GOLD", oracle_gold(bundle)).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A copy of the bundle's gold patches beside it (`<dir>/stages/<k>/gold.patch`): the oracle
+/// agent's answers, passed on to it with `--agent-env ORACLE_GOLD` — the bundle itself is
+/// hidden from agents.
+fn oracle_gold(bundle: &Path) -> PathBuf {
+    let gold = bundle.parent().unwrap().parent().unwrap().join("oracle-gold");
+    for e in std::fs::read_dir(bundle.join("stages")).unwrap() {
+        let k = e.unwrap().file_name();
+        let d = gold.join("stages").join(&k);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(bundle.join("stages").join(&k).join("gold.patch"), d.join("gold.patch")).unwrap();
+    }
+    gold
 }
 
 fn passes(run: &Value) -> Vec<bool> {
@@ -353,10 +368,16 @@ fn arc_run_oracle_empty_and_first_stage_agents_and_their_metrics() {
     assert_eq!(before, tree_snapshot(&repo), "the repository is never touched");
     browser_check(
         &html,
-        &["#metrics", "#survival svg", "#m0-gate svg", "#first-break svg"],
+        &["#metrics", "#survival svg", "#m0-gate svg", "#gate-by-length svg", "#first-break svg"],
         &tmp.path().join("arc.png"),
     );
 }
+
+/// The interrupted agent writes its process id for the test to end it after killing carve;
+/// in the namespace sandbox that id is one of its own PID namespace, so this test runs the
+/// agent with paths and environment isolation only (the sandbox has its own test).
+const SANDBOX_NONE: &[&str] =
+    &["--sandbox", "none", "--agent-env", "ORACLE_GOLD", "--agent-env", "AGENT_LOG", "--agent-env", "INTERRUPT_MARK"];
 
 #[test]
 fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
@@ -372,7 +393,8 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     let mut child = carve()
         .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
         .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .env("ORACLE_CHAIN", &bundle)
+        .args(SANDBOX_NONE)
+        .env("ORACLE_GOLD", oracle_gold(&bundle))
         .env("AGENT_LOG", &log)
         .env("INTERRUPT_MARK", &mark)
         .stdout(std::process::Stdio::null())
@@ -398,7 +420,8 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     let o = carve()
         .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
         .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"])
-        .env("ORACLE_CHAIN", &bundle)
+        .args(SANDBOX_NONE)
+        .env("ORACLE_GOLD", oracle_gold(&bundle))
         .env("AGENT_LOG", &log)
         .env("INTERRUPT_MARK", &mark)
         .output()
@@ -418,7 +441,8 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     let again = carve()
         .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
         .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"])
-        .env("ORACLE_CHAIN", &bundle)
+        .args(SANDBOX_NONE)
+        .env("ORACLE_GOLD", oracle_gold(&bundle))
         .env("AGENT_LOG", &log)
         .env("INTERRUPT_MARK", &mark)
         .output()
@@ -456,6 +480,56 @@ fn arc_run_stage_budget_and_feedback_levels() {
     let l3 = std::fs::read_to_string(chain.join("empty-l3/agent/stage-1/feedback.md")).unwrap();
     assert!(l3.contains("Stage 0 did not pass") && !l3.contains("test_withdraw"), "{l3}");
     assert!(!chain.join("empty-l4/agent/stage-1/feedback.md").exists());
+}
+
+/// The agent cannot read the answers through the paths it is given: a snooping agent looks
+/// for the gold patch and the hidden tests in the bundle, the repository, the run folder
+/// (`private/`, `run.json`), everything under the test's folder and other processes' roots,
+/// and finds nothing; from outside the sandbox the same search finds them (the check can fail).
+#[test]
+fn arc_run_sandbox_hides_the_gold_patch_and_hidden_tests_from_the_agent() {
+    if !python_with_pytest() {
+        eprintln!("skipped: python3 with pytest is not installed");
+        return;
+    }
+    if !carve_eval::sandbox::namespaces_available() {
+        eprintln!("skipped: `unshare --user --mount --pid` does not work here (util-linux, user namespaces)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, bundle) = build_chain(tmp.path());
+    let gold_line = "    def withdraw(self, amount):";
+    let test_line = "def test_overdraft_is_refused";
+    let found_outside = |needle: &str| -> String {
+        let o = Command::new("grep").args(["-rlF", needle]).arg(tmp.path()).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let outside = found_outside(gold_line) + &found_outside(test_line);
+    assert!(outside.contains("gold.patch") && outside.contains("test_withdraw.py"), "{outside}");
+    let mut args: Vec<String> =
+        ["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("snoop.sh")].iter().map(|s| s.to_string()).collect();
+    args.extend(["--name", "snoop", "--repo", repo.to_str().unwrap()].map(String::from));
+    args.extend(["--out".to_string(), tmp.path().join("runs").display().to_string()]);
+    for v in ["SNOOP_BUNDLE", "SNOOP_REPO", "SNOOP_ROOT", "SNOOP_GOLD_LINE", "SNOOP_TEST_LINE"] {
+        args.extend(["--agent-env".to_string(), v.to_string()]);
+    }
+    let o = carve()
+        .args(&args)
+        .env("SNOOP_BUNDLE", &bundle)
+        .env("SNOOP_REPO", &repo)
+        .env("SNOOP_ROOT", tmp.path())
+        .env("SNOOP_GOLD_LINE", gold_line)
+        .env("SNOOP_TEST_LINE", test_line)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let home = tmp.path().join("runs").join(bundle.file_name().unwrap()).join("snoop/agent/home");
+    for k in 0..3 {
+        let report = std::fs::read_to_string(home.join(format!("snoop-{k}.txt"))).unwrap();
+        assert_eq!(report, "sandbox=namespace carve_env=unset\n", "stage {k}: the agent could read the answers");
+    }
+    // Nothing was broken for carve: the bundle and the repository are intact outside.
+    assert!(bundle.join("stages/0/gold.patch").is_file() && repo.join(".git").is_dir());
 }
 
 // ---------------------------------------------------------------- pages in a browser

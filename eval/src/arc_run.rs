@@ -18,9 +18,9 @@
 //! never redone; a stage whose agent had returned goes straight to its gate; a stage whose
 //! agent was interrupted is started again on the workspace as it was left.
 //!
-//! carve does not sandbox the agent: what it must not see (bundle, gates, `private/`) is
-//! kept out of the workspace and out of its environment; isolate it further with a
-//! container when that matters.
+//! The agent runs in [`crate::sandbox`]: its own `HOME` and `TMPDIR` under `agent/`, a
+//! cleared environment, and (where user namespaces work) the bundle, the repository and
+//! `private/` covered by empty mounts; a container isolates it further when that matters.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,7 @@ use crate::chain::ChainBundle;
 use crate::progress::Progress;
 use crate::project::Project;
 use crate::results::{ARC_RUN_VERSION, AgentTurn, ArcRun, DiffStats, Gate, StageResult};
+use crate::sandbox::{Sandbox, SandboxMode};
 use crate::tree;
 
 pub const RUN_FILE: &str = "run.json";
@@ -81,6 +82,10 @@ pub struct ArcRunOptions {
     pub out: PathBuf,
     /// carve.toml to use instead of the bundle's.
     pub config: Option<PathBuf>,
+    /// How the agent is isolated ([`crate::sandbox`]).
+    pub sandbox: SandboxMode,
+    /// Variables of carve's environment passed on to the agent by name.
+    pub agent_env: Vec<String>,
 }
 
 fn default_name(cmd: &str) -> String {
@@ -203,7 +208,9 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     let config = opts.config.clone().unwrap_or_else(|| bundle.file("carve.toml"));
     let project = Project::read(&config)?;
     let name = opts.name.clone().unwrap_or_else(|| default_name(&opts.agent_command));
-    let rd = RunDir { root: opts.out.join(&chain.chain_id).join(&name) };
+    // Absolute: git runs in the repository's directory with paths under the run folder.
+    let out = std::path::absolute(&opts.out).map_err(|e| Error::io("resolve", &opts.out, e))?;
+    let rd = RunDir { root: out.join(&chain.chain_id).join(&name) };
     let run_file = rd.root.join(RUN_FILE);
     let mut results = if run_file.is_file() {
         let r = crate::results::read_arc_run(&run_file)?;
@@ -366,27 +373,35 @@ fn run_agent(
     };
     let (stdout, stderr) = (log("stdout")?, log("stderr")?);
     let feedback = dir.join("feedback.md");
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(format!("{} \"$@\"", opts.agent_command))
-        .arg("carve-agent")
-        .arg(&spec)
-        .arg(&ws)
-        .current_dir(&ws)
-        .env("CARVE_SPEC", &spec)
-        .env("CARVE_CONTRACT", &contract)
-        .env("CARVE_WORKSPACE", &ws)
-        .env("CARVE_STAGE", k.to_string())
-        .env("CARVE_STAGES", bundle.chain.stages.len().to_string())
-        .env("CARVE_STAGE_TITLE", &stage.title)
-        .env("CARVE_STAGE_BUDGET", opts.stage_budget.as_secs().to_string())
-        .env("CARVE_FEEDBACK_LEVEL", &results.feedback)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr);
+    let sandbox = Sandbox::new(
+        opts.sandbox,
+        &ws,
+        &rd.root.join("agent"),
+        &[bundle.dir.clone(), opts.repo.clone(), rd.private(), rd.root.join(RUN_FILE)],
+        &opts.agent_env,
+    )?;
+    let mut vars: Vec<(String, std::ffi::OsString)> = vec![
+        ("CARVE_SPEC".into(), spec.clone().into()),
+        ("CARVE_CONTRACT".into(), contract.into()),
+        ("CARVE_WORKSPACE".into(), ws.clone().into()),
+        ("CARVE_STAGE".into(), k.to_string().into()),
+        ("CARVE_STAGES".into(), bundle.chain.stages.len().to_string().into()),
+        ("CARVE_STAGE_TITLE".into(), stage.title.clone().into()),
+        ("CARVE_STAGE_BUDGET".into(), opts.stage_budget.as_secs().to_string().into()),
+        ("CARVE_FEEDBACK_LEVEL".into(), results.feedback.clone().into()),
+    ];
     if feedback.is_file() {
-        cmd.env("CARVE_FEEDBACK", &feedback);
+        vars.push(("CARVE_FEEDBACK".into(), feedback.into()));
     }
+    let args: Vec<std::ffi::OsString> = vec![
+        "-c".into(),
+        format!("{} \"$@\"", opts.agent_command).into(),
+        "carve-agent".into(),
+        spec.into(),
+        ws.clone().into(),
+    ];
+    let mut cmd = sandbox.command("sh", &args, &vars);
+    cmd.current_dir(&ws).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let start = Instant::now();
     let mut child = cmd
@@ -404,7 +419,13 @@ fn run_agent(
             (None, true)
         }
     };
-    Ok(AgentTurn { exit_code, timed_out, seconds: start.elapsed().as_secs_f64(), attempts })
+    Ok(AgentTurn {
+        exit_code,
+        timed_out,
+        seconds: start.elapsed().as_secs_f64(),
+        attempts,
+        sandbox: sandbox.mode.to_string(),
+    })
 }
 
 pub struct GateRun {

@@ -149,6 +149,75 @@ pub fn m0_vs_gate(r: &ArcReport) -> Res {
     finish(buf)
 }
 
+/// Chain-gate pass rate by chain length (FeatureArc figure 5b): one series per agent, points
+/// side by side at each number of stages, with their intervals.
+pub fn gate_by_length(r: &ArcReport) -> Res {
+    let lengths: Vec<usize> = r.all.gate_by_length.keys().copied().collect();
+    let n = lengths.len().max(1);
+    let agents = r.agents.len().max(1);
+    let labels: Vec<String> = lengths.iter().map(|l| format!("{l} stages")).collect();
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Chain gate by chain length, 95% intervals", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -3f64..112f64)
+            .map_err(err)?;
+        let label = move |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&label)
+            .y_label_formatter(&pct_label)
+            .y_desc("chain gate passed (%)")
+            .x_desc("chain length")
+            .draw()
+            .map_err(err)?;
+        let width = 0.6 / agents as f64;
+        for (i, a) in r.agents.iter().enumerate() {
+            let c = color(i);
+            let dx = -0.3 + width * (i as f64 + 0.5);
+            let pts: Vec<(f64, (f64, f64, f64))> = lengths
+                .iter()
+                .enumerate()
+                .filter_map(|(j, l)| {
+                    a.gate_by_length.get(l).filter(|e| e.value.is_some()).map(|e| (j as f64 + dx, interval(e)))
+                })
+                .collect();
+            chart
+                .draw_series(
+                    pts.iter().map(|(x, (lo, v, hi))| ErrorBar::new_vertical(*x, *lo, *v, *hi, c.stroke_width(2), 8)),
+                )
+                .map_err(err)?;
+            chart
+                .draw_series(pts.iter().map(|(x, (_, v, _))| Circle::new((*x, *v), 5, c.filled())))
+                .map_err(err)?
+                .label(a.agent.clone())
+                .legend(move |(x, y)| Circle::new((x + 8, y), 5, c.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    finish(buf)
+}
+
 /// Categories of figure 6a in drawing order.
 fn break_order(a: &[&AgentSummary]) -> Vec<String> {
     let mut keys: Vec<String> = vec!["complete".into(), "gate fails".into(), "recovered".into()];

@@ -87,6 +87,11 @@ pub fn arc_page(r: &ArcReport) -> Result<String, Error> {
     )?);
     b.push_str(&figure("m0-gate", charts::m0_vs_gate(r), "First-stage pass rate and chain-gate pass rate per agent.")?);
     b.push_str(&figure(
+        "gate-by-length",
+        charts::gate_by_length(r),
+        "Share of runs whose chain gate passes, by the chain's number of stages.",
+    )?);
+    b.push_str(&figure(
         "first-break",
         charts::first_break(r),
         "complete: every gate passes; gate fails: every stage passes but the chain gate fails; recovered: a stage failed yet the chain gate passes; mk: the first failed stage of a run that did not recover.",

@@ -19,6 +19,7 @@ pub mod progress;
 pub mod project;
 pub mod report;
 pub mod results;
+pub mod sandbox;
 pub mod tree;
 
 use std::path::{Path, PathBuf};

@@ -55,6 +55,9 @@ pub struct AgentTurn {
     pub seconds: f64,
     /// How many times this stage's agent was started (more than 1 after a resume).
     pub attempts: u32,
+    /// How the agent was isolated: `namespace` or `none` (see `carve_eval::sandbox`).
+    #[serde(default)]
+    pub sandbox: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

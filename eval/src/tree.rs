@@ -2,81 +2,31 @@
 //! the content digest bundles record, patches applied with `git apply`, overlays of hidden
 //! test files, and atomic writes.
 //!
-//! The copy and digest rules are the binary's (`src/workspace.rs`): the same skipped
-//! folders, and `node_modules` hard-linked, so a digest here equals `instance.json`'s
-//! `carve.tree_digest`.
+//! The copy and digest rules are `carve_languages::tree`'s, which the binary uses too, so a
+//! digest here equals `instance.json`'s `carve.tree_digest`.
 
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::process::Command;
 
 use crate::Error;
 
-const SKIP_DIRS: &[&str] =
-    &[".git", ".hg", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".eggs"];
-
-fn skip_dir(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    SKIP_DIRS.contains(&name.as_ref()) || path.join("pyvenv.cfg").is_file()
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
+    move |e| Error::io(what, path, e)
 }
 
 /// Every file a shadow copy holds, root-relative, sorted.
 pub fn list_files(root: &Path) -> Result<Vec<String>, Error> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).map_err(|e| Error::io("list", &dir, e))? {
-            let entry = entry.map_err(|e| Error::io("list", &dir, e))?;
-            let path = entry.path();
-            let ft = entry.file_type().map_err(|e| Error::io("inspect", &path, e))?;
-            if ft.is_dir() {
-                if !skip_dir(&path) {
-                    stack.push(path);
-                }
-            } else if ft.is_file() || ft.is_symlink() {
-                let rel = path.strip_prefix(root).unwrap_or(&path);
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    carve_languages::tree::list_files(root).map_err(io("list", root))
 }
 
 /// Copy `root` to `dest` (replacing it): no version control, caches or virtualenvs.
 pub fn shadow_copy(root: &Path, dest: &Path) -> Result<(), Error> {
-    if dest.exists() {
-        std::fs::remove_dir_all(dest).map_err(|e| Error::io("clear", dest, e))?;
-    }
-    std::fs::create_dir_all(dest).map_err(|e| Error::io("create", dest, e))?;
-    for rel in list_files(root)? {
-        let (from, to) = (root.join(&rel), dest.join(&rel));
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-        }
-        let meta = std::fs::symlink_metadata(&from).map_err(|e| Error::io("inspect", &from, e))?;
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&from).map_err(|e| Error::io("read link", &from, e))?;
-            std::os::unix::fs::symlink(&target, &to).map_err(|e| Error::io("link", &to, e))?;
-        } else if rel.split('/').any(|c| c == "node_modules") && std::fs::hard_link(&from, &to).is_ok() {
-            // Installed dependencies are only read: a hard link costs nothing.
-        } else {
-            std::fs::copy(&from, &to).map_err(|e| Error::io("copy", &from, e))?;
-        }
-    }
-    Ok(())
+    carve_languages::tree::shadow_copy(root, dest).map(|_| ()).map_err(io("copy", root))
 }
 
 /// SHA-256 over relative paths and contents (the bundle's `tree_digest`).
 pub fn tree_digest(root: &Path) -> Result<String, Error> {
-    let mut h = Sha256::new();
-    for rel in list_files(root)? {
-        let bytes = std::fs::read(root.join(&rel)).unwrap_or_default();
-        h.update(rel.as_bytes());
-        h.update([0]);
-        h.update(Sha256::digest(&bytes));
-    }
-    Ok(hex::encode(h.finalize()))
+    carve_languages::tree::tree_digest(root).map_err(io("digest", root))
 }
 
 /// Copy every file under `overlay` onto `dest` at the same relative path (overwriting).
@@ -214,12 +164,7 @@ fn unquote(p: &str) -> String {
 
 /// Write `bytes` to `path` through a temporary sibling and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-    let tmp =
-        parent.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io("write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io("move into place", path, e))
+    carve_languages::tree::write_atomic(path, bytes).map_err(io("write", path))
 }
 
 pub fn pretty(v: &impl serde::Serialize) -> Vec<u8> {

@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::HistoryError;
 use crate::mine::{Chain, Evidence};
 use crate::spec;
-use crate::states::{Role, States, git, role};
+use crate::states::{Role, SharedContext, States, git, role};
 
 pub const BUNDLE_VERSION: u32 = 1;
 
@@ -68,6 +68,86 @@ pub struct ChainFile {
     pub final_commit: String,
     pub stages: Vec<StageEntry>,
     pub chain: ChainSuite,
+    /// Non-code files (docs, release notes) of the chain's commits left at their final
+    /// content because removing their change for S0 conflicted with a later commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_context: Vec<SharedContext>,
+    /// Commits outside the mined chain pulled into a stage so that every state builds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<Repair>,
+}
+
+/// One commit pulled into a stage because a state did not build without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    pub stage: usize,
+    pub commit: String,
+    pub reason: String,
+}
+
+/// How many commits `build` pulls into a chain before it drops it.
+pub const MAX_REPAIRS: usize = 3;
+
+fn first_lines(text: &str, n: usize) -> String {
+    text.lines().filter(|l| !l.trim().is_empty()).take(n).collect::<Vec<_>>().join(" | ")
+}
+
+/// The first state S_k that fails the language's build check, with the check's message.
+fn first_build_failure(states: &States, language: Language, scratch: &Path) -> Result<Option<(usize, String)>, String> {
+    for k in 0..states.states.len() {
+        let dir = scratch.join(format!("build-s{k}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        states.export(k, &dir)?;
+        let res = carve_languages::support(language).build_check(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = res {
+            return Ok(Some((k, e.to_string())));
+        }
+    }
+    Ok(None)
+}
+
+/// The newest commit outside the chain, after its first stage, that changed a file the build
+/// error `message` names; with the stage it goes into (the last stage before it) and the files.
+fn missing_dependency(
+    states: &States,
+    stage_commits: &[Vec<String>],
+    message: &str,
+) -> Result<Option<(usize, String, Vec<String>)>, String> {
+    let order = states.first_parent_order()?;
+    let pos = |c: &str| order.iter().position(|o| o == c);
+    let in_chain: BTreeSet<&str> = stage_commits.iter().flatten().map(String::as_str).collect();
+    let first = stage_commits.iter().flatten().filter_map(|c| pos(c)).min().unwrap_or(0);
+    for (i, c) in order.iter().enumerate().rev() {
+        if i <= first || in_chain.contains(c.as_str()) {
+            continue;
+        }
+        let named: Vec<String> = states.commit_files(c)?.into_iter().filter(|f| error_names(message, f)).collect();
+        if named.is_empty() {
+            continue;
+        }
+        // The last stage whose commits all come before `c`.
+        let stage = stage_commits.iter().rposition(|cs| cs.iter().filter_map(|x| pos(x)).max().is_some_and(|m| m < i));
+        if let Some(stage) = stage {
+            return Ok(Some((stage, c.clone(), named)));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a build error names `path`: its repository path, or its file name after a path
+/// separator, a space or a quote (compilers print paths relative to their own directory).
+fn error_names(message: &str, path: &str) -> bool {
+    if message.contains(path) {
+        return true;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    message.match_indices(name).any(|(i, _)| {
+        let before = message[..i].chars().next_back();
+        let after = message[i + name.len()..].chars().next();
+        before.is_none_or(|b| matches!(b, '/' | ' ' | '"' | '\'' | '\n' | '('))
+            && after.is_none_or(|a| matches!(a, ':' | ' ' | '"' | '\'' | '\n' | ')' | ','))
+    })
 }
 
 /// Per-test statuses of the two runs of one tree.
@@ -224,9 +304,61 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
     let err = |message: String| HistoryError::Build { chain: id.clone(), message };
     let scratch =
         tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
-    let stage_commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
+    let mut stage_commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
     let final_commit = stage_commits.last().and_then(|c| c.last()).cloned().ok_or_else(|| err("no stages".into()))?;
-    let states = States::build(repo, scratch.path(), &final_commit, &stage_commits)?;
+    // Every state builds; a state that does not is repaired by pulling the commit outside the
+    // chain that the build error points at into the stage before it (III-C's "necessary
+    // dependencies"), at most MAX_REPAIRS times, else the chain is dropped with the reason.
+    let mut repairs: Vec<Repair> = Vec::new();
+    let states = loop {
+        let attempt = scratch.path().join(format!("attempt-{}", repairs.len()));
+        std::fs::create_dir_all(&attempt).map_err(HistoryError::io("create", &attempt))?;
+        let states = States::build(repo, &attempt, &final_commit, &stage_commits, cfg.language)?;
+        let Some((k, message)) = first_build_failure(&states, cfg.language, scratch.path()).map_err(&err)? else {
+            break states;
+        };
+        let check = carve_languages::support(cfg.language).build_check_name();
+        let tried = if repairs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (after pulling {} into the chain)",
+                repairs
+                    .iter()
+                    .map(|r| format!("{} into stage {}", &r.commit[..8], r.stage))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        if repairs.len() >= MAX_REPAIRS {
+            return Err(err(format!(
+                "state S{k} does not pass the build check (`{check}`){tried}; gave up after {MAX_REPAIRS} repairs: {message}"
+            )));
+        }
+        match missing_dependency(&states, &stage_commits, &message).map_err(&err)? {
+            Some((stage, commit, files)) => {
+                repairs.push(Repair {
+                    stage,
+                    commit: commit.clone(),
+                    reason: format!(
+                        "S{k} did not pass the build check (`{check}`); the error names {}, which this commit changed \
+                         after stage {stage}: {}",
+                        files.join(", "),
+                        first_lines(&message, 3)
+                    ),
+                });
+                stage_commits[stage].push(commit);
+                let order = states.first_parent_order().map_err(&err)?;
+                stage_commits[stage].sort_by_key(|c| order.iter().position(|o| o == c).unwrap_or(usize::MAX));
+            }
+            None => {
+                return Err(err(format!(
+                    "state S{k} does not pass the build check (`{check}`){tried}, and no commit outside the chain \
+                     changed a file the error names: {message}"
+                )));
+            }
+        }
+    };
     let n = chain.stages.len();
 
     // Test files of each stage (role "test" among the files the stage changed).
@@ -253,19 +385,6 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
             overlay(&dir, overlay_files)?;
             Ok(dir)
         };
-    // Every state builds.
-    for k in 0..=n {
-        let dir = scratch.path().join(format!("build-s{k}"));
-        states.export(k, &dir).map_err(&err)?;
-        carve_languages::support(cfg.language).build_check(&dir).map_err(|e| {
-            err(format!(
-                "state S{k} does not pass the build check (`{}`): {e}",
-                carve_languages::support(cfg.language).build_check_name()
-            ))
-        })?;
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
     let mut selections = Vec::new();
     for k in 0..n {
         let ov = at(k + 1, &mut stage_tests[k].iter());
@@ -356,7 +475,7 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
         let _ = std::fs::remove_dir_all(&before);
         entries.push(StageEntry {
             index: k,
-            commits: st.commits.clone(),
+            commits: stage_commits[k].clone(),
             title: st.title.clone(),
             spec: format!("{sd}/spec.md"),
             contract: format!("{sd}/contract.json"),
@@ -392,6 +511,8 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
         final_commit,
         stages: entries,
         chain: ChainSuite { tests_dir: "chain/tests".into(), f2p: chain_sel.f2p.clone(), p2p: chain_sel.p2p.clone() },
+        shared_context: states.shared.clone(),
+        repairs,
     };
     write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
     Ok(BuildOutcome { dir, chain: chain_file, selections, chain_selection: chain_sel, unnamed_identifiers: unnamed })

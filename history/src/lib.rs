@@ -10,6 +10,7 @@
 //!   from later code into earlier additions, shared files, imports) and searches it for
 //!   chains of 2–10 stages, keeping a chain only when every stage changes tests that
 //!   exercise the feature and builds on code an earlier stage added (III-B);
+//! - [`review`] hands kept chains to an optional external reviewer command (JSON in, JSON out);
 //! - [`recipe`] builds a git repository from a recipe of commits (fixtures and tests);
 //! - [`bundle`] constructs the reference states S0 … Sn of a chain, selects per-stage F2P
 //!   and P2P tests with the project's runner, writes specs and contracts and the chain
@@ -23,6 +24,7 @@ pub mod bundle;
 pub mod git;
 pub mod mine;
 pub mod recipe;
+pub mod review;
 pub mod spec;
 pub mod states;
 

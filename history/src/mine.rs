@@ -112,6 +112,9 @@ pub struct Chain {
     /// Share of a later stage's changed files that earlier stages changed too, averaged over
     /// the later stages.
     pub shared_file_share: f64,
+    /// The external reviewer's verdict (`carve arc mine --reviewer`), when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::review::Verdict>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -569,7 +572,14 @@ fn summarize(
     } else {
         (shares.iter().sum::<f64>() / shares.len() as f64 * 1000.0).round() / 1000.0
     };
-    Chain { chain_id, score: (score * 100.0).round() / 100.0, found_by: by.to_string(), stages, shared_file_share }
+    Chain {
+        chain_id,
+        score: (score * 100.0).round() / 100.0,
+        found_by: by.to_string(),
+        stages,
+        shared_file_share,
+        review: None,
+    }
 }
 
 /// Mine same-feature chains from an analysed history.

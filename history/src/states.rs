@@ -43,6 +43,24 @@ pub struct States {
     /// Commit ids of S0 … Sn in the scratch clone.
     pub states: Vec<String>,
     pub final_commit: String,
+    /// Non-code files of the chain's commits left at their final content (their removal
+    /// conflicted with a later commit).
+    pub shared: Vec<SharedContext>,
+}
+
+/// One file of a chain commit left as shared context instead of being removed for S0.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SharedContext {
+    pub stage: usize,
+    pub commit: String,
+    pub path: String,
+    pub reason: String,
+}
+
+/// Why one file's patch did not come off, with the file as it was before the attempt.
+struct RemoveFailure {
+    message: String,
+    saved: Option<Vec<u8>>,
 }
 
 pub(crate) fn git(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>, String> {
@@ -77,12 +95,61 @@ pub(crate) fn git_text(dir: &Path, args: &[&str]) -> Result<String, String> {
     git(dir, args, None).map(|o| String::from_utf8_lossy(&o).trim().to_string())
 }
 
-/// The historical patch of `commit` against its first parent, restricted to `paths`.
-fn commit_patch(dir: &Path, commit: &str, paths: &[String]) -> Result<Vec<u8>, String> {
+/// The historical patch of `commit` against its first parent, restricted to `paths` (all
+/// when empty) and without `exclude`.
+fn commit_patch(dir: &Path, commit: &str, paths: &[String], exclude: &[String]) -> Result<Vec<u8>, String> {
     let range = format!("{commit}^1");
     let mut args = vec!["diff", "--binary", "--no-renames", "--full-index", range.as_str(), commit, "--"];
     args.extend(paths.iter().map(String::as_str));
+    let specs: Vec<String> = exclude.iter().map(|p| format!(":(exclude,literal){p}")).collect();
+    if paths.is_empty() && !specs.is_empty() {
+        args.push(".");
+    }
+    args.extend(specs.iter().map(String::as_str));
     git(dir, &args, None)
+}
+
+/// The files `commit` changed against its first parent, sorted.
+fn commit_files(dir: &Path, commit: &str) -> Result<Vec<String>, String> {
+    let range = format!("{commit}^1");
+    let out = git_text(dir, &["diff", "--name-only", "--no-renames", "-z", range.as_str(), commit])?;
+    let mut files: Vec<String> = out.split('\0').filter(|p| !p.is_empty()).map(str::to_string).collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Reverse-apply `commit`'s patch to `path` (three-way, so unrelated later edits stay).
+fn remove_file_patch(dir: &Path, commit: &str, path: &str) -> Result<(), RemoveFailure> {
+    let saved = std::fs::read(dir.join(path)).ok();
+    let fail = |message: String| RemoveFailure { message, saved: saved.clone() };
+    let literal = format!(":(literal){path}");
+    let patch = commit_patch(dir, commit, &[literal], &[]).map_err(&fail)?;
+    if patch.is_empty() {
+        return Ok(());
+    }
+    git(dir, &["apply", "--3way", "-R", "--whitespace=nowarn", "-"], Some(&patch)).map_err(&fail)?;
+    // A three-way apply can leave the index with conflict stages: refuse those.
+    let unmerged = git_text(dir, &["diff", "--name-only", "--diff-filter=U"]).map_err(&fail)?;
+    if !unmerged.is_empty() {
+        return Err(fail(format!("removing it conflicts in {unmerged}")));
+    }
+    Ok(())
+}
+
+/// Put `path` back as it was before a failed removal (`None`: absent) and resolve its index entry.
+fn restore(dir: &Path, path: &str, saved: Option<Vec<u8>>) -> Result<(), String> {
+    let p = dir.join(path);
+    let spec = format!(":(literal){path}");
+    match saved {
+        Some(bytes) => {
+            std::fs::write(&p, bytes).map_err(|e| format!("restore {}: {e}", p.display()))?;
+            git(dir, &["add", "-A", "--", &spec], None).map(|_| ())
+        }
+        None => {
+            let _ = std::fs::remove_file(&p);
+            git(dir, &["rm", "-q", "--cached", "--ignore-unmatch", "--", &spec], None).map(|_| ())
+        }
+    }
 }
 
 fn commit_state(dir: &Path, label: &str) -> Result<String, String> {
@@ -99,6 +166,7 @@ impl States {
         scratch: &Path,
         final_commit: &str,
         stages: &[Vec<String>],
+        language: Language,
     ) -> Result<States, HistoryError> {
         let err = |message: String| HistoryError::Build { chain: final_commit.to_string(), message };
         let dir = scratch.join("states");
@@ -106,31 +174,44 @@ impl States {
         let dir_s = dir.to_string_lossy().to_string();
         git(scratch, &["clone", "-q", "--shared", "--no-checkout", &repo_s, &dir_s], None).map_err(err)?;
         git(&dir, &["checkout", "-q", "--detach", final_commit], None).map_err(err)?;
-        // Remove the chain's patches, newest first.
+        // Remove the chain's patches, newest first, one file at a time: a non-code file whose
+        // removal conflicts (release notes a later commit rewrote) stays as shared context.
+        let mut shared = Vec::new();
         for (k, commits) in stages.iter().enumerate().rev() {
             for c in commits.iter().rev() {
-                let patch = commit_patch(&dir, c, &[]).map_err(err)?;
-                if patch.is_empty() {
-                    continue;
-                }
-                git(&dir, &["apply", "--3way", "-R", "--whitespace=nowarn", "-"], Some(&patch)).map_err(|e| {
-                    err(format!(
-                        "stage {k}: the patch of {} does not come off the final checkpoint cleanly (a later commit \
-                         rewrote the same lines): {e}",
-                        &c[..8.min(c.len())]
-                    ))
-                })?;
-                // A three-way apply can leave the index with conflict stages: refuse those.
-                let unmerged = git_text(&dir, &["diff", "--name-only", "--diff-filter=U"]).map_err(err)?;
-                if !unmerged.is_empty() {
-                    return Err(err(format!("stage {k}: removing {} conflicts in {unmerged}", &c[..8])));
+                for path in commit_files(&dir, c).map_err(err)? {
+                    match remove_file_patch(&dir, c, &path) {
+                        Ok(()) => {}
+                        Err(reason) if role(language, &path) == Role::Other => {
+                            restore(&dir, &path, reason.saved).map_err(err)?;
+                            shared.push(SharedContext {
+                                stage: k,
+                                commit: c.clone(),
+                                path,
+                                reason: format!(
+                                    "removing this commit's change conflicts with a later commit; the file is not \
+                                     code or tests, so it stays at its final content: {}",
+                                    reason.message
+                                ),
+                            });
+                        }
+                        Err(reason) => {
+                            return Err(err(format!(
+                                "stage {k}: the patch of {} to {path} does not come off the final checkpoint cleanly \
+                                 (a later commit rewrote the same lines): {}",
+                                &c[..8.min(c.len())],
+                                reason.message
+                            )));
+                        }
+                    }
                 }
             }
         }
         let mut states = vec![commit_state(&dir, "S0").map_err(err)?];
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
-                let patch = commit_patch(&dir, c, &[]).map_err(err)?;
+                let skip: Vec<String> = shared.iter().filter(|s| &s.commit == c).map(|s| s.path.clone()).collect();
+                let patch = commit_patch(&dir, c, &[], &skip).map_err(err)?;
                 if !patch.is_empty() {
                     git(&dir, &["apply", "--3way", "--whitespace=nowarn", "-"], Some(&patch)).map_err(|e| {
                         err(format!("stage {k}: the patch of {} does not re-apply onto S{k}: {e}", &c[..8]))
@@ -145,7 +226,19 @@ impl States {
         if !diff.is_empty() {
             return Err(err(format!("re-applying the stages does not give back the final checkpoint: {diff} differ")));
         }
-        Ok(States { dir, states, final_commit: final_commit.to_string() })
+        shared.sort_by(|a, b| (a.stage, &a.path, &a.commit).cmp(&(b.stage, &b.path, &b.commit)));
+        Ok(States { dir, states, final_commit: final_commit.to_string(), shared })
+    }
+
+    /// The first-parent commits up to the final checkpoint, oldest first.
+    pub fn first_parent_order(&self) -> Result<Vec<String>, String> {
+        let out = git_text(&self.dir, &["rev-list", "--first-parent", "--reverse", &self.final_commit])?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// The files `commit` changed against its first parent.
+    pub fn commit_files(&self, commit: &str) -> Result<Vec<String>, String> {
+        commit_files(&self.dir, commit)
     }
 
     /// Files changed between two states, `(path, exists afterwards)`.

@@ -201,3 +201,151 @@ fn go_fixture_chain_builds_and_validates() {
         assert!(c.passed, "{}: {:?}", c.gate, c.problems);
     }
 }
+
+/// A commit outside the chain that uses stage 0's code (here: `RunAll` calls `App.Run`) stays
+/// in S0 as shared context, so S0 does not build (`go build`: undefined: App). The build
+/// pulls that commit into stage 0, records the repair, and the bundle validates.
+#[test]
+fn go_state_that_does_not_build_is_repaired_by_pulling_the_dependency_into_the_stage() {
+    let go_ok = std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
+    assert!(go_ok, "this test runs the fixture's tests with `go test`; install Go");
+    let mut r = recipe::Recipe::read(&fixture("go")).unwrap();
+    let at = r.commits.iter().position(|c| c.message.starts_with("add HumanizeBytes")).unwrap() + 1;
+    let mut files = std::collections::BTreeMap::new();
+    files.insert(
+        "batch.go".to_string(),
+        "package jobq\n\n// RunAll starts every job of names in order and returns their ids.\nfunc RunAll(a *App, names []string) ([]string, error) {\n\tids := make([]string, 0, len(names))\n\tfor _, n := range names {\n\t\tid, err := a.Run(n)\n\t\tif err != nil {\n\t\t\treturn ids, err\n\t\t}\n\t\tids = append(ids, id)\n\t}\n\treturn ids, nil\n}\n".to_string(),
+    );
+    r.commits.insert(at, recipe::RecipeCommit { message: "add RunAll".into(), files, delete: vec![] });
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let ids = recipe::build(&r, &repo).unwrap();
+    let run_all = ids[at].clone();
+    let opts = MineOptions { repo_name: "fixture/go".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    assert!(!chain.stages.iter().any(|s| s.commits.contains(&run_all)), "RunAll has no tests: not a stage");
+    let cfg = carve_history::bundle::BuildConfig {
+        language: carve_languages::Language::Go,
+        test: carve_languages::runner::TestCommand::GoTest { args: vec![], packages: None },
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/go".into(),
+    };
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let repairs = &outcome.chain.repairs;
+    assert_eq!(repairs.len(), 1, "{repairs:?}");
+    assert_eq!((repairs[0].stage, repairs[0].commit.as_str()), (0, run_all.as_str()));
+    assert!(repairs[0].reason.contains("batch.go"), "{}", repairs[0].reason);
+    assert_eq!(outcome.chain.stages[0].commits, vec![chain.stages[0].commits[0].clone(), run_all.clone()]);
+    let gold0 = std::fs::read_to_string(outcome.dir.join("stages/0/gold.patch")).unwrap();
+    assert!(gold0.contains("+func RunAll"), "the pulled commit's code is part of stage 0's gold patch");
+    let cj = std::fs::read_to_string(outcome.dir.join("chain.json")).unwrap();
+    assert!(cj.contains("\"repairs\""), "{cj}");
+    let checks = carve_history::bundle::validate(
+        &outcome.dir,
+        &repo,
+        &cfg.test,
+        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
+    )
+    .unwrap();
+    for c in &checks {
+        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
+    }
+}
+
+/// The external reviewer gets each kept chain with its stage patches as JSON and its verdict
+/// decides: a reviewer that rejects chains whose patches touch `files.py` drops the scripted
+/// 3-stage chain (with its reason among the discarded), one that keeps everything keeps it.
+#[test]
+fn external_reviewer_keeps_or_drops_chains_by_its_json_verdict() {
+    let python_ok = std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success());
+    assert!(python_ok, "the reviewer of this test is a python3 one-liner; install python3");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&recipe::Recipe::read(&fixture("python")).unwrap(), &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    assert!(report.chains.iter().any(|c| c.stages.len() == 3));
+    let script = dir.path().join("review.py");
+    std::fs::write(
+        &script,
+        "import json, sys\nreq = json.load(sys.stdin)\nassert req['version'] == 1 and req['repo'] == 'fixture/python'\n\
+         touches = any('jobq/files.py' in s['patch'] for s in req['stages'])\n\
+         print(json.dumps({'keep': not touches, 'reason': 'touches files.py' if touches else 'ok'}))\n",
+    )
+    .unwrap();
+    let cmd = format!("python3 {}", script.display());
+    let timeout = std::time::Duration::from_secs(60);
+    let mut reviewed = report.clone();
+    carve_history::review::review(&repo, &mut reviewed, &cmd, timeout).unwrap();
+    assert!(!reviewed.chains.iter().any(|c| c.stages.len() == 3), "the 3-stage chain touches files.py");
+    assert!(reviewed.chains.iter().all(|c| c.review.as_ref().is_some_and(|v| v.keep && v.reason == "ok")));
+    assert!(reviewed.discarded.iter().any(|d| d.reason == "rejected by the reviewer: touches files.py"));
+    assert_eq!(reviewed.discarded_total, report.discarded_total + (report.chains.len() - reviewed.chains.len()));
+    let mut kept = report.clone();
+    carve_history::review::review(&repo, &mut kept, "cat > /dev/null; echo '{\"keep\": true}'", timeout).unwrap();
+    assert_eq!(kept.chains.len(), report.chains.len());
+    // An answer that is not a verdict is an error naming the command.
+    let mut bad = report.clone();
+    let e = carve_history::review::review(&repo, &mut bad, "cat > /dev/null; echo maybe", timeout).unwrap_err();
+    assert!(e.to_string().contains("not a verdict") && e.to_string().contains("echo maybe"), "{e}");
+}
+
+/// A changelog line stage 0 added and a later unrelated commit rewrote (pallets/click's
+/// CHANGES.rst) cannot come off for S0: the file stays as shared context at its final
+/// content, recorded in chain.json, and the bundle still builds and validates.
+#[test]
+fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
+    let python_ok = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(python_ok, "this test runs the fixture's tests with `python3 -m pytest`; install pytest");
+    let mut r = recipe::Recipe::read(&fixture("python")).unwrap();
+    let mut set = |prefix: &str, text: &str| {
+        let c = r.commits.iter_mut().find(|c| c.message.starts_with(prefix)).unwrap();
+        c.files.insert("CHANGES.md".into(), text.into());
+    };
+    set("initial package", "# Changes\n");
+    set("add App.run:", "# Changes\n\n- App.run starts a job.\n");
+    set("slugify keeps digits", "# Changes\n\n- App.run starts a job and returns its id.\n- slugify keeps digits.\n");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let ids = recipe::build(&r, &repo).unwrap();
+    let run_commit = ids[r.commits.iter().position(|c| c.message.starts_with("add App.run:")).unwrap()].clone();
+    let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = carve_history::bundle::BuildConfig {
+        language: carve_languages::Language::Python,
+        test: carve_languages::runner::TestCommand::pytest("python3", vec![]),
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/python".into(),
+    };
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let shared = &outcome.chain.shared_context;
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert_eq!(
+        (shared[0].stage, shared[0].commit.as_str(), shared[0].path.as_str()),
+        (0, run_commit.as_str(), "CHANGES.md")
+    );
+    assert!(shared[0].reason.contains("conflicts"), "{}", shared[0].reason);
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    let gold0 = std::fs::read_to_string(outcome.dir.join("stages/0/gold.patch")).unwrap();
+    assert!(!s0.contains("CHANGES.md") && !gold0.contains("CHANGES.md"), "the changelog stays at its final content");
+    assert!(s0.contains("jobq/app.py"), "the feature's code still comes off for S0");
+    let checks = carve_history::bundle::validate(
+        &outcome.dir,
+        &repo,
+        &cfg.test,
+        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
+    )
+    .unwrap();
+    for c in &checks {
+        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
+    }
+}

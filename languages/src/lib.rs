@@ -30,6 +30,7 @@ pub mod index;
 pub mod runner;
 pub mod syntax;
 pub mod trace;
+pub mod tree;
 pub mod walk;
 
 // The interface (language-free) and its registry (the only dispatch over the languages).

@@ -39,6 +39,13 @@ pub enum ArcCommand {
         /// `owner/name` used in chain ids (default: local/<directory name>).
         #[arg(long)]
         name: Option<String>,
+        /// An external reviewer run by `sh -c` per kept chain: the chain and its stage patches
+        /// as JSON on stdin, `{"keep": bool, "reason": "…"}` on stdout (history/src/review.rs).
+        #[arg(long)]
+        reviewer: Option<String>,
+        /// Seconds the reviewer has per chain.
+        #[arg(long, default_value_t = 600)]
+        reviewer_timeout: u64,
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
@@ -56,6 +63,9 @@ pub enum ArcCommand {
         range: String,
         #[arg(long)]
         name: Option<String>,
+        /// Take the chain from this `carve arc mine --format json` report instead of mining again.
+        #[arg(long)]
+        mined: Option<PathBuf>,
         /// carve.toml to use (default: <repo>/carve.toml, else detected from the repository's files).
         #[arg(long)]
         config: Option<PathBuf>,
@@ -91,9 +101,12 @@ pub fn run(cmd: ArcCommand) -> Result<Status> {
         ArcCommand::Run(args) => super::eval::arc_run(&args),
         ArcCommand::Report(args) => super::eval::arc_report(&args),
         ArcCommand::Analyze { repo, range, limit, format } => analyze(&repo, &range, limit, format),
-        ArcCommand::Mine { repo, range, name, format } => mine(&repo, &range, name, format),
-        ArcCommand::Build { repo, chain, out, range, name, config, python, format } => {
-            build(&repo, &chain, &out, &range, name, config.as_deref(), python.as_deref(), format)
+        ArcCommand::Mine { repo, range, name, reviewer, reviewer_timeout, format } => {
+            let reviewer = reviewer.map(|c| (c, std::time::Duration::from_secs(reviewer_timeout)));
+            mine(&repo, &range, name, reviewer, format)
+        }
+        ArcCommand::Build { repo, chain, out, range, name, mined, config, python, format } => {
+            build(&repo, &chain, &out, &range, name, mined.as_deref(), config.as_deref(), python.as_deref(), format)
         }
         ArcCommand::Validate { bundle, repo, python, format } => validate(&bundle, &repo, python.as_deref(), format),
         ArcCommand::Recipe { recipe, out } => {
@@ -152,10 +165,19 @@ fn repo_name(repo: &Path, name: Option<String>) -> String {
     })
 }
 
-fn mine(repo: &Path, range: &str, name: Option<String>, format: Format) -> Result<Status> {
+fn mine(
+    repo: &Path,
+    range: &str,
+    name: Option<String>,
+    reviewer: Option<(String, std::time::Duration)>,
+    format: Format,
+) -> Result<Status> {
     let opts = carve_history::MineOptions { repo_name: repo_name(repo, name), ..Default::default() };
-    let (_, report) =
+    let (_, mut report) =
         carve_history::mine(repo, range, &opts).with_context(|| format!("mining the history of {}", repo.display()))?;
+    if let Some((command, timeout)) = reviewer {
+        carve_history::review::review(repo, &mut report, &command, timeout)?;
+    }
     emit(format, &report, || {
         let mut s = String::new();
         let _ = writeln!(
@@ -181,6 +203,13 @@ fn mine(repo: &Path, range: &str, name: Option<String>, format: Format) -> Resul
                 c.found_by,
                 c.shared_file_share * 100.0
             );
+            if let Some(v) = &c.review {
+                let _ = writeln!(
+                    s,
+                    "  reviewer: kept{}",
+                    if v.reason.is_empty() { String::new() } else { format!(" ({})", v.reason) }
+                );
+            }
             for st in &c.stages {
                 let _ = writeln!(
                     s,
@@ -218,12 +247,21 @@ fn build(
     out: &Path,
     range: &str,
     name: Option<String>,
+    mined: Option<&Path>,
     config: Option<&Path>,
     python: Option<&Path>,
     format: Format,
 ) -> Result<Status> {
     let opts = carve_history::MineOptions { repo_name: repo_name(repo, name), ..Default::default() };
-    let (_, report) = carve_history::mine(repo, range, &opts)?;
+    let report = match mined {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            serde_json::from_str::<carve_history::MineReport>(&text).with_context(|| {
+                format!("{} is not a `carve arc mine --format json` report; write one with that command", p.display())
+            })?
+        }
+        None => carve_history::mine(repo, range, &opts)?.1,
+    };
     let matches: Vec<&carve_history::Chain> =
         report.chains.iter().filter(|c| c.chain_id == chain_id || c.chain_id.starts_with(chain_id)).collect();
     let chain = match matches.as_slice() {

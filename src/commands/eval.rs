@@ -87,6 +87,15 @@ pub struct ArcRunArgs {
     /// Runs go to <out>/<chain_id>/<name>/ (default: under the user's cache directory).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// auto: hide the bundle, the repository and private/ behind empty mounts in a user
+    /// namespace when `unshare` works here, else `none`; namespace: require that; none: only
+    /// its own HOME/TMPDIR and a cleared environment.
+    #[arg(long, default_value = "auto")]
+    pub sandbox: carve_eval::sandbox::SandboxMode,
+    /// Pass this variable of carve's environment on to the agent (repeatable; the agent's
+    /// environment is otherwise cleared but for PATH, locale and the CARVE_* variables).
+    #[arg(long = "agent-env", value_name = "NAME")]
+    pub agent_env: Vec<String>,
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
 }
@@ -242,6 +251,8 @@ pub fn arc_run(a: &ArcRunArgs) -> Result<Status> {
         stage_budget: Duration::from_secs(a.stage_budget),
         out,
         config: a.config.clone(),
+        sandbox: a.sandbox,
+        agent_env: a.agent_env.clone(),
     };
     let stages = carve_eval::chain::ChainBundle::read(&a.bundle)?.chain.stages.len();
     let progress = Progress::new(stages as u64, "stage");

@@ -1,0 +1,139 @@
+//! The shadow-copy rules shared by every part of carve that copies or fingerprints a
+//! repository tree (the binary's `src/workspace.rs`, `carve-eval`'s trees): which folders a
+//! copy leaves out, how it copies, and the content digest bundles record as
+//! `carve.tree_digest`. One definition, so a digest taken by one equals the other's.
+//!
+//! Errors are `std::io::Error`s whose message names the file; callers wrap them in their
+//! own error types.
+
+use sha2::{Digest, Sha256};
+use std::io;
+use std::path::Path;
+
+/// Directories never copied into a shadow tree: version control, virtualenvs and caches.
+/// The same as the extractor's list (`carve_extractor::list_tree_files`), so that a masked
+/// state restored by the gold patch compares like with like against the original.
+pub const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    ".eggs",
+];
+
+fn named(what: &str, path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("could not {what} {}: {e}", path.display()))
+}
+
+/// Whether a shadow copy leaves the directory `path` out (a skipped name or a virtualenv).
+pub fn skip_dir(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    SKIP_DIRS.contains(&name.as_ref()) || path.join("pyvenv.cfg").is_file()
+}
+
+/// Every file of the tree that a shadow copy holds, root-relative with `/`, sorted.
+pub fn list_files(root: &Path) -> io::Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| named("list", &dir, e))? {
+            let entry = entry.map_err(|e| named("list", &dir, e))?;
+            let path = entry.path();
+            let ft = entry.file_type().map_err(|e| named("inspect", &path, e))?;
+            if ft.is_dir() {
+                if !skip_dir(&path) {
+                    stack.push(path);
+                }
+            } else if ft.is_file() || ft.is_symlink() {
+                let rel = path.strip_prefix(root).unwrap_or(&path);
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A file inside an installed-dependency folder (`node_modules`).
+pub fn is_dependency_file(rel: &str) -> bool {
+    rel.split('/').any(|c| c == "node_modules")
+}
+
+/// Copy the tree `root` into `dest` (replacing it): symlinks stay links, installed
+/// dependencies are hard-linked (only read; files a run creates land in the copy's own
+/// directories), the rest copied. Returns the copied files.
+pub fn shadow_copy(root: &Path, dest: &Path) -> io::Result<Vec<String>> {
+    if dest.exists() {
+        std::fs::remove_dir_all(dest).map_err(|e| named("clear", dest, e))?;
+    }
+    std::fs::create_dir_all(dest).map_err(|e| named("create", dest, e))?;
+    let files = list_files(root)?;
+    for rel in &files {
+        let (from, to) = (root.join(rel), dest.join(rel));
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| named("create", parent, e))?;
+        }
+        let meta = std::fs::symlink_metadata(&from).map_err(|e| named("inspect", &from, e))?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&from).map_err(|e| named("read the link", &from, e))?;
+            std::os::unix::fs::symlink(&target, &to).map_err(|e| named("link", &to, e))?;
+        } else if is_dependency_file(rel) && std::fs::hard_link(&from, &to).is_ok() {
+            // Installed dependencies are large and only read: a hard link costs nothing.
+        } else {
+            std::fs::copy(&from, &to).map_err(|e| named("copy", &from, e))?;
+        }
+    }
+    Ok(files)
+}
+
+/// SHA-256 over the tree's relative paths and contents (`carve.tree_digest`, cache keys).
+pub fn tree_digest(root: &Path) -> io::Result<String> {
+    let mut h = Sha256::new();
+    for rel in list_files(root)? {
+        let bytes = std::fs::read(root.join(&rel)).unwrap_or_default();
+        h.update(rel.as_bytes());
+        h.update([0]);
+        h.update(Sha256::digest(&bytes));
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Write a file atomically: a temporary sibling, then rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| named("create", parent, e))?;
+    let tmp =
+        parent.join(format!(".{}.tmp-{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| named("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| named("move into place", path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_skip_caches_and_virtualenvs_and_digests_follow_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        for (p, b) in [("a.py", "x = 1\n"), ("pkg/b.py", "y = 2\n"), (".git/HEAD", "ref\n"), ("venv/pyvenv.cfg", "")] {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), b).unwrap();
+        }
+        std::fs::create_dir_all(root.join(".hypothesis")).unwrap();
+        std::fs::write(root.join(".hypothesis/db"), "cache").unwrap();
+        let copy = dir.path().join("copy");
+        assert_eq!(shadow_copy(&root, &copy).unwrap(), vec!["a.py", "pkg/b.py"]);
+        assert_eq!(tree_digest(&root).unwrap(), tree_digest(&copy).unwrap());
+        std::fs::write(copy.join("a.py"), "x = 2\n").unwrap();
+        assert_ne!(tree_digest(&root).unwrap(), tree_digest(&copy).unwrap());
+        write_atomic(&copy.join("new/c.txt"), b"c").unwrap();
+        assert_eq!(std::fs::read_to_string(copy.join("new/c.txt")).unwrap(), "c");
+    }
+}
