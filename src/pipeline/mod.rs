@@ -8,6 +8,7 @@ pub mod classify;
 pub mod emit;
 pub mod extract;
 pub mod init;
+pub mod repair;
 pub mod run;
 pub mod trace;
 pub mod validate;
@@ -130,6 +131,24 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
 /// The file part of a test id (`path::Class::test`, `path > describe > test`).
 pub fn test_file(id: &str) -> &str {
     carve_languages::runner::test_file(id)
+}
+
+/// The test file a test id belongs to: the file of the test definition the language maps
+/// it to when that is a test file (a Go id `importpath/TestX/sub` names no file; its
+/// `TestX` lives in a `_test` file of the package), else the id's file part. Candidates
+/// group by it, and F2P tests leave the masked state per file or per test by it.
+pub fn test_definition_file(repo: &Path, index: &DefinitionIndex, id: &str) -> String {
+    let file = test_file(id);
+    if index.files.get(file).is_some_and(|f| f.is_test) {
+        return file.to_string();
+    }
+    if let Ok(defs) = carve_languages::test_definitions(repo, index, id)
+        && let Some(def) =
+            defs.iter().filter_map(|d| index.get(d)).find(|d| index.files.get(&d.path).is_some_and(|f| f.is_test))
+    {
+        return def.path.clone();
+    }
+    file.to_string()
 }
 
 /// Without a carve.toml the detected settings are used; say which, on stderr, once.
