@@ -96,7 +96,7 @@ pub fn feature_for(
     entry_filter: Option<&str>,
 ) -> Result<(Baseline, TraceRun, Feature)> {
     let (b, t) = trace::baseline_and_trace(session, mode)?;
-    let f2p = resolve_tests(f2p_args, &b.known())?;
+    let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
     let feature = classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter)?;
     Ok((b, t, feature))
@@ -120,7 +120,7 @@ pub fn candidates(
         let known = baseline.known();
         let mut out = Vec::new();
         for g in groups {
-            let all = resolve_tests(g, &known)?;
+            let all = resolve_tests(session, g, &known)?;
             let left: BTreeSet<TestId> = all.intersection(&usable).cloned().collect();
             out.push(if left.is_empty() { all } else { left });
         }

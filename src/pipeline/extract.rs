@@ -29,7 +29,10 @@ pub struct Extraction {
     pub build_repairs: Vec<BuildRepair>,
 }
 
-/// Which test files go whole, which test definitions go alone.
+/// Which test files go whole, which test definitions go alone. A file all of whose tests
+/// are F2P goes whole unless code of another file names a definition in it (a helper of a
+/// Go package's `_test` file that another test file of the package calls): then its F2P
+/// tests go one by one, and what only they used goes with them.
 pub fn removal_of_tests(
     session: &Session,
     known: &BTreeSet<TestId>,
@@ -43,7 +46,7 @@ pub fn removal_of_tests(
     let f2p_files: BTreeSet<&String> = f2p.iter().map(|t| &file_map[t]).collect();
     for file in f2p_files {
         let all_in_file = known.iter().filter(|t| &file_map[*t] == file).all(|t| f2p.contains(t));
-        if all_in_file {
+        if all_in_file && !named_from_elsewhere(&session.index, file) {
             files.insert(file.clone());
         } else {
             for t in f2p.iter().filter(|t| &file_map[*t] == file) {
@@ -52,6 +55,22 @@ pub fn removal_of_tests(
         }
     }
     (files, single)
+}
+
+/// Whether a definition outside `file` names one of `file`'s definitions.
+fn named_from_elsewhere(index: &carve_languages::DefinitionIndex, file: &str) -> bool {
+    let in_file = |r: &NodeId| index.get(r).is_some_and(|t| t.path == file);
+    let by_definitions = index
+        .definitions
+        .values()
+        .filter(|d| d.path != file)
+        .any(|d| d.references.iter().chain(d.load_references.iter().map(|l| &l.target)).any(in_file));
+    by_definitions
+        || index
+            .files
+            .values()
+            .filter(|f| f.path != file)
+            .any(|f| f.module_references.iter().any(|m| in_file(&m.target)))
 }
 
 /// Rounds of build repair: after the first masking, the masked project is masked again

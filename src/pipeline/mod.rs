@@ -100,9 +100,10 @@ impl Session {
     }
 }
 
-/// Resolve `--f2p` arguments (test ids or test files) against the known test ids. An
-/// argument that matches nothing is an error that lists close matches.
-pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeSet<TestId>> {
+/// Resolve `--f2p` arguments (test ids or test files) against the known test ids. A test
+/// file names the tests whose definitions it holds (a Go `_test.go` file: its tests and
+/// their subtests). An argument that matches nothing is an error that lists close matches.
+pub fn resolve_tests(session: &Session, args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeSet<TestId>> {
     let mut out = BTreeSet::new();
     for arg in args {
         let arg = arg.trim().trim_start_matches("./");
@@ -118,6 +119,14 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
         if !prefixed.is_empty() {
             out.extend(prefixed.into_iter().cloned());
             continue;
+        }
+        if session.index.files.get(arg).is_some_and(|f| f.is_test) {
+            let in_file: Vec<&TestId> =
+                known.iter().filter(|id| test_definition_file(&session.repo, &session.index, id) == arg).collect();
+            if !in_file.is_empty() {
+                out.extend(in_file.into_iter().cloned());
+                continue;
+            }
         }
         let close = carve_languages::runner::close_matches(arg, known);
         if close.is_empty() {
