@@ -1,7 +1,7 @@
 //! End-to-end tests over `fixtures/go/shapes`: the classification of every feature (one
 //! `_test.go` file each) against the fixture's written-down expectations
 //! (`carve-expected.toml`), the methods the masked state must keep as stubs for interface
-//! satisfaction, and an untouched working tree.
+//! satisfaction, one test taken out of a shared test file, and an untouched working tree.
 
 mod common;
 
@@ -97,5 +97,16 @@ fn audit_matches_the_go_fixture_expectations_for_every_feature() {
             }
         }
     }
+    // One test of a shared `_test.go` file (with its subtests) leaves the masked state alone:
+    // the helper the other tests call stays, and the masked tests still build and vet
+    // (extract fails otherwise).
+    let args =
+        ["extract", repo_s, "--out", out_s, "--format", "json", "--f2p", "example.com/shapes/catalog/TestSelect"];
+    carve_ok(&args, 0);
+    let masked = std::fs::read_to_string(out.path().join("extract/masked/catalog/catalog_test.go")).unwrap();
+    assert!(!masked.contains("func TestSelect("), "{masked}");
+    assert!(masked.contains("func sample(") && masked.contains("func TestReport("), "{masked}");
+    let test_patch = std::fs::read_to_string(out.path().join("extract/test.patch")).unwrap();
+    assert!(test_patch.contains("+func TestSelect(") && !test_patch.contains("+func TestReport("), "{test_patch}");
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }

@@ -108,6 +108,8 @@ pub fn resolve_tests(session: &Session, args: &[String], known: &BTreeSet<TestId
     for arg in args {
         let arg = arg.trim().trim_start_matches("./");
         if known.contains(arg) {
+            // A test with its subtests (Go `importpath/TestX` -> `importpath/TestX/sub`).
+            out.extend(known.iter().filter(|id| id.strip_prefix(arg).is_some_and(|r| r.starts_with('/'))).cloned());
             out.insert(arg.to_string());
             continue;
         }
