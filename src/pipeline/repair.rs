@@ -117,6 +117,44 @@ mod tests {
         assert_eq!(message_at(ts, "src/x.ts", 99), ts);
     }
 
+    /// A small Go module indexed for real: `geo` with a type and two methods, `cmd` using it.
+    fn go_index() -> (tempfile::TempDir, DefinitionIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("go.mod", "module ex\n\ngo 1.21\n"),
+            (
+                "geo/geo.go",
+                "package geo\n\ntype C struct{ R float64 }\n\nfunc (c C) Area() float64 {\n\treturn c.R * c.R\n}\n\n\
+                 func (c C) Perimeter() float64 {\n\treturn 2 * c.R\n}\n",
+            ),
+            ("cmd/main.go", "package main\n\nimport \"ex/geo\"\n\nfunc main() {\n\t_ = geo.C{}.Area\n}\n"),
+        ];
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        (dir, index)
+    }
+
+    #[test]
+    fn a_location_maps_to_the_innermost_extracted_definition_holding_it_or_to_the_one_named() {
+        let (_dir, index) = go_index();
+        let extracted: BTreeSet<NodeId> =
+            ["geo/geo.go::C", "geo/geo.go::C.Area", "geo/geo.go::C.Perimeter"].map(String::from).into();
+        // Line 6 is in Area's body, which is in no other extracted definition's span.
+        let got = named_definitions(&index, &extracted, "geo/geo.go", 6, "unused", "\treturn c.R * c.R");
+        assert_eq!(got, ["geo/geo.go::C.Area".to_string()].into());
+        // cmd/main.go:6 is in `main`, which stays: the message names the method.
+        let message = "geo.C{}.Area undefined (type geo.C has no field or method Area)";
+        let got = named_definitions(&index, &extracted, "cmd/main.go", 6, message, "\t_ = geo.C{}.Area");
+        assert_eq!(got, ["geo/geo.go::C", "geo/geo.go::C.Area"].map(String::from).into());
+        // Nothing extracted is named: nothing to repair.
+        let got = named_definitions(&index, &extracted, "cmd/main.go", 3, "\"fmt\" imported and not used", "");
+        assert!(got.is_empty(), "{got:?}");
+    }
+
     #[test]
     fn words_skip_numbers_and_punctuation() {
         let w = words("cannot use Circle{…} as Shape value: (missing method Area) 3x");
