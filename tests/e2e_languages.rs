@@ -45,13 +45,11 @@ fn go_extraction_stubs_referenced_code_and_builds() {
     assert!(patch.contains("+\tpanic(\"not implemented\")"), "{patch}");
 }
 
-/// A masked tree that does not build is repaired: `cmd/shapes/reporter.go` takes the
-/// method value `catalog.New().Largest`, which the Go index cannot type (it names nothing),
-/// so deleting `Catalog.Largest` breaks `go build`; carve reads the location from the
-/// compiler's output, keeps the definition it names, masks again and the tree builds.
-#[needs("go")]
-fn go_extraction_that_fails_to_build_is_repaired_by_keeping_what_the_compiler_names() {
-    let (_tmp, repo) = fixture_copy("go/shapes");
+/// A copy of the shapes fixture with `cmd/shapes/reporter.go`, which takes the method value
+/// `catalog.New().Largest` at line 7: the Go index cannot type it (it names nothing), so
+/// deleting `Catalog.Largest` breaks `go build`.
+fn shapes_with_a_method_value() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy("go/shapes");
     std::fs::write(
         repo.join("cmd/shapes/reporter.go"),
         "package main\n\nimport \"example.com/shapes/catalog\"\n\n// largest is a method value.\n\
@@ -59,22 +57,31 @@ fn go_extraction_that_fails_to_build_is_repaired_by_keeping_what_the_compiler_na
          var _ = largest\n",
     )
     .unwrap();
+    (tmp, repo)
+}
+
+/// `carve extract --remove ids --remove-tests catalog/catalog_test.go` on `repo`.
+fn extract_without_catalog_tests(repo: &std::path::Path, out: &std::path::Path, ids: &[&str]) -> std::process::Output {
+    let mut args =
+        vec!["extract", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json", "--remove"];
+    args.extend_from_slice(ids);
+    args.extend(["--remove-tests", "catalog/catalog_test.go"]);
+    carve().args(args).output().unwrap()
+}
+
+/// A masked tree that does not build is repaired: carve reads the location from the
+/// compiler's output, keeps the definition it names, masks again and the tree builds.
+#[needs("go")]
+fn go_extraction_that_fails_to_build_is_repaired_by_keeping_what_the_compiler_names() {
+    let (_tmp, repo) = shapes_with_a_method_value();
     let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
-    let args = [
-        "extract",
-        repo.to_str().unwrap(),
-        "--out",
-        out.path().to_str().unwrap(),
-        "--format",
-        "json",
-        "--remove",
-        "catalog/catalog.go::Catalog.Largest",
-        "catalog/catalog.go::LargerThan",
-        "--remove-tests",
-        "catalog/catalog_test.go",
-    ];
-    let o = carve_ok(&args, 0);
+    let o = extract_without_catalog_tests(
+        &repo,
+        out.path(),
+        &["catalog/catalog.go::Catalog.Largest", "catalog/catalog.go::LargerThan"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(summary["extracted"], serde_json::json!(["catalog/catalog.go::LargerThan"]), "{summary}");
     let repairs = summary["build_repairs"].as_array().unwrap();
@@ -92,25 +99,9 @@ fn go_extraction_that_fails_to_build_is_repaired_by_keeping_what_the_compiler_na
 /// an error with the compiler's message, not an empty mask.
 #[needs("go")]
 fn go_extraction_whose_repair_keeps_everything_reports_the_compiler() {
-    let (_tmp, repo) = fixture_copy("go/shapes");
-    std::fs::write(
-        repo.join("cmd/shapes/reporter.go"),
-        "package main\n\nimport \"example.com/shapes/catalog\"\n\nfunc largest() func() (catalog.Entry, bool) {\n\
-         \treturn catalog.New().Largest\n}\n\nvar _ = largest\n",
-    )
-    .unwrap();
+    let (_tmp, repo) = shapes_with_a_method_value();
     let out = tempfile::tempdir().unwrap();
-    let args = [
-        "extract",
-        repo.to_str().unwrap(),
-        "--out",
-        out.path().to_str().unwrap(),
-        "--remove",
-        "catalog/catalog.go::Catalog.Largest",
-        "--remove-tests",
-        "catalog/catalog_test.go",
-    ];
-    let o = carve().args(args).output().unwrap();
+    let o = extract_without_catalog_tests(&repo, out.path(), &["catalog/catalog.go::Catalog.Largest"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{err}");
     assert!(err.contains("does not build (go build ./...)"), "{err}");
