@@ -25,6 +25,7 @@ Standard library only.
     python3 bench/corpus_go.py --setup
     python3 bench/corpus_go.py --recheck --json
     python3 bench/corpus_go.py --only semver --carve target/debug/carve
+    python3 bench/corpus_go.py --table-only --recheck   # the table of the last run, from OUT
 """
 
 import argparse
@@ -100,6 +101,8 @@ def main():
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per module")
     ap.add_argument("--json", action="store_true", help="also print the rows as JSON lines")
+    ap.add_argument("--table-only", action="store_true",
+                    help="print the table of an earlier run from OUT (each module's row.json) without running")
     args = ap.parse_args()
     with open(HERE / "corpus" / "go.toml", "rb") as f:
         entries = tomllib.load(f)["repo"]
@@ -115,6 +118,16 @@ def main():
             continue
         if args.setup:
             subprocess.run(e["install"], shell=True, cwd=repo, env=go_env(), check=True)
+            continue
+        if args.table_only:
+            saved = out / "row.json"
+            if saved.exists():
+                row = json.loads(saved.read_text())
+                rows.append(row["row"])
+                for key, who in row["reasons"].items():
+                    reasons.setdefault(key, []).extend(who)
+            else:
+                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
             continue
         plain = plain_run(repo, out)
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
