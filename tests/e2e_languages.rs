@@ -45,6 +45,70 @@ fn go_extraction_stubs_referenced_code_and_builds() {
     assert!(patch.contains("+\tpanic(\"not implemented\")"), "{patch}");
 }
 
+/// A copy of the shapes fixture with `cmd/shapes/reporter.go`, which takes the method value
+/// `catalog.New().Largest` at line 7: the Go index cannot type it (it names nothing), so
+/// deleting `Catalog.Largest` breaks `go build`.
+fn shapes_with_a_method_value() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy("go/shapes");
+    std::fs::write(
+        repo.join("cmd/shapes/reporter.go"),
+        "package main\n\nimport \"example.com/shapes/catalog\"\n\n// largest is a method value.\n\
+         func largest() func() (catalog.Entry, bool) {\n\treturn catalog.New().Largest\n}\n\n\
+         var _ = largest\n",
+    )
+    .unwrap();
+    (tmp, repo)
+}
+
+/// `carve extract --remove ids --remove-tests catalog/catalog_test.go` on `repo`.
+fn extract_without_catalog_tests(repo: &std::path::Path, out: &std::path::Path, ids: &[&str]) -> std::process::Output {
+    let mut args =
+        vec!["extract", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json", "--remove"];
+    args.extend_from_slice(ids);
+    args.extend(["--remove-tests", "catalog/catalog_test.go"]);
+    carve().args(args).output().unwrap()
+}
+
+/// A masked tree that does not build is repaired: carve reads the location from the
+/// compiler's output, keeps the definition it names, masks again and the tree builds.
+#[needs("go")]
+fn go_extraction_that_fails_to_build_is_repaired_by_keeping_what_the_compiler_names() {
+    let (_tmp, repo) = shapes_with_a_method_value();
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let o = extract_without_catalog_tests(
+        &repo,
+        out.path(),
+        &["catalog/catalog.go::Catalog.Largest", "catalog/catalog.go::LargerThan"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["extracted"], serde_json::json!(["catalog/catalog.go::LargerThan"]), "{summary}");
+    let repairs = summary["build_repairs"].as_array().unwrap();
+    assert_eq!(repairs.len(), 1, "{summary}");
+    assert_eq!(repairs[0]["round"], 1);
+    assert_eq!(repairs[0]["command"], "go build ./...");
+    assert_eq!(repairs[0]["locations"], serde_json::json!([["cmd/shapes/reporter.go", 7]]), "{summary}");
+    assert_eq!(repairs[0]["moved"], serde_json::json!(["catalog/catalog.go::Catalog.Largest"]));
+    let patch = std::fs::read_to_string(out.path().join("extract/mask.patch")).unwrap();
+    assert!(patch.contains("-func LargerThan") && !patch.contains("Largest()"), "{patch}");
+    assert_eq!(before, tree_snapshot(&repo), "carve extract modified the repository");
+}
+
+/// When build repair has to keep everything that was to be extracted, the extraction is
+/// an error with the compiler's message, not an empty mask.
+#[needs("go")]
+fn go_extraction_whose_repair_keeps_everything_reports_the_compiler() {
+    let (_tmp, repo) = shapes_with_a_method_value();
+    let out = tempfile::tempdir().unwrap();
+    let o = extract_without_catalog_tests(&repo, out.path(), &["catalog/catalog.go::Catalog.Largest"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("does not build (go build ./...)"), "{err}");
+    assert!(err.contains("nothing is left to extract"), "{err}");
+    assert!(err.contains("Largest undefined"), "{err}");
+}
+
 #[needs("cargo")]
 fn rust_extraction_stubs_referenced_code_and_builds() {
     let patch = extract("rust/geometry", &["src/report.rs::Report.total_area", "src/shapes.rs::Rect.is_square"]);

@@ -50,6 +50,7 @@ pub fn run(
         "changed_files": ext.outcome.changed_files,
         "removed_files": ext.outcome.removed_files,
         "stats": ext.outcome.stats,
+        "build_repairs": ext.build_repairs,
     });
     emit(common.format, &summary, || {
         format!(

@@ -41,12 +41,12 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     let session = super::open_named(common, opts.statement.repo_name.as_deref())?;
     let (b, t) = trace::baseline_and_trace(&session, super::trace_mode(edges))?;
     let graph = carve_tracer::graph::ObjectGraph::build(&session.index, &t.trace);
-    let candidates = classify::candidates(&b, &t, groups)?;
+    let candidates = classify::candidates(&session, &b, &t, groups)?;
     let trace_digest = t.trace.digest();
     let mut emitted: Vec<(String, Value)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
     for (n, cand) in candidates.into_iter().enumerate() {
-        let slug = slug_for(&cand);
+        let slug = slug_for(&session, &cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
         let (mut cand, mut moved) = (cand, BTreeSet::new());
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
@@ -164,6 +164,14 @@ fn feature_tasks(
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
     let ext = extract::extract(session, &feature.extracted(), files, tests, &dir)?;
+    // Build repair kept definitions the compiler named: they remain, with that reason.
+    let repaired;
+    let feature = if ext.build_repairs.is_empty() {
+        feature
+    } else {
+        repaired = feature.clone().with_build_repairs(&ext.build_repairs);
+        &repaired
+    };
     let mut v1 = validate_level1(session, b, feature, &ext, threshold, &dir)?;
     if v1.valid && !unprotected.is_empty() {
         v1.broken_tests = broken_tests(session, &ext, unprotected, &dir)?;

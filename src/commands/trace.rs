@@ -16,7 +16,7 @@ pub fn run(common: &Common, edges: EdgeMode, tests: &[String], fresh: bool) -> R
     let selected: Vec<TestId> = if tests.is_empty() {
         passing.into_iter().collect()
     } else {
-        resolve_tests(tests, &b.known())?.into_iter().filter(|t| passing.contains(t)).collect()
+        resolve_tests(&session, tests, &b.known())?.into_iter().filter(|t| passing.contains(t)).collect()
     };
     let run = trace::trace(&session, &selected, super::trace_mode(edges), fresh)?;
     session.progress.step("writing trace.json");

@@ -16,6 +16,7 @@ use super::baseline::Baseline;
 use super::trace::{self, TraceMode, TraceRun};
 use super::{Session, TestId, resolve_tests};
 
+#[derive(Clone)]
 pub struct Feature {
     /// A short name: the stem of the F2P test file, or of the first F2P test.
     pub slug: String,
@@ -25,19 +26,56 @@ pub struct Feature {
     /// Tests of the candidate that still passed on an earlier masked state: they left the
     /// F2P set and stay in the repository as P2P tests (repair, not rejection).
     pub moved_to_p2p: BTreeSet<TestId>,
+    /// Rounds in which the masked project did not build and definitions the compiler named
+    /// were kept (see `extract`); empty when it built at once.
+    pub build_repairs: Vec<BuildRepair>,
+}
+
+/// One round of build repair: the build check that failed, the source locations its
+/// output named, and the extracted definitions kept because of them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildRepair {
+    pub round: usize,
+    pub command: String,
+    pub locations: Vec<(String, u32)>,
+    pub moved: Vec<carve_languages::NodeId>,
+    /// The first line of the compiler's message, per moved definition.
+    #[serde(skip)]
+    pub messages: Vec<String>,
 }
 
 impl Feature {
+    /// The feature after build repair: each definition a round moved remains, with the
+    /// reason `needed to build`, and the rounds are recorded for the audit.
+    pub fn with_build_repairs(mut self, repairs: &[BuildRepair]) -> Feature {
+        use carve_tracer::classify::Reason;
+        for r in repairs {
+            for (id, message) in r.moved.iter().zip(&r.messages) {
+                if let Some(d) = self.classification.nodes.get_mut(id) {
+                    d.status = Status::Remained;
+                    d.reasons.push(Reason::NeededToBuild { command: r.command.clone(), message: message.clone() });
+                    d.reasons.sort();
+                    d.reasons.dedup();
+                }
+            }
+        }
+        self.build_repairs.extend(repairs.iter().cloned());
+        self
+    }
+
     /// Ids of the extracted definitions, sorted.
     pub fn extracted(&self) -> BTreeSet<carve_languages::NodeId> {
         self.classification.extracted().map(|(id, _)| id.clone()).collect()
     }
 }
 
-/// Slug of a feature: `tests/test_pricing.py` -> `pricing`; lower-case ASCII, `-` separated.
-pub fn slug_for(f2p: &BTreeSet<TestId>) -> String {
+/// Slug of a feature: the stem of its first F2P test's file (see
+/// [`super::test_definition_file`]), `tests/test_pricing.py` -> `pricing`; lower-case ASCII,
+/// `-` separated.
+pub fn slug_for(session: &Session, f2p: &BTreeSet<TestId>) -> String {
     let first = f2p.iter().next().map(String::as_str).unwrap_or("feature");
-    let file = super::test_file(first);
+    let file = super::test_definition_file(&session.repo, &session.index, first);
+    let file = file.as_str();
     let name = file.rsplit('/').next().unwrap_or(file);
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
     let stem = stem.strip_prefix("test_").or_else(|| stem.strip_suffix("_test")).unwrap_or(stem);
@@ -58,15 +96,22 @@ pub fn feature_for(
     entry_filter: Option<&str>,
 ) -> Result<(Baseline, TraceRun, Feature)> {
     let (b, t) = trace::baseline_and_trace(session, mode)?;
-    let f2p = resolve_tests(f2p_args, &b.known())?;
+    let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
     let feature = classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter)?;
     Ok((b, t, feature))
 }
 
 /// The F2P test groups `carve tasks` tries: the `--f2p` groups, else one per test file of
-/// the tests usable as F2P (stable at baseline, and passing under the shim).
-pub fn candidates(baseline: &Baseline, run: &TraceRun, groups: &[Vec<String>]) -> Result<Vec<BTreeSet<TestId>>> {
+/// the tests usable as F2P (stable at baseline, and passing under the shim). A test's file
+/// is the one its definition lives in (see [`super::test_definition_file`]): a Go package's
+/// tests and subtests group by their `_test` file, not one candidate per subtest.
+pub fn candidates(
+    session: &Session,
+    baseline: &Baseline,
+    run: &TraceRun,
+    groups: &[Vec<String>],
+) -> Result<Vec<BTreeSet<TestId>>> {
     let usable: BTreeSet<TestId> = baseline.stable_passing().difference(&run.shim_failures).cloned().collect();
     if !groups.is_empty() {
         // A group names a candidate; its tests that cannot be F2P (flaky, not passing at
@@ -75,15 +120,15 @@ pub fn candidates(baseline: &Baseline, run: &TraceRun, groups: &[Vec<String>]) -
         let known = baseline.known();
         let mut out = Vec::new();
         for g in groups {
-            let all = resolve_tests(g, &known)?;
+            let all = resolve_tests(session, g, &known)?;
             let left: BTreeSet<TestId> = all.intersection(&usable).cloned().collect();
             out.push(if left.is_empty() { all } else { left });
         }
         return Ok(out);
     }
-    let mut by_file: BTreeMap<&str, BTreeSet<TestId>> = BTreeMap::new();
+    let mut by_file: BTreeMap<String, BTreeSet<TestId>> = BTreeMap::new();
     for id in &usable {
-        by_file.entry(super::test_file(id)).or_default().insert(id.clone());
+        by_file.entry(super::test_definition_file(&session.repo, &session.index, id)).or_default().insert(id.clone());
     }
     Ok(by_file.into_values().collect())
 }
@@ -107,6 +152,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),
+        "build_repairs": feature.build_repairs,
         "classification": c,
     })
 }
@@ -149,7 +195,14 @@ pub fn classify_feature(
             classify_with_entries(&session.index, graph, trace, &f2p, &p2p, chosen)?
         }
     };
-    Ok(Feature { slug: slug_for(&f2p), f2p, p2p, classification, moved_to_p2p: BTreeSet::new() })
+    Ok(Feature {
+        slug: slug_for(session, &f2p),
+        f2p,
+        p2p,
+        classification,
+        moved_to_p2p: BTreeSet::new(),
+        build_repairs: Vec::new(),
+    })
 }
 
 /// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`

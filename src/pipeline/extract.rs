@@ -10,9 +10,11 @@ use carve_languages::NodeId;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::classify::Feature;
+use super::classify::{BuildRepair, Feature};
+use super::repair;
 use super::{Session, TestId};
 use crate::workspace;
+use carve_languages::build::BuildCheckError;
 
 /// The masked state of one feature and everything derived from it.
 pub struct Extraction {
@@ -23,9 +25,14 @@ pub struct Extraction {
     pub gold_patch: String,
     pub test_patch: String,
     pub contract: Contract,
+    /// Rounds of build repair (empty when the first masked state built).
+    pub build_repairs: Vec<BuildRepair>,
 }
 
-/// Which test files go whole, which test definitions go alone.
+/// Which test files go whole, which test definitions go alone. A file all of whose tests
+/// are F2P goes whole unless code of another file names a definition in it (a helper of a
+/// Go package's `_test` file that another test file of the package calls): then its F2P
+/// tests go one by one, and what only they used goes with them.
 pub fn removal_of_tests(
     session: &Session,
     known: &BTreeSet<TestId>,
@@ -33,26 +40,13 @@ pub fn removal_of_tests(
 ) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut files = BTreeSet::new();
     let mut single = BTreeSet::new();
-    // The test file of an id: the file of the test definition the language maps it to when
-    // that is a test file (a Go id `importpath/TestX/sub` names no file), else the id's
-    // file part.
-    let language = session.config.language;
-    let file_of = |t: &str| -> String {
-        if let Ok(defs) = carve_languages::test_definitions(&session.repo, &session.index, t) {
-            if let Some(def) = defs.iter().find_map(|d| session.index.get(d)) {
-                if carve_languages::is_test_path(language, &def.path) {
-                    return def.path.clone();
-                }
-            }
-        }
-        super::test_file(t).to_string()
-    };
+    let file_of = |t: &str| super::test_definition_file(&session.repo, &session.index, t);
     let file_map: std::collections::BTreeMap<&TestId, String> =
         known.iter().chain(f2p.iter()).map(|t| (t, file_of(t))).collect();
     let f2p_files: BTreeSet<&String> = f2p.iter().map(|t| &file_map[t]).collect();
     for file in f2p_files {
         let all_in_file = known.iter().filter(|t| &file_map[*t] == file).all(|t| f2p.contains(t));
-        if all_in_file {
+        if all_in_file && !named_from_elsewhere(&session.index, file) {
             files.insert(file.clone());
         } else {
             for t in f2p.iter().filter(|t| &file_map[*t] == file) {
@@ -63,8 +57,31 @@ pub fn removal_of_tests(
     (files, single)
 }
 
-/// Mask `extracted` (and the given test files and tests) into `<dir>/masked`, build the
-/// patches and the contract, and check that the masked project builds.
+/// Whether a definition outside `file` names one of `file`'s definitions.
+fn named_from_elsewhere(index: &carve_languages::DefinitionIndex, file: &str) -> bool {
+    let in_file = |r: &NodeId| index.get(r).is_some_and(|t| t.path == file);
+    let by_definitions = index
+        .definitions
+        .values()
+        .filter(|d| d.path != file)
+        .any(|d| d.references.iter().chain(d.load_references.iter().map(|l| &l.target)).any(in_file));
+    by_definitions
+        || index
+            .files
+            .values()
+            .filter(|f| f.path != file)
+            .any(|f| f.module_references.iter().any(|m| in_file(&m.target)))
+}
+
+/// Rounds of build repair: after the first masking, the masked project is masked again
+/// with what the compiler named kept, at most this many times, before it is rejected.
+pub const MAX_BUILD_REPAIR_ROUNDS: usize = 3;
+
+/// Mask `extracted` (and the given test files and tests) into `<dir>/masked`, check that
+/// the masked project builds, build the patches and the contract. A build that fails is
+/// repaired: the extracted definitions the compiler's messages name (see [`repair`]) are
+/// kept and the tree is masked again, at most [`MAX_BUILD_REPAIR_ROUNDS`] times; the rounds
+/// are in [`Extraction::build_repairs`] and `extracted` is what was finally masked.
 pub fn extract(
     session: &Session,
     extracted: &BTreeSet<NodeId>,
@@ -72,51 +89,147 @@ pub fn extract(
     tests: BTreeSet<String>,
     dir: &Path,
 ) -> Result<Extraction> {
-    session.progress.step("extract: masking");
     let masked = dir.join("masked");
-    if masked.exists() {
-        std::fs::remove_dir_all(&masked)?;
-    }
-    let plan = MaskPlan { extracted: extracted.clone(), remove_test_files: test_files.clone(), remove_tests: tests };
-    let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
-    let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
-        .context("failed to write the masked state")?;
-    // Tests and build checks of the masked state need the installed dependencies too.
-    workspace::link_dependencies(&session.repo, &masked)?;
-    for w in &outcome.warnings {
-        session.progress.note(format!("warning: {w}"));
-    }
+    let mut extracted = extracted.clone();
+    let mut build_repairs: Vec<BuildRepair> = Vec::new();
+    let outcome = loop {
+        session.progress.step("extract: masking");
+        if masked.exists() {
+            std::fs::remove_dir_all(&masked)?;
+        }
+        let plan = MaskPlan {
+            extracted: extracted.clone(),
+            remove_test_files: test_files.clone(),
+            remove_tests: tests.clone(),
+        };
+        let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
+        let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
+            .context("failed to write the masked state")?;
+        // Tests and build checks of the masked state need the installed dependencies too.
+        workspace::link_dependencies(&session.repo, &masked)?;
+        let Some((lang, command, output, report)) = build_check(session, &outcome, &masked)? else {
+            for w in &outcome.warnings {
+                session.progress.note(format!("warning: {w}"));
+            }
+            break outcome;
+        };
+        let round = build_repairs.len() + 1;
+        let fail = |why: String| {
+            anyhow::anyhow!(
+                "the masked {lang} project does not build ({command}) in {}{why}:\n{report}",
+                masked.display()
+            )
+        };
+        if round > MAX_BUILD_REPAIR_ROUNDS {
+            return Err(fail(format!(" after {MAX_BUILD_REPAIR_ROUNDS} build repair rounds")));
+        }
+        let repair = repair_round(session, lang, &masked, &extracted, round, &command, &output);
+        if repair.moved.is_empty() {
+            return Err(fail(" and no location the compiler names is in extracted code".into()));
+        }
+        session.progress.note(format!(
+            "build repair {round}: `{command}` failed; keeping {} definition(s) it names: {}",
+            repair.moved.len(),
+            repair.moved.join(", ")
+        ));
+        for id in &repair.moved {
+            extracted.remove(id);
+        }
+        build_repairs.push(repair);
+        if extracted.is_empty() {
+            return Err(fail(": build repair kept every extracted definition, nothing is left to extract".into()));
+        }
+    };
     let patches = build_patches(&session.repo, &masked, &outcome)?;
-    let contract = build_contract(&session.index, extracted);
-    build_check(session, &outcome, &masked)?;
+    let contract = build_contract(&session.index, &extracted);
     Ok(Extraction {
         masked,
-        extracted: extracted.clone(),
+        extracted,
         outcome,
         mask_patch: patches.mask,
         gold_patch: patches.gold,
         test_patch: patches.test,
         contract,
+        build_repairs,
     })
 }
 
+/// One repair round: the locations the failed `command` names, and the extracted
+/// definitions (with their nested ones) they map to in the original tree.
+fn repair_round(
+    session: &Session,
+    lang: carve_languages::Language,
+    masked: &Path,
+    extracted: &BTreeSet<NodeId>,
+    round: usize,
+    command: &str,
+    output: &str,
+) -> BuildRepair {
+    let index = &session.index;
+    let locations = carve_languages::support(lang).build_error_locations(masked, output);
+    let mut moved: Vec<NodeId> = Vec::new();
+    let mut messages: Vec<String> = Vec::new();
+    for (path, line) in &locations {
+        let masked_text = std::fs::read_to_string(masked.join(path)).unwrap_or_default();
+        let original = std::fs::read_to_string(session.repo.join(path)).unwrap_or_default();
+        let orig_line = repair::original_line(&original, &masked_text, *line as usize);
+        let masked_line = masked_text.lines().nth((*line as usize).saturating_sub(1)).unwrap_or("");
+        let message = repair::message_at(output, path, *line);
+        for id in repair::named_definitions(index, extracted, path, orig_line, &message, masked_line) {
+            // Nested definitions go with the one kept: they are part of its body.
+            let nested = extracted.iter().filter(|n| is_nested_in(index, n, &id));
+            for n in std::iter::once(&id).chain(nested) {
+                if !moved.contains(n) {
+                    moved.push(n.clone());
+                    messages.push(message.clone());
+                }
+            }
+        }
+    }
+    BuildRepair { round, command: command.to_string(), locations, moved, messages }
+}
+
+/// Whether `id` is nested (at any depth) in `ancestor`.
+fn is_nested_in(index: &carve_languages::DefinitionIndex, id: &str, ancestor: &str) -> bool {
+    let mut cur = index.get(id).and_then(|d| d.parent.clone());
+    while let Some(p) = cur {
+        if p == ancestor {
+            return true;
+        }
+        cur = index.get(&p).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
 /// The masked project must still build (TypeScript, Go and Rust keep stubs for that): run
-/// the build check of every language whose files the mask changed.
-fn build_check(session: &Session, outcome: &MaskOutcome, masked: &Path) -> Result<()> {
+/// the build check of every language whose files the mask changed. The first failure:
+/// its language, command, the compiler's output and the whole report.
+fn build_check(
+    session: &Session,
+    outcome: &MaskOutcome,
+    masked: &Path,
+) -> Result<Option<(carve_languages::Language, String, String, String)>> {
     let languages: BTreeSet<carve_languages::Language> =
         outcome.changed_files.iter().filter_map(|p| session.index.files.get(p).map(|f| f.language)).collect();
     for lang in languages {
         let check = carve_languages::support(lang);
         session.progress.step(format!("extract: {}", check.build_check_name()));
-        if let Err(report) = check.build_check(masked) {
-            bail!(
-                "the masked {lang} project does not build ({}) in {}:\n{report}",
-                check.build_check_name(),
-                masked.display()
-            );
+        match check.build_check(masked) {
+            Ok(()) => {}
+            Err(BuildCheckError::Failed { command, root, detail, output }) => {
+                let report = format!("`{command}` failed in {}{detail}:\n{output}", root.display());
+                return Ok(Some((lang, command, output, report)));
+            }
+            Err(other) => {
+                bail!(
+                    "the masked {lang} project does not build ({}) in {}:\n{other}",
+                    check.build_check_name(),
+                    masked.display()
+                );
+            }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// `--remove` node ids, each checked against the index (an unknown one is an error that
@@ -227,7 +340,8 @@ pub struct Level2Package {
 /// patch restores the repository and adds an `agent_code` that re-exports it.
 pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path) -> Result<Level2Package> {
     use carve_extractor::level2;
-    let test_files: BTreeSet<String> = feature.f2p.iter().map(|t| super::test_file(t).to_string()).collect();
+    let test_files: BTreeSet<String> =
+        feature.f2p.iter().map(|t| super::test_definition_file(&session.repo, &session.index, t)).collect();
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
     workspace::shadow_copy(&ext.masked, &with_tests)?;

@@ -10,6 +10,7 @@ pub mod emit;
 pub mod extract;
 pub mod init;
 pub mod leakage;
+pub mod repair;
 pub mod run;
 pub mod trace;
 pub mod validate;
@@ -103,13 +104,16 @@ impl Session {
     }
 }
 
-/// Resolve `--f2p` arguments (test ids or test files) against the known test ids. An
-/// argument that matches nothing is an error that lists close matches.
-pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeSet<TestId>> {
+/// Resolve `--f2p` arguments (test ids or test files) against the known test ids. A test
+/// file names the tests whose definitions it holds (a Go `_test.go` file: its tests and
+/// their subtests). An argument that matches nothing is an error that lists close matches.
+pub fn resolve_tests(session: &Session, args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeSet<TestId>> {
     let mut out = BTreeSet::new();
     for arg in args {
         let arg = arg.trim().trim_start_matches("./");
         if known.contains(arg) {
+            // A test with its subtests (Go `importpath/TestX` -> `importpath/TestX/sub`).
+            out.extend(known.iter().filter(|id| id.strip_prefix(arg).is_some_and(|r| r.starts_with('/'))).cloned());
             out.insert(arg.to_string());
             continue;
         }
@@ -121,6 +125,14 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
         if !prefixed.is_empty() {
             out.extend(prefixed.into_iter().cloned());
             continue;
+        }
+        if session.index.files.get(arg).is_some_and(|f| f.is_test) {
+            let in_file: Vec<&TestId> =
+                known.iter().filter(|id| test_definition_file(&session.repo, &session.index, id) == arg).collect();
+            if !in_file.is_empty() {
+                out.extend(in_file.into_iter().cloned());
+                continue;
+            }
         }
         let close = carve_languages::runner::close_matches(arg, known);
         if close.is_empty() {
@@ -134,6 +146,24 @@ pub fn resolve_tests(args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeS
 /// The file part of a test id (`path::Class::test`, `path > describe > test`).
 pub fn test_file(id: &str) -> &str {
     carve_languages::runner::test_file(id)
+}
+
+/// The test file a test id belongs to: the file of the test definition the language maps
+/// it to when that is a test file (a Go id `importpath/TestX/sub` names no file; its
+/// `TestX` lives in a `_test` file of the package), else the id's file part. Candidates
+/// group by it, and F2P tests leave the masked state per file or per test by it.
+pub fn test_definition_file(repo: &Path, index: &DefinitionIndex, id: &str) -> String {
+    let file = test_file(id);
+    if index.files.get(file).is_some_and(|f| f.is_test) {
+        return file.to_string();
+    }
+    if let Ok(defs) = carve_languages::test_definitions(repo, index, id)
+        && let Some(def) =
+            defs.iter().filter_map(|d| index.get(d)).find(|d| index.files.get(&d.path).is_some_and(|f| f.is_test))
+    {
+        return def.path.clone();
+    }
+    file.to_string()
 }
 
 /// Without a carve.toml the detected settings are used; say which, on stderr, once.

@@ -65,6 +65,21 @@ fn test_file(test: &str) -> &str {
     carve_languages::runner::test_file(test)
 }
 
+/// The test file of a test id in `index`: the id's file part when the index has that file,
+/// else the file of the test definition the id names (a Go id `importpath/TestX/sub` names
+/// no file; its `TestX` lives in a `_test.go` file). The languages resolve test ids from
+/// the index alone, so no repository root is needed (`""`).
+fn test_file_in<'a>(index: &'a DefinitionIndex, test: &'a str) -> &'a str {
+    let file = test_file(test);
+    if index.files.contains_key(file) {
+        return file;
+    }
+    carve_languages::test_definitions(std::path::Path::new(""), index, test)
+        .ok()
+        .and_then(|defs| defs.iter().find_map(|d| index.get(d)).map(|d| d.path.as_str()))
+        .unwrap_or(file)
+}
+
 fn is_test_def(index: &DefinitionIndex, def: &Definition) -> bool {
     def.is_test || index.files.get(&def.path).is_some_and(|f| f.is_test)
 }
@@ -267,10 +282,10 @@ struct Context<'a> {
 
 impl<'a> Context<'a> {
     fn new(index: &'a DefinitionIndex, trace: &'a Trace, f2p: &'a BTreeSet<TestId>, p2p: &'a BTreeSet<TestId>) -> Self {
-        let p2p_files: BTreeSet<&str> = p2p.iter().map(|t| test_file(t)).collect();
+        let p2p_files: BTreeSet<&str> = p2p.iter().map(|t| test_file_in(index, t)).collect();
         let removed_files: BTreeSet<&str> = f2p
             .iter()
-            .map(|t| test_file(t))
+            .map(|t| test_file_in(index, t))
             .filter(|f| !p2p_files.contains(f) && index.files.get(*f).is_some_and(|fi| fi.is_test))
             .collect();
         let stays = |path: &str| !removed_files.contains(path);

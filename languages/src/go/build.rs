@@ -78,7 +78,110 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     Ok(())
 }
 
+/// The source locations `go build` / `go vet` output names, in order, each once:
+/// `geometry/shapes.go:12:5: undefined: X`, vet's `vet: geometry/x_test.go:3:2: …`, and
+/// `./shapes.go:7: …` without a column. Paths are relative to the directory the tool ran
+/// in (a module of the tree); each is returned relative to `root`, and one that names no
+/// file under `root` or its modules is left out.
+pub fn error_locations(root: &Path, output: &str) -> Vec<(String, u32)> {
+    let modules = module_dirs(root).unwrap_or_default();
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for line in output.lines() {
+        let Some((path, line_no)) = location_in(line) else { continue };
+        let Some(rel) = resolve(root, &modules, path) else { continue };
+        if !out.iter().any(|(p, l)| *p == rel && *l == line_no) {
+            out.push((rel, line_no));
+        }
+    }
+    out
+}
+
+/// `(path, line)` of one output line `…path.go:LINE[:COL]: message`.
+fn location_in(line: &str) -> Option<(&str, u32)> {
+    let line = line.trim_start();
+    let line = line.strip_prefix("vet: ").unwrap_or(line);
+    let at = line.find(".go:")?;
+    let path = &line[..at + 3];
+    // The path is the last whitespace-separated word before `.go:`.
+    let path = path.rsplit(char::is_whitespace).next()?;
+    let rest = &line[at + 4..];
+    let digits: &str = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+    let line_no: u32 = digits.parse().ok()?;
+    // A location is followed by `:` (column or message); `x.go:12` alone is not one.
+    rest[digits.len()..].starts_with(':').then_some((path, line_no))
+}
+
+/// `path` (relative to a module directory of `root`, or absolute) as a `/`-separated path
+/// relative to `root`, when that file exists.
+fn resolve(root: &Path, modules: &[PathBuf], path: &str) -> Option<String> {
+    let p = Path::new(path);
+    let candidates: Vec<PathBuf> = if p.is_absolute() {
+        vec![p.to_path_buf()]
+    } else {
+        std::iter::once(root.to_path_buf()).chain(modules.iter().cloned()).map(|d| d.join(p)).collect()
+    };
+    let root_real = root.canonicalize().ok()?;
+    candidates.into_iter().find(|c| c.is_file()).and_then(|c| {
+        let real = c.canonicalize().ok()?;
+        let rel = real.strip_prefix(&root_real).ok()?;
+        Some(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+    })
+}
+
 /// Whether a `go` binary can be run.
 pub fn go_available() -> bool {
     Command::new("go").arg("version").output().is_ok_and(|o| o.status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Output captured from go1.26 on a module `example.com/broken` with a deleted method
+    /// (`Circle` no longer implements `Shape`), a deleted function and an import left unused.
+    const BUILD: &str = "# example.com/broken/geometry
+geometry/shape.go:3:8: \"math\" imported and not used
+geometry/shape.go:11:19: cannot use Circle{…} (value of struct type Circle) as Shape value in array or slice literal: Circle does not implement Shape (missing method Area)
+geometry/shape.go:14:9: undefined: Perimeter";
+    /// `go vet ./...` of the same module.
+    const VET: &str = "# example.com/broken/geometry
+# [example.com/broken/geometry]
+vet: geometry/shape.go:11:19: cannot use Circle{…} (value of struct type Circle) as Shape value in array or slice literal: Circle does not implement Shape (missing method Area)";
+    /// `go vet ./...` on a test file with a wrong format verb, then `go build .` run inside
+    /// the package directory (paths relative to it, `./` prefixed).
+    const VET_TEST: &str =
+        "geometry/shape_test.go:7:18: (*testing.common).Fatalf format %d has arg \"x\" of wrong type string";
+    const IN_PACKAGE: &str = "# example.com/broken/geometry\n./x.go:3:23: undefined: undefinedThing";
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("go.mod"), "module example.com/broken\n").unwrap();
+        std::fs::create_dir(dir.path().join("geometry")).unwrap();
+        for f in ["shape.go", "shape_test.go", "x.go"] {
+            std::fs::write(dir.path().join("geometry").join(f), "package geometry\n").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn build_and_vet_locations_are_read_relative_to_the_root() {
+        let dir = tree();
+        let loc = |p: &str, l: u32| (p.to_string(), l);
+        assert_eq!(
+            error_locations(dir.path(), BUILD),
+            vec![loc("geometry/shape.go", 3), loc("geometry/shape.go", 11), loc("geometry/shape.go", 14)]
+        );
+        assert_eq!(error_locations(dir.path(), VET), vec![loc("geometry/shape.go", 11)]);
+        assert_eq!(error_locations(dir.path(), VET_TEST), vec![loc("geometry/shape_test.go", 7)]);
+    }
+
+    #[test]
+    fn a_path_relative_to_a_nested_module_resolves_and_an_unknown_file_is_left_out() {
+        let dir = tree();
+        // `./x.go` is not under the root itself; with the package as its own module it is.
+        assert!(error_locations(dir.path(), IN_PACKAGE).is_empty());
+        std::fs::write(dir.path().join("geometry/go.mod"), "module example.com/broken/geometry\n").unwrap();
+        assert_eq!(error_locations(dir.path(), IN_PACKAGE), vec![("geometry/x.go".to_string(), 3)]);
+        assert!(error_locations(dir.path(), "gone.go:3:1: undefined: y\nok  \texample.com/broken 0.1s").is_empty());
+    }
 }

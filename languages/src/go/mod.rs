@@ -94,6 +94,9 @@ impl LanguageSupport for Go {
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
     }
+    fn build_error_locations(&self, root: &Path, output: &str) -> Vec<(String, u32)> {
+        build::error_locations(root, output)
+    }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()
     }

@@ -41,6 +41,10 @@ pub enum Reason {
     ExecutedByP2p { test: TestId, others: usize },
     /// It ran while modules that stay were loading.
     ImportTime,
+    /// The masked project did not build without it: the build check `command` named it
+    /// (`message` is the first line of the compiler's message). Set by the build repair of
+    /// the extract stage, after classification.
+    NeededToBuild { command: String, message: String },
     /// A member (method, nested definition) remains, so its container must too.
     HasRemainedMember { member: NodeId, others: usize },
     /// Its enclosing function remains; a nested definition is part of that body.
@@ -83,6 +87,9 @@ impl fmt::Display for Reason {
                 and_more(f, *others)
             }
             Reason::ImportTime => f.write_str("runs at import time"),
+            Reason::NeededToBuild { command, message } => {
+                write!(f, "needed to build (named by {command}: {message})")
+            }
             Reason::HasRemainedMember { member, others } => {
                 write!(f, "has remained member {member}")?;
                 and_more(f, *others)

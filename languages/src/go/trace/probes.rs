@@ -24,6 +24,10 @@ use tree_sitter::{Node, Parser};
 /// The package name carve's probe package is imported under in probed files.
 pub const ALIAS: &str = "carve_probe_";
 
+/// The name a blank `_ *testing.T` parameter of a test file gets, so that its test can
+/// be marked (an unused parameter is legal Go).
+pub const BLANK_T: &str = "carve_t_";
+
 /// What to insert into one file.
 pub struct FilePlan<'a> {
     /// Test code (`_test.go`): markers, no entry probes.
@@ -165,8 +169,10 @@ impl Walk<'_> {
         }
     }
 
-    /// `t` of every `t *testing.T` / `t *testing.F` parameter.
-    fn test_params(&self, params: Option<Node>) -> Vec<String> {
+    /// `t` of every `t *testing.T` / `t *testing.F` parameter. In test files a blank one
+    /// (`func(_ *testing.T, in string)`, as fuzz targets are often written: their seed
+    /// corpus runs as subtests `FuzzX/seed#0`) is named [`BLANK_T`] so it can be marked.
+    fn test_params(&mut self, params: Option<Node>) -> Vec<String> {
         let Some(params) = params else { return Vec::new() };
         let mut out = Vec::new();
         let mut c = params.walk();
@@ -179,9 +185,12 @@ impl Walk<'_> {
             }
             let mut nc = p.walk();
             for name in p.children_by_field_name("name", &mut nc) {
-                let name = text(name, self.src);
-                if name != "_" {
-                    out.push(name.to_string());
+                let name_text = text(name, self.src);
+                if name_text != "_" {
+                    out.push(name_text.to_string());
+                } else if self.plan.test {
+                    self.edits.push((name.start_byte(), name.end_byte(), BLANK_T.to_string()));
+                    out.push(BLANK_T.to_string());
                 }
             }
         }

@@ -115,9 +115,11 @@ fn test_files_get_markers_and_test_main_writes_the_end() {
     assert_eq!(lines[12], r#"	carve_probe_.Pause(t, "ex/geo"); t.Parallel(); carve_probe_.Resume(t, "ex/geo")"#);
     assert_eq!(lines[13], r#"	t.Run("unit", func(t *tt.T) { carve_probe_.T(t, "ex/geo");"#);
     assert_eq!(lines[16], "\thelper := func(n int) int { return n }", "no entry probes in test files");
-    assert_eq!(lines[20], "func check(_ *tt.T, b *tt.B) {}", "`_` and *testing.B get no marker");
+    // A blank *testing.T (a fuzz target's `func(_ *testing.T, in string)`) is named so it
+    // can be marked; *testing.B gets no marker.
+    assert_eq!(lines[20], r#"func check(carve_t_ *tt.T, b *tt.B) { carve_probe_.T(carve_t_, "ex/geo");}"#);
     assert!(out.has_test_main);
-    assert_eq!((out.probes, out.markers, out.package.as_str()), (0, 4, "geo_test"));
+    assert_eq!((out.probes, out.markers, out.package.as_str()), (0, 5, "geo_test"));
 }
 
 #[test]
@@ -179,4 +181,21 @@ fn probed_shapes_fixture_builds_and_vets() {
         let out = Command::new("go").args(args).current_dir(&tree).output().unwrap();
         assert!(out.status.success(), "go {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+#[test]
+fn a_fuzz_targets_blank_t_is_named_and_marked_so_its_seeds_are_attributed() {
+    // As Masterminds/semver writes its fuzz targets: the seed corpus runs as subtests
+    // `FuzzNewVersion/seed#0`, which must be the current test while the target runs.
+    let src = "package semver\n\nimport \"testing\"\n\nfunc FuzzNewVersion(f *testing.F) {\n\tf.Add(\"v1\")\n\
+               \tf.Fuzz(func(_ *testing.T, a string) {\n\t\t_, _ = NewVersion(a)\n\t})\n}\n";
+    let plan =
+        FilePlan { test: true, package_path: "ex/sv", probe_import: "ex/internal/carveprobe", bodies: &HashMap::new() };
+    let out = probe_file(&mut probes::new_parser(), src, &plan).unwrap();
+    let text = out.text.unwrap();
+    assert_eq!(text.lines().count(), src.lines().count());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[4], r#"func FuzzNewVersion(f *testing.F) { carve_probe_.T(f, "ex/sv");"#);
+    assert_eq!(lines[6], r#"	f.Fuzz(func(carve_t_ *testing.T, a string) { carve_probe_.T(carve_t_, "ex/sv");"#);
+    assert_eq!(out.markers, 2);
 }

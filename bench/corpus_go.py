@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Run `carve tasks` on the Go corpus of real modules and print one table (as corpus.py does
+for Python, with its columns and its rejection grouping).
+
+The modules are listed in `bench/corpus/go.toml` (name, `owner/name`, pinned commit,
+install command). Their code never enters this repository: check each one out at its
+commit into the corpus folder (`/work/corpus/<name>`) and run its install command there
+(`go mod download`, from the Go module proxy, as a user would); `--setup` runs the install
+commands of the checkouts it finds.
+
+Candidates are carve's own: one per `_test.go` file whose tests pass at baseline (carve
+groups a package's tests and subtests by the file that defines them; sorted, so the
+choice is deterministic). For each module:
+
+    carve tasks MODULE --out OUT/NAME --level 1 --format json
+
+Columns: candidates, valid tasks and yield, median and max lines / files / functions per
+task (from each bundle's `instance.json`), carve's wall time over one plain
+`go test -count=1 ./...`, and the rejections grouped by reason. `--recheck` re-validates
+every emitted bundle with `carve validate BUNDLE --repo MODULE` (an independent re-run
+from the bundle alone, with the real toolchain).
+
+Standard library only.
+
+    python3 bench/corpus_go.py --setup
+    python3 bench/corpus_go.py --recheck --json
+    python3 bench/corpus_go.py --only semver --carve target/debug/carve
+    python3 bench/corpus_go.py --table-only --recheck   # the table of the last run, from OUT
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import corpus  # noqa: E402  (the Python corpus script: its table and reason grouping)
+
+
+def go_env():
+    return dict(os.environ, CARVE_NO_PROGRESS="1", CARVE_QUIET_DETECT="1", GOFLAGS="-mod=mod")
+
+
+def plain_run(repo, out):
+    """Seconds of one plain `go test -count=1 ./...` (cached in OUT/NAME/plain.json)."""
+    cache = out / "plain.json"
+    if cache.exists():
+        return json.loads(cache.read_text())["seconds"]
+    start = time.monotonic()
+    subprocess.run(["go", "test", "-count=1", "./..."], cwd=repo, env=go_env(),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.monotonic() - start
+    out.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"seconds": seconds}))
+    return seconds
+
+
+def run_carve(carve, repo, out, timeout):
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json"]
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=go_env())
+    except subprocess.TimeoutExpired:
+        return {"candidates": 0, "error": f"timed out after {timeout}s", "seconds": timeout}
+    seconds = time.monotonic() - start
+    (out / "tasks-stderr.log").write_text(p.stderr)
+    (out / "tasks-report.json").write_text(p.stdout)
+    try:
+        report = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"candidates": 0, "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    # With --level 1 every candidate gives one task or one rejection without a level.
+    candidates = len(report["tasks"]) + sum(1 for r in report["rejected"] if r.get("level") is None)
+    return {"candidates": candidates, "report": report, "seconds": seconds}
+
+
+def recheck(carve, bundle, repo):
+    p = subprocess.run([str(carve), "validate", str(bundle), "--repo", str(repo), "--format", "json"],
+                       capture_output=True, text=True, env=go_env())
+    if p.returncode != 0:
+        print(f"recheck failed: {bundle}: {p.stderr.strip()[-400:]}", file=sys.stderr)
+    return p.returncode == 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("CARVE_CORPUS_GO", "/work/corpus")))
+    ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus-go"))
+    ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
+    ap.add_argument("--only", nargs="*", help="module names")
+    ap.add_argument("--setup", action="store_true", help="run each checkout's install command; then exit")
+    ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per module")
+    ap.add_argument("--json", action="store_true", help="also print the rows as JSON lines")
+    ap.add_argument("--table-only", action="store_true",
+                    help="print the table of an earlier run from OUT (each module's row.json) without running")
+    args = ap.parse_args()
+    with open(HERE / "corpus" / "go.toml", "rb") as f:
+        entries = tomllib.load(f)["repo"]
+    if args.only:
+        by_name = {e["name"]: e for e in entries}
+        entries = [by_name[n] for n in args.only]
+    rows, reasons = [], {}
+    for e in entries:
+        repo, out = args.corpus / e["name"], args.out / e["name"]
+        if not (repo / "go.mod").is_file():
+            print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there",
+                  file=sys.stderr)
+            continue
+        if args.setup:
+            subprocess.run(e["install"], shell=True, cwd=repo, env=go_env(), check=True)
+            continue
+        if args.table_only:
+            saved = out / "row.json"
+            if saved.exists():
+                row = json.loads(saved.read_text())
+                rows.append(row["row"])
+                for key, who in row["reasons"].items():
+                    reasons.setdefault(key, []).extend(who)
+            else:
+                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            continue
+        plain = plain_run(repo, out)
+        shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
+        r = run_carve(args.carve, repo, out / "carve", args.timeout)
+        row = {"name": e["name"], "candidates": r["candidates"], "seconds": r["seconds"], "plain": plain}
+        mine, tasks, stats = {}, [], {"lines": [], "files": [], "functions": []}
+        if "error" in r:
+            row["error"] = r["error"]
+            mine.setdefault("carve failed: " + corpus.reason_key(r["error"]), []).append(e["name"])
+        else:
+            tasks = r["report"]["tasks"]
+            for t in tasks:
+                inst = json.loads((out / "carve" / t / "instance.json").read_text())
+                for key in stats:
+                    stats[key].append(inst[key])
+            for rej in r["report"]["rejected"]:
+                mine.setdefault(corpus.reason_key(rej["reason"]), []).append(f"{e['name']}:{rej['feature']}")
+        row["tasks"] = len(tasks)
+        row.update(stats)
+        if args.recheck:
+            row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo) for t in tasks)
+        rows.append(row)
+        for key, who in mine.items():
+            reasons.setdefault(key, []).extend(who)
+        (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
+        print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
+    if not args.setup:
+        corpus.print_table(rows, reasons, args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

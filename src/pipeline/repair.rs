@@ -1,0 +1,164 @@
+//! Build repair (part of the extract stage): the definitions a failed build check of the
+//! masked tree names. The language reads its compiler's output into source locations
+//! (`LanguageSupport::build_error_locations`); here, language-free, each location of the
+//! masked tree is mapped back to the original file and to the extracted definition it
+//! falls in, or else to the extracted definitions named there (`undefined: Perimeter`,
+//! `missing method Area`).
+
+use carve_languages::{DefinitionIndex, NodeId};
+use std::collections::BTreeSet;
+
+/// The 1-based line of the original file that masked line `line` (1-based) comes from:
+/// unchanged lines map one to one; a line of a replaced region (a stubbed body) maps into
+/// the region it replaced; an inserted line maps to the original line before it.
+pub fn original_line(original: &str, masked: &str, line: usize) -> usize {
+    use similar::{DiffOp, TextDiff};
+    let diff = TextDiff::from_lines(original, masked);
+    let target = line.saturating_sub(1);
+    for op in diff.ops() {
+        let (old, new) = (op.old_range(), op.new_range());
+        if !new.contains(&target) {
+            continue;
+        }
+        let offset = target - new.start;
+        return 1 + match op {
+            DiffOp::Equal { .. } => old.start + offset,
+            _ if old.is_empty() => old.start.saturating_sub(1),
+            _ => old.start + offset.min(old.len() - 1),
+        };
+    }
+    line
+}
+
+/// Identifier-like words of `text` (letters, digits, `_`, not starting with a digit).
+fn words(text: &str) -> BTreeSet<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().next().is_some_and(|c| !c.is_ascii_digit()))
+        .collect()
+}
+
+/// The extracted definitions a build error at `path`:`line` (original line) names: the
+/// innermost extracted definition whose span holds the line, else the extracted
+/// definitions whose name is a word of the compiler's message or of the masked source
+/// line (those of the same directory first: a Go package, a Python package; elsewhere only
+/// when the directory has none).
+pub fn named_definitions(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    path: &str,
+    line: usize,
+    message: &str,
+    masked_line: &str,
+) -> BTreeSet<NodeId> {
+    let holding = extracted
+        .iter()
+        .filter_map(|id| index.get(id))
+        .filter(|d| d.path == path && d.span.start_line <= line && line <= d.span.end_line)
+        .min_by_key(|d| (d.span.end_line - d.span.start_line, d.span.end_byte - d.span.start_byte));
+    if let Some(d) = holding {
+        return [d.id.clone()].into();
+    }
+    let mut names = words(message);
+    names.extend(words(masked_line));
+    let named: Vec<&carve_languages::Definition> =
+        extracted.iter().filter_map(|id| index.get(id)).filter(|d| names.contains(d.name.as_str())).collect();
+    let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let here = dir(path);
+    let local: BTreeSet<NodeId> = named.iter().filter(|d| dir(&d.path) == here).map(|d| d.id.clone()).collect();
+    if !local.is_empty() {
+        return local;
+    }
+    named.iter().map(|d| d.id.clone()).collect()
+}
+
+/// The message of a location: the rest of the first output line that names
+/// `file_name:line` (`shape.go:11:19: cannot use …` → `cannot use …`), else the first
+/// non-empty line of the output.
+pub fn message_at(output: &str, path: &str, line: u32) -> String {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    let needle = format!("{file_name}:{line}");
+    for l in output.lines() {
+        if let Some(at) = l.find(&needle) {
+            let rest = &l[at + needle.len()..];
+            // Skip `:col` and the separator; keep the message.
+            let rest = rest.trim_start_matches(':').trim_start_matches(|c: char| c.is_ascii_digit());
+            let rest = rest.trim_start_matches([':', ',', ')']).trim();
+            if !rest.is_empty() {
+                return rest.to_string();
+            }
+        }
+    }
+    output.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masked_lines_map_back_through_deletions_and_stubs() {
+        let original = "package g\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int {\n\treturn A()\n}\n";
+        // A deleted, B's body stubbed.
+        let masked = "package g\n\nfunc B() int {\n\tpanic(\"not implemented\")\n}\n";
+        assert_eq!(original_line(original, masked, 1), 1);
+        assert_eq!(original_line(original, masked, 3), 7);
+        assert_eq!(original_line(original, masked, 4), 8);
+        assert_eq!(original_line(original, masked, 5), 9);
+    }
+
+    #[test]
+    fn messages_are_read_from_the_line_naming_the_location() {
+        let out = "# example.com/broken/geometry\ngeometry/shape.go:3:8: \"math\" imported and not used\n\
+                   geometry/shape.go:14:9: undefined: Perimeter";
+        assert_eq!(message_at(out, "geometry/shape.go", 14), "undefined: Perimeter");
+        assert_eq!(message_at(out, "geometry/shape.go", 3), "\"math\" imported and not used");
+        // TypeScript's form `src/x.ts(12,5): error TS2304: …`.
+        let ts = "src/x.ts(12,5): error TS2304: Cannot find name 'area'.";
+        assert_eq!(message_at(ts, "src/x.ts", 99), ts);
+    }
+
+    /// A small Go module indexed for real: `geo` with a type and two methods, `cmd` using it.
+    fn go_index() -> (tempfile::TempDir, DefinitionIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("go.mod", "module ex\n\ngo 1.21\n"),
+            (
+                "geo/geo.go",
+                "package geo\n\ntype C struct{ R float64 }\n\nfunc (c C) Area() float64 {\n\treturn c.R * c.R\n}\n\n\
+                 func (c C) Perimeter() float64 {\n\treturn 2 * c.R\n}\n",
+            ),
+            ("cmd/main.go", "package main\n\nimport \"ex/geo\"\n\nfunc main() {\n\t_ = geo.C{}.Area\n}\n"),
+        ];
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        (dir, index)
+    }
+
+    #[test]
+    fn a_location_maps_to_the_innermost_extracted_definition_holding_it_or_to_the_one_named() {
+        let (_dir, index) = go_index();
+        let extracted: BTreeSet<NodeId> =
+            ["geo/geo.go::C", "geo/geo.go::C.Area", "geo/geo.go::C.Perimeter"].map(String::from).into();
+        // Line 6 is in Area's body, which is in no other extracted definition's span.
+        let got = named_definitions(&index, &extracted, "geo/geo.go", 6, "unused", "\treturn c.R * c.R");
+        assert_eq!(got, ["geo/geo.go::C.Area".to_string()].into());
+        // cmd/main.go:6 is in `main`, which stays: the message names the method.
+        let message = "geo.C{}.Area undefined (type geo.C has no field or method Area)";
+        let got = named_definitions(&index, &extracted, "cmd/main.go", 6, message, "\t_ = geo.C{}.Area");
+        assert_eq!(got, ["geo/geo.go::C", "geo/geo.go::C.Area"].map(String::from).into());
+        // Nothing extracted is named: nothing to repair.
+        let got = named_definitions(&index, &extracted, "cmd/main.go", 3, "\"fmt\" imported and not used", "");
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn words_skip_numbers_and_punctuation() {
+        let w = words("cannot use Circle{…} as Shape value: (missing method Area) 3x");
+        assert!(w.contains("Circle") && w.contains("Area") && w.contains("Shape"));
+        assert!(!w.contains("3x") && !w.contains(""));
+    }
+}

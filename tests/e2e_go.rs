@@ -1,0 +1,112 @@
+//! End-to-end tests over `fixtures/go/shapes`: the classification of every feature (one
+//! `_test.go` file each) against the fixture's written-down expectations
+//! (`carve-expected.toml`), the methods the masked state must keep as stubs for interface
+//! satisfaction, one test taken out of a shared test file, and an untouched working tree.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+fn expected() -> toml::Table {
+    let text = std::fs::read_to_string(fixture("go/shapes/carve-expected.toml")).unwrap();
+    toml::from_str(&text).unwrap()
+}
+
+fn strings(v: Option<&toml::Value>) -> BTreeSet<String> {
+    v.map_or_else(BTreeSet::new, |v| v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect())
+}
+
+fn ids(list: &Value) -> BTreeSet<String> {
+    list.as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect()
+}
+
+/// Reason kinds of the sidecar, as the classifier's serialized reason tags.
+fn reason_matches(kind: &str, tag: &str) -> bool {
+    match kind {
+        "p2p" => tag == "executed_by_p2p",
+        "import" => tag == "import_time",
+        "load" => ["default_or_annotation", "class_body", "module_level", "referenced_by", "base_class"].contains(&tag),
+        "member" => tag == "has_remained_member",
+        other => panic!("unknown reason kind {other} in carve-expected.toml"),
+    }
+}
+
+/// The line of `masked` declaring method `Type.Method` (value or pointer receiver).
+fn method_line<'a>(masked: &'a str, qual: &str) -> Option<(usize, &'a str)> {
+    let (ty, method) = qual.split_once('.')?;
+    masked.lines().enumerate().find(|(_, l)| {
+        l.starts_with("func (")
+            && (l.contains(&format!(" {ty}) {method}(")) || l.contains(&format!("*{ty}) {method}(")))
+    })
+}
+
+#[needs("go")]
+fn audit_matches_the_go_fixture_expectations_for_every_feature() {
+    let (_tmp, repo) = fixture_copy("go/shapes");
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let (repo_s, out_s) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    let exp = expected();
+    let features = exp["features"].as_table().unwrap();
+    assert!(features.len() >= 5, "the fixture has several features");
+    for (name, f) in features {
+        let f2p: Vec<String> = strings(f.get("f2p")).into_iter().collect();
+        let mut args = vec!["audit", repo_s, "--out", out_s, "--format", "json", "--f2p"];
+        args.extend(f2p.iter().map(String::as_str));
+        let report: Value = serde_json::from_slice(&carve_ok(&args, 0).stdout).unwrap();
+        // A file names all of its tests, subtests included.
+        assert!(report["f2p"].as_array().unwrap().len() >= 1, "feature {name}: {report}");
+        let extracted = ids(&report["extracted"]);
+        let remained = ids(&report["remained"]);
+        assert_eq!(extracted, strings(f.get("extracted")), "feature {name}: extracted set");
+        for r in strings(f.get("remained")) {
+            assert!(remained.contains(&r), "feature {name}: {r} must be remained; extracted={extracted:?}");
+        }
+        for n in strings(f.get("never_extracted")) {
+            assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
+        }
+        let entries: BTreeSet<String> =
+            report["entry_points"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
+        assert_eq!(entries, strings(f.get("entry_points")), "feature {name}: entry points");
+        let nodes = &report["classification"]["nodes"];
+        for (node, kinds) in f["reasons"].as_table().unwrap() {
+            let tags: Vec<&str> =
+                nodes[node]["reasons"].as_array().unwrap().iter().map(|r| r["reason"].as_str().unwrap()).collect();
+            for kind in kinds.as_array().unwrap() {
+                let kind = kind.as_str().unwrap();
+                assert!(
+                    tags.iter().any(|t| reason_matches(kind, t)),
+                    "feature {name}: {node} should have a `{kind}` reason, has {tags:?}"
+                );
+            }
+        }
+        // Methods that keep their type implementing an interface stay as stubs.
+        let stubbed = strings(f.get("stubbed"));
+        if !stubbed.is_empty() {
+            let mut args = vec!["extract", repo_s, "--out", out_s, "--format", "json", "--f2p"];
+            args.extend(f2p.iter().map(String::as_str));
+            carve_ok(&args, 0);
+            for id in stubbed {
+                let (path, qual) = id.split_once("::").unwrap();
+                let masked = std::fs::read_to_string(out.path().join("extract/masked").join(path)).unwrap();
+                let (at, _) = method_line(&masked, qual).unwrap_or_else(|| panic!("{id} was deleted:\n{masked}"));
+                let body = masked.lines().nth(at + 1).unwrap_or("");
+                assert_eq!(body.trim(), "panic(\"not implemented\")", "{id} is not a stub:\n{masked}");
+            }
+        }
+    }
+    // One test of a shared `_test.go` file (with its subtests) leaves the masked state alone:
+    // the helper the other tests call stays, and the masked tests still build and vet
+    // (extract fails otherwise).
+    let args =
+        ["extract", repo_s, "--out", out_s, "--format", "json", "--f2p", "example.com/shapes/catalog/TestSelect"];
+    carve_ok(&args, 0);
+    let masked = std::fs::read_to_string(out.path().join("extract/masked/catalog/catalog_test.go")).unwrap();
+    assert!(!masked.contains("func TestSelect("), "{masked}");
+    assert!(masked.contains("func sample(") && masked.contains("func TestReport("), "{masked}");
+    let test_patch = std::fs::read_to_string(out.path().join("extract/test.patch")).unwrap();
+    assert!(test_patch.contains("+func TestSelect(") && !test_patch.contains("+func TestReport("), "{test_patch}");
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}
