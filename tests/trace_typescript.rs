@@ -14,6 +14,11 @@ use carve_languages::typescript::runner::PackageManager;
 use carve_tracer::trace::{Caller, IMPORT_TEST, Trace};
 use common::*;
 
+fn has_dependencies(fixture: &str) -> bool {
+    let manifest = carve_testutil::workspace_root().join("fixtures").join(fixture).join("package.json");
+    std::fs::read_to_string(manifest).is_ok_and(|m| m.contains("Dependencies"))
+}
+
 /// `cp -al` of a fixture's installed node_modules next to a copy of its sources.
 fn link_node_modules(fixture: &str, dest: &Path) {
     let from = carve_testutil::workspace_root().join("fixtures").join(fixture).join("node_modules");
@@ -23,7 +28,8 @@ fn link_node_modules(fixture: &str, dest: &Path) {
 
 fn ready(fixture: &str) -> bool {
     let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let modules = carve_testutil::workspace_root().join("fixtures").join(fixture).join("node_modules").is_dir();
+    let modules = !has_dependencies(fixture)
+        || carve_testutil::workspace_root().join("fixtures").join(fixture).join("node_modules").is_dir();
     if !node || !modules {
         assert!(std::env::var_os("CI").is_none(), "node and {fixture}/node_modules (scripts/setup) are required in CI");
         eprintln!("skipping: node or fixtures/{fixture}/node_modules is missing (run scripts/setup)");
@@ -47,7 +53,9 @@ fn trace_fixture(fixture: &str, command: TestCommand, mode: TraceMode) -> Traced
     let tree = tmp.path().join("tree");
     for dest in [&repo, &tree] {
         copy_dir(&carve_testutil::workspace_root().join("fixtures").join(fixture), dest);
-        link_node_modules(fixture, dest);
+        if has_dependencies(fixture) {
+            link_node_modules(fixture, dest);
+        }
     }
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
     let (shim_dir, trace_dir) = (tmp.path().join("shim"), tmp.path().join("trace"));
@@ -57,6 +65,8 @@ fn trace_fixture(fixture: &str, command: TestCommand, mode: TraceMode) -> Traced
     let setup = shim.prepare(&req).unwrap();
     let mut run = RunRequest::new(&tree, command, tmp.path().join("scratch"));
     run.env = setup.env.clone();
+    // The runner fixtures' flaky test counts its runs outside the tree.
+    run.env.push(("CARVE_FLAKY_DIR".into(), tmp.path().display().to_string()));
     run.extra_args = setup.args.clone();
     let result = carve_languages::typescript::runner::run(&run).unwrap();
     let statuses = result.statuses.iter().map(|(id, o)| (id.clone(), o.status)).collect();
@@ -163,4 +173,67 @@ fn exact_mode_records_every_caller() {
             .contains(&edge("tests/money.test.ts::Money.keeps cents exactly", "src/money/money.ts::Money.constructor"))
     );
     assert!(cents.edges.contains(&edge("src/money/money.ts::Money.plus", "src/money/money.ts::Money.constructor")));
+}
+
+/// What every runner's trace must hold: one record per test that ran, under exactly the
+/// id the runner reported (node:test runs the hooks of a `todo` test, which it reports as
+/// skipped: such a record is a reported id too).
+fn assert_ids_are_the_runners(t: &Traced) {
+    assert!(!t.trace.is_partial(), "{:?}", t.trace.partial);
+    let traced: BTreeSet<&String> = t.trace.tests.keys().filter(|k| *k != IMPORT_TEST).collect();
+    let ran: BTreeSet<&String> = t
+        .statuses
+        .iter()
+        .filter(|(_, s)| matches!(s, TestStatus::Passed | TestStatus::Failed))
+        .map(|(id, _)| id)
+        .collect();
+    let reported: BTreeSet<&String> = t.statuses.keys().collect();
+    assert!(ran.is_subset(&traced), "untraced: {:?}", ran.difference(&traced).collect::<Vec<_>>());
+    assert!(
+        traced.is_subset(&reported),
+        "not the runner's ids: {:?}",
+        traced.difference(&reported).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn jest_trace_attributes_hits_per_test_with_the_runners_ids() {
+    if !ready("javascript/runner-cases-jest") {
+        return;
+    }
+    let jest = TestCommand::Jest { package_manager: PackageManager::Npm, args: vec![] };
+    let t = trace_fixture("javascript/runner-cases-jest", jest, TraceMode::FirstHits);
+    assert_ids_are_the_runners(&t);
+    let divides = t.trace.test("tests/math.test.js > divide > divides").unwrap();
+    assert!(divides.hits.contains("src/math.js::divide"), "{:?}", divides.hits);
+    assert!(!divides.hits.contains("src/math.js::add"), "{:?}", divides.hits);
+    assert!(divides.edges.contains(&edge("tests/math.test.js::divide.divides", "src/math.js::divide")));
+    // Nested describe blocks and `it.each` titles are part of the id, as jest reports them.
+    let each = t.trace.test("tests/math.test.js > divide > edge cases > divide(9, 3) = 3").unwrap();
+    assert!(each.hits.contains("src/math.js::divide"));
+    let adds = t.trace.test("tests/math.test.js > adds two numbers").unwrap();
+    assert!(adds.hits.contains("src/math.js::add") && !adds.hits.contains("src/math.js::divide"));
+    // A failing test is traced as well; the same title in another file is another test.
+    assert!(t.trace.test("tests/math.test.js > fails on purpose").unwrap().hits.contains("src/math.js::add"));
+    let other = t.trace.test("tests/nested/flaky.test.js > same name > adds two numbers").unwrap();
+    assert!(!other.hits.contains("src/math.js::add"), "{:?}", other.hits);
+}
+
+#[test]
+fn node_test_trace_attributes_hits_per_test_and_subtest() {
+    if !ready("javascript/runner-cases-node") {
+        return;
+    }
+    let node = TestCommand::NodeTest { package_manager: PackageManager::Npm, args: vec![] };
+    let t = trace_fixture("javascript/runner-cases-node", node, TraceMode::FirstHits);
+    assert_ids_are_the_runners(&t);
+    let divides = t.trace.test("test/math.test.js > divide > divides").unwrap();
+    assert!(divides.hits.contains("src/math.js::divide") && !divides.hits.contains("src/math.js::add"));
+    let deep = t.trace.test("test/math.test.js > divide > edge cases > divide(1, 4) = 0.25").unwrap();
+    assert!(deep.hits.contains("src/math.js::divide"));
+    let adds = t.trace.test("test/math.test.js > adds two numbers").unwrap();
+    assert!(adds.hits.contains("src/math.js::add") && !adds.hits.contains("src/math.js::divide"));
+    // A subtest records into its own id while it runs; its parent is a test of its own.
+    assert!(t.trace.test("test/math.test.js > subtests > first").is_some());
+    assert!(t.trace.test("test/math.test.js > subtests").is_some());
 }

@@ -57,6 +57,7 @@ function create(role) {
   const imports = bucket();
   let current = imports; // the bucket probes record into
   let currentId = IMPORT;
+  const outer = []; // [bucket, id] of the tests a running subtest interrupted
   const stack = new Int32Array(STACK);
   let depth = 0;
   let fd = -1;
@@ -105,21 +106,25 @@ function create(role) {
       if (depth < STACK) stack[depth] = frame;
       return depth++;
     },
-    /** A test starts: what ran since the last record goes to `<import>`. */
+    /** A test starts: what ran since the last record goes to `<import>`. A test that starts
+     * while another runs (a node:test subtest) records into its own bucket until it ends. */
     begin(id) {
-      flush(imports, IMPORT);
+      if (current === imports) flush(imports, IMPORT);
+      else outer.push([current, currentId]);
       current = bucket();
       currentId = id;
     },
-    /** The current test ended (after its hooks); code from now on counts as `<import>`. */
+    /** The current test ended (after its hooks); code from now on counts as the enclosing
+     * test's, or as `<import>`. */
     finish(outcome) {
       if (current !== imports) flush(current, currentId, outcome);
-      current = imports;
-      currentId = IMPORT;
+      const up = outer.pop();
+      current = up ? up[0] : imports;
+      currentId = up ? up[1] : IMPORT;
     },
     /** Writes the `end` record; a later record starts a new file. */
     close() {
-      if (current !== imports) rt.finish();
+      while (current !== imports) rt.finish();
       flush(imports, IMPORT);
       if (fd >= 0) {
         line({ kind: "end", tests: ids.size });
