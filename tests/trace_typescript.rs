@@ -80,6 +80,7 @@ fn edge(caller: &str, callee: &str) -> (Caller, String) {
 
 const KEEPS_CENTS: &str = "tests/money.test.ts > Money > keeps cents exactly";
 const LISTS: &str = "tests/reports.spec.ts > Report > lists accounts sorted by id";
+const CHILD: &str = "tests/cli.test.ts > the total command sums its arguments in a child process";
 const SAVINGS: &str = "src/accounts/__tests__/savings.test.ts > savings accrue interest";
 
 #[test]
@@ -142,6 +143,12 @@ fn vitest_trace_attributes_hits_and_edges_per_test() {
         import.edges
     );
     assert!(!cents.hits.contains("src/util/decorators.ts::logged"), "load-time code is not the test's");
+
+    // A child process a test starts records under that test, its module code included.
+    let cli = t.trace.test(CHILD).unwrap();
+    assert!(cli.hits.contains("src/cli/total.mjs::total"), "{:?}", cli.hits);
+    assert!(cli.edges.contains(&edge("<module>src/cli/total.mjs", "src/cli/total.mjs::main")));
+    assert!(!t.trace.test(IMPORT_TEST).unwrap().hits.contains("src/cli/total.mjs::total"));
 
     // Probed files keep their lines and still type-check; the repository is untouched.
     for path in t.index.files.keys() {

@@ -17,6 +17,7 @@
 //! | `CARVE_EXTRA_SETUP` | set-up files carve's vitest reporter puts first in `setupFiles` |
 //! | `CARVE_EXTRA_SETUP_JEST` | carve's runner puts it first in jest's `setupFilesAfterEnv` |
 //! | `CARVE_EXTRA_SETUP_NODE` | carve's runner preloads it (`--require`) under node:test |
+//! | `NODE_OPTIONS` | the caller's, plus `--require carve_trace_child.cjs`: a Node child process a test starts records under that test (`CARVE_CURRENT_TEST`) |
 //!
 //! Per-test attribution goes through each runner's own hooks, `beforeEach`/`afterEach` in
 //! a set-up file, with the id carve's reporter gives the test: vitest's task names
@@ -43,6 +44,7 @@ pub const RUNTIME_FILES: &[(&str, &str)] = &[
     ("carve_trace_vitest.mjs", include_str!("../../../../shims/node/carve_trace_vitest.mjs")),
     ("carve_trace_jest.cjs", include_str!("../../../../shims/node/carve_trace_jest.cjs")),
     ("carve_trace_node.cjs", include_str!("../../../../shims/node/carve_trace_node.cjs")),
+    ("carve_trace_child.cjs", include_str!("../../../../shims/node/carve_trace_child.cjs")),
 ];
 
 /// Version of the probe table (moves with the trace format's).
@@ -218,12 +220,22 @@ impl TraceShim for TypeScriptShim {
                 ("CARVE_EXTRA_SETUP".into(), runtime.join("carve_trace_vitest.mjs").display().to_string()),
                 (setup::JEST_ENV.into(), runtime.join("carve_trace_jest.cjs").display().to_string()),
                 (setup::NODE_ENV.into(), runtime.join("carve_trace_node.cjs").display().to_string()),
+                ("NODE_OPTIONS".into(), node_options(&runtime.join("carve_trace_child.cjs"))),
             ],
             args: Vec::new(),
             path_entries: Vec::new(),
             native: true,
             notes,
         })
+    }
+}
+
+/// `$NODE_OPTIONS` with carve's child preload added (quoted: NODE_OPTIONS splits on spaces).
+fn node_options(preload: &Path) -> String {
+    let own = format!("--require \"{}\"", preload.display().to_string().replace('\\', "\\\\").replace('"', "\\\""));
+    match std::env::var("NODE_OPTIONS") {
+        Ok(v) if !v.trim().is_empty() => format!("{} {own}", v.trim()),
+        _ => own,
     }
 }
 
