@@ -48,6 +48,11 @@ struct Traced {
 
 /// Index a copy of `fixture`, probe a second copy, run `command` there under the shim.
 fn trace_fixture(fixture: &str, command: TestCommand, mode: TraceMode) -> Traced {
+    trace_fixture_with(fixture, command, mode, &[])
+}
+
+/// [`trace_fixture`] with `extra` files written into both copies first.
+fn trace_fixture_with(fixture: &str, command: TestCommand, mode: TraceMode, extra: &[(&str, &str)]) -> Traced {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     let tree = tmp.path().join("tree");
@@ -55,6 +60,9 @@ fn trace_fixture(fixture: &str, command: TestCommand, mode: TraceMode) -> Traced
         copy_dir(&carve_testutil::workspace_root().join("fixtures").join(fixture), dest);
         if has_dependencies(fixture) {
             link_node_modules(fixture, dest);
+        }
+        for (path, text) in extra {
+            std::fs::write(dest.join(path), text).unwrap();
         }
     }
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
@@ -243,4 +251,28 @@ fn node_test_trace_attributes_hits_per_test_and_subtest() {
     // A subtest records into its own id while it runs; its parent is a test of its own.
     assert!(t.trace.test("test/math.test.js > subtests > first").is_some());
     assert!(t.trace.test("test/math.test.js > subtests").is_some());
+}
+
+#[test]
+fn jest_trace_keeps_the_projects_own_setup_files() {
+    if !ready("javascript/runner-cases-jest") {
+        return;
+    }
+    // carve's set-up file goes first on jest's command line, which replaces the configured
+    // list: the project's own file must still run.
+    let manifest = r#"{"name":"with-setup","private":true,"scripts":{"test":"jest"},
+        "jest":{"setupFilesAfterEnv":["<rootDir>/tests/own-setup.js"]},"devDependencies":{"jest":"29.7.0"}}"#;
+    let extra = [
+        ("package.json", manifest),
+        ("tests/own-setup.js", "globalThis.projectSetupRan = true;\n"),
+        (
+            "tests/own-setup.test.js",
+            "const { add } = require(\"../src/math\");\ntest(\"sees the project's set-up\", () => {\n  expect(globalThis.projectSetupRan).toBe(true);\n  expect(add(1, 1)).toBe(2);\n});\n",
+        ),
+    ];
+    let jest = TestCommand::Jest { package_manager: PackageManager::Npm, args: vec![] };
+    let t = trace_fixture_with("javascript/runner-cases-jest", jest, TraceMode::FirstHits, &extra);
+    let id = "tests/own-setup.test.js > sees the project's set-up";
+    assert_eq!(t.statuses.get(id), Some(&TestStatus::Passed), "{:?}", t.statuses);
+    assert!(t.trace.test(id).unwrap().hits.contains("src/math.js::add"));
 }
