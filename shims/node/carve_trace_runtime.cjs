@@ -14,7 +14,9 @@
 //   m(k)  module top-level code starts (frame k = nodes + module number, `<module>PATH`);
 //         its end calls x(d)
 // The current test is switched by the runner's set-up file (`begin(id)` / `finish()`), and
-// every record is appended synchronously to `$CARVE_TRACE_DIR/<pid>-<n>.jsonl`.
+// every record is appended synchronously to `$CARVE_TRACE_DIR/<pid>-<n>.jsonl`. The running
+// test's id is kept in $CARVE_CURRENT_TEST, so that a Node child process the test starts
+// (which preloads carve_trace_child.cjs through NODE_OPTIONS) records under that test.
 "use strict";
 
 const fs = require("node:fs");
@@ -23,6 +25,7 @@ const path = require("node:path");
 const VERSION = 1;
 const IMPORT = "<import>";
 const STACK = 1 << 16;
+const CURRENT = "CARVE_CURRENT_TEST";
 
 function noop() {
   const zero = () => 0;
@@ -57,6 +60,7 @@ function create(role) {
   const imports = bucket();
   let current = imports; // the bucket probes record into
   let currentId = IMPORT;
+  const outer = []; // [bucket, id] of the tests a running subtest interrupted
   const stack = new Int32Array(STACK);
   let depth = 0;
   let fd = -1;
@@ -68,7 +72,13 @@ function create(role) {
     return c < n ? nodes[c] : "<module>" + modules[c - n];
   }
 
+  // A child process a test started (preloaded by carve_trace_child.cjs with the test's id
+  // in $CARVE_CURRENT_TEST) records everything it runs, its module code included, as that
+  // test's: as in Python, a child's main module is not import time.
+  const inherited = role === "child" ? process.env.CARVE_CURRENT_TEST : undefined;
+
   function loading() {
+    if (inherited) return false;
     for (let i = Math.min(depth, STACK) - 1; i >= 0; i--) if (stack[i] >= n) return true;
     return false;
   }
@@ -105,21 +115,28 @@ function create(role) {
       if (depth < STACK) stack[depth] = frame;
       return depth++;
     },
-    /** A test starts: what ran since the last record goes to `<import>`. */
+    /** A test starts: what ran since the last record goes to `<import>`. A test that starts
+     * while another runs (a node:test subtest) records into its own bucket until it ends. */
     begin(id) {
-      flush(imports, IMPORT);
+      if (current === imports) flush(imports, IMPORT);
+      else outer.push([current, currentId]);
       current = bucket();
       currentId = id;
+      process.env[CURRENT] = id; // for the child processes the test starts
     },
-    /** The current test ended (after its hooks); code from now on counts as `<import>`. */
+    /** The current test ended (after its hooks); code from now on counts as the enclosing
+     * test's, or as `<import>`. */
     finish(outcome) {
       if (current !== imports) flush(current, currentId, outcome);
-      current = imports;
-      currentId = IMPORT;
+      const up = outer.pop();
+      current = up ? up[0] : imports;
+      currentId = up ? up[1] : IMPORT;
+      if (up) process.env[CURRENT] = currentId;
+      else delete process.env[CURRENT];
     },
     /** Writes the `end` record; a later record starts a new file. */
     close() {
-      if (current !== imports) rt.finish();
+      while (current !== imports) rt.finish();
       flush(imports, IMPORT);
       if (fd >= 0) {
         line({ kind: "end", tests: ids.size });
@@ -185,6 +202,7 @@ function create(role) {
     b.dirty = false;
   }
 
+  if (inherited) rt.begin(inherited);
   process.on("exit", () => {
     try {
       rt.close();

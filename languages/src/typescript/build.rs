@@ -83,6 +83,48 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
     })
 }
 
+/// The source locations `tsc` output names, in order, each once: `--pretty false` lines
+/// `src/x.ts(12,5): error TS2304: …` and the pretty form `src/x.ts:12:5 - error TS2304: …`.
+/// Paths are made relative to `root` (tsc prints them relative to the directory it ran in,
+/// or absolute); continuation lines, errors without a file (`error TS5023: …` on the
+/// command line) and files outside `root` or under `node_modules` name nothing carve masks.
+pub fn error_locations(root: &Path, output: &str) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for line in output.lines() {
+        let Some((path, line_no)) = tsc_location(line) else { continue };
+        let path = Path::new(path);
+        let rel = if path.is_absolute() { path.strip_prefix(root).ok() } else { Some(path) };
+        let Some(rel) = rel.map(|p| p.to_string_lossy().replace('\\', "/")) else { continue };
+        let rel = rel.trim_start_matches("./").to_string();
+        if rel.starts_with("../") || rel.split('/').any(|c| c == "node_modules") {
+            continue;
+        }
+        if !out.iter().any(|(p, l)| *p == rel && *l == line_no) {
+            out.push((rel, line_no));
+        }
+    }
+    out
+}
+
+/// `(path, line)` of one tsc diagnostic line, in either output form.
+fn tsc_location(line: &str) -> Option<(&str, u32)> {
+    if line.starts_with(char::is_whitespace) {
+        return None; // a continuation of the previous message
+    }
+    // `path(line,col): error TSnnnn: …`
+    if let Some(at) = line.find("): error TS") {
+        let head = &line[..at];
+        let open = head.rfind('(')?;
+        let (l, _col) = head[open + 1..].split_once(',')?;
+        return Some((&head[..open], l.parse().ok()?));
+    }
+    // `path:line:col - error TSnnnn: …`
+    let at = line.find(" - error TS")?;
+    let mut parts = line[..at].rsplitn(3, ':');
+    let (_col, l, path) = (parts.next()?, parts.next()?, parts.next()?);
+    Some((path, l.parse().ok()?))
+}
+
 /// [`build_check_with`] using only `root`'s own `node_modules`.
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     build_check_with(root, None)
@@ -96,4 +138,45 @@ fn link_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn link_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
     Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "symlinks are needed to borrow node_modules"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real `tsc --noEmit --pretty false` output over a copy of fixtures/typescript/ledger
+    /// with `parseCurrency` deleted, `Money.plus` renamed and `Money.valueIn`'s return type
+    /// changed (TypeScript 5, multi-line TS2416 included).
+    const LEDGER: &str = include_str!("tests/tsc-ledger-broken.txt");
+
+    #[test]
+    fn tsc_locations_come_from_every_diagnostic_once() {
+        let got = error_locations(Path::new("/work/ledger"), LEDGER);
+        let want = [
+            ("src/accounts/account.ts", 39),
+            ("src/accounts/account.ts", 43),
+            ("src/accounts/ledger.ts", 70),
+            ("src/index.ts", 2),
+            ("src/money/money.ts", 41),
+            ("src/money/money.ts", 49),
+            ("src/money/money.ts", 50),
+            ("src/reports/summary.ts", 22),
+            ("tests/money.test.ts", 2),
+            ("tests/money.test.ts", 7),
+            ("tests/money.test.ts", 13),
+        ];
+        assert_eq!(got, want.iter().map(|(p, l)| (p.to_string(), *l)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pretty_and_absolute_paths_are_read_and_outside_files_dropped() {
+        let root = Path::new("/r/proj");
+        let out = "/r/proj/src/a.ts(3,1): error TS2304: Cannot find name 'x'.\n\
+                   src/b.ts:12:5 - error TS2322: Type 'string' is not assignable to type 'number'.\n\
+                   node_modules/@types/n/index.d.ts(1,1): error TS2300: Duplicate identifier 'y'.\n\
+                   /elsewhere/c.ts(1,1): error TS2304: Cannot find name 'z'.\n\
+                   error TS5023: Unknown compiler option 'foo'.\n\
+                   \x20 Type 'a' is not assignable to type 'b'.";
+        assert_eq!(error_locations(root, out), vec![("src/a.ts".to_string(), 3), ("src/b.ts".to_string(), 12)]);
+    }
 }

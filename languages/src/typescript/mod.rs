@@ -179,6 +179,9 @@ impl LanguageSupport for Script {
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         if self.type_checked { build_check(root) } else { Ok(()) }
     }
+    fn build_error_locations(&self, root: &Path, output: &str) -> Vec<(String, u32)> {
+        build::error_locations(root, output)
+    }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()
     }

@@ -30,6 +30,7 @@ pub mod harness;
 mod progress;
 mod report;
 pub mod selection;
+pub mod setup;
 pub mod test_ids;
 mod version;
 
@@ -293,6 +294,11 @@ impl Job {
                     "--watchAll=false".into(),
                     "--no-watchman".into(),
                 ]);
+                if let Some(first) = setup::extra(req, setup::JEST_ENV) {
+                    let (program, pre) = self.program(root)?;
+                    let configured = self.args.iter().chain(&req.extra_args).cloned().collect::<Vec<_>>();
+                    args.extend(setup::jest_args(&program, &pre, &configured, req, root, &first)?);
+                }
                 if collect_only {
                     args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
                 } else if let Some(p) = plan.as_ref().and_then(|p| p.name_pattern()) {
@@ -304,6 +310,9 @@ impl Job {
                 }
             }
             Kind::NodeTest => {
+                if let Some(first) = setup::extra(req, setup::NODE_ENV) {
+                    args.extend(["--require".to_string(), first]);
+                }
                 args.extend([
                     "--test".to_string(),
                     format!("--test-reporter={reporter}"),

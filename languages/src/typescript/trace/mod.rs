@@ -15,10 +15,15 @@
 //! | `CARVE_TRACE_DIR` | where every realm writes `<pid>-<thread>-<n>.jsonl` |
 //! | `CARVE_TRACE_MODE` | `first-hits` (default) or `exact` |
 //! | `CARVE_EXTRA_SETUP` | set-up files carve's vitest reporter puts first in `setupFiles` |
+//! | `CARVE_EXTRA_SETUP_JEST` | carve's runner puts it first in jest's `setupFilesAfterEnv` |
+//! | `CARVE_EXTRA_SETUP_NODE` | carve's runner preloads it (`--require`) under node:test |
+//! | `NODE_OPTIONS` | the caller's, plus `--require carve_trace_child.cjs`: a Node child process a test starts records under that test (`CARVE_CURRENT_TEST`) |
 //!
-//! Per-test attribution is vitest's only for now (its `beforeEach`/`afterEach` with the
-//! task's full name, the id carve's reporter gives the test); under jest and node:test the
-//! probes run but everything is recorded as `<import>` (see the notes `prepare` returns).
+//! Per-test attribution goes through each runner's own hooks, `beforeEach`/`afterEach` in
+//! a set-up file, with the id carve's reporter gives the test: vitest's task names
+//! (`carve_trace_vitest.mjs`), jest-circus's running test and its describe blocks
+//! (`carve_trace_jest.cjs`), node:test's global hooks and the context's `fullName`
+//! (`carve_trace_node.cjs`; subtests record into their own bucket while they run).
 
 pub mod probe;
 
@@ -30,12 +35,16 @@ use sha2::{Digest, Sha256};
 use crate::Language;
 use crate::index::DefinitionIndex;
 use crate::trace::{TraceRequest, TraceSetup, TraceShim, TraceShimError};
+use crate::typescript::runner::setup;
 use probe::{FileProbes, Numbered, Skip, probe_file};
 
 /// The runtime's files, as laid out in the install directory.
 pub const RUNTIME_FILES: &[(&str, &str)] = &[
     ("carve_trace_runtime.cjs", include_str!("../../../../shims/node/carve_trace_runtime.cjs")),
     ("carve_trace_vitest.mjs", include_str!("../../../../shims/node/carve_trace_vitest.mjs")),
+    ("carve_trace_jest.cjs", include_str!("../../../../shims/node/carve_trace_jest.cjs")),
+    ("carve_trace_node.cjs", include_str!("../../../../shims/node/carve_trace_node.cjs")),
+    ("carve_trace_child.cjs", include_str!("../../../../shims/node/carve_trace_child.cjs")),
 ];
 
 /// Version of the probe table (moves with the trace format's).
@@ -198,31 +207,35 @@ impl TraceShim for TypeScriptShim {
             req.shim_dir.join(format!("carve-node-probes-{}.json", &hex::encode(Sha256::digest(&text))[..16]));
         std::fs::write(&table_path, text).map_err(io_err("write", &table_path))?;
         std::fs::create_dir_all(req.trace_dir).map_err(io_err("create", req.trace_dir))?;
-        let mut notes: Vec<String> = probed
+        let notes: Vec<String> = probed
             .skipped
             .iter()
             .map(|(path, why)| format!("warning: {path} is not probed ({why}); its code counts as <external>"))
             .collect();
-        let kind = crate::typescript::detect::detect(req.tree)
-            .and_then(|d| crate::typescript::runner::spec(&d.command).map(|(kind, _, _)| kind));
-        if kind.is_some_and(|k| k != crate::typescript::runner::Kind::Vitest) {
-            notes.push(
-                "warning: per-test attribution is implemented for vitest only; this runner's hits are all recorded as <import>"
-                    .into(),
-            );
-        }
         Ok(TraceSetup {
             env: vec![
                 ("CARVE_NODE_PROBES".into(), table_path.display().to_string()),
                 ("CARVE_TRACE_DIR".into(), req.trace_dir.display().to_string()),
                 ("CARVE_TRACE_MODE".into(), req.mode.as_str().into()),
                 ("CARVE_EXTRA_SETUP".into(), runtime.join("carve_trace_vitest.mjs").display().to_string()),
+                (setup::JEST_ENV.into(), runtime.join("carve_trace_jest.cjs").display().to_string()),
+                (setup::NODE_ENV.into(), runtime.join("carve_trace_node.cjs").display().to_string()),
+                ("NODE_OPTIONS".into(), node_options(&runtime.join("carve_trace_child.cjs"))),
             ],
             args: Vec::new(),
             path_entries: Vec::new(),
             native: true,
             notes,
         })
+    }
+}
+
+/// `$NODE_OPTIONS` with carve's child preload added (quoted: NODE_OPTIONS splits on spaces).
+fn node_options(preload: &Path) -> String {
+    let own = format!("--require \"{}\"", preload.display().to_string().replace('\\', "\\\\").replace('"', "\\\""));
+    match std::env::var("NODE_OPTIONS") {
+        Ok(v) if !v.trim().is_empty() => format!("{} {own}", v.trim()),
+        _ => own,
     }
 }
 

@@ -1,0 +1,147 @@
+//! End-to-end tests over `fixtures/typescript/ledger` with the real vitest and tsc: the
+//! classification of every feature against the fixture's written-down expectations
+//! (`carve-expected.toml`), a feature whose code only a child process runs, and `carve
+//! tasks` with an independent re-check of every bundle (`carve validate`), F2P `it` blocks
+//! removed one by one from test files they share with P2P tests.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const FIXTURE: &str = "typescript/ledger";
+
+fn expected() -> toml::Table {
+    let text = std::fs::read_to_string(fixture("typescript/ledger/carve-expected.toml")).unwrap();
+    toml::from_str(&text).unwrap()
+}
+
+fn strings(v: &toml::Value) -> BTreeSet<String> {
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+fn ids(list: &Value) -> BTreeSet<String> {
+    list.as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect()
+}
+
+/// Reason kinds of the sidecar, as the classifier's serialized reason tags.
+fn reason_matches(kind: &str, tag: &str) -> bool {
+    match kind {
+        "p2p" => tag == "executed_by_p2p",
+        "import" => tag == "import_time",
+        "load" => ["decorator", "base_class", "default_or_annotation", "class_body", "module_level", "referenced_by"]
+            .contains(&tag),
+        "member" => tag == "has_remained_member",
+        "parent" => tag == "parent_remained",
+        other => panic!("unknown reason kind {other} in carve-expected.toml"),
+    }
+}
+
+/// A copy of the fixture with its installed node_modules hard-linked in.
+fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy(FIXTURE);
+    if !repo.join("node_modules").exists() {
+        let from = fixture(FIXTURE).join("node_modules");
+        let ok =
+            std::process::Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
+        assert!(ok.success(), "cp -al {}", from.display());
+    }
+    (tmp, repo)
+}
+
+fn audit(repo: &Path, out: &Path, f2p: &[String], code: i32) -> std::process::Output {
+    let mut args = vec!["audit", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"];
+    for t in f2p {
+        args.extend(["--f2p", t.as_str()]);
+    }
+    carve_ok(&args, code)
+}
+
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
+fn audit_matches_the_ledger_expectations_for_every_feature() {
+    let (_tmp, repo) = ledger_copy();
+    let before = tree_snapshot(&repo);
+    // One output folder: the baseline and the trace are computed once and cached.
+    let out = tempfile::tempdir().unwrap();
+    let exp = expected();
+    let features = exp["features"].as_table().unwrap();
+    assert!(features.len() >= 4, "the fixture has several features");
+    for (name, f) in features {
+        let f2p: Vec<String> = strings(&f["f2p"]).into_iter().collect();
+        let o = audit(&repo, out.path(), &f2p, 0);
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let extracted = ids(&report["extracted"]);
+        let remained = ids(&report["remained"]);
+        assert_eq!(extracted, strings(&f["extracted"]), "feature {name}: extracted set");
+        for r in strings(&f["remained"]) {
+            assert!(
+                remained.contains(&r),
+                "feature {name}: {r} must be remained (extracted: {})",
+                extracted.contains(&r)
+            );
+        }
+        for n in strings(&f["never_extracted"]) {
+            assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
+        }
+        let entries: BTreeSet<String> =
+            report["entry_points"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
+        assert_eq!(entries, strings(&f["entry_points"]), "feature {name}: entry points");
+        let nodes = &report["classification"]["nodes"];
+        for (node, kinds) in f["reasons"].as_table().unwrap() {
+            let tags: Vec<String> = nodes[node]["reasons"]
+                .as_array()
+                .unwrap_or_else(|| panic!("feature {name}: {node} has no reasons"))
+                .iter()
+                .map(|r| r["reason"].as_str().unwrap().to_string())
+                .collect();
+            for kind in kinds.as_array().unwrap() {
+                let kind = kind.as_str().unwrap();
+                assert!(
+                    tags.iter().any(|t| reason_matches(kind, t)),
+                    "feature {name}: {node} should have a `{kind}` reason, has {tags:?}"
+                );
+            }
+        }
+    }
+    // The test whose code runs only in a child process calls no repository code itself.
+    let cli = strings(&exp["child_process_only"]["f2p"]).into_iter().collect::<Vec<_>>();
+    let o = audit(&repo, out.path(), &cli, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no entry point") && err.contains(&cli[0]), "{err}");
+    assert_eq!(before, tree_snapshot(&repo), "carve audit modified the repository");
+}
+
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
+fn tasks_give_several_validated_bundles_that_recheck_independently() {
+    let (_tmp, repo) = ledger_copy();
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 0);
+    assert_eq!(before, tree_snapshot(&repo), "carve tasks modified the repository");
+    let jsonl = std::fs::read_to_string(out.path().join("tasks.jsonl")).unwrap();
+    let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(tasks.len() >= 3, "expected several validated tasks, got {}", tasks.len());
+    let mut per_block = 0;
+    for t in &tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        let bundle = out.path().join(id);
+        carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+        // F2P tests that share a file with P2P tests leave as single `it`/`test` blocks:
+        // the masked file keeps the P2P tests (and still type-checks: validation ran tsc).
+        let f2p: BTreeSet<&str> = t["FAIL_TO_PASS"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let p2p: Vec<&str> = t["PASS_TO_PASS"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        // A file that only loses tests goes to the test patch, one that also loses imports
+        // of the feature to the mask patch.
+        let patch = ["mask.patch", "test.patch"].map(|p| std::fs::read_to_string(bundle.join(p)).unwrap()).concat();
+        for file in f2p.iter().filter_map(|id| id.split(" > ").next()).collect::<BTreeSet<_>>() {
+            if p2p.iter().any(|p| p.starts_with(&format!("{file} > "))) {
+                assert!(patch.contains(&format!("+++ b/{file}\n")), "{id}: {file} is edited per block");
+                assert!(!patch.contains(&format!("--- a/{file}\n+++ /dev/null")), "{id}: {file} must not be deleted");
+                per_block += 1;
+            }
+        }
+    }
+    assert!(per_block >= 1, "at least one task removes single test blocks from a shared file");
+}
