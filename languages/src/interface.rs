@@ -133,6 +133,11 @@ pub trait LanguageSupport: Sync {
     fn build_check_name(&self) -> &'static str {
         self.facts().build_check
     }
+    /// Source locations a failed build check names: (path relative to `root`, 1-based line).
+    /// Default: none, so the build failure is reported unrepaired.
+    fn build_error_locations(&self, _root: &Path, _output: &str) -> Vec<(String, u32)> {
+        Vec::new()
+    }
 
     // --- Runner ------------------------------------------------------------------------
 
