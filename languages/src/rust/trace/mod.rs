@@ -7,9 +7,10 @@
 //! `syn` (rustc's grammar, as proc macros see it) when the original does; a file that would
 //! not is left unprobed with a note.
 //!
-//! Skipped packages, with a note: proc-macro crates (their code runs inside rustc) and
-//! edition-2015 packages (`::carve_probe` paths need 2018). `#![no_std]` crates are probed:
-//! their test binaries link std, and the runtime is a dependency, not their code.
+//! Skipped packages, with a note: proc-macro crates (their code runs inside rustc).
+//! `#![no_std]` crates are probed: their test binaries link std, and the runtime is a
+//! dependency, not their code. The probes name the runtime `carve_probe::…` (the extern
+//! prelude), which edition 2015 resolves too, where `::carve_probe` would not.
 //!
 //! The traced run is the project's usual one (`cargo test --test-threads=1` or nextest,
 //! one process per test) with `CARVE_TRACE_DIR` and `CARVE_TRACE_MODE`; the runtime takes
@@ -127,8 +128,6 @@ fn package_of(tree: &Path, path: &str, cache: &mut BTreeMap<String, Option<Packa
                     l == "proc-macro=true" || l == "proc_macro=true"
                 }) {
                     Some("a proc-macro crate (its code runs inside rustc)".to_string())
-                } else if !text.lines().any(|l| l.trim_start().starts_with("edition")) {
-                    Some("edition 2015 (the probes' `::carve_probe` paths need edition 2018 or later)".to_string())
                 } else {
                     None
                 };

@@ -36,10 +36,10 @@ pub enum Probe {
 impl Probe {
     fn text(self) -> String {
         match self {
-            Probe::Enter(n) => format!(" let __carve_g = ::carve_probe::enter({n});"),
-            Probe::Frame(n) => format!(" let __carve_g = ::carve_probe::frame({n});"),
-            Probe::Hit(n) => format!(" ::carve_probe::hit({n});"),
-            Probe::Import(f) => format!(" let __carve_g = ::carve_probe::import({f});"),
+            Probe::Enter(n) => format!(" let __carve_g = carve_probe::enter({n});"),
+            Probe::Frame(n) => format!(" let __carve_g = carve_probe::frame({n});"),
+            Probe::Hit(n) => format!(" carve_probe::hit({n});"),
+            Probe::Import(f) => format!(" let __carve_g = carve_probe::import({f});"),
         }
     }
 }

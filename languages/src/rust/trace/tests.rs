@@ -57,17 +57,17 @@ fn probes_go_on_the_opening_lines_and_no_line_moves() {
     let lines: Vec<&str> = text.lines().collect();
     let line = |needle: &str| *lines.iter().find(|l| l.contains(needle)).unwrap();
     // After the inner attribute, on its line.
-    assert_eq!(line("#![allow"), "    #![allow(clippy::all)] let __carve_g = ::carve_probe::enter(0);");
+    assert_eq!(line("#![allow"), "    #![allow(clippy::all)] let __carve_g = carve_probe::enter(0);");
     // A block closure counts as the function it is written in.
-    assert_eq!(line("(0..n)"), "    (0..n).map(|i| { let __carve_g = ::carve_probe::enter(0);");
-    assert!(line("pub async fn fetch").contains("{ ::carve_probe::hit(1); 1 }"));
-    assert!(line("fn builds").contains("{ let __carve_g = ::carve_probe::frame(2); assert_eq!"));
+    assert_eq!(line("(0..n)"), "    (0..n).map(|i| { let __carve_g = carve_probe::enter(0);");
+    assert!(line("pub async fn fetch").contains("{ carve_probe::hit(1); 1 }"));
+    assert!(line("fn builds").contains("{ let __carve_g = carve_probe::frame(2); assert_eq!"));
     // Static initialisers run as `<import>`, expression closures wrapped on their line.
     assert_eq!(
         line("static TABLE"),
-        "static TABLE: LazyLock<Vec<u32>> = LazyLock::new(|| { let __carve_g = ::carve_probe::import(5); build(3) });"
+        "static TABLE: LazyLock<Vec<u32>> = LazyLock::new(|| { let __carve_g = carve_probe::import(5); build(3) });"
     );
-    assert!(line("static OTHER").ends_with("|| { let __carve_g = ::carve_probe::import(5);"));
+    assert!(line("static OTHER").ends_with("|| { let __carve_g = carve_probe::import(5);"));
     // Left alone: const fn, macro bodies.
     assert_eq!(line("const fn limit"), "pub const fn limit() -> u32 { 7 }");
     assert_eq!(line("fn generated"), "    () => { fn generated() -> u32 { 1 } };");

@@ -5,15 +5,15 @@
 //! probed package as a path dependency and inserts, on the line of each function body's
 //! opening brace:
 //!
-//! - `let _carve = ::carve_probe::enter(N);` in the project's functions and methods (and
+//! - `let __carve_g = carve_probe::enter(N);` in the project's functions and methods (and
 //!   block closures, with the number of the definition they are written in): records that N
 //!   ran in the current test and, on its first `CARVE_FIRST_HITS` calls per test, its caller
 //!   (the top of a per-thread shadow stack of node numbers); pushes N until the guard drops;
-//! - `::carve_probe::frame(N)` in test code (`#[cfg(test)]` modules, `tests/*.rs`): pushes
+//! - `carve_probe::frame(N)` in test code (`#[cfg(test)]` modules, `tests/*.rs`): pushes
 //!   N only, so test functions and helpers are named as callers;
-//! - `::carve_probe::hit(N);` in `async fn`s: the hit and caller only (a guard would live
+//! - `carve_probe::hit(N);` in `async fn`s: the hit and caller only (a guard would live
 //!   across `.await`s and move between threads);
-//! - `::carve_probe::import(K)` in closures written in a `static` initialiser (`LazyLock`,
+//! - `carve_probe::import(K)` in closures written in a `static` initialiser (`LazyLock`,
 //!   `OnceLock::get_or_init` in a static's closure …): while it runs, everything is recorded
 //!   under `<import>` with `<module>PATH` as the first caller.
 //!
