@@ -30,7 +30,7 @@ pub struct TraceRun {
 pub fn shim(session: &Session) -> Result<&'static dyn TraceShim> {
     let Some(shim) = carve_languages::support(session.config.language).trace_shim() else {
         bail!(
-            "tracing {} tests is not implemented yet (the Python, Go and TypeScript/JavaScript shims are; the Rust shim comes later): \
+            "tracing {} tests is not implemented yet (the Python, Go, TypeScript/JavaScript and Rust shims are): \
              `carve index`, `carve extract --remove`, `carve init` and `carve baseline` work for this repository",
             session.config.language
         );

@@ -53,9 +53,123 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     })
 }
 
+/// The source locations the errors of a failed `cargo check` name, from its short form
+/// (`src/x.rs:12:5: error[E0425]: …`, what [`build_check`] asks for) or the human one (an
+/// `error…` header, then `  --> src/x.rs:12:5`): (path relative to `root`, 1-based line),
+/// in order of appearance, each once. Warnings, notes and locations outside `root` (the
+/// registry, the standard library) are left out.
+pub fn error_locations(root: &Path, output: &str) -> Vec<(String, u32)> {
+    let roots: Vec<PathBuf> =
+        [Some(root.to_path_buf()), std::fs::canonicalize(root).ok()].into_iter().flatten().collect();
+    let mut out: Vec<(String, u32)> = Vec::new();
+    let mut in_error = false;
+    for line in output.lines() {
+        let trimmed = line.trim_start();
+        let location = if let Some(rest) = trimmed.strip_prefix("--> ") {
+            if !in_error {
+                continue;
+            }
+            rest.trim()
+        } else {
+            if line.starts_with("error") {
+                in_error = true;
+            } else if line.starts_with("warning") {
+                in_error = false;
+            }
+            // Short form: `path:line:col: error…`.
+            match line.split_once(": error") {
+                Some((loc, _)) if !line.starts_with("error") => loc,
+                _ => continue,
+            }
+        };
+        let mut parts = location.rsplitn(3, ':');
+        let (Some(_col), Some(row), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let Ok(row) = row.parse::<u32>() else { continue };
+        let path = Path::new(path);
+        let rel = if path.is_absolute() {
+            match roots.iter().find_map(|r| path.strip_prefix(r).ok()) {
+                Some(rel) => rel.to_path_buf(),
+                None => continue,
+            }
+        } else {
+            path.to_path_buf()
+        };
+        let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        if rel.starts_with("..") || !root.join(&rel).is_file() {
+            continue;
+        }
+        if !out.contains(&(rel.clone(), row)) {
+            out.push((rel, row));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Captured from `cargo check --all-targets --message-format short` on a copy of
+    /// fixtures/rust/geometry with `convert` renamed and a call misspelt (Rust 1.95).
+    const SHORT: &str = "\
+src/report.rs:6:20: error[E0432]: unresolved import `crate::units::convert`: no `convert` in `units`
+src/shapes.rs:45:46: error[E0599]: no method named `diametre` found for reference `&shapes::Circle` in the current scope
+src/shapes.rs:45:46: error[E0599]: no method named `diametre` found for reference `&Circle` in the current scope
+src/units.rs:48:20: error[E0425]: cannot find function `convert` in this scope: not found in this scope
+src/units.rs:33:4: warning: function `convert_gone` is never used
+error: could not compile `geometry` (lib) due to 2 previous errors
+error: could not compile `geometry` (lib test) due to 3 previous errors
+";
+
+    /// The same build in cargo's human form (abridged: the help text of one error cut).
+    const HUMAN: &str = "\
+warning: function `convert_gone` is never used
+  --> src/units.rs:33:4
+   |
+error[E0432]: unresolved import `crate::units::convert`
+ --> src/report.rs:6:20
+  |
+6 | use crate::units::{convert, round_to, Unit};
+  |                    ^^^^^^^ no `convert` in `units`
+  |
+  = help: consider importing this module instead:
+          std::convert
+
+error[E0599]: no method named `diametre` found for reference `&Circle` in the current scope
+  --> src/shapes.rs:45:46
+   |
+45 |         round_to(std::f64::consts::PI * self.diametre(), 3)
+   |                                              ^^^^^^^^
+   |
+error[E0425]: cannot find function `convert` in this scope
+  --> src/units.rs:48:20
+   |
+48 |         assert_eq!(convert(1.0, Unit::Metre, Unit::Centimetre), 100.0);
+   |                    ^^^^^^^ not found in this scope
+  --> /home/u/.cargo/registry/src/index.crates.io-1/x-1.0.0/src/lib.rs:3:1
+";
+
+    fn fixture_root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/geometry")
+    }
+
+    #[test]
+    fn error_locations_of_the_short_form() {
+        let got = error_locations(&fixture_root(), SHORT);
+        let want = [("src/report.rs", 6), ("src/shapes.rs", 45), ("src/units.rs", 48)];
+        assert_eq!(got, want.map(|(p, l)| (p.to_string(), l)));
+    }
+
+    #[test]
+    fn error_locations_of_the_human_form_skip_warnings_and_outside_files() {
+        let got = error_locations(&fixture_root(), HUMAN);
+        let want = [("src/report.rs", 6), ("src/shapes.rs", 45), ("src/units.rs", 48)];
+        assert_eq!(got, want.map(|(p, l)| (p.to_string(), l)));
+        // Absolute paths inside the root are made relative.
+        let root = fixture_root().canonicalize().unwrap();
+        let abs = format!("{}/src/lib.rs:16:1: error[E0308]: mismatched types\n", root.display());
+        assert_eq!(error_locations(&root, &abs), [("src/lib.rs".to_string(), 16)]);
+    }
 
     #[test]
     fn missing_manifest_is_reported() {

@@ -1,11 +1,12 @@
-//! Rust: the definition index (tree-sitter-rust), masking edits and the `cargo check`
-//! build check.
+//! Rust: the definition index (tree-sitter-rust), masking edits, the `cargo check`
+//! build check and the tracing shim (`trace`).
 
 pub mod build;
 pub mod detect;
 pub mod edit;
 pub mod index;
 pub mod runner;
+pub mod trace;
 
 pub use build::build_check;
 pub use index::{index_source, is_test_path};
@@ -126,6 +127,9 @@ impl LanguageSupport for Rust {
         &SYNTAX
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
-        None
+        Some(&trace::SHIM)
+    }
+    fn build_error_locations(&self, root: &Path, output: &str) -> Vec<(String, u32)> {
+        build::error_locations(root, output)
     }
 }

@@ -26,7 +26,7 @@ mod broken;
 pub mod harness;
 mod libtest;
 mod nextest;
-mod targets;
+pub(crate) mod targets;
 pub mod test_ids;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -53,6 +53,15 @@ impl Suite {
             return Ok(Ok((BTreeMap::new(), None, None)));
         };
         args.insert(2, "--locked".into());
+        if !self.broken.is_empty() {
+            // nextest builds every target of the package whatever the filter says: name the
+            // ones that compile (the tests of the others are missing, their build error is
+            // in the collection errors), as the libtest path does.
+            let Some(flags) = compiling_target_flags(&self.ws, &self.broken, ids.as_deref().unwrap_or(&[])) else {
+                return Ok(Ok((BTreeMap::new(), None, None)));
+            };
+            args.splice(3..3, flags);
+        }
         args.push("--no-tests=pass".into());
         args.extend(req.extra_args.iter().cloned());
         let line = display(&args);
@@ -163,6 +172,47 @@ pub(crate) fn args(
     }
     args.extend(["-E".to_string(), terms.join(" | ")]);
     Some(args)
+}
+
+/// `-p <package> --lib --test <name> …` for the targets of `ids` (all tested targets when
+/// `ids` is empty or names a doctest only) that are not `broken`; `None` when every such
+/// target is broken.
+pub(crate) fn compiling_target_flags(
+    ws: &Workspace,
+    broken: &BTreeMap<String, String>,
+    ids: &[TestId],
+) -> Option<Vec<String>> {
+    let wanted: Vec<&Target> = ws
+        .targets
+        .values()
+        .filter(|t| !broken.contains_key(&t.label))
+        .filter(|t| {
+            if ids.is_empty() {
+                return t.tested;
+            }
+            ids.iter().any(|id| {
+                let (label, doc, _) = split_id(id);
+                label == t.label && !doc
+            })
+        })
+        .collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    let mut packages: Vec<&str> = wanted.iter().map(|t| t.package.as_str()).collect();
+    packages.sort();
+    packages.dedup();
+    let mut flags = Vec::new();
+    for p in packages {
+        flags.extend(["-p".to_string(), p.to_string()]);
+    }
+    for t in wanted {
+        let f = t.cargo_flags();
+        if f != ["--lib"] || !flags.iter().any(|x| x == "--lib") {
+            flags.extend(f);
+        }
+    }
+    Some(flags)
 }
 
 fn regex_escape(s: &str) -> String {
@@ -318,6 +368,18 @@ mod tests {
         );
         assert_eq!(r["runner_cases::tests::adds"].duration_ms, Some(9));
         assert!(read_junit(r#"<testsuite name="elsewhere"></testsuite>"#, &ws).is_err());
+    }
+
+    #[test]
+    fn a_broken_target_is_left_out_of_what_nextest_builds() {
+        let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
+        let broken: BTreeMap<String, String> = [("two".to_string(), "error[E0432]".to_string())].into();
+        let all = compiling_target_flags(&ws, &broken, &[]).unwrap();
+        assert_eq!(all, ["-p", "runner-cases", "--lib"]);
+        // Only the broken target asked for: nothing to build or run.
+        assert_eq!(compiling_target_flags(&ws, &broken, &["two::shared_name".to_string()]), None);
+        let some = compiling_target_flags(&ws, &broken, &["runner_cases::tests::adds".into(), "two::x".into()]);
+        assert_eq!(some.unwrap(), ["-p", "runner-cases", "--lib"]);
     }
 
     #[test]

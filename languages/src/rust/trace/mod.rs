@@ -1,0 +1,373 @@
+//! The Rust tracing shim: probes inserted with tree-sitter into the shadow copy's own `.rs`
+//! files (see [`probes`]; never `target/`, build scripts, the registry or the user's tree),
+//! line numbers unchanged, and the runtime crate of `shims/rust/carve_probe/` written into
+//! the shim folder with a generated `src/table.rs` and added to every probed package's
+//! `Cargo.toml` as a path dependency (`Cargo.lock` gains its entry through `cargo metadata
+//! --offline`, so the runner's `--locked` holds). Each probed file must still parse with
+//! `syn` (rustc's grammar, as proc macros see it) when the original does; a file that would
+//! not is left unprobed with a note.
+//!
+//! Skipped packages, with a note: proc-macro crates (their code runs inside rustc).
+//! `#![no_std]` crates are probed: their test binaries link std, and the runtime is a
+//! dependency, not their code. The probes name the runtime `carve_probe::…` (the extern
+//! prelude), which edition 2015 resolves too, where `::carve_probe` would not.
+//!
+//! The traced run is the project's usual one (`cargo test --test-threads=1` or nextest,
+//! one process per test) with `CARVE_TRACE_DIR` and `CARVE_TRACE_MODE`; the runtime takes
+//! the test id from libtest's thread name and the test binary's name (see the runtime's
+//! doc). Node numbers are the positions of the index's Rust functions and methods with a
+//! body in sorted id order.
+
+pub mod probes;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::runner::targets::{Kind, Workspace};
+use crate::Language;
+use crate::index::{DefinitionIndex, DefinitionKind, FileIndex};
+use crate::trace::{TraceRequest, TraceSetup, TraceShim, TraceShimError};
+use probes::FilePlan;
+
+/// The runtime's fixed part.
+pub const RUNTIME_LIB: &str = include_str!("../../../../shims/rust/carve_probe/src/lib.rs");
+pub const RUNTIME_MANIFEST: &str = include_str!("../../../../shims/rust/carve_probe/Cargo.toml");
+
+/// Where the runtime crate goes under the shim folder.
+pub const RUNTIME_DIR: &str = "rust-probe";
+
+/// The Rust shim.
+pub struct RustTraceShim;
+
+pub static SHIM: RustTraceShim = RustTraceShim;
+
+impl TraceShim for RustTraceShim {
+    fn name(&self) -> &'static str {
+        "Rust"
+    }
+
+    fn prepare(&self, req: &TraceRequest) -> Result<TraceSetup, TraceShimError> {
+        let runtime = req.shim_dir.join(RUNTIME_DIR);
+        let report = instrument(req.index, req.tree, &runtime)?;
+        let mut notes = report.notes;
+        if report.probes == 0 {
+            notes.push(format!(
+                "warning: no Rust function of {} was probed (no indexed Rust sources outside target/?)",
+                req.repo.display()
+            ));
+        }
+        std::fs::create_dir_all(req.trace_dir).map_err(io(req.trace_dir))?;
+        Ok(TraceSetup {
+            env: vec![
+                ("CARVE_TRACE_DIR".into(), req.trace_dir.display().to_string()),
+                ("CARVE_TRACE_MODE".into(), req.mode.as_str().into()),
+            ],
+            args: Vec::new(),
+            path_entries: Vec::new(),
+            native: true,
+            notes,
+        })
+    }
+
+    fn native_available(&self) -> bool {
+        true
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TraceShimError + '_ {
+    move |source| TraceShimError::Io { path: path.to_path_buf(), source }
+}
+
+/// What [`instrument`] did.
+#[derive(Debug, Default)]
+pub struct Instrumented {
+    /// Files rewritten (repository-relative).
+    pub files: Vec<String>,
+    /// Manifests that gained the runtime dependency (repository-relative).
+    pub manifests: Vec<String>,
+    pub probes: usize,
+    pub notes: Vec<String>,
+}
+
+/// A package of the copy: its directory (repository-relative, `""` at the root) and why it
+/// is not probed, if it is not.
+#[derive(Debug, Clone)]
+struct Package {
+    dir: String,
+    skip: Option<String>,
+}
+
+/// Whether a repository-relative `.rs` file is one of the project's own crate sources that
+/// can carry probes: not under `target/` or a hidden directory, not a package's build script.
+pub fn is_probed_path(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let dirs = &parts[..parts.len() - 1];
+    !dirs.iter().any(|p| *p == "target" || p.starts_with('.')) && parts.last() != Some(&"build.rs")
+}
+
+/// The `[package]` manifest nearest above `path` (a directory relative to `tree`).
+fn package_of(tree: &Path, path: &str, cache: &mut BTreeMap<String, Option<Package>>) -> Option<Package> {
+    let mut dir = path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+    loop {
+        if let Some(p) = cache.get(&dir) {
+            if p.is_some() {
+                return p.clone();
+            }
+        } else {
+            let manifest = tree.join(&dir).join("Cargo.toml");
+            let found = std::fs::read_to_string(&manifest).ok().filter(|t| has_table(t, "package")).map(|text| {
+                let skip = if text.lines().any(|l| {
+                    let l: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+                    l == "proc-macro=true" || l == "proc_macro=true"
+                }) {
+                    Some("a proc-macro crate (its code runs inside rustc)".to_string())
+                } else {
+                    None
+                };
+                Package { dir: dir.clone(), skip }
+            });
+            cache.insert(dir.clone(), found.clone());
+            if found.is_some() {
+                return found;
+            }
+        }
+        if dir.is_empty() {
+            return None;
+        }
+        dir = dir.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+    }
+}
+
+fn has_table(manifest: &str, name: &str) -> bool {
+    manifest.lines().any(|l| l.trim() == format!("[{name}]"))
+}
+
+/// `manifest` with `carve_probe = { path = … }` in its `[dependencies]` (a new table at the
+/// end when it has none), every line of the original kept.
+pub fn add_dependency(manifest: &str, runtime: &Path) -> String {
+    let dep = format!("carve_probe = {{ path = {:?} }}", runtime.display().to_string());
+    let mut out = String::with_capacity(manifest.len() + dep.len() + 20);
+    let mut added = false;
+    for line in manifest.split_inclusive('\n') {
+        out.push_str(line);
+        if !added && line.trim() == "[dependencies]" {
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&dep);
+            out.push('\n');
+            added = true;
+        }
+    }
+    if !added {
+        if !out.ends_with('\n') && !out.is_empty() {
+            out.push('\n');
+        }
+        let _ = write!(out, "\n[dependencies]\n{dep}\n");
+    }
+    out
+}
+
+/// Inserts the probes into the Rust files of `tree` (a copy of the indexed repository),
+/// writes the runtime crate into `runtime` and makes the probed packages depend on it.
+pub fn instrument(index: &DefinitionIndex, tree: &Path, runtime: &Path) -> Result<Instrumented, TraceShimError> {
+    let mut report = Instrumented::default();
+    let mut packages = BTreeMap::new();
+    let mut files: Vec<(&FileIndex, Package)> = Vec::new();
+    let mut skipped: BTreeMap<String, String> = BTreeMap::new();
+    for f in index.files.values() {
+        if f.language != Language::Rust || !f.path.ends_with(".rs") || !is_probed_path(&f.path) {
+            continue;
+        }
+        let Some(package) = package_of(tree, &f.path, &mut packages) else { continue };
+        if let Some(why) = &package.skip {
+            skipped.insert(package.dir.clone(), why.clone());
+            continue;
+        }
+        files.push((f, package));
+    }
+    for (dir, why) in skipped {
+        let name = if dir.is_empty() { "the root package".to_string() } else { format!("the package in {dir}/") };
+        report.notes.push(format!("note: {name} is not traced: {why}"));
+    }
+    let file_numbers: HashMap<&str, u32> =
+        files.iter().enumerate().map(|(i, (f, _))| (f.path.as_str(), i as u32)).collect();
+    let numbered: Vec<&crate::index::Definition> = index
+        .definitions
+        .values()
+        .filter(|d| d.language == Language::Rust && matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method))
+        .filter(|d| d.body.is_some() && file_numbers.contains_key(d.path.as_str()))
+        .collect();
+    let nodes: Vec<String> = numbered.iter().map(|d| d.id.clone()).collect();
+    let mut bodies: HashMap<&str, HashMap<usize, (u32, bool)>> = HashMap::new();
+    for (n, d) in numbered.iter().enumerate() {
+        let file_test = index.files.get(&d.path).is_some_and(|f| f.is_test);
+        if let Some(body) = d.body {
+            bodies.entry(d.path.as_str()).or_default().insert(body.start_byte, (n as u32, d.is_test || file_test));
+        }
+    }
+    let empty = HashMap::new();
+    let results: Vec<(&str, &Package, Result<probes::Probed, String>)> = files
+        .par_iter()
+        .map_init(probes::new_parser, |parser, (f, package)| {
+            let abs = tree.join(&f.path);
+            let result = (|| {
+                let bytes = std::fs::read(&abs).map_err(|e| format!("cannot read {}: {e}", abs.display()))?;
+                if hex::encode(Sha256::digest(&bytes)) != f.sha256 {
+                    return Err("it changed since it was indexed".to_string());
+                }
+                let src = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string())?;
+                let plan = FilePlan {
+                    bodies: bodies.get(f.path.as_str()).unwrap_or(&empty),
+                    file: file_numbers[f.path.as_str()],
+                };
+                let probed =
+                    probes::probe_file(parser, &src, &plan).map_err(|line| format!("syntax error at line {line}"))?;
+                if let Some(text) = &probed.text {
+                    check_parses(&src, text)?;
+                }
+                Ok(probed)
+            })();
+            (f.path.as_str(), package, result)
+        })
+        .collect();
+    let mut probed_packages: BTreeMap<String, ()> = BTreeMap::new();
+    for (path, package, result) in results {
+        let probed = match result {
+            Ok(p) => p,
+            Err(why) => {
+                report.notes.push(format!("warning: {path} is not traced: {why}"));
+                continue;
+            }
+        };
+        if let Some(text) = &probed.text {
+            let abs = tree.join(path);
+            std::fs::write(&abs, text).map_err(io(&abs))?;
+            report.files.push(path.to_string());
+            probed_packages.insert(package.dir.clone(), ());
+        }
+        report.probes += probed.probes;
+    }
+    let runtime = std::path::absolute(runtime).unwrap_or_else(|_| runtime.to_path_buf());
+    for dir in probed_packages.keys() {
+        let rel = if dir.is_empty() { "Cargo.toml".to_string() } else { format!("{dir}/Cargo.toml") };
+        let abs = tree.join(&rel);
+        let text = std::fs::read_to_string(&abs).map_err(io(&abs))?;
+        std::fs::write(&abs, add_dependency(&text, &runtime)).map_err(io(&abs))?;
+        report.manifests.push(rel);
+    }
+    let file_list: Vec<&str> = files.iter().map(|(f, _)| f.path.as_str()).collect();
+    write_runtime(&runtime, &nodes, &file_list, &[], tree)?;
+    if !report.manifests.is_empty() {
+        // The lock file gains carve_probe; the workspace's targets give the labels.
+        let ws = metadata(tree)?;
+        write_runtime(&runtime, &nodes, &file_list, &labels(&ws), tree)?;
+    }
+    report.notes.sort();
+    Ok(report)
+}
+
+/// `probed` parses as a Rust file (syn: rustc's grammar) whenever `original` does.
+fn check_parses(original: &str, probed: &str) -> Result<(), String> {
+    if let Err(e) = syn::parse_file(probed) {
+        if syn::parse_file(original).is_ok() {
+            return Err(format!("the probed file would not parse as Rust (syn: {e}); please report this file"));
+        }
+    }
+    Ok(())
+}
+
+/// `(crate name of the test binary, label)` of every target, libraries first.
+fn labels(ws: &Workspace) -> Vec<(String, String, bool)> {
+    let mut out: Vec<(String, String, bool)> =
+        ws.targets.values().map(|t| (t.crate_name(), t.label.clone(), t.kind == Kind::Lib)).collect();
+    out.sort_by(|a, b| (!a.2, &a.0, &a.1).cmp(&(!b.2, &b.0, &b.1)));
+    out
+}
+
+/// `cargo metadata` in the copy (resolving offline first): writes the runtime's entry into
+/// `Cargo.lock` and returns the workspace's targets.
+fn metadata(tree: &Path) -> Result<Workspace, TraceShimError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut last = String::new();
+    for offline in [true, false] {
+        let mut cmd = Command::new(&cargo);
+        cmd.args(["metadata", "--format-version", "1"]).current_dir(tree);
+        if offline {
+            cmd.arg("--offline");
+        }
+        let out = cmd.output().map_err(|e| TraceShimError::Setup {
+            message: format!("cannot run cargo metadata in {}: {e}; put cargo on PATH", tree.display()),
+        })?;
+        if out.status.success() {
+            return Workspace::from_metadata(&out.stdout).map_err(|e| TraceShimError::Setup {
+                message: format!("cannot read the output of cargo metadata in {}: {e}", tree.display()),
+            });
+        }
+        last = String::from_utf8_lossy(&out.stderr).into_owned();
+    }
+    Err(TraceShimError::Setup {
+        message: format!(
+            "cargo metadata failed in the probed copy {} after adding carve's runtime crate: {}",
+            tree.display(),
+            last.trim()
+        ),
+    })
+}
+
+/// The runtime crate with its table.
+fn write_runtime(
+    dir: &Path,
+    nodes: &[String],
+    files: &[&str],
+    labels: &[(String, String, bool)],
+    tree: &Path,
+) -> Result<(), TraceShimError> {
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).map_err(io(&src))?;
+    let root = tree.canonicalize().unwrap_or_else(|_| tree.to_path_buf());
+    let table = render_table(nodes, files, labels, &root);
+    for (path, text) in [
+        (dir.join("Cargo.toml"), RUNTIME_MANIFEST.to_string()),
+        (src.join("lib.rs"), RUNTIME_LIB.to_string()),
+        (src.join("table.rs"), table),
+    ] {
+        // Unchanged files keep their mtime, so cargo does not rebuild the runtime.
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            std::fs::write(&path, text).map_err(io(&path))?;
+        }
+    }
+    Ok(())
+}
+
+/// The generated `table.rs`.
+pub fn render_table(nodes: &[String], files: &[&str], labels: &[(String, String, bool)], root: &PathBuf) -> String {
+    let mut out = String::from("// Generated by carve for one traced run. Do not edit.\n\n");
+    out.push_str("pub static NODES: &[&str] = &[\n");
+    for n in nodes {
+        let _ = writeln!(out, "    {n:?},");
+    }
+    out.push_str("];\n\npub static FILES: &[&str] = &[\n");
+    for f in files {
+        let _ = writeln!(out, "    {f:?},");
+    }
+    out.push_str("];\n\npub static LABELS: &[(&str, &str)] = &[\n");
+    for (c, l, _) in labels {
+        let _ = writeln!(out, "    ({c:?}, {l:?}),");
+    }
+    out.push_str("];\n\npub static LIBS: &[&str] = &[\n");
+    for (_, l, lib) in labels {
+        if *lib {
+            let _ = writeln!(out, "    {l:?},");
+        }
+    }
+    let _ = writeln!(out, "];\n\npub static ROOT: &str = {:?};", root.display().to_string());
+    out
+}

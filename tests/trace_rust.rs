@@ -1,0 +1,135 @@
+//! The Rust tracer end to end on `fixtures/rust/geometry`: index a copy, `prepare` the Rust
+//! shim on a shadow copy, run the tests through carve's cargo runner (`cargo test
+//! --test-threads=1`, then cargo-nextest's one process per test on the same build) with the
+//! setup's environment, read the trace as carve does, and check per-test hits under
+//! exactly the runner's ids, who called whom, the `<import>` pseudo-test for a `LazyLock`
+//! initialiser, a test whose work runs on a thread it spawns, and that the probed tree kept
+//! every line and still builds.
+
+mod common;
+
+use carve_languages::DefinitionIndex;
+use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
+use carve_languages::trace::{TraceMode, TraceRequest};
+use carve_tracer::trace::{Caller, Trace};
+use common::*;
+
+fn tool(cmd: &str, args: &[&str]) -> bool {
+    let ok = std::process::Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "{cmd} is required in CI");
+        eprintln!("skipping: {cmd} {args:?} does not run here");
+    }
+    ok
+}
+
+fn edge(caller: &str, callee: &str) -> (Caller, String) {
+    (Caller::parse(caller), callee.to_string())
+}
+
+#[test]
+fn rust_tests_are_traced_per_test_under_cargo_test_and_nextest() {
+    if !tool("cargo", &["--version"]) {
+        return;
+    }
+    let (tmp, repo) = fixture_copy("rust/geometry");
+    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
+    let tree = tmp.path().join("tree");
+    copy_dir(&repo, &tree);
+    let shim_dir = tmp.path().join("shim");
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().expect("a Rust shim");
+    let mut runs = vec![false];
+    if tool("cargo", &["nextest", "--version"]) {
+        runs.push(true);
+    }
+    for (i, nextest) in runs.into_iter().enumerate() {
+        let trace_dir = tmp.path().join(format!("trace-{i}"));
+        let req = TraceRequest {
+            index: &index,
+            repo: &repo,
+            tree: &tree,
+            shim_dir: &shim_dir,
+            trace_dir: &trace_dir,
+            mode: TraceMode::FirstHits,
+        };
+        if i == 0 {
+            let setup = shim.prepare(&req).unwrap();
+            assert!(setup.notes.is_empty(), "{:?}", setup.notes);
+        }
+        std::fs::create_dir_all(&trace_dir).unwrap();
+        let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest };
+        let mut run = RunRequest::new(&tree, command, scratch.clone());
+        run.env = vec![
+            ("CARVE_TRACE_DIR".into(), trace_dir.display().to_string()),
+            ("CARVE_TRACE_MODE".into(), "first-hits".into()),
+        ];
+        let result = carve_languages::run_tests(&run).unwrap();
+        let trace = Trace::read_dir(&trace_dir).unwrap();
+        check(&trace, &result.statuses, &index, nextest);
+    }
+
+    // Every line where it was; the repository untouched; the probed copy builds.
+    for path in index.files.keys().filter(|p| p.ends_with(".rs")) {
+        let old = std::fs::read_to_string(repo.join(path)).unwrap();
+        let new = std::fs::read_to_string(tree.join(path)).unwrap();
+        assert_eq!(old.lines().count(), new.lines().count(), "{path}");
+        if path == "src/report.rs" {
+            assert_ne!(old, new, "report.rs was not probed");
+        }
+    }
+    assert!(!std::fs::read_to_string(repo.join("Cargo.toml")).unwrap().contains("carve_probe"));
+}
+
+fn check(
+    trace: &Trace,
+    statuses: &std::collections::BTreeMap<String, carve_languages::runner::TestOutcome>,
+    index: &DefinitionIndex,
+    nextest: bool,
+) {
+    let run = if nextest { "nextest" } else { "cargo test" };
+    assert!(statuses.len() >= 12, "{run}: {:?}", statuses.keys());
+    assert!(trace.partial.is_empty(), "{run}: {:?}", trace.partial);
+    for (id, o) in statuses {
+        assert_eq!(o.status, TestStatus::Passed, "{run}: {id}: {:?}", o.message);
+        assert!(trace.test(id).is_some(), "{run}: no record for {id}: {:?}", trace.tests.keys());
+    }
+    for id in trace.tests.keys() {
+        assert!(id == "<import>" || statuses.contains_key(id), "{run}: {id} is not a runner id");
+    }
+
+    let total = trace.test("geometry::report::tests::total_in_millimetres").unwrap();
+    for hit in ["src/report.rs::Report.total_area", "src/units.rs::convert", "src/units.rs::Unit.factor"] {
+        assert!(total.hits.contains(hit), "{run}: {hit} not in {:?}", total.hits);
+    }
+    assert!(!total.hits.contains("src/report.rs::largest"), "{run}");
+    for (caller, callee) in [
+        // Test code is named as the caller; so is a method calling another.
+        ("src/report.rs::tests.total_in_millimetres", "src/report.rs::Report.total_area"),
+        ("src/report.rs::Report.total_area", "src/units.rs::convert"),
+        ("src/units.rs::convert", "src/units.rs::Unit.factor"),
+        // Through `dyn`/generic dispatch and an expression closure: the function it runs in.
+        ("src/report.rs::Report.total_area", "src/shapes.rs::Rect.<Shape>.area"),
+    ] {
+        assert!(total.edges.contains(&edge(caller, callee)), "{run}: {caller} -> {callee} not in {:?}", total.edges);
+    }
+    let mixed = trace.test("integration::mixed_report").unwrap();
+    assert!(mixed.hits.contains("src/report.rs::Report.<Display>.fmt"), "{run}: {:?}", mixed.hits);
+    assert!(mixed.edges.contains(&edge("tests/integration.rs::mixed_report", "src/report.rs::Report.add")));
+
+    // The LazyLock initialiser is load-time code: <import>, with the module as first caller.
+    let import = trace.test("<import>").expect("an <import> record");
+    assert!(import.hits.contains("src/catalog.rs::unit_area"), "{run}: {:?}", import.hits);
+    assert!(import.edges.contains(&edge("<module>src/catalog.rs", "src/catalog.rs::unit_area")), "{run}");
+    // A test whose work runs on a thread it spawned gets it.
+    let threaded = trace.test("catalog::unit_areas_on_a_thread").unwrap();
+    assert!(threaded.hits.contains("src/catalog.rs::unit"), "{run}: {:?}", threaded.hits);
+    assert!(!threaded.hits.contains("src/catalog.rs::names"), "{run}");
+
+    for (id, test) in &trace.tests {
+        for hit in &test.hits {
+            assert!(index.get(hit).is_some(), "{run}: {id}: {hit} is not a node id");
+        }
+    }
+}
