@@ -365,10 +365,16 @@ pub fn validate_bundle(
     })?;
     let dir = session.scratch("validate")?;
     let masked = dir.join("masked");
-    // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
-    // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
-    let f2p_tests_patch = inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test.clone());
-    prepare_state(&session.repo, &masked, &[("mask", &mask_patch), ("-test", &f2p_tests_patch)])?;
+    // mask.patch takes the F2P tests out too; in bundles of earlier versions it left them
+    // in place and the Level 1 test patch in reverse took them out (for Level 2 bundles,
+    // test.patch adds the rewritten tests instead).
+    if inst["carve"]["mask_removes_f2p_tests"].as_bool() == Some(true) {
+        prepare_state(&session.repo, &masked, &[("mask", &mask_patch)])?;
+    } else {
+        let f2p_tests_patch =
+            inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test.clone());
+        prepare_state(&session.repo, &masked, &[("mask", &mask_patch), ("-test", &f2p_tests_patch)])?;
+    }
     let threshold = 0.0;
     let mut v = Validation::new(threshold);
     let all: BTreeSet<TestId> = f2p.union(&p2p).cloned().collect();
