@@ -100,7 +100,10 @@ pub fn recheck_level1(repo: &Path, bundle: &Path, inst: &serde_json::Value) {
             bundle.display()
         );
     }
-    git_apply(&copy, &bundle.join("test.patch"));
+    // Empty when the F2P test files also lost imports of the feature: gold.patch restores them.
+    if !std::fs::read_to_string(bundle.join("test.patch")).unwrap().is_empty() {
+        git_apply(&copy, &bundle.join("test.patch"));
+    }
     // Two runs: pytest runs nothing at all when a named id's file fails to import.
     let with_tests = pytest_outcomes(&copy, &f2p);
     for t in &f2p {
