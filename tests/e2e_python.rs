@@ -160,60 +160,6 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
     }
 }
 
-/// Re-check a Level 1 bundle without carve: apply mask.patch to a copy and run pytest
-/// (F2P fail, P2P pass), then gold.patch (everything passes, the tree is the original).
-/// mask.patch leaves the F2P test files in place; test.patch re-adds them to the masked
-/// state as shipped (without them), so it is checked against that state.
-fn recheck_level1(repo: &Path, bundle: &Path, inst: &Value) {
-    let list = |k: &str| -> Vec<String> {
-        inst[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
-    };
-    let f2p = list("FAIL_TO_PASS");
-    let p2p = list("PASS_TO_PASS");
-    assert!(!f2p.is_empty() && !p2p.is_empty());
-    let all: Vec<String> = f2p.iter().chain(&p2p).cloned().collect();
-    let work = tempfile::tempdir().unwrap();
-    let copy = work.path().join("repo");
-    copy_dir(repo, &copy);
-    git_apply(&copy, &bundle.join("mask.patch"));
-    // Two runs: pytest runs nothing at all when a named id's file fails to import.
-    let masked = pytest_outcomes(&copy, &p2p);
-    for t in &p2p {
-        assert_eq!(
-            masked.get(t).map(String::as_str),
-            Some("PASSED"),
-            "{}: P2P {t} on the masked state",
-            bundle.display()
-        );
-    }
-    let masked = pytest_outcomes(&copy, &f2p);
-    for t in &f2p {
-        assert_ne!(
-            masked.get(t).map(String::as_str),
-            Some("PASSED"),
-            "{}: F2P {t} passes on the masked state",
-            bundle.display()
-        );
-    }
-    git_apply(&copy, &bundle.join("gold.patch"));
-    let restored = pytest_outcomes(&copy, &all);
-    for t in &all {
-        assert_eq!(restored.get(t).map(String::as_str), Some("PASSED"), "{}: {t} after gold.patch", bundle.display());
-    }
-    assert_eq!(tree_snapshot(repo), tree_snapshot(&copy), "original + mask.patch + gold.patch is the original tree");
-
-    // The masked state as shipped has no F2P test files; test.patch puts them back.
-    let shipped = work.path().join("shipped");
-    copy_dir(repo, &shipped);
-    git_apply(&shipped, &bundle.join("mask.patch"));
-    for f in f2p.iter().map(|t| t.split("::").next().unwrap()).collect::<BTreeSet<_>>() {
-        std::fs::remove_file(shipped.join(f)).unwrap();
-    }
-    git_apply(&shipped, &bundle.join("test.patch"));
-    git_apply(&shipped, &bundle.join("gold.patch"));
-    assert_eq!(tree_snapshot(repo), tree_snapshot(&shipped), "masked + test.patch + gold.patch is the original tree");
-}
-
 #[needs("pytest")]
 fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
     let (_tmp, repo) = fixture_copy("python/inventory");

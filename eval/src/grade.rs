@@ -1,8 +1,8 @@
 //! Grading solution patches on Level 1/2 task bundles (`carve grade`).
 //!
 //! Per instance, in a scratch folder: a shadow copy of the repository the bundle was made
-//! from (checked against the bundle's `tree_digest`), `mask.patch` applied and the F2P test
-//! patch taken out in reverse — the masked state, as `carve validate` rebuilds it; then the
+//! from (checked against the bundle's `tree_digest`), `mask.patch` applied (in bundles
+//! of earlier versions, the F2P test patch taken out in reverse too) — the masked state, as `carve validate` rebuilds it; then the
 //! solution patch (`git apply`; refused when it touches a file of `test.patch`, the hidden
 //! tests); then `test.patch`; then the F2P and P2P tests through the project's runner.
 //! `resolved` = every F2P and P2P test passes; `passed_rate` = share of F2P tests passing.
@@ -32,7 +32,8 @@ pub struct TaskBundle {
     pub p2p: Vec<String>,
     pub mask_patch: String,
     pub test_patch: String,
-    /// Original F2P tests → masked state (taken out in reverse).
+    /// Original F2P tests → masked state (taken out in reverse); empty when mask.patch
+    /// removes the F2P tests itself (`carve.mask_removes_f2p_tests`).
     pub f2p_tests_patch: String,
     pub tree_digest: Option<String>,
 }
@@ -67,10 +68,11 @@ impl TaskBundle {
             f2p: list("FAIL_TO_PASS")?,
             p2p: list("PASS_TO_PASS")?,
             mask_patch: read("mask.patch")?,
-            f2p_tests_patch: inst["carve"]["f2p_tests_patch"]
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| test_patch.clone()),
+            f2p_tests_patch: if inst["carve"]["mask_removes_f2p_tests"].as_bool() == Some(true) {
+                String::new()
+            } else {
+                inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test_patch.clone())
+            },
             test_patch,
             tree_digest: inst["carve"]["tree_digest"].as_str().map(String::from),
         })
@@ -231,6 +233,9 @@ pub fn grade_one(
         tree::shadow_copy(repo, &tree_dir).map_err(|e| e.to_string())?;
         tree::apply_patch(&tree_dir, &bundle.mask_patch, false, &patches)
             .map_err(|e| format!("mask.patch of {} does not apply: {e}", bundle.dir.display()))?;
+        if bundle.f2p_tests_patch.is_empty() {
+            return Ok(());
+        }
         tree::apply_patch(&tree_dir, &bundle.f2p_tests_patch, true, &patches)
             .map_err(|e| format!("the F2P test patch of {} does not apply in reverse: {e}", bundle.dir.display()))
     };

@@ -3,8 +3,9 @@
 //! of context, `\ No newline at end of file` where needed. Files in sorted order, so the
 //! same trees give the same bytes.
 //!
-//! A bundle has three: `mask.patch` (original → masked, non-test files), `gold.patch`
-//! (masked → original, the same files) and `test.patch` (adds the F2P tests back).
+//! A bundle has three: `mask.patch` (original → masked, F2P test removal included),
+//! `gold.patch` (masked → original, non-test files) and `test.patch` (adds the F2P tests
+//! back): original + mask + test + gold = original.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -21,13 +22,17 @@ pub struct Patches {
     pub test: String,
 }
 
-/// Patches for a masked tree: `mask` and `gold` cover the changed files that are not
-/// F2P-test-only edits; `test` restores the removed test files and F2P-test-only edits.
+/// Patches for a masked tree: `mask` covers every changed and removed file, `gold` the
+/// changed files that are not F2P-test-only edits; `test` restores the removed test files
+/// and F2P-test-only edits.
 pub fn build_patches(original: &Path, masked: &Path, outcome: &MaskOutcome) -> Result<Patches, ExtractError> {
     let task: BTreeSet<String> = outcome.changed_files.difference(&outcome.test_edited_files).cloned().collect();
     let tests: BTreeSet<String> = outcome.removed_files.union(&outcome.test_edited_files).cloned().collect();
+    // mask.patch alone takes the original to the masked state, F2P test removal included:
+    // original + mask + test + gold = original.
+    let all: BTreeSet<String> = task.union(&tests).cloned().collect();
     Ok(Patches {
-        mask: unified_diff(original, masked, &task)?,
+        mask: unified_diff(original, masked, &all)?,
         gold: unified_diff(masked, original, &task)?,
         test: unified_diff(masked, original, &tests)?,
     })

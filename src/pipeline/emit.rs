@@ -100,8 +100,10 @@ fn instance_json(
             "language": session.config.language,
             "feature": feature.slug,
             "mask_patch": ext.mask_patch,
-            // Original F2P tests -> masked state (test.patch of Level 1): with mask.patch it
-            // rebuilds the masked state from the original tree (`carve validate`).
+            // mask.patch removes the F2P tests too (bundles without this flag left them in
+            // and `carve validate` took them out with the reversed f2p_tests_patch).
+            "mask_removes_f2p_tests": true,
+            // Masked state -> original F2P tests (test.patch of Level 1).
             "f2p_tests_patch": ext.test_patch,
             "extracted": ext.extracted.iter().collect::<Vec<_>>(),
             "entry_points": feature.classification.entry_points,

@@ -15,6 +15,7 @@ use super::repair;
 use super::{Session, TestId};
 use crate::workspace;
 use carve_languages::build::BuildCheckError;
+use carve_tracer::classify::removal;
 
 /// The masked state of one feature and everything derived from it.
 pub struct Extraction {
@@ -38,20 +39,29 @@ pub fn removal_of_tests(
     known: &BTreeSet<TestId>,
     f2p: &BTreeSet<TestId>,
 ) -> (BTreeSet<String>, BTreeSet<String>) {
-    let mut files = BTreeSet::new();
     let mut single = BTreeSet::new();
     let file_of = |t: &str| super::test_definition_file(&session.repo, &session.index, t);
     let file_map: std::collections::BTreeMap<&TestId, String> =
         known.iter().chain(f2p.iter()).map(|t| (t, file_of(t))).collect();
     let f2p_files: BTreeSet<&String> = f2p.iter().map(|t| &file_map[t]).collect();
-    for file in f2p_files {
-        let all_in_file = known.iter().filter(|t| &file_map[*t] == file).all(|t| f2p.contains(t));
-        if all_in_file && !named_from_elsewhere(&session.index, file) {
-            files.insert(file.clone());
-        } else {
-            for t in f2p.iter().filter(|t| &file_map[*t] == file) {
-                single.insert(t.clone());
-            }
+    // A file goes whole when all its tests are F2P and no code elsewhere names it (Go: the
+    // rest of the package may use its helpers)...
+    let whole: BTreeSet<String> = f2p_files
+        .iter()
+        .filter(|file| known.iter().filter(|t| &file_map[*t] == **file).all(|t| f2p.contains(t)))
+        .filter(|file| !named_from_elsewhere(&session.index, file))
+        .map(|f| f.to_string())
+        .collect();
+    // ...and no file which stays imports it: such a file stays too, without its F2P tests
+    // (the classifier decides the same: carve_tracer::classify::removal).
+    let files = removal::deletable_test_files(&session.index, &whole);
+    let inherited = removal::inherited_classes(&session.index, &files);
+    for t in f2p.iter().filter(|t| !files.contains(&file_map[*t])) {
+        // Tests of a class that a class which stays inherits run there too: they stay.
+        let inherited_test = carve_languages::test_definitions(&session.repo, &session.index, t)
+            .is_ok_and(|defs| defs.iter().any(|d| removal::in_inherited_class(&session.index, d, &inherited)));
+        if !inherited_test {
+            single.insert(t.clone());
         }
     }
     (files, single)

@@ -405,8 +405,15 @@ impl Bundle {
     }
 
     /// The masked state, rebuilt from the repository at `dest`.
+    /// The masked state from the repository: `mask.patch` takes the F2P tests out too; in
+    /// bundles of earlier versions it left them in place and the Level 1 test patch in
+    /// reverse took them out (for Level 2 bundles, test.patch adds the rewritten tests).
     pub fn rebuild_masked(&self, session: &Session, dest: &Path) -> Result<()> {
-        prepare_state(&session.repo, dest, &[("mask", &self.mask_patch), ("-test", &self.f2p_tests_patch)])
+        if self.instance["carve"]["mask_removes_f2p_tests"].as_bool() == Some(true) {
+            prepare_state(&session.repo, dest, &[("mask", &self.mask_patch)])
+        } else {
+            prepare_state(&session.repo, dest, &[("mask", &self.mask_patch), ("-test", &self.f2p_tests_patch)])
+        }
     }
 
     /// The leakage check's view of the bundle.

@@ -65,3 +65,63 @@ pub fn git_apply(dir: &Path, patch: &Path) {
         .unwrap();
     assert!(out.status.success(), "git apply {} failed: {}", patch.display(), String::from_utf8_lossy(&out.stderr));
 }
+
+/// Re-check a Level 1 bundle without carve: original + mask.patch is the masked state
+/// (F2P tests removed: P2P pass there); + test.patch puts the F2P tests back (they fail);
+/// + gold.patch gives the original tree byte for byte (everything passes).
+pub fn recheck_level1(repo: &Path, bundle: &Path, inst: &serde_json::Value) {
+    let list = |k: &str| -> Vec<String> {
+        inst[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+    };
+    let f2p = list("FAIL_TO_PASS");
+    let p2p = list("PASS_TO_PASS");
+    assert!(!f2p.is_empty() && !p2p.is_empty());
+    let all: Vec<String> = f2p.iter().chain(&p2p).cloned().collect();
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path().join("repo");
+    copy_dir(repo, &copy);
+    git_apply(&copy, &bundle.join("mask.patch"));
+    let masked = pytest_outcomes(&copy, &p2p);
+    for t in &p2p {
+        assert_eq!(
+            masked.get(t).map(String::as_str),
+            Some("PASSED"),
+            "{}: P2P {t} on the masked state",
+            bundle.display()
+        );
+    }
+    // The F2P tests are not in the masked state: none of them runs there.
+    let masked = pytest_outcomes(&copy, &f2p);
+    for t in &f2p {
+        assert_ne!(
+            masked.get(t).map(String::as_str),
+            Some("PASSED"),
+            "{}: F2P {t} is in the masked state",
+            bundle.display()
+        );
+    }
+    // Empty when the F2P test files also lost imports of the feature: gold.patch restores them.
+    if !std::fs::read_to_string(bundle.join("test.patch")).unwrap().is_empty() {
+        git_apply(&copy, &bundle.join("test.patch"));
+    }
+    // Two runs: pytest runs nothing at all when a named id's file fails to import.
+    let with_tests = pytest_outcomes(&copy, &f2p);
+    for t in &f2p {
+        assert_ne!(
+            with_tests.get(t).map(String::as_str),
+            Some("PASSED"),
+            "{}: F2P {t} passes on the masked state",
+            bundle.display()
+        );
+    }
+    git_apply(&copy, &bundle.join("gold.patch"));
+    let restored = pytest_outcomes(&copy, &all);
+    for t in &all {
+        assert_eq!(restored.get(t).map(String::as_str), Some("PASSED"), "{}: {t} after gold.patch", bundle.display());
+    }
+    assert_eq!(
+        tree_snapshot(repo),
+        tree_snapshot(&copy),
+        "original + mask.patch + test.patch + gold.patch is the original tree"
+    );
+}

@@ -14,9 +14,13 @@
 //!    that remains. These rules are applied to a fixpoint; the rest is extracted.
 //!
 //! Code in test files that the masked state drops (files with F2P tests and no P2P test)
-//! keeps nothing alive, and neither does a listing in `__all__` (the mask edits the list).
+//! keeps nothing alive, nor do the F2P test functions the mask takes out of files that stay,
+//! nor a listing in `__all__` (the mask edits the list). Other test code that stays keeps a
+//! definition alive by running only when a P2P test or a module load runs it; what it
+//! needs to load (decorators, bases, annotations) stays regardless.
 
 mod decision;
+pub mod removal;
 #[cfg(test)]
 mod tests;
 
@@ -283,11 +287,15 @@ struct Context<'a> {
 impl<'a> Context<'a> {
     fn new(index: &'a DefinitionIndex, trace: &'a Trace, f2p: &'a BTreeSet<TestId>, p2p: &'a BTreeSet<TestId>) -> Self {
         let p2p_files: BTreeSet<&str> = p2p.iter().map(|t| test_file_in(index, t)).collect();
-        let removed_files: BTreeSet<&str> = f2p
+        let whole: BTreeSet<String> = f2p
             .iter()
             .map(|t| test_file_in(index, t))
             .filter(|f| !p2p_files.contains(f) && index.files.get(*f).is_some_and(|fi| fi.is_test))
+            .map(str::to_string)
             .collect();
+        let deletable = removal::deletable_test_files(index, &whole);
+        let removed_files: BTreeSet<&str> =
+            index.files.keys().filter(|f| deletable.contains(*f)).map(String::as_str).collect();
         let stays = |path: &str| !removed_files.contains(path);
 
         let mut children: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
@@ -303,11 +311,16 @@ impl<'a> Context<'a> {
             }
         }
         let import_time = import_time(index, trace, &removed_files);
+        let removed_tests = removed_test_definitions(index, f2p, &removed_files, &deletable);
 
         let mut load_needers: BTreeMap<&str, Vec<(&NodeId, LoadRole)>> = BTreeMap::new();
         let mut class_refs: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
         let mut executed: BTreeSet<&str> = BTreeSet::new();
         for def in index.definitions.values().filter(|d| stays(&d.path)) {
+            // F2P tests taken out of a file that stays need nothing to load.
+            if within(index, &def.id, &removed_tests) {
+                continue;
+            }
             for load in &def.load_references {
                 load_needers.entry(load.target.as_str()).or_default().push((&def.id, load.role));
             }
@@ -316,10 +329,9 @@ impl<'a> Context<'a> {
                     class_refs.entry(target.as_str()).or_default().push(&def.id);
                 }
             }
-            if is_test_def(index, def)
-                || p2p_hits.contains_key(def.id.as_str())
-                || import_time.contains(def.id.as_str())
-            {
+            // Test code that stays runs only when a P2P test or a module load runs it (a
+            // test helper only the F2P tests call keeps nothing alive).
+            if p2p_hits.contains_key(def.id.as_str()) || import_time.contains(def.id.as_str()) {
                 executed.insert(def.id.as_str());
             }
         }
@@ -419,6 +431,45 @@ impl<'a> Context<'a> {
         }
         reasons
     }
+}
+
+/// Test definitions of the F2P tests in test files that stay: the mask removes them one by
+/// one (a parametrized test with all its parameters), except those of test classes that
+/// classes which stay inherit ([`removal::inherited_classes`]).
+fn removed_test_definitions<'a>(
+    index: &'a DefinitionIndex,
+    f2p: &BTreeSet<TestId>,
+    removed_files: &BTreeSet<&str>,
+    deletable: &BTreeSet<String>,
+) -> BTreeSet<&'a str> {
+    let inherited = removal::inherited_classes(index, deletable);
+    let mut out = BTreeSet::new();
+    for test in f2p {
+        let Some((path, rest)) = test.split_once("::") else { continue };
+        if removed_files.contains(path) || !index.files.get(path).is_some_and(|f| f.is_test) {
+            continue;
+        }
+        // `Class::test[param]` -> `Class.test`.
+        let qual = rest.split('[').next().unwrap_or(rest).replace("::", ".");
+        if let Some(def) = index.get(&format!("{path}::{qual}"))
+            && !removal::in_inherited_class(index, &def.id, &inherited)
+        {
+            out.insert(def.id.as_str());
+        }
+    }
+    out
+}
+
+/// Whether `id` or one of its ancestors is in `set`.
+fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<&str>) -> bool {
+    let mut cur = Some(id);
+    while let Some(c) = cur {
+        if set.contains(c) {
+            return true;
+        }
+        cur = index.get(c).and_then(|d| d.parent.as_deref());
+    }
+    false
 }
 
 /// Function-like definitions hit at import time by module loading that stays: the

@@ -2,7 +2,8 @@
 //! the trailing newline included), put `pass` in blocks left empty, collapse the blank
 //! lines a deletion leaves to what PEP 8 would have, drop imported names whose
 //! definitions are gone, and take those names and the deleted definitions' out of the
-//! module's `__all__` (else `from module import *` fails). Also the deterministic Level 2 rewrite of test imports
+//! module's `__all__` (else `from module import *` fails), and delete module-level
+//! `f.attr = …` statements of deleted functions and classes. Also the deterministic Level 2 rewrite of test imports
 //! (see [`rewrite_imports_for_level2`]).
 //!
 //! Everything here produces [`Edit`]s against the original text; nothing is applied in
@@ -140,6 +141,16 @@ pub fn mask_file(
         })?;
         deleted.push(stmt);
     }
+    // `f.__doc__ = …` at module level goes with `f` (the index does not count it as a use).
+    let deleted_names: BTreeSet<&str> = defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.as_str()).collect();
+    let mut c = root.walk();
+    for stmt in root.named_children(&mut c) {
+        if let Some(owner) = attribute_assignment_owner(stmt, source)
+            && deleted_names.contains(owner)
+        {
+            deleted.push(stmt);
+        }
+    }
     for drop in &drops {
         let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
             .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
@@ -164,6 +175,24 @@ pub fn mask_file(
     deleted.dedup_by_key(|n| n.id());
     edits.extend(statement_deletions(source, &deleted));
     Ok(edits)
+}
+
+/// Whether `node` is a statement directly in the module (not in a block).
+pub(crate) fn is_module_statement(node: Node) -> bool {
+    node.parent()
+        .is_some_and(|p| p.kind() == "expression_statement" && p.parent().is_some_and(|m| m.kind() == "module"))
+}
+
+/// `f` when `stmt` is an expression statement `f.attr = …` (one target, an attribute of a
+/// plain name).
+fn attribute_assignment_owner<'s>(stmt: Node, source: &'s str) -> Option<&'s str> {
+    if stmt.kind() != "expression_statement" || stmt.named_child_count() != 1 {
+        return None;
+    }
+    let assign = stmt.named_child(0).filter(|a| a.kind() == "assignment")?;
+    let left = assign.child_by_field_name("left").filter(|l| l.kind() == "attribute")?;
+    let object = left.child_by_field_name("object").filter(|o| o.kind() == "identifier")?;
+    Some(&source[object.byte_range()])
 }
 
 /// Statement nodes of every `def`/`class` (the decorated form when decorated), keyed by the

@@ -234,6 +234,60 @@ fn module_level_uses_keep_definitions_but_all_and_removed_test_files_do_not() {
 }
 
 #[test]
+fn f2p_tests_and_their_helpers_in_a_file_that_stays_keep_nothing() {
+    // The F2P test shares its file with a P2P test, so the file stays; the mask takes the
+    // F2P test out, and its helper runs only in it.
+    const F2P_KEPT_FILE: &str = "tests/test_base.py::TestFeat::test_feat[1]";
+    let index = base()
+        .class("tests/test_base.py::TestFeat", 20)
+        .func("tests/test_base.py::TestFeat.test_feat", 22)
+        .class("pkg/core.py::Shape", 5)
+        .funcs(&["tests/test_base.py::feat_helper", "pkg/core.py::feat", "pkg/core.py::deco"])
+        .load("tests/test_base.py::TestFeat.test_feat", "pkg/core.py::deco", LoadRole::Decorator)
+        .refs("tests/test_base.py::feat_helper", &["pkg/core.py::Shape"])
+        .build();
+    let t = trace(&[
+        (
+            F2P_KEPT_FILE,
+            &[],
+            &[
+                (F2P_KEPT_FILE, "pkg/core.py::feat"),
+                ("tests/test_base.py::TestFeat.test_feat", "tests/test_base.py::feat_helper"),
+                ("tests/test_base.py::feat_helper", "pkg/core.py::Shape"),
+                (F2P_KEPT_FILE, "pkg/core.py::deco"),
+            ],
+        ),
+        (P2P, &[P2P], &[]),
+    ]);
+    let c = run_with(&index, &t, &set(&[F2P_KEPT_FILE]), &set(&[P2P, "tests/test_base.py::test_other"]));
+    assert!(c.removed_test_files.is_empty(), "the file stays: {:?}", c.removed_test_files);
+    for id in ["pkg/core.py::feat", "pkg/core.py::Shape", "pkg/core.py::deco"] {
+        assert_eq!(status(&c, id), Status::Extracted, "{id}: {:?}", c.nodes[id].reasons);
+    }
+
+    // A helper a P2P test runs does keep what it names, and a test that stays keeps its
+    // decorator.
+    let t = trace(&[
+        (F2P_KEPT_FILE, &[], &[(F2P_KEPT_FILE, "pkg/core.py::feat"), (F2P_KEPT_FILE, "pkg/core.py::Shape")]),
+        (P2P, &["tests/test_base.py::feat_helper"], &[]),
+    ]);
+    let index = base()
+        .class("tests/test_base.py::TestFeat", 20)
+        .func("tests/test_base.py::TestFeat.test_feat", 22)
+        .class("pkg/core.py::Shape", 5)
+        .funcs(&["tests/test_base.py::feat_helper", "pkg/core.py::feat"])
+        .load("tests/test_base.py::test_other", "pkg/core.py::feat", LoadRole::Decorator)
+        .refs("tests/test_base.py::feat_helper", &["pkg/core.py::Shape"])
+        .build();
+    let c = run_with(&index, &t, &set(&[F2P_KEPT_FILE]), &set(&[P2P, "tests/test_base.py::test_other"]));
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Shape")[0],
+        Reason::ReferencedBy { by: "tests/test_base.py::feat_helper".into() }
+    );
+    assert_eq!(reasons(&c, "pkg/core.py::feat")[0], Reason::Decorator { of: "tests/test_base.py::test_other".into() });
+}
+
+#[test]
 fn a_class_with_methods_of_two_features_remains_and_loses_only_the_feature_method() {
     let index = base()
         .class("pkg/core.py::Report", 10)

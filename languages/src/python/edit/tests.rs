@@ -222,6 +222,17 @@ fn drops_import_names_of_removed_definitions() {
 }
 
 #[test]
+fn attribute_assignments_of_a_removed_function_go_with_it() {
+    // toolz/curried/exceptions.py: `merge.__doc__ = toolz.merge.__doc__` after the def.
+    let src = "import toolz\n\n\ndef merge(d):\n    return d\n\n\ndef keep(d):\n    return d\n\n\nmerge.__doc__ = toolz.merge.__doc__\nkeep.__doc__ = toolz.keep.__doc__\nother.attr = merge\n";
+    let out = masked(&[("m.py", src)], "m.py", &["m.py::merge"]);
+    assert_eq!(
+        out,
+        "import toolz\n\n\ndef keep(d):\n    return d\n\n\nkeep.__doc__ = toolz.keep.__doc__\nother.attr = merge\n"
+    );
+}
+
+#[test]
 fn removes_gone_names_from_dunder_all() {
     let init = r#"from .pricing import total, tax as levy
 from .pricing import discount

@@ -513,6 +513,21 @@ fn build_def(m: &DefMatch, path: &str, src: &str) -> RawDef {
     }
 }
 
+/// Whether `node` (a use at module level, `chain` its text) is the target `f.attr` of a
+/// module-level assignment statement `f.attr = …` where `f` is a top-level definition of
+/// the file.
+fn sets_attribute_of_definition(node: Node, chain: &str, defs: &[RawDef]) -> bool {
+    let Some((owner, _)) = chain.split_once('.') else { return false };
+    node.kind() == "attribute"
+        && node.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier")
+        && node.parent().is_some_and(|a| {
+            a.kind() == "assignment"
+                && a.child_by_field_name("left").is_some_and(|l| l.id() == node.id())
+                && crate::python::edit::is_module_statement(a)
+        })
+        && defs.iter().any(|d| d.parent.is_none() && d.def.name == owner)
+}
+
 /// Name uses and local bindings (references.scm), attributed to definitions by position.
 fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &mut Vec<RawRef>) {
     let Collected { mut uses, not_uses, mut ranges, bindings, globals, .. } = found;
@@ -560,6 +575,8 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
         };
         let raw = |chain, scope| RawRef { chain, scope, pos, line: 0 };
         match innermost(defs, pos) {
+            // `f.__doc__ = …` belongs to `f`: the mask deletes it with `f`, so it keeps nothing.
+            None if sets_attribute_of_definition(node, &chain, defs) => {}
             None => module_refs.push(RawRef { line: node.start_position().row + 1, ..raw(chain, None) }),
             Some(d) if defs[d].in_body(pos) => {
                 if defs[d].is_class() {

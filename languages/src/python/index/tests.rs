@@ -215,6 +215,14 @@ fn conditional_imports_and_cycles_terminate() {
 }
 
 #[test]
+fn setting_an_attribute_of_a_definition_is_not_a_use_of_it() {
+    let index = repo(&[("m.py", "def f(): pass\ndef g(): pass\nf.__doc__ = g.__doc__\nx = f\n")]);
+    let refs: Vec<(&str, usize)> =
+        index.files["m.py"].module_references.iter().map(|r| (r.target.as_str(), r.line)).collect();
+    assert_eq!(refs, [("m.py::f", 4), ("m.py::g", 3)], "the target `f.__doc__` keeps nothing, its value does");
+}
+
+#[test]
 fn imports_in_detail() {
     let src = "from __future__ import annotations\nimport os.path, json as j\nfrom . import sibling\nfrom .sibling import (a as b,\n    c)\n\ndef f():\n    from .sibling import c as d\n    return d()\n";
     let index =

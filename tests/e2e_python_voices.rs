@@ -1,0 +1,63 @@
+//! End-to-end tests over `fixtures/python/voices`: a feature whose F2P tests share their
+//! test file with tests that stay (patterns of the real-repository corpus, see the
+//! fixture's README).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const F2P: [&str; 2] =
+    ["tests/test_speech.py::test_whisper", "tests/test_speech.py::test_whisper_is_documented_like_shout"];
+
+fn read(p: &std::path::Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The F2P tests are taken out of a test file that stays: their helper keeps nothing alive
+/// (`Quiet` goes with the feature), `whisper.__doc__ = …` goes with `whisper`, and the
+/// bundle re-checks from its patches alone: original + mask.patch (the F2P tests removed
+/// too) + test.patch + gold.patch = original.
+#[needs("pytest")]
+fn f2p_tests_of_a_shared_test_file_and_their_helpers_keep_nothing_alive() {
+    let (_tmp, repo) = fixture_copy("python/voices");
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
+    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
+    args.extend(F2P);
+    let o = carve_ok(&args, 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{report:#}");
+    let bundle = out.path().join(tasks[0].as_str().unwrap());
+    let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    assert_eq!(inst["FAIL_TO_PASS"], serde_json::json!(F2P), "{inst:#}");
+    let mut extracted: Vec<&str> =
+        inst["carve"]["extracted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    extracted.sort();
+    assert_eq!(
+        extracted,
+        [
+            "voices/speech.py::Quiet",
+            "voices/speech.py::Quiet.__init__",
+            "voices/speech.py::Quiet.__str__",
+            "voices/speech.py::whisper"
+        ],
+        "{inst:#}"
+    );
+    let mask = read(&bundle.join("mask.patch"));
+    assert!(mask.contains("-whisper.__doc__ = "), "the mask deletes the docstring assignment:\n{mask}");
+    assert!(mask.contains("-def test_whisper():"), "mask.patch takes the F2P tests out:\n{mask}");
+    assert!(!mask.contains("-def test_shout():"), "{mask}");
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+whisper.__doc__ = ") && gold.contains("+class Quiet:"), "{gold}");
+    let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
+    assert_eq!(validation["valid"], true, "{validation:#}");
+    recheck_level1(&repo, &bundle, &inst);
+    // `carve validate` rebuilds the masked state from mask.patch alone.
+    let v =
+        carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--python", "python3"], 0);
+    assert!(String::from_utf8_lossy(&v.stdout).contains("valid"), "{}", String::from_utf8_lossy(&v.stdout));
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}
