@@ -9,10 +9,6 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn python_with_pytest() -> bool {
-    Command::new("python3").args(["-c", "import pytest"]).output().is_ok_and(|o| o.status.success())
-}
-
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
@@ -33,12 +29,8 @@ fn json_of(path: &Path) -> Value {
 
 // ---------------------------------------------------------------- grading L1/L2 bundles
 
-#[test]
+#[needs("pytest", "chromium")]
 fn grade_gold_empty_and_test_touching_patches_on_real_bundles() {
-    if !python_with_pytest() {
-        eprintln!("skipped: python3 with pytest is not installed");
-        return;
-    }
     let (_tmp, repo) = fixture_copy("python/inventory");
     let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
@@ -288,12 +280,8 @@ fn passes(run: &Value) -> Vec<bool> {
     run["stages"].as_array().unwrap().iter().map(|s| s["gate"]["passed"].as_bool().unwrap()).collect()
 }
 
-#[test]
+#[needs("pytest", "chromium")]
 fn arc_run_oracle_empty_and_first_stage_agents_and_their_metrics() {
-    if !python_with_pytest() {
-        eprintln!("skipped: python3 with pytest is not installed");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let (repo, bundle) = build_chain(tmp.path());
     let before = tree_snapshot(&repo);
@@ -379,12 +367,8 @@ fn arc_run_oracle_empty_and_first_stage_agents_and_their_metrics() {
 const SANDBOX_NONE: &[&str] =
     &["--sandbox", "none", "--agent-env", "ORACLE_GOLD", "--agent-env", "AGENT_LOG", "--agent-env", "INTERRUPT_MARK"];
 
-#[test]
+#[needs("pytest")]
 fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
-    if !python_with_pytest() {
-        eprintln!("skipped: python3 with pytest is not installed");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let (repo, bundle) = build_chain(tmp.path());
     let out = tmp.path().join("runs");
@@ -451,12 +435,8 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "0\n1\n1\n2\n");
 }
 
-#[test]
+#[needs("pytest")]
 fn arc_run_stage_budget_and_feedback_levels() {
-    if !python_with_pytest() {
-        eprintln!("skipped: python3 with pytest is not installed");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let (repo, bundle) = build_chain(tmp.path());
     let out = tmp.path().join("runs");
@@ -486,16 +466,9 @@ fn arc_run_stage_budget_and_feedback_levels() {
 /// for the gold patch and the hidden tests in the bundle, the repository, the run folder
 /// (`private/`, `run.json`), everything under the test's folder and other processes' roots,
 /// and finds nothing; from outside the sandbox the same search finds them (the check can fail).
-#[test]
+#[needs("pytest", "user-namespaces")]
 fn arc_run_sandbox_hides_the_gold_patch_and_hidden_tests_from_the_agent() {
-    if !python_with_pytest() {
-        eprintln!("skipped: python3 with pytest is not installed");
-        return;
-    }
-    if !carve_eval::sandbox::namespaces_available() {
-        eprintln!("skipped: `unshare --user --mount --pid` does not work here (util-linux, user namespaces)");
-        return;
-    }
+    assert!(carve_eval::sandbox::namespaces_available(), "the sandbox's own check disagrees with #[needs]");
     let tmp = tempfile::tempdir().unwrap();
     let (repo, bundle) = build_chain(tmp.path());
     let gold_line = "    def withdraw(self, amount):";
@@ -535,16 +508,10 @@ fn arc_run_sandbox_hides_the_gold_patch_and_hidden_tests_from_the_agent() {
 // ---------------------------------------------------------------- pages in a browser
 
 /// Open `page` in headless Chromium: every selector matches an element that has a size,
-/// the console shows no error, and a screenshot is saved to `shot`. Reported as skipped
-/// (with a message) when Chromium is not installed.
+/// the console shows no error, and a screenshot is saved to `shot`.
 fn browser_check(page: &Path, selectors: &[&str], shot: &Path) {
-    let Some(chromium) = ["chromium", "chromium-browser"]
-        .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
-    else {
-        eprintln!("skipped the browser check: chromium is not installed (scripts/setup installs it)");
-        return;
-    };
+    // The tests that call this need `chromium` (scripts/setup installs it).
+    let chromium = "chromium";
     let profile = tempfile::tempdir().unwrap();
     // A probe page loads the report in an iframe-free way: the report itself plus a script
     // appended in a copy that records what renders into the document title.
@@ -609,12 +576,8 @@ fn browser_check(page: &Path, selectors: &[&str], shot: &Path) {
     }
 }
 
-#[test]
+#[needs("pytest", "chromium")]
 fn audit_as_an_html_page() {
-    if !python_with_pytest() {
-        eprintln!("skipped: python3 with pytest is not installed");
-        return;
-    }
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
     let o = carve_ok(

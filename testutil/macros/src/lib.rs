@@ -5,7 +5,8 @@
 //!
 //! A requirement is a program (`go`, `cargo`, `node`, `npx`; run with `--version`, Go with
 //! `version`), `pytest` (`$CARVE_TEST_PYTHON`, else `python3`, can `import pytest`),
-//! `cargo-nextest`, or a path with a `/` relative to the workspace root that must exist
+//! `cargo-nextest`, `user-namespaces` (a kernel feature, not a tool: a test lacking only it is
+//! ignored in CI too), or a path with a `/` relative to the workspace root that must exist
 //! (installed fixture dependencies such as `fixtures/typescript/ledger/node_modules`).
 //! Tools are looked for when the test is compiled; the crate's build script makes a change
 //! of `PATH` or `CI` recompile the tests.
@@ -21,7 +22,10 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
         Err(msg) => return format!("::core::compile_error!({msg:?});").parse().unwrap_or_default(),
     };
     let missing: Vec<String> = requirements.iter().filter_map(|r| unmet(r)).collect();
-    let ci = std::env::var_os("CI").is_some();
+    // A kernel feature is not a tool CI installs: where it is missing the test is ignored.
+    let capability_only =
+        !missing.is_empty() && requirements.iter().filter(|r| unmet(r).is_some()).all(|r| is_capability(r));
+    let ci = std::env::var_os("CI").is_some() && !capability_only;
     let mut out: TokenStream = "#[test]".parse().unwrap_or_default();
     match decide(&missing, ci) {
         Decision::Run => out.extend(item),
@@ -76,8 +80,22 @@ fn parse_requirements(attr: TokenStream) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// Requirements on the machine's kernel rather than on installed tools.
+const CAPABILITIES: &[&str] = &["user-namespaces"];
+
+fn is_capability(requirement: &str) -> bool {
+    CAPABILITIES.contains(&requirement)
+}
+
 /// Why `requirement` is not met here, or `None` when it is.
 fn unmet(requirement: &str) -> Option<String> {
+    if requirement == "user-namespaces" {
+        // What carve-eval's sandbox runs: nested user, mount and PID namespaces.
+        let outer = ["--user", "--map-root-user", "--mount", "--propagation", "private"];
+        let inner = ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc", "true"];
+        let ok = Command::new("unshare").args(outer).args(inner).output().is_ok_and(|o| o.status.success());
+        return (!ok).then(|| "user namespaces (`unshare --user --mount --pid` did not run)".to_string());
+    }
     if requirement.contains('/') {
         let root = workspace_root();
         return (!root.join(requirement).exists()).then(|| format!("{requirement} (run scripts/setup)"));
