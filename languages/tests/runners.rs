@@ -411,5 +411,5 @@ const CARGO_TEST: Case = Case {
         other => panic!("{id}: unexpected status {other}"),
     },
     main: "rust/geometry",
-    main_prefixes: &["geometry::", "integration::"],
+    main_prefixes: &["geometry::", "integration::", "catalog::"],
 };

@@ -313,6 +313,17 @@ impl<'a> Context<'a> {
         let import_time = import_time(index, trace, &removed_files);
         let removed_tests = removed_test_definitions(index, f2p, &removed_files, &deletable);
 
+        // Test code that shims probe only as callers (no hits of its own) ran in a P2P test
+        // when it called probed code there.
+        let p2p_callers: BTreeSet<&str> = p2p
+            .iter()
+            .filter_map(|t| trace.tests.get(t))
+            .flat_map(|t| &t.edges)
+            .filter_map(|(caller, _)| match caller {
+                Caller::Node(id) => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
         let mut load_needers: BTreeMap<&str, Vec<(&NodeId, LoadRole)>> = BTreeMap::new();
         let mut class_refs: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
         let mut executed: BTreeSet<&str> = BTreeSet::new();
@@ -331,7 +342,10 @@ impl<'a> Context<'a> {
             }
             // Test code that stays runs only when a P2P test or a module load runs it (a
             // test helper only the F2P tests call keeps nothing alive).
-            if p2p_hits.contains_key(def.id.as_str()) || import_time.contains(def.id.as_str()) {
+            if p2p_hits.contains_key(def.id.as_str())
+                || p2p_callers.contains(def.id.as_str())
+                || import_time.contains(def.id.as_str())
+            {
                 executed.insert(def.id.as_str());
             }
         }
