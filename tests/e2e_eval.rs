@@ -276,6 +276,12 @@ fn oracle_gold(bundle: &Path) -> PathBuf {
     gold
 }
 
+/// Whether `pid` is a live process (a zombie not yet reaped counts as dead).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
 fn passes(run: &Value) -> Vec<bool> {
     run["stages"].as_array().unwrap().iter().map(|s| s["gate"]["passed"].as_bool().unwrap()).collect()
 }
@@ -391,11 +397,26 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
         waited += 1;
         assert!(waited < 1200, "the agent never reached stage 1");
     }
+    // SIGKILL: carve gets no chance to clean up, yet neither the agent (now `sleep`) nor the
+    // background process it started outlives it.
     child.kill().unwrap();
     child.wait().unwrap();
-    // The agent (now `sleep`) outlives carve's kill: end exactly that process.
-    let pid: u32 = std::fs::read_to_string(&mark).unwrap().trim().parse().expect("the agent wrote its pid");
-    let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    let pids: Vec<u32> = std::fs::read_to_string(&mark)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().expect("the agent wrote its pids"))
+        .collect();
+    assert_eq!(pids.len(), 2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while pids.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for &p in &pids {
+        if alive(p) {
+            let _ = Command::new("kill").args(["-KILL", &p.to_string()]).status();
+            panic!("agent process {p} outlived carve's kill");
+        }
+    }
     let run_file = out.join(bundle.file_name().unwrap()).join("oracle/run.json");
     let partial = json_of(&run_file);
     assert_eq!(partial["stages"].as_array().unwrap().len(), 1, "stage 0 was finished before the kill");
@@ -606,4 +627,54 @@ fn audit_as_an_html_page() {
     let file = out.path().join("audit.html");
     std::fs::write(&file, &page).unwrap();
     browser_check(&file, &["#definitions", "#call-graph svg", "#mask-diff"], &out.path().join("audit.png"));
+}
+
+/// In the namespace sandbox the agent's processes have ids of their own PID namespace; from
+/// outside they are found by a marker in their command line. Ending the guard ends the
+/// agent's whole namespace, a background process included.
+#[needs("user-namespaces")]
+fn sandboxed_agent_processes_do_not_outlive_their_guard() {
+    use carve_eval::guard::GroupGuard;
+    use carve_eval::sandbox::{Sandbox, SandboxMode};
+    let tmp = tempfile::tempdir().unwrap();
+    let (ws, agent_root) = (tmp.path().join("ws"), tmp.path().join("agent"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let sb = Sandbox::new(SandboxMode::Namespace, &ws, &agent_root, &[], &[]).unwrap();
+    // Unique durations mark this test's two sleeps.
+    let marks = [format!("{}.25", 300 + std::process::id() % 97), format!("{}.5", 300 + std::process::id() % 97)];
+    let script = format!("sleep {} & exec sleep {}", marks[0], marks[1]);
+    let mut cmd = sb.command("sh", &["-c".into(), script.into()], &[]);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut guard = GroupGuard::start().unwrap();
+    let mut child = cmd.spawn().unwrap();
+    guard.watch(child.id()).unwrap();
+    let find = |mark: &str| -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == mark.as_bytes()))
+            })
+            .filter(|&pid| alive(pid))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while marks.iter().any(|m| find(m).is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "the sandboxed sleeps never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    guard.end();
+    let _ = child.wait();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while marks.iter().any(|m| !find(m).is_empty()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for m in &marks {
+        let left = find(m);
+        for p in &left {
+            let _ = Command::new("kill").args(["-KILL", &p.to_string()]).status();
+        }
+        assert!(left.is_empty(), "sandboxed `sleep {m}` outlived the guard: {left:?}");
+    }
 }

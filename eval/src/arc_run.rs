@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::chain::ChainBundle;
+use crate::guard::GroupGuard;
 use crate::progress::Progress;
 use crate::project::Project;
 use crate::results::{ARC_RUN_VERSION, AgentTurn, ArcRun, DiffStats, Gate, StageResult};
@@ -343,7 +344,8 @@ fn root_commit(rd: &RunDir) -> Result<String, Error> {
 }
 
 /// The agent's turn at stage `k`: spec and contract copied out, the command run in the
-/// workspace with a time budget (its whole process group killed when it runs out).
+/// workspace with a time budget; its whole process group is killed when the turn ends, the
+/// budget runs out or carve dies ([`crate::guard`]).
 fn run_agent(
     bundle: &ChainBundle,
     opts: &ArcRunOptions,
@@ -403,22 +405,26 @@ fn run_agent(
     let mut cmd = sandbox.command("sh", &args, &vars);
     cmd.current_dir(&ws).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // Started first, so the agent never runs unguarded for longer than a pipe write.
+    let mut guard = GroupGuard::start()?;
     let start = Instant::now();
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Environment(format!("could not start the agent `{}`: {e}", opts.agent_command)))?;
+    guard.watch(child.id())?;
     let status = wait_timeout::ChildExt::wait_timeout(&mut child, opts.stage_budget)
         .map_err(|e| Error::Environment(format!("waiting for the agent failed: {e}")))?;
     let (exit_code, timed_out) = match status {
         Some(s) => (s.code(), false),
         None => {
-            // The budget ran out: the agent's whole process group goes.
-            let _ = Command::new("kill").args(["-s", "KILL", "--", &format!("-{}", child.id())]).status();
             let _ = child.kill();
             let _ = child.wait();
             (None, true)
         }
     };
+    // The budget ran out, or the agent returned: what is left of its process group goes
+    // before the gate looks at the workspace.
+    guard.end();
     Ok(AgentTurn {
         exit_code,
         timed_out,

@@ -13,6 +13,7 @@ pub mod bootstrap;
 pub mod chain;
 mod charts;
 pub mod grade;
+pub mod guard;
 pub mod html;
 pub mod metrics;
 pub mod progress;

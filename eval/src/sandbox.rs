@@ -55,7 +55,8 @@ const KEPT_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
 /// The outer namespace mounts the masks; the inner (a user namespace below it) locks them and
 /// gets a fresh PID namespace and `/proc`.
 const OUTER: &[&str] = &["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"];
-const INNER: &[&str] = &["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc"];
+const INNER: &[&str] =
+    &["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"];
 
 /// The script run in the outer namespace: `$1 … --` are the directories to hide, then the
 /// agent command and its arguments.
