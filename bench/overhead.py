@@ -16,44 +16,16 @@ Usage: scripts/setup && cargo build --release && python3 bench/overhead.py [--ru
 
 import argparse
 import json
-import resource
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import ROOT, alternate, ratio_row, require_hits, timed
+
 BENCH = ROOT / "bench"
-
-
-def timed(cmd, cwd, env):
-    """Wall time and CPU time (user + system of the whole process tree) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout.decode(errors="replace")[-3000:])
-        raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(map(str, cmd))}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return elapsed, cpu
-
-
-def check_recorded(tdir, suite, mode):
-    """A traced run that recorded nothing would time an untraced one: refuse to go on."""
-    hits = 0
-    for f in tdir.glob("*.jsonl"):
-        for line in f.read_text().splitlines():
-            rec = json.loads(line)
-            if rec.get("kind") == "test":
-                hits += len(rec.get("hits", []))
-    if hits == 0:
-        raise SystemExit(f"the {mode} traced run of {suite} recorded no hits: the shim did not probe the suite")
 
 
 def base_env():
@@ -145,36 +117,12 @@ def bench_suite(suite, work, args):
             [args.carve, "trace", str(repo), "--out", str(out), "--fresh", "--python", args.python], repo, env
         ),
     }
-    times = {k: [] for k in variants}
-    cpu = {k: [] for k in variants}
-    for k in variants:  # warm-up round, not counted
-        variants[k]()
-        if k in ("first-hits", "exact"):
-            check_recorded(tdir, suite, k)
-    for _ in range(args.runs):
-        for k, run in variants.items():
-            wall, used = run()
-            times[k].append(wall)
-            cpu[k].append(used)
-    untraced = statistics.median(times["untraced"])
-    untraced_cpu = statistics.median(cpu["untraced"])
+    med, med_cpu = alternate(variants, args.runs, lambda k: k in ("first-hits", "exact") and require_hits(tdir, suite, k, True))
     for mode in ("first-hits", "exact", "pyprofile", "carve-trace-e2e"):
-        traced = statistics.median(times[mode])
-        traced_cpu = statistics.median(cpu[mode])
-        print(json.dumps({
-            "language": "python",
-            "suite": suite,
-            "mode": mode,
-            "untraced_s": round(untraced, 4),
-            "traced_s": round(traced, 4),
-            "ratio": round(traced / untraced, 3),
-            # CPU time of the process tree: steadier than wall time on a shared machine.
-            "untraced_cpu_s": round(untraced_cpu, 4),
-            "traced_cpu_s": round(traced_cpu, 4),
-            "cpu_ratio": round(traced_cpu / untraced_cpu, 3),
-            "runs": args.runs,
-            "native": native if mode in ("first-hits", "exact", "carve-trace-e2e") else None,
-        }), flush=True)
+        ratio_row(
+            "python", suite, mode, med["untraced"], med[mode], med_cpu["untraced"], med_cpu[mode],
+            runs=args.runs, native=native if mode in ("first-hits", "exact", "carve-trace-e2e") else None,
+        )
 
 
 if __name__ == "__main__":

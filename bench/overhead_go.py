@@ -25,59 +25,15 @@ Usage: cargo build -p carve-languages --example go_probe &&
 
 import argparse
 import json
-import os
-import resource
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
-import time
-import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-# The probing tool; its speed is not measured, so a debug build serves as well.
-PROBES = [ROOT / "target" / p / "examples" / "go_probe" for p in ("release", "debug")]
+from benchlib import ROOT, alternate, built_example, clean_env, corpus_suites, ratio_row, require_hits, timed
+
 GO_TEST = ["go", "test", "-json", "-count=1", "-timeout=0"]
 SERIAL = ["-p", "1", "-parallel", "1"]
-
-
-def timed(cmd, cwd, env):
-    """Wall time and CPU time (user + system of the whole process tree) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout.decode(errors="replace")[-3000:])
-        raise SystemExit(f"benchmark command failed ({proc.returncode}) in {cwd}: {' '.join(map(str, cmd))}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return elapsed, cpu
-
-
-def recorded_hits(tdir):
-    hits = tests = 0
-    for f in tdir.glob("*.jsonl"):
-        for line in f.read_text().splitlines():
-            rec = json.loads(line)
-            if rec.get("kind") == "test" and rec.get("test") != "<import>":
-                tests += 1
-                hits += len(rec.get("hits", []))
-    return hits, tests
-
-
-def suites(args):
-    out = [("fixture:go/shapes", ROOT / "fixtures" / "go" / "shapes")]
-    corpus = tomllib.loads((ROOT / "bench" / "corpus" / "go.toml").read_text())
-    for repo in corpus["repo"]:
-        path = Path(args.corpus) / repo["name"]
-        if (path / "go.mod").is_file():
-            out.append((f"{repo['repo']}@{repo['commit'][:12]}", path))
-        else:
-            sys.stderr.write(f"skipping {repo['repo']}: not checked out at {path}\n")
-    return out
 
 
 def bench_suite(name, src, work, args):
@@ -88,9 +44,7 @@ def bench_suite(name, src, work, args):
         shutil.copytree(src, d, ignore=shutil.ignore_patterns(".git"))
     report = subprocess.run([str(args.probe), str(probed)], stdout=subprocess.PIPE, text=True, check=True)
     probe_info = json.loads(report.stdout)
-    env = dict(os.environ)
-    for k in ("CARVE_TRACE_DIR", "CARVE_TRACE_MODE", "CARVE_CURRENT_TEST"):
-        env.pop(k, None)
+    env = clean_env(("CARVE_TRACE_DIR", "CARVE_TRACE_MODE", "CARVE_CURRENT_TEST"))
     tdir = work / "traces"
 
     def traced(mode):
@@ -105,41 +59,22 @@ def bench_suite(name, src, work, args):
         "first-hits": lambda: traced("first-hits"),
         "exact": lambda: traced("exact"),
     }
-    times = {k: [] for k in variants}
-    cpu = {k: [] for k in variants}
-    for k in variants:  # warm-up round (compiles both copies), not counted
-        variants[k]()
+    tests = {}
+
+    def check(k):  # the warm-up round compiles both copies
         if k in ("first-hits", "exact"):
-            hits, tests = recorded_hits(tdir)
-            if hits == 0:
-                raise SystemExit(f"the {k} traced run of {name} recorded no hits: the probes did not run")
-    for _ in range(args.runs):
-        for k, run in variants.items():
-            wall, used = run()
-            times[k].append(wall)
-            cpu[k].append(used)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+            tests["n"] = require_hits(tdir, name, k)
+
+    med, med_cpu = alternate(variants, args.runs, check)
     for mode, traced_key, base_key in (
         ("first-hits", "first-hits", "untraced-serial"),
         ("exact", "exact", "untraced-serial"),
         ("first-hits-vs-default", "first-hits", "untraced"),
     ):
-        print(json.dumps({
-            "language": "go",
-            "suite": name,
-            "mode": mode,
-            "untraced_s": round(med[base_key], 4),
-            "traced_s": round(med[traced_key], 4),
-            "ratio": round(med[traced_key] / med[base_key], 3),
-            "untraced_cpu_s": round(med_cpu[base_key], 4),
-            "traced_cpu_s": round(med_cpu[traced_key], 4),
-            "cpu_ratio": round(med_cpu[traced_key] / med_cpu[base_key], 3),
-            "runs": args.runs,
-            "probes": probe_info["probes"],
-            "tests_recorded": tests,
-            "native": True,
-        }), flush=True)
+        ratio_row(
+            "go", name, mode, med[base_key], med[traced_key], med_cpu[base_key], med_cpu[traced_key],
+            runs=args.runs, probes=probe_info["probes"], tests_recorded=tests["n"], native=True,
+        )
 
 
 def main():
@@ -150,13 +85,11 @@ def main():
     args = ap.parse_args()
     if args.runs < 1:
         raise SystemExit("--runs must be at least 1")
-    built = [p for p in PROBES if p.exists()]
-    if not built:
-        raise SystemExit("go_probe is not built: run `cargo build -p carve-languages --example go_probe`")
-    args.probe = max(built, key=lambda p: p.stat().st_mtime)
+    args.probe = built_example("go_probe")
     work = Path(tempfile.mkdtemp(prefix="carve-bench-go-"))
     try:
-        for name, src in suites(args):
+        fixture = ("fixture:go/shapes", ROOT / "fixtures" / "go" / "shapes")
+        for name, src in corpus_suites("go", fixture, args.corpus, "go.mod"):
             if args.suite and not any(s in name for s in args.suite):
                 continue
             bench_suite(name, src, work, args)

@@ -27,58 +27,17 @@ Usage: cargo build -p carve-languages --example rust_probe &&
 import argparse
 import json
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PROBES = [ROOT / "target" / p / "examples" / "rust_probe" for p in ("release", "debug")]
+from benchlib import ROOT, alternate, built_example, clean_env, corpus_suites, ratio_row, require_hits, timed
+
 CARGO_TEST = ["cargo", "test", "--locked", "--offline", "--no-fail-fast", "-q"]
 SERIAL = ["--", "--test-threads=1"]
 NEXTEST = ["cargo", "nextest", "run", "--locked", "--offline", "--no-fail-fast"]
-
-
-def timed(cmd, cwd, env):
-    """Wall time and CPU time (user + system of the whole process tree) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout.decode(errors="replace")[-3000:])
-        raise SystemExit(f"benchmark command failed ({proc.returncode}) in {cwd}: {' '.join(map(str, cmd))}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return elapsed, cpu
-
-
-def recorded(tdir):
-    hits = tests = 0
-    for f in tdir.glob("*.jsonl"):
-        for line in f.read_text().splitlines():
-            rec = json.loads(line)
-            if rec.get("kind") == "test" and rec.get("test") != "<import>":
-                tests += 1
-                hits += len(rec.get("hits", []))
-    return hits, tests
-
-
-def suites(args):
-    out = [("fixture:rust/geometry", ROOT / "fixtures" / "rust" / "geometry")]
-    corpus = tomllib.loads((ROOT / "bench" / "corpus" / "rust.toml").read_text())
-    for repo in corpus["repo"]:
-        path = Path(args.corpus) / repo["name"]
-        if (path / "Cargo.lock").is_file():
-            out.append((f"{repo['repo']}@{repo['commit'][:12]}", path))
-        else:
-            sys.stderr.write(f"skipping {repo['repo']}: not checked out (with a Cargo.lock) at {path}\n")
-    return out
 
 
 def has_nextest():
@@ -95,9 +54,7 @@ def bench_suite(name, src, work, args):
         shutil.copytree(src, d, ignore=shutil.ignore_patterns(".git", "target"))
     report = subprocess.run([str(args.probe), str(probed), str(runtime)], stdout=subprocess.PIPE, text=True, check=True)
     probe_info = json.loads(report.stdout)
-    env = dict(os.environ)
-    for k in ("CARVE_TRACE_DIR", "CARVE_TRACE_MODE", "RUSTFLAGS"):
-        env.pop(k, None)
+    env = clean_env(("CARVE_TRACE_DIR", "CARVE_TRACE_MODE", "RUSTFLAGS"))
     env["CARGO_TERM_COLOR"] = "never"
     plain_env = dict(env, CARGO_TARGET_DIR=str(work / "target-plain"))
     probed_env = dict(env, CARGO_TARGET_DIR=str(work / "target-probed"))
@@ -117,41 +74,21 @@ def bench_suite(name, src, work, args):
     if args.nextest:
         variants["untraced-nextest"] = lambda: timed(NEXTEST, plain, plain_env)
         variants["nextest-first-hits"] = lambda: traced("first-hits", NEXTEST)
-    times = {k: [] for k in variants}
-    cpu = {k: [] for k in variants}
-    tests = 0
-    for k in variants:  # warm-up round (builds both copies), not counted
-        variants[k]()
+    tests = {}
+
+    def check(k):  # the warm-up round builds both copies
         if k in ("first-hits", "exact", "nextest-first-hits"):
-            hits, tests = recorded(tdir)
-            if hits == 0:
-                raise SystemExit(f"the {k} traced run of {name} recorded no hits: the probes did not run")
-    for _ in range(args.runs):
-        for k, run in variants.items():
-            wall, used = run()
-            times[k].append(wall)
-            cpu[k].append(used)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+            tests["n"] = require_hits(tdir, name, k)
+
+    med, med_cpu = alternate(variants, args.runs, check)
     rows = [("first-hits", "first-hits", "untraced"), ("exact", "exact", "untraced"), ("probes-off", "probes-off", "untraced")]
     if args.nextest:
         rows.append(("nextest-first-hits", "nextest-first-hits", "untraced-nextest"))
     for mode, traced_key, base_key in rows:
-        print(json.dumps({
-            "language": "rust",
-            "suite": name,
-            "mode": mode,
-            "untraced_s": round(med[base_key], 4),
-            "traced_s": round(med[traced_key], 4),
-            "ratio": round(med[traced_key] / med[base_key], 3),
-            "untraced_cpu_s": round(med_cpu[base_key], 4),
-            "traced_cpu_s": round(med_cpu[traced_key], 4),
-            "cpu_ratio": round(med_cpu[traced_key] / med_cpu[base_key], 3),
-            "runs": args.runs,
-            "probes": probe_info["probes"],
-            "tests_recorded": tests,
-            "native": True,
-        }), flush=True)
+        ratio_row(
+            "rust", name, mode, med[base_key], med[traced_key], med_cpu[base_key], med_cpu[traced_key],
+            runs=args.runs, probes=probe_info["probes"], tests_recorded=tests["n"], native=True,
+        )
 
 
 def main():
@@ -163,14 +100,12 @@ def main():
     args = ap.parse_args()
     if args.runs < 5:
         sys.stderr.write("note: fewer than 5 runs; the committed figures use 5 or more\n")
-    built = [p for p in PROBES if p.exists()]
-    if not built:
-        raise SystemExit("rust_probe is not built: run `cargo build -p carve-languages --example rust_probe`")
-    args.probe = max(built, key=lambda p: p.stat().st_mtime)
+    args.probe = built_example("rust_probe")
     args.nextest = not args.no_nextest and has_nextest()
     work = Path(tempfile.mkdtemp(prefix="carve-bench-rust-", dir=os.environ.get("CARVE_BENCH_TMP")))
     try:
-        for name, src in suites(args):
+        fixture = ("fixture:rust/geometry", ROOT / "fixtures" / "rust" / "geometry")
+        for name, src in corpus_suites("rust", fixture, args.corpus, "Cargo.lock"):
             if args.suite and not any(s in name for s in args.suite):
                 continue
             bench_suite(name, src, work, args)

@@ -21,16 +21,13 @@ Usage: cargo build --release -p carve-languages --example trace_prepare &&
 import argparse
 import json
 import os
-import resource
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import ROOT, alternate, clean_env, ratio_row, recorded, timed
+
 REPORTER = ROOT / "languages" / "src" / "typescript" / "runner" / "carve_vitest_reporter.mjs"
 SHIM_VARS = ("CARVE_NODE_PROBES", "CARVE_TRACE_DIR", "CARVE_TRACE_MODE", "CARVE_EXTRA_SETUP", "CARVE_PROGRESS")
 
@@ -41,31 +38,6 @@ def vitest_version(tree):
         return tuple(int(p) for p in v.split("-")[0].split(".")[:3])
     except (OSError, ValueError, KeyError):
         return None
-
-
-def timed(cmd, cwd, env):
-    """Wall time and CPU time (user + system of the process tree) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout.decode(errors="replace")[-3000:])
-        raise SystemExit(f"benchmark command failed ({proc.returncode}) in {cwd}: {' '.join(map(str, cmd))}")
-    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def recorded(trace_dir):
-    """Hits recorded per test record: a traced run that recorded nothing timed nothing."""
-    tests, hits = 0, 0
-    for f in trace_dir.glob("*.jsonl"):
-        for line in f.read_text().splitlines():
-            rec = json.loads(line)
-            if rec.get("kind") == "test" and rec.get("test") != "<import>":
-                tests += 1
-                hits += len(rec.get("hits", []))
-    return tests, hits
 
 
 def bench_suite(name, src, runs, prepare, modes):
@@ -81,7 +53,7 @@ def bench_suite(name, src, runs, prepare, modes):
         version = vitest_version(plain)
         if version is None or version >= (1, 3, 0):
             cmd_tail.append("--no-cache")
-        env = {k: v for k, v in os.environ.items() if k not in SHIM_VARS}
+        env = clean_env(SHIM_VARS)
         env.update({"CI": "1", "NO_COLOR": "1", "CARVE_ROOT": str(plain)})
         first = True
         for mode in modes:
@@ -100,39 +72,30 @@ def bench_suite(name, src, runs, prepare, modes):
                 setup["env"]["CARVE_TRACE_MODE"] = mode
                 setup["env"]["CARVE_TRACE_DIR"] = str(trace_dir)
             traced_env = dict(env, CARVE_ROOT=str(traced), **setup["env"])
-            untraced_s, traced_s, untraced_cpu, traced_cpu = [], [], [], []
-            for _ in range(runs):
-                wall, cpu = timed([str(plain / "node_modules" / ".bin" / "vitest"), *cmd_tail], plain, env)
-                untraced_s.append(wall)
-                untraced_cpu.append(cpu)
+            counted = {}
+
+            def traced_run():
                 shutil.rmtree(trace_dir, ignore_errors=True)
-                wall, cpu = timed(
+                run = timed(
                     [str(traced / "node_modules" / ".bin" / "vitest"), *cmd_tail, *setup["args"]], traced, traced_env
                 )
-                traced_s.append(wall)
-                traced_cpu.append(cpu)
-                tests, hits = recorded(trace_dir)
-                if tests == 0 or hits == 0:
-                    raise SystemExit(f"the traced run of {name} recorded {tests} tests, {hits} hits: not tracing")
-            u, t = statistics.median(untraced_s), statistics.median(traced_s)
+                counted["tests"], hits = recorded(trace_dir)
+                if counted["tests"] == 0 or hits == 0:
+                    raise SystemExit(f"the traced run of {name} recorded {counted['tests']} tests, {hits} hits: not tracing")
+                return run
+
+            variants = {
+                "untraced": lambda: timed([str(plain / "node_modules" / ".bin" / "vitest"), *cmd_tail], plain, env),
+                "traced": traced_run,
+            }
+            med, med_cpu = alternate(variants, runs)
             out.append(
-                {
-                    "language": "typescript",
-                    "suite": name,
-                    "runner": "vitest" + (".".join(map(str, version)) if version else ""),
-                    "mode": mode,
-                    "runs": runs,
-                    "tests_traced": tests,
-                    "untraced_s": round(u, 3),
-                    "traced_s": round(t, 3),
-                    "ratio": round(t / u, 3),
-                    "untraced_cpu_s": round(statistics.median(untraced_cpu), 3),
-                    "traced_cpu_s": round(statistics.median(traced_cpu), 3),
-                    "cpu_ratio": round(statistics.median(traced_cpu) / statistics.median(untraced_cpu), 3),
-                    "load_1min": round(os.getloadavg()[0], 1),
-                }
+                ratio_row(
+                    "typescript", name, mode, med["untraced"], med["traced"], med_cpu["untraced"], med_cpu["traced"],
+                    runner="vitest" + (".".join(map(str, version)) if version else ""),
+                    runs=runs, tests_traced=counted["tests"], load_1min=round(os.getloadavg()[0], 1),
+                )
             )
-            print(json.dumps(out[-1]), flush=True)
     return out
 
 
