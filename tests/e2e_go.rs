@@ -5,33 +5,9 @@
 
 mod common;
 
+use common::expected::*;
 use common::*;
 use serde_json::Value;
-use std::collections::BTreeSet;
-
-fn expected() -> toml::Table {
-    let text = std::fs::read_to_string(fixture("go/shapes/carve-expected.toml")).unwrap();
-    toml::from_str(&text).unwrap()
-}
-
-fn strings(v: Option<&toml::Value>) -> BTreeSet<String> {
-    v.map_or_else(BTreeSet::new, |v| v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect())
-}
-
-fn ids(list: &Value) -> BTreeSet<String> {
-    list.as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect()
-}
-
-/// Reason kinds of the sidecar, as the classifier's serialized reason tags.
-fn reason_matches(kind: &str, tag: &str) -> bool {
-    match kind {
-        "p2p" => tag == "executed_by_p2p",
-        "import" => tag == "import_time",
-        "load" => ["default_or_annotation", "class_body", "module_level", "referenced_by", "base_class"].contains(&tag),
-        "member" => tag == "has_remained_member",
-        other => panic!("unknown reason kind {other} in carve-expected.toml"),
-    }
-}
 
 /// The line of `masked` declaring method `Type.Method` (value or pointer receiver).
 fn method_line<'a>(masked: &'a str, qual: &str) -> Option<(usize, &'a str)> {
@@ -48,7 +24,7 @@ fn audit_matches_the_go_fixture_expectations_for_every_feature() {
     let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let (repo_s, out_s) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
-    let exp = expected();
+    let exp = expectations("go/shapes");
     let features = exp["features"].as_table().unwrap();
     assert!(features.len() >= 5, "the fixture has several features");
     for (name, f) in features {
@@ -58,30 +34,7 @@ fn audit_matches_the_go_fixture_expectations_for_every_feature() {
         let report: Value = serde_json::from_slice(&carve_ok(&args, 0).stdout).unwrap();
         // A file names all of its tests, subtests included.
         assert!(report["f2p"].as_array().unwrap().len() >= 1, "feature {name}: {report}");
-        let extracted = ids(&report["extracted"]);
-        let remained = ids(&report["remained"]);
-        assert_eq!(extracted, strings(f.get("extracted")), "feature {name}: extracted set");
-        for r in strings(f.get("remained")) {
-            assert!(remained.contains(&r), "feature {name}: {r} must be remained; extracted={extracted:?}");
-        }
-        for n in strings(f.get("never_extracted")) {
-            assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
-        }
-        let entries: BTreeSet<String> =
-            report["entry_points"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
-        assert_eq!(entries, strings(f.get("entry_points")), "feature {name}: entry points");
-        let nodes = &report["classification"]["nodes"];
-        for (node, kinds) in f["reasons"].as_table().unwrap() {
-            let tags: Vec<&str> =
-                nodes[node]["reasons"].as_array().unwrap().iter().map(|r| r["reason"].as_str().unwrap()).collect();
-            for kind in kinds.as_array().unwrap() {
-                let kind = kind.as_str().unwrap();
-                assert!(
-                    tags.iter().any(|t| reason_matches(kind, t)),
-                    "feature {name}: {node} should have a `{kind}` reason, has {tags:?}"
-                );
-            }
-        }
+        check_feature(name, f, &report);
         // Methods that keep their type implementing an interface stay as stubs.
         let stubbed = strings(f.get("stubbed"));
         if !stubbed.is_empty() {

@@ -4,95 +4,28 @@
 
 mod common;
 
+use common::expected::*;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-
-fn expected() -> toml::Table {
-    let text = std::fs::read_to_string(fixture("python/inventory/carve-expected.toml")).unwrap();
-    toml::from_str(&text).unwrap()
-}
-
-fn strings(v: &toml::Value) -> BTreeSet<String> {
-    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
-}
-
-fn ids(list: &Value) -> BTreeSet<String> {
-    list.as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect()
-}
-
-/// Reason kinds of the fixture's sidecar, as the classifier's serialized reason tags.
-fn reason_matches(kind: &str, tag: &str) -> bool {
-    match kind {
-        "p2p" => tag == "executed_by_p2p",
-        "import" => tag == "import_time",
-        "load" => [
-            "decorator",
-            "base_class",
-            "default_or_annotation",
-            "class_body",
-            "module_level",
-            "exported",
-            "referenced_by",
-        ]
-        .contains(&tag),
-        "member" => tag == "has_remained_member",
-        other => panic!("unknown reason kind {other} in carve-expected.toml"),
-    }
-}
 
 #[needs("pytest")]
 fn audit_matches_the_fixture_expectations_for_every_feature() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
-    let exp = expected();
+    let exp = expectations("python/inventory");
     let features = exp["features"].as_table().unwrap();
     assert!(features.len() >= 3, "the fixture has several features");
     for (name, f) in features {
         let mut args =
             vec!["audit", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--format", "json", "--f2p"];
-        let f2p: Vec<String> = strings(&f["f2p"]).into_iter().collect();
+        let f2p: Vec<String> = strings(f.get("f2p")).into_iter().collect();
         args.extend(f2p.iter().map(String::as_str));
         let o = carve_ok(&args, 0);
         let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let extracted = ids(&report["extracted"]);
-        let remained = ids(&report["remained"]);
-        assert_eq!(extracted, strings(&f["extracted"]), "feature {name}: extracted set");
-        for r in strings(&f["remained"]) {
-            assert!(
-                remained.contains(&r),
-                "feature {name}: {r} must be remained; got extracted={} remained={remained:?}",
-                extracted.contains(&r)
-            );
-        }
-        for n in strings(&f["never_extracted"]) {
-            assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
-        }
-        let entries: BTreeSet<String> =
-            report["entry_points"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
-        assert_eq!(entries, strings(&f["entry_points"]), "feature {name}: entry points");
-        // Every reason the sidecar names for a remained node is among carve's reasons.
-        let nodes = &report["classification"]["nodes"];
-        for (node, kinds) in f["reasons"].as_table().unwrap() {
-            if !remained.contains(node) {
-                continue; // remained_whole_graph nodes need not be reached
-            }
-            let tags: Vec<String> = nodes[node]["reasons"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["reason"].as_str().unwrap().to_string())
-                .collect();
-            for kind in kinds.as_array().unwrap() {
-                let kind = kind.as_str().unwrap();
-                assert!(
-                    tags.iter().any(|t| reason_matches(kind, t)),
-                    "feature {name}: {node} should have a `{kind}` reason, has {tags:?}"
-                );
-            }
-        }
+        check_feature(name, f, &report);
     }
     assert_eq!(before, tree_snapshot(&repo), "carve audit modified the repository");
 }

@@ -6,38 +6,13 @@
 
 mod common;
 
+use common::expected::*;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 const FIXTURE: &str = "typescript/ledger";
-
-fn expected() -> toml::Table {
-    let text = std::fs::read_to_string(fixture("typescript/ledger/carve-expected.toml")).unwrap();
-    toml::from_str(&text).unwrap()
-}
-
-fn strings(v: &toml::Value) -> BTreeSet<String> {
-    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
-}
-
-fn ids(list: &Value) -> BTreeSet<String> {
-    list.as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect()
-}
-
-/// Reason kinds of the sidecar, as the classifier's serialized reason tags.
-fn reason_matches(kind: &str, tag: &str) -> bool {
-    match kind {
-        "p2p" => tag == "executed_by_p2p",
-        "import" => tag == "import_time",
-        "load" => ["decorator", "base_class", "default_or_annotation", "class_body", "module_level", "referenced_by"]
-            .contains(&tag),
-        "member" => tag == "has_remained_member",
-        "parent" => tag == "parent_remained",
-        other => panic!("unknown reason kind {other} in carve-expected.toml"),
-    }
-}
 
 /// A copy of the fixture with its installed node_modules hard-linked in.
 fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -65,48 +40,17 @@ fn audit_matches_the_ledger_expectations_for_every_feature() {
     let before = tree_snapshot(&repo);
     // One output folder: the baseline and the trace are computed once and cached.
     let out = tempfile::tempdir().unwrap();
-    let exp = expected();
+    let exp = expectations(FIXTURE);
     let features = exp["features"].as_table().unwrap();
     assert!(features.len() >= 4, "the fixture has several features");
     for (name, f) in features {
-        let f2p: Vec<String> = strings(&f["f2p"]).into_iter().collect();
+        let f2p: Vec<String> = strings(f.get("f2p")).into_iter().collect();
         let o = audit(&repo, out.path(), &f2p, 0);
         let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let extracted = ids(&report["extracted"]);
-        let remained = ids(&report["remained"]);
-        assert_eq!(extracted, strings(&f["extracted"]), "feature {name}: extracted set");
-        for r in strings(&f["remained"]) {
-            assert!(
-                remained.contains(&r),
-                "feature {name}: {r} must be remained (extracted: {})",
-                extracted.contains(&r)
-            );
-        }
-        for n in strings(&f["never_extracted"]) {
-            assert!(!extracted.contains(&n), "feature {name}: {n} must never be extracted");
-        }
-        let entries: BTreeSet<String> =
-            report["entry_points"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
-        assert_eq!(entries, strings(&f["entry_points"]), "feature {name}: entry points");
-        let nodes = &report["classification"]["nodes"];
-        for (node, kinds) in f["reasons"].as_table().unwrap() {
-            let tags: Vec<String> = nodes[node]["reasons"]
-                .as_array()
-                .unwrap_or_else(|| panic!("feature {name}: {node} has no reasons"))
-                .iter()
-                .map(|r| r["reason"].as_str().unwrap().to_string())
-                .collect();
-            for kind in kinds.as_array().unwrap() {
-                let kind = kind.as_str().unwrap();
-                assert!(
-                    tags.iter().any(|t| reason_matches(kind, t)),
-                    "feature {name}: {node} should have a `{kind}` reason, has {tags:?}"
-                );
-            }
-        }
+        check_feature(name, f, &report);
     }
     // The test whose code runs only in a child process calls no repository code itself.
-    let cli = strings(&exp["child_process_only"]["f2p"]).into_iter().collect::<Vec<_>>();
+    let cli = strings(exp["child_process_only"].get("f2p")).into_iter().collect::<Vec<_>>();
     let o = audit(&repo, out.path(), &cli, 2);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no entry point") && err.contains(&cli[0]), "{err}");

@@ -2,6 +2,8 @@
 //! snapshots and tool checks come from `carve-testutil`).
 #![allow(dead_code, unused_imports)]
 
+pub mod expected;
+
 pub use carve_testutil::{copy_dir, fixture, fixture_copy, needs, tree_snapshot};
 use std::path::Path;
 use std::process::{Command, Output};
