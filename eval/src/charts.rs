@@ -31,9 +31,80 @@ fn color(i: usize) -> RGBColor {
 }
 
 type Res = Result<String, String>;
+type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
 
-fn finish(buf: String) -> Res {
+/// One chart's SVG: a white canvas `draw` paints on.
+fn svg(draw: impl FnOnce(&Area<'_>) -> Result<(), String>) -> Res {
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        draw(&root)?;
+        root.present().map_err(err)?;
+    }
     Ok(buf)
+}
+
+/// A chart titled `caption` with x over `x` and a percentage y axis (0–100 with head room).
+fn percent_chart<'a, 'b>(root: &'a Area<'b>, caption: &str, x: std::ops::Range<f64>) -> Result<Chart<'a, 'b>, String> {
+    ChartBuilder::on(root)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(48)
+        .build_cartesian_2d(x, -3f64..112f64)
+        .map_err(err)
+}
+
+/// Axis labels naming category `i` at the whole number `i` (nothing between).
+fn category_label(names: Vec<String>) -> impl Fn(&f64) -> String {
+    move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 {
+            names.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// A percentage chart over named categories at x = 0, 1, …
+fn category_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    caption: &str,
+    names: Vec<String>,
+    y_desc: &str,
+    x_desc: Option<&str>,
+) -> Result<Chart<'a, 'b>, String> {
+    let n = names.len().max(1);
+    let mut chart = percent_chart(root, caption, -0.5f64..(n as f64 - 0.5))?;
+    let label = category_label(names);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(n * 2 + 1).x_label_formatter(&label).y_label_formatter(&pct_label).y_desc(y_desc);
+    if let Some(d) = x_desc {
+        mesh.x_desc(d);
+    }
+    mesh.draw().map_err(err)?;
+    Ok(chart)
+}
+
+/// The series' legend, top right.
+fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)
 }
 
 /// The y axis shows 0–100 (the range has head room so points at 100% are not cut).
@@ -48,17 +119,8 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
 /// Survival at m_k over stages, one line per agent.
 pub fn survival(r: &ArcReport) -> Res {
     let stages = r.all.survival.len().max(1);
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("Survival over stages", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d(-0.2f64..(stages as f64 - 0.8), -3f64..112f64)
-            .map_err(err)?;
+    svg(|root| {
+        let mut chart = percent_chart(root, "Survival over stages", -0.2f64..(stages as f64 - 0.8))?;
         chart
             .configure_mesh()
             .x_labels(stages)
@@ -84,16 +146,8 @@ pub fn survival(r: &ArcReport) -> Res {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled()))).map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    finish(buf)
+        legend(&mut chart)
+    })
 }
 
 fn interval(e: &Estimate) -> (f64, f64, f64) {
@@ -103,35 +157,10 @@ fn interval(e: &Estimate) -> (f64, f64, f64) {
 
 /// First stage (hollow) and chain gate (filled) per agent, with their intervals.
 pub fn m0_vs_gate(r: &ArcReport) -> Res {
-    let n = r.agents.len().max(1);
     let names: Vec<String> = r.agents.iter().map(|a| a.agent.clone()).collect();
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("First stage (m0, hollow) vs chain gate (filled), 95% intervals", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -3f64..112f64)
-            .map_err(err)?;
-        let label = move |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&label)
-            .y_label_formatter(&pct_label)
-            .y_desc("tasks passed (%)")
-            .draw()
-            .map_err(err)?;
+    svg(|root| {
+        let caption = "First stage (m0, hollow) vs chain gate (filled), 95% intervals";
+        let mut chart = category_chart(root, caption, names, "tasks passed (%)", None)?;
         for (i, a) in r.agents.iter().enumerate() {
             let c = color(i);
             let x = i as f64;
@@ -144,46 +173,19 @@ pub fn m0_vs_gate(r: &ArcReport) -> Res {
                 chart.draw_series(std::iter::once(Circle::new((x + dx, v), 6, style))).map_err(err)?;
             }
         }
-        root.present().map_err(err)?;
-    }
-    finish(buf)
+        Ok(())
+    })
 }
 
 /// Chain-gate pass rate by chain length (FeatureArc figure 5b): one series per agent, points
 /// side by side at each number of stages, with their intervals.
 pub fn gate_by_length(r: &ArcReport) -> Res {
     let lengths: Vec<usize> = r.all.gate_by_length.keys().copied().collect();
-    let n = lengths.len().max(1);
     let agents = r.agents.len().max(1);
     let labels: Vec<String> = lengths.iter().map(|l| format!("{l} stages")).collect();
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("Chain gate by chain length, 95% intervals", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -3f64..112f64)
-            .map_err(err)?;
-        let label = move |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                labels.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&label)
-            .y_label_formatter(&pct_label)
-            .y_desc("chain gate passed (%)")
-            .x_desc("chain length")
-            .draw()
-            .map_err(err)?;
+    svg(|root| {
+        let caption = "Chain gate by chain length, 95% intervals";
+        let mut chart = category_chart(root, caption, labels, "chain gate passed (%)", Some("chain length"))?;
         let width = 0.6 / agents as f64;
         for (i, a) in r.agents.iter().enumerate() {
             let c = color(i);
@@ -206,16 +208,8 @@ pub fn gate_by_length(r: &ArcReport) -> Res {
                 .label(a.agent.clone())
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    finish(buf)
+        legend(&mut chart)
+    })
 }
 
 /// Categories of figure 6a in drawing order.
@@ -236,27 +230,17 @@ fn break_order(a: &[&AgentSummary]) -> Vec<String> {
 pub fn first_break(r: &ArcReport) -> Res {
     let rows: Vec<&AgentSummary> = r.agents.iter().chain(std::iter::once(&r.all)).collect();
     let keys = break_order(&rows);
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let names: Vec<String> = rows.iter().map(|a| a.agent.clone()).collect();
-        let n = rows.len();
-        let mut chart = ChartBuilder::on(&root)
+    let names: Vec<String> = rows.iter().map(|a| a.agent.clone()).collect();
+    let n = rows.len();
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
             .caption("Where runs first break (share of runs)", ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(110)
             .build_cartesian_2d(0f64..140f64, -0.5f64..(n as f64 - 0.5))
             .map_err(err)?;
-        let label = move |y: &f64| {
-            let i = y.round();
-            if (y - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
+        let label = category_label(names);
         // The legend sits right of the 100% mark; no grid or labels there.
         let x_label = |x: &f64| if *x <= 100.0 { format!("{x:.0}") } else { String::new() };
         chart
@@ -291,51 +275,17 @@ pub fn first_break(r: &ArcReport) -> Res {
                 .label(key.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    finish(buf)
+        legend(&mut chart)
+    })
 }
 
 /// Resolved and passed rate per model and level, with 95% intervals.
 pub fn grade_rates(r: &GradeReport) -> Res {
     let rows: Vec<String> =
         r.models.iter().map(|m| format!("{} {}", m.model, m.level.map_or("all".into(), |l| format!("L{l}")))).collect();
-    let n = rows.len().max(1);
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("Resolved rate and passed rate per model, 95% intervals", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -3f64..112f64)
-            .map_err(err)?;
-        let names = rows.clone();
-        let label = move |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&label)
-            .y_label_formatter(&pct_label)
-            .y_desc("%")
-            .draw()
-            .map_err(err)?;
+    svg(|root| {
+        let caption = "Resolved rate and passed rate per model, 95% intervals";
+        let mut chart = category_chart(root, caption, rows, "%", None)?;
         for (si, (name, pick)) in [("resolved", 0usize), ("passed", 1usize)].iter().enumerate() {
             let c = color(si);
             let mut bars = Vec::new();
@@ -354,14 +304,6 @@ pub fn grade_rates(r: &GradeReport) -> Res {
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
             chart.draw_series(errs).map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    finish(buf)
+        legend(&mut chart)
+    })
 }
