@@ -4,7 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use carve_history::bundle::BuildConfig;
 use carve_history::{MineOptions, recipe};
+use carve_languages::Language;
+use carve_languages::runner::TestCommand;
+use carve_testutil::needs;
 
 fn fixture(lang: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/arc").join(lang).join("recipe.toml")
@@ -25,6 +29,33 @@ fn expectations(path: &Path) -> (Vec<String>, Vec<String>) {
             .collect()
     };
     (list("chain"), list("unrelated"))
+}
+
+/// How the fixtures' bundles are built: pytest (`python3`) or `go test`, 300 s per run, 60 s
+/// per test.
+fn config(language: Language, repo_name: &str) -> BuildConfig {
+    let test = match language {
+        Language::Go => TestCommand::GoTest { args: vec![], packages: None },
+        _ => TestCommand::pytest("python3", vec![]),
+    };
+    BuildConfig {
+        language,
+        test,
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: repo_name.into(),
+    }
+}
+
+/// Re-validate a built bundle from the bundle alone: every gate must pass. Returns how many.
+fn assert_validates(bundle: &Path, repo: &Path, cfg: &BuildConfig) -> usize {
+    let limits = (cfg.run_timeout, cfg.test_timeout);
+    let checks = carve_history::bundle::validate(bundle, repo, &cfg.test, limits).unwrap();
+    for c in &checks {
+        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
+    }
+    checks.len()
 }
 
 fn mine_fixture(lang: &str) {
@@ -77,13 +108,8 @@ fn go_fixture_chain_is_mined() {
 
 /// Mine the Python fixture, build the bundle of its scripted chain with pytest, check the
 /// per-stage tests and re-validate the bundle.
-#[test]
+#[needs("pytest")]
 fn python_fixture_chain_builds_and_validates() {
-    let python_ok = std::process::Command::new("python3")
-        .args(["-m", "pytest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(python_ok, "this test runs the fixture's tests with `python3 -m pytest`; install pytest");
     let path = fixture("python");
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
@@ -91,14 +117,7 @@ fn python_fixture_chain_builds_and_validates() {
     let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
     let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
     let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = carve_history::bundle::BuildConfig {
-        language: carve_languages::Language::Python,
-        test: carve_languages::runner::TestCommand::pytest("python3", vec![]),
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/python".into(),
-    };
+    let cfg = config(Language::Python, "fixture/python");
     let out = dir.path().join("bundles");
     let outcome = carve_history::bundle::build(&repo, chain, &cfg, &out).unwrap();
     let b = &outcome.dir;
@@ -144,24 +163,12 @@ fn python_fixture_chain_builds_and_validates() {
     assert!(s0.contains("deleted file mode") && s0.contains("jobq/files.py") && !s0.contains("config.py"));
     assert!(!cj["chain"]["f2p"].as_array().unwrap().is_empty());
 
-    let checks = carve_history::bundle::validate(
-        b,
-        &repo,
-        &cfg.test,
-        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
-    )
-    .unwrap();
-    assert_eq!(checks.len(), 4);
-    for c in &checks {
-        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
-    }
+    assert_eq!(assert_validates(b, &repo, &cfg), 4);
 }
 
 /// Mine the Go fixture, build the bundle of its scripted chain with `go test`, re-validate it.
-#[test]
+#[needs("go")]
 fn go_fixture_chain_builds_and_validates() {
-    let go_ok = std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
-    assert!(go_ok, "this test runs the fixture's tests with `go test`; install Go");
     let path = fixture("go");
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
@@ -169,14 +176,7 @@ fn go_fixture_chain_builds_and_validates() {
     let opts = MineOptions { repo_name: "fixture/go".into(), ..Default::default() };
     let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
     let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = carve_history::bundle::BuildConfig {
-        language: carve_languages::Language::Go,
-        test: carve_languages::runner::TestCommand::GoTest { args: vec![], packages: None },
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/go".into(),
-    };
+    let cfg = config(Language::Go, "fixture/go");
     let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
     let want = [
         vec!["TestRunMarksJobRunning", "TestRunRejectsEmptyName", "TestRunReturnsJobID"],
@@ -190,25 +190,14 @@ fn go_fixture_chain_builds_and_validates() {
     }
     let spec2 = std::fs::read_to_string(outcome.dir.join("stages/2/spec.md")).unwrap();
     assert!(spec2.contains("MaxUploadBytes") && spec2.contains("Upload"), "{spec2}");
-    let checks = carve_history::bundle::validate(
-        &outcome.dir,
-        &repo,
-        &cfg.test,
-        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
-    )
-    .unwrap();
-    for c in &checks {
-        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
-    }
+    assert_validates(&outcome.dir, &repo, &cfg);
 }
 
 /// A commit outside the chain that uses stage 0's code (here: `RunAll` calls `App.Run`) stays
 /// in S0 as shared context, so S0 does not build (`go build`: undefined: App). The build
 /// pulls that commit into stage 0, records the repair, and the bundle validates.
-#[test]
+#[needs("go")]
 fn go_state_that_does_not_build_is_repaired_by_pulling_the_dependency_into_the_stage() {
-    let go_ok = std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
-    assert!(go_ok, "this test runs the fixture's tests with `go test`; install Go");
     let mut r = recipe::Recipe::read(&fixture("go")).unwrap();
     let at = r.commits.iter().position(|c| c.message.starts_with("add HumanizeBytes")).unwrap() + 1;
     let mut files = std::collections::BTreeMap::new();
@@ -225,14 +214,7 @@ fn go_state_that_does_not_build_is_repaired_by_pulling_the_dependency_into_the_s
     let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
     let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
     assert!(!chain.stages.iter().any(|s| s.commits.contains(&run_all)), "RunAll has no tests: not a stage");
-    let cfg = carve_history::bundle::BuildConfig {
-        language: carve_languages::Language::Go,
-        test: carve_languages::runner::TestCommand::GoTest { args: vec![], packages: None },
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/go".into(),
-    };
+    let cfg = config(Language::Go, "fixture/go");
     let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
     let repairs = &outcome.chain.repairs;
     assert_eq!(repairs.len(), 1, "{repairs:?}");
@@ -243,25 +225,14 @@ fn go_state_that_does_not_build_is_repaired_by_pulling_the_dependency_into_the_s
     assert!(gold0.contains("+func RunAll"), "the pulled commit's code is part of stage 0's gold patch");
     let cj = std::fs::read_to_string(outcome.dir.join("chain.json")).unwrap();
     assert!(cj.contains("\"repairs\""), "{cj}");
-    let checks = carve_history::bundle::validate(
-        &outcome.dir,
-        &repo,
-        &cfg.test,
-        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
-    )
-    .unwrap();
-    for c in &checks {
-        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
-    }
+    assert_validates(&outcome.dir, &repo, &cfg);
 }
 
 /// The external reviewer gets each kept chain with its stage patches as JSON and its verdict
 /// decides: a reviewer that rejects chains whose patches touch `files.py` drops the scripted
 /// 3-stage chain (with its reason among the discarded), one that keeps everything keeps it.
-#[test]
+#[needs("python3")]
 fn external_reviewer_keeps_or_drops_chains_by_its_json_verdict() {
-    let python_ok = std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success());
-    assert!(python_ok, "the reviewer of this test is a python3 one-liner; install python3");
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     recipe::build(&recipe::Recipe::read(&fixture("python")).unwrap(), &repo).unwrap();
@@ -296,13 +267,8 @@ fn external_reviewer_keeps_or_drops_chains_by_its_json_verdict() {
 /// A changelog line stage 0 added and a later unrelated commit rewrote (pallets/click's
 /// CHANGES.rst) cannot come off for S0: the file stays as shared context at its final
 /// content, recorded in chain.json, and the bundle still builds and validates.
-#[test]
+#[needs("pytest")]
 fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
-    let python_ok = std::process::Command::new("python3")
-        .args(["-m", "pytest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(python_ok, "this test runs the fixture's tests with `python3 -m pytest`; install pytest");
     let mut r = recipe::Recipe::read(&fixture("python")).unwrap();
     let mut set = |prefix: &str, text: &str| {
         let c = r.commits.iter_mut().find(|c| c.message.starts_with(prefix)).unwrap();
@@ -318,14 +284,7 @@ fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
     let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
     let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
     let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = carve_history::bundle::BuildConfig {
-        language: carve_languages::Language::Python,
-        test: carve_languages::runner::TestCommand::pytest("python3", vec![]),
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/python".into(),
-    };
+    let cfg = config(Language::Python, "fixture/python");
     let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
     let shared = &outcome.chain.shared_context;
     assert_eq!(shared.len(), 1, "{shared:?}");
@@ -338,14 +297,5 @@ fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
     let gold0 = std::fs::read_to_string(outcome.dir.join("stages/0/gold.patch")).unwrap();
     assert!(!s0.contains("CHANGES.md") && !gold0.contains("CHANGES.md"), "the changelog stays at its final content");
     assert!(s0.contains("jobq/app.py"), "the feature's code still comes off for S0");
-    let checks = carve_history::bundle::validate(
-        &outcome.dir,
-        &repo,
-        &cfg.test,
-        (std::time::Duration::from_secs(300), std::time::Duration::from_secs(60)),
-    )
-    .unwrap();
-    for c in &checks {
-        assert!(c.passed, "{}: {:?}", c.gate, c.problems);
-    }
+    assert_validates(&outcome.dir, &repo, &cfg);
 }
