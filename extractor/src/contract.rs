@@ -262,9 +262,10 @@ impl<'a> Builder<'a> {
         })
     }
 
-    /// The definitions from the outermost item below the file's module down to `d` (inline
-    /// modules before it are left out), and those inline modules' names.
-    fn rust_chain<'b>(&'b self, d: &'b Definition) -> (Vec<&'b str>, Vec<&'b Definition>) {
+    /// For `ImportStyle::UsePath` languages (Rust): the definitions from the outermost item
+    /// below the file's module down to `d` (inline modules before it are left out), and
+    /// those inline modules' names.
+    fn use_path_chain<'b>(&'b self, d: &'b Definition) -> (Vec<&'b str>, Vec<&'b Definition>) {
         let mut chain = vec![d];
         while let Some(p) = chain.last().and_then(|c| c.parent.as_deref()).and_then(|p| self.index.definitions.get(p)) {
             chain.push(p);
@@ -277,7 +278,7 @@ impl<'a> Builder<'a> {
 
     /// The name the outermost item of a chain is imported by (an impl block whose type
     /// does not resolve stands for that type).
-    fn rust_head(&self, head: &Definition) -> String {
+    fn use_path_head(&self, head: &Definition) -> String {
         match head.kind {
             DefinitionKind::Impl => {
                 let t = self.impl_type(head);
@@ -287,21 +288,21 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The `use` path of a Rust definition below its file's module: inline modules, then
+    /// The `use` path of a `UsePath` definition below its file's module: inline modules, then
     /// the outermost item (a method is reached through its type).
-    fn rust_item_path(&self, d: &Definition) -> String {
-        let (mut segments, items) = self.rust_chain(d);
-        let head = items.first().map(|h| self.rust_head(h)).unwrap_or_default();
+    fn use_path_item(&self, d: &Definition) -> String {
+        let (mut segments, items) = self.use_path_chain(d);
+        let head = items.first().map(|h| self.use_path_head(h)).unwrap_or_default();
         segments.push(&head);
         segments.join("::")
     }
 
-    /// How Rust code names `d` once its `use` path is imported: `convert`, `Report::new`,
+    /// How `UsePath` code names `d` once its `use` path is imported: `convert`, `Report::new`,
     /// `<Circle as Shape>::area` for a trait impl's method.
-    fn rust_access(&self, d: &Definition) -> String {
-        let (_, items) = self.rust_chain(d);
+    fn use_path_access(&self, d: &Definition) -> String {
+        let (_, items) = self.use_path_chain(d);
         let Some((head, rest)) = items.split_first() else { return d.name.clone() };
-        let mut access = self.rust_head(head);
+        let mut access = self.use_path_head(head);
         for item in rest {
             match item.kind {
                 DefinitionKind::Impl => {
@@ -334,7 +335,7 @@ impl<'a> Builder<'a> {
         let import_path = match (&module, nested_in_function) {
             (Some(m), false) => Some(match syntax(d).import {
                 ImportStyle::QuotedPackage => format!("import \"{m}\""),
-                ImportStyle::UsePath => format!("use {m}::{};", self.rust_item_path(d)),
+                ImportStyle::UsePath => format!("use {m}::{};", self.use_path_item(d)),
                 ImportStyle::FromImport | ImportStyle::EsModule => format!("from {m} import {top}"),
             }),
             (None, false) if syntax(d).import == ImportStyle::EsModule => self.es_import(d, top),
@@ -372,7 +373,7 @@ impl<'a> Builder<'a> {
             name: d.name.clone(),
             qualname: d.qualname.clone(),
             import_path,
-            access: if syntax(d).import == ImportStyle::UsePath { self.rust_access(d) } else { d.qualname.clone() },
+            access: if syntax(d).import == ImportStyle::UsePath { self.use_path_access(d) } else { d.qualname.clone() },
             signature: d.signature.clone(),
             docstring: d.docstring.clone(),
             enclosing_class,
