@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""How well carve's extraction matches what a real commit added (issue 12 point 9).
+
+For each repository of the Python corpus (`bench/corpus/python.toml`, checked out and
+installed by `bench/corpus.py --setup`), `carve arc analyze` lists, per first-parent commit
+of the newest `--history N` commits up to the pinned one, the definitions the commit added
+(index of parent vs commit, diffed) and the tests it added. The commits are picked by this
+rule, newest first, and every picked commit is reported:
+
+1. the commit adds at least one definition in a non-test file and at least one test
+   function, and at most `--max-added` definitions (a larger one is a vendoring or a
+   rewrite, not a feature);
+2. its F2P tests are the tests it added that **fail at the parent** (the parent tree with the
+   commit's test files) and **pass at the commit** — run with pytest in fresh clones, the
+   repository's own tree first on `sys.path` (checked: the package must import from the
+   clone, else the commit is skipped with that reason);
+3. a commit without such a test is skipped with the reason; the first `--per-repo K` commits
+   that have F2P tests are measured.
+
+For a measured commit, `carve audit` runs at the commit with those F2P tests, and its
+extracted set is compared with the non-test definitions the commit added:
+precision = |extracted ∩ added| / |extracted|, recall = |extracted ∩ added| / |added|.
+"Overall" pools the counts of every measured commit (micro average) and also gives the
+mean of the per-commit figures (macro). Targets: ≥ 0.9 and ≥ 0.9.
+
+    cargo build --release
+    python3 bench/accuracy.py                        # every corpus repository, 2 commits each
+    python3 bench/accuracy.py --only toolz --per-repo 4 --json
+
+Standard library only; scratch output in `--out` (default /tmp/carve-accuracy).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from corpus import ROOT, carve_env, load_corpus, venv_python
+
+RESULT = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED) (\S+)")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def analyze(carve, repo, history):
+    p = run([str(carve), "arc", "analyze", str(repo), "--limit", str(history), "--format", "json"])
+    if p.returncode != 0:
+        raise SystemExit(f"carve arc analyze {repo} failed:\n{p.stderr}")
+    return json.loads(p.stdout)["commits"]
+
+
+def test_files(commit):
+    return {f["path"] for f in commit["files"] if f.get("is_test")}
+
+
+def added_code(commit):
+    """Definitions the commit added outside test files."""
+    tests = test_files(commit)
+    return {d for d in commit["definitions"]["added"] if d.split("::", 1)[0] not in tests}
+
+
+def pytest_id(node):
+    """carve's node id `path.py::Class.test_x` as pytest's `path.py::Class::test_x`."""
+    path, _, qual = node.partition("::")
+    return f"{path}::{qual.replace('.', '::')}"
+
+
+def clone(repo, sha, dest):
+    shutil.rmtree(dest, ignore_errors=True)
+    run(["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(dest)], check=True)
+    run(["git", "-C", str(dest), "checkout", "--quiet", "--detach", sha], check=True)
+
+
+def local_env(tree):
+    """pytest in `tree` importing the tree's own package first (flat and src layouts)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = f"{tree}:{tree / 'src'}"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def imports_from(py, tree, package):
+    p = run([str(py), "-c", f"import {package}, os; print(os.path.realpath({package}.__file__))"],
+            cwd=tree, env=local_env(tree))
+    return p.returncode == 0 and p.stdout.strip().startswith(str(tree.resolve()))
+
+
+def outcomes(py, tree, ids, timeout):
+    """pytest statuses (`-rA` summary) of the tests `ids` in `tree`, parametrized ids expanded."""
+    cmd = [str(py), "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-o", "addopts=", *ids]
+    try:
+        p = run(cmd, cwd=tree, env=local_env(tree), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {}
+    out = {}
+    for line in p.stdout.splitlines():
+        m = RESULT.match(line)
+        if m:
+            out[m.group(2)] = m.group(1).lower()
+    return out
+
+
+def package_of(code):
+    """The top-level package of the added code (`toolz` of `toolz/curried/x.py`, `attr` of
+    `src/attr/_make.py`)."""
+    path = sorted(code)[0].split("::", 1)[0]
+    parts = path.split("/")
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    return parts[0].removesuffix(".py")
+
+
+def f2p_of(entry, repo, py, commit, work, timeout):
+    """(F2P pytest ids, reason when there are none)."""
+    added_tests = [pytest_id(t) for t in commit["tests"]["added"]]
+    at, before = work / "commit", work / "parent"
+    clone(repo, commit["commit"], at)
+    clone(repo, commit["parent"], before)
+    package = package_of(added_code(commit))
+    if not imports_from(py, at, package):
+        return [], f"`import {package}` does not resolve to the clone (install layout not handled)"
+    # The parent with the commit's test files: the new tests exist, the code they test not.
+    files = sorted(test_files(commit))
+    run(["git", "-C", str(before), "checkout", "--quiet", commit["commit"], "--", *files], check=True)
+    passing = {t for t, s in outcomes(py, at, added_tests, timeout).items() if s == "passed"}
+    if not passing:
+        return [], "no added test passes at the commit"
+    at_parent = outcomes(py, before, sorted(passing), timeout)
+    # A test module that cannot import at the parent reports no per-test line: each of its
+    # tests fails there.
+    failing_before = {t for t in passing if at_parent.get(t, "error") in ("failed", "error")}
+    f2p = sorted(passing & failing_before)
+    return f2p, None if f2p else "every added test that passes at the commit passes at the parent too"
+
+
+def audit(carve, tree, py, f2p, out, timeout):
+    cmd = [str(carve), "audit", str(tree), "--out", str(out), "--python", str(py), "--format", "json"]
+    for t in f2p:
+        cmd += ["--f2p", t]
+    try:
+        p = run(cmd, timeout=timeout, env=carve_env(carve))
+    except subprocess.TimeoutExpired:
+        return None, f"carve audit timed out after {timeout}s"
+    if p.returncode != 0:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return None, f"carve audit exit {p.returncode}: {tail}"
+    return {n["id"] for n in json.loads(p.stdout)["extracted"]}, None
+
+
+def score(extracted, added):
+    hit = len(extracted & added)
+    precision = hit / len(extracted) if extracted else (1.0 if not added else 0.0)
+    recall = hit / len(added) if added else 1.0
+    return hit, precision, recall
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="/work/corpus/python")
+    ap.add_argument("--venvs", default="/work/corpus/python-venvs")
+    ap.add_argument("--carve", default=str(ROOT / "target" / "release" / "carve"))
+    ap.add_argument("--out", default="/tmp/carve-accuracy")
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--history", type=int, default=300, help="newest first-parent commits considered per repository")
+    ap.add_argument("--per-repo", type=int, default=2)
+    ap.add_argument("--max-added", type=int, default=30)
+    ap.add_argument("--max-tries", type=int, default=6, help="candidate commits tried per repository")
+    ap.add_argument("--timeout", type=int, default=1200)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    carve = Path(args.carve)
+    if not carve.exists():
+        raise SystemExit(f"{carve} does not exist: run `cargo build --release`")
+    rows = []
+    for entry in load_corpus("python"):
+        if args.only and entry["name"] not in args.only:
+            continue
+        repo, py = Path(args.corpus) / entry["name"], venv_python(Path(args.venvs), entry["name"])
+        if not py.exists() or not repo.is_dir():
+            print(f"{entry['name']}: not set up (python3 bench/corpus.py --setup)", file=sys.stderr)
+            continue
+        # `carve arc analyze` lists the commits oldest first.
+        picked = [c for c in reversed(analyze(carve, repo, args.history))
+                  if added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added]
+        measured = 0
+        for commit in picked[: args.max_tries]:
+            if measured >= args.per_repo:
+                break
+            work = Path(args.out) / entry["name"] / commit["commit"][:10]
+            row = {"repo": entry["name"], "commit": commit["commit"][:10], "summary": commit["summary"][:60]}
+            start = time.monotonic()
+            f2p, why = f2p_of(entry, repo, py, commit, work, args.timeout)
+            added = added_code(commit)
+            row.update(f2p=len(f2p), added=len(added))
+            if why is None:
+                extracted, why = audit(carve, work / "commit", py, f2p, work / "out", args.timeout)
+            if why is None:
+                hit, precision, recall = score(extracted, added)
+                row.update(extracted=len(extracted), hit=hit, precision=precision, recall=recall,
+                           missed=sorted(added - extracted), extra=sorted(extracted - added))
+                measured += 1
+            else:
+                row["skipped"] = why
+            row["seconds"] = round(time.monotonic() - start, 1)
+            rows.append(row)
+            print(json.dumps(row) if args.json else summary_line(row), flush=True)
+            shutil.rmtree(work / "parent", ignore_errors=True)
+    print_overall(rows)
+
+
+def summary_line(r):
+    if "skipped" in r:
+        return f"{r['repo']:<15} {r['commit']}  skipped: {r['skipped']}  ({r['summary']})"
+    return (f"{r['repo']:<15} {r['commit']}  F2P {r['f2p']:>3}  added {r['added']:>3}  extracted {r['extracted']:>3}  "
+            f"precision {r['precision']:.2f}  recall {r['recall']:.2f}  ({r['summary']})")
+
+
+def print_overall(rows):
+    done = [r for r in rows if "skipped" not in r]
+    if not done:
+        print("no commit measured")
+        return
+    hit, ext, add = (sum(r[k] for r in done) for k in ("hit", "extracted", "added"))
+    macro_p = sum(r["precision"] for r in done) / len(done)
+    macro_r = sum(r["recall"] for r in done) / len(done)
+    print(f"overall: {len(done)} commits measured, {len(rows) - len(done)} skipped; "
+          f"precision {hit / ext if ext else 0:.2f} recall {hit / add if add else 0:.2f} (pooled), "
+          f"{macro_p:.2f} / {macro_r:.2f} (mean per commit)")
+
+
+if __name__ == "__main__":
+    main()
