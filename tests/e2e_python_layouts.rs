@@ -18,22 +18,23 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A fresh virtualenv in `dir` that sees the test interpreter's packages (pytest);
-/// returns (its python, its site-packages).
-fn virtualenv(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+/// returns (its python, its site-packages). `venv` is in the standard library, so a python
+/// that runs pytest makes one; failing to is a failure, not a reason to skip.
+fn virtualenv(dir: &Path) -> (PathBuf, PathBuf) {
     let venv = dir.join("venv");
     let ok = Command::new(python())
         .args(["-m", "venv", "--system-site-packages", "--without-pip"])
         .arg(&venv)
         .status()
         .is_ok_and(|s| s.success());
-    if !ok {
-        return None;
-    }
+    assert!(ok, "`{} -m venv` failed", python());
     let py = venv.join("bin").join("python");
-    let out =
-        Command::new(&py).args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).output().ok()?;
+    let out = Command::new(&py)
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", py.display()));
     let site = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    Some((py, site))
+    (py, site)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -93,26 +94,22 @@ def install():
     }
 }
 
-/// The fixture installed `how` into a fresh virtualenv: (temp dir, repo, python), or
-/// `None` when no virtualenv can be made here.
-fn installed(how: Install) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+/// The fixture installed `how` into a fresh virtualenv: (temp dir, repo, python).
+fn installed(how: Install) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let (tmp, repo) = fixture_copy("python/srclayout");
     // What the build backend generates at install time (git-ignored).
     std::fs::write(repo.join("src/tally/_version.py"), "__version__ = \"0.1.0\"\n").unwrap();
-    let (py, site) = virtualenv(tmp.path())?;
+    let (py, site) = virtualenv(tmp.path());
     install(how, &repo, &site);
     // The install works as installed, outside carve: the package imports from where the
     // install points (the precondition of the test).
     let from = Command::new(&py).args(["-c", "import tally; print(tally.__file__)"]).current_dir(tmp.path()).output();
     assert!(from.is_ok_and(|o| o.status.success()), "{how:?}: the fixture does not import once installed");
-    Some((tmp, repo, py))
+    (tmp, repo, py)
 }
 
 fn audit_text_feature(how: Install) {
-    let Some((tmp, repo, py)) = installed(how) else {
-        eprintln!("skipped: cannot create a virtualenv with {}", python());
-        return;
-    };
+    let (tmp, repo, py) = installed(how);
     let before = tree_snapshot(&repo);
     let out = tmp.path().join("out");
     let args = [
@@ -141,17 +138,17 @@ fn audit_text_feature(how: Install) {
     assert_eq!(before, tree_snapshot(&repo), "{how:?}: carve modified the repository");
 }
 
-#[test]
+#[needs("pytest")]
 fn an_editable_install_with_a_pth_path_entry_traces_the_shadow_copy() {
     audit_text_feature(Install::EditablePth);
 }
 
-#[test]
+#[needs("pytest")]
 fn an_editable_install_with_a_meta_path_finder_traces_the_shadow_copy() {
     audit_text_feature(Install::EditableFinder);
 }
 
-#[test]
+#[needs("pytest")]
 fn a_regular_install_in_site_packages_is_mapped_back_to_the_repository() {
     audit_text_feature(Install::SitePackages);
 }
@@ -160,26 +157,23 @@ fn git(repo: &Path, args: &[&str]) -> bool {
     Command::new("git").arg("-C").arg(repo).args(args).output().is_ok_and(|o| o.status.success())
 }
 
+fn git_ok(repo: &Path, args: &[&str]) {
+    assert!(git(repo, args), "git {args:?} failed in {}", repo.display());
+}
+
 /// `carve tasks` on a clone-like checkout (a git repository with a remote, the generated
 /// `_version.py` git-ignored), installed editable: the task is valid (the masked state
 /// fails the F2P tests because the shadow copy is what runs, `__all__` and the package's
 /// re-exports lose the extracted names, the ignored file is in every state, so the restored
 /// tree is the original), the test that does not need the feature stays as a P2P test, and
 /// the task is named after the remote.
-#[test]
+#[needs("pytest", "git")]
 fn tasks_on_an_editable_src_layout_clone_yield_a_valid_task_named_after_the_remote() {
-    let Some((tmp, repo, py)) = installed(Install::EditablePth) else {
-        eprintln!("skipped: cannot create a virtualenv with {}", python());
-        return;
-    };
-    let committed = git(&repo, &["init", "-q"])
-        && git(&repo, &["add", "-A"])
-        && git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"])
-        && git(&repo, &["remote", "add", "origin", "git@github.com:carve-fixtures/tally.git"]);
-    if !committed {
-        eprintln!("skipped: git is not available");
-        return;
-    }
+    let (tmp, repo, py) = installed(Install::EditablePth);
+    git_ok(&repo, &["init", "-q"]);
+    git_ok(&repo, &["add", "-A"]);
+    git_ok(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+    git_ok(&repo, &["remote", "add", "origin", "git@github.com:carve-fixtures/tally.git"]);
     assert!(!git(&repo, &["ls-files", "--error-unmatch", "src/tally/_version.py"]), "_version.py is ignored");
     let before = tree_snapshot(&repo);
     let out = tmp.path().join("out");
