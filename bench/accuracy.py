@@ -93,18 +93,20 @@ def imports_from(py, tree, package):
 
 
 def outcomes(py, tree, ids, timeout):
-    """pytest statuses (`-rA` summary) of the tests `ids` in `tree`, parametrized ids expanded."""
+    """pytest statuses (`-rA` summary) of the tests `ids` in `tree`, parametrized ids
+    expanded; and the last error line of the run (why nothing ran, when nothing did)."""
     cmd = [str(py), "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-o", "addopts=", *ids]
     try:
         p = run(cmd, cwd=tree, env=local_env(tree), timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {}
+        return {}, f"pytest timed out after {timeout}s"
     out = {}
     for line in p.stdout.splitlines():
         m = RESULT.match(line)
         if m:
             out[m.group(2)] = m.group(1).lower()
-    return out
+    errors = [l.strip() for l in (p.stdout + p.stderr).splitlines() if re.match(r"^E\s+\w+(Error|Exception)", l.strip())]
+    return out, errors[-1][1:].strip() if errors else f"pytest exit {p.returncode}"
 
 
 def package_of(code):
@@ -129,10 +131,11 @@ def f2p_of(entry, repo, py, commit, work, timeout):
     # The parent with the commit's test files: the new tests exist, the code they test not.
     files = sorted(test_files(commit))
     run(["git", "-C", str(before), "checkout", "--quiet", commit["commit"], "--", *files], check=True)
-    passing = {t for t, s in outcomes(py, at, added_tests, timeout).items() if s == "passed"}
+    at_commit, why = outcomes(py, at, added_tests, timeout)
+    passing = {t for t, s in at_commit.items() if s == "passed"}
     if not passing:
-        return [], "no added test passes at the commit"
-    at_parent = outcomes(py, before, sorted(passing), timeout)
+        return [], f"no added test passes at the commit ({why}; the virtualenv holds today's dependencies)"
+    at_parent, _ = outcomes(py, before, sorted(passing), timeout)
     # A test module that cannot import at the parent reports no per-test line: each of its
     # tests fails there.
     failing_before = {t for t in passing if at_parent.get(t, "error") in ("failed", "error")}
@@ -149,8 +152,8 @@ def audit(carve, tree, py, f2p, out, timeout):
     except subprocess.TimeoutExpired:
         return None, f"carve audit timed out after {timeout}s"
     if p.returncode != 0:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return None, f"carve audit exit {p.returncode}: {tail}"
+        lines = [l for l in p.stderr.splitlines() if l.startswith("carve: error") or re.match(r"^E\s", l)]
+        return None, f"carve audit exit {p.returncode}: " + " / ".join(lines[-2:])[:300]
     return {n["id"] for n in json.loads(p.stdout)["extracted"]}, None
 
 
