@@ -214,3 +214,37 @@ fn tasks_on_an_editable_src_layout_clone_yield_a_valid_task_named_after_the_remo
     assert!(!inst["FAIL_TO_PASS"].as_array().unwrap().iter().any(|t| t == moved), "{inst:#}");
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }
+
+/// A second checkout of the project (a worktree, an older commit) carved with the virtualenv
+/// that has the first one installed editable: its `pyproject.toml` differs, but it names the
+/// same distribution, so the tests import the second checkout's copy and the feature is
+/// traced and extracted from it.
+#[needs("pytest")]
+fn another_checkout_of_an_installed_project_traces_its_own_copy() {
+    let (tmp, installed_repo, py) = installed(Install::EditablePth);
+    let other = tmp.path().join("other-checkout");
+    copy_dir(&installed_repo, &other);
+    let pyproject = other.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap().replace("version = \"0.1.0\"", "version = \"0.2.0\"");
+    std::fs::write(&pyproject, text).unwrap();
+    let before = tree_snapshot(&other);
+    let out = tmp.path().join("out");
+    let args = [
+        "audit",
+        other.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--python",
+        py.to_str().unwrap(),
+        "--format",
+        "json",
+        "--f2p",
+        "tests/test_text.py",
+    ];
+    let o = carve_ok(&args, 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let extracted: Vec<&str> =
+        report["extracted"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
+    assert!(extracted.contains(&"src/tally/text.py::word_counts"), "report: {report:#}");
+    assert_eq!(before, tree_snapshot(&other), "carve modified the checkout");
+}

@@ -14,7 +14,10 @@ root (``CARVE_RUN_ROOT``) and the root holds the same module at the same place r
 to the project it came from, the spec is rebuilt on the root's file (a plain
 ``SourceFileLoader``, so the tracing shim probes it). "The same project": the first
 ancestor of the module's location that holds a project file (``pyproject.toml``,
-``setup.py``, ``setup.cfg``) holds a byte-identical copy of it at the root. A module from
+``setup.py``, ``setup.cfg``) holds a byte-identical copy of it at the root, or one that
+names the same distribution (``[project] name``, ``[tool.poetry] name``, ``[metadata]
+name`` or ``setup(name=...)``, compared normalized): another checkout of the project —
+a worktree, an older commit — whose virtualenv has the first one installed. A module from
 site-packages (a non-editable install) is mapped back when the root has it at
 ``<name>`` or ``src/<name>``. Submodules then resolve through the package's
 ``__path__``, which points into the root. Namespace packages (no ``__init__.py``) get a
@@ -27,6 +30,7 @@ plugin writes it into the run's report.
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -78,18 +82,58 @@ def _is_site_packages(location):
     return "site-packages" in parts or "dist-packages" in parts
 
 
+_NAME_LINE = re.compile(r"""^\s*name\s*=\s*["']([^"']+)["']""")
+_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([^"']+)["']""")
+
+
+def _normalized(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def project_name(project):
+    """The distribution name a project directory declares, normalized, or ``None``."""
+    for fname, sections in (("pyproject.toml", ("[project]", "[tool.poetry]")), ("setup.cfg", ("[metadata]",))):
+        try:
+            with open(os.path.join(project, fname), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        section = None
+        for line in lines:
+            if line.strip().startswith("["):
+                section = line.strip()
+            elif section in sections:
+                m = _NAME_LINE.match(line)
+                if m:
+                    return _normalized(m.group(1))
+    try:
+        with open(os.path.join(project, "setup.py"), encoding="utf-8") as f:
+            m = _SETUP_NAME.search(f.read())
+        if m:
+            return _normalized(m.group(1))
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
+def _same_project(project, root):
+    if any(
+        os.path.isfile(os.path.join(project, f)) and _same_bytes(os.path.join(project, f), os.path.join(root, f))
+        for f in PROJECT_FILES
+    ):
+        return True
+    name = project_name(project)
+    return name is not None and name == project_name(root)
+
+
 def local_counterpart(location, root):
     """Where ``location`` (a module file or package directory outside ``root``) lives in
     ``root``, or ``None``."""
     found = _project_relative(location)
     if found is not None and not _is_site_packages(location):
         project, rel = found
-        same = any(
-            os.path.isfile(os.path.join(project, f)) and _same_bytes(os.path.join(project, f), os.path.join(root, f))
-            for f in PROJECT_FILES
-        )
         target = os.path.join(root, rel)
-        if same and os.path.exists(target):
+        if _same_project(project, root) and os.path.exists(target):
             return target
         return None
     if _is_site_packages(location):
