@@ -1,8 +1,11 @@
 //! Validation: a task is kept only if every state behaves. Baseline: every F2P and P2P
 //! test passes and is not flaky. Masked: P2P pass; F2P (added back by the test patch) fail,
 //! error or disappear. Restored (gold + test patch applied to the masked state with
-//! `git apply`): everything passes again. Level 2: the reference `agent_code` passes the
-//! rewritten F2P tests, an empty one fails them. Per-test statuses go to `validation.json`.
+//! `git apply`): everything passes again; its tree's digest must be the original's, and
+//! when it is (and the baseline is at hand, as in `carve tasks`) the state is not run: the
+//! baseline ran those bytes twice, so its statuses are the baseline's, recorded as such.
+//! Level 2: the reference `agent_code` passes the rewritten F2P tests, an empty one fails
+//! them. Per-test statuses go to `validation.json`.
 //! The states of each level are one table ([`LEVEL1`], [`LEVEL2`]) that `carve tasks` and
 //! `carve validate` both run.
 
