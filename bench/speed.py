@@ -11,9 +11,11 @@ suite before each carve command (so both sides of a ratio see the same machine n
   every candidate;
 - with `--before OLD_CARVE`: `trace-cold` and `tasks-k1` of another carve binary too.
 
-It prints one JSON line per measurement (`mode`, `plain_s`, `carve_s`, `ratio`, `target`, the
-per-round ratios) with medians over the rounds, then a table, then where the time of the
-largest `tasks` run goes (carve's `CARVE_TIMINGS` steps, median seconds per kind of step).
+It prints one JSON line per pair as it is measured (`round`, `mode`, `plain_s`, `carve_s`,
+`ratio`; the largest `tasks` run also its `steps`), then one JSON line per mode with the
+medians over the rounds (`ratio`, `ratios`, `target`, `meets_target`), a table, and where the
+time of the largest `tasks` run goes (carve's `CARVE_TIMINGS` steps, median seconds per kind
+of step).
 
 Targets: trace-cold <= 2.3 plain runs; tasks with k candidates <= 2.3 + 1.2 k plain runs.
 
@@ -147,8 +149,12 @@ def run(args, carve, work):
             if mode == widest:
                 steps.append(step_times(proc.stderr, carve_s))
             samples[mode].append((plain_s, carve_s))
-            print(f"round {rnd + 1}: {mode}: plain {plain_s:.2f} s, carve {carve_s:.2f} s, "
-                  f"{carve_s / plain_s:.2f}x", file=sys.stderr)
+            # One line per pair as it is measured, so a run cut short still says something.
+            pair = {"suite": suite_name, "round": rnd + 1, "mode": mode, "plain_s": round(plain_s, 2),
+                    "carve_s": round(carve_s, 2), "ratio": round(carve_s / plain_s, 2)}
+            if mode == widest:
+                pair["steps"] = {k: round(v, 2) for k, v in steps[-1].items()}
+            print(json.dumps(pair), flush=True)
         shutil.rmtree(work / "out", ignore_errors=True)
 
     rows = []
