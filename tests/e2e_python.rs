@@ -83,6 +83,20 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
         assert!(id.ends_with(&format!(".lv{}", t["level"])), "{id}");
         let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
         assert_eq!(validation["valid"], true);
+        if t["level"] == 1 {
+            // The restored state is the original tree byte for byte (its digest is the
+            // proof), so its statuses are the baseline's and it was not run again.
+            let states = validation["states"].as_array().unwrap();
+            let restored = states.iter().find(|s| s["state"] == "restored").unwrap();
+            assert_eq!(restored["tree_digest"], inst["carve"]["tree_digest"], "{restored}");
+            assert!(restored["statuses_from"].as_str().unwrap().starts_with("baseline: "), "{restored}");
+            let statuses = restored["statuses"].as_object().unwrap();
+            assert_eq!(
+                statuses.len(),
+                t["FAIL_TO_PASS"].as_array().unwrap().len() + t["PASS_TO_PASS"].as_array().unwrap().len()
+            );
+            assert!(statuses.values().all(|s| s == "passed"), "{restored}");
+        }
         // A parametrized id with spaces is printed cut by SWE-bench's pytest log parser: the
         // bundle records what that parser would call it.
         let spaced = "tests/test_pricing.py::test_parse_percent[ 7.5 -7.5]";
@@ -268,6 +282,13 @@ fn every_command_leaves_the_repository_byte_identical() {
         let v = carve_ok(&["validate", out.path().join(id).to_str().unwrap(), "--repo", r, "--format", "json"], 0);
         let v: Value = serde_json::from_slice(&v.stdout).unwrap();
         assert_eq!(v["valid"], true, "{v}");
+        // The independent re-check runs every state, the restored one too, and checks that
+        // it is the repository's tree again.
+        let states = v["states"].as_array().unwrap();
+        assert!(states.iter().all(|s| s.get("statuses_from").is_none()), "{v}");
+        if let Some(restored) = states.iter().find(|s| s["state"] == "restored") {
+            assert!(restored["tree_digest"].is_string(), "{restored}");
+        }
     }
     assert_eq!(before, tree_snapshot(&repo), "a carve command modified the repository");
 }

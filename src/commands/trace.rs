@@ -1,4 +1,5 @@
-//! `carve trace`: run the passing tests (or the chosen ones) under the shim and write the trace.
+//! `carve trace`: run the passing tests (or the chosen ones) under the shim and write the trace
+//! (from cold, the traced run is the baseline's second run).
 
 use anyhow::Result;
 use serde_json::json;
@@ -6,19 +7,11 @@ use serde_json::json;
 use crate::Status;
 use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
-use crate::pipeline::{TestId, baseline, resolve_tests, trace};
+use crate::pipeline::trace;
 
 pub fn run(common: &Common, edges: EdgeMode, tests: &[String], fresh: bool) -> Result<Status> {
     let session = super::open(common)?;
-    trace::ensure_traceable(&session)?;
-    let b = baseline::baseline(&session, None, false)?;
-    let passing = b.stable_passing();
-    let selected: Vec<TestId> = if tests.is_empty() {
-        passing.into_iter().collect()
-    } else {
-        resolve_tests(&session, tests, &b.known())?.into_iter().filter(|t| passing.contains(t)).collect()
-    };
-    let run = trace::trace(&session, &selected, super::trace_mode(edges), fresh)?;
+    let (_, run) = trace::baseline_then_trace(&session, super::trace_mode(edges), tests, fresh)?;
     session.progress.step("writing trace.json");
     let path = trace::write_trace(&session, &run.trace)?;
     session.progress.step("done");

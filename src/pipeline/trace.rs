@@ -1,6 +1,7 @@
 //! The traced run: the language's shim (`LanguageSupport::trace_shim`) prepares a shadow
 //! copy and its runtime in a private folder (never the user's environment), the tests run
-//! once under it, and what every process wrote is merged into one canonical trace.
+//! once under it, and what every process wrote is merged into one canonical trace. From
+//! cold, the traced run is also the baseline's second run.
 
 use anyhow::{Context, Result, bail};
 /// How callers are captured while tracing.
@@ -9,9 +10,11 @@ use carve_languages::trace::{TraceRequest, TraceShim};
 use carve_tracer::trace::Trace;
 use sha2::{Digest, Sha256};
 
+use carve_languages::runner::{RunResult, TestStatus};
+
 use super::baseline::{self, Baseline};
 use super::run::{RunExtras, run_tests};
-use super::{Session, TestId};
+use super::{Session, TestId, resolve_tests};
 use crate::workspace;
 
 pub struct TraceRun {
@@ -45,19 +48,109 @@ pub fn ensure_traceable(session: &Session) -> Result<()> {
 
 /// Baseline, then one traced run of every stable passing test: what audit and tasks start from.
 pub fn baseline_and_trace(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
+    baseline_then_trace(session, mode, &[], false)
+}
+
+/// The baseline and the trace of `selection` (test ids or files; empty: every stable
+/// passing test). From cold (no cached baseline) and without a selection, the suite runs
+/// once untraced and the traced run is the baseline's second run ([`cold`]); otherwise the
+/// baseline (cached, or two untraced runs) comes first and the traced run after it.
+pub fn baseline_then_trace(
+    session: &Session,
+    mode: TraceMode,
+    selection: &[String],
+    fresh: bool,
+) -> Result<(Baseline, TraceRun)> {
     ensure_traceable(session)?;
+    if selection.is_empty() && baseline::cached(session, None).is_none() {
+        return cold(session, mode);
+    }
     let b = baseline::baseline(session, None, false)?;
-    let passing: Vec<TestId> = b.stable_passing().into_iter().collect();
-    let t = trace(session, &passing, mode, false)?;
+    let passing = b.stable_passing();
+    let selected: Vec<TestId> = if selection.is_empty() {
+        passing.into_iter().collect()
+    } else {
+        resolve_tests(session, selection, &b.known())?.into_iter().filter(|t| passing.contains(t)).collect()
+    };
+    let mut t = trace(session, &selected, mode, fresh)?;
+    t.shim_failures.extend(b.shim_failures());
     Ok((b, t))
 }
 
-/// Trace `tests` (ids) in one run, or load the trace from the cache.
-pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) -> Result<TraceRun> {
+/// From cold: one untraced run of the whole suite, then the whole suite traced as the
+/// baseline's second run. A test that passed untraced and not traced is run traced again,
+/// and, failing again, untraced again: passing that run, it fails only under the shim
+/// (recorded as such, not flaky, left out of features); otherwise it is flaky. The trace keeps the stable passing tests (and
+/// import time) and is cached as their trace.
+fn cold(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
     let shim = shim(session)?;
-    if tests.is_empty() {
-        bail!("no passing tests to trace in {} (run `carve baseline` to see their statuses)", session.repo.display());
+    let plain = baseline::plain_run(session, None, "run 1 of 2 (the traced run is the second)")?;
+    if plain.statuses.is_empty() {
+        bail!(
+            "no tests to trace in {}: the runner reported none (`carve baseline` shows the run)",
+            session.repo.display()
+        );
     }
+    let traced = traced_run(session, shim, None, mode)?;
+    let trace = traced.read_trace(session)?;
+    let disagree: Vec<TestId> = plain
+        .statuses
+        .iter()
+        .filter(|(id, o)| o.status == TestStatus::Passed && traced.result.status(id) != TestStatus::Passed)
+        .map(|(id, _)| id.clone())
+        .collect();
+    let mut reruns = baseline::Reruns::default();
+    if !disagree.is_empty() {
+        session.progress.step(format!("trace: re-running the {} test(s) that failed only traced", disagree.len()));
+        // Only the statuses count: a test that crashes the traced process may leave no trace.
+        let again = traced_run(session, shim, Some(&disagree), mode)?.result;
+        let failed_again: Vec<TestId> =
+            disagree.iter().filter(|id| again.status(id) != TestStatus::Passed).cloned().collect();
+        if !failed_again.is_empty() {
+            reruns.plain = Some(baseline::plain_run(
+                session,
+                Some(&failed_again),
+                &format!("re-running untraced the {} test(s) that failed traced twice", failed_again.len()),
+            )?);
+        }
+        reruns.traced = Some(again);
+    }
+    let b = Baseline::from_plain_and_traced(&session.tree_digest, &plain, &traced.result, &reruns);
+    baseline::store(session, None, &b)?;
+    let shim_failures = b.shim_failures();
+    if let Some(first) = shim_failures.first() {
+        session.progress.note(format!(
+            "warning: {} test(s) passed both untraced runs and failed both traced runs (first: {first}): the shim breaks them; they are left out of features",
+            shim_failures.len()
+        ));
+    }
+    let flaky: Vec<&TestId> = b.tests.iter().filter(|(_, e)| e.flaky).map(|(id, _)| id).collect();
+    if let Some(first) = flaky.first() {
+        session.progress.note(format!(
+            "warning: {} test(s) are flaky: their status differed between the untraced and the traced run (first: {first})",
+            flaky.len()
+        ));
+    }
+    let passing = b.stable_passing();
+    let mut trace = trace;
+    // Tests with a baseline status other than stable passing are no part of any feature.
+    trace.tests.retain(|id, _| !b.tests.contains_key(id) || passing.contains(id));
+    let selected: Vec<TestId> = passing.iter().cloned().collect();
+    if trace.partial.is_empty() && !selected.is_empty() {
+        trace.write_json(&trace_cache_path(session, mode, &selected))?;
+    }
+    let run = TraceRun {
+        trace,
+        native: traced.native,
+        tests_run: traced.result.statuses.len(),
+        cached: false,
+        shim_failures,
+        shim_dir: traced.shim_dir,
+    };
+    Ok((b, run))
+}
+
+fn trace_cache_path(session: &Session, mode: TraceMode, tests: &[TestId]) -> std::path::PathBuf {
     let mut h = Sha256::new();
     h.update(session.tree_digest.as_bytes());
     h.update(format!("{mode:?}").as_bytes());
@@ -67,7 +160,16 @@ pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) 
         h.update([0]);
     }
     let key = hex::encode(h.finalize())[..20].to_string();
-    let cached_path = session.cache_dir().join(format!("trace-{key}.json"));
+    session.cache_dir().join(format!("trace-{key}.json"))
+}
+
+/// Trace `tests` (ids) in one run, or load the trace from the cache.
+pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) -> Result<TraceRun> {
+    let shim = shim(session)?;
+    if tests.is_empty() {
+        bail!("no passing tests to trace in {} (run `carve baseline` to see their statuses)", session.repo.display());
+    }
+    let cached_path = trace_cache_path(session, mode, tests);
     if !fresh && cached_path.is_file() {
         if let Ok(trace) = Trace::read_json(&cached_path) {
             let native = shim.native_available();
@@ -81,7 +183,66 @@ pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) 
             });
         }
     }
+    let traced = traced_run(session, shim, Some(tests), mode)?;
+    let trace = traced.read_trace(session)?;
+    let failed: Vec<String> = traced
+        .result
+        .statuses
+        .iter()
+        .filter(|(_, o)| o.status != TestStatus::Passed)
+        .map(|(id, _)| id.clone())
+        .collect();
+    if !failed.is_empty() {
+        session.progress.note(format!(
+            "warning: {} test(s) passed at baseline but not under the shim (first: {}); they are left out of features",
+            failed.len(),
+            failed[0]
+        ));
+    }
+    session.progress.step("trace: writing the trace");
+    if trace.partial.is_empty() && failed.is_empty() {
+        trace.write_json(&cached_path)?;
+    }
+    Ok(TraceRun {
+        trace,
+        native: traced.native,
+        tests_run: tests.len(),
+        cached: false,
+        shim_failures: failed.into_iter().collect(),
+        shim_dir: traced.shim_dir,
+    })
+}
 
+/// What one run under the shim gave; what its processes wrote is in `trace_dir`.
+struct TracedRun {
+    result: RunResult,
+    trace_dir: std::path::PathBuf,
+    native: bool,
+    shim_dir: Option<std::path::PathBuf>,
+}
+
+impl TracedRun {
+    /// The merged trace of the run.
+    fn read_trace(&self, session: &Session) -> Result<Trace> {
+        session.progress.step("trace: reading the trace");
+        let dir = &self.trace_dir;
+        let trace = Trace::read_dir(dir).with_context(|| format!("failed to read the trace in {}", dir.display()))?;
+        for p in &trace.partial {
+            session
+                .progress
+                .note(format!("warning: partial trace: {} ({}); the tests it finished are kept", p.file, p.reason));
+        }
+        Ok(trace)
+    }
+}
+
+/// Install the shim into a fresh shadow copy and run `tests` (all: `None`) under it.
+fn traced_run(
+    session: &Session,
+    shim: &'static dyn TraceShim,
+    tests: Option<&[TestId]>,
+    mode: TraceMode,
+) -> Result<TracedRun> {
     session.progress.step("trace: installing the shim");
     let scratch = session.scratch("trace")?;
     let tree = scratch.join("tree");
@@ -104,42 +265,11 @@ pub fn trace(session: &Session, tests: &[TestId], mode: TraceMode, fresh: bool) 
         session.progress.note(note);
     }
     let extras = RunExtras { env: setup.env, pythonpath: setup.path_entries.clone(), args: setup.args };
-    session.progress.step(format!("trace: running {} tests under the shim", tests.len()));
-    let result = run_tests(session, &tree, Some(tests.to_vec()), &extras, &scratch.join("runner"))?;
-    session.progress.step("trace: reading the trace");
-    let trace =
-        Trace::read_dir(&trace_dir).with_context(|| format!("failed to read the trace in {}", trace_dir.display()))?;
-    for p in &trace.partial {
-        session
-            .progress
-            .note(format!("warning: partial trace: {} ({}); the tests it finished are kept", p.file, p.reason));
-    }
-    let failed: Vec<String> = result
-        .statuses
-        .iter()
-        .filter(|(_, o)| o.status != carve_languages::runner::TestStatus::Passed)
-        .map(|(id, _)| id.clone())
-        .collect();
-    if !failed.is_empty() {
-        session.progress.note(format!(
-            "warning: {} test(s) passed at baseline but not under the shim (first: {}); they are left out of features",
-            failed.len(),
-            failed[0]
-        ));
-    }
-    session.progress.step("trace: writing the trace");
-    if trace.partial.is_empty() && failed.is_empty() {
-        trace.write_json(&cached_path)?;
-    }
+    let what = tests.map_or_else(|| "the whole suite".to_string(), |t| format!("{} tests", t.len()));
+    session.progress.step(format!("trace: running {what} under the shim"));
+    let result = run_tests(session, &tree, tests.map(<[TestId]>::to_vec), &extras, &scratch.join("runner"))?;
     let _ = std::fs::remove_dir_all(&tree);
-    Ok(TraceRun {
-        trace,
-        native: setup.native,
-        tests_run: tests.len(),
-        cached: false,
-        shim_failures: failed.into_iter().collect(),
-        shim_dir: setup.path_entries.first().cloned(),
-    })
+    Ok(TracedRun { result, trace_dir, native: setup.native, shim_dir: setup.path_entries.first().cloned() })
 }
 
 /// The merged trace as written to `<out>/trace.json`.
