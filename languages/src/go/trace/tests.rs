@@ -200,3 +200,24 @@ fn a_fuzz_targets_blank_t_is_named_and_marked_so_its_seeds_are_attributed() {
     assert_eq!(lines[6], r#"	f.Fuzz(func(carve_t_ *testing.T, a string) { carve_probe_.T(carve_t_, "ex/sv");"#);
     assert_eq!(out.markers, 2);
 }
+
+#[test]
+fn example_functions_are_current_from_entry_to_return() {
+    // spf13/cast's `func Example()`: no *testing.T, so the example marks itself by name.
+    let src = "package cast_test\n\nimport \"fmt\"\n\nfunc Example() {\n\tfmt.Println(1)\n\t// Output: 1\n}\n\n\
+               func ExampleToInt_base() {\n}\n\nfunc Examples() {\n}\n";
+    let plan = FilePlan {
+        test: true,
+        package_path: "ex/cast",
+        probe_import: "ex/internal/carveprobe",
+        bodies: &HashMap::new(),
+    };
+    let out = probe_file(&mut probes::new_parser(), src, &plan).unwrap();
+    let text = out.text.unwrap();
+    assert_eq!(text.lines().count(), src.lines().count());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[4], r#"func Example() { defer carve_probe_.E("ex/cast", "Example")();"#);
+    assert_eq!(lines[9], r#"func ExampleToInt_base() { defer carve_probe_.E("ex/cast", "ExampleToInt_base")();"#);
+    assert_eq!(lines[12], "func Examples() {", "not an example: a lower-case letter follows");
+    assert_eq!(out.markers, 2);
+}
