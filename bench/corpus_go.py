@@ -1,30 +1,34 @@
 #!/usr/bin/env python3
-"""Run `carve tasks` on the Go corpus of real modules and print one table (as corpus.py does
-for Python, with its columns and its rejection grouping).
+"""Run `carve tasks` on the Go or the TypeScript/JavaScript corpus of real projects and
+print one table (as corpus.py does for Python, with its columns and its rejection
+grouping, which this script imports).
 
-The modules are listed in `bench/corpus/go.toml` (name, `owner/name`, pinned commit,
-install command). Their code never enters this repository: check each one out at its
-commit into the corpus folder (`/work/corpus/<name>`) and run its install command there
-(`go mod download`, from the Go module proxy, as a user would); `--setup` runs the install
-commands of the checkouts it finds.
+The projects are listed in `bench/corpus/go.toml` and `bench/corpus/typescript.toml`
+(name, repository, pinned commit, install command; `checkout` when the folder is not
+named as the project). Their code never enters this repository: check each one out at
+its commit into the corpus folder (Go: `/work/corpus/<name>`, TypeScript:
+`/work/corpus/ts/<name>`) and run its install command there (`go mod download` from the
+Go module proxy, `npm install` from the npm registry, as a user would); `--setup` runs
+the install commands of the checkouts it finds.
 
-Candidates are carve's own: one per `_test.go` file whose tests pass at baseline (carve
-groups a package's tests and subtests by the file that defines them; sorted, so the
-choice is deterministic). For each module:
+Candidates are carve's own: one per test file whose tests pass at baseline (a Go
+package's tests and subtests grouped by the `_test.go` file that defines them; a vitest
+or jest file's tests; sorted, so the choice is deterministic). For each project:
 
-    carve tasks MODULE --out OUT/NAME --level 1 --format json
+    carve tasks PROJECT --out OUT/NAME --level 1 --format json
 
 Columns: candidates, valid tasks and yield, median and max lines / files / functions per
-task (from each bundle's `instance.json`), carve's wall time over one plain
-`go test -count=1 ./...`, and the rejections grouped by reason. `--recheck` re-validates
-every emitted bundle with `carve validate BUNDLE --repo MODULE` (an independent re-run
-from the bundle alone, with the real toolchain).
+task (from each bundle's `instance.json`), carve's wall time over one plain run of the
+suite (`go test -count=1 ./...`, `npx vitest run`), and the rejections grouped by reason.
+`--recheck` re-validates every emitted bundle with `carve validate BUNDLE --repo PROJECT`
+(an independent re-run from the bundle alone, with the real toolchain).
 
 Standard library only.
 
     python3 bench/corpus_go.py --setup
     python3 bench/corpus_go.py --recheck --json
     python3 bench/corpus_go.py --only semver --carve target/debug/carve
+    python3 bench/corpus_go.py --language typescript --recheck --json
     python3 bench/corpus_go.py --table-only --recheck   # the table of the last run, from OUT
 """
 
@@ -44,18 +48,27 @@ sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the Python corpus script: its table and reason grouping)
 
 
+# Per language: the corpus list, its table key, the default corpus folder, the file a
+# checkout has at its root, and the plain run of the suite carve's time is divided by.
+LANGUAGES = {
+    "go": {"toml": "go.toml", "key": "repo", "corpus": "/work/corpus", "marker": "go.mod",
+           "plain": ["go", "test", "-count=1", "./..."]},
+    "typescript": {"toml": "typescript.toml", "key": "project", "corpus": "/work/corpus/ts",
+                   "marker": "package.json", "plain": ["npx", "--no-install", "vitest", "run"]},
+}
+
+
 def go_env():
     return dict(os.environ, CARVE_NO_PROGRESS="1", CARVE_QUIET_DETECT="1", GOFLAGS="-mod=mod")
 
 
-def plain_run(repo, out):
-    """Seconds of one plain `go test -count=1 ./...` (cached in OUT/NAME/plain.json)."""
+def plain_run(repo, out, command):
+    """Seconds of one plain run of the suite (cached in OUT/NAME/plain.json)."""
     cache = out / "plain.json"
     if cache.exists():
         return json.loads(cache.read_text())["seconds"]
     start = time.monotonic()
-    subprocess.run(["go", "test", "-count=1", "./..."], cwd=repo, env=go_env(),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, cwd=repo, env=go_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.monotonic() - start
     out.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"seconds": seconds}))
@@ -93,8 +106,9 @@ def recheck(carve, bundle, repo):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("CARVE_CORPUS_GO", "/work/corpus")))
-    ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus-go"))
+    ap.add_argument("--language", choices=sorted(LANGUAGES), default="go")
+    ap.add_argument("--corpus", type=Path, help="checkouts (default: /work/corpus, TypeScript /work/corpus/ts)")
+    ap.add_argument("--out", type=Path, help="default: /tmp/carve-corpus-LANGUAGE")
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
     ap.add_argument("--only", nargs="*", help="module names")
     ap.add_argument("--setup", action="store_true", help="run each checkout's install command; then exit")
@@ -104,15 +118,19 @@ def main():
     ap.add_argument("--table-only", action="store_true",
                     help="print the table of an earlier run from OUT (each module's row.json) without running")
     args = ap.parse_args()
-    with open(HERE / "corpus" / "go.toml", "rb") as f:
-        entries = tomllib.load(f)["repo"]
+    lang = LANGUAGES[args.language]
+    env_corpus = os.environ.get("CARVE_CORPUS_GO") if args.language == "go" else None
+    args.corpus = args.corpus or Path(env_corpus or lang["corpus"])
+    args.out = args.out or Path(f"/tmp/carve-corpus-{args.language}")
+    with open(HERE / "corpus" / lang["toml"], "rb") as f:
+        entries = tomllib.load(f)[lang["key"]]
     if args.only:
         by_name = {e["name"]: e for e in entries}
         entries = [by_name[n] for n in args.only]
     rows, reasons = [], {}
     for e in entries:
-        repo, out = args.corpus / e["name"], args.out / e["name"]
-        if not (repo / "go.mod").is_file():
+        repo, out = args.corpus / e.get("checkout", e["name"]), args.out / e["name"]
+        if not (repo / lang["marker"]).is_file():
             print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there",
                   file=sys.stderr)
             continue
@@ -129,7 +147,7 @@ def main():
             else:
                 print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
             continue
-        plain = plain_run(repo, out)
+        plain = plain_run(repo, out, lang["plain"])
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
         r = run_carve(args.carve, repo, out / "carve", args.timeout)
         row = {"name": e["name"], "candidates": r["candidates"], "seconds": r["seconds"], "plain": plain}

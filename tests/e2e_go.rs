@@ -63,3 +63,30 @@ fn audit_matches_the_go_fixture_expectations_for_every_feature() {
     assert!(test_patch.contains("+func TestSelect(") && !test_patch.contains("+func TestReport("), "{test_patch}");
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }
+
+/// `carve tasks` to a validated bundle: the restored state (masked + gold.patch +
+/// test.patch) is the original tree byte for byte, although `tools/gen/` is a nested module
+/// that is one `main` package, which a plain `go build ./...` in the masked tree would
+/// write a binary into (every spf13/cast candidate was rejected so), and the bundle
+/// re-validates on its own.
+#[needs("go")]
+fn tasks_restore_the_tree_exactly_beside_a_nested_main_module() {
+    let (_tmp, repo) = fixture_copy("go/shapes");
+    assert!(repo.join("tools/gen/go.mod").is_file(), "the fixture has its nested generator module");
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let (repo_s, out_s) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    let exp = expected();
+    let f2p: Vec<String> = strings(exp["features"]["stats"].get("f2p")).into_iter().collect();
+    let mut args = vec!["tasks", repo_s, "--out", out_s, "--format", "json", "--level", "1", "--f2p"];
+    args.extend(f2p.iter().map(String::as_str));
+    let report: Value = serde_json::from_slice(&carve_ok(&args, 0).stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{report}");
+    let bundle = out.path().join(tasks[0].as_str().unwrap());
+    let validation: Value = serde_json::from_slice(&std::fs::read(bundle.join("validation.json")).unwrap()).unwrap();
+    let text = validation.to_string();
+    assert!(!text.contains("byte-identical"), "{text}");
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo_s], 0);
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}

@@ -242,3 +242,61 @@ fn test_main_and_parallel_subtests_are_attributed() {
     let parent = &trace.test("example.com/par/par/TestPar").unwrap().hits;
     assert!(parent.contains("par/par.go::A") && parent.contains("par/par.go::B"), "{parent:?}");
 }
+
+/// spf13/cast's `cast_test.go` form: example functions have no `*testing.T` to mark, so
+/// each is current from its entry to its return (`E`), and its record carries the id
+/// `go test` reports for it (`pkg/Example`, `pkg/ExampleDouble`), which baseline reports.
+#[test]
+fn example_functions_are_attributed_by_their_entry() {
+    if !go_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let files = [
+        ("go.mod", "module example.com/ex\n\ngo 1.22\n"),
+        (
+            "ex.go",
+            "package ex\n\n// Double doubles.\nfunc Double(n int) int { return 2 * n }\n\n// Half halves.\nfunc Half(n int) int { return n / 2 }\n",
+        ),
+        (
+            "ex_test.go",
+            "package ex_test\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n\n\t\"example.com/ex\"\n)\n\nfunc Example() {\n\tfmt.Println(ex.Double(2))\n\
+             \t// Output: 4\n}\n\nfunc ExampleHalf() {\n\tfmt.Println(ex.Half(4))\n\t// Output: 2\n}\n\n\
+             func TestHalf(t *testing.T) {\n\tif ex.Half(2) != 1 {\n\t\tt.Fatal(\"half\")\n\t}\n}\n",
+        ),
+    ];
+    for (path, text) in files {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
+    let tree = tmp.path().join("tree");
+    copy_dir(&repo, &tree);
+    let trace_dir = tmp.path().join("trace");
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &tmp.path().join("shim"),
+        trace_dir: &trace_dir,
+        mode: TraceMode::FirstHits,
+    };
+    let setup = carve_languages::go::trace::shim().prepare(&req).unwrap();
+    let mut run =
+        RunRequest::new(&tree, TestCommand::GoTest { args: Vec::new(), packages: None }, tmp.path().join("s"));
+    run.env = setup.env;
+    run.extra_args = setup.args;
+    let result = carve_languages::run_tests(&run).unwrap();
+    let ids: Vec<&str> = result.statuses.keys().map(String::as_str).collect();
+    assert_eq!(ids, ["example.com/ex/Example", "example.com/ex/ExampleHalf", "example.com/ex/TestHalf"]);
+    assert!(result.statuses.values().all(|o| o.status == TestStatus::Passed), "{:?}", result.statuses);
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let example = &trace.test("example.com/ex/Example").expect("the example is traced").hits;
+    assert!(example.contains("ex.go::Double") && !example.contains("ex.go::Half"), "{example:?}");
+    let half = &trace.test("example.com/ex/ExampleHalf").expect("the example is traced").hits;
+    assert!(half.contains("ex.go::Half") && !half.contains("ex.go::Double"), "{half:?}");
+    assert!(!trace.test("<import>").is_some_and(|t| t.hits.contains("ex.go::Double")));
+}

@@ -2,6 +2,11 @@
 //! (directory with a `go.mod`) of the tree, with `GOFLAGS=-mod=mod` so a module without
 //! a `go.sum` entry for the standard library still builds. `GOCACHE`/`GOPATH` come from the
 //! environment (the user's defaults), so repeated checks reuse the build cache.
+//!
+//! `go build` writes nothing into the tree: `-o` names the null device. Without it, a module
+//! whose `./...` is one `main` package (a generator or tool module nested in the repository,
+//! as spf13/cast's `generator/`) gets its binary written next to its sources, and the
+//! restored tree of every task then differs from the original.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,8 +66,8 @@ fn run(dir: &Path, args: &[&str]) -> Result<(), BuildCheckError> {
     })
 }
 
-/// Run `go build ./... && go vet ./...` in every module under `root`; the first failure is
-/// returned with the tool's output.
+/// Run `go build -o /dev/null ./... && go vet ./...` in every module under `root`; the first
+/// failure is returned with the tool's output.
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     let modules = module_dirs(root)?;
     if modules.is_empty() {
@@ -71,8 +76,9 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
             message: format!("no go.mod under {}; the Go build check needs a module root", root.display()),
         });
     }
+    let null = if cfg!(windows) { "NUL" } else { "/dev/null" };
     for dir in &modules {
-        run(dir, &["build", "./..."])?;
+        run(dir, &["build", "-o", null, "./..."])?;
         run(dir, &["vet", "./..."])?;
     }
     Ok(())
@@ -183,5 +189,22 @@ vet: geometry/shape.go:11:19: cannot use Circle{…} (value of struct type Circl
         std::fs::write(dir.path().join("geometry/go.mod"), "module example.com/broken/geometry\n").unwrap();
         assert_eq!(error_locations(dir.path(), IN_PACKAGE), vec![("geometry/x.go".to_string(), 3)]);
         assert!(error_locations(dir.path(), "gone.go:3:1: undefined: y\nok  \texample.com/broken 0.1s").is_empty());
+    }
+
+    /// spf13/cast's `generator/`: a nested module that is one `main` package. A plain
+    /// `go build ./...` writes `generator/generator` into the tree checked.
+    #[carve_testutil::needs("go")]
+    fn the_build_check_writes_nothing_into_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("go.mod"), "module example.com/lib\n\ngo 1.21\n").unwrap();
+        std::fs::write(dir.path().join("lib.go"), "package lib\n\nfunc One() int { return 1 }\n").unwrap();
+        let generator = dir.path().join("generator");
+        std::fs::create_dir(&generator).unwrap();
+        std::fs::write(generator.join("go.mod"), "module example.com/lib/generator\n\ngo 1.21\n").unwrap();
+        std::fs::write(generator.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
+        let before = crate::tree::tree_digest(dir.path()).unwrap();
+        build_check(dir.path()).expect("the tree builds");
+        assert_eq!(crate::tree::tree_digest(dir.path()).unwrap(), before, "the build check changed the tree");
+        assert!(!generator.join("generator").exists());
     }
 }

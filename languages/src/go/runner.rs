@@ -17,6 +17,7 @@
 
 mod events;
 pub mod harness;
+pub mod panics;
 mod unbuilt;
 
 pub use events::text_log;

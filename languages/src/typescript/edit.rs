@@ -20,10 +20,14 @@
 //!   drop deleted names the same way. An import that only removed code used (deleted
 //!   definitions, stubbed bodies, removed tests) goes too, so projects built with
 //!   `noUnusedLocals` keep building; imports that were unused before are left alone.
+//!   Import names of packages and private module constants (`const _RE = /…/`) that only
+//!   removed code read go the same way (`edit/unread.rs`).
 //!
 //! Limits: a function without a declared return type gets the type its stub implies
 //! (`never`/`void`), which can upset callers that used the inferred type; class field
 //! initializers of a stubbed class are kept as written.
+
+mod unread;
 
 use std::collections::BTreeSet;
 
@@ -242,12 +246,22 @@ pub fn mask_file(
     };
     let (before, after) = (uses(false), uses(true));
     let became_unused = |t: &str| before.contains(t) && !after.contains(t);
-    for imp in &file.imports {
+    // Names the mask leaves unread, by the syntax tree (packages and plain constants too).
+    let removed: Vec<(usize, usize)> =
+        ranges.iter().copied().chain(edits.iter().map(|e| (e.position, e.end()))).collect();
+    let unread = unread::unread(source, root, file, &removed);
+    ranges.extend(unread.ranges);
+    edits.extend(unread.edits);
+    for (i, imp) in file.imports.iter().enumerate() {
         let is_import = src_starts_with_import(source, imp.span.start_byte);
         let dropped: Vec<bool> = imp
             .names
             .iter()
-            .map(|n| n.target.as_deref().is_some_and(|t| deleted_target(t) || (is_import && became_unused(t))))
+            .enumerate()
+            .map(|(j, n)| {
+                unread.names.contains(&(i, j))
+                    || n.target.as_deref().is_some_and(|t| deleted_target(t) || (is_import && became_unused(t)))
+            })
             .collect();
         if !dropped.iter().any(|d| *d) {
             continue;

@@ -12,6 +12,8 @@
 //     *testing.F: makes `pkg/t.Name()` the current test until t's cleanup runs (subtests
 //     included: a test's record also holds everything its subtests ran, since it fails
 //     when they do); Pause/Resume around t.Parallel() hand the process back to the parent;
+//   - E(pkg, name) deferred at the top of every example function: pkg/name is current
+//     while it runs;
 //   - Begin() at the top of TestMain (a generated one when the package has none) and of
 //     main(); the function it returns, and Exit (which replaces os.Exit in TestMain),
 //     write what is left and the `end` record.
@@ -224,6 +226,36 @@ func T(t TB, pkg string) {
 	stack = append(stack, r)
 	switched()
 	t.Cleanup(func() { end(t, r) })
+}
+
+// E makes pkg/name current for the example function name (an example has no *testing.T
+// to mark); the returned function, deferred at the example's entry, ends it when the
+// example returns. The record has no outcome: go test decides it afterwards, comparing
+// the output.
+func E(pkg, name string) func() {
+	if !enabled || role == "subprocess" {
+		return func() {}
+	}
+	id := pkg + "/" + name
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := open[id]; ok {
+		return func() {}
+	}
+	writeImports()
+	r := newRecord(id)
+	open[id] = r
+	stack = append(stack, r)
+	switched()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		remove(r)
+		delete(open, id)
+		finished[id] = true
+		write(testRecord(r, ""))
+		switched()
+	}
 }
 
 // Pause hands the process back to the parent while t waits in t.Parallel().

@@ -49,6 +49,8 @@ pub(crate) struct GoReader {
     pub running: Vec<(TestId, Instant)>,
     /// Output lines per test (framework lines left out), for failure and skip messages.
     output: BTreeMap<TestId, Vec<String>>,
+    /// Per test, the function its panic came from (its whole output is read for that).
+    panics: BTreeMap<TestId, super::panics::PanicReader>,
     /// Build output per import path (the `[pkg.test]` suffix removed).
     build_output: BTreeMap<String, Vec<String>>,
     /// Package-level output (not inside a test), per package.
@@ -100,6 +102,7 @@ impl GoReader {
                 let text = e.output.unwrap_or_default();
                 let framework = ["=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS", "--- FAIL", "--- SKIP"];
                 if !framework.iter().any(|f| text.trim_start().starts_with(f)) {
+                    self.panics.entry(id.clone()).or_default().feed(&text);
                     push_bounded(self.output.entry(id).or_default(), &text);
                 }
             }
@@ -111,8 +114,11 @@ impl GoReader {
                 };
                 self.running.retain(|(r, _)| *r != id);
                 let lines = self.output.remove(&id).unwrap_or_default();
+                let panic = self.panics.remove(&id).and_then(|p| p.site);
                 let message = match status {
                     TestStatus::Passed => None,
+                    // A panic names the function that panicked (a stub, on a masked state).
+                    _ if panic.is_some() => panic.map(|p| p.message()),
                     _ => lines.iter().map(|l| l.trim()).find(|l| !l.is_empty()).map(str::to_string),
                 };
                 let duration_ms = e.elapsed.filter(|d| d.is_finite() && *d >= 0.0).map(|d| (d * 1000.0).round() as u64);
@@ -276,6 +282,29 @@ mod tests {
         assert_eq!(r.running.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), vec!["m/p/TestB"]);
         assert_eq!((r.events, r.junk_lines), (8, 1));
         assert!(!r.crashed);
+    }
+
+    /// google/uuid's masked state: a P2P test hits the stub of `setNodeInterface` (the
+    /// output captured from go1.26.8, one output event per line as test2json sends it).
+    #[test]
+    fn a_panicking_test_names_the_function_that_panicked() {
+        let mut lines =
+            vec![r#"{"Action":"run","Package":"github.com/google/uuid","Test":"TestNewV6WithTime"}"#.to_string()];
+        for l in include_str!("testdata/uuid-lazy-stub.txt").split_inclusive('\n') {
+            let e = serde_json::json!({"Action": "output", "Package": "github.com/google/uuid", "Test": "TestNewV6WithTime", "Output": l});
+            lines.push(e.to_string());
+        }
+        lines.push(
+            r#"{"Action":"fail","Package":"github.com/google/uuid","Test":"TestNewV6WithTime","Elapsed":0}"#.into(),
+        );
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let r = feed(&refs);
+        let m = r.results["github.com/google/uuid/TestNewV6WithTime"].message.as_deref().unwrap();
+        assert_eq!(
+            m,
+            "panic: not implemented [recovered, repanicked] in github.com/google/uuid.setNodeInterface (node.go:40)"
+        );
+        assert!(r.panics.is_empty(), "finished tests leave nothing behind");
     }
 
     #[test]

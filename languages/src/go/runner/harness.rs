@@ -58,7 +58,8 @@ pub fn split_id(id: &str) -> Option<(&str, &str)> {
     None
 }
 
-fn is_test_function(name: &str) -> bool {
+/// Whether `name` names a function `go test` runs (`TestX`, `Example`, `ExampleT_M`, …).
+pub(crate) fn is_test_function(name: &str) -> bool {
     ["Test", "Example", "Fuzz", "Benchmark"].iter().any(|prefix| {
         name.strip_prefix(prefix).is_some_and(|rest| {
             rest.chars().next().is_none_or(|c| !c.is_lowercase())

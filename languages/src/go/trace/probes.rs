@@ -15,7 +15,9 @@
 //! helpers: a test already current is left alone), `carve_probe_.Pause(t, "pkg");` /
 //! `carve_probe_.Resume(t, "pkg")` around `t.Parallel()`, and in `TestMain`
 //! `defer carve_probe_.Begin()();` with each `os.Exit(` turned into
-//! `carve_probe_.Exit(os.Exit, `.
+//! `carve_probe_.Exit(os.Exit, `. An example function (`func ExampleX()`: no `*testing.T`
+//! to mark) gets `defer carve_probe_.E("pkg", "ExampleX")();`, current from its entry to
+//! its return, so examples are attributed like tests (`pkg/ExampleX`).
 
 use std::collections::HashMap;
 
@@ -216,6 +218,10 @@ impl Walk<'_> {
             if let Some(t) = params.first() {
                 self.edits.push((open, open, self.marker(t)));
                 self.out.markers += 1;
+            } else if decl.kind() == "function_declaration" && is_example(name) && no_parameters(decl) {
+                let pkg = self.plan.package_path;
+                self.edits.push((open, open, format!(" defer {ALIAS}.E({pkg:?}, {name:?})();")));
+                self.out.markers += 1;
             }
         } else if !nosplit(decl, self.src) {
             node = self.plan.bodies.get(&body.start_byte()).copied();
@@ -321,4 +327,14 @@ fn collect<'t>(node: Node<'t>, kind: &str, out: &mut Vec<Node<'t>>) {
     for child in node.named_children(&mut c) {
         collect(child, kind, out);
     }
+}
+
+/// Whether `name` names an example function `go test` runs (`Example`, `ExampleF`,
+/// `ExampleT_M`, `ExampleF_suffix`).
+pub fn is_example(name: &str) -> bool {
+    name.starts_with("Example") && crate::go::runner::harness::is_test_function(name)
+}
+
+fn no_parameters(decl: Node) -> bool {
+    decl.child_by_field_name("parameters").is_none_or(|p| p.named_child_count() == 0)
 }

@@ -171,7 +171,8 @@ fn probed_shapes_fixture_builds_and_vets() {
     let report = instrument(&index, &tree).unwrap();
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     assert!(report.probes > 20 && report.markers > 5, "{report:?}");
-    assert_eq!(report.packages, ["internal/carveprobe"]);
+    // One probe package per module: the root and the nested `tools/gen`.
+    assert_eq!(report.packages, ["internal/carveprobe", "tools/gen/internal/carveprobe"]);
     for path in &report.files {
         let old = std::fs::read_to_string(fixture.join(path)).unwrap();
         let new = std::fs::read_to_string(tree.join(path)).unwrap();
@@ -197,5 +198,26 @@ fn a_fuzz_targets_blank_t_is_named_and_marked_so_its_seeds_are_attributed() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[4], r#"func FuzzNewVersion(f *testing.F) { carve_probe_.T(f, "ex/sv");"#);
     assert_eq!(lines[6], r#"	f.Fuzz(func(carve_t_ *testing.T, a string) { carve_probe_.T(carve_t_, "ex/sv");"#);
+    assert_eq!(out.markers, 2);
+}
+
+#[test]
+fn example_functions_are_current_from_entry_to_return() {
+    // spf13/cast's `func Example()`: no *testing.T, so the example marks itself by name.
+    let src = "package cast_test\n\nimport \"fmt\"\n\nfunc Example() {\n\tfmt.Println(1)\n\t// Output: 1\n}\n\n\
+               func ExampleToInt_base() {\n}\n\nfunc Examples() {\n}\n";
+    let plan = FilePlan {
+        test: true,
+        package_path: "ex/cast",
+        probe_import: "ex/internal/carveprobe",
+        bodies: &HashMap::new(),
+    };
+    let out = probe_file(&mut probes::new_parser(), src, &plan).unwrap();
+    let text = out.text.unwrap();
+    assert_eq!(text.lines().count(), src.lines().count());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[4], r#"func Example() { defer carve_probe_.E("ex/cast", "Example")();"#);
+    assert_eq!(lines[9], r#"func ExampleToInt_base() { defer carve_probe_.E("ex/cast", "ExampleToInt_base")();"#);
+    assert_eq!(lines[12], "func Examples() {", "not an example: a lower-case letter follows");
     assert_eq!(out.markers, 2);
 }

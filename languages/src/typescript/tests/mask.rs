@@ -15,6 +15,7 @@ pub(super) fn chosen_removals() -> Vec<(&'static str, BTreeSet<NodeId>)> {
                 "src/reports/summary.ts::renderTable",
                 "src/reports/summary.ts::ReportLine",
                 "src/util/collections.ts::alignColumns",
+                "src/util/collections.ts::pad",
             ]),
         ),
         (
@@ -101,9 +102,10 @@ fn deletes_statements_with_jsdoc_decorators_overloads_and_one_declarator() {
 fn stubs_bodies_keeping_super_and_types() {
     let src = "class B { constructor(public x: number) {} }\nexport class D extends B {\n  constructor(x: number, private y = 2) {\n    super(x);\n    this.y = y * 2;\n  }\n  get v(): number { return this.y; }\n  half = (): number => this.y / 2;\n}\nexport const sq = (n: number): number => n * n;\n";
     let out = mask_one("a.ts", src, &[], &["D", "sq"]);
+    // `y` is only read by the stubbed bodies: `public`, or `noUnusedLocals` fails (TS6138).
     assert_eq!(
         out,
-        "class B { constructor(public x: number) {} }\nexport class D extends B {\n  constructor(x: number, private y = 2) {\n    super(x);\n    throw new Error(\"not implemented\");\n  }\n  get v(): number {\n    throw new Error(\"not implemented\");\n  }\n  half = (): number => {\n    throw new Error(\"not implemented\");\n  };\n}\nexport const sq = (n: number): number => {\n  throw new Error(\"not implemented\");\n};\n"
+        "class B { constructor(public x: number) {} }\nexport class D extends B {\n  constructor(x: number, public y = 2) {\n    super(x);\n    throw new Error(\"not implemented\");\n  }\n  get v(): number {\n    throw new Error(\"not implemented\");\n  }\n  half = (): number => {\n    throw new Error(\"not implemented\");\n  };\n}\nexport const sq = (n: number): number => {\n  throw new Error(\"not implemented\");\n};\n"
     );
 }
 
@@ -188,4 +190,28 @@ fn commonjs_requires_and_exports_of_deleted_definitions_go() {
     };
     assert_eq!(mask("math.js", math), "function add(a, b) { return a + b; }\nmodule.exports = { add };\n");
     assert_eq!(mask("main.js", main), "const { add } = require('./math');\n");
+}
+
+/// pathe's `src/_path.ts` in small: under `noUnusedLocals`, a package import and private
+/// module constants that only the removed code read must go with it (TS6133 otherwise).
+#[test]
+fn package_imports_and_private_constants_only_removed_code_read_go_too() {
+    let src = "import zeptomatch from \"zeptomatch\";\nimport { sep, type Opts } from \"node-pkg\";\nimport { never } from \"other\";\n\nconst _EXT_RE = /.(\\.[^./]+|\\.)$/;\nconst _PARTS = [_EXT_RE, \"x\"], _KEPT_RE = /^\\//;\nconst _SIDE = register(\"x\");\nlet _count = 0;\nconst _UNUSED = 1;\nexport const PUBLIC = /p/;\n\nexport function extname(p: string, o?: Opts): string {\n  _count++;\n  return _PARTS.length + (_EXT_RE.exec(p)?.[1] ?? sep) + String(_SIDE);\n}\n\nexport function isAbsolute(p: string): boolean {\n  return _KEPT_RE.test(p);\n}\n\nexport function matches(p: string, g: string): boolean {\n  return zeptomatch(g, p);\n}\n";
+    let out = mask_one("src/_path.ts", src, &["matches"], &["extname"]);
+    assert_eq!(
+        out,
+        "import { type Opts } from \"node-pkg\";\nimport { never } from \"other\";\n\nconst _KEPT_RE = /^\\//;\nconst _SIDE = register(\"x\");\nconst _UNUSED = 1;\nexport const PUBLIC = /p/;\n\nexport function extname(p: string, o?: Opts): string {\n  throw new Error(\"not implemented\");\n}\n\nexport function isAbsolute(p: string): boolean {\n  return _KEPT_RE.test(p);\n}\n\n"
+    );
+}
+
+/// A private member only removed code read would fail `noUnusedLocals` (TS6133, TS6138 for
+/// a parameter property): it is made `public`, and stays for the kept code that writes it.
+#[test]
+fn private_members_only_removed_code_read_become_public() {
+    let src = "export class Account {\n  private limit = 0;\n  private kept = 1;\n  constructor(private readonly rate: number, private other: number) {}\n  set overdraft(v: number) {\n    this.limit = v;\n  }\n  allows(x: number): boolean {\n    return x >= -this.limit * this.rate + this.other;\n  }\n  get k(): number {\n    return this.kept + this.other;\n  }\n}\n";
+    let out = mask_one("a.ts", src, &[], &["Account.allows"]);
+    assert_eq!(
+        out,
+        "export class Account {\n  public limit = 0;\n  private kept = 1;\n  constructor(public readonly rate: number, private other: number) {}\n  set overdraft(v: number) {\n    this.limit = v;\n  }\n  allows(x: number): boolean {\n    throw new Error(\"not implemented\");\n  }\n  get k(): number {\n    return this.kept + this.other;\n  }\n}\n"
+    );
 }
