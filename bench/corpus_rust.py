@@ -27,6 +27,7 @@ Standard library only.
     python3 bench/corpus_rust.py --setup
     python3 bench/corpus_rust.py --candidates 3 --recheck
     python3 bench/corpus_rust.py --only either --candidates 2
+    python3 bench/corpus_rust.py --per-file --out /tmp/carve-corpus-rust-files   # carve's candidates
     python3 bench/corpus_rust.py --table-only --recheck   # the table of the last run, from OUT
 """
 
@@ -45,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the Python corpus script: pick, reason grouping, the table)
+import corpus_go  # noqa: E402  (the Go corpus script: a run with carve's own candidates)
 
 
 def rust_env():
@@ -81,9 +83,13 @@ def plain_run(repo, out):
     return seconds
 
 
-def run_carve(carve, repo, out, k, timeout):
+def run_carve(carve, repo, out, k, timeout, per_file=False):
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
+    if per_file:
+        # carve's own candidates: one per test file (a library's unit tests and doctests
+        # under its label), run as corpus_go.py runs them (its GOFLAGS mean nothing to cargo).
+        return corpus_go.run_carve(carve, repo, out, timeout)
     cmd = [str(carve), "baseline", str(repo), "--out", str(out), "--format", "json"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=rust_env())
@@ -123,7 +129,7 @@ def measure(args, e, repo, out):
     """One crate's row and its rejections by reason."""
     plain = plain_run(repo, out)
     shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
-    r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout)
+    r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file)
     row = {"name": e["name"], "candidates": r["candidates"], "seconds": r["seconds"], "plain": plain}
     mine, tasks, stats = {}, [], {"lines": [], "files": [], "functions": []}
     if "error" in r:
@@ -151,6 +157,8 @@ def main():
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
     ap.add_argument("--only", nargs="*", help="crate names")
     ap.add_argument("--candidates", type=int, default=3, help="candidate groups per crate (0: all)")
+    ap.add_argument("--per-file", action="store_true",
+                    help="carve's own candidates (one per test file) instead of the script's groups")
     ap.add_argument("--setup", action="store_true", help="run each checkout's install command; then exit")
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per crate")
