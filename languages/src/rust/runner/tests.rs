@@ -99,9 +99,10 @@ fn a_selection_runs_exactly_the_requested_tests_per_binary() {
         ]
     );
     let work = WorkDir::create(&req, "t").unwrap();
-    let runs = Suite::list(&req, &work, Instant::now() + req.timeout)
-        .unwrap()
-        .selection_args(&req, &req.tests.clone().unwrap());
+    let suite = Suite::list(&req, &work, Instant::now() + req.timeout).unwrap();
+    // Inside a run, doctests go by rustdoc's names (`… - sign (line 17)`).
+    let raw = suite.doctest_ids.raw_request(&req);
+    let runs = suite.selection_args(&raw, &raw.tests.clone().unwrap());
     work.remove();
     let lines: Vec<String> = runs.iter().map(|a| display(a)).collect();
     assert_eq!(

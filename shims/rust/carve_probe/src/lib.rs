@@ -350,7 +350,15 @@ fn binary_label() -> (String, bool) {
         _ => stem.clone(),
     };
     if name == "rust_out" || std::env::var_os("UNSTABLE_RUSTDOC_TEST_PATH").is_some() {
-        let lib = LIBS.first().map(|l| l.to_string()).unwrap_or(name);
+        // The library under doctest: cargo's variables reach rustdoc's doctest processes
+        // (a workspace has several libraries; the first is only the fallback).
+        let lib = ["CARGO_CRATE_NAME", "CARGO_PKG_NAME"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .map(|n| n.replace('-', "_"))
+            .find_map(|n| LIBS.iter().find(|l| **l == n).map(|l| l.to_string()))
+            .or_else(|| LIBS.first().map(|l| l.to_string()))
+            .unwrap_or(name);
         return (lib, true);
     }
     let label = LABELS.iter().find(|(c, _)| *c == name).map(|(_, l)| l.to_string()).unwrap_or(name);
