@@ -133,3 +133,48 @@ fn check(
         }
     }
 }
+
+/// Doctests that are processes of their own (edition < 2024, as most crates on crates.io):
+/// each records under carve's doctest id (rustdoc's name without its line), found by the
+/// runtime from the `_doctest_main_<file>_<line>` frame and the runner's `CARVE_DOCTESTS`
+/// list. Before, bluss/either's 33 doctests recorded nothing and every candidate that
+/// held one was rejected with "has no trace".
+#[test]
+#[needs("cargo")]
+fn doctests_record_under_their_own_ids() {
+    let (tmp, repo) = fixture_copy("rust/runner-cases");
+    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
+    let tree = tmp.path().join("tree");
+    copy_dir(&repo, &tree);
+    let (shim_dir, trace_dir, scratch) = (tmp.path().join("shim"), tmp.path().join("trace"), tmp.path().join("s"));
+    std::fs::create_dir_all(&trace_dir).unwrap();
+    std::fs::create_dir_all(&scratch).unwrap();
+    let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().unwrap();
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &shim_dir,
+        trace_dir: &trace_dir,
+        mode: TraceMode::FirstHits,
+    };
+    shim.prepare(&req).unwrap();
+    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: true, nextest: false };
+    let mut run = RunRequest::new(&tree, command, scratch);
+    let (add, sign) = ("runner_cases::doctest::src/lib.rs - add", "runner_cases::doctest::src/lib.rs - sign");
+    run.tests = Some(vec![add.to_string(), sign.to_string(), "runner_cases::tests::adds".to_string()]);
+    run.env = vec![("CARVE_TRACE_DIR".into(), trace_dir.display().to_string())];
+    let result = carve_languages::run_tests(&run).unwrap();
+    assert_eq!(result.status(add), TestStatus::Passed, "{:?}", result.statuses);
+    assert_eq!(result.status(sign), TestStatus::Passed);
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    let hits = |id: &str| {
+        trace.test(id).map(|t| t.hits.clone()).unwrap_or_else(|| panic!("no record for {id}: {:?}", trace.tests.keys()))
+    };
+    assert!(hits(add).contains("src/lib.rs::add"), "{:?}", hits(add));
+    assert!(!hits(add).contains("src/lib.rs::sign"), "{:?}", hits(add));
+    assert!(hits(sign).contains("src/lib.rs::sign"), "{:?}", hits(sign));
+    // The doctest's own code is not probed: the first call comes from outside.
+    assert!(trace.test(add).unwrap().edges.contains(&edge("<external>", "src/lib.rs::add")));
+    assert!(trace.test("runner_cases::tests::adds").is_some());
+}

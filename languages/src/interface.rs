@@ -153,6 +153,12 @@ pub trait LanguageSupport: Sync {
     /// is asked (see `crate::test_definitions`), with [`LanguageSupport::test_base`].
     fn test_definitions(&self, root: &Path, index: &DefinitionIndex, test: &str)
     -> Option<Result<Vec<NodeId>, String>>;
+    /// The file a test id's test lives in when no definition in the index is that test —
+    /// a Rust `#[test]` written by a `macro_rules!` invocation lives in its target's root
+    /// file (`itoa::test::test_u64_0` → `tests/test.rs`) — or `None`.
+    fn test_source_file(&self, _root: &Path, _index: &DefinitionIndex, _test: &str) -> Option<String> {
+        None
+    }
     /// The qualified-name part of a file-form id's rest without its parameters or subtests
     /// (`test[1]` → `test`, Go `TestX/sub` → `TestX`).
     fn test_base<'t>(&self, rest: &'t str) -> &'t str {

@@ -56,10 +56,20 @@ pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
     for_command(command).harness_id(command, id)
 }
 
-/// Detect the test set-up of every language the repository's own files show, in
-/// `Language::ALL` order. Empty when nothing is recognised.
+/// Detect the test set-up of every language the repository's own files show: those found
+/// by a project manifest at the root first, then those found by loose source files only
+/// (`scripts/*.py` beside a `Cargo.toml`), each part in `Language::ALL` order. Empty when
+/// nothing is recognised.
 pub fn detect(repo: &Path) -> Vec<Detection> {
-    families().flat_map(|s| s.detect(repo)).collect()
+    let mut found: Vec<Detection> = families().flat_map(|s| s.detect(repo)).collect();
+    found.sort_by_key(|d| !d.manifest);
+    found
+}
+
+/// The file a test id's test lives in when no indexed definition is that test (see
+/// [`LanguageSupport::test_source_file`]): a test a macro writes.
+pub fn test_source_file(root: &Path, index: &DefinitionIndex, test: &str) -> Option<String> {
+    families().find_map(|s| s.test_source_file(root, index, test))
 }
 
 /// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test

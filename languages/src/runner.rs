@@ -98,6 +98,10 @@ pub struct Detection {
     pub setup: Option<String>,
     /// One line per decision: what was found and what was chosen.
     pub reasons: Vec<String>,
+    /// Found by the project's own manifest at the root (`pyproject.toml`, `package.json`,
+    /// `go.mod`, `Cargo.toml` …) rather than by loose source files only: a manifest
+    /// detection ranks first (a Rust crate with Python scripts is a Rust project).
+    pub manifest: bool,
 }
 
 /// The package manager that installs the project's dependencies (from its lockfile).
@@ -160,7 +164,7 @@ pub enum TestCommand {
         packages: Option<Vec<String>>,
     },
     /// `cargo test --no-fail-fast <args…> -- <test_args…>` at the workspace (or package)
-    /// root; ids `target::module::test`, doctests `crate::doctest::src/lib.rs - f (line 10)`.
+    /// root; ids `target::module::test`, doctests `crate::doctest::src/lib.rs - f` (rustdoc's name without its line).
     Cargo {
         /// Extra cargo flags (e.g. `--features x`).
         #[serde(default)]

@@ -353,8 +353,8 @@ const CARGO_TEST: Case = Case {
         ("helper::tests::doubles", Passed),
         ("one::only_in_one", Passed),
         ("one::shared_name", Passed),
-        ("runner_cases::doctest::src/lib.rs - add (line 8)", Passed),
-        ("runner_cases::doctest::src/lib.rs - sign (line 17)", Passed),
+        ("runner_cases::doctest::src/lib.rs - add", Passed),
+        ("runner_cases::doctest::src/lib.rs - sign", Passed),
         ("runner_cases::tests::adds", Passed),
         ("runner_cases::tests::fails", Failed),
         ("runner_cases::tests::flaky", Passed),
@@ -372,7 +372,7 @@ const CARGO_TEST: Case = Case {
     requested: &[
         "two::shared_name",
         "runner_cases::tests::nested",
-        "runner_cases::doctest::src/lib.rs - add (line 8)",
+        "runner_cases::doctest::src/lib.rs - add",
         "runner_cases::tests::ignored",
         "helper::tests::doubles",
         "runner_cases::tests::nope",
@@ -380,7 +380,7 @@ const CARGO_TEST: Case = Case {
     // A module stands for the tests in it: it gets no status of its own.
     reported: &[
         ("helper::tests::doubles", Passed),
-        ("runner_cases::doctest::src/lib.rs - add (line 8)", Passed),
+        ("runner_cases::doctest::src/lib.rs - add", Passed),
         ("runner_cases::tests::ignored", Skipped),
         ("runner_cases::tests::nested::deeper::deep", Passed),
         ("runner_cases::tests::nope", Missing),

@@ -163,7 +163,7 @@ pub fn test_definition_file(repo: &Path, index: &DefinitionIndex, id: &str) -> S
     {
         return def.path.clone();
     }
-    file.to_string()
+    carve_languages::test_source_file(repo, index, id).unwrap_or_else(|| file.to_string())
 }
 
 /// Without a carve.toml the detected settings are used; say which, on stderr, once.

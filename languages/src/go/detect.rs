@@ -23,7 +23,13 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         reasons.push("warning: `go` is not on PATH; install Go before `carve baseline`".to_string());
     }
     let command = TestCommand::GoTest { args: Vec::new(), packages: None };
-    Some(Detection { language: Language::Go, command, setup: Some(super::runner::SETUP.to_string()), reasons })
+    Some(Detection {
+        language: Language::Go,
+        command,
+        setup: Some(super::runner::SETUP.to_string()),
+        reasons,
+        manifest: true,
+    })
 }
 
 #[cfg(test)]

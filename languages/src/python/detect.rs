@@ -29,7 +29,9 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         None
     };
     reasons.push("runner = pytest (carve drives pytest for Python; unittest suites run under it too)".to_string());
-    Some(Detection { language: Language::Python, command: TestCommand::pytest(python, Vec::new()), setup, reasons })
+    let manifest = !found.is_empty();
+    let command = TestCommand::pytest(python, Vec::new());
+    Some(Detection { language: Language::Python, command, setup, reasons, manifest })
 }
 
 fn has_python_files(repo: &Path) -> bool {

@@ -1,5 +1,8 @@
-//! The build check after masking: `cargo check --all-targets` in the masked tree, with
-//! `CARGO_TARGET_DIR` outside it so the tree stays exactly what carve wrote.
+//! The build check after masking: `cargo check --bins --tests --examples` in the masked
+//! tree — the targets `cargo test` builds, each as it builds them (not `--all-targets`:
+//! benchmarks are not built by `cargo test`, and many crates' benches need nightly, e.g.
+//! servo/rust-smallvec's `#![feature(test)]`, so the original would fail the check too) —
+//! with `CARGO_TARGET_DIR` outside the tree so it stays exactly what carve wrote.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +18,10 @@ pub fn target_dir_for(root: &Path) -> PathBuf {
     std::env::temp_dir().join(format!("carve-cargo-check-{}", &digest[..16]))
 }
 
-/// Run `cargo check --all-targets --offline --quiet` in `root` (the masked tree; its own
+/// The build check's command after `cargo`.
+pub const CHECK: &[&str] = &["check", "--bins", "--tests", "--examples"];
+
+/// Run `cargo check --bins --tests --examples --offline --quiet` in `root` (the masked tree; its own
 /// `Cargo.toml` decides the workspace). `Ok` when it builds; otherwise the compiler output.
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     if !root.join("Cargo.toml").is_file() {
@@ -28,7 +34,8 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
         });
     }
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["check", "--all-targets", "--offline", "--quiet", "--message-format", "short"])
+        .args(CHECK)
+        .args(["--offline", "--quiet", "--message-format", "short"])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", target_dir_for(root))
         .env_remove("RUSTFLAGS")
@@ -46,7 +53,7 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     let mut output = String::from_utf8_lossy(&out.stderr).into_owned();
     output.push_str(&String::from_utf8_lossy(&out.stdout));
     Err(BuildCheckError::Failed {
-        command: "cargo check --all-targets".to_string(),
+        command: format!("cargo {}", CHECK.join(" ")),
         root: root.to_path_buf(),
         detail: format!(" (exit status {}); the masking left code that does not compile", out.status),
         output,
@@ -108,6 +115,35 @@ pub fn error_locations(root: &Path, output: &str) -> Vec<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// servo/rust-smallvec: `benches/bench.rs` starts with `#![feature(test)]`, so every
+    /// masked state failed `cargo check --all-targets` on stable — as the original does.
+    /// The check builds what `cargo test` builds; a broken test file still fails it.
+    #[test]
+    #[carve_testutil::needs("cargo")]
+    fn a_nightly_only_bench_does_not_fail_the_check_but_a_test_does() {
+        let d = tempfile::tempdir().unwrap();
+        let write = |p: &str, t: &str| {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        };
+        write("Cargo.toml", "[package]\nname = \"sv\"\nversion = \"0.1.0\"\nedition = \"2018\"\n\n[workspace]\n");
+        write("Cargo.lock", "version = 3\n\n[[package]]\nname = \"sv\"\nversion = \"0.1.0\"\n");
+        write("src/lib.rs", "pub fn one() -> u8 {\n    1\n}\n");
+        write(
+            "benches/bench.rs",
+            "#![feature(test)]\nextern crate test;\n\n#[bench]\nfn b(_: &mut test::Bencher) {}\n",
+        );
+        write("tests/t.rs", "#[test]\nfn t() {\n    assert_eq!(sv::one(), 1);\n}\n");
+        let checked = build_check(d.path());
+        let _ = std::fs::remove_dir_all(target_dir_for(d.path()));
+        assert!(checked.is_ok(), "{checked:?}");
+        write("tests/t.rs", "#[test]\nfn t() {\n    assert_eq!(sv::two(), 2);\n}\n");
+        let err = build_check(d.path()).unwrap_err().to_string();
+        let _ = std::fs::remove_dir_all(target_dir_for(d.path()));
+        assert!(err.contains("cargo check --bins --tests --examples"), "{err}");
+    }
 
     /// Captured from `cargo check --all-targets --message-format short` on a copy of
     /// fixtures/rust/geometry with `convert` renamed and a call misspelt (Rust 1.95).

@@ -39,7 +39,7 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         "cargo generate-lockfile && cargo fetch --locked".to_string()
     };
     let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace, nextest };
-    Some(Detection { language: Language::Rust, command, setup: Some(setup), reasons })
+    Some(Detection { language: Language::Rust, command, setup: Some(setup), reasons, manifest: true })
 }
 
 #[cfg(test)]
@@ -66,5 +66,25 @@ mod tests {
         let json = serde_json::to_value(&det.command).unwrap();
         assert_eq!(json["runner"], "cargo");
         assert!(detect(&d.path().join("absent")).is_none());
+    }
+
+    /// unicode-rs/unicode-width: a crate whose `scripts/unicode.py` generates its tables was
+    /// detected as Python (Python comes first in `Language::ALL`). The root manifest decides;
+    /// the loose scripts are still reported, second.
+    #[test]
+    fn the_root_manifest_outranks_loose_python_scripts() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("Cargo.toml"), "[package]\nname = \"w\"\nversion = \"0.1.0\"\n").unwrap();
+        std::fs::create_dir(d.path().join("scripts")).unwrap();
+        std::fs::write(d.path().join("scripts/unicode.py"), "print('tables')\n").unwrap();
+        let found = crate::registry::detect(d.path());
+        let langs: Vec<Language> = found.iter().map(|f| f.language).collect();
+        assert_eq!(langs, [Language::Rust, Language::Python], "{found:?}");
+        assert!(found[0].manifest && !found[1].manifest);
+        // A Python manifest beside Cargo.toml (a PyO3 project) keeps both as manifests, in
+        // `Language::ALL` order: the user picks with `language` in carve.toml.
+        std::fs::write(d.path().join("pyproject.toml"), "[project]\nname = \"w\"\n").unwrap();
+        let langs: Vec<Language> = crate::registry::detect(d.path()).iter().map(|f| f.language).collect();
+        assert_eq!(langs, [Language::Python, Language::Rust]);
     }
 }

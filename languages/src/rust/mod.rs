@@ -57,7 +57,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     family: &[Language::Rust],
     name: "rust",
     extensions: &["rs"],
-    build_check: "cargo check --all-targets",
+    build_check: "cargo check --bins --tests --examples",
 };
 
 impl LanguageSupport for Rust {
@@ -122,6 +122,9 @@ impl LanguageSupport for Rust {
     ) -> Option<Result<Vec<NodeId>, String>> {
         let rust = index.files.values().any(|f| f.language == Language::Rust);
         (rust && test.contains("::")).then(|| runner::test_ids::cargo_test(root, index, test))
+    }
+    fn test_source_file(&self, root: &Path, index: &DefinitionIndex, test: &str) -> Option<String> {
+        runner::test_ids::macro_test_file(root, index, test)
     }
     fn contract_syntax(&self) -> &'static ContractSyntax {
         &SYNTAX

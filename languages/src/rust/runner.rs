@@ -1,6 +1,7 @@
 //! The `cargo test` runner: ids `target::module::test` (the library by its crate name,
 //! other targets by their own name — see `targets`), doctests
-//! `crate::doctest::src/lib.rs - f (line 10)`, statuses from libtest's output per binary.
+//! `crate::doctest::src/lib.rs - f` (rustdoc's name without its line, which masking
+//! moves — see `doctest_ids`), statuses from libtest's output per binary.
 //!
 //! A run asks `cargo metadata --no-deps` for the workspace's targets, then lists the tests
 //! with `cargo test --no-fail-fast -- --list --format terse` (which also builds them; a
@@ -23,6 +24,7 @@
 //! JUnit report (see `nextest`); the ids stay the same.
 
 mod broken;
+mod doctest_ids;
 pub mod harness;
 mod libtest;
 mod nextest;
@@ -34,6 +36,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+use doctest_ids::DoctestIds;
 use libtest::LibtestReader;
 use targets::{Workspace, split_id};
 
@@ -49,9 +52,12 @@ pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {
     let work = WorkDir::create(req, "cargo")?;
     let result = (|| {
         let suite = Suite::list(req, &work, Instant::now() + req.timeout)?;
-        attempts::run_with_reruns(req, |selection, deadline, number| {
-            suite.attempt(req, &work, selection, deadline, number)
-        })
+        let raw = suite.doctest_ids.raw_request(req);
+        let mut result = attempts::run_with_reruns(&raw, |selection, deadline, number| {
+            suite.attempt(&raw, &work, selection, deadline, number)
+        })?;
+        suite.doctest_ids.stabilize(&mut result);
+        Ok(result)
     })();
     work.remove();
     let mut result = result?;
@@ -65,8 +71,9 @@ pub fn collect(req: &RunRequest) -> Result<Collection, RunnerError> {
     let suite = Suite::list(req, &work, Instant::now() + req.timeout);
     work.remove();
     let suite = suite?;
+    let raw = suite.doctest_ids.raw_request(req);
     Ok(Collection {
-        ids: suite.units(req.tests.as_deref()).into_iter().collect(),
+        ids: suite.units(raw.tests.as_deref()).into_iter().map(|t| suite.doctest_ids.stable(&t).to_string()).collect(),
         collection_errors: suite.broken.clone(),
         command_line: suite.command_line,
     })
@@ -123,8 +130,10 @@ type Group<'a> = (BTreeSet<Vec<String>>, BTreeSet<&'a str>, bool, bool);
 
 struct Suite {
     ws: Workspace,
-    /// Every test `--list` printed, in order.
+    /// Every test `--list` printed, in order (doctests by rustdoc's names).
     listed: Vec<TestId>,
+    /// carve's doctest ids for rustdoc's names.
+    doctest_ids: DoctestIds,
     /// Targets that do not compile (label → compiler output): left out of every run.
     broken: BTreeMap<String, String>,
     command_line: String,
@@ -154,7 +163,8 @@ impl Suite {
         })?;
 
         let listing = broken::list_tests(req, work, &ws, deadline)?;
-        Ok(Suite { ws, listed: listing.tests, broken: listing.broken, command_line: listing.command_line })
+        let doctest_ids = DoctestIds::of(&listing.tests);
+        Ok(Suite { ws, listed: listing.tests, doctest_ids, broken: listing.broken, command_line: listing.command_line })
     }
 
     /// The listed tests a selection stands for (all of them without one).
@@ -254,6 +264,15 @@ impl Suite {
         out
     }
 
+    /// In a traced run (`CARVE_TRACE_DIR` set), the listed doctests, `rustdoc's id<TAB>carve's
+    /// id` a line: a doctest process is not a libtest thread, and the runtime picks its own
+    /// id from this list by the file and line rustdoc names the doctest's `main` after.
+    fn doctests_for_the_shim(&self, req: &RunRequest) -> Option<String> {
+        req.env.iter().any(|(k, _)| k == "CARVE_TRACE_DIR").then_some(())?;
+        let list = self.doctest_ids.for_the_runtime();
+        (!list.is_empty()).then_some(list)
+    }
+
     fn attempt(
         &self,
         req: &RunRequest,
@@ -283,8 +302,17 @@ impl Suite {
             args.splice(at..at, extra);
         }
         let command_line = arg_lists.first().map_or_else(|| display(&suite_args(&req.command)), |a| display(a));
-        let steps_: Vec<Step> =
-            arg_lists.iter().map(|a| Step { cmd: cargo_command(req, work, a), command_line: display(a) }).collect();
+        let doctests = self.doctests_for_the_shim(req);
+        let steps_: Vec<Step> = arg_lists
+            .iter()
+            .map(|a| {
+                let mut cmd = cargo_command(req, work, a);
+                if let Some(list) = &doctests {
+                    cmd.env(DOCTESTS_ENV, list);
+                }
+                Step { cmd, command_line: display(a) }
+            })
+            .collect();
         let mut reader = LibtestReader::new(&self.ws);
         let limits = Limits::tests(deadline, req.test_timeout);
         let (nextest_results, nextest_ended, nextest_line) = if nextest {
@@ -339,6 +367,10 @@ impl Suite {
         })
     }
 }
+
+/// The variable that hands a traced run's doctest ids to the runtime (see
+/// `shims/rust/carve_probe`).
+pub const DOCTESTS_ENV: &str = "CARVE_DOCTESTS";
 
 /// `--test-threads=1` unless the command's own test arguments set the thread count (libtest
 /// refuses the option twice); with more threads a hang is blamed on no test in particular.

@@ -113,7 +113,7 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
         Kind::Jest => TestCommand::Jest { package_manager, args },
         Kind::NodeTest => TestCommand::NodeTest { package_manager, args },
     };
-    Ok(Some(Detection { language, command, setup, reasons }))
+    Ok(Some(Detection { language, command, setup, reasons, manifest: true }))
 }
 
 /// The project's test set-up; `None` when there is no `package.json` or no runner could be

@@ -110,3 +110,78 @@ pub fn cargo_test(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Ve
         )),
     }
 }
+
+/// The file of a cargo test id that no indexed `#[test]` function is: a test a
+/// `macro_rules!` invocation writes (`test! { test_u64_0(0u64, "0") … }` in itoa's
+/// `tests/test.rs`) is in the test file of its target whose module path is the id's
+/// module path (`test::test_u64_0` → `tests/test.rs`; `t::m::x` → `tests/t/m.rs`). Only
+/// integration-test files (`tests/…`, test files whose tests all belong to them) are
+/// named; a macro test inside `src/` is left to the caller, as is an id several files
+/// could hold.
+pub fn macro_test_file(root: &Path, index: &DefinitionIndex, test: &str) -> Option<String> {
+    let (label, name) = test.split_once("::")?;
+    if name == "doctest" || name.starts_with("doctest::") || cargo_test(root, index, test).is_ok() {
+        return None;
+    }
+    let base = label.split('(').next().unwrap_or(label);
+    let module: Vec<&str> = name.split("::").collect();
+    let module = &module[..module.len() - 1];
+    let files: Vec<&str> = index
+        .files
+        .values()
+        .filter(|f| f.language == Language::Rust && f.is_test)
+        .filter(|f| {
+            let place = rust_place(&f.path);
+            place.target.as_deref() == Some(base) && place.module == module
+        })
+        .map(|f| f.path.as_str())
+        .collect();
+    match files.as_slice() {
+        [one] if one.split('/').any(|d| d == "tests") => Some(one.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of dtolnay/itoa: the integration test binary is named `test` and most of
+    /// its tests are written by a `macro_rules!` invocation, so the index has no function
+    /// `test_u64_0`; carve read the label `test` as the test's file and the candidate
+    /// named no file at all.
+    fn itoa_like() -> DefinitionIndex {
+        let src = |p: &str, t: &str| (p.to_string(), t.as_bytes().to_vec());
+        DefinitionIndex::from_sources(&[
+            src("Cargo.toml", "[package]\nname = \"itoa\"\nversion = \"1.0.0\"\n"),
+            src("src/lib.rs", "pub fn format(n: u64) -> String { n.to_string() }\n"),
+            src(
+                "tests/test.rs",
+                "macro_rules! test {\n    ($($name:ident($v:expr, $e:expr))*) => {\n        $(#[test]\n        \
+                 fn $name() { assert_eq!(itoa::format($v), $e); })*\n    }\n}\n\ntest! {\n    test_u64_0(0u64, \"0\")\n}\n\n\
+                 #[test]\nfn test_max_str_len() {}\n\nmod inner {\n    #[test]\n    fn plain() {}\n}\n",
+            ),
+            src("tests/other/main.rs", "mod m;\n"),
+            src("tests/other/m.rs", "#[test]\nfn written_by_hand() {}\n"),
+        ])
+    }
+
+    #[test]
+    fn a_macro_written_test_lives_in_its_targets_file() {
+        let index = itoa_like();
+        let root = Path::new("/nonexistent");
+        assert_eq!(macro_test_file(root, &index, "test::test_u64_0").as_deref(), Some("tests/test.rs"));
+        // A test the index has is the definition's business, not this fallback's.
+        assert!(cargo_test(root, &index, "test::test_max_str_len").is_ok());
+        assert_eq!(macro_test_file(root, &index, "test::test_max_str_len"), None);
+        assert_eq!(macro_test_file(root, &index, "test::inner::plain"), None);
+        // A module path picks the module's file; an unknown target or module names none.
+        assert_eq!(macro_test_file(root, &index, "other::m::generated").as_deref(), Some("tests/other/m.rs"));
+        assert_eq!(macro_test_file(root, &index, "other::generated").as_deref(), Some("tests/other/main.rs"));
+        assert_eq!(macro_test_file(root, &index, "absent::test_u64_0"), None);
+        assert_eq!(macro_test_file(root, &index, "test::nowhere::x"), None);
+        // The library's own tests and doctests are never mapped to a test file.
+        assert_eq!(macro_test_file(root, &index, "itoa::tests::x"), None);
+        assert_eq!(macro_test_file(root, &index, "itoa::doctest::src/lib.rs - format (line 1)"), None);
+    }
+}

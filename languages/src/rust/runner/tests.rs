@@ -45,8 +45,8 @@ fn a_whole_run_reports_every_binary_and_doctest() {
         ("helper::tests::doubles", TestStatus::Passed),
         ("one::only_in_one", TestStatus::Passed),
         ("one::shared_name", TestStatus::Passed),
-        ("runner_cases::doctest::src/lib.rs - add (line 8)", TestStatus::Passed),
-        ("runner_cases::doctest::src/lib.rs - sign (line 17)", TestStatus::Passed),
+        ("runner_cases::doctest::src/lib.rs - add", TestStatus::Passed),
+        ("runner_cases::doctest::src/lib.rs - sign", TestStatus::Passed),
         ("runner_cases::tests::adds", TestStatus::Passed),
         ("runner_cases::tests::fails", TestStatus::Failed),
         ("runner_cases::tests::flaky", TestStatus::Passed),
@@ -79,7 +79,7 @@ fn a_selection_runs_exactly_the_requested_tests_per_binary() {
     let wanted = [
         "two::shared_name",
         "runner_cases::tests::sign_cases",
-        "runner_cases::doctest::src/lib.rs - sign (line 17)",
+        "runner_cases::doctest::src/lib.rs - sign",
         "runner_cases::tests::absent",
         "nowhere::x",
     ];
@@ -89,7 +89,7 @@ fn a_selection_runs_exactly_the_requested_tests_per_binary() {
         statuses(&r),
         vec![
             ("nowhere::x", TestStatus::Missing),
-            ("runner_cases::doctest::src/lib.rs - sign (line 17)", TestStatus::Passed),
+            ("runner_cases::doctest::src/lib.rs - sign", TestStatus::Passed),
             ("runner_cases::tests::absent", TestStatus::Missing),
             ("runner_cases::tests::sign_cases::negative", TestStatus::Passed),
             ("runner_cases::tests::sign_cases::positive", TestStatus::Passed),
@@ -99,9 +99,10 @@ fn a_selection_runs_exactly_the_requested_tests_per_binary() {
         ]
     );
     let work = WorkDir::create(&req, "t").unwrap();
-    let runs = Suite::list(&req, &work, Instant::now() + req.timeout)
-        .unwrap()
-        .selection_args(&req, &req.tests.clone().unwrap());
+    let suite = Suite::list(&req, &work, Instant::now() + req.timeout).unwrap();
+    // Inside a run, doctests go by rustdoc's names (`… - sign (line 17)`).
+    let raw = suite.doctest_ids.raw_request(&req);
+    let runs = suite.selection_args(&raw, &raw.tests.clone().unwrap());
     work.remove();
     let lines: Vec<String> = runs.iter().map(|a| display(a)).collect();
     assert_eq!(
@@ -140,7 +141,7 @@ fn a_target_that_does_not_compile_costs_only_its_own_tests() {
     let r = run(&c.request(None)).unwrap();
     assert_eq!(r.status("one::shared_name"), TestStatus::Passed);
     assert_eq!(r.status("runner_cases::tests::adds"), TestStatus::Passed);
-    assert_eq!(r.status("runner_cases::doctest::src/lib.rs - add (line 8)"), TestStatus::Passed);
+    assert_eq!(r.status("runner_cases::doctest::src/lib.rs - add"), TestStatus::Passed);
     assert_eq!(r.status("helper::tests::doubles"), TestStatus::Passed);
     assert!(!r.statuses.keys().any(|id| id.starts_with("two::")), "{:?}", r.statuses.keys());
     let message = &r.collection_errors["two"];
@@ -196,11 +197,8 @@ fn nextest_reports_what_cargo_test_reports() {
     assert!(!c.root.path().join("target").exists(), "nextest wrote its store into the tree");
 
     // Selection and a hang: nextest kills the test after the per-test timeout.
-    let mut req = c.request(Some(&[
-        "runner_cases::tests::hangs",
-        "two::shared_name",
-        "runner_cases::doctest::src/lib.rs - add (line 8)",
-    ]));
+    let mut req =
+        c.request(Some(&["runner_cases::tests::hangs", "two::shared_name", "runner_cases::doctest::src/lib.rs - add"]));
     req.command = TestCommand::Cargo { args: vec![], test_args: vec![], workspace: true, nextest: true };
     req.env.push(("CARVE_FIXTURE_HANG".into(), "1".into()));
     req.test_timeout = Duration::from_secs(3);
@@ -208,7 +206,7 @@ fn nextest_reports_what_cargo_test_reports() {
     assert_eq!(
         statuses(&r),
         vec![
-            ("runner_cases::doctest::src/lib.rs - add (line 8)", TestStatus::Passed),
+            ("runner_cases::doctest::src/lib.rs - add", TestStatus::Passed),
             ("runner_cases::tests::hangs", TestStatus::Timeout),
             ("two::shared_name", TestStatus::Passed),
         ]

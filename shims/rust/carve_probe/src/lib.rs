@@ -21,7 +21,8 @@
 //! probe reads its name once and keeps one slot (stack, counts, record) for its life: the
 //! hot path touches one thread-local per call. A thread with no name (spawned by a test) or
 //! named `main` records under the test whose thread last started (carve runs tests one at
-//! a time); a doctest process not run under libtest records nothing. Test ids are
+//! a time); a doctest process (not a libtest thread) records under the id it finds for
+//! itself (see `doctest_id`), or nothing. Test ids are
 //! `<label>::<thread name>`, `label` being carve's name for the running test binary's target
 //! (read from the executable's name), or `<lib>::doctest::<name>` in a doctest binary.
 //! A test thread's record is written when the thread exits; what is left (spawned threads
@@ -240,10 +241,17 @@ fn new_slot() -> *const Slot {
     let (label, doctest) = binary_label();
     let (test, named) = match name {
         Some(n) if n != "main" => {
-            let id = if doctest { format!("{label}::doctest::{n}") } else { format!("{label}::{n}") };
+            let id = if doctest { stable_doctest_id(format!("{label}::doctest::{n}")) } else { format!("{label}::{n}") };
             (id, true)
         }
-        _ if doctest => (String::new(), false),
+        _ if doctest => {
+            let id = doctest_id(&label).unwrap_or_default();
+            if !id.is_empty() {
+                // Threads the doctest spawns record under it too.
+                *lock(&CURRENT) = Some(id.clone());
+            }
+            (id, false)
+        }
         _ => (lock(&CURRENT).clone().unwrap_or_else(|| IMPORT.to_string()), false),
     };
     if named {
@@ -291,6 +299,47 @@ fn configure() {
     }
 }
 
+/// The id of the doctest this process runs (`<lib>::doctest::<path> - <item>`):
+/// rustdoc runs each doctest as a program of its own (edition < 2024), whose `main` calls
+/// `_doctest_main_<path, every non-alphanumeric as _>_<line>_<n>`; that frame, read once
+/// from a backtrace on the process's first probe, picks the id from the list carve's runner
+/// hands over in `CARVE_DOCTESTS`. `None` (nothing recorded) when the doctest writes its
+/// own `fn main`, when a spawned thread probes first, or when no listed id matches. Lines
+/// of the list are `rustdoc's id<TAB>carve's id`.
+#[cold]
+fn doctest_id(lib: &str) -> Option<String> {
+    let list = std::env::var("CARVE_DOCTESTS").ok()?;
+    let trace = std::backtrace::Backtrace::force_capture().to_string();
+    let at = trace.find("_doctest_main_")? + "_doctest_main_".len();
+    let symbol = trace[at..].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next()?;
+    let mut parts = symbol.rsplitn(3, '_');
+    let (_n, line, path) = (parts.next()?, parts.next()?, parts.next()?);
+    let prefix = format!("{lib}::doctest::");
+    let wanted_line = format!("(line {line})");
+    // `rustdoc's id<TAB>carve's id` a line.
+    list.lines()
+        .map(|l| l.split_once('\t').unwrap_or((l, l)))
+        .find(|(id, _)| {
+            let name = match id.strip_prefix(prefix.as_str()) {
+                Some(n) => n,
+                None => return false,
+            };
+            let file = name.split(" - ").next().unwrap_or("");
+            let mangled: String = file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            mangled == path && name.contains(wanted_line.as_str())
+        })
+        .map(|(_, stable)| stable.to_string())
+}
+
+/// carve's id of a doctest rustdoc runs on a libtest thread (merged doctests, edition
+/// 2024), from the `CARVE_DOCTESTS` list; the name itself when it is not listed.
+#[cold]
+fn stable_doctest_id(raw: String) -> String {
+    let list = std::env::var("CARVE_DOCTESTS").unwrap_or_default();
+    let found = list.lines().find_map(|l| l.split_once('\t').filter(|(r, _)| *r == raw).map(|(_, s)| s.to_string()));
+    found.unwrap_or(raw)
+}
+
 /// carve's label of the running test binary's target, and whether it is a doctest.
 fn binary_label() -> (String, bool) {
     let exe = std::env::current_exe().ok();
@@ -301,7 +350,15 @@ fn binary_label() -> (String, bool) {
         _ => stem.clone(),
     };
     if name == "rust_out" || std::env::var_os("UNSTABLE_RUSTDOC_TEST_PATH").is_some() {
-        let lib = LIBS.first().map(|l| l.to_string()).unwrap_or(name);
+        // The library under doctest: cargo's variables reach rustdoc's doctest processes
+        // (a workspace has several libraries; the first is only the fallback).
+        let lib = ["CARGO_CRATE_NAME", "CARGO_PKG_NAME"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .map(|n| n.replace('-', "_"))
+            .find_map(|n| LIBS.iter().find(|l| **l == n).map(|l| l.to_string()))
+            .or_else(|| LIBS.first().map(|l| l.to_string()))
+            .unwrap_or(name);
         return (lib, true);
     }
     let label = LABELS.iter().find(|(c, _)| *c == name).map(|(_, l)| l.to_string()).unwrap_or(name);
