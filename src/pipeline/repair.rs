@@ -71,6 +71,87 @@ pub fn named_definitions(
     named.iter().map(|d| d.id.clone()).collect()
 }
 
+/// The extracted definitions a load error names (see
+/// `LanguageSupport::load_error_names`): those called `name`, on the class or module
+/// `owner` when the error says where it was looked up (a method's class, a file's stem or
+/// package folder), else any of that name. Each comes with its extracted ancestors (a kept
+/// method keeps its class) and the extracted definitions nested in it (part of its body).
+pub fn definitions_named_in_error(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    names: &[carve_languages::NamedInError],
+) -> BTreeSet<NodeId> {
+    let owner_matches = |d: &carve_languages::Definition, owner: &str| {
+        let parent = d.parent.as_deref().and_then(|p| index.get(p)).map(|p| p.name.as_str());
+        let file = d.path.rsplit('/').next().unwrap_or(&d.path);
+        let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+        let folder = d.path.rsplit('/').nth(1);
+        parent == Some(owner) || stem == owner || (folder == Some(owner) && stem.starts_with("__init__"))
+    };
+    let mut out = BTreeSet::new();
+    for n in names {
+        let of_name: Vec<&carve_languages::Definition> =
+            extracted.iter().filter_map(|id| index.get(id)).filter(|d| d.name == n.name).collect();
+        let owned: Vec<&&carve_languages::Definition> =
+            of_name.iter().filter(|d| n.owner.as_deref().is_some_and(|o| owner_matches(d, o))).collect();
+        let chosen: Vec<&carve_languages::Definition> =
+            if owned.is_empty() { of_name.clone() } else { owned.into_iter().copied().collect() };
+        for d in chosen {
+            let mut cur = Some(d.id.clone());
+            while let Some(id) = cur.filter(|id| extracted.contains(id)) {
+                cur = index.get(&id).and_then(|d| d.parent.clone());
+                out.insert(id);
+            }
+            out.extend(extracted.iter().filter(|e| is_nested_in(index, e, &d.id)).cloned());
+        }
+    }
+    out
+}
+
+/// Load repair (a round of `carve tasks`): when the masked state fails tests that had to
+/// pass there with errors that name extracted definitions (a module that no longer loads,
+/// a P2P test that calls what was deleted), those definitions, found by the language
+/// (`LanguageSupport::load_error_names`), are kept. `None` when the masked state passed or
+/// no message names an extracted definition.
+pub fn load_repair(
+    session: &super::Session,
+    extracted: &BTreeSet<NodeId>,
+    validation: &super::validate::Validation,
+    round: usize,
+) -> Option<super::classify::LoadRepair> {
+    use super::classify::{KeptToLoad, LoadRepair};
+    let masked = validation.states.iter().find(|s| s.state == "masked" && !s.ok)?;
+    let mut moved: std::collections::BTreeMap<NodeId, KeptToLoad> = std::collections::BTreeMap::new();
+    for (test, message) in &masked.messages {
+        let file = super::test_file(test);
+        let language = session.index.files.get(file).map(|f| f.language);
+        let names: Vec<carve_languages::NamedInError> = match language {
+            Some(l) => carve_languages::support(l).load_error_names(message),
+            None => carve_languages::families().flat_map(|s| s.load_error_names(message)).collect(),
+        };
+        for id in definitions_named_in_error(&session.index, extracted, &names) {
+            moved.entry(id.clone()).or_insert_with(|| KeptToLoad {
+                id,
+                found_by: test.clone(),
+                message: message.clone(),
+            });
+        }
+    }
+    (!moved.is_empty()).then(|| LoadRepair { round, moved: moved.into_values().collect() })
+}
+
+/// Whether `id` is nested (at any depth) in `ancestor`.
+pub fn is_nested_in(index: &DefinitionIndex, id: &str, ancestor: &str) -> bool {
+    let mut cur = index.get(id).and_then(|d| d.parent.clone());
+    while let Some(p) = cur {
+        if p == ancestor {
+            return true;
+        }
+        cur = index.get(&p).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
 /// The message of a location: the rest of the first output line that names
 /// `file_name:line` (`shape.go:11:19: cannot use …` → `cannot use …`), else the first
 /// non-empty line of the output.

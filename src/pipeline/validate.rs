@@ -34,6 +34,10 @@ pub struct StateResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
     pub statuses: BTreeMap<TestId, TestStatus>,
+    /// The runner's message of each test that had to pass and did not (the load repair
+    /// of `carve tasks` reads the definitions they name).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub messages: BTreeMap<TestId, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -147,6 +151,7 @@ pub fn baseline_state(baseline: &Baseline, f2p: &BTreeSet<TestId>, p2p: &BTreeSe
         ok: problems.is_empty(),
         problems,
         statuses,
+        messages: BTreeMap::new(),
     }
 }
 
@@ -165,12 +170,16 @@ pub fn run_state(
     let result = run_tests(session, tree, Some(tests.iter().cloned().collect()), &RunExtras::default(), scratch)?;
     let mut statuses = BTreeMap::new();
     let mut problems = Vec::new();
+    let mut messages = BTreeMap::new();
     for t in tests {
         let status = result.statuses.get(t).map(|o| o.status).unwrap_or(TestStatus::Missing);
         statuses.insert(t.clone(), status);
         if must_pass && status != TestStatus::Passed {
             let msg = result.statuses.get(t).and_then(|o| o.message.clone()).unwrap_or_default();
             problems.push(format!("{t} is {status:?}, expected passed {msg}").trim_end().to_string());
+            if !msg.is_empty() {
+                messages.insert(t.clone(), msg);
+            }
         }
     }
     let expect;
@@ -189,7 +198,7 @@ pub fn run_state(
             ));
         }
     }
-    Ok(StateResult { state: state.into(), expect, ok: problems.is_empty(), problems, statuses })
+    Ok(StateResult { state: state.into(), expect, ok: problems.is_empty(), problems, statuses, messages })
 }
 
 /// A fresh copy of `src` at `dest` with patches applied in order.
