@@ -75,7 +75,8 @@ pub fn named_definitions(
 /// `LanguageSupport::load_error_names`): those called `name`, on the class or module
 /// `owner` when the error says where it was looked up (a method's class, a file's stem or
 /// package folder), else any of that name. Each comes with its extracted ancestors (a kept
-/// method keeps its class) and the extracted definitions nested in it (part of its body).
+/// method keeps its class) and, for a function, the extracted definitions nested in it
+/// (part of its body); a kept class's extracted members stay extracted.
 pub fn definitions_named_in_error(
     index: &DefinitionIndex,
     extracted: &BTreeSet<NodeId>,
@@ -102,7 +103,11 @@ pub fn definitions_named_in_error(
                 cur = index.get(&id).and_then(|d| d.parent.clone());
                 out.insert(id);
             }
-            out.extend(extracted.iter().filter(|e| is_nested_in(index, e, &d.id)).cloned());
+            // A function's nested definitions are part of its body; a type's members can
+            // still go on their own (a later round keeps one that is needed too).
+            if matches!(d.kind, carve_languages::DefinitionKind::Function | carve_languages::DefinitionKind::Method) {
+                out.extend(extracted.iter().filter(|e| is_nested_in(index, e, &d.id)).cloned());
+            }
         }
     }
     out
@@ -234,6 +239,50 @@ mod tests {
         // Nothing extracted is named: nothing to repair.
         let got = named_definitions(&index, &extracted, "cmd/main.go", 3, "\"fmt\" imported and not used", "");
         assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn a_load_error_names_the_extracted_definition_of_that_name_on_its_owner_with_its_class() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("pkg/__init__.py", ""),
+            (
+                "pkg/echo.py",
+                "class Echo:\n    def say(self):\n        return 1\n\n    def twice(self):\n        return 2\n\n\n\
+                 def repeat(t):\n    return t\n",
+            ),
+            ("pkg/other.py", "def repeat(t):\n    return t\n\n\ndef say():\n    return 0\n"),
+        ];
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let extracted: BTreeSet<NodeId> = [
+            "pkg/echo.py::Echo",
+            "pkg/echo.py::Echo.say",
+            "pkg/echo.py::Echo.twice",
+            "pkg/echo.py::repeat",
+            "pkg/other.py::repeat",
+            "pkg/other.py::say",
+        ]
+        .map(String::from)
+        .into();
+        let named = |name: &str, owner: Option<&str>| {
+            let n = carve_languages::NamedInError { name: name.into(), owner: owner.map(String::from) };
+            definitions_named_in_error(&index, &extracted, &[n])
+        };
+        let ids = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<BTreeSet<NodeId>>();
+        // `module 'pkg.echo' has no attribute 'repeat'`: the one of that module.
+        assert_eq!(named("repeat", Some("echo")), ids(&["pkg/echo.py::repeat"]));
+        // `'Echo' object has no attribute 'say'`: the method, and its class with it.
+        assert_eq!(named("say", Some("Echo")), ids(&["pkg/echo.py::Echo", "pkg/echo.py::Echo.say"]));
+        // `name 'repeat' is not defined`: every extracted `repeat`.
+        assert_eq!(named("repeat", None), ids(&["pkg/echo.py::repeat", "pkg/other.py::repeat"]));
+        // A kept class's members stay extracted (they can go on their own).
+        assert_eq!(named("Echo", None), ids(&["pkg/echo.py::Echo"]));
+        assert!(named("missing", None).is_empty());
     }
 
     #[test]
