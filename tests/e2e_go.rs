@@ -76,7 +76,7 @@ fn tasks_restore_the_tree_exactly_beside_a_nested_main_module() {
     let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
     let (repo_s, out_s) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
-    let exp = expected();
+    let exp = expectations("go/shapes");
     let f2p: Vec<String> = strings(exp["features"]["stats"].get("f2p")).into_iter().collect();
     let mut args = vec!["tasks", repo_s, "--out", out_s, "--format", "json", "--level", "1", "--f2p"];
     args.extend(f2p.iter().map(String::as_str));

@@ -61,3 +61,62 @@ fn f2p_tests_of_a_shared_test_file_and_their_helpers_keep_nothing_alive() {
     assert!(String::from_utf8_lossy(&v.stdout).contains("valid"), "{}", String::from_utf8_lossy(&v.stdout));
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }
+
+const ECHO_F2P: [&str; 2] =
+    ["tests/test_echo.py::test_echo_says_it_twice", "tests/test_echo.py::test_repeat_joins_with_spaces"];
+
+/// Repair, not rejection: the override of an abstract method is stubbed (its class has a
+/// module-level instance); the first masked state fails a P2P test with an `AttributeError`
+/// naming `repeat`, so `repeat` remains "needed to load"; the F2P test of `repeat` then
+/// still passes and moves to P2P. Every round is in `audit.json`; the bundle re-checks.
+#[needs("pytest")]
+fn load_errors_of_the_masked_state_are_repaired_and_abstract_overrides_stubbed() {
+    let (_tmp, repo) = fixture_copy("python/voices");
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
+    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
+    args.extend(ECHO_F2P);
+    let o = carve_ok(&args, 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{report:#}");
+    let bundle = out.path().join(tasks[0].as_str().unwrap());
+    let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    assert_eq!(inst["FAIL_TO_PASS"], serde_json::json!([ECHO_F2P[0]]), "{inst:#}");
+    assert_eq!(inst["carve"]["extracted"], serde_json::json!(["voices/echo.py::Echo.say"]), "{inst:#}");
+    let mask = read(&bundle.join("mask.patch"));
+    assert!(mask.contains("+        raise NotImplementedError"), "Echo.say is stubbed:\n{mask}");
+    assert!(!mask.contains("-class Echo") && !mask.contains("-def repeat"), "{mask}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    assert_eq!(audit["moved_to_p2p"], serde_json::json!([ECHO_F2P[1]]), "{audit:#}");
+    let repairs = audit["load_repairs"].as_array().unwrap();
+    assert_eq!(repairs.len(), 1, "{audit:#}");
+    let kept = &repairs[0]["moved"][0];
+    assert_eq!(kept["id"], "voices/echo.py::repeat", "{audit:#}");
+    assert_eq!(kept["found_by"], "tests/test_echo.py::test_the_api_names_stay_importable", "{audit:#}");
+    assert!(kept["message"].as_str().unwrap().contains("has no attribute 'repeat'"), "{audit:#}");
+    let remained = audit["remained"].as_array().unwrap();
+    let repeat = remained.iter().find(|r| r["id"] == "voices/echo.py::repeat").expect("repeat remains");
+    let reasons: Vec<&str> = repeat["reasons"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let needed = "needed to load (found by tests/test_echo.py::test_the_api_names_stay_importable: AttributeError";
+    assert!(reasons.iter().any(|r| r.starts_with(needed)), "{repeat}");
+    recheck_level1(&repo, &bundle, &inst);
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}
+
+/// `voices/__init__.py` does `from .speech import Quiet, whisper` and then `del speech`:
+/// with both names extracted the mask keeps `from . import speech`, so the package loads.
+#[needs("pytest")]
+fn a_package_import_that_loses_every_name_keeps_binding_its_submodule() {
+    let (_tmp, repo) = fixture_copy("python/voices");
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
+    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
+    args.extend(F2P);
+    let o = carve_ok(&args, 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bundle = out.path().join(report["tasks"][0].as_str().expect("one task"));
+    let mask = read(&bundle.join("mask.patch"));
+    assert!(mask.contains("-from .speech import Quiet, whisper\n+from . import speech\n"), "{mask}");
+}

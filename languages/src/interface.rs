@@ -18,6 +18,15 @@ use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, T
 use crate::syntax::ContractSyntax;
 use crate::trace::TraceShim;
 
+/// A definition an error message names: `name`, and the class or module it was looked up
+/// on when the message says (`type object 'C' has no attribute 'm'`: `m` of `C`; for a
+/// module, its last dotted component).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NamedInError {
+    pub name: String,
+    pub owner: Option<String>,
+}
+
 /// A masking planned once for the whole tree (`delete`/`stub` over the whole index); it
 /// then masks the files of its language one by one.
 pub trait Masking: Sync {
@@ -136,6 +145,13 @@ pub trait LanguageSupport: Sync {
     /// Source locations a failed build check names: (path relative to `root`, 1-based line).
     /// Default: none, so the build failure is reported unrepaired.
     fn build_error_locations(&self, _root: &Path, _output: &str) -> Vec<(String, u32)> {
+        Vec::new()
+    }
+    /// The definitions a test's error message names when the masked state fails to load or
+    /// run it (Python: `NameError: name 'x' is not defined`, `cannot import name 'x'`,
+    /// `has no attribute 'x'`, `Can't instantiate abstract class C with abstract method x`).
+    /// Default: none, so such a failure is reported unrepaired.
+    fn load_error_names(&self, _message: &str) -> Vec<NamedInError> {
         Vec::new()
     }
 

@@ -12,9 +12,10 @@ use crate::cli::{Common, EdgeMode, StatementArgs};
 use crate::output::emit;
 use crate::pipeline::TestId;
 use crate::pipeline::baseline::Baseline;
-use crate::pipeline::classify::{self, Feature, audit_report, classify_feature, slug_for};
+use crate::pipeline::classify::{self, Feature, LoadRepair, audit_report, classify_feature, slug_for};
 use crate::pipeline::emit::{Rejected, Task, emit_task, write_dataset};
 use crate::pipeline::extract::{self, removal_of_tests};
+use crate::pipeline::repair::load_repair;
 use crate::pipeline::validate::{Validation, validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
 
@@ -49,37 +50,48 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         let slug = slug_for(&session, &cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
         let (mut cand, mut moved) = (cand, BTreeSet::new());
+        let mut load_repairs: Vec<LoadRepair> = Vec::new();
+        let mut p2p_rounds = 0;
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
-        // stay as P2P tests; the rest is classified, masked and validated again.
-        for round in 0..=MAX_REPAIR_ROUNDS {
+        // stay as P2P tests; definitions a load error of the masked state names remain; the
+        // rest is classified, masked and validated again.
+        loop {
             // `--p2p-files N`: tests outside the N protected files are no P2P tests.
             let unprotected = opts.p2p_files.map(|n| classify::unprotected_tests(&session, &b, &t.trace, &cand, n));
             let excluded: BTreeSet<TestId> =
                 t.shim_failures.iter().chain(unprotected.iter().flatten()).cloned().collect();
-            let mut feature =
-                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter) {
-                    Ok(f) => f,
-                    Err(e) => {
-                        rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
-                        break;
-                    }
-                };
+            let feature = match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter)
+            {
+                Ok(f) => f,
+                Err(e) => {
+                    rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
+                    break;
+                }
+            };
+            let mut feature = feature.with_load_repairs(&load_repairs);
             feature.moved_to_p2p = moved.clone();
             if feature.extracted().is_empty() {
-                rejected.push(Rejected {
-                    feature: slug.clone(),
-                    level: None,
-                    reason: "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".into(),
-                });
+                let reason = if load_repairs.is_empty() {
+                    "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".to_string()
+                } else {
+                    format!(
+                        "nothing to extract: {} load repair round(s) kept every extracted definition ({})",
+                        load_repairs.len(),
+                        load_summary(&load_repairs)
+                    )
+                };
+                rejected.push(Rejected { feature: slug.clone(), level: None, reason });
                 break;
             }
             let unprotected = unprotected.unwrap_or_default();
-            match feature_tasks(&session, &b, &feature, opts, &unprotected, &trace_digest) {
-                Ok(Outcome::Retry(still_passing)) if round < MAX_REPAIR_ROUNDS => {
+            let load_round = (load_repairs.len() < MAX_LOAD_REPAIR_ROUNDS).then_some(load_repairs.len() + 1);
+            match feature_tasks(&session, &b, &feature, opts, &unprotected, &trace_digest, load_round) {
+                Ok(Outcome::Retry(still_passing)) if p2p_rounds < MAX_REPAIR_ROUNDS => {
                     session.progress.note(format!(
                         "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
                         still_passing.len()
                     ));
+                    p2p_rounds += 1;
                     cand = cand.difference(&still_passing).cloned().collect();
                     moved.extend(still_passing);
                 }
@@ -92,6 +104,14 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
                         ),
                     });
                     break;
+                }
+                Ok(Outcome::Reload(repair)) => {
+                    session.progress.note(format!(
+                        "{slug}: load repair {}: the masked state failed to load or run tests; keeping {}",
+                        repair.round,
+                        load_summary(std::slice::from_ref(&repair))
+                    ));
+                    load_repairs.push(repair);
                 }
                 Ok(Outcome::Made((ok, bad))) => {
                     emitted.extend(ok);
@@ -128,10 +148,26 @@ type Made = (Vec<(String, Value)>, Vec<Rejected>);
 /// Rounds of moving still-passing F2P tests to P2P before a candidate is rejected.
 const MAX_REPAIR_ROUNDS: usize = 2;
 
+/// Rounds of load repair (keeping what a load error of the masked state names) before a
+/// candidate is rejected with the masked state's failure.
+const MAX_LOAD_REPAIR_ROUNDS: usize = 3;
+
+/// `id (found by test: message)`, one per kept definition, for progress and rejections.
+fn load_summary(repairs: &[LoadRepair]) -> String {
+    let items: Vec<String> = repairs
+        .iter()
+        .flat_map(|r| &r.moved)
+        .map(|k| format!("{} (found by {}: {})", k.id, k.found_by, k.message))
+        .collect();
+    items.join("; ")
+}
+
 enum Outcome {
     Made(Made),
     /// The only problem: these F2P tests (some, not all) still pass on the masked state.
     Retry(BTreeSet<TestId>),
+    /// The masked state failed tests with errors naming these extracted definitions.
+    Reload(LoadRepair),
 }
 
 /// The F2P tests that passed on the masked state when that is the validation's only
@@ -159,6 +195,7 @@ fn feature_tasks(
     opts: &TaskOptions<'_>,
     unprotected: &BTreeSet<TestId>,
     trace_digest: &str,
+    load_round: Option<usize>,
 ) -> Result<Outcome> {
     let (levels, threshold, describe) = (opts.levels, opts.threshold, opts.statement.describe.as_deref());
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
@@ -182,6 +219,10 @@ fn feature_tasks(
         if let Some(passing) = still_passing(&v1, &feature.f2p) {
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Retry(passing));
+        }
+        if let Some(repair) = load_round.and_then(|round| load_repair(session, &ext.extracted, &v1, round)) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(Outcome::Reload(repair));
         }
         bad.push(Rejected { feature: feature.slug.clone(), level: None, reason: v1.reason().unwrap_or_default() });
         return Ok(Outcome::Made((ok, bad)));

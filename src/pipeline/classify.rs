@@ -29,6 +29,28 @@ pub struct Feature {
     /// Rounds in which the masked project did not build and definitions the compiler named
     /// were kept (see `extract`); empty when it built at once.
     pub build_repairs: Vec<BuildRepair>,
+    /// Rounds in which the masked state did not load or run a test and the definitions its
+    /// error named were kept (see `carve tasks`); empty when the first masked state ran.
+    pub load_repairs: Vec<LoadRepair>,
+}
+
+/// One round of load repair: the tests (or uncollectable test files) that failed on the
+/// masked state with an error naming extracted definitions, and those definitions, which
+/// remain from then on.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadRepair {
+    pub round: usize,
+    /// Each kept definition, sorted by id.
+    pub moved: Vec<KeptToLoad>,
+}
+
+/// A definition a load repair kept: the first test (by id) whose error named it, and that
+/// error's message.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KeptToLoad {
+    pub id: carve_languages::NodeId,
+    pub found_by: TestId,
+    pub message: String,
 }
 
 /// One round of build repair: the build check that failed, the source locations its
@@ -60,6 +82,24 @@ impl Feature {
             }
         }
         self.build_repairs.extend(repairs.iter().cloned());
+        self
+    }
+
+    /// The feature after load repair: each definition a round kept remains, with the
+    /// reason `needed to load (found by …)`, and the rounds are recorded for the audit.
+    pub fn with_load_repairs(mut self, repairs: &[LoadRepair]) -> Feature {
+        use carve_tracer::classify::Reason;
+        for r in repairs {
+            for k in &r.moved {
+                if let Some(d) = self.classification.nodes.get_mut(&k.id) {
+                    d.status = Status::Remained;
+                    d.reasons.push(Reason::NeededToLoad { found_by: k.found_by.clone(), message: k.message.clone() });
+                    d.reasons.sort();
+                    d.reasons.dedup();
+                }
+            }
+        }
+        self.load_repairs.extend(repairs.iter().cloned());
         self
     }
 
@@ -153,6 +193,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "extracted": list(true),
         "remained": list(false),
         "build_repairs": feature.build_repairs,
+        "load_repairs": feature.load_repairs,
         "classification": c,
     })
 }
@@ -202,6 +243,7 @@ pub fn classify_feature(
         classification,
         moved_to_p2p: BTreeSet::new(),
         build_repairs: Vec::new(),
+        load_repairs: Vec::new(),
     })
 }
 

@@ -187,7 +187,7 @@ fn repair_round(
         let message = repair::message_at(output, path, *line);
         for id in repair::named_definitions(index, extracted, path, orig_line, &message, masked_line) {
             // Nested definitions go with the one kept: they are part of its body.
-            let nested = extracted.iter().filter(|n| is_nested_in(index, n, &id));
+            let nested = extracted.iter().filter(|n| repair::is_nested_in(index, n, &id));
             for n in std::iter::once(&id).chain(nested) {
                 if !moved.contains(n) {
                     moved.push(n.clone());
@@ -197,18 +197,6 @@ fn repair_round(
         }
     }
     BuildRepair { round, command: command.to_string(), locations, moved, messages }
-}
-
-/// Whether `id` is nested (at any depth) in `ancestor`.
-fn is_nested_in(index: &carve_languages::DefinitionIndex, id: &str, ancestor: &str) -> bool {
-    let mut cur = index.get(id).and_then(|d| d.parent.clone());
-    while let Some(p) = cur {
-        if p == ancestor {
-            return true;
-        }
-        cur = index.get(&p).and_then(|d| d.parent.clone());
-    }
-    false
 }
 
 /// The masked project must still build (TypeScript, Go and Rust keep stubs for that): run

@@ -71,6 +71,92 @@ pub fn named_definitions(
     named.iter().map(|d| d.id.clone()).collect()
 }
 
+/// The extracted definitions a load error names (see
+/// `LanguageSupport::load_error_names`): those called `name`, on the class or module
+/// `owner` when the error says where it was looked up (a method's class, a file's stem or
+/// package folder), else any of that name. Each comes with its extracted ancestors (a kept
+/// method keeps its class) and, for a function, the extracted definitions nested in it
+/// (part of its body); a kept class's extracted members stay extracted.
+pub fn definitions_named_in_error(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    names: &[carve_languages::NamedInError],
+) -> BTreeSet<NodeId> {
+    let owner_matches = |d: &carve_languages::Definition, owner: &str| {
+        let parent = d.parent.as_deref().and_then(|p| index.get(p)).map(|p| p.name.as_str());
+        let file = d.path.rsplit('/').next().unwrap_or(&d.path);
+        let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+        let folder = d.path.rsplit('/').nth(1);
+        parent == Some(owner) || stem == owner || (folder == Some(owner) && stem.starts_with("__init__"))
+    };
+    let mut out = BTreeSet::new();
+    for n in names {
+        let of_name: Vec<&carve_languages::Definition> =
+            extracted.iter().filter_map(|id| index.get(id)).filter(|d| d.name == n.name).collect();
+        let owned: Vec<&&carve_languages::Definition> =
+            of_name.iter().filter(|d| n.owner.as_deref().is_some_and(|o| owner_matches(d, o))).collect();
+        let chosen: Vec<&carve_languages::Definition> =
+            if owned.is_empty() { of_name.clone() } else { owned.into_iter().copied().collect() };
+        for d in chosen {
+            let mut cur = Some(d.id.clone());
+            while let Some(id) = cur.filter(|id| extracted.contains(id)) {
+                cur = index.get(&id).and_then(|d| d.parent.clone());
+                out.insert(id);
+            }
+            // A function's nested definitions are part of its body; a type's members can
+            // still go on their own (a later round keeps one that is needed too).
+            if matches!(d.kind, carve_languages::DefinitionKind::Function | carve_languages::DefinitionKind::Method) {
+                out.extend(extracted.iter().filter(|e| is_nested_in(index, e, &d.id)).cloned());
+            }
+        }
+    }
+    out
+}
+
+/// Load repair (a round of `carve tasks`): when the masked state fails tests that had to
+/// pass there with errors that name extracted definitions (a module that no longer loads,
+/// a P2P test that calls what was deleted), those definitions, found by the language
+/// (`LanguageSupport::load_error_names`), are kept. `None` when the masked state passed or
+/// no message names an extracted definition.
+pub fn load_repair(
+    session: &super::Session,
+    extracted: &BTreeSet<NodeId>,
+    validation: &super::validate::Validation,
+    round: usize,
+) -> Option<super::classify::LoadRepair> {
+    use super::classify::{KeptToLoad, LoadRepair};
+    let masked = validation.states.iter().find(|s| s.state == "masked" && !s.ok)?;
+    let mut moved: std::collections::BTreeMap<NodeId, KeptToLoad> = std::collections::BTreeMap::new();
+    for (test, message) in &masked.messages {
+        let file = super::test_file(test);
+        let language = session.index.files.get(file).map(|f| f.language);
+        let names: Vec<carve_languages::NamedInError> = match language {
+            Some(l) => carve_languages::support(l).load_error_names(message),
+            None => carve_languages::families().flat_map(|s| s.load_error_names(message)).collect(),
+        };
+        for id in definitions_named_in_error(&session.index, extracted, &names) {
+            moved.entry(id.clone()).or_insert_with(|| KeptToLoad {
+                id,
+                found_by: test.clone(),
+                message: message.clone(),
+            });
+        }
+    }
+    (!moved.is_empty()).then(|| LoadRepair { round, moved: moved.into_values().collect() })
+}
+
+/// Whether `id` is nested (at any depth) in `ancestor`.
+pub fn is_nested_in(index: &DefinitionIndex, id: &str, ancestor: &str) -> bool {
+    let mut cur = index.get(id).and_then(|d| d.parent.clone());
+    while let Some(p) = cur {
+        if p == ancestor {
+            return true;
+        }
+        cur = index.get(&p).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
 /// The message of a location: the rest of the first output line that names
 /// `file_name:line` (`shape.go:11:19: cannot use …` → `cannot use …`), else the first
 /// non-empty line of the output.
@@ -153,6 +239,50 @@ mod tests {
         // Nothing extracted is named: nothing to repair.
         let got = named_definitions(&index, &extracted, "cmd/main.go", 3, "\"fmt\" imported and not used", "");
         assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn a_load_error_names_the_extracted_definition_of_that_name_on_its_owner_with_its_class() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("pkg/__init__.py", ""),
+            (
+                "pkg/echo.py",
+                "class Echo:\n    def say(self):\n        return 1\n\n    def twice(self):\n        return 2\n\n\n\
+                 def repeat(t):\n    return t\n",
+            ),
+            ("pkg/other.py", "def repeat(t):\n    return t\n\n\ndef say():\n    return 0\n"),
+        ];
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let extracted: BTreeSet<NodeId> = [
+            "pkg/echo.py::Echo",
+            "pkg/echo.py::Echo.say",
+            "pkg/echo.py::Echo.twice",
+            "pkg/echo.py::repeat",
+            "pkg/other.py::repeat",
+            "pkg/other.py::say",
+        ]
+        .map(String::from)
+        .into();
+        let named = |name: &str, owner: Option<&str>| {
+            let n = carve_languages::NamedInError { name: name.into(), owner: owner.map(String::from) };
+            definitions_named_in_error(&index, &extracted, &[n])
+        };
+        let ids = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<BTreeSet<NodeId>>();
+        // `module 'pkg.echo' has no attribute 'repeat'`: the one of that module.
+        assert_eq!(named("repeat", Some("echo")), ids(&["pkg/echo.py::repeat"]));
+        // `'Echo' object has no attribute 'say'`: the method, and its class with it.
+        assert_eq!(named("say", Some("Echo")), ids(&["pkg/echo.py::Echo", "pkg/echo.py::Echo.say"]));
+        // `name 'repeat' is not defined`: every extracted `repeat`.
+        assert_eq!(named("repeat", None), ids(&["pkg/echo.py::repeat", "pkg/other.py::repeat"]));
+        // A kept class's members stay extracted (they can go on their own).
+        assert_eq!(named("Echo", None), ids(&["pkg/echo.py::Echo"]));
+        assert!(named("missing", None).is_empty());
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub struct StateResult {
     /// byte-identical to the original, `tree_digest` is the proof).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statuses_from: Option<String>,
+    /// The runner's message of each test that had to pass and did not (the load repair
+    /// of `carve tasks` reads the definitions they name).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub messages: BTreeMap<TestId, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -159,6 +163,7 @@ pub fn baseline_state(baseline: &Baseline, f2p: &BTreeSet<TestId>, p2p: &BTreeSe
         statuses,
         tree_digest: None,
         statuses_from: None,
+        messages: BTreeMap::new(),
     }
 }
 
@@ -208,11 +213,15 @@ fn judge<'a>(
 ) -> StateResult {
     let mut statuses = BTreeMap::new();
     let mut problems = Vec::new();
+    let mut messages = BTreeMap::new();
     for (t, status, msg) in outcomes {
         statuses.insert(t.clone(), status);
         if must_pass && status != TestStatus::Passed {
             let msg = msg.unwrap_or_default();
             problems.push(format!("{t} is {status:?}, expected passed {msg}").trim_end().to_string());
+            if !msg.is_empty() {
+                messages.insert(t.clone(), msg.to_string());
+            }
         }
     }
     let expect;
@@ -232,7 +241,16 @@ fn judge<'a>(
         }
     }
     let ok = problems.is_empty();
-    StateResult { state: state.into(), expect, ok, problems, statuses, tree_digest: None, statuses_from: None }
+    StateResult {
+        state: state.into(),
+        expect,
+        ok,
+        problems,
+        statuses,
+        tree_digest: None,
+        statuses_from: None,
+        messages,
+    }
 }
 
 /// A fresh copy of `src` at `dest` with patches applied in order.

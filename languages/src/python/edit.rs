@@ -3,7 +3,8 @@
 //! lines a deletion leaves to what PEP 8 would have, drop imported names whose
 //! definitions are gone, and take those names and the deleted definitions' out of the
 //! module's `__all__` (else `from module import *` fails), and delete module-level
-//! `f.attr = …` statements of deleted functions and classes. Also the deterministic Level 2 rewrite of test imports
+//! `f.attr = …` statements of deleted functions and classes; a method overriding an
+//! abstract method of a class that stays is stubbed instead (see `stub`). Also the deterministic Level 2 rewrite of test imports
 //! (see [`rewrite_imports_for_level2`]).
 //!
 //! Everything here produces [`Edit`]s against the original text; nothing is applied in
@@ -11,6 +12,7 @@
 
 mod level2;
 mod lines;
+mod stub;
 #[cfg(test)]
 mod tests;
 
@@ -139,7 +141,10 @@ pub fn mask_file(
         let stmt = by_def_line.get(&(d.def_line, d.name.clone())).copied().ok_or_else(|| {
             MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line }
         })?;
-        deleted.push(stmt);
+        match stub::overrides_abstract(index, remove, d).then(|| stub::stub_body(source, stmt)).flatten() {
+            Some(edit) => edits.push(edit),
+            None => deleted.push(stmt),
+        }
     }
     // `f.__doc__ = …` at module level goes with `f` (the index does not count it as a use).
     let deleted_names: BTreeSet<&str> = defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.as_str()).collect();
@@ -151,6 +156,16 @@ pub fn mask_file(
             deleted.push(stmt);
         }
     }
+    // Imports that lose every name; a submodule one of them binds needs keeping only when no
+    // other import of the file binds it (and then once).
+    let whole: BTreeSet<usize> =
+        drops.iter().filter(|d| d.dropped.len() == d.import.names.len()).map(|d| d.import.span.start_byte).collect();
+    let mut bound: BTreeSet<String> = file
+        .imports
+        .iter()
+        .filter(|i| !whole.contains(&i.span.start_byte) && !inside_removed(i.span.start_byte, i.span.end_byte))
+        .filter_map(|i| submodule_binding(file, i))
+        .collect();
     for drop in &drops {
         let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
             .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
@@ -158,7 +173,15 @@ pub fn mask_file(
         let keep: Vec<Node> =
             names.iter().copied().filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source))).collect();
         if keep.is_empty() {
-            deleted.push(stmt);
+            match submodule_binding(file, drop.import).filter(|sub| bound.insert(sub.clone())) {
+                // `from .sub import a` in a package's `__init__.py` also binds `sub`
+                // (importing a submodule sets it on its package): keep that binding and the
+                // import's side effects, or a later `sub.x` / `del sub` fails to load.
+                Some(sub) => {
+                    edits.push(Edit::replace(stmt.start_byte(), stmt.end_byte(), format!("from . import {sub}")))
+                }
+                None => deleted.push(stmt),
+            }
         } else if keep.len() < names.len() {
             edits.extend(name_list_edits(source, stmt, &names, &keep));
         }
@@ -175,6 +198,22 @@ pub fn mask_file(
     deleted.dedup_by_key(|n| n.id());
     edits.extend(statement_deletions(source, &deleted));
     Ok(edits)
+}
+
+/// The submodule `import` binds in the package namespace of `file` as a side effect: a
+/// module-level `from .sub import …` (or `from pkg.sub import …`, or `from .sub.deeper
+/// import …`) in `pkg/__init__.py` binds `sub`, when it resolves to a file of the repository.
+fn submodule_binding(file: &FileIndex, import: &Import) -> Option<String> {
+    let dir = file.path.strip_suffix("__init__.py")?;
+    if !import.module_level || import.module.starts_with("..") {
+        return None;
+    }
+    let rest = import.resolved_path.as_deref()?.strip_prefix(dir)?;
+    let first = rest.split('/').next()?;
+    let sub = first.strip_suffix(".py").unwrap_or(first);
+    let is_identifier = sub.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && sub.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (is_identifier && sub != "__init__").then(|| sub.to_string())
 }
 
 /// Whether `node` is a statement directly in the module (not in a block).

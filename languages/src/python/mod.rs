@@ -6,6 +6,7 @@ pub mod detect;
 pub mod edit;
 pub mod examples;
 pub mod index;
+pub mod load_error;
 pub mod runner;
 pub mod trace;
 
@@ -96,6 +97,9 @@ impl LanguageSupport for Python {
     }
     fn build_check(&self, _root: &Path) -> Result<(), BuildCheckError> {
         Ok(())
+    }
+    fn load_error_names(&self, message: &str) -> Vec<crate::interface::NamedInError> {
+        load_error::load_error_names(message)
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

@@ -45,6 +45,10 @@ pub enum Reason {
     /// (`message` is the first line of the compiler's message). Set by the build repair of
     /// the extract stage, after classification.
     NeededToBuild { command: String, message: String },
+    /// The masked state did not load or run a test without it: `found_by` (a test, or the
+    /// test file that failed to collect) failed with `message`, which names it. Set by the
+    /// load repair of `carve tasks`, after classification.
+    NeededToLoad { found_by: TestId, message: String },
     /// A member (method, nested definition) remains, so its container must too.
     HasRemainedMember { member: NodeId, others: usize },
     /// Its enclosing function remains; a nested definition is part of that body.
@@ -89,6 +93,9 @@ impl fmt::Display for Reason {
             Reason::ImportTime => f.write_str("runs at import time"),
             Reason::NeededToBuild { command, message } => {
                 write!(f, "needed to build (named by {command}: {message})")
+            }
+            Reason::NeededToLoad { found_by, message } => {
+                write!(f, "needed to load (found by {found_by}: {message})")
             }
             Reason::HasRemainedMember { member, others } => {
                 write!(f, "has remained member {member}")?;

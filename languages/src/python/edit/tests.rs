@@ -406,3 +406,42 @@ fn tricky_layouts() {
     ));
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn an_import_of_a_submodule_that_loses_every_name_keeps_binding_the_submodule_in_a_package() {
+    // toolz/curried/__init__.py: `from .exceptions import merge, merge_with` also binds
+    // `exceptions`, which a later `del exceptions` needs.
+    let exceptions = "def merge(d):\n    return d\n\n\ndef merge_with(f, d):\n    return d\n";
+    let init = "from .exceptions import merge, merge_with\nfrom .core import keep\n\ndel exceptions\n";
+    let core = "def keep(d):\n    return d\n";
+    let sources = [("pkg/__init__.py", init), ("pkg/exceptions.py", exceptions), ("pkg/core.py", core)];
+    let gone = ["pkg/exceptions.py::merge", "pkg/exceptions.py::merge_with"];
+    let out = masked(&sources, "pkg/__init__.py", &gone);
+    assert_eq!(out, "from . import exceptions\nfrom .core import keep\n\ndel exceptions\n");
+    // Another import that still binds it: the emptied one just goes.
+    let twice = "from .exceptions import merge\nfrom .exceptions import merge_with\n\ndel exceptions\n";
+    let sources = [("pkg/__init__.py", twice), ("pkg/exceptions.py", exceptions)];
+    let out = masked(&sources, "pkg/__init__.py", &["pkg/exceptions.py::merge"]);
+    assert_eq!(out, "from .exceptions import merge_with\n\ndel exceptions\n");
+    // Outside a package's `__init__.py` nothing is bound as a side effect.
+    let module = "from .exceptions import merge\n\n\ndef use():\n    return 1\n";
+    let sources = [("pkg/m.py", module), ("pkg/exceptions.py", exceptions)];
+    let out = masked(&sources, "pkg/m.py", &["pkg/exceptions.py::merge"]);
+    assert_eq!(out, "def use():\n    return 1\n");
+}
+
+#[test]
+fn a_method_overriding_an_abstract_method_of_a_class_that_stays_is_stubbed() {
+    let base = "from abc import ABC, abstractmethod\n\n\nclass Voice(ABC):\n    @abstractmethod\n    def say(self, text):\n        \"\"\"Say it.\"\"\"\n\n    @property\n    @abc.abstractmethod\n    def name(self):\n        ...\n";
+    let echo = "from .base import Voice\n\n\nclass Echo(Voice):\n    @property\n    def name(self):\n        return \"echo\"\n\n    def say(self, text):\n        \"\"\"Twice.\"\"\"\n        twice = [text] * 2\n        return \" \".join(twice)\n\n    def extra(self):\n        return 1\n\n\nECHO = Echo()\n";
+    let sources = [("pkg/__init__.py", ""), ("pkg/base.py", base), ("pkg/echo.py", echo)];
+    let gone = ["pkg/echo.py::Echo.say", "pkg/echo.py::Echo.name", "pkg/echo.py::Echo.extra"];
+    let out = masked(&sources, "pkg/echo.py", &gone);
+    assert_eq!(
+        out,
+        "from .base import Voice\n\n\nclass Echo(Voice):\n    @property\n    def name(self):\n        raise NotImplementedError\n\n    def say(self, text):\n        \"\"\"Twice.\"\"\"\n        raise NotImplementedError\n\n\nECHO = Echo()\n"
+    );
+    // The class goes too: nothing is stubbed.
+    let out = masked(&sources, "pkg/echo.py", &["pkg/echo.py::Echo", "pkg/echo.py::Echo.say"]);
+    assert!(!out.contains("NotImplementedError") && !out.contains("class Echo"), "{out}");
+}

@@ -1,0 +1,129 @@
+//! The definitions a Python error message names, for the load repair of `carve tasks`:
+//! when the masked state fails to import a module or to run a pass-to-pass test because a
+//! deleted definition is missing, the message says which one. CPython's wording (3.8–3.13):
+//!
+//! - `NameError: name 'x' is not defined` (also `... Did you mean: 'y'?`)
+//! - `ImportError: cannot import name 'x' from 'pkg.mod' (/path/mod.py)`
+//! - `AttributeError: module 'pkg.mod' has no attribute 'x'`
+//! - `AttributeError: type object 'C' has no attribute 'x'`, `'C' object has no attribute 'x'`
+//! - `TypeError: Can't instantiate abstract class C with abstract method x` (`methods x, y`;
+//!   3.12: `without an implementation for abstract method 'x'`, `methods 'x', 'y'`)
+//!
+//! The message may carry a prefix (`could not collect tests/test_a.py: NameError: …`).
+
+use crate::interface::NamedInError;
+
+/// The definitions `message` names; empty when it is none of the errors above.
+pub fn load_error_names(message: &str) -> Vec<NamedInError> {
+    let mut out = Vec::new();
+    let named = |name: &str, owner: Option<&str>| NamedInError {
+        name: name.to_string(),
+        owner: owner.map(|o| o.rsplit('.').next().unwrap_or(o).to_string()),
+    };
+    if let Some(name) = quoted_after(message, "name '").filter(|_| message.contains("is not defined")) {
+        out.push(named(name, None));
+    }
+    if let Some(name) = quoted_after(message, "cannot import name '") {
+        out.push(named(name, quoted_after(message, "' from '")));
+    }
+    if let Some(name) = quoted_after(message, "has no attribute '") {
+        let owner =
+            quoted_after(message, "module '").or_else(|| quoted_after(message, "type object '")).or_else(|| {
+                // `'C' object has no attribute 'x'`
+                let at = message.find("' object has no attribute")?;
+                let start = message[..at].rfind('\'')? + 1;
+                Some(&message[start..at])
+            });
+        out.push(named(name, owner));
+    }
+    if let Some(at) = message.find("Can't instantiate abstract class ") {
+        let rest = &message[at + "Can't instantiate abstract class ".len()..];
+        let class = rest.split_whitespace().next().unwrap_or("");
+        if let Some(m) = rest.find("abstract method") {
+            let list = rest[m + "abstract method".len()..].trim_start_matches('s');
+            for name in list.split(',').map(|n| n.trim().trim_matches(['\'', '"', '.', ' '])) {
+                if is_identifier(name) {
+                    out.push(named(name, Some(class)));
+                }
+            }
+        }
+    }
+    out.retain(|n| is_identifier(&n.name));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The text between `prefix` (ending in a quote) and the next `'`.
+fn quoted_after<'m>(message: &'m str, prefix: &str) -> Option<&'m str> {
+    let start = message.find(prefix)? + prefix.len();
+    let len = message[start..].find('\'')?;
+    Some(&message[start..start + len])
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(message: &str) -> Vec<(String, Option<String>)> {
+        load_error_names(message).into_iter().map(|n| (n.name, n.owner)).collect()
+    }
+
+    fn one(name: &str, owner: Option<&str>) -> Vec<(String, Option<String>)> {
+        vec![(name.to_string(), owner.map(String::from))]
+    }
+
+    #[test]
+    fn name_and_import_errors_name_the_missing_definition() {
+        assert_eq!(
+            names("could not collect tests/test_curried.py: NameError: name 'exceptions' is not defined"),
+            one("exceptions", None)
+        );
+        assert_eq!(names("NameError: name 'merge' is not defined. Did you mean: 'merged'?"), one("merge", None));
+        assert_eq!(
+            names("ImportError: cannot import name 'slugify' from 'slugify.slugify' (/x/slugify/slugify.py)"),
+            one("slugify", Some("slugify"))
+        );
+    }
+
+    #[test]
+    fn attribute_errors_name_the_attribute_and_where_it_was_looked_up() {
+        assert_eq!(
+            names("AttributeError: module 'toolz.curried' has no attribute 'merge'"),
+            one("merge", Some("curried"))
+        );
+        assert_eq!(
+            names("AttributeError: type object 'Counter' has no attribute 'ranked'"),
+            one("ranked", Some("Counter"))
+        );
+        assert_eq!(names("AttributeError: 'Counter' object has no attribute 'ranked'"), one("ranked", Some("Counter")));
+    }
+
+    #[test]
+    fn abstract_instantiation_names_each_missing_method_of_the_class() {
+        assert_eq!(
+            names("TypeError: Can't instantiate abstract class Loud with abstract method __call__"),
+            one("__call__", Some("Loud"))
+        );
+        let two = names("TypeError: Can't instantiate abstract class Loud with abstract methods speak, volume");
+        assert_eq!(two, [("speak", "Loud"), ("volume", "Loud")].map(|(n, o)| (n.into(), Some(o.into()))).to_vec());
+        // Python 3.12's wording.
+        assert_eq!(
+            names(
+                "TypeError: Can't instantiate abstract class Loud without an implementation for abstract method 'speak'"
+            ),
+            one("speak", Some("Loud"))
+        );
+    }
+
+    #[test]
+    fn other_failures_name_nothing() {
+        assert!(names("AssertionError: assert 1 == 2").is_empty());
+        assert!(names("ValueError: invalid literal for int() with base 10: 'x'").is_empty());
+    }
+}
