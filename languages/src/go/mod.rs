@@ -18,7 +18,7 @@ use crate::Language;
 use crate::build::BuildCheckError;
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -97,6 +97,12 @@ impl LanguageSupport for Go {
     fn build_error_locations(&self, root: &Path, output: &str) -> Vec<(String, u32)> {
         build::error_locations(root, output)
     }
+    /// A test of the masked state that panicked names the function it panicked in (the
+    /// runner's message `panic: … in pkg.(*T).M (file.go:N)`): a stub reached through state
+    /// the trace could not see (google/uuid's lazily set node id).
+    fn load_error_names(&self, message: &str) -> Vec<NamedInError> {
+        runner::panics::named_in_panic(message).map(|(name, owner)| NamedInError { name, owner }).into_iter().collect()
+    }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()
     }
@@ -135,5 +141,22 @@ impl LanguageSupport for Go {
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(trace::shim())
+    }
+}
+
+#[cfg(test)]
+mod load_error_tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_stub_is_named_for_the_load_repair() {
+        let msg = "panic: not implemented [recovered]\n\tpanic: not implemented in github.com/google/uuid.setNodeInterface (node.go:40)";
+        let names = Go.load_error_names(msg.lines().last().unwrap().trim_start());
+        assert_eq!(names, vec![NamedInError { name: "setNodeInterface".into(), owner: Some("node".into()) }]);
+        let method = Go.load_error_names(
+            "panic: not implemented in example.com/shapes/catalog.(*Catalog).Largest (catalog.go:12)",
+        );
+        assert_eq!(method, vec![NamedInError { name: "Largest".into(), owner: Some("Catalog".into()) }]);
+        assert!(Go.load_error_names("--- FAIL: TestX: got 3, want 4").is_empty());
     }
 }
