@@ -31,10 +31,20 @@ fn named(what: &str, path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("could not {what} {}: {e}", path.display()))
 }
 
-/// Whether a shadow copy leaves the directory `path` out (a skipped name or a virtualenv).
+/// Tool caches kept inside `node_modules` (vitest's results, vite's pre-bundled deps, the
+/// `.cache` of babel, eslint and others). Runs rewrite their files in place, so a copy that
+/// hard-linked them would let a run in the copy change the user's files (and the original's
+/// digest): they are left out, like `__pycache__`, and each run makes its own.
+pub const NODE_MODULES_CACHES: &[&str] = &[".vite", ".vitest", ".cache"];
+
+/// Whether a shadow copy leaves the directory `path` out (a skipped name, a virtualenv, or a
+/// tool cache inside `node_modules`).
 pub fn skip_dir(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    SKIP_DIRS.contains(&name.as_ref()) || path.join("pyvenv.cfg").is_file()
+    let in_node_modules = path.parent().and_then(|p| p.file_name()).is_some_and(|p| p == "node_modules");
+    SKIP_DIRS.contains(&name.as_ref())
+        || (in_node_modules && NODE_MODULES_CACHES.contains(&name.as_ref()))
+        || path.join("pyvenv.cfg").is_file()
 }
 
 /// Every file of the tree that a shadow copy holds, root-relative with `/`, sorted.
@@ -135,5 +145,35 @@ mod tests {
         assert_ne!(tree_digest(&root).unwrap(), tree_digest(&copy).unwrap());
         write_atomic(&copy.join("new/c.txt"), b"c").unwrap();
         assert_eq!(std::fs::read_to_string(copy.join("new/c.txt")).unwrap(), "c");
+    }
+
+    /// vitest 1.x rewrites `node_modules/.vitest/results.json` in place after every run: a
+    /// hard-linked copy of it would be the user's file. The cache is left out of copies and
+    /// digests; the packages are hard-linked and a run's cache lands in the copy alone.
+    #[test]
+    fn tool_caches_inside_node_modules_are_neither_linked_nor_digested() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        for (p, b) in [
+            ("src/a.ts", "export const a = 1;\n"),
+            ("node_modules/pkg/index.js", "module.exports = 1;\n"),
+            ("node_modules/.vitest/results.json", "{\"a\": 1}"),
+            ("node_modules/.vite/deps/x.js", "x"),
+            ("node_modules/pkg/.cache/keep.txt", "a package's own folder named .cache is a package file"),
+        ] {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), b).unwrap();
+        }
+        let digest = tree_digest(&root).unwrap();
+        let copy = dir.path().join("copy");
+        let files = shadow_copy(&root, &copy).unwrap();
+        assert_eq!(files, vec!["node_modules/pkg/.cache/keep.txt", "node_modules/pkg/index.js", "src/a.ts"]);
+        // A run in the copy writes its own cache; the user's stays as it was.
+        std::fs::create_dir_all(copy.join("node_modules/.vitest")).unwrap();
+        std::fs::write(copy.join("node_modules/.vitest/results.json"), "{\"a\": 2}").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("node_modules/.vitest/results.json")).unwrap(), "{\"a\": 1}");
+        std::fs::write(root.join("node_modules/.vitest/results.json"), "{\"a\": 3}").unwrap();
+        assert_eq!(tree_digest(&root).unwrap(), digest, "a cache's content is not part of the tree's digest");
+        assert_eq!(tree_digest(&copy).unwrap(), digest);
     }
 }
