@@ -108,10 +108,10 @@ fn installed(how: Install) -> (tempfile::TempDir, PathBuf, PathBuf) {
     (tmp, repo, py)
 }
 
-fn audit_text_feature(how: Install) {
-    let (tmp, repo, py) = installed(how);
-    let before = tree_snapshot(&repo);
-    let out = tmp.path().join("out");
+/// `carve audit` of the text feature of `repo` with `py`: the text functions are extracted,
+/// the counter (run by P2P tests) stays, and the repository is untouched.
+fn assert_text_feature_extracted(label: &str, repo: &Path, py: &Path, out: &Path) {
+    let before = tree_snapshot(repo);
     let args = [
         "audit",
         repo.to_str().unwrap(),
@@ -129,13 +129,18 @@ fn audit_text_feature(how: Install) {
     let extracted: Vec<&str> =
         report["extracted"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
     for id in ["src/tally/text.py::word_counts", "src/tally/text.py::normalize"] {
-        assert!(extracted.contains(&id), "{how:?}: {id} not extracted; report: {report:#}");
+        assert!(extracted.contains(&id), "{label}: {id} not extracted; report: {report:#}");
     }
     assert!(
         !extracted.iter().any(|id| id.starts_with("src/tally/counter.py")),
-        "{how:?}: the counter runs in P2P tests and must stay; report: {report:#}"
+        "{label}: the counter runs in P2P tests and must stay; report: {report:#}"
     );
-    assert_eq!(before, tree_snapshot(&repo), "{how:?}: carve modified the repository");
+    assert_eq!(before, tree_snapshot(repo), "{label}: carve modified the repository");
+}
+
+fn audit_text_feature(how: Install) {
+    let (tmp, repo, py) = installed(how);
+    assert_text_feature_extracted(&format!("{how:?}"), &repo, &py, &tmp.path().join("out"));
 }
 
 #[needs("pytest")]
@@ -227,24 +232,5 @@ fn another_checkout_of_an_installed_project_traces_its_own_copy() {
     let pyproject = other.join("pyproject.toml");
     let text = std::fs::read_to_string(&pyproject).unwrap().replace("version = \"0.1.0\"", "version = \"0.2.0\"");
     std::fs::write(&pyproject, text).unwrap();
-    let before = tree_snapshot(&other);
-    let out = tmp.path().join("out");
-    let args = [
-        "audit",
-        other.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--python",
-        py.to_str().unwrap(),
-        "--format",
-        "json",
-        "--f2p",
-        "tests/test_text.py",
-    ];
-    let o = carve_ok(&args, 0);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let extracted: Vec<&str> =
-        report["extracted"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
-    assert!(extracted.contains(&"src/tally/text.py::word_counts"), "report: {report:#}");
-    assert_eq!(before, tree_snapshot(&other), "carve modified the checkout");
+    assert_text_feature_extracted("another checkout", &other, &py, &tmp.path().join("out"));
 }
