@@ -1,5 +1,5 @@
-//! Module-level bindings the mask leaves unread: an `import` name or a private (not
-//! exported) `const`/`let`/`var` that was read before the mask and is named only inside
+//! Module-level bindings the mask leaves unread: an `import` name, a private (not
+//! exported) `const`/`let`/`var` or a private function declaration that was read before the mask and is named only inside
 //! removed code afterwards (deleted definitions, stubbed bodies, removed test cases).
 //! Projects built with `noUnusedLocals` fail on them ("TS6133: 'x' is declared but its
 //! value is never read"), so the mask drops them too; the gold patch brings them back.
@@ -66,6 +66,18 @@ fn constants<'s>(src: &'s str, root: Node) -> Vec<Constant<'s>> {
     let mut out = Vec::new();
     let mut c = root.walk();
     for stmt in root.named_children(&mut c) {
+        // A private function declaration runs nothing at load time either; removing one
+        // definition alone leaves the private helpers only it called unread.
+        if matches!(stmt.kind(), "function_declaration" | "generator_function_declaration") {
+            if let Some(name) = stmt.child_by_field_name("name") {
+                out.push(Constant {
+                    name: &src[name.start_byte()..name.end_byte()],
+                    span: (stmt.start_byte(), stmt.end_byte()),
+                    delete: super::deletion_range(src, stmt.start_byte(), stmt.end_byte(), root),
+                });
+            }
+            continue;
+        }
         if !matches!(stmt.kind(), "lexical_declaration" | "variable_declaration") {
             continue;
         }
@@ -99,10 +111,12 @@ fn constants<'s>(src: &'s str, root: Node) -> Vec<Constant<'s>> {
 const PURE_NEW: &[&str] = &["Set", "Map", "WeakMap", "WeakSet", "RegExp", "Array", "Object"];
 
 /// Whether evaluating `value` at load time runs nothing (no call but `Symbol(…)` /
-/// `Symbol.for(…)`, no `new` but of [`PURE_NEW`], no assignment). Function values are
-/// definitions of the index, never plain constants.
+/// `Symbol.for(…)`, no `new` but of [`PURE_NEW`], no assignment). A function value runs
+/// nothing until called.
 fn runs_nothing(src: &str, value: Node) -> bool {
-    if matches!(value.kind(), "arrow_function" | "function_expression" | "function" | "class" | "generator_function") {
+    // A class expression may run static blocks and initializers; a function's body does not
+    // run when the function is made.
+    if value.kind() == "class" {
         return false;
     }
     let mut stack = vec![value];
