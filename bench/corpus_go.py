@@ -104,6 +104,29 @@ def recheck(carve, bundle, repo):
     return p.returncode == 0
 
 
+def summarize(name, r, plain, carve_out, recheck_task=None):
+    """A project's table row and its rejections by reason, from `run_carve`'s result `r`
+    (tasks read from `carve_out`); `recheck_task(task)` re-validates a bundle when given."""
+    row = {"name": name, "candidates": r["candidates"], "seconds": r["seconds"], "plain": plain}
+    mine, tasks, stats = {}, [], {"lines": [], "files": [], "functions": []}
+    if "error" in r:
+        row["error"] = r["error"]
+        mine.setdefault("carve failed: " + corpus.reason_key(r["error"]), []).append(name)
+    else:
+        tasks = r["report"]["tasks"]
+        for t in tasks:
+            inst = json.loads((carve_out / t / "instance.json").read_text())
+            for key in stats:
+                stats[key].append(inst[key])
+        for rej in r["report"]["rejected"]:
+            mine.setdefault(corpus.reason_key(rej["reason"]), []).append(f"{name}:{rej['feature']}")
+    row["tasks"] = len(tasks)
+    row.update(stats)
+    if recheck_task is not None:
+        row["rechecked"] = sum(recheck_task(t) for t in tasks)
+    return row, mine
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--language", choices=sorted(LANGUAGES), default="go")
@@ -150,23 +173,8 @@ def main():
         plain = plain_run(repo, out, lang["plain"])
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
         r = run_carve(args.carve, repo, out / "carve", args.timeout)
-        row = {"name": e["name"], "candidates": r["candidates"], "seconds": r["seconds"], "plain": plain}
-        mine, tasks, stats = {}, [], {"lines": [], "files": [], "functions": []}
-        if "error" in r:
-            row["error"] = r["error"]
-            mine.setdefault("carve failed: " + corpus.reason_key(r["error"]), []).append(e["name"])
-        else:
-            tasks = r["report"]["tasks"]
-            for t in tasks:
-                inst = json.loads((out / "carve" / t / "instance.json").read_text())
-                for key in stats:
-                    stats[key].append(inst[key])
-            for rej in r["report"]["rejected"]:
-                mine.setdefault(corpus.reason_key(rej["reason"]), []).append(f"{e['name']}:{rej['feature']}")
-        row["tasks"] = len(tasks)
-        row.update(stats)
-        if args.recheck:
-            row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo) for t in tasks)
+        row, mine = summarize(e["name"], r, plain, out / "carve",
+                              (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None)
         rows.append(row)
         for key, who in mine.items():
             reasons.setdefault(key, []).extend(who)

@@ -130,24 +130,8 @@ def measure(args, e, repo, out):
     plain = plain_run(repo, out)
     shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
     r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file)
-    row = {"name": e["name"], "candidates": r["candidates"], "seconds": r["seconds"], "plain": plain}
-    mine, tasks, stats = {}, [], {"lines": [], "files": [], "functions": []}
-    if "error" in r:
-        row["error"] = r["error"]
-        mine.setdefault("carve failed: " + corpus.reason_key(r["error"]), []).append(e["name"])
-    else:
-        tasks = r["report"]["tasks"]
-        for t in tasks:
-            inst = json.loads((out / "carve" / t / "instance.json").read_text())
-            for key in stats:
-                stats[key].append(inst[key])
-        for rej in r["report"]["rejected"]:
-            mine.setdefault(corpus.reason_key(rej["reason"]), []).append(f"{e['name']}:{rej['feature']}")
-    row["tasks"] = len(tasks)
-    row.update(stats)
-    if args.recheck:
-        row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo) for t in tasks)
-    return row, mine
+    check = (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None
+    return corpus_go.summarize(e["name"], r, plain, out / "carve", check)
 
 
 def main():
