@@ -12,15 +12,6 @@ use carve_languages::trace::{TraceMode, TraceRequest};
 use carve_tracer::trace::{Caller, Trace};
 use common::*;
 
-fn go_available() -> bool {
-    let ok = std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "go is required in CI");
-        eprintln!("skipping: go is not installed");
-    }
-    ok
-}
-
 struct Traced {
     _tmp: tempfile::TempDir,
     repo: std::path::PathBuf,
@@ -56,11 +47,8 @@ fn edge(caller: &str, callee: &str) -> (Caller, String) {
     (Caller::parse(caller), callee.to_string())
 }
 
-#[test]
+#[needs("go")]
 fn go_tests_are_traced_per_test_with_callers_and_import_time_code() {
-    if !go_available() {
-        return;
-    }
     let t = trace_fixture(TraceMode::FirstHits);
     // Every test passes under the probes, and every test the runner reports has a record
     // under exactly the runner's id (subtests included).
@@ -137,11 +125,8 @@ fn go_tests_are_traced_per_test_with_callers_and_import_time_code() {
     }
 }
 
-#[test]
+#[needs("go")]
 fn exact_mode_records_the_same_tests() {
-    if !go_available() {
-        return;
-    }
     let exact = trace_fixture(TraceMode::Exact);
     assert_eq!(exact.trace.mode, carve_tracer::trace::TraceMode::Exact);
     let first = trace_fixture(TraceMode::FirstHits);
@@ -158,11 +143,8 @@ fn exact_mode_records_the_same_tests() {
 /// `carve trace` on a Go module: the pipeline prepares the shim, runs the tests traced and
 /// writes the merged trace; the repository is untouched; `carve baseline` on a module
 /// whose tests fail `go vet` is an error naming the package and the fix.
-#[test]
+#[needs("go")]
 fn carve_trace_and_baseline_on_go_modules() {
-    if !go_available() {
-        return;
-    }
     let (_tmp, repo) = fixture_copy("go/shapes");
     let before = tree_snapshot(&repo);
     let out = tempfile::tempdir().unwrap();
@@ -186,11 +168,8 @@ fn carve_trace_and_baseline_on_go_modules() {
 /// A package with its own `TestMain` (set-up code, `os.Exit(m.Run())`) and parallel
 /// subtests: the set-up is `<import>`, the file is complete (the `end` record is written
 /// before `os.Exit`), and each parallel subtest gets what it ran, not its siblings' work.
-#[test]
+#[needs("go")]
 fn test_main_and_parallel_subtests_are_attributed() {
-    if !go_available() {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     let files = [
@@ -246,11 +225,8 @@ fn test_main_and_parallel_subtests_are_attributed() {
 /// spf13/cast's `cast_test.go` form: example functions have no `*testing.T` to mark, so
 /// each is current from its entry to its return (`E`), and its record carries the id
 /// `go test` reports for it (`pkg/Example`, `pkg/ExampleDouble`), which baseline reports.
-#[test]
+#[needs("go")]
 fn example_functions_are_attributed_by_their_entry() {
-    if !go_available() {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     let files = [

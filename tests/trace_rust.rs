@@ -1,6 +1,6 @@
 //! The Rust tracer end to end on `fixtures/rust/geometry`: index a copy, `prepare` the Rust
 //! shim on a shadow copy, run the tests through carve's cargo runner (`cargo test
-//! --test-threads=1`, then cargo-nextest's one process per test on the same build) with the
+//! --test-threads=1`, and, in a test of its own, cargo-nextest's one process per test) with the
 //! setup's environment, read the trace as carve does, and check per-test hits under
 //! exactly the runner's ids, who called whom, the `<import>` pseudo-test for a `LazyLock`
 //! initialiser, a test whose work runs on a thread it spawns, and that the probed tree kept
@@ -14,24 +14,23 @@ use carve_languages::trace::{TraceMode, TraceRequest};
 use carve_tracer::trace::{Caller, Trace};
 use common::*;
 
-fn tool(cmd: &str, args: &[&str]) -> bool {
-    let ok = std::process::Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "{cmd} is required in CI");
-        eprintln!("skipping: {cmd} {args:?} does not run here");
-    }
-    ok
-}
-
 fn edge(caller: &str, callee: &str) -> (Caller, String) {
     (Caller::parse(caller), callee.to_string())
 }
 
-#[test]
-fn rust_tests_are_traced_per_test_under_cargo_test_and_nextest() {
-    if !tool("cargo", &["--version"]) {
-        return;
-    }
+#[needs("cargo")]
+fn rust_tests_are_traced_per_test_under_cargo_test() {
+    traced_per_test(false);
+}
+
+#[needs("cargo", "cargo-nextest")]
+fn rust_tests_are_traced_per_test_under_nextest() {
+    traced_per_test(true);
+}
+
+/// Probe a copy of `fixtures/rust/geometry`, run its suite under cargo test or nextest with
+/// the shim's environment, and check the trace, the line numbers and the untouched repository.
+fn traced_per_test(nextest: bool) {
     let (tmp, repo) = fixture_copy("rust/geometry");
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
     let tree = tmp.path().join("tree");
@@ -40,35 +39,27 @@ fn rust_tests_are_traced_per_test_under_cargo_test_and_nextest() {
     let scratch = tmp.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().expect("a Rust shim");
-    let mut runs = vec![false];
-    if tool("cargo", &["nextest", "--version"]) {
-        runs.push(true);
-    }
-    for (i, nextest) in runs.into_iter().enumerate() {
-        let trace_dir = tmp.path().join(format!("trace-{i}"));
-        let req = TraceRequest {
-            index: &index,
-            repo: &repo,
-            tree: &tree,
-            shim_dir: &shim_dir,
-            trace_dir: &trace_dir,
-            mode: TraceMode::FirstHits,
-        };
-        if i == 0 {
-            let setup = shim.prepare(&req).unwrap();
-            assert!(setup.notes.is_empty(), "{:?}", setup.notes);
-        }
-        std::fs::create_dir_all(&trace_dir).unwrap();
-        let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest };
-        let mut run = RunRequest::new(&tree, command, scratch.clone());
-        run.env = vec![
-            ("CARVE_TRACE_DIR".into(), trace_dir.display().to_string()),
-            ("CARVE_TRACE_MODE".into(), "first-hits".into()),
-        ];
-        let result = carve_languages::run_tests(&run).unwrap();
-        let trace = Trace::read_dir(&trace_dir).unwrap();
-        check(&trace, &result.statuses, &index, nextest);
-    }
+    let trace_dir = tmp.path().join("trace");
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &shim_dir,
+        trace_dir: &trace_dir,
+        mode: TraceMode::FirstHits,
+    };
+    let setup = shim.prepare(&req).unwrap();
+    assert!(setup.notes.is_empty(), "{:?}", setup.notes);
+    std::fs::create_dir_all(&trace_dir).unwrap();
+    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest };
+    let mut run = RunRequest::new(&tree, command, scratch.clone());
+    run.env = vec![
+        ("CARVE_TRACE_DIR".into(), trace_dir.display().to_string()),
+        ("CARVE_TRACE_MODE".into(), "first-hits".into()),
+    ];
+    let result = carve_languages::run_tests(&run).unwrap();
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    check(&trace, &result.statuses, &index, nextest);
 
     // Every line where it was; the repository untouched; the probed copy builds.
     for path in index.files.keys().filter(|p| p.ends_with(".rs")) {

@@ -26,17 +26,6 @@ fn link_node_modules(fixture: &str, dest: &Path) {
     assert!(ok.success(), "cp -al {}", from.display());
 }
 
-fn ready(fixture: &str) -> bool {
-    let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let modules = !has_dependencies(fixture)
-        || carve_testutil::workspace_root().join("fixtures").join(fixture).join("node_modules").is_dir();
-    if !node || !modules {
-        assert!(std::env::var_os("CI").is_none(), "node and {fixture}/node_modules (scripts/setup) are required in CI");
-        eprintln!("skipping: node or fixtures/{fixture}/node_modules is missing (run scripts/setup)");
-    }
-    node && modules
-}
-
 struct Traced {
     _tmp: tempfile::TempDir,
     repo: PathBuf,
@@ -91,11 +80,8 @@ const LISTS: &str = "tests/reports.spec.ts > Report > lists accounts sorted by i
 const CHILD: &str = "tests/cli.test.ts > the total command sums its arguments in a child process";
 const SAVINGS: &str = "src/accounts/__tests__/savings.test.ts > savings accrue interest";
 
-#[test]
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
 fn vitest_trace_attributes_hits_and_edges_per_test() {
-    if !ready("typescript/ledger") {
-        return;
-    }
     let vitest = TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] };
     let t = trace_fixture("typescript/ledger", vitest, TraceMode::FirstHits);
     assert!(
@@ -173,11 +159,8 @@ fn vitest_trace_attributes_hits_and_edges_per_test() {
     assert!(std::fs::read_to_string(t.repo.join("src/money/money.ts")).unwrap().find("__carve").is_none());
 }
 
-#[test]
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
 fn exact_mode_records_every_caller() {
-    if !ready("typescript/ledger") {
-        return;
-    }
     let vitest = TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] };
     let t = trace_fixture("typescript/ledger", vitest, TraceMode::Exact);
     assert_eq!(t.trace.mode, carve_tracer::trace::TraceMode::Exact);
@@ -212,11 +195,8 @@ fn assert_ids_are_the_runners(t: &Traced) {
     );
 }
 
-#[test]
+#[needs("node", "fixtures/javascript/runner-cases-jest/node_modules")]
 fn jest_trace_attributes_hits_per_test_with_the_runners_ids() {
-    if !ready("javascript/runner-cases-jest") {
-        return;
-    }
     let jest = TestCommand::Jest { package_manager: PackageManager::Npm, args: vec![] };
     let t = trace_fixture("javascript/runner-cases-jest", jest, TraceMode::FirstHits);
     assert_ids_are_the_runners(&t);
@@ -235,11 +215,8 @@ fn jest_trace_attributes_hits_per_test_with_the_runners_ids() {
     assert!(!other.hits.contains("src/math.js::add"), "{:?}", other.hits);
 }
 
-#[test]
+#[needs("node")]
 fn node_test_trace_attributes_hits_per_test_and_subtest() {
-    if !ready("javascript/runner-cases-node") {
-        return;
-    }
     let node = TestCommand::NodeTest { package_manager: PackageManager::Npm, args: vec![] };
     let t = trace_fixture("javascript/runner-cases-node", node, TraceMode::FirstHits);
     assert_ids_are_the_runners(&t);
@@ -254,11 +231,8 @@ fn node_test_trace_attributes_hits_per_test_and_subtest() {
     assert!(t.trace.test("test/math.test.js > subtests").is_some());
 }
 
-#[test]
+#[needs("node", "fixtures/javascript/runner-cases-jest/node_modules")]
 fn jest_trace_keeps_the_projects_own_setup_files() {
-    if !ready("javascript/runner-cases-jest") {
-        return;
-    }
     // carve's set-up file goes first on jest's command line, which replaces the configured
     // list: the project's own file must still run.
     let manifest = r#"{"name":"with-setup","private":true,"scripts":{"test":"jest"},
