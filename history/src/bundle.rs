@@ -193,45 +193,87 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// Run `tests` (ids or files) in `root` twice.
-    fn twice(&self, root: &Path, tests: &[String]) -> Result<Runs, String> {
+    /// Run `tests` (ids or files) twice in the gate's `before` and `after` trees. Both trees
+    /// run the same selection, so a test is never "missing" on one side only because the
+    /// other side ran more: when the runner cannot select by file in either tree (its ids
+    /// name packages or targets, or a file that cannot load reports only itself), both run
+    /// the whole suite, and selection keeps the stage's own tests as F2P.
+    fn gate(&self, before: &Path, after: &Path, tests: &[String]) -> Result<(Runs, Runs), GateError> {
+        let selected = |root: &Path| self.twice(root, Some(tests)).map_err(RunError::into_message);
+        let (rb, ra) = (selected(before).map_err(GateError::Before)?, selected(after).map_err(GateError::After)?);
+        let degenerate = |r: &Runs| r.iter().all(|run| run.keys().all(|id| tests.contains(id)));
+        if !degenerate(&rb) && !degenerate(&ra) {
+            return Ok((strip(rb, tests), strip(ra, tests)));
+        }
+        let whole = |root: &Path, selected: Runs| match self.twice(root, None) {
+            Ok(r) => Ok(r),
+            // A whole-suite run refuses a tree whose test packages do not build (the stage's
+            // tests naming code S_k lacks); the selected run has already reported what could
+            // run there, and the stage's tests are missing.
+            Err(RunError::Collection) => Ok(selected),
+            Err(RunError::Other(e)) => Err(e),
+        };
+        let rb = whole(before, rb).map_err(GateError::Before)?;
+        let ra = whole(after, ra).map_err(GateError::After)?;
+        Ok((strip(rb, tests), strip(ra, tests)))
+    }
+
+    /// Run `tests` (all when `None`) in `root` twice.
+    fn twice(&self, root: &Path, tests: Option<&[String]>) -> Result<Runs, RunError> {
         let mut out: Runs = Default::default();
         for run in &mut out {
             let mut req = RunRequest::new(root, self.cfg.test.clone(), &self.scratch);
-            req.tests = Some(tests.to_vec());
+            req.tests = tests.map(<[String]>::to_vec);
             req.timeout = self.cfg.run_timeout;
             req.test_timeout = self.cfg.test_timeout;
-            let mut res = carve_languages::run_tests(&req).map_err(|e| e.to_string())?;
-            if res.statuses.keys().all(|id| tests.contains(id)) {
-                // The runner does not select tests by file (its ids name packages or
-                // targets): run the whole suite; selection keeps the stage's own tests as F2P.
-                req.tests = None;
-                match carve_languages::run_tests(&req) {
-                    Ok(whole) => res = whole,
-                    // A whole-suite run refuses a tree whose test packages do not build (the
-                    // stage's tests naming code S_k lacks); the selected run has already
-                    // reported what could run there, and the stage's tests are missing.
-                    Err(carve_languages::runner::RunnerError::Collection { .. }) => {}
-                    Err(e) => return Err(e.to_string()),
-                }
-            }
-            // A requested file gets an entry of its own next to its tests; keep the tests.
-            *run =
-                res.statuses.into_iter().filter(|(id, _)| !tests.contains(id)).map(|(id, o)| (id, o.status)).collect();
+            let res = carve_languages::run_tests(&req).map_err(|e| match e {
+                carve_languages::runner::RunnerError::Collection { .. } if tests.is_none() => RunError::Collection,
+                e => RunError::Other(e.to_string()),
+            })?;
+            *run = res.statuses.into_iter().map(|(id, o)| (id, o.status)).collect();
         }
         Ok(out)
     }
+}
+
+/// A requested file gets an entry of its own next to its tests; keep the tests.
+fn strip(runs: Runs, tests: &[String]) -> Runs {
+    runs.map(|r| r.into_iter().filter(|(id, _)| !tests.contains(id)).collect())
+}
+
+enum RunError {
+    /// The whole suite could not be collected.
+    Collection,
+    Other(String),
+}
+
+impl RunError {
+    fn into_message(self) -> String {
+        match self {
+            RunError::Collection => "the test suite could not be collected".into(),
+            RunError::Other(e) => e,
+        }
+    }
+}
+
+/// Which tree of a gate a run failed in.
+enum GateError {
+    Before(String),
+    After(String),
 }
 
 fn status(runs: &Runs, id: &str) -> [TestStatus; 2] {
     [0, 1].map(|i| runs[i].get(id).copied().unwrap_or(TestStatus::Missing))
 }
 
-/// Whether runner id `id` names the test definition `name` (its last name component).
+/// Whether runner id `id` names the test definition `name` (its last name component): an
+/// identifier of the id (`pkg/TestX/sub`, `target::mod::test`, `file.py::test_x[param]`), or,
+/// for a test named by a string (`test("run returns the id", …)` in JavaScript), the id's
+/// last segment after the runner's ` > ` separator.
 fn id_names(id: &str, names: &BTreeSet<String>) -> bool {
     let mut toks = BTreeSet::new();
     crate::analysis::identifiers(id.split('[').next().unwrap_or(id), &mut toks);
-    toks.iter().any(|t| names.contains(t))
+    toks.iter().any(|t| names.contains(t)) || id.rsplit(" > ").next().is_some_and(|last| names.contains(last))
 }
 
 /// The result of selecting one gate's tests.
@@ -394,8 +436,10 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
         }
         let before = gate_tree(&format!("s{k}-before"), k, &ov).map_err(&err)?;
         let after = gate_tree(&format!("s{k}-after"), k + 1, &ov).map_err(&err)?;
-        let rb = runner.twice(&before, &present).map_err(|e| err(format!("stage {k}, before (S{k}): {e}")))?;
-        let ra = runner.twice(&after, &present).map_err(|e| err(format!("stage {k}, after (S{}): {e}", k + 1)))?;
+        let (rb, ra) = runner.gate(&before, &after, &present).map_err(|e| match e {
+            GateError::Before(e) => err(format!("stage {k}, before (S{k}): {e}")),
+            GateError::After(e) => err(format!("stage {k}, after (S{}): {e}", k + 1)),
+        })?;
         let s = &chain.stages[k];
         let own: BTreeSet<String> = s
             .tests_added
@@ -423,8 +467,10 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
     let chain_present: Vec<String> = chain_ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
     let before = gate_tree("chain-before", 0, &chain_ov).map_err(&err)?;
     let after = gate_tree("chain-after", n, &chain_ov).map_err(&err)?;
-    let rb = runner.twice(&before, &chain_present).map_err(|e| err(format!("chain gate, S0: {e}")))?;
-    let ra = runner.twice(&after, &chain_present).map_err(|e| err(format!("chain gate, S{n}: {e}")))?;
+    let (rb, ra) = runner.gate(&before, &after, &chain_present).map_err(|e| match e {
+        GateError::Before(e) => err(format!("chain gate, S0: {e}")),
+        GateError::After(e) => err(format!("chain gate, S{n}: {e}")),
+    })?;
     let chain_sel = select(&rb, &ra, None);
 
     // Write the bundle.
@@ -565,6 +611,9 @@ pub fn validate(
     let scratch =
         tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
     let clone = scratch.path().join("clone");
+    // git runs in the scratch directory: a relative repository path must not be read from there.
+    let repo =
+        &repo.canonicalize().map_err(|e| berr(format!("the repository {} cannot be read: {e}", repo.display())))?;
     git(
         scratch.path(),
         &["clone", "-q", "--shared", "--no-checkout", &repo.to_string_lossy(), &clone.to_string_lossy()],
@@ -638,4 +687,25 @@ pub fn validate(
         .collect();
     checks.push(GateCheck { gate: "chain".into(), passed: problems.is_empty(), problems });
     Ok(checks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: &[&str]) -> BTreeSet<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_runner_id_names_its_test_by_identifier_or_by_its_string_name() {
+        assert!(id_names("example.com/jobq/TestRunAndWait/zero", &names(&["TestRunAndWait"])));
+        assert!(id_names("tests/test_app.py::test_run[a-b]", &names(&["test_run"])));
+        assert!(id_names("wait::run_and_wait_finishes_the_job", &names(&["run_and_wait_finishes_the_job"])));
+        assert!(id_names("test/app.test.js > run returns the job id", &names(&["run returns the job id"])));
+        assert!(id_names("src/a.test.ts > App > run returns the job id", &names(&["run returns the job id"])));
+        // Another test of the same file, and a name that is only part of the id's last segment.
+        assert!(!id_names("test/app.test.js > run marks the job running", &names(&["run returns the job id"])));
+        assert!(!id_names("test/app.test.js > run returns the job id twice", &names(&["run returns the job id"])));
+    }
 }

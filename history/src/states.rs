@@ -170,6 +170,10 @@ impl States {
     ) -> Result<States, HistoryError> {
         let err = |message: String| HistoryError::Build { chain: final_commit.to_string(), message };
         let dir = scratch.join("states");
+        // git runs in `scratch`: a relative repository path (`carve arc build .`) must not be
+        // read from there.
+        let repo =
+            repo.canonicalize().map_err(|e| err(format!("the repository {} cannot be read: {e}", repo.display())))?;
         let repo_s = repo.to_string_lossy().to_string();
         let dir_s = dir.to_string_lossy().to_string();
         git(scratch, &["clone", "-q", "--shared", "--no-checkout", &repo_s, &dir_s], None).map_err(err)?;

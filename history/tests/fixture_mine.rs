@@ -8,6 +8,7 @@ use carve_history::bundle::BuildConfig;
 use carve_history::{MineOptions, recipe};
 use carve_languages::Language;
 use carve_languages::runner::TestCommand;
+use carve_languages::typescript::runner::PackageManager;
 use carve_testutil::needs;
 
 fn fixture(lang: &str) -> PathBuf {
@@ -31,12 +32,16 @@ fn expectations(path: &Path) -> (Vec<String>, Vec<String>) {
     (list("chain"), list("unrelated"))
 }
 
-/// How the fixtures' bundles are built: pytest (`python3`) or `go test`, 300 s per run, 60 s
-/// per test.
+/// How the fixtures' bundles are built: pytest (`python3`), `go test`, `cargo test` or
+/// `node --test`, 300 s per run, 60 s per test.
 fn config(language: Language, repo_name: &str) -> BuildConfig {
     let test = match language {
         Language::Go => TestCommand::GoTest { args: vec![], packages: None },
-        _ => TestCommand::pytest("python3", vec![]),
+        Language::Rust => TestCommand::Cargo { args: vec![], test_args: vec![], workspace: false, nextest: false },
+        Language::TypeScript | Language::JavaScript => {
+            TestCommand::NodeTest { package_manager: PackageManager::Npm, args: vec![] }
+        }
+        Language::Python => TestCommand::pytest("python3", vec![]),
     };
     BuildConfig {
         language,
@@ -104,6 +109,16 @@ fn python_fixture_chain_is_mined() {
 #[test]
 fn go_fixture_chain_is_mined() {
     mine_fixture("go");
+}
+
+#[test]
+fn rust_fixture_chain_is_mined() {
+    mine_fixture("rust");
+}
+
+#[test]
+fn javascript_fixture_chain_is_mined() {
+    mine_fixture("javascript");
 }
 
 /// Mine the Python fixture, build the bundle of its scripted chain with pytest, check the
@@ -297,5 +312,84 @@ fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
     let gold0 = std::fs::read_to_string(outcome.dir.join("stages/0/gold.patch")).unwrap();
     assert!(!s0.contains("CHANGES.md") && !gold0.contains("CHANGES.md"), "the changelog stays at its final content");
     assert!(s0.contains("jobq/app.py"), "the feature's code still comes off for S0");
+    assert_validates(&outcome.dir, &repo, &cfg);
+}
+
+/// Mine the Rust fixture, build the bundle of its scripted chain with `cargo test`, check each
+/// stage's F2P tests (integration test targets) and re-validate the bundle. `src/lib.rs` is
+/// changed by chain and unrelated commits: S0 keeps the unrelated `mod` lines.
+#[needs("cargo")]
+fn rust_fixture_chain_builds_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&recipe::Recipe::read(&fixture("rust")).unwrap(), &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/rust".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = config(Language::Rust, "fixture/rust");
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let want = [
+        vec!["app::run_marks_job_running", "app::run_rejects_empty_name", "app::run_returns_job_id"],
+        vec!["wait::run_and_wait_finishes_the_job", "wait::run_and_wait_rejects_a_zero_timeout"],
+        vec![
+            "files::run_on_records_inputs",
+            "files::upload_rejects_large_files",
+            "files::upload_starts_a_job_on_the_file",
+        ],
+    ];
+    for (k, st) in outcome.chain.stages.iter().enumerate() {
+        assert_eq!(st.f2p, want[k], "stage {k} F2P");
+        assert!(st.p2p.contains(&"text::slugify_keeps_digits".to_string()), "stage {k}: {:?}", st.p2p);
+        assert!(outcome.unnamed_identifiers[k].is_empty(), "stage {k}: {:?}", outcome.unnamed_identifiers[k]);
+    }
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    assert!(s0.contains("-pub mod app;") && s0.contains("-pub mod files;"), "{s0}");
+    assert!(!s0.contains("-pub mod config") && !s0.contains("-pub mod bytes"), "unrelated modules stay in S0: {s0}");
+    let spec2 = std::fs::read_to_string(outcome.dir.join("stages/2/spec.md")).unwrap();
+    assert!(spec2.contains("MAX_UPLOAD_BYTES") && spec2.contains("upload"), "{spec2}");
+    assert_validates(&outcome.dir, &repo, &cfg);
+}
+
+/// Mine the JavaScript fixture, build the bundle of its scripted chain with `node --test`,
+/// check each stage's F2P tests and re-validate the bundle. `src/index.js` re-exports every
+/// module and is changed by chain and unrelated commits: S0 keeps the unrelated exports.
+#[needs("node")]
+fn javascript_fixture_chain_builds_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&recipe::Recipe::read(&fixture("javascript")).unwrap(), &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/javascript".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = config(Language::JavaScript, "fixture/javascript");
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let want = [
+        vec![
+            "test/app.test.js > run marks the job running",
+            "test/app.test.js > run rejects an empty name",
+            "test/app.test.js > run returns the job id",
+        ],
+        vec![
+            "test/wait.test.js > runAndWait finishes the job",
+            "test/wait.test.js > runAndWait rejects a zero timeout",
+        ],
+        vec![
+            "test/files.test.js > run records inputs",
+            "test/files.test.js > upload rejects large files",
+            "test/files.test.js > upload starts a job on the file",
+        ],
+    ];
+    for (k, st) in outcome.chain.stages.iter().enumerate() {
+        assert_eq!(st.f2p, want[k], "stage {k} F2P");
+        // node:test selects by file; the tests of files outside the stage pass on both sides
+        // of the gate and are P2P, not "missing after".
+        assert!(st.p2p.contains(&"test/text.test.js > slugify keeps digits".to_string()), "stage {k}: {:?}", st.p2p);
+        assert!(outcome.unnamed_identifiers[k].is_empty(), "stage {k}: {:?}", outcome.unnamed_identifiers[k]);
+    }
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    assert!(s0.contains("-export { App, EmptyNameError }") && s0.contains("src/files.js"), "{s0}");
+    assert!(!s0.contains("-export { parseConfig }"), "unrelated exports stay in S0: {s0}");
+    let spec2 = std::fs::read_to_string(outcome.dir.join("stages/2/spec.md")).unwrap();
+    assert!(spec2.contains("MAX_UPLOAD_BYTES") && spec2.contains("upload"), "{spec2}");
     assert_validates(&outcome.dir, &repo, &cfg);
 }
