@@ -35,10 +35,14 @@ def row(report):
     )
 
 
-def main(paths):
+def header():
     print("| repository | range | commits | chains | stages per chain (mean / max) | lines per stage (median) "
           "| files per stage (median) | later stage's files shared with earlier stages (mean) | time |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
+def main(paths):
+    header()
     for p in paths:
         with open(p) as f:
             print(row(json.load(f)))

@@ -203,6 +203,12 @@ fn go_fixture_chain_builds_and_validates() {
         assert_eq!(names, want[k], "stage {k} F2P");
         assert!(outcome.unnamed_identifiers[k].is_empty(), "stage {k}: {:?}", outcome.unnamed_identifiers[k]);
     }
+    // The chain gate's F2P are the chain's own tests: the unrelated tests of the package, which
+    // fail at S0 only because the package does not build with the chain's tests, are collateral.
+    let mut own: Vec<String> = outcome.chain.stages.iter().flat_map(|s| s.f2p.clone()).collect();
+    own.sort();
+    assert_eq!(outcome.chain.chain.f2p, own);
+    assert!(outcome.chain_selection.collateral.iter().any(|id| id.ends_with("/TestSlugifyJoinsWords")));
     let spec2 = std::fs::read_to_string(outcome.dir.join("stages/2/spec.md")).unwrap();
     assert!(spec2.contains("MaxUploadBytes") && spec2.contains("Upload"), "{spec2}");
     assert_validates(&outcome.dir, &repo, &cfg);

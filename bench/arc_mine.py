@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Mine every repository of a FeatureArc corpus file with `carve arc mine` and print the table.
+
+    python3 bench/arc_mine.py bench/corpus/arc-go.toml bench/corpus/arc-rust.toml \
+        --mirrors /work/.mirror --out /tmp/arc-mine [--carve target/release/carve]
+
+Each repository is read from a bare git directory under `--mirrors` (`owner+name/…`, as the
+`fetch` tool writes them; any folder holding the repository's git data works) over the `range`
+its corpus file gives. One `mine-owner+name.json` report per repository goes to `--out`; the
+table is bench/arc_table.py's, followed by the most frequent reasons candidates were discarded
+for. `--table-only` prints the table from the reports already in `--out`.
+"""
+import argparse
+import collections
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tomllib
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import arc_table  # noqa: E402
+
+
+def git_dir(mirrors, name):
+    root = pathlib.Path(mirrors) / name.replace("/", "+")
+    heads = sorted(p.parent for p in root.rglob("HEAD") if (p.parent / "objects").is_dir())
+    if not heads:
+        sys.exit(f"{name}: no git directory under {root}; fetch the repository first")
+    return heads[0]
+
+
+def reason_kind(reason):
+    """A discarded candidate's reason without its commit ids and names, to count by kind."""
+    return re.sub(r"`[^`]*`|\b[0-9a-f]{7,40}\b|\d+", "…", reason)[:110]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", nargs="+", help="bench/corpus/arc-*.toml files")
+    ap.add_argument("--mirrors", default="/work/.mirror")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--carve", default="target/release/carve")
+    ap.add_argument("--table-only", action="store_true")
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    reports = []
+    for corpus in args.corpus:
+        for repo in tomllib.loads(pathlib.Path(corpus).read_text())["repo"]:
+            path = out / f"mine-{repo['name'].replace('/', '+')}.json"
+            if not args.table_only:
+                cmd = [args.carve, "arc", "mine", str(git_dir(args.mirrors, repo["name"])), "--range", repo["range"],
+                       "--name", repo["name"], "--format", "json"]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                if p.returncode != 0:
+                    sys.exit(f"{repo['name']}: `{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+                path.write_text(p.stdout)
+                print(f"# {repo['name']}: {path}", file=sys.stderr)
+            reports.append(json.loads(path.read_text()))
+    arc_table.header()
+    for r in reports:
+        print(arc_table.row(r))
+    print()
+    for r in reports:
+        kinds = collections.Counter(reason_kind(d["reason"]) for d in r.get("discarded", []))
+        top = "; ".join(f"{n}× {k}" for k, n in kinds.most_common(3))
+        print(f"- {r['repo']}: {r.get('discarded_total', len(r.get('discarded', [])))} discarded — {top}")
+
+
+if __name__ == "__main__":
+    main()
