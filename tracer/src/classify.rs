@@ -17,7 +17,9 @@
 //! keeps nothing alive, nor do the F2P test functions the mask takes out of files that stay,
 //! nor a listing in `__all__` (the mask edits the list). Other test code that stays keeps a
 //! definition alive by running only when a P2P test or a module load runs it; what it
-//! needs to load (decorators, bases, annotations) stays regardless.
+//! needs to load (decorators, bases, annotations) stays regardless. A value binding
+//! (`peekn = curry(peekn)`, a class attribute, a lookup-table entry) keeps what it names only
+//! while code that stays and runs names what it binds; otherwise the mask deletes it too.
 
 mod decision;
 pub mod removal;
