@@ -15,10 +15,6 @@ const F2P: [&str; 3] = [
     "tests/test_stats.py::test_mode",
 ];
 
-fn read(p: &std::path::Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
 /// The feature `mode` goes whole: the three definitions and the three bindings naming them,
 /// while `mean` (its property, its shortcut, the other report formats) and every P2P test
 /// stay; the bundle validates and re-checks from its patches alone.
@@ -26,16 +22,7 @@ fn read(p: &std::path::Path) -> String {
 fn value_bindings_go_with_what_they_name_when_nothing_that_stays_uses_them() {
     let (_tmp, repo) = fixture_copy("python/tally");
     let before = tree_snapshot(&repo);
-    let out = tempfile::tempdir().unwrap();
-    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
-    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
-    args.extend(F2P);
-    let o = carve_ok(&args, 0);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tasks = report["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 1, "{report:#}");
-    let bundle = out.path().join(tasks[0].as_str().unwrap());
-    let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    let (_out, bundle, inst) = one_level1_task(&repo, &F2P);
     assert_eq!(inst["FAIL_TO_PASS"], serde_json::json!(F2P), "{inst:#}");
     let mut extracted: Vec<&str> =
         inst["carve"]["extracted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
