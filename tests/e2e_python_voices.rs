@@ -10,26 +10,6 @@ use serde_json::Value;
 const F2P: [&str; 2] =
     ["tests/test_speech.py::test_whisper", "tests/test_speech.py::test_whisper_is_documented_like_shout"];
 
-fn read(p: &std::path::Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// `carve tasks --level 1` on `repo` with the F2P tests `f2p`: exactly one task; its output
-/// folder (kept alive), bundle and `instance.json`.
-fn one_task(repo: &std::path::Path, f2p: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, Value) {
-    let out = tempfile::tempdir().unwrap();
-    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
-    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
-    args.extend(f2p);
-    let o = carve_ok(&args, 0);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tasks = report["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 1, "{report:#}");
-    let bundle = out.path().join(tasks[0].as_str().unwrap());
-    let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
-    (out, bundle, inst)
-}
-
 /// The F2P tests are taken out of a test file that stays: their helper keeps nothing alive
 /// (`Quiet` goes with the feature), `whisper.__doc__ = …` goes with `whisper`, and the
 /// bundle re-checks from its patches alone: original + mask.patch (the F2P tests removed
@@ -38,7 +18,7 @@ fn one_task(repo: &std::path::Path, f2p: &[&str]) -> (tempfile::TempDir, std::pa
 fn f2p_tests_of_a_shared_test_file_and_their_helpers_keep_nothing_alive() {
     let (_tmp, repo) = fixture_copy("python/voices");
     let before = tree_snapshot(&repo);
-    let (_out, bundle, inst) = one_task(&repo, &F2P);
+    let (_out, bundle, inst) = one_level1_task(&repo, &F2P);
     assert_eq!(inst["FAIL_TO_PASS"], serde_json::json!(F2P), "{inst:#}");
     let mut extracted: Vec<&str> =
         inst["carve"]["extracted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
@@ -80,7 +60,7 @@ const ECHO_F2P: [&str; 2] =
 fn load_errors_of_the_masked_state_are_repaired_and_abstract_overrides_stubbed() {
     let (_tmp, repo) = fixture_copy("python/voices");
     let before = tree_snapshot(&repo);
-    let (_out, bundle, inst) = one_task(&repo, &ECHO_F2P);
+    let (_out, bundle, inst) = one_level1_task(&repo, &ECHO_F2P);
     assert_eq!(inst["FAIL_TO_PASS"], serde_json::json!([ECHO_F2P[0]]), "{inst:#}");
     assert_eq!(inst["carve"]["extracted"], serde_json::json!(["voices/echo.py::Echo.say"]), "{inst:#}");
     let mask = read(&bundle.join("mask.patch"));

@@ -628,6 +628,7 @@ pub(crate) mod tests {
                 imports: Vec::new(),
                 module_references: Vec::new(),
                 exported: Vec::new(),
+                value_bindings: Vec::new(),
                 sha256: String::new(),
                 lines: 40,
             });

@@ -252,6 +252,7 @@ mod tests {
             imports: Vec::new(),
             module_references: refs,
             exported: Vec::new(),
+            value_bindings: Vec::new(),
             sha256: String::new(),
             lines: 3,
         };

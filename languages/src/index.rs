@@ -199,6 +199,35 @@ pub struct ModuleReference {
     pub line: usize,
 }
 
+/// A statement or entry, at module level or in a class body, that names definitions only to
+/// bind a value: `peekn = curry(peekn)`, `mode = _StatsProperty("mode", _calc_mode)`, or one
+/// entry `KEY: handler` / element of a dict, list, tuple or set literal bound that way. The
+/// mask may delete it together with the definitions it names, so its references keep them
+/// alive only while code that stays names what it binds (see `named_by`). Its references are
+/// here, not in `module_references` or the class's `load_references`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueBinding {
+    /// What the mask deletes: the whole statement, or the entry (without its comma).
+    pub span: Span,
+    /// The name the statement binds; for an entry, the name of the container.
+    pub name: String,
+    /// An entry of a container literal (looked up by key or position at run time, so no
+    /// static use of `name` says whether it is needed; the trace of its value does).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub entry: bool,
+    /// The class whose body holds it; `None` at module level.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub class: Option<NodeId>,
+    /// The definitions it names, with the line of each use.
+    pub targets: Vec<ModuleReference>,
+    /// Code outside the statement that names the bound name (statically, as a bare name in
+    /// the same scope, an attribute `x.name` in a file that imports this one, or an imported
+    /// name): definition ids, or the file path for module-level code. Sorted. Empty for
+    /// entries.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub named_by: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileIndex {
     pub path: String,
@@ -219,6 +248,9 @@ pub struct FileIndex {
     /// Definitions listed by name in `__all__`.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub exported: Vec<NodeId>,
+    /// Statements and entries that name definitions only to bind a value, in source order.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub value_bindings: Vec<ValueBinding>,
     /// SHA-256 of the file's bytes, hex.
     pub sha256: String,
     pub lines: usize,

@@ -76,11 +76,12 @@ fn named_from_elsewhere(index: &carve_languages::DefinitionIndex, file: &str) ->
         .filter(|d| d.path != file)
         .any(|d| d.references.iter().chain(d.load_references.iter().map(|l| &l.target)).any(in_file));
     by_definitions
-        || index
-            .files
-            .values()
-            .filter(|f| f.path != file)
-            .any(|f| f.module_references.iter().any(|m| in_file(&m.target)))
+        || index.files.values().filter(|f| f.path != file).any(|f| {
+            f.module_references
+                .iter()
+                .chain(f.value_bindings.iter().flat_map(|b| &b.targets))
+                .any(|m| in_file(&m.target))
+        })
 }
 
 /// Rounds of build repair: after the first masking, the masked project is masked again

@@ -91,8 +91,13 @@ pub fn definitions_named_in_error(
     };
     let mut out = BTreeSet::new();
     for n in names {
-        let of_name: Vec<&carve_languages::Definition> =
+        let mut of_name: Vec<&carve_languages::Definition> =
             extracted.iter().filter_map(|id| index.get(id)).filter(|d| d.name == n.name).collect();
+        if of_name.is_empty() {
+            // A value binding of that name (`mode = _StatsProperty("mode", _calc_mode)`) went
+            // with the extracted definitions it names: they are what the error needs.
+            of_name = bound_by_value_binding(index, extracted, &n.name, n.owner.as_deref());
+        }
         let owned: Vec<&&carve_languages::Definition> =
             of_name.iter().filter(|d| n.owner.as_deref().is_some_and(|o| owner_matches(d, o))).collect();
         let chosen: Vec<&carve_languages::Definition> =
@@ -110,6 +115,42 @@ pub fn definitions_named_in_error(
             }
         }
     }
+    out
+}
+
+/// The extracted definitions that value bindings called `name` name (on class or in a file
+/// `owner`, when given and one matches; else any), so that the mask keeps the binding.
+fn bound_by_value_binding<'i>(
+    index: &'i DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    name: &str,
+    owner: Option<&str>,
+) -> Vec<&'i carve_languages::Definition> {
+    let bindings: Vec<(&str, &carve_languages::index::ValueBinding)> = index
+        .files
+        .iter()
+        .flat_map(|(path, f)| f.value_bindings.iter().map(move |b| (path.as_str(), b)))
+        .filter(|(_, b)| !b.entry && b.name == name)
+        .collect();
+    let owned = |(path, b): &&(&str, &carve_languages::index::ValueBinding)| {
+        let Some(owner) = owner else { return false };
+        let class = b.class.as_deref().and_then(|c| index.get(c)).map(|c| c.name.as_str());
+        let file = path.rsplit('/').next().unwrap_or(path);
+        class == Some(owner) || file.rsplit_once('.').map_or(file, |(s, _)| s) == owner
+    };
+    let chosen: Vec<&(&str, &carve_languages::index::ValueBinding)> = if bindings.iter().any(|b| owned(&b)) {
+        bindings.iter().filter(owned).collect()
+    } else {
+        bindings.iter().collect()
+    };
+    let mut out: Vec<&carve_languages::Definition> = chosen
+        .iter()
+        .flat_map(|(_, b)| &b.targets)
+        .filter(|t| extracted.contains(&t.target))
+        .filter_map(|t| index.get(&t.target))
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out.dedup_by(|a, b| a.id == b.id);
     out
 }
 

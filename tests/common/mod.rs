@@ -8,6 +8,27 @@ pub use carve_testutil::{copy_dir, fixture, fixture_copy, needs, tree_snapshot};
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The text of `p`, panicking with its path.
+pub fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `carve tasks --level 1` on `repo` (with `python3`) with the F2P tests `f2p`: exactly one
+/// task; its output folder (kept alive), bundle and `instance.json`.
+pub fn one_level1_task(repo: &Path, f2p: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, serde_json::Value) {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
+    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
+    args.extend(f2p);
+    let o = carve_ok(&args, 0);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{report:#}");
+    let bundle = out.path().join(tasks[0].as_str().unwrap());
+    let inst: serde_json::Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    (out, bundle, inst)
+}
+
 pub fn carve() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_carve"));
     c.env("CARVE_NO_PROGRESS", "1");

@@ -35,6 +35,21 @@ pub fn index_summary(index: &impl Serialize) -> String {
         for r in list(&f["module_references"]) {
             let _ = writeln!(out, "  module ref L{} -> {}", r["line"], str_of(&r["target"]));
         }
+        for b in list(&f["value_bindings"]) {
+            let targets: Vec<String> =
+                list(&b["targets"]).iter().map(|t| format!("L{} {}", t["line"], str_of(&t["target"]))).collect();
+            let named_by: Vec<&str> = list(&b["named_by"]).iter().map(|n| str_of(n)).collect();
+            let _ = writeln!(
+                out,
+                "  binding L{} {}{}{} -> [{}] named by [{}]",
+                b["span"]["start_line"],
+                str_of(&b["name"]),
+                if b["entry"].as_bool() == Some(true) { " (entry)" } else { "" },
+                b["class"].as_str().map(|c| format!(" in {c}")).unwrap_or_default(),
+                targets.join(", "),
+                named_by.join(", ")
+            );
+        }
         for e in list(&f["exported"]) {
             let _ = writeln!(out, "  export {}", str_of(e));
         }

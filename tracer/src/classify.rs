@@ -17,7 +17,9 @@
 //! keeps nothing alive, nor do the F2P test functions the mask takes out of files that stay,
 //! nor a listing in `__all__` (the mask edits the list). Other test code that stays keeps a
 //! definition alive by running only when a P2P test or a module load runs it; what it
-//! needs to load (decorators, bases, annotations) stays regardless.
+//! needs to load (decorators, bases, annotations) stays regardless. A value binding
+//! (`peekn = curry(peekn)`, a class attribute, a lookup-table entry) keeps what it names only
+//! while code that stays and runs names what it binds; otherwise the mask deletes it too.
 
 mod decision;
 pub mod removal;
@@ -28,7 +30,7 @@ pub use decision::{CLASSIFICATION_VERSION, Classification, Decision, Reason, Sta
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use carve_languages::index::LoadRole;
+use carve_languages::index::{LoadRole, ValueBinding};
 use carve_languages::{Definition, DefinitionIndex, NodeId};
 
 use crate::graph::ObjectGraph;
@@ -278,6 +280,10 @@ struct Context<'a> {
     load_needers: BTreeMap<&'a str, Vec<(&'a NodeId, LoadRole)>>,
     /// Target -> module-level uses in files that stay.
     module_needs: BTreeMap<&'a str, Vec<Reason>>,
+    /// Target -> value bindings in files that stay naming it, with their file.
+    binding_needs: BTreeMap<&'a str, Vec<(&'a ValueBinding, &'a str)>>,
+    /// F2P tests the mask takes out of test files that stay.
+    removed_tests: BTreeSet<&'a str>,
     /// Class -> definitions (in files that stay) whose body names it.
     class_refs: BTreeMap<&'a str, Vec<&'a NodeId>>,
     /// Kept code that runs: hit by a P2P test or at import time, or test code that stays.
@@ -360,6 +366,14 @@ impl<'a> Context<'a> {
             // `__all__` is no reason to keep: the mask takes extracted names out of it and
             // the gold patch puts them back (design.md §5).
         }
+        let mut binding_needs: BTreeMap<&str, Vec<(&ValueBinding, &str)>> = BTreeMap::new();
+        for (path, file) in index.files.iter().filter(|(p, _)| stays(p)) {
+            for b in &file.value_bindings {
+                for t in &b.targets {
+                    binding_needs.entry(t.target.as_str()).or_default().push((b, path.as_str()));
+                }
+            }
+        }
         Context {
             index,
             removed_files,
@@ -368,9 +382,37 @@ impl<'a> Context<'a> {
             import_time,
             load_needers,
             module_needs,
+            binding_needs,
+            removed_tests,
             class_refs,
             executed,
         }
+    }
+
+    /// Whether code that stays and runs names what value binding `b` binds: module-level
+    /// code of a file that stays, a class body that stays, or a definition that stays and
+    /// runs in a P2P test or at import time (an F2P test taken out of its file does not).
+    /// An entry of a literal is looked up at run time, never by name: no use is known, and
+    /// the trace of what it names decides (a P2P test that looks it up runs it).
+    fn binding_used(&self, b: &ValueBinding, extracted: &BTreeSet<NodeId>) -> bool {
+        let gone = |id: &str| {
+            let mut cur = Some(id);
+            while let Some(c) = cur {
+                if extracted.contains(c) || self.removed_tests.contains(c) {
+                    return true;
+                }
+                cur = self.index.get(c).and_then(|d| d.parent.as_deref());
+            }
+            false
+        };
+        b.named_by.iter().any(|by| match self.index.get(by) {
+            Some(d) => {
+                !self.removed_files.contains(d.path.as_str())
+                    && !gone(by)
+                    && (d.kind.is_class_like() || self.executed.contains(by.as_str()))
+            }
+            None => self.index.files.contains_key(by) && !self.removed_files.contains(by.as_str()),
+        })
     }
 
     fn parent_of(&self, id: &str) -> Option<&'a Definition> {
@@ -437,6 +479,17 @@ impl<'a> Context<'a> {
             }
         }
         reasons.extend(self.module_needs.get(id).into_iter().flatten().cloned());
+        // A value binding naming `id` is deleted with it unless what it binds is used.
+        for (b, path) in self.binding_needs.get(id).into_iter().flatten() {
+            if b.class.as_deref().is_some_and(|c| !stays(c)) || !self.binding_used(b, extracted) {
+                continue;
+            }
+            let line = b.targets.iter().find(|t| t.target == id).map_or(b.span.start_line, |t| t.line);
+            reasons.push(match &b.class {
+                Some(c) => Reason::ClassBody { of: c.clone() },
+                None => Reason::ModuleLevel { path: (*path).to_string(), line },
+            });
+        }
         for by in self.class_refs.get(id).into_iter().flatten() {
             // Kept code that runs, or a reached definition that remains.
             if *by != id && stays(by) && (self.executed.contains(by.as_str()) || origin.contains_key(*by)) {

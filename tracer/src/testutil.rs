@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_languages::index::{LoadReference, LoadRole, ModuleReference, Signature};
+use carve_languages::index::{LoadReference, LoadRole, ModuleReference, Signature, ValueBinding};
 use carve_languages::{Definition, DefinitionIndex, DefinitionKind, FileIndex, Language, Span};
 
 use crate::trace::{Caller, TRACE_VERSION, TestTrace, Trace, TraceMode};
@@ -28,6 +28,7 @@ impl IndexBuilder {
                 imports: Vec::new(),
                 module_references: Vec::new(),
                 exported: Vec::new(),
+                value_bindings: Vec::new(),
                 sha256: String::new(),
                 lines: 0,
             },
@@ -104,6 +105,31 @@ impl IndexBuilder {
     pub fn module_ref(mut self, path: &str, target: &str, line: usize) -> Self {
         let file = self.index.files.get_mut(path).expect("known file");
         file.module_references.push(ModuleReference { target: target.to_string(), line });
+        self
+    }
+
+    /// A value binding `name` in `path` (in the body of `class`, if given) naming `targets`,
+    /// named by `named_by` (definition ids or file paths); an entry of a literal when
+    /// `entry`.
+    pub fn binding(
+        mut self,
+        path: &str,
+        class: Option<&str>,
+        name: &str,
+        entry: bool,
+        targets: &[&str],
+        named_by: &[&str],
+    ) -> Self {
+        let file = self.index.files.get_mut(path).expect("known file");
+        let line = file.value_bindings.len() + 100;
+        file.value_bindings.push(ValueBinding {
+            span: Span { start_byte: 0, end_byte: 0, start_line: line, end_line: line },
+            name: name.to_string(),
+            entry,
+            class: class.map(str::to_string),
+            targets: targets.iter().map(|t| ModuleReference { target: t.to_string(), line }).collect(),
+            named_by: named_by.iter().map(|n| n.to_string()).collect(),
+        });
         self
     }
 

@@ -3,7 +3,9 @@
 //! lines a deletion leaves to what PEP 8 would have, drop imported names whose
 //! definitions are gone, and take those names and the deleted definitions' out of the
 //! module's `__all__` (else `from module import *` fails), and delete module-level
-//! `f.attr = …` statements of deleted functions and classes; a method overriding an
+//! `f.attr = …` statements of deleted functions and classes, and the value bindings (a
+//! statement `x = wrap(f)`, an entry `KEY: f` of a bound literal) that name deleted
+//! definitions; a method overriding an
 //! abstract method of a class that stays is stubbed instead (see `stub`). Also the deterministic Level 2 rewrite of test imports
 //! (see [`rewrite_imports_for_level2`]).
 //!
@@ -23,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::edit::{Edit, MaskError};
-use crate::index::{Definition, DefinitionIndex, FileIndex, Import, ImportedName, NodeId};
+use crate::index::{Definition, DefinitionIndex, FileIndex, Import, ImportedName, NodeId, ValueBinding};
 use lines::{LineRange, Lines};
 
 pub(crate) fn parse(source: &str) -> Option<Tree> {
@@ -128,7 +130,17 @@ pub fn mask_file(
             (!dropped.is_empty()).then_some(ImportDrop { import: imp, dropped })
         })
         .collect();
-    if defs.is_empty() && drops.is_empty() {
+    // Value bindings naming what is removed go with it (the classifier extracts a
+    // definition such a binding names only when nothing that stays names what it binds).
+    let gone_def =
+        |id: &NodeId| remove.contains(id) || index.get(id).is_some_and(|d| removed_with_ancestor(index, remove, d));
+    let bindings: Vec<&ValueBinding> = file
+        .value_bindings
+        .iter()
+        .filter(|b| b.targets.iter().any(|t| gone_def(&t.target)))
+        .filter(|b| !inside_removed(b.span.start_byte, b.span.end_byte))
+        .collect();
+    if defs.is_empty() && drops.is_empty() && bindings.is_empty() {
         return Ok(Vec::new());
     }
     let tree = parse(source).ok_or_else(|| MaskError::Parse { path: file.path.clone() })?;
@@ -155,6 +167,24 @@ pub fn mask_file(
         {
             deleted.push(stmt);
         }
+    }
+    let mut entries: BTreeMap<usize, (Node, Vec<Node>)> = BTreeMap::new();
+    for b in &bindings {
+        let node = node_at(root, b.span.start_byte, b.span.end_byte).ok_or_else(|| MaskError::DefinitionNotFound {
+            path: file.path.clone(),
+            id: b.name.clone(),
+            line: b.span.start_line,
+        })?;
+        match node.parent().filter(|_| b.entry) {
+            Some(container) => entries.entry(container.id()).or_insert((container, Vec::new())).1.push(node),
+            None => deleted.push(node),
+        }
+    }
+    for (container, dropped) in entries.values() {
+        let mut c = container.walk();
+        let elems: Vec<Node> = container.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
+        let keep: Vec<Node> = elems.iter().copied().filter(|e| !dropped.iter().any(|d| d.id() == e.id())).collect();
+        edits.extend(element_list_edits(source, container.start_position().row, true, &elems, &keep));
     }
     // Imports that lose every name; a submodule one of them binds needs keeping only when no
     // other import of the file binds it (and then once).
@@ -188,6 +218,7 @@ pub fn mask_file(
     }
     // `__all__` must not name what is gone, or `from module import *` fails.
     let mut gone: BTreeSet<String> = defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.clone()).collect();
+    gone.extend(bindings.iter().filter(|b| !b.entry && b.class.is_none()).map(|b| b.name.clone()));
     for drop in drops.iter().filter(|d| d.import.module_level) {
         gone.extend(drop.dropped.iter().map(|n| n.alias.clone().unwrap_or_else(|| n.name.clone())));
     }
@@ -255,6 +286,15 @@ fn definition_statements<'t>(root: Node<'t>, source: &str) -> BTreeMap<(usize, S
         }
     }
     out
+}
+
+/// The outermost node spanning exactly `start..end` (a statement, or an entry of a literal).
+fn node_at(root: Node, start: usize, end: usize) -> Option<Node> {
+    let mut n = root.descendant_for_byte_range(start, end)?;
+    while let Some(p) = n.parent().filter(|p| p.start_byte() == start && p.end_byte() == end && p.kind() != "module") {
+        n = p;
+    }
+    (n.start_byte() == start && n.end_byte() == end).then_some(n)
 }
 
 fn import_statement_at(root: Node, start: usize, end: usize) -> Option<Node> {

@@ -557,3 +557,60 @@ fn golden_classification() {
     assert_eq!(c, again);
     insta::assert_json_snapshot!("golden_classification", c);
 }
+
+/// A value binding (`peekn = curry(peekn)`, `mode = _Prop(_calc_mode)`, a dict entry) keeps
+/// what it names only while code that stays and runs names what it binds; the mask deletes
+/// it with them otherwise.
+#[test]
+fn value_bindings_keep_what_they_name_only_when_what_they_bind_is_used() {
+    let index = base()
+        .file("pkg/curried.py", false)
+        .class("pkg/core.py::Stats", 40)
+        .funcs(&[
+            "pkg/core.py::peekn",
+            "pkg/core.py::used",
+            "pkg/core.py::Stats._calc_mode",
+            "pkg/core.py::Stats.mean",
+            "pkg/core.py::handler",
+            "pkg/core.py::reader",
+            "pkg/core.py::idle",
+        ])
+        .binding("pkg/curried.py", None, "peekn", false, &["pkg/core.py::peekn"], &["tests/test_feat.py::helper"])
+        .binding("pkg/curried.py", None, "used", false, &["pkg/core.py::used"], &["pkg/core.py::reader"])
+        .binding(
+            "pkg/core.py",
+            Some("pkg/core.py::Stats"),
+            "mode",
+            false,
+            &["pkg/core.py::Stats._calc_mode"],
+            &["pkg/core.py::idle"],
+        )
+        .binding("pkg/core.py", Some("pkg/core.py::Stats"), "table", true, &["pkg/core.py::handler"], &[])
+        .build();
+    let feat = ["pkg/core.py::peekn", "pkg/core.py::used", "pkg/core.py::Stats._calc_mode", "pkg/core.py::handler"];
+    let edges: Vec<(&str, &str)> = feat.iter().map(|f| (F2P, *f)).collect();
+    let t = trace(&[
+        (F2P, &[], &edges),
+        (P2P, &["pkg/core.py::reader", "pkg/core.py::Stats.mean"], &[]),
+        ("tests/test_base.py::test_other", &[], &[]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::Stats"), Status::Remained);
+    // Named only by a test helper of the removed F2P file, by a function no P2P test runs,
+    // or an entry: extracted, the binding goes with it.
+    for id in ["pkg/core.py::peekn", "pkg/core.py::Stats._calc_mode", "pkg/core.py::handler"] {
+        assert_eq!(status(&c, id), Status::Extracted, "{id}: {:?}", reasons(&c, id));
+    }
+    // `used` is read by `reader`, which a P2P test runs: its binding stays, and so does it.
+    assert_eq!(status(&c, "pkg/core.py::used"), Status::Remained);
+    assert_eq!(reasons(&c, "pkg/core.py::used")[0], Reason::ModuleLevel { path: "pkg/curried.py".into(), line: 101 });
+
+    // A P2P test that runs the reader of `mode` keeps `_calc_mode` by the class body.
+    let t = trace(&[
+        (F2P, &[], &edges),
+        (P2P, &["pkg/core.py::reader", "pkg/core.py::idle", "pkg/core.py::Stats.mean"], &[]),
+        ("tests/test_base.py::test_other", &[], &[]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(reasons(&c, "pkg/core.py::Stats._calc_mode")[0], Reason::ClassBody { of: "pkg/core.py::Stats".into() });
+}

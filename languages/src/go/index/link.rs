@@ -404,6 +404,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
                 imports,
                 module_references,
                 exported: Vec::new(),
+                value_bindings: Vec::new(),
                 sha256: f.sha256,
                 lines: f.lines,
             };

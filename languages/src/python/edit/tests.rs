@@ -445,3 +445,64 @@ fn a_method_overriding_an_abstract_method_of_a_class_that_stays_is_stubbed() {
     let out = masked(&sources, "pkg/echo.py", &["pkg/echo.py::Echo", "pkg/echo.py::Echo.say"]);
     assert!(!out.contains("NotImplementedError") && !out.contains("class Echo"), "{out}");
 }
+
+/// Value bindings naming a removed definition go with it: a module-level statement (and its
+/// name in `__all__`), a class attribute, an entry of a dict or list literal (its line, or
+/// its text when it shares a line), the last statement of a class body (`pass` instead).
+#[test]
+fn value_bindings_of_removed_definitions_go_with_them() {
+    let src = r#"__all__ = ["curry", "peekn", "keep"]
+
+
+def curry(f):
+    return f
+
+
+def peekn(n, seq):
+    return seq[:n]
+
+
+def keep():
+    pass
+
+
+peekn = curry(peekn)
+kept = curry(keep)
+HANDLERS = [keep, peekn]
+
+
+class _Prop:
+    def __init__(self, name, func):
+        self.func = func
+
+
+class Stats:
+    def _calc_mean(self):
+        return 1
+
+    mean = _Prop("mean", _calc_mean)
+
+    def _calc_mode(self):
+        return 2
+
+    mode = _Prop("mode", _calc_mode)
+
+    table = {
+        # the mean
+        "mean": _calc_mean,
+        "mode": _calc_mode,  # the mode
+    }
+
+
+class Only:
+    def f(self):
+        pass
+
+    g = f
+"#;
+    insta::assert_snapshot!(masked(
+        &[("m.py", src)],
+        "m.py",
+        &["m.py::peekn", "m.py::Stats._calc_mode", "m.py::Only.f"]
+    ));
+}

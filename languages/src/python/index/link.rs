@@ -10,11 +10,11 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use super::modules::{ModuleMap, location};
-use super::parse::{ParsedFile, RawImportKind, RawRef};
+use super::parse::{ParsedFile, RawBinding, RawImportKind, RawRef};
 use crate::Language;
 use crate::index::{
     Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference,
-    ParameterKind,
+    ParameterKind, ValueBinding,
 };
 
 /// Re-export chains and inheritance are followed this deep at most (cycles end here).
@@ -83,6 +83,19 @@ pub(super) struct Linker<'a> {
     parsed: Vec<Option<usize>>,
     map: ModuleMap,
     preps: Vec<FilePrep>,
+    /// Name -> the uses (file, use, owning definition) whose chain holds it, for the names
+    /// value bindings bind.
+    uses_of: HashMap<&'a str, Vec<NameUse<'a>>>,
+}
+
+/// A use of a name that a value binding binds.
+struct NameUse<'a> {
+    file: usize,
+    r: &'a RawRef,
+    /// The definition whose code holds the use; `None`: module-level code.
+    owner: Option<usize>,
+    /// Where in `r.chain` the name is (0: the chain's root).
+    part: usize,
 }
 
 impl<'a> Linker<'a> {
@@ -93,7 +106,86 @@ impl<'a> Linker<'a> {
         let by_path: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
         let parsed = all_paths.iter().map(|p| by_path.get(p.as_str()).copied()).collect();
         let preps = files.iter().map(|f| prepare(f, &map)).collect();
-        Linker { files, all_paths, parsed, map, preps }
+        let uses_of = uses_of(files);
+        Linker { files, all_paths, parsed, map, preps, uses_of }
+    }
+
+    /// Whether file `g` imports file `f` (an import or `from … import` naming its module).
+    fn imports_file(&self, g: usize, f: usize) -> bool {
+        let prep = &self.preps[g];
+        prep.import_locations.iter().flatten().chain(&prep.stars).any(|l| self.parsed_at(l) == Some(f))
+    }
+
+    /// The finished [`ValueBinding`] of `b` (in file `file`), or `None` when it names no
+    /// definition.
+    fn value_binding(&self, file: usize, b: &RawBinding) -> Option<ValueBinding> {
+        let f = &self.files[file];
+        let targets: BTreeSet<ModuleReference> = b
+            .refs
+            .iter()
+            .filter_map(|r| {
+                self.resolve_chain(file, r, 0).map(|t| ModuleReference { target: self.id(t), line: r.line })
+            })
+            .collect();
+        if targets.is_empty() {
+            return None;
+        }
+        let named_by = if b.entry { BTreeSet::new() } else { self.named_by(file, b) };
+        Some(ValueBinding {
+            span: b.span,
+            name: b.name.clone(),
+            entry: b.entry,
+            class: b.class.map(|c| f.defs[c].def.id.clone()),
+            targets: targets.into_iter().collect(),
+            named_by: named_by.into_iter().collect(),
+        })
+    }
+
+    /// Code outside statement `b` that names what it binds: in its own file a bare name in
+    /// its scope (module code and functions for a module binding, the class body for a class
+    /// attribute) or an attribute `x.name`; in a file that imports its file, an attribute
+    /// `x.name`, a bare name under `from … import *`, or `from … import name` (module
+    /// bindings). A use that resolves to a definition of that name is that definition's,
+    /// not the binding's.
+    fn named_by(&self, file: usize, b: &RawBinding) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let owner_id = |g: usize, owner: Option<usize>| match owner {
+            Some(d) => self.files[g].defs[d].def.id.clone(),
+            None => self.files[g].path.clone(),
+        };
+        let is_definition = |g: usize, r: &RawRef| {
+            self.resolve_chain(g, r, 0).is_some_and(|(tf, td)| self.files[tf].defs[td].def.name == b.name)
+        };
+        for u in self.uses_of.get(b.name.as_str()).into_iter().flatten() {
+            let inside = u.file == file && b.statement.0 <= u.r.pos && u.r.pos < b.statement.1;
+            if inside {
+                continue;
+            }
+            let same = u.file == file;
+            let imports = same || self.imports_file(u.file, file);
+            let counts = match (u.part, b.class) {
+                (0, None) => same || self.preps[u.file].stars.iter().any(|l| self.parsed_at(l) == Some(file)),
+                (0, Some(c)) => same && u.r.scope == Some(c),
+                _ => imports,
+            };
+            if counts && !is_definition(u.file, u.r) {
+                out.insert(owner_id(u.file, u.owner));
+            }
+        }
+        if b.class.is_none() {
+            for (g, other) in self.files.iter().enumerate() {
+                for (imp, loc) in other.imports.iter().zip(&self.preps[g].import_locations) {
+                    let RawImportKind::From { names, .. } = &imp.kind else { continue };
+                    let Some(loc) = loc.as_deref().filter(|l| self.parsed_at(l) == Some(file)) else { continue };
+                    let named = names.iter().any(|n| n.name == b.name);
+                    let is_def = matches!(self.module_attr(loc, &b.name, 0), Some(Target::Def(tf, td)) if self.files[tf].defs[td].def.name == b.name);
+                    if named && !is_def {
+                        out.insert(owner_id(g, imp.scope));
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn parsed_at(&self, loc: &str) -> Option<usize> {
@@ -325,6 +417,8 @@ impl<'a> Linker<'a> {
             .filter_map(|r| resolve(r).map(|target| ModuleReference { target, line: r.line }))
             .collect();
 
+        let value_bindings: Vec<ValueBinding> = f.bindings.iter().filter_map(|b| self.value_binding(file, b)).collect();
+
         let mut exported: Vec<String> = Vec::new();
         for name in &f.exports {
             if let Some(Target::Def(tf, td)) = self.resolve_in_module(file, name, 0) {
@@ -344,11 +438,36 @@ impl<'a> Linker<'a> {
             imports,
             module_references: module_refs.into_iter().collect(),
             exported,
+            value_bindings,
             sha256: f.sha256.clone(),
             lines: f.lines,
         };
         (index, definitions)
     }
+}
+
+/// The uses, in every file, of the names that value bindings bind.
+fn uses_of(files: &[ParsedFile]) -> HashMap<&str, Vec<NameUse<'_>>> {
+    let names: HashSet<&str> = files.iter().flat_map(|f| &f.bindings).map(|b| b.name.as_str()).collect();
+    let mut out: HashMap<&str, Vec<NameUse>> = HashMap::new();
+    if names.is_empty() {
+        return out;
+    }
+    for (file, f) in files.iter().enumerate() {
+        let module = f.module_refs.iter().chain(f.bindings.iter().flat_map(|b| &b.refs)).map(|r| (r, None));
+        let in_defs =
+            f.defs.iter().enumerate().flat_map(|(i, d)| {
+                d.body_refs.iter().chain(d.load_refs.iter().map(|(r, _)| r)).map(move |r| (r, Some(i)))
+            });
+        for (r, owner) in module.chain(in_defs) {
+            for (part, name) in r.chain.split('.').enumerate() {
+                if let Some(&n) = names.get(name) {
+                    out.entry(n).or_default().push(NameUse { file, r, owner, part });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Resolve a file's imports to locations and build its scopes' binding tables.

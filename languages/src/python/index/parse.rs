@@ -85,6 +85,22 @@ pub(super) struct RawImport {
     pub scope: Option<usize>,
 }
 
+/// A statement or entry that names definitions only to bind a value (see
+/// [`crate::index::ValueBinding`]), with its name uses.
+#[derive(Debug)]
+pub(super) struct RawBinding {
+    /// The statement, or the entry of a container literal.
+    pub span: Span,
+    /// The whole statement (uses inside it are not uses of what it binds).
+    pub statement: (usize, usize),
+    pub name: String,
+    pub entry: bool,
+    /// The class whose body holds it.
+    pub class: Option<usize>,
+    /// Uses inside it; `line` is set.
+    pub refs: Vec<RawRef>,
+}
+
 #[derive(Debug)]
 pub(super) struct ParsedFile {
     pub path: String,
@@ -94,6 +110,7 @@ pub(super) struct ParsedFile {
     pub imports: Vec<RawImport>,
     pub module_refs: Vec<RawRef>,
     pub exports: Vec<String>,
+    pub bindings: Vec<RawBinding>,
 }
 
 pub(super) fn new_parser() -> Parser {
@@ -133,7 +150,8 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
     let imports_found = std::mem::take(&mut found.imports);
     let exports_found = std::mem::take(&mut found.exports);
     let mut module_refs = Vec::new();
-    collect_uses(found, src, &mut defs, &mut module_refs);
+    let mut bindings = Vec::new();
+    collect_uses(found, src, &mut defs, &mut module_refs, &mut bindings);
     let imports = imports(imports_found, &defs);
     let exports = exports(exports_found, &defs);
     Ok(ParsedFile {
@@ -144,6 +162,7 @@ pub(super) fn parse_file(parser: &mut Parser, path: &str, source: &[u8]) -> Resu
         imports,
         module_refs,
         exports,
+        bindings,
     })
 }
 
@@ -529,7 +548,13 @@ fn sets_attribute_of_definition(node: Node, chain: &str, defs: &[RawDef]) -> boo
 }
 
 /// Name uses and local bindings (references.scm), attributed to definitions by position.
-fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &mut Vec<RawRef>) {
+fn collect_uses(
+    found: Collected,
+    src: &str,
+    defs: &mut [RawDef],
+    module_refs: &mut Vec<RawRef>,
+    value_bindings: &mut Vec<RawBinding>,
+) {
     let Collected { mut uses, not_uses, mut ranges, bindings, globals, .. } = found;
     ranges.sort_unstable();
     let in_range = |pos: usize| {
@@ -574,12 +599,20 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
             }
         };
         let raw = |chain, scope| RawRef { chain, scope, pos, line: 0 };
+        let line = node.start_position().row + 1;
         match innermost(defs, pos) {
             // `f.__doc__ = …` belongs to `f`: the mask deletes it with `f`, so it keeps nothing.
             None if sets_attribute_of_definition(node, &chain, defs) => {}
-            None => module_refs.push(RawRef { line: node.start_position().row + 1, ..raw(chain, None) }),
+            None => match value_binding_at(node, src, None) {
+                Some(b) => binding_entry(value_bindings, b).refs.push(RawRef { line, ..raw(chain, None) }),
+                None => module_refs.push(RawRef { line, ..raw(chain, None) }),
+            },
             Some(d) if defs[d].in_body(pos) => {
-                if defs[d].is_class() {
+                if defs[d].is_class()
+                    && let Some(b) = value_binding_at(node, src, Some(d))
+                {
+                    binding_entry(value_bindings, b).refs.push(RawRef { line, ..raw(chain, Some(d)) });
+                } else if defs[d].is_class() {
                     defs[d].load_refs.push((raw(chain, Some(d)), LoadRole::ClassBody));
                 } else {
                     defs[d].body_refs.push(raw(chain, Some(d)));
@@ -602,6 +635,61 @@ fn collect_uses(found: Collected, src: &str, defs: &mut [RawDef], module_refs: &
             }
         }
     }
+}
+
+/// The binding (found before, or new) that `b` describes.
+fn binding_entry(bindings: &mut Vec<RawBinding>, b: RawBinding) -> &mut RawBinding {
+    match bindings.iter().position(|x| x.span == b.span) {
+        Some(i) => &mut bindings[i],
+        None => {
+            bindings.push(b);
+            bindings.last_mut().expect("just pushed")
+        }
+    }
+}
+
+/// The value binding holding the use `node`, directly at module level (`class: None`) or
+/// directly in the body of class `class`: a statement `name = value` (one plain, non-dunder
+/// target; an annotation is not part of the value) with the use in `value`, or, when `value`
+/// is a dict, list, tuple or set literal, the entry of it that holds the use.
+fn value_binding_at(node: Node, src: &str, class: Option<usize>) -> Option<RawBinding> {
+    let mut cur = node.parent()?;
+    while cur.kind() != "assignment" {
+        if matches!(cur.kind(), "block" | "module" | "expression_statement") {
+            return None;
+        }
+        cur = cur.parent()?;
+    }
+    let assign = cur;
+    let value = assign.child_by_field_name("right")?;
+    let left = assign.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
+    let name = signature::text(left, src);
+    let stmt = assign.parent().filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)?;
+    let container = stmt.parent()?;
+    let placed = match class {
+        None => container.kind() == "module",
+        Some(_) => container.kind() == "block" && container.parent().is_some_and(|c| c.kind() == "class_definition"),
+    };
+    let dunder = name.starts_with("__") && name.ends_with("__");
+    if !placed || dunder || !(value.start_byte() <= node.start_byte() && node.end_byte() <= value.end_byte()) {
+        return None;
+    }
+    // The element of the literal on the path from the use up to `value`.
+    let mut elem = node;
+    while elem.id() != value.id() && elem.parent().is_some_and(|p| p.id() != value.id()) {
+        elem = elem.parent()?;
+    }
+    let literal = matches!(value.kind(), "dictionary" | "list" | "tuple" | "set");
+    let entry = literal && elem.id() != value.id() && elem.is_named() && elem.kind() != "comment";
+    let target = if entry { elem } else { stmt };
+    Some(RawBinding {
+        span: span(target),
+        statement: (stmt.start_byte(), stmt.end_byte()),
+        name: name.to_string(),
+        entry,
+        class,
+        refs: Vec::new(),
+    })
 }
 
 /// `a.b.c` as `"a.b.c"` (without whatever spacing the source has), when the chain is

@@ -165,13 +165,16 @@ fn class_body_bases_decorators_and_inheritance() {
         ),
     ]);
     assert_eq!(index.files["pkg/deco.py"].exported, ["pkg/deco.py::tag", "pkg/deco.py::mark"]);
+    assert_eq!(loads(&index, "pkg/impl.py::Impl"), [("pkg/base.py::Base".to_string(), LoadRole::BaseClass),]);
+    let bound: Vec<(&str, &str)> = index.files["pkg/impl.py"]
+        .value_bindings
+        .iter()
+        .flat_map(|b| b.targets.iter().map(move |t| (b.name.as_str(), t.target.as_str())))
+        .collect();
     assert_eq!(
-        loads(&index, "pkg/impl.py::Impl"),
-        [
-            ("pkg/base.py::Base".to_string(), LoadRole::BaseClass),
-            ("pkg/deco.py::tag".to_string(), LoadRole::ClassBody),
-            ("pkg/impl.py::factory".to_string(), LoadRole::ClassBody),
-        ]
+        bound,
+        [("value", "pkg/impl.py::factory"), ("alias", "pkg/deco.py::tag"), ("x", "pkg/impl.py::factory")],
+        "class attributes bound from definitions are value bindings, not class-body references"
     );
     assert_eq!(loads(&index, "pkg/impl.py::Impl.go"), [("pkg/deco.py::tag".to_string(), LoadRole::Decorator)]);
     assert_eq!(def(&index, "pkg/impl.py::Impl.go").references, ["pkg/base.py::Base.run"], "inherited method via self");
@@ -187,13 +190,7 @@ fn class_body_bases_decorators_and_inheritance() {
             "pkg/impl.py::build.inner"
         ]
     );
-    assert_eq!(
-        loads(&index, "pkg/impl.py::build.Local"),
-        [
-            ("pkg/base.py::Base".to_string(), LoadRole::BaseClass),
-            ("pkg/impl.py::factory".to_string(), LoadRole::ClassBody),
-        ]
-    );
+    assert_eq!(loads(&index, "pkg/impl.py::build.Local"), [("pkg/base.py::Base".to_string(), LoadRole::BaseClass)]);
 }
 
 #[test]
@@ -219,7 +216,101 @@ fn setting_an_attribute_of_a_definition_is_not_a_use_of_it() {
     let index = repo(&[("m.py", "def f(): pass\ndef g(): pass\nf.__doc__ = g.__doc__\nx = f\n")]);
     let refs: Vec<(&str, usize)> =
         index.files["m.py"].module_references.iter().map(|r| (r.target.as_str(), r.line)).collect();
-    assert_eq!(refs, [("m.py::f", 4), ("m.py::g", 3)], "the target `f.__doc__` keeps nothing, its value does");
+    assert_eq!(refs, [("m.py::g", 3)], "the target `f.__doc__` keeps nothing, its value does");
+    let x = &index.files["m.py"].value_bindings[0];
+    assert_eq!((x.name.as_str(), x.targets[0].target.as_str(), x.targets[0].line), ("x", "m.py::f", 4));
+}
+
+/// Statements and entries that name definitions only to bind a value, and who names what
+/// they bind.
+#[test]
+fn value_bindings_and_the_code_that_names_them() {
+    let core = r#"def peek(): pass
+def curry(f): return f
+
+peekn = curry(peek)
+used = curry(peek)
+CONST = 3
+__call__ = peek
+
+def main():
+    return used()
+
+class Stats:
+    def _calc_mode(self): pass
+    mode = property(_calc_mode)
+    table = {
+        'a': _calc_mode,  # mode
+        'b': curry,
+    }
+    tag: dict = {'x': curry}
+    if True:
+        late = curry(peek)
+
+def reader(s):
+    return s.mode
+"#;
+    let other = "from pkg.core import used as u, peek\nimport pkg.core\n\ndef f():\n    return pkg.core.peekn\n";
+    let index = repo(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/core.py", core),
+        ("pkg/other.py", other),
+        ("pkg/unrelated.py", "def g(s):\n    return s.table, s.peekn\n"),
+    ]);
+    let bindings: Vec<(usize, &str, bool, Option<&str>, Vec<&str>, Vec<&str>)> = index.files["pkg/core.py"]
+        .value_bindings
+        .iter()
+        .map(|b| {
+            (
+                b.span.start_line,
+                b.name.as_str(),
+                b.entry,
+                b.class.as_deref(),
+                b.targets.iter().map(|t| t.target.as_str()).collect(),
+                b.named_by.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bindings,
+        [
+            (4, "peekn", false, None, vec!["pkg/core.py::curry", "pkg/core.py::peek"], vec!["pkg/other.py::f"]),
+            (
+                5,
+                "used",
+                false,
+                None,
+                vec!["pkg/core.py::curry", "pkg/core.py::peek"],
+                vec!["pkg/core.py::main", "pkg/other.py"]
+            ),
+            (
+                14,
+                "mode",
+                false,
+                Some("pkg/core.py::Stats"),
+                vec!["pkg/core.py::Stats._calc_mode"],
+                vec!["pkg/core.py::reader"]
+            ),
+            (16, "table", true, Some("pkg/core.py::Stats"), vec!["pkg/core.py::Stats._calc_mode"], vec![]),
+            (17, "table", true, Some("pkg/core.py::Stats"), vec!["pkg/core.py::curry"], vec![]),
+            (19, "tag", true, Some("pkg/core.py::Stats"), vec!["pkg/core.py::curry"], vec![]),
+        ],
+        "no binding for a constant, a dunder, or a statement in a nested block; `s.table` in a file \
+         that does not import core.py is no use"
+    );
+    // What a binding names is not a module-level or class-body reference of its own; a dunder
+    // (`__call__ = peek`) is used implicitly, so it stays a module-level reference.
+    let refs: Vec<(&str, usize)> =
+        index.files["pkg/core.py"].module_references.iter().map(|r| (r.target.as_str(), r.line)).collect();
+    assert_eq!(refs, [("pkg/core.py::peek", 7)]);
+    assert_eq!(
+        loads(&index, "pkg/core.py::Stats"),
+        [
+            ("pkg/core.py::curry".to_string(), LoadRole::ClassBody),
+            ("pkg/core.py::peek".to_string(), LoadRole::ClassBody)
+        ],
+        "the annotation of `tag` and the statement in `if` stay class-body references"
+    );
 }
 
 #[test]

@@ -467,6 +467,7 @@ impl<'a> Linker<'a> {
             imports,
             module_references,
             exported: Vec::new(),
+            value_bindings: Vec::new(),
             sha256: file.sha256.clone(),
             lines: file.lines,
         };

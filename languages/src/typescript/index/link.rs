@@ -432,6 +432,7 @@ impl<'a> Linker<'a> {
             imports,
             module_references,
             exported: exported.into_iter().collect(),
+            value_bindings: Vec::new(),
             sha256: file.sha256.clone(),
             lines: file.lines,
         };
