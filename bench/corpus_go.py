@@ -27,6 +27,7 @@ Standard library only.
 
     python3 bench/corpus_go.py --setup
     python3 bench/corpus_go.py --recheck --json
+    python3 bench/corpus_go.py --recheck --vet   # and `go vet` each bundle's masked state
     python3 bench/corpus_go.py --only semver --carve target/debug/carve
     python3 bench/corpus_go.py --language typescript --recheck --json
     python3 bench/corpus_go.py --table-only --recheck   # the table of the last run, from OUT
@@ -38,6 +39,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -104,6 +106,26 @@ def recheck(carve, bundle, repo):
     return p.returncode == 0
 
 
+def vet_masked(bundle, repo):
+    """`go vet ./...` of a bundle's masked state, outside carve: the module copied, the
+    bundle's `mask.patch` applied with `git apply` (F2P tests removed per test where they
+    share a `_test.go` file with others). True when vet passes; its output is printed."""
+    tmp = Path(tempfile.mkdtemp(prefix="carve-vet-"))
+    try:
+        tree = tmp / "tree"
+        shutil.copytree(repo, tree, symlinks=True)
+        steps = [["git", "apply", "--unsafe-paths", "-p1", str(bundle / "mask.patch")], ["go", "vet", "./..."]]
+        for cmd in steps:
+            p = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env=go_env())
+            if p.returncode != 0:
+                print(f"vet failed: {bundle.name}: {' '.join(cmd[:2])}: {(p.stdout + p.stderr).strip()[-400:]}",
+                      file=sys.stderr)
+                return False
+        return True
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def summarize(name, r, plain, carve_out, recheck_task=None):
     """A project's table row and its rejections by reason, from `run_carve`'s result `r`
     (tasks read from `carve_out`); `recheck_task(task)` re-validates a bundle when given."""
@@ -136,6 +158,8 @@ def main():
     ap.add_argument("--only", nargs="*", help="module names")
     ap.add_argument("--setup", action="store_true", help="run each checkout's install command; then exit")
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
+    ap.add_argument("--vet", action="store_true",
+                    help="Go: `go vet ./...` of every bundle's masked state (mask.patch applied to a copy)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per module")
     ap.add_argument("--json", action="store_true", help="also print the rows as JSON lines")
     ap.add_argument("--table-only", action="store_true",
@@ -175,6 +199,11 @@ def main():
         r = run_carve(args.carve, repo, out / "carve", args.timeout)
         row, mine = summarize(e["name"], r, plain, out / "carve",
                               (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None)
+        if args.vet and args.language == "go":
+            bundles = [out / "carve" / t for t in r.get("report", {}).get("tasks", [])]
+            row["vetted"] = sum(vet_masked(b, repo) for b in bundles)
+            print(f"# {e['name']}: go vet of the masked state passes for {row['vetted']}/{len(bundles)} bundles",
+                  file=sys.stderr)
         rows.append(row)
         for key, who in mine.items():
             reasons.setdefault(key, []).extend(who)

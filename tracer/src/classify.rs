@@ -464,7 +464,11 @@ impl<'a> Context<'a> {
         if let Some(first) = kept_members.first() {
             reasons.push(Reason::HasRemainedMember { member: (**first).clone(), others: kept_members.len() - 1 });
         }
-        if let Some(parent) = self.parent_of(id).filter(|p| !p.kind.is_class_like() && stays(&p.id)) {
+        // Only a definition written inside its parent's text goes or stays with it: a Go
+        // method's parent is its receiver type, declared apart (`type UUID [16]byte`).
+        if let Some(parent) = self.parent_of(id).filter(|p| !p.kind.is_class_like() && stays(&p.id))
+            && self.index.get(id).is_some_and(|d| encloses(parent, d))
+        {
             reasons.push(Reason::ParentRemained { parent: parent.id.clone() });
         }
         for (of, role) in self.load_needers.get(id).into_iter().flatten() {
@@ -498,6 +502,13 @@ impl<'a> Context<'a> {
         }
         reasons
     }
+}
+
+/// Whether `child`'s text lies inside `parent`'s (same file, byte span within).
+fn encloses(parent: &Definition, child: &Definition) -> bool {
+    parent.path == child.path
+        && parent.span.start_byte <= child.span.start_byte
+        && child.span.end_byte <= parent.span.end_byte
 }
 
 /// Test definitions of the F2P tests in test files that stay: the mask removes them one by

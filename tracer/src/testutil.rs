@@ -81,6 +81,18 @@ impl IndexBuilder {
         self.add(id, DefinitionKind::Class, line, line)
     }
 
+    /// A named type that is not class-like (a Go `type UUID [16]byte` is indexed so).
+    pub fn type_alias(self, id: &str, line: usize) -> Self {
+        self.add(id, DefinitionKind::TypeAlias, line, line)
+    }
+
+    /// Set a definition's byte span (the builder leaves every span at `0..0`).
+    pub fn bytes(mut self, id: &str, start_byte: usize, end_byte: usize) -> Self {
+        let def = self.index.definitions.get_mut(id).expect("known id");
+        (def.span.start_byte, def.span.end_byte) = (start_byte, end_byte);
+        self
+    }
+
     /// Functions on consecutive lines, for tests that do not care about lines.
     pub fn funcs(mut self, ids: &[&str]) -> Self {
         for id in ids {

@@ -442,6 +442,28 @@ fn nested_functions_follow_their_parent() {
 }
 
 #[test]
+fn a_method_declared_apart_from_its_type_does_not_stay_with_it() {
+    // Go: `type Collection []*Version` (not class-like) and its methods, declared after it;
+    // only F2P tests run `Len`, so it goes although the type stays. A function written
+    // inside the type's text would stay with it.
+    let index = base()
+        .type_alias("pkg/core.py::Collection", 10)
+        .bytes("pkg/core.py::Collection", 100, 130)
+        .func("pkg/core.py::Collection.Len", 12)
+        .bytes("pkg/core.py::Collection.Len", 140, 180)
+        .func("pkg/core.py::Collection.inside", 11)
+        .bytes("pkg/core.py::Collection.inside", 110, 125)
+        .build();
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Collection.Len"), (F2P, "pkg/core.py::Collection.inside")])]);
+    let c = run(&index, &t);
+    assert_eq!(status(&c, "pkg/core.py::Collection.Len"), Status::Extracted, "{:#?}", c.nodes);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Collection.inside"),
+        [Reason::ParentRemained { parent: "pkg/core.py::Collection".into() }, Reason::EntryPoint { test: F2P.into() }]
+    );
+}
+
+#[test]
 fn a_kept_nested_function_keeps_its_parent() {
     let index = base().funcs(&["pkg/core.py::factory", "pkg/core.py::factory.made"]).build();
     let t = trace(&[
