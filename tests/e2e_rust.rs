@@ -62,7 +62,8 @@ fn a_single_f2p_test_leaves_its_file_with_its_unused_imports_and_is_a_validated_
         serde_json::from_str(&std::fs::read_to_string(bundle.join("validation.json")).unwrap()).unwrap();
     assert_eq!(validation["valid"], true, "{validation}");
     let test_patch = std::fs::read_to_string(bundle.join("test.patch")).unwrap();
-    for added in ["+fn summaries()", "+use geometry::shapes::polygon::Polygon;", "+use geometry::report::{summarize, Report};"]
+    for added in
+        ["+fn summaries()", "+use geometry::shapes::polygon::Polygon;", "+use geometry::report::{summarize, Report};"]
     {
         assert!(test_patch.contains(added), "the test patch lacks {added}:\n{test_patch}");
     }
