@@ -29,6 +29,7 @@ Standard library only.
     python3 bench/corpus_rust.py --only either --candidates 2
     python3 bench/corpus_rust.py --per-file --out /tmp/carve-corpus-rust-files   # carve's candidates
     python3 bench/corpus_rust.py --table-only --recheck   # the table of the last run, from OUT
+    python3 bench/corpus_rust.py --per-file --cache-from /tmp/carve-corpus-rust --out /tmp/carve-corpus-rust-files
 """
 
 import argparse
@@ -129,6 +130,12 @@ def measure(args, e, repo, out):
     """One crate's row and its rejections by reason."""
     plain = plain_run(repo, out)
     shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
+    if args.cache_from:
+        # The baseline and trace of an earlier run of the same checkout (carve keys them by
+        # the tree's digest and the command, so a changed tree is not served from them).
+        cached = args.cache_from / e["name"] / "carve" / "cache"
+        if cached.is_dir():
+            shutil.copytree(cached, out / "carve" / "cache")
     r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file)
     check = (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None
     return corpus_go.summarize(e["name"], r, plain, out / "carve", check)
@@ -143,6 +150,8 @@ def main():
     ap.add_argument("--candidates", type=int, default=3, help="candidate groups per crate (0: all)")
     ap.add_argument("--per-file", action="store_true",
                     help="carve's own candidates (one per test file) instead of the script's groups")
+    ap.add_argument("--cache-from", type=Path,
+                    help="start from the baseline and trace cached by an earlier run's OUT (time: without them)")
     ap.add_argument("--setup", action="store_true", help="run each checkout's install command; then exit")
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per crate")

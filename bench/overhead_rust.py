@@ -20,6 +20,11 @@ per test). Modes:
   installed);
 - `probes-off`: the probed copy without CARVE_TRACE_DIR (each probe one thread-local read).
 
+rustdoc compiles every doctest again on every run (nothing of it is cached), against the
+probed library in the probed copy: on a doctest-heavy crate the figure is mostly that
+compilation. `--no-doctests` times `cargo test --lib --bins --tests` instead (the suite's
+name gets ` (no doctests)`): the test binaries alone, where the probes run.
+
 Usage: cargo build -p carve-languages --example rust_probe &&
        python3 bench/overhead_rust.py [--runs 5] [--corpus /work/corpus/rust]
 """
@@ -45,6 +50,9 @@ def has_nextest():
 
 
 def bench_suite(name, src, work, args):
+    test = CARGO_TEST + (["--lib", "--bins", "--tests"] if args.no_doctests else [])
+    if args.no_doctests:
+        name += " (no doctests)"
     plain = work / "plain"
     probed = work / "probed"
     runtime = work / "runtime"
@@ -66,10 +74,10 @@ def bench_suite(name, src, work, args):
         return timed(cmd, probed, dict(probed_env, CARVE_TRACE_DIR=str(tdir), CARVE_TRACE_MODE=mode))
 
     variants = {
-        "untraced": lambda: timed(CARGO_TEST + SERIAL, plain, plain_env),
-        "first-hits": lambda: traced("first-hits", CARGO_TEST + SERIAL),
-        "exact": lambda: traced("exact", CARGO_TEST + SERIAL),
-        "probes-off": lambda: timed(CARGO_TEST + SERIAL, probed, probed_env),
+        "untraced": lambda: timed(test + SERIAL, plain, plain_env),
+        "first-hits": lambda: traced("first-hits", test + SERIAL),
+        "exact": lambda: traced("exact", test + SERIAL),
+        "probes-off": lambda: timed(test + SERIAL, probed, probed_env),
     }
     if args.nextest:
         variants["untraced-nextest"] = lambda: timed(NEXTEST, plain, plain_env)
@@ -97,6 +105,8 @@ def main():
     ap.add_argument("--corpus", default="/work/corpus/rust")
     ap.add_argument("--suite", action="append", help="only suites whose name contains this")
     ap.add_argument("--no-nextest", action="store_true", help="leave out the nextest rows")
+    ap.add_argument("--no-doctests", action="store_true",
+                    help="time `cargo test --lib --bins --tests` (rustdoc recompiles doctests on every run)")
     args = ap.parse_args()
     if args.runs < 5:
         sys.stderr.write("note: fewer than 5 runs; the committed figures use 5 or more\n")

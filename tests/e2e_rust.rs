@@ -43,3 +43,31 @@ fn tasks_on_the_rust_fixture_are_validated_level1_tasks_with_the_expected_classi
     let want: BTreeSet<String> = features.keys().cloned().collect();
     assert_eq!(seen, want, "one validated task per expected feature");
 }
+
+/// One F2P test of an integration file that keeps two others (a per-test candidate, as
+/// `bench/corpus_rust.py` forms them): the masked file loses the test and the imports only
+/// it used (`summarize`, `Polygon`), still builds, and the test patch puts them back.
+#[needs("cargo")]
+fn a_single_f2p_test_leaves_its_file_with_its_unused_imports_and_is_a_validated_task() {
+    let (_tmp, repo) = fixture_copy("rust/geometry");
+    let out = tempfile::tempdir().unwrap();
+    let args = ["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--level", "1"];
+    carve_ok(&[&args[..], &["--f2p", "integration::summaries"]].concat(), 0);
+    let jsonl = std::fs::read_to_string(out.path().join("tasks.jsonl")).unwrap();
+    let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(tasks.len(), 1, "{jsonl}");
+    assert_eq!(json_strings(&tasks[0]["FAIL_TO_PASS"]), BTreeSet::from(["integration::summaries".to_string()]));
+    let bundle = out.path().join(tasks[0]["instance_id"].as_str().unwrap());
+    let validation: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("validation.json")).unwrap()).unwrap();
+    assert_eq!(validation["valid"], true, "{validation}");
+    let test_patch = std::fs::read_to_string(bundle.join("test.patch")).unwrap();
+    for added in
+        ["+fn summaries()", "+use geometry::shapes::polygon::Polygon;", "+use geometry::report::{summarize, Report};"]
+    {
+        assert!(test_patch.contains(added), "the test patch lacks {added}:\n{test_patch}");
+    }
+    assert!(test_patch.contains("-use geometry::report::{Report};"), "{test_patch}");
+    let gold = std::fs::read_to_string(bundle.join("gold.patch")).unwrap();
+    assert!(!gold.contains("tests/integration.rs"), "the gold patch holds test code:\n{gold}");
+}

@@ -13,12 +13,15 @@
 //! - a definition in `stub` keeps its signature and gets the body `{ todo!() }`; a stubbed
 //!   type, trait, impl or module stubs every function inside it (impl methods included);
 //!   an `impl Iterator` return gets `std::iter::empty()` after the `todo!()`;
-//! - `use` leaves whose target goes are removed (the whole item when no leaf is left).
+//! - `use` leaves whose target goes are removed (the whole item when no leaf is left);
+//! - F2P `#[test]` functions removed from a file that keeps other tests take the test
+//!   helpers and `use` leaves only they used with them (`test_removal`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Language;
 
+mod test_removal;
 #[cfg(test)]
 mod tests;
 use crate::edit::{Edit, MaskError};
@@ -56,7 +59,7 @@ fn trait_impl_of<'a>(index: &'a DefinitionIndex, d: &Definition) -> Option<(&'a 
 /// its signature (a type, trait or impl: all of it), so what that signature names stays
 /// too: such removals are turned into stubs until nothing kept names anything gone.
 pub fn plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> RustRemovals {
-    let (mut delete, mut stub) = (delete.clone(), stub.clone());
+    let (mut delete, mut stub) = (test_removal::with_unused_test_helpers(index, delete), stub.clone());
     // A trait impl removed on its own keeps its methods, stubbed (see the rules above); it
     // still goes with its type or its trait.
     for id in delete.clone() {
@@ -334,8 +337,10 @@ pub fn mask_file_with(
             edits.push(Edit::replace(body.start_byte, body.end_byte, text));
         }
     }
-    // `use` leaves whose target goes.
-    for import in &file.imports {
+    // `use` leaves whose target goes, or that only removed tests named.
+    let test_uses: BTreeMap<usize, Vec<usize>> =
+        test_removal::dead_test_uses(source, file, index, &removals.gone).into_iter().collect();
+    for (i, import) in file.imports.iter().enumerate() {
         if import.span.end_byte > source.len() {
             return Err(MaskError::ImportNotFound { path: file.path.clone(), line: import.span.start_line });
         }
@@ -347,12 +352,18 @@ pub fn mask_file_with(
         if inside_gone {
             continue;
         }
+        let only_tests = test_uses.get(&i).map(Vec::as_slice).unwrap_or(&[]);
         let dead: Vec<_> = import
             .names
             .iter()
-            .filter(|n| {
-                n.target.as_ref().is_some_and(|t| removals.gone.contains(t) || under(index, t, &removals.gone, false))
+            .enumerate()
+            .filter(|(k, n)| {
+                only_tests.contains(k)
+                    || n.target
+                        .as_ref()
+                        .is_some_and(|t| removals.gone.contains(t) || under(index, t, &removals.gone, false))
             })
+            .map(|(_, n)| n)
             .collect();
         if dead.is_empty() {
             continue;

@@ -41,6 +41,7 @@ pub(crate) mod tests_support {
 }
 
 pub use crates::is_test_path;
+pub(crate) use parse::is_test_attribute;
 
 use std::collections::HashMap;
 use std::path::Path;

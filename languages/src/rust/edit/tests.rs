@@ -297,3 +297,64 @@ fn impls_in_other_files_and_nested_use_leaves_go_with_their_type() {
     assert_eq!(out["src/a.rs"], "pub mod inner {\n    pub struct Kept;\n}\npub fn other() {}\n");
     assert_eq!(out["src/b.rs"], "pub fn keep() {}\n");
 }
+
+/// F2P tests removed one by one from files that keep other tests take with them the test
+/// helpers and `use` leaves only they used: the report module's `largest_rect` (its
+/// `rects` helper and `Ordering`), the integration file's `summaries` (`summarize`,
+/// `Polygon`); what the remaining tests use stays.
+#[test]
+fn f2p_tests_take_their_unused_helpers_and_uses() {
+    let index = fixture_index();
+    let removed = set(&["src/report.rs::tests.largest_rect", "tests/integration.rs::summaries"]);
+    let masked = mask_tree(&index, &fixture_root(), &removed);
+    let (report, integration) = (&masked["src/report.rs"], &masked["tests/integration.rs"]);
+    assert!(!report.contains("fn rects") && !report.contains("Ordering"), "{report}");
+    assert!(report.contains("use crate::shapes::Rect;") && report.contains("fn total_in_millimetres"), "{report}");
+    assert!(!integration.contains("summarize") && !integration.contains("Polygon"), "{integration}");
+    assert!(integration.contains("use geometry::report::{Report};"), "{integration}");
+    insta::assert_snapshot!(render(&masked));
+}
+
+/// What the per-test removal leaves: a helper another test still calls, a helper no test
+/// called before, a trait imported for its methods, a glob, and every `use` of a module
+/// that lost no test.
+#[test]
+fn per_test_removal_keeps_what_stays_in_use() {
+    let lib = "pub fn double(x: i64) -> i64 { x * 2 }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use std::collections::BTreeSet;\n    use std::fmt::Write;\n\n    fn shared() -> i64 { 2 }\n\n    fn never_called() {}\n\n    fn only_gone() -> BTreeSet<i64> { BTreeSet::from([double(shared())]) }\n\n    #[test]\n    fn gone() {\n        let mut s = String::new();\n        write!(s, \"{:?}\", only_gone()).unwrap();\n        assert_eq!(double(shared()), 4);\n    }\n\n    #[test]\n    fn stays() {\n        let mut s = String::new();\n        write!(s, \"{}\", shared()).unwrap();\n    }\n}\n\n#[cfg(test)]\nmod other {\n    use std::collections::BTreeSet;\n\n    #[test]\n    fn untouched() {\n        assert!(BTreeSet::<i64>::new().is_empty());\n    }\n}\n";
+    let out = mask_sources(&[("src/lib.rs", lib)], &["src/lib.rs::tests.gone"]);
+    let masked = &out["src/lib.rs"];
+    assert!(!masked.contains("fn gone") && !masked.contains("fn only_gone"), "{masked}");
+    assert_eq!(masked.matches("use std::collections::BTreeSet;").count(), 1, "{masked}");
+    for kept in
+        ["use super::*;", "use std::fmt::Write;", "fn shared()", "fn never_called()", "fn stays()", "fn untouched()"]
+    {
+        assert!(masked.contains(kept), "{kept} is gone:\n{masked}");
+    }
+}
+
+/// The masked fixture with F2P tests removed per test compiles its tests with no unused
+/// helper or import left (`-D dead_code -D unused_imports`): without the per-test clean-up
+/// `rects` and `Ordering` would be reported.
+#[test]
+fn per_test_removal_leaves_no_unused_test_code() {
+    if !cargo_available() {
+        assert!(std::env::var_os("CI").is_none(), "cargo is required in CI");
+        eprintln!("skipping: cargo not found");
+        return;
+    }
+    let (index, root) = (fixture_index(), fixture_root());
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&root, dir.path());
+    let removed = set(&["src/report.rs::tests.largest_rect", "tests/integration.rs::summaries"]);
+    for (path, text) in mask_tree(&index, &root, &removed) {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let out = std::process::Command::new("cargo")
+        .args(["check", "--offline", "--quiet", "--tests"])
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .env("RUSTFLAGS", "-D dead_code -D unused_imports")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo check --tests failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}

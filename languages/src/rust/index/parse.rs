@@ -216,7 +216,7 @@ fn attribute_text(node: Node, src: &str) -> String {
 }
 
 /// `#[test]`, `#[tokio::test]`, `#[rstest]`-style test attributes.
-fn is_test_attribute(attr: &str) -> bool {
+pub(crate) fn is_test_attribute(attr: &str) -> bool {
     let head = attr.split('(').next().unwrap_or("").trim();
     head == "test" || head.ends_with("::test") || head == "rstest" || head == "bench"
 }
