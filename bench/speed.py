@@ -12,8 +12,11 @@ suite before each carve command (so both sides of a ratio see the same machine n
 - with `--before OLD_CARVE`: `trace-cold` and `tasks-k1` of another carve binary too.
 
 It prints one JSON line per pair as it is measured (`round`, `mode`, `plain_s`, `carve_s`,
-`ratio`; the largest `tasks` run also its `steps`), then one JSON line per mode with the
-medians over the rounds (`ratio`, `ratios`, `target`, `meets_target`), a table, and where the
+`ratio`, `load` = the 1-minute load average after the pair, and the CPU seconds of both
+sides with their `cpu_ratio`: on a shared machine wall time includes waiting for a core, CPU
+time much less so; the largest `tasks` run also its `steps`), then one JSON line per mode
+with the medians over the rounds (`ratio`, `ratios`, `cpu_ratio`, `target`, `meets_target`
+— the target is judged on wall time), a table, and where the
 time of the largest `tasks` run goes (carve's `CARVE_TIMINGS` steps, median seconds per kind
 of step).
 
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -48,10 +52,19 @@ def base_env():
     return env
 
 
+def children_cpu():
+    """CPU seconds (user + system) of every waited-for descendant so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(cmd, cwd, env, ok_codes=(0,)):
+    """Run `cmd`; (wall seconds, process, CPU seconds of it and every process it waited for)."""
+    cpu0 = children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
+    proc.cpu_s = children_cpu() - cpu0
     if proc.returncode not in ok_codes:
         sys.stderr.write(proc.stderr.decode(errors="replace")[-3000:])
         raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(map(str, cmd))}")
@@ -132,12 +145,13 @@ def run(args, carve, work):
     widest = f"tasks-k{max(args.ks)}"
 
     samples = {m[0]: [] for m in modes}
+    cpu = {m[0]: [] for m in modes}
     steps = []
     # Warm-up: bytecode caches of pytest and the suite, as a user's second run has them.
     timed(plain_cmd, suite, env, ok_codes=(0,))
     for rnd in range(args.runs):
         for mode, binary, cmd, _ in modes:
-            plain_s, _ = timed(plain_cmd, suite, env)
+            plain_s, plain_proc = timed(plain_cmd, suite, env)
             out = work / "out"
             shutil.rmtree(out, ignore_errors=True)
             e = dict(env)
@@ -149,9 +163,12 @@ def run(args, carve, work):
             if mode == widest:
                 steps.append(step_times(proc.stderr, carve_s))
             samples[mode].append((plain_s, carve_s))
+            cpu[mode].append((plain_proc.cpu_s, proc.cpu_s))
             # One line per pair as it is measured, so a run cut short still says something.
             pair = {"suite": suite_name, "round": rnd + 1, "mode": mode, "plain_s": round(plain_s, 2),
-                    "carve_s": round(carve_s, 2), "ratio": round(carve_s / plain_s, 2)}
+                    "carve_s": round(carve_s, 2), "ratio": round(carve_s / plain_s, 2),
+                    "load": round(os.getloadavg()[0], 1), "plain_cpu_s": round(plain_proc.cpu_s, 2),
+                    "carve_cpu_s": round(proc.cpu_s, 2), "cpu_ratio": round(proc.cpu_s / plain_proc.cpu_s, 2)}
             if mode == widest:
                 pair["steps"] = {k: round(v, 2) for k, v in steps[-1].items()}
             print(json.dumps(pair), flush=True)
@@ -172,16 +189,17 @@ def run(args, carve, work):
             "target": round(target, 2),
         }
         row["meets_target"] = row["ratio"] <= target
+        row["cpu_ratio"] = round(statistics.median(c / p for p, c in cpu[mode]), 2)
         rows.append(row)
         print(json.dumps(row))
 
     print()
-    print(f"| mode | plain run (s) | carve (s) | ratio (median of {args.runs}) | per-round ratios | target |")
-    print("|---|---|---|---|---|---|")
+    print(f"| mode | plain run (s) | carve (s) | ratio (median of {args.runs}) | per-round ratios | CPU ratio | target |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         mark = "" if r["meets_target"] else " (missed)"
         print(f"| {r['mode']} | {r['plain_s']:.2f} | {r['carve_s']:.2f} | **{r['ratio']:.2f}x**{mark} | "
-              f"{', '.join(f'{x:.2f}' for x in r['ratios'])} | <= {r['target']:.1f}x |")
+              f"{', '.join(f'{x:.2f}' for x in r['ratios'])} | {r['cpu_ratio']:.2f}x | <= {r['target']:.1f}x |")
     if steps:
         plain = statistics.median(p for p, _ in samples[widest])
         kinds = sorted({k for s in steps for k in s}, key=lambda k: -statistics.median(s.get(k, 0.0) for s in steps))

@@ -12,10 +12,13 @@
 //!
 //! Selection: the requested ids go to the plugin in a JSON file (`CARVE_SELECT`), which
 //! deselects every other item, so there is no command-line limit; the files they live in
-//! are passed as arguments (when that list is short) so pytest only collects those files.
+//! are passed as arguments (when that list is short) so pytest only collects those files —
+//! a directory whose Python files are all selected as the directory (`args`: pytest
+//! re-collects a file argument's directory once per file argument).
 //! A collection error in one file does not stop the run: the file is reported in
 //! [`RunResult::collection_errors`] and requested tests in it get `error`.
 
+mod args;
 pub mod harness;
 
 use std::collections::BTreeMap;
@@ -29,6 +32,7 @@ use crate::runner::attempts::{self, Attempt};
 use crate::runner::process::{self, Ended, Limits, Progress, Stop};
 use crate::runner::steps::WorkDir;
 use crate::runner::{Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus};
+use args::selection_paths;
 
 /// The report plugin, loaded with `-p carve_report`.
 const PLUGIN: &str = include_str!("carve_report.py");
@@ -278,22 +282,6 @@ fn spawn_error(python: &Path, command: String, e: std::io::Error) -> RunnerError
     } else {
         RunnerError::Spawn { command, source: e }
     }
-}
-
-/// The distinct existing files and directories the selection lives in, relative to root,
-/// minus those inside another one of them.
-fn selection_paths(root: &Path, ids: &[TestId]) -> Vec<String> {
-    let paths: std::collections::BTreeSet<&str> = ids
-        .iter()
-        .map(|id| id.split("::").next().unwrap_or(id).trim_end_matches('/'))
-        .filter(|p| !p.is_empty() && !p.starts_with('-') && !p.split('/').any(|c| c == ".."))
-        .filter(|p| root.join(p).exists())
-        .collect();
-    paths
-        .iter()
-        .filter(|p| !paths.iter().any(|q| q != *p && p.strip_prefix(*q).is_some_and(|r| r.starts_with('/'))))
-        .map(|p| p.to_string())
-        .collect()
 }
 
 /// One line of the plugin's report.

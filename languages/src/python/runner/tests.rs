@@ -206,6 +206,21 @@ fn a_selection_reports_exactly_the_requested_ids() {
     p.assert_scratch_cleaned();
 }
 
+/// Tests of every test file of `tests/`: pytest is handed the directory (one collection of
+/// it, not one per file argument) and still reports exactly the requested ids.
+#[carve_testutil::needs("pytest")]
+fn a_selection_of_every_file_of_a_directory_passes_the_directory() {
+    let p = kinds_project();
+    let r = run(&p.request(Some(&["tests/test_kinds.py::test_pass", "tests/test_other.py::test_other"]))).unwrap();
+    let expected = vec![
+        ("tests/test_kinds.py::test_pass".to_string(), TestStatus::Passed),
+        ("tests/test_other.py::test_other".to_string(), TestStatus::Passed),
+    ];
+    assert_eq!(statuses(&r), expected, "{}", r.stdout_tail);
+    assert!(r.command_line.ends_with(" tests"), "{}", r.command_line);
+    p.assert_scratch_cleaned();
+}
+
 #[carve_testutil::needs("pytest")]
 fn collect_lists_ids_without_running_them() {
     let p = Project::new(&[(
@@ -431,20 +446,4 @@ fn report_lines_are_parsed_and_bad_ones_named() {
     let mut r = ReportReader::new(path);
     r.poll();
     assert!(r.problem.as_deref().unwrap_or("").contains("line 2"), "{:?}", r.problem);
-}
-
-#[test]
-fn selection_paths_are_existing_and_outermost() {
-    let p = Project::new(&[("tests/a/test_x.py", ""), ("tests/b/test_y.py", "")]);
-    let ids: Vec<TestId> = [
-        "tests/a/test_x.py::t",
-        "tests/a/test_x.py::u[1]",
-        "tests/b",
-        "tests/b/test_y.py::v",
-        "gone.py::w",
-        "../up.py::t",
-    ]
-    .map(String::from)
-    .to_vec();
-    assert_eq!(selection_paths(p.root.path(), &ids), vec!["tests/a/test_x.py".to_string(), "tests/b".to_string()]);
 }
