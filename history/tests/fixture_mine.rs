@@ -63,6 +63,27 @@ fn assert_validates(bundle: &Path, repo: &Path, cfg: &BuildConfig) -> usize {
     checks.len()
 }
 
+/// A fixture's scripted history, mined, with the bundle of its 3-stage chain built.
+struct Built {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+    cfg: BuildConfig,
+    outcome: carve_history::bundle::BuildOutcome,
+}
+
+fn build_fixture_chain(lang: &str, language: Language) -> Built {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&recipe::Recipe::read(&fixture(lang)).unwrap(), &repo).unwrap();
+    let name = format!("fixture/{lang}");
+    let opts = MineOptions { repo_name: name.clone(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = config(language, &name);
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    Built { _dir: dir, repo, cfg, outcome }
+}
+
 fn mine_fixture(lang: &str) {
     assert!(recipe::git_available(), "building a fixture history needs the `git` command; install git");
     let path = fixture(lang);
@@ -125,16 +146,7 @@ fn javascript_fixture_chain_is_mined() {
 /// per-stage tests and re-validate the bundle.
 #[needs("pytest")]
 fn python_fixture_chain_builds_and_validates() {
-    let path = fixture("python");
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    recipe::build(&recipe::Recipe::read(&path).unwrap(), &repo).unwrap();
-    let opts = MineOptions { repo_name: "fixture/python".into(), ..Default::default() };
-    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
-    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = config(Language::Python, "fixture/python");
-    let out = dir.path().join("bundles");
-    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &out).unwrap();
+    let Built { repo, cfg, outcome, .. } = build_fixture_chain("python", Language::Python);
     let b = &outcome.dir;
     for f in ["chain.json", "carve.toml", "s0.patch", "validation.json"] {
         assert!(b.join(f).is_file(), "{f} missing");
@@ -184,15 +196,7 @@ fn python_fixture_chain_builds_and_validates() {
 /// Mine the Go fixture, build the bundle of its scripted chain with `go test`, re-validate it.
 #[needs("go")]
 fn go_fixture_chain_builds_and_validates() {
-    let path = fixture("go");
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    recipe::build(&recipe::Recipe::read(&path).unwrap(), &repo).unwrap();
-    let opts = MineOptions { repo_name: "fixture/go".into(), ..Default::default() };
-    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
-    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = config(Language::Go, "fixture/go");
-    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let Built { repo, cfg, outcome, .. } = build_fixture_chain("go", Language::Go);
     let want = [
         vec!["TestRunMarksJobRunning", "TestRunRejectsEmptyName", "TestRunReturnsJobID"],
         vec!["TestRunAndWaitFinishesTheJob", "TestRunAndWaitRejectsNonPositiveTimeout"],
@@ -326,14 +330,7 @@ fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
 /// changed by chain and unrelated commits: S0 keeps the unrelated `mod` lines.
 #[needs("cargo")]
 fn rust_fixture_chain_builds_and_validates() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    recipe::build(&recipe::Recipe::read(&fixture("rust")).unwrap(), &repo).unwrap();
-    let opts = MineOptions { repo_name: "fixture/rust".into(), ..Default::default() };
-    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
-    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = config(Language::Rust, "fixture/rust");
-    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let Built { repo, cfg, outcome, .. } = build_fixture_chain("rust", Language::Rust);
     let want = [
         vec!["app::run_marks_job_running", "app::run_rejects_empty_name", "app::run_returns_job_id"],
         vec!["wait::run_and_wait_finishes_the_job", "wait::run_and_wait_rejects_a_zero_timeout"],
@@ -361,14 +358,7 @@ fn rust_fixture_chain_builds_and_validates() {
 /// module and is changed by chain and unrelated commits: S0 keeps the unrelated exports.
 #[needs("node")]
 fn javascript_fixture_chain_builds_and_validates() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    recipe::build(&recipe::Recipe::read(&fixture("javascript")).unwrap(), &repo).unwrap();
-    let opts = MineOptions { repo_name: "fixture/javascript".into(), ..Default::default() };
-    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
-    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
-    let cfg = config(Language::JavaScript, "fixture/javascript");
-    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let Built { repo, cfg, outcome, .. } = build_fixture_chain("javascript", Language::JavaScript);
     let want = [
         vec![
             "test/app.test.js > run marks the job running",

@@ -237,6 +237,21 @@ fn whole_lines(src: &str, start: usize, end: usize) -> (usize, usize) {
 }
 
 /// Remove one leaf of a `use` list with its comma.
+/// Deletions of the `use` leaves at `spans` (of one `use`, not all its leaves). Dead
+/// neighbours (`{Circle, Rect, Shape}` keeping `Circle`) go as one run, so that the comma
+/// between them is not claimed twice.
+fn leaf_edits(source: &str, mut spans: Vec<(usize, usize)>) -> Vec<Edit> {
+    spans.sort();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in spans {
+        match runs.last_mut() {
+            Some(last) if source.get(last.1..s).is_some_and(|gap| gap.trim() == ",") => last.1 = e,
+            _ => runs.push((s, e)),
+        }
+    }
+    runs.into_iter().map(|(s, e)| leaf_edit(source, s, e)).collect()
+}
+
 fn leaf_edit(src: &str, start: usize, end: usize) -> Edit {
     let b = src.as_bytes();
     let mut e = end;
@@ -372,7 +387,7 @@ pub fn mask_file_with(
             let (s, e) = whole_lines(source, import.span.start_byte, import.span.end_byte);
             edits.push(Edit::delete(s, e));
         } else {
-            edits.extend(dead.iter().map(|n| leaf_edit(source, n.span.start_byte, n.span.end_byte)));
+            edits.extend(leaf_edits(source, dead.iter().map(|n| (n.span.start_byte, n.span.end_byte)).collect()));
         }
     }
     edits.sort();

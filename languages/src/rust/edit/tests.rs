@@ -358,3 +358,16 @@ fn per_test_removal_leaves_no_unused_test_code() {
         .unwrap();
     assert!(out.status.success(), "cargo check --tests failed:\n{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn dead_neighbouring_use_leaves_go_as_one_run() {
+    let src = "use geometry::{Circle, Rect, Shape};\n";
+    let span = |name: &str| {
+        let s = src.find(name).unwrap();
+        (s, s + name.len())
+    };
+    let apply = |spans: Vec<(usize, usize)>| apply(src, &super::leaf_edits(src, spans)).unwrap();
+    assert_eq!(apply(vec![span("Rect"), span("Shape")]), "use geometry::{Circle};\n");
+    assert_eq!(apply(vec![span("Circle"), span("Rect")]), "use geometry::{Shape};\n");
+    assert_eq!(apply(vec![span("Circle"), span("Shape")]), "use geometry::{Rect};\n");
+}
