@@ -63,7 +63,8 @@ fn assert_validates(bundle: &Path, repo: &Path, cfg: &BuildConfig) -> usize {
     checks.len()
 }
 
-/// A fixture's scripted history, mined, with the bundle of its 3-stage chain built.
+/// A fixture's scripted history, mined, with the bundle of its 3-stage chain built (bind
+/// `_dir` when destructuring: the scratch directory lives as long as it).
 struct Built {
     _dir: tempfile::TempDir,
     repo: PathBuf,
@@ -146,7 +147,7 @@ fn javascript_fixture_chain_is_mined() {
 /// per-stage tests and re-validate the bundle.
 #[needs("pytest")]
 fn python_fixture_chain_builds_and_validates() {
-    let Built { repo, cfg, outcome, .. } = build_fixture_chain("python", Language::Python);
+    let Built { _dir, repo, cfg, outcome } = build_fixture_chain("python", Language::Python);
     let b = &outcome.dir;
     for f in ["chain.json", "carve.toml", "s0.patch", "validation.json"] {
         assert!(b.join(f).is_file(), "{f} missing");
@@ -196,7 +197,7 @@ fn python_fixture_chain_builds_and_validates() {
 /// Mine the Go fixture, build the bundle of its scripted chain with `go test`, re-validate it.
 #[needs("go")]
 fn go_fixture_chain_builds_and_validates() {
-    let Built { repo, cfg, outcome, .. } = build_fixture_chain("go", Language::Go);
+    let Built { _dir, repo, cfg, outcome } = build_fixture_chain("go", Language::Go);
     let want = [
         vec!["TestRunMarksJobRunning", "TestRunRejectsEmptyName", "TestRunReturnsJobID"],
         vec!["TestRunAndWaitFinishesTheJob", "TestRunAndWaitRejectsNonPositiveTimeout"],
@@ -330,7 +331,7 @@ fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
 /// changed by chain and unrelated commits: S0 keeps the unrelated `mod` lines.
 #[needs("cargo")]
 fn rust_fixture_chain_builds_and_validates() {
-    let Built { repo, cfg, outcome, .. } = build_fixture_chain("rust", Language::Rust);
+    let Built { _dir, repo, cfg, outcome } = build_fixture_chain("rust", Language::Rust);
     let want = [
         vec!["app::run_marks_job_running", "app::run_rejects_empty_name", "app::run_returns_job_id"],
         vec!["wait::run_and_wait_finishes_the_job", "wait::run_and_wait_rejects_a_zero_timeout"],
@@ -358,7 +359,7 @@ fn rust_fixture_chain_builds_and_validates() {
 /// module and is changed by chain and unrelated commits: S0 keeps the unrelated exports.
 #[needs("node")]
 fn javascript_fixture_chain_builds_and_validates() {
-    let Built { repo, cfg, outcome, .. } = build_fixture_chain("javascript", Language::JavaScript);
+    let Built { _dir, repo, cfg, outcome } = build_fixture_chain("javascript", Language::JavaScript);
     let want = [
         vec![
             "test/app.test.js > run marks the job running",
