@@ -29,6 +29,14 @@ pub fn one_level1_task(repo: &Path, f2p: &[&str]) -> (tempfile::TempDir, std::pa
     (out, bundle, inst)
 }
 
+/// The ids `instance.json` lists as extracted, sorted.
+pub fn extracted(inst: &serde_json::Value) -> Vec<&str> {
+    let mut ids: Vec<&str> =
+        inst["carve"]["extracted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    ids.sort();
+    ids
+}
+
 pub fn carve() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_carve"));
     c.env("CARVE_NO_PROGRESS", "1");

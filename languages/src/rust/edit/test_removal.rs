@@ -28,19 +28,7 @@ pub(super) fn is_test_function(d: &Definition) -> bool {
 
 /// Whether `id` or one of its ancestors is in `set`.
 fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>) -> bool {
-    let mut cur = Some(id);
-    let mut hops = 0;
-    while let Some(c) = cur {
-        if set.contains(c) {
-            return true;
-        }
-        hops += 1;
-        if hops > 64 {
-            return false;
-        }
-        cur = index.get(c).and_then(|d| d.parent.as_deref());
-    }
-    false
+    super::under(index, id, set, false)
 }
 
 /// `delete` with the test helpers that only its removed test functions used (see the
