@@ -9,6 +9,11 @@ Each repository is read from a bare git directory under `--mirrors` (`owner+name
 its corpus file gives. One `mine-owner+name.json` report per repository goes to `--out`; the
 table is bench/arc_table.py's, followed by the most frequent reasons candidates were discarded
 for. `--table-only` prints the table from the reports already in `--out`.
+
+`--build CARVE_TOML` then runs `carve arc build` on every mined chain (the repository's tests
+configured by that carve.toml, e.g. `language = "go"` with a `[test]` runner = "go" table) into
+`--out/built/`, and prints one line per chain — built, or the first line of carve's error —
+and the counts.
 """
 import argparse
 import collections
@@ -43,6 +48,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--carve", default="target/release/carve")
     ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--build", metavar="CARVE_TOML", help="also build every mined chain with this carve.toml")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per chain build")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -58,15 +65,41 @@ def main():
                     sys.exit(f"{repo['name']}: `{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()[-2000:]}")
                 path.write_text(p.stdout)
                 print(f"# {repo['name']}: {path}", file=sys.stderr)
-            reports.append(json.loads(path.read_text()))
+            reports.append((repo, json.loads(path.read_text())))
     arc_table.header()
-    for r in reports:
+    for _, r in reports:
         print(arc_table.row(r))
     print()
-    for r in reports:
+    for _, r in reports:
         kinds = collections.Counter(reason_kind(d["reason"]) for d in r.get("discarded", []))
         top = "; ".join(f"{n}× {k}" for k, n in kinds.most_common(3))
         print(f"- {r['repo']}: {r.get('discarded_total', len(r.get('discarded', [])))} discarded — {top}")
+
+    if args.build:
+        build_all(args, out, reports)
+
+
+def build_all(args, out, reports):
+    """`carve arc build` on every mined chain; one line each, then the counts."""
+    outcomes = collections.Counter()
+    print()
+    for repo, r in reports:
+        report = out / f"mine-{repo['name'].replace('/', '+')}.json"
+        for chain in r["chains"]:
+            cmd = [args.carve, "arc", "build", str(git_dir(args.mirrors, repo["name"])), "--mined", str(report),
+                   "--chain", chain["chain_id"], "--out", str(out / "built"), "--config", args.build]
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+                ok, text = p.returncode == 0, (p.stdout if p.returncode == 0 else p.stderr).strip()
+            except subprocess.TimeoutExpired:
+                ok, text = False, f"timed out after {args.timeout}s"
+            first = text.splitlines()[0] if text else ""
+            kind = "built" if ok else reason_kind(first.split(": ", 2)[-1])[:60]
+            outcomes[kind] += 1
+            print(f"- {chain['chain_id']}: {'built ' + first if ok else first[:300]}")
+    print()
+    for kind, n in outcomes.most_common():
+        print(f"{n}× {kind}")
 
 
 if __name__ == "__main__":
