@@ -189,6 +189,12 @@ pub enum Command {
         /// `broken_tests` in validation.json. Default: every passing test is P2P.
         #[arg(long)]
         p2p_files: Option<usize>,
+        /// Try only the K candidates that would extract the most: every candidate is
+        /// classified first (no test runs) and they are tried in order of how many
+        /// definitions they extract, most first (ties in candidate order); the others are
+        /// listed as `skipped` in the report. Default: every candidate, in order.
+        #[arg(long, value_name = "K")]
+        candidates: Option<usize>,
         #[command(flatten)]
         statement: StatementArgs,
     },

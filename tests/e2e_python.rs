@@ -345,3 +345,38 @@ fn an_entry_filter_command_chooses_among_the_candidates() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("nope.py::x") && err.contains("not a candidate"), "{err}");
 }
+
+#[needs("pytest")]
+fn candidates_k_tries_the_k_candidates_that_extract_the_most() {
+    let (_tmp, repo) = fixture_copy("python/inventory");
+    let out = tempfile::tempdir().unwrap();
+    let (repo_s, out_s) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+    let o = carve_ok(&["tasks", repo_s, "--out", out_s, "--format", "json", "--level", "1", "--candidates", "2"], 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranking = report["ranking"].as_array().expect("--candidates reports the ranking");
+    let test_files = std::fs::read_dir(repo.join("tests")).unwrap().count();
+    assert_eq!(ranking.len(), test_files, "one ranked candidate per test file: {ranking:?}");
+    let sizes: Vec<u64> = ranking.iter().map(|r| r["extracted"].as_u64().unwrap()).collect();
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "most first: {sizes:?}");
+    let tried: Vec<&str> =
+        ranking.iter().filter(|r| r["tried"] == true).map(|r| r["feature"].as_str().unwrap()).collect();
+    assert_eq!(tried, ranking[..2].iter().map(|r| r["feature"].as_str().unwrap()).collect::<Vec<_>>());
+    assert!(sizes[1] > 0 && sizes.last() == Some(&0), "the fixture has a file that owns nothing: {sizes:?}");
+    // Only the tried candidates were masked: every task and every rejection is one of them.
+    let mut seen: BTreeSet<&str> =
+        report["rejected"].as_array().unwrap().iter().map(|r| r["feature"].as_str().unwrap()).collect();
+    for id in report["tasks"].as_array().unwrap() {
+        let inst: Value =
+            serde_json::from_str(&read(&out.path().join(id.as_str().unwrap()).join("instance.json"))).unwrap();
+        seen.insert(
+            tried.iter().copied().find(|t| inst["carve"]["feature"] == *t).expect("a task of a tried candidate"),
+        );
+    }
+    assert_eq!(seen, tried.iter().copied().collect::<BTreeSet<_>>());
+    // The size is what the audit of that candidate extracts.
+    let first = ranking[0]["feature"].as_str().unwrap();
+    let audit =
+        carve_ok(&["audit", repo_s, "--out", out_s, "--format", "json", "--f2p", &format!("tests/test_{first}.py")], 0);
+    let audit: Value = serde_json::from_slice(&audit.stdout).unwrap();
+    assert_eq!(audit["extracted"].as_array().unwrap().len() as u64, sizes[0]);
+}

@@ -44,6 +44,7 @@ pub fn run(cli: Cli) -> Result<Status> {
             f2p_pass_threshold,
             entry_filter,
             p2p_files,
+            candidates,
             statement,
             ..
         } => {
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> Result<Status> {
                 threshold: f2p_pass_threshold,
                 entry_filter: entry_filter.as_deref(),
                 p2p_files,
+                candidates,
                 statement: &statement,
             };
             tasks::run(&common, &f2p_groups, edges, &opts)

@@ -26,6 +26,8 @@ pub struct TaskOptions<'a> {
     pub entry_filter: Option<&'a str>,
     /// `--p2p-files N`: protect only the N test files closest to the candidate.
     pub p2p_files: Option<usize>,
+    /// `--candidates K`: try only the K candidates that extract the most.
+    pub candidates: Option<usize>,
     pub statement: &'a StatementArgs,
 }
 
@@ -43,6 +45,20 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     let (b, t) = trace::baseline_and_trace(&session, super::trace_mode(edges))?;
     let graph = carve_tracer::graph::ObjectGraph::build(&session.index, &t.trace);
     let candidates = classify::candidates(&session, &b, &t, groups)?;
+    let (candidates, ranking) = match opts.candidates {
+        None => (candidates, None),
+        Some(k) => {
+            let ranked = rank(&session, &b, &t, &graph, candidates, opts);
+            let sizes: Vec<Value> = ranked
+                .iter()
+                .enumerate()
+                .map(
+                    |(n, (cand, size))| json!({"feature": slug_for(&session, cand), "extracted": size, "tried": n < k}),
+                )
+                .collect();
+            (ranked.into_iter().take(k).map(|(cand, _)| cand).collect(), Some(sizes))
+        }
+    };
     let trace_digest = t.trace.digest();
     let mut emitted: Vec<(String, Value)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
@@ -56,10 +72,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         // stay as P2P tests; definitions a load error of the masked state names remain; the
         // rest is classified, masked and validated again.
         loop {
-            // `--p2p-files N`: tests outside the N protected files are no P2P tests.
-            let unprotected = opts.p2p_files.map(|n| classify::unprotected_tests(&session, &b, &t.trace, &cand, n));
-            let excluded: BTreeSet<TestId> =
-                t.shim_failures.iter().chain(unprotected.iter().flatten()).cloned().collect();
+            let (unprotected, excluded) = excluded_tests(&session, &b, &t, &cand, opts);
             let feature = match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter)
             {
                 Ok(f) => f,
@@ -128,7 +141,10 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     write_dataset(&session.out, &mut emitted)?;
     let _ = std::fs::remove_dir_all(session.out.join("work"));
     let ids: Vec<&String> = emitted.iter().map(|(id, _)| id).collect();
-    let report = json!({"out": session.out, "tasks": ids, "rejected": rejected});
+    let mut report = json!({"out": session.out, "tasks": ids, "rejected": rejected});
+    if let Some(ranking) = ranking {
+        report["ranking"] = Value::Array(ranking);
+    }
     emit(common.format, &report, || {
         let mut s = format!("{} task(s) written to {}\n", ids.len(), session.out.display());
         for id in &ids {
@@ -144,6 +160,47 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
 }
 
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
+
+/// The tests that are no P2P tests of candidate `cand`: those that fail under the shim and,
+/// with `--p2p-files N`, the tests outside the N protected files (also returned alone).
+fn excluded_tests(
+    session: &Session,
+    b: &Baseline,
+    t: &trace::TraceRun,
+    cand: &BTreeSet<TestId>,
+    opts: &TaskOptions<'_>,
+) -> (Option<BTreeSet<TestId>>, BTreeSet<TestId>) {
+    let unprotected = opts.p2p_files.map(|n| classify::unprotected_tests(session, b, &t.trace, cand, n));
+    let excluded = t.shim_failures.iter().chain(unprotected.iter().flatten()).cloned().collect();
+    (unprotected, excluded)
+}
+
+/// `--candidates K`: the candidates with the number of definitions each would extract,
+/// most first; a stable sort, so equal sizes keep the candidates' order. Classification
+/// runs no test, so this costs one BFS per candidate. A candidate that cannot be
+/// classified (a flaky F2P test, say) counts 0 and is rejected with its reason when tried.
+/// The ranking uses carve's own entry points, not `--entry-filter` (one external call per
+/// candidate would be too many); the filter still applies to the candidates tried.
+fn rank(
+    session: &Session,
+    b: &Baseline,
+    t: &trace::TraceRun,
+    graph: &carve_tracer::graph::ObjectGraph,
+    candidates: Vec<BTreeSet<TestId>>,
+    opts: &TaskOptions<'_>,
+) -> Vec<(BTreeSet<TestId>, usize)> {
+    let mut ranked: Vec<(BTreeSet<TestId>, usize)> = candidates
+        .into_iter()
+        .map(|cand| {
+            let (_, excluded) = excluded_tests(session, b, t, &cand, opts);
+            let size = classify_feature(session, b, &t.trace, graph, cand.clone(), &excluded, None)
+                .map_or(0, |f| f.extracted().len());
+            (cand, size)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    ranked
+}
 
 /// Rounds of moving still-passing F2P tests to P2P before a candidate is rejected.
 const MAX_REPAIR_ROUNDS: usize = 2;
