@@ -142,10 +142,6 @@ mod tests {
         files
     }
 
-    fn git_available() -> bool {
-        Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success())
-    }
-
     /// Copy `from` into a fresh dir, apply `patch` with `tool`, return the dir.
     fn applied(from: &Path, patch: &str, tool: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -168,7 +164,7 @@ mod tests {
         dir
     }
 
-    #[test]
+    #[carve_testutil::needs("git", "patch")]
     fn patches_apply_with_git_and_patch_and_restore_trees_exactly() {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let lines: String = (1..40).map(|i| format!("line {i}\n")).collect();
@@ -199,13 +195,7 @@ mod tests {
         assert!(!forward.contains("same.py"));
         assert!(forward.contains("deleted file mode 100644\n--- a/tests/test_gone.py\n+++ /dev/null\n"));
         assert!(forward.contains("new file mode 100644\n--- /dev/null\n+++ b/pkg/added.py\n@@ -0,0 +1 @@\n+new\n"));
-        let mut tools = vec!["patch"];
-        if git_available() {
-            tools.push("git");
-        } else {
-            eprintln!("git not found: only checking with patch -p1");
-        }
-        for tool in tools {
+        for tool in ["patch", "git"] {
             assert_eq!(tree(applied(a.path(), &forward, tool).path()), tree(b.path()), "{tool} forward");
             assert_eq!(tree(applied(b.path(), &backward, tool).path()), tree(a.path()), "{tool} backward");
         }

@@ -3,8 +3,8 @@
 //! node:test (`fixtures/javascript/runner-cases-node`). Each runs the whole suite twice
 //! (the flaky test flips), a selection that must report exactly the requested ids, a hung
 //! test killed with its process group, and SWE-bench's log parser fed the runner's real
-//! output. Without Node.js or the fixture's `node_modules` the tests say why and skip,
-//! except under `CI`, where they fail.
+//! output. Without Node.js or the fixture's `node_modules` (`scripts/setup` installs them) a
+//! test is ignored with the reason, except under `CI`, where it fails.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,21 +18,6 @@ use TestStatus::{Failed, Missing, Passed, Skipped, Timeout};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel).canonicalize().unwrap()
-}
-
-/// Is the fixture's runner installed? Skips (or fails under CI) with the set-up command.
-fn ready(rel: &str, bin: Option<&str>) -> bool {
-    let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let installed = bin.is_none_or(|b| fixture(rel).join("node_modules/.bin").join(b).exists());
-    if node && installed {
-        return true;
-    }
-    let why = if node { format!("run `npm ci --prefix {rel}`") } else { "Node.js is not installed".to_string() };
-    if std::env::var_os("CI").is_some() {
-        panic!("{rel}: {why}");
-    }
-    eprintln!("skipping {rel}: {why}");
-    false
 }
 
 /// Every file of the tree outside node_modules, with its content.
@@ -95,15 +80,6 @@ fn node() -> Case {
 }
 
 impl Case {
-    fn ready(&self) -> bool {
-        let bin = match self.kind {
-            Kind::Vitest => Some("vitest"),
-            Kind::Jest => Some("jest"),
-            Kind::NodeTest => None,
-        };
-        ready(self.rel, bin)
-    }
-
     fn request(&self, root: &Path, scratch: &Path, counters: &Path, tests: Option<Vec<String>>) -> RunRequest {
         let mut req = RunRequest::new(root, self.command.clone(), scratch);
         req.tests = tests;
@@ -148,9 +124,6 @@ fn statuses(r: &RunResult) -> BTreeMap<String, TestStatus> {
 }
 
 fn whole_suite_twice_flaky_flips_and_the_tree_is_untouched(case: Case) {
-    if !case.ready() {
-        return;
-    }
     let root = fixture(case.rel);
     let scratch = tempfile::tempdir().unwrap();
     let counters = tempfile::tempdir().unwrap();
@@ -186,25 +159,22 @@ fn whole_suite_twice_flaky_flips_and_the_tree_is_untouched(case: Case) {
     }
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/typescript/runner-cases/node_modules/.bin/vitest")]
 fn vitest_whole_suite() {
     whole_suite_twice_flaky_flips_and_the_tree_is_untouched(vitest());
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/javascript/runner-cases-jest/node_modules/.bin/jest")]
 fn jest_whole_suite() {
     whole_suite_twice_flaky_flips_and_the_tree_is_untouched(jest());
 }
 
-#[test]
+#[carve_testutil::needs("node")]
 fn node_test_whole_suite() {
     whole_suite_twice_flaky_flips_and_the_tree_is_untouched(node());
 }
 
 fn a_selection_reports_exactly_the_requested_ids(case: Case) {
-    if !case.ready() {
-        return;
-    }
     let root = fixture(case.rel);
     let scratch = tempfile::tempdir().unwrap();
     let counters = tempfile::tempdir().unwrap();
@@ -243,25 +213,22 @@ fn a_selection_reports_exactly_the_requested_ids(case: Case) {
     }
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/typescript/runner-cases/node_modules/.bin/vitest")]
 fn vitest_selection() {
     a_selection_reports_exactly_the_requested_ids(vitest());
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/javascript/runner-cases-jest/node_modules/.bin/jest")]
 fn jest_selection() {
     a_selection_reports_exactly_the_requested_ids(jest());
 }
 
-#[test]
+#[carve_testutil::needs("node")]
 fn node_test_selection() {
     a_selection_reports_exactly_the_requested_ids(node());
 }
 
 fn collect_lists_without_running(case: Case) {
-    if !case.ready() {
-        return;
-    }
     let root = fixture(case.rel);
     let scratch = tempfile::tempdir().unwrap();
     let counters = tempfile::tempdir().unwrap();
@@ -276,17 +243,17 @@ fn collect_lists_without_running(case: Case) {
     assert_eq!(std::fs::read_dir(counters.path()).unwrap().count(), 0, "collecting ran the flaky test");
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/typescript/runner-cases/node_modules/.bin/vitest")]
 fn vitest_collect() {
     collect_lists_without_running(vitest());
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/javascript/runner-cases-jest/node_modules/.bin/jest")]
 fn jest_collect() {
     collect_lists_without_running(jest());
 }
 
-#[test]
+#[carve_testutil::needs("node")]
 fn node_test_collect() {
     collect_lists_without_running(node());
 }
@@ -339,9 +306,6 @@ fn copy(from: &Path, to: &Path) {
 }
 
 fn a_hung_test_is_killed_and_the_rest_still_run(case: Case) {
-    if !case.ready() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let root = hanging_copy(&case, dir.path());
     let scratch = tempfile::tempdir().unwrap();
@@ -376,17 +340,17 @@ fn a_hung_test_is_killed_and_the_rest_still_run(case: Case) {
     assert!(r.processes >= 2);
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/typescript/runner-cases/node_modules/.bin/vitest")]
 fn vitest_hang() {
     a_hung_test_is_killed_and_the_rest_still_run(vitest());
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/javascript/runner-cases-jest/node_modules/.bin/jest")]
 fn jest_hang() {
     a_hung_test_is_killed_and_the_rest_still_run(jest());
 }
 
-#[test]
+#[carve_testutil::needs("node")]
 fn node_test_hang() {
     a_hung_test_is_killed_and_the_rest_still_run(node());
 }
@@ -406,12 +370,9 @@ fn detection_reads_the_fixtures() {
 
 /// The TypeScript fixture of the static issue runs on vitest 2: every test passes, ids are
 /// `path > describe > test`, and the tree is untouched.
-#[test]
+#[carve_testutil::needs("node", "fixtures/typescript/ledger/node_modules/.bin/vitest")]
 fn ledger_fixture_on_vitest_2() {
     let rel = "fixtures/typescript/ledger";
-    if !ready(rel, Some("vitest")) {
-        return;
-    }
     let root = fixture(rel);
     let before = snapshot(&root);
     let scratch = tempfile::tempdir().unwrap();
@@ -441,12 +402,9 @@ fn project_with(rel: &str, dir: &Path, files: &[(&str, &str)]) -> PathBuf {
     root
 }
 
-#[test]
+#[carve_testutil::needs("node", "fixtures/typescript/runner-cases/node_modules/.bin/vitest")]
 fn a_broken_vitest_config_is_an_error_with_the_output_tail() {
     let rel = "fixtures/typescript/runner-cases";
-    if !ready(rel, Some("vitest")) {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let root = project_with(
         rel,
@@ -463,12 +421,13 @@ fn a_broken_vitest_config_is_an_error_with_the_output_tail() {
     assert!(err.contains("vitest"), "{err}");
 }
 
-#[test]
+#[carve_testutil::needs(
+    "node",
+    "fixtures/typescript/runner-cases/node_modules/.bin/vitest",
+    "fixtures/javascript/runner-cases-jest/node_modules/.bin/jest"
+)]
 fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_errors() {
     for case in [vitest(), jest()] {
-        if !case.ready() {
-            continue;
-        }
         let ext = Path::new(case.math).extension().unwrap().to_str().unwrap().to_string();
         let header = if case.kind == Kind::Vitest { "import { it, expect } from \"vitest\";\n" } else { "" };
         let dir = tempfile::tempdir().unwrap();

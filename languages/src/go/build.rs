@@ -134,11 +134,6 @@ fn resolve(root: &Path, modules: &[PathBuf], path: &str) -> Option<String> {
     })
 }
 
-/// Whether a `go` binary can be run.
-pub fn go_available() -> bool {
-    Command::new("go").arg("version").output().is_ok_and(|o| o.status.success())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

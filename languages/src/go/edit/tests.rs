@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
-use crate::go::build::{build_check, go_available};
+use crate::go::build::build_check;
 use crate::go::index::index_sources;
 use crate::go::index::tests::{fixture_sources, shapes_dir, to_index};
 use crate::parse_errors;
@@ -72,13 +72,8 @@ fn assert_parses(m: &Masked, what: &str) {
 }
 
 /// Write the fixture with the masked files into a temporary directory and run the Go
-/// build check there; skipped (with a message) when `go` is missing, unless `CI` is set.
+/// build check there (the tests that call it need `go`).
 fn assert_builds(m: &Masked, what: &str) {
-    if !go_available() {
-        assert!(std::env::var_os("CI").is_none(), "go is not installed but CI is set");
-        eprintln!("skipping the Go build check of {what}: `go` is not on PATH");
-        return;
-    }
     let dir = tempfile::tempdir().expect("temp dir");
     for (path, text) in &m.sources {
         let out = dir.path().join(path);
@@ -99,7 +94,7 @@ fn shapes() -> Vec<(String, Vec<u8>)> {
     fixture_sources(&shapes_dir())
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn circle_feature_is_stubbed_where_remaining_code_uses_it() {
     let remove =
         set(&["geometry/shape.go::Circle", "geometry/shape.go::NewCircle", "geometry/shape_test.go::TestNewCircle"]);
@@ -115,7 +110,7 @@ fn circle_feature_is_stubbed_where_remaining_code_uses_it() {
     assert_builds(&m, "circle feature");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn report_feature_deletes_helpers_and_their_imports() {
     let remove = set(&[
         "catalog/catalog.go::Catalog.Report",
@@ -137,7 +132,7 @@ fn report_feature_deletes_helpers_and_their_imports() {
     assert_builds(&m, "report feature");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn generic_stats_feature_deletes_unused_type_with_methods_and_stubs_used_generic() {
     let remove = set(&[
         "stats/stats.go::Mean",
@@ -160,7 +155,7 @@ fn generic_stats_feature_deletes_unused_type_with_methods_and_stubs_used_generic
     assert_builds(&m, "stats feature");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn interface_method_of_a_kept_type_is_stubbed_and_deleted_type_takes_methods_in_other_files() {
     let index = to_index(index_sources(&shapes()));
     // Rect.Area implements Shape: Rect (kept) needs it.
@@ -185,7 +180,7 @@ fn interface_method_of_a_kept_type_is_stubbed_and_deleted_type_takes_methods_in_
     assert_builds(&m, "type with methods in another file");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn stubbed_signature_keeps_the_types_it_names() {
     let src = [
         ("go.mod", "module ex.com/m\n\ngo 1.22\n"),
@@ -226,12 +221,8 @@ fn stale_index_is_an_error_not_a_panic() {
     assert!(matches!(err, MaskError::DefinitionNotFound { .. }), "{err}");
 }
 
-#[test]
+#[carve_testutil::needs("go")]
 fn build_check_reports_the_tool_output() {
-    if !go_available() {
-        eprintln!("skipping: `go` is not on PATH");
-        return;
-    }
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("go.mod"), "module ex.com/bad\n\ngo 1.22\n").expect("write");
     std::fs::write(dir.path().join("bad.go"), "package bad\n\nimport \"fmt\"\n").expect("write");

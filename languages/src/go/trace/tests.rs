@@ -139,34 +139,13 @@ fn vendored_and_testdata_files_are_not_probed() {
     assert!(!is_probed_path("_old/y.go"));
 }
 
-fn go_available() -> bool {
-    Command::new("go").arg("version").output().is_ok_and(|o| o.status.success())
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The probed fixture builds and vets, with every line where it was.
-#[test]
+#[carve_testutil::needs("go")]
 fn probed_shapes_fixture_builds_and_vets() {
-    if !go_available() {
-        eprintln!("ignored: `go` is not installed");
-        return;
-    }
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/shapes");
     let dir = tempfile::tempdir().unwrap();
     let tree = dir.path().join("tree");
-    copy_dir(&fixture, &tree);
+    carve_testutil::copy_dir(&fixture, &tree);
     let index = DefinitionIndex::build(&tree, &Default::default()).unwrap();
     let report = instrument(&index, &tree).unwrap();
     assert!(report.notes.is_empty(), "{:?}", report.notes);

@@ -299,12 +299,8 @@ const TRICKY: &str = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\ndef first(
 
 const TABS_CRLF: &str = "class T:\r\n\tdef a(self):\r\n\t\treturn 1\r\n\r\n\tdef b(self):\r\n\t\treturn 2\r\n\r\n\r\ndef f():\r\n\tpass\r\n";
 
-#[test]
+#[carve_testutil::needs("python3")]
 fn removing_any_single_definition_keeps_the_file_valid() {
-    let has_python = Command::new("python3").arg("--version").output().is_ok();
-    if !has_python {
-        eprintln!("python3 not found: skipping the compile check (parse check still runs)");
-    }
     let tricky = TRICKY.replace("\n\tz = 3\n", "\n");
     for (name, src) in [
         ("shop.py", SHOP),
@@ -317,10 +313,8 @@ fn removing_any_single_definition_keeps_the_file_valid() {
         for id in index.definitions.keys() {
             let out = masked(&[(name, src)], name, &[id]);
             assert!(!out.contains("\n\n\n\n"), "more than two blank lines after removing {id}:\n{out}");
-            if has_python {
-                if let Err(e) = py_compile_ok(&out) {
-                    panic!("removing {id} gives code that does not compile: {e}\n{out}");
-                }
+            if let Err(e) = py_compile_ok(&out) {
+                panic!("removing {id} gives code that does not compile: {e}\n{out}");
             }
         }
     }
@@ -361,7 +355,7 @@ def test_total():
 /// Every Python file of the fixtures: removing any one definition, and all top-level ones
 /// at once, gives text with no parse errors that `compile()` accepts (one interpreter for
 /// all outputs).
-#[test]
+#[carve_testutil::needs("python3")]
 fn removing_definitions_of_fixture_files_keeps_them_valid() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/python/inventory");
     let index = DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).expect("index");
@@ -383,10 +377,8 @@ fn removing_definitions_of_fixture_files_keeps_them_valid() {
         }
     }
     let script = "import sys\nbad=[]\nfor p in sys.argv[1:]:\n    try:\n        compile(open(p).read(), p, 'exec')\n    except SyntaxError as e:\n        bad.append(f'{p}: {e}')\nprint('\\n'.join(bad))\nsys.exit(1 if bad else 0)\n";
-    match Command::new("python3").arg("-c").arg(script).args(written.iter().map(|(f, _)| f)).output() {
-        Ok(o) => assert!(o.status.success(), "compile errors:\n{}", String::from_utf8_lossy(&o.stdout)),
-        Err(e) => eprintln!("python3 not available ({e}): compile check skipped"),
-    }
+    let o = Command::new("python3").arg("-c").arg(script).args(written.iter().map(|(f, _)| f)).output().unwrap();
+    assert!(o.status.success(), "compile errors:\n{}", String::from_utf8_lossy(&o.stdout));
 }
 
 #[test]

@@ -353,18 +353,12 @@ mod tests {
         assert_eq!(newest_extension_in(tmp.path()), Some(tmp.path().join("a.whl")));
     }
 
-    #[test]
+    #[carve_testutil::needs("python3")]
     fn extension_is_taken_from_a_wheel() {
         let tmp = tempfile::tempdir().unwrap();
         let wheel = tmp.path().join("carve_shim-0.1.0-cp39-abi3-linux_x86_64.whl");
         let script = "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z:\n    z.writestr('carve_shim/__init__.py', '')\n    z.writestr('carve_shim/_native.abi3.so', 'ELF!')\n";
-        match Command::new("python3").args(["-c", script]).arg(&wheel).status() {
-            Ok(s) if s.success() => {}
-            _ => {
-                eprintln!("skipped: python3 not usable");
-                return;
-            }
-        }
+        assert!(Command::new("python3").args(["-c", script]).arg(&wheel).status().unwrap().success());
         let install = install_python_shim(&tmp.path().join("shim"), Some(&wheel)).unwrap();
         assert!(install.native);
         assert_eq!(std::fs::read(install.dir.join(NATIVE_NAME)).unwrap(), b"ELF!");
@@ -376,17 +370,10 @@ mod tests {
     }
 
     /// The shim's own pytest suite (`shims/python/tests`: tracing end to end with the native
-    /// and the pure-Python recorder), so `cargo test` covers it. Skipped without `python3`
-    /// and pytest, except under CI.
-    #[test]
+    /// and the pure-Python recorder), so `cargo test` covers it.
+    #[carve_testutil::needs("pytest")]
     fn shim_pytest_suite() {
         let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shims/python/tests");
-        let has_pytest = Command::new("python3").args(["-c", "import pytest"]).status().is_ok_and(|s| s.success());
-        if !has_pytest {
-            assert!(std::env::var_os("CI").is_none(), "python3 with pytest is required under CI");
-            eprintln!("skipped: python3 with pytest not found");
-            return;
-        }
         let out = Command::new("python3")
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
             .arg(&tests)
@@ -403,17 +390,9 @@ mod tests {
         );
     }
 
-    /// The embedded files form an importable package (needs `python3`; skipped without).
-    #[test]
+    /// The embedded files form an importable package.
+    #[carve_testutil::needs("python3")]
     fn installed_package_imports() {
-        let Ok(out) = Command::new("python3").arg("--version").output() else {
-            eprintln!("skipped: python3 not found");
-            return;
-        };
-        if !out.status.success() {
-            eprintln!("skipped: python3 not usable");
-            return;
-        }
         let tmp = tempfile::tempdir().unwrap();
         let install = install_python_shim(tmp.path(), None).unwrap();
         let out = Command::new("python3")

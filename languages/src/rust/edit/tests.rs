@@ -146,36 +146,10 @@ fn remove_tests_inside_source_files() {
     assert!(units.contains("fn converts_between_units"));
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "target" {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&name));
-        if src.is_dir() {
-            std::fs::create_dir_all(&dst).unwrap();
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
-fn cargo_available() -> bool {
-    std::process::Command::new("cargo").arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
 /// The masked fixture builds (`cargo check --all-targets`) for removals that exercise
 /// every rule: a type with its impls, stubs, a trait-impl method, a test in a source file.
-#[test]
+#[carve_testutil::needs("cargo")]
 fn masked_fixture_builds() {
-    if !cargo_available() {
-        assert!(std::env::var_os("CI").is_none(), "cargo is required in CI");
-        eprintln!("skipping: cargo not found");
-        return;
-    }
     let index = fixture_index();
     let root = fixture_root();
     let cases: &[&[&str]] = &[
@@ -196,7 +170,7 @@ fn masked_fixture_builds() {
     ];
     for remove in cases {
         let dir = tempfile::tempdir().unwrap();
-        copy_tree(&root, dir.path());
+        carve_testutil::copy_dir(&root, dir.path());
         for (path, text) in mask_tree(&index, &root, &set(remove)) {
             std::fs::write(dir.path().join(path), text).unwrap();
         }
@@ -208,13 +182,8 @@ fn masked_fixture_builds() {
 
 /// The fixture itself is a working crate: `cargo test` passes (unit tests in source files
 /// and the integration test under `tests/`).
-#[test]
+#[carve_testutil::needs("cargo")]
 fn fixture_tests_pass() {
-    if !cargo_available() {
-        assert!(std::env::var_os("CI").is_none(), "cargo is required in CI");
-        eprintln!("skipping: cargo not found");
-        return;
-    }
     let root = fixture_root();
     let out = std::process::Command::new("cargo")
         .args(["test", "--offline", "--quiet"])
@@ -335,16 +304,11 @@ fn per_test_removal_keeps_what_stays_in_use() {
 /// The masked fixture with F2P tests removed per test compiles its tests with no unused
 /// helper or import left (`-D dead_code -D unused_imports`): without the per-test clean-up
 /// `rects` and `Ordering` would be reported.
-#[test]
+#[carve_testutil::needs("cargo")]
 fn per_test_removal_leaves_no_unused_test_code() {
-    if !cargo_available() {
-        assert!(std::env::var_os("CI").is_none(), "cargo is required in CI");
-        eprintln!("skipping: cargo not found");
-        return;
-    }
     let (index, root) = (fixture_index(), fixture_root());
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&root, dir.path());
+    carve_testutil::copy_dir(&root, dir.path());
     let removed = set(&["src/report.rs::tests.largest_rect", "tests/integration.rs::summaries"]);
     for (path, text) in mask_tree(&index, &root, &removed) {
         std::fs::write(dir.path().join(path), text).unwrap();
