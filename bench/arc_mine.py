@@ -37,8 +37,11 @@ def git_dir(mirrors, name):
 
 
 def reason_kind(reason):
-    """A discarded candidate's reason without its commit ids and names, to count by kind."""
-    return re.sub(r"`[^`]*`|\b[0-9a-f]{7,40}\b|\d+", "…", reason)[:110]
+    """A discarded candidate's or a failed build's reason without its commit ids, names and
+    file paths, to count by kind."""
+    text = re.sub(r"`[^`]*`|\b[0-9a-f]{7,40}\b", "…", reason)
+    text = re.sub(r"(?:[\w.+-]+/)*[\w+-]+\.[A-Za-z]{1,4}\b", "FILE", text)  # file paths
+    return re.sub(r"\d+", "…", text)[:110]
 
 
 def main():

@@ -22,6 +22,8 @@ pub struct Config {
     pub include: Vec<String>,
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Defaults when absent (a hand-written carve.toml need not repeat them).
+    #[serde(default)]
     pub timeouts: Timeouts,
     /// Why each setting was chosen (printed by `carve init`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -29,7 +31,7 @@ pub struct Config {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
     /// A whole test run, seconds.
     pub run: u64,
@@ -120,6 +122,17 @@ pub fn load(repo: &Path, out: &Path, explicit: Option<&Path>) -> Result<(Config,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hand-written carve.toml may leave out `[timeouts]` or one of its fields.
+    #[test]
+    fn timeouts_default_when_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("carve.toml");
+        std::fs::write(&p, "version = 1\nlanguage = \"go\"\n[test]\nrunner = \"go\"\n").unwrap();
+        assert_eq!(Config::read(&p).unwrap().timeouts, Timeouts::default());
+        std::fs::write(&p, "version = 1\nlanguage = \"go\"\n[test]\nrunner = \"go\"\n[timeouts]\ntest = 5\n").unwrap();
+        assert_eq!(Config::read(&p).unwrap().timeouts, Timeouts { run: 1800, test: 5 });
+    }
 
     #[test]
     fn round_trips_through_toml() {

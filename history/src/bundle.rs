@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::HistoryError;
 use crate::mine::{Chain, Evidence};
 use crate::spec;
-use crate::states::{Role, SharedContext, States, git, role};
+use crate::states::{DefinitionLevelFile, Role, SharedContext, States, git, role};
 
 pub const BUNDLE_VERSION: u32 = 1;
 
@@ -72,6 +72,11 @@ pub struct ChainFile {
     /// content because removing their change for S0 conflicted with a later commit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_context: Vec<SharedContext>,
+    /// Code and test files whose historical patches did not come off the final checkpoint
+    /// (a later commit rewrote lines a stage added): their states hold the final file without
+    /// the definitions later stages added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_definition: Vec<DefinitionLevelFile>,
     /// Commits outside the mined chain pulled into a stage so that every state builds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
@@ -163,6 +168,10 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
             copy_tree(&src, &dst)?;
         } else if ft.is_file() {
             std::fs::copy(&src, &dst).map_err(|e| format!("copy {}: {e}", src.display()))?;
+        } else if ft.is_symlink() {
+            // The linked dependencies (`node_modules`) of the workspace.
+            let target = std::fs::read_link(&src).map_err(|e| format!("read link {}: {e}", src.display()))?;
+            std::os::unix::fs::symlink(&target, &dst).map_err(|e| format!("link {}: {e}", dst.display()))?;
         }
     }
     Ok(())
@@ -565,6 +574,7 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
         stages: entries,
         chain: ChainSuite { tests_dir: "chain/tests".into(), f2p: chain_sel.f2p.clone(), p2p: chain_sel.p2p.clone() },
         shared_context: states.shared.clone(),
+        by_definition: states.by_definition.clone(),
         repairs,
     };
     write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
@@ -642,6 +652,7 @@ pub fn validate(
         child.wait().map_err(|e| e.to_string())?.success().then_some(()).ok_or_else(|| "tar failed".to_string())
     };
     untar(&ws, &tar).map_err(&berr)?;
+    crate::states::link_dependencies(repo, &ws).map_err(&berr)?;
     let apply = |patch: &Path| -> Result<(), String> {
         let bytes = std::fs::read(patch).map_err(|e| format!("read {}: {e}", patch.display()))?;
         if bytes.is_empty() {

@@ -1,17 +1,21 @@
 //! Reference states (FeatureArc III-C). The file patches of a chain's commits are labelled by
 //! role (feature code, tests, other files such as docs), the chain's patches are removed from
 //! the final checkpoint in reverse order (a three-way reverse apply, so unrelated commits in
-//! between stay as shared context) to get S0, and re-applied in order to get S1 … Sn.
+//! between stay as shared context) to get S0, and re-applied in order to get S1 … Sn. A code
+//! or test file whose patch does not come off (a later commit rewrote lines a stage added) is
+//! made per definition: each state holds the final file without the definitions later stages
+//! added.
 //!
 //! The work happens in a scratch clone that shares the repository's objects (`git clone
 //! --shared`); the user's repository is only read. Each state is committed there, so the
 //! bundle's patches are plain `git diff`s between states.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use carve_languages::Language;
 use carve_languages::is_test_path;
+use carve_languages::{DefinitionIndex, Language, NodeId};
 
 use crate::HistoryError;
 
@@ -40,12 +44,128 @@ pub fn role(language: Language, path: &str) -> Role {
 /// A scratch clone holding the reference states as commits `S0` … `Sn`.
 pub struct States {
     pub dir: PathBuf,
+    /// The repository the states were made from (its installed dependencies are linked into
+    /// exported states).
+    pub repo: PathBuf,
     /// Commit ids of S0 … Sn in the scratch clone.
     pub states: Vec<String>,
     pub final_commit: String,
     /// Non-code files of the chain's commits left at their final content (their removal
     /// conflicted with a later commit).
     pub shared: Vec<SharedContext>,
+    /// Code and test files made per definition (their historical patches did not come off).
+    pub by_definition: Vec<DefinitionLevelFile>,
+}
+
+/// A code or test file whose chain patches do not come off the final checkpoint whole,
+/// because a later commit rewrote lines a stage added: its states are made per definition
+/// instead. State S_j holds the file's final text without the definitions that stages j …
+/// n-1 added (carve's own masking deletes them), and no file at all before the stage that
+/// created it. Definitions a stage only changed stay at their final text from S0 on, so a
+/// stage that changed more than it added may fail its gate (its tests already pass at S_k);
+/// the gate then drops the chain with that reason.
+struct ByDefinition {
+    path: String,
+    language: Language,
+    /// The file at the final checkpoint (`None`: absent there).
+    final_text: Option<String>,
+    /// Per stage, the definitions its commits added to the file that the final file still has.
+    added: Vec<BTreeSet<NodeId>>,
+    /// The stage whose commit created the file (absent before it).
+    created_by: Option<usize>,
+}
+
+/// What [`States::build`] made per definition, for the bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DefinitionLevelFile {
+    pub path: String,
+    /// Per stage, the definitions taken out of the file before that stage.
+    pub added: Vec<Vec<String>>,
+    pub created_by: Option<usize>,
+}
+
+impl ByDefinition {
+    /// `commits`: the chain's commits that changed `path`, oldest first, with their stage.
+    fn read(
+        dir: &Path,
+        path: &str,
+        commits: &[(usize, String)],
+        final_bytes: Option<Vec<u8>>,
+        n: usize,
+    ) -> Result<ByDefinition, String> {
+        let language = Language::from_path(Path::new(path)).ok_or("carve does not index this kind of file")?;
+        let final_text = final_bytes
+            .map(|b| String::from_utf8(b).map_err(|_| "the final file is not UTF-8".to_string()))
+            .transpose()?;
+        let final_ids = match &final_text {
+            Some(text) => definitions_of(path, text.as_bytes()),
+            None => BTreeSet::new(),
+        };
+        let mut added = vec![BTreeSet::new(); n];
+        let mut created_by = None;
+        for (i, (k, c)) in commits.iter().enumerate() {
+            let before = git(dir, &["show", &format!("{c}^1:{path}")], None).ok();
+            let after = git(dir, &["show", &format!("{c}:{path}")], None).ok();
+            if i == 0 && before.is_none() {
+                created_by = Some(*k);
+            }
+            let before_ids = before.map(|b| definitions_of(path, &b)).unwrap_or_default();
+            let after_ids = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
+            added[*k].extend(after_ids.difference(&before_ids).filter(|id| final_ids.contains(*id)).cloned());
+        }
+        if created_by.is_none() && added.iter().all(BTreeSet::is_empty) {
+            return Err("the stages add no definition the final file still has".into());
+        }
+        Ok(ByDefinition { path: path.to_string(), language, final_text, added, created_by })
+    }
+
+    /// Write the file as at state `j` into the work tree of `dir`.
+    fn write(&self, dir: &Path, j: usize) -> Result<(), String> {
+        let p = dir.join(&self.path);
+        let text = match (&self.final_text, self.created_by) {
+            (Some(text), created) if created.is_none_or(|c| j > c) => Some(self.masked(text, j)?),
+            _ => None,
+        };
+        match text {
+            Some(text) => {
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&p, text).map_err(|e| format!("write {}: {e}", p.display()))
+            }
+            None => match std::fs::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("remove {}: {e}", p.display())),
+                _ => Ok(()),
+            },
+        }
+    }
+
+    /// The final text without the definitions stages `j` … added.
+    fn masked(&self, text: &str, j: usize) -> Result<String, String> {
+        let remove: BTreeSet<NodeId> = self.added[j.min(self.added.len())..].iter().flatten().cloned().collect();
+        if remove.is_empty() {
+            return Ok(text.to_string());
+        }
+        let index = DefinitionIndex::from_sources(&[(self.path.clone(), text.as_bytes().to_vec())]);
+        let file = index.files.get(&self.path).ok_or("the final file does not parse")?;
+        let edits = carve_languages::mask_file(self.language, text, file, &index, &remove, &BTreeSet::new())
+            .map_err(|e| format!("masking {}: {e}", self.path))?;
+        carve_languages::edit::apply(text, &edits).map_err(|e| format!("masking {}: {e}", self.path))
+    }
+
+    fn summary(self) -> DefinitionLevelFile {
+        DefinitionLevelFile {
+            path: self.path,
+            added: self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
+            created_by: self.created_by,
+        }
+    }
+}
+
+/// The ids of the definitions of one file.
+fn definitions_of(path: &str, bytes: &[u8]) -> BTreeSet<NodeId> {
+    let index = DefinitionIndex::from_sources(&[(path.to_string(), bytes.to_vec())]);
+    index.files.get(path).map(|f| f.definitions.iter().cloned().collect()).unwrap_or_default()
 }
 
 /// One file of a chain commit left as shared context instead of being removed for S0.
@@ -178,49 +298,78 @@ impl States {
         let dir_s = dir.to_string_lossy().to_string();
         git(scratch, &["clone", "-q", "--shared", "--no-checkout", &repo_s, &dir_s], None).map_err(err)?;
         git(&dir, &["checkout", "-q", "--detach", final_commit], None).map_err(err)?;
-        // Remove the chain's patches, newest first, one file at a time: a non-code file whose
-        // removal conflicts (release notes a later commit rewrote) stays as shared context.
-        let mut shared = Vec::new();
-        for (k, commits) in stages.iter().enumerate().rev() {
-            for c in commits.iter().rev() {
+        // Remove the chain's patches file by file, newest first: a non-code file whose removal
+        // conflicts (release notes a later commit rewrote) stays as shared context; a code or
+        // test file whose removal conflicts (a later commit rewrote lines a stage added) is
+        // made per definition instead (see [`ByDefinition`]).
+        let mut touched: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+        for (k, commits) in stages.iter().enumerate() {
+            for c in commits {
                 for path in commit_files(&dir, c).map_err(err)? {
-                    match remove_file_patch(&dir, c, &path) {
-                        Ok(()) => {}
-                        Err(reason) if role(language, &path) == Role::Other => {
-                            restore(&dir, &path, reason.saved).map_err(err)?;
-                            shared.push(SharedContext {
-                                stage: k,
-                                commit: c.clone(),
-                                path,
-                                reason: format!(
-                                    "removing this commit's change conflicts with a later commit; the file is not \
-                                     code or tests, so it stays at its final content: {}",
-                                    reason.message
-                                ),
-                            });
-                        }
-                        Err(reason) => {
-                            return Err(err(format!(
-                                "stage {k}: the patch of {} to {path} does not come off the final checkpoint cleanly \
-                                 (a later commit rewrote the same lines): {}",
-                                &c[..8.min(c.len())],
+                    touched.entry(path).or_default().push((k, c.clone()));
+                }
+            }
+        }
+        let mut shared = Vec::new();
+        let mut by_definition = Vec::new();
+        for (path, commits) in &touched {
+            let final_bytes = std::fs::read(dir.join(path)).ok();
+            for (k, c) in commits.iter().rev() {
+                match remove_file_patch(&dir, c, path) {
+                    Ok(()) => {}
+                    Err(reason) if role(language, path) == Role::Other => {
+                        restore(&dir, path, reason.saved).map_err(err)?;
+                        shared.push(SharedContext {
+                            stage: *k,
+                            commit: c.clone(),
+                            path: path.clone(),
+                            reason: format!(
+                                "removing this commit's change conflicts with a later commit; the file is not \
+                                 code or tests, so it stays at its final content: {}",
                                 reason.message
-                            )));
-                        }
+                            ),
+                        });
+                    }
+                    Err(reason) => {
+                        restore(&dir, path, final_bytes.clone()).map_err(err)?;
+                        let file = ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len()).map_err(
+                            |e| {
+                                err(format!(
+                                    "stage {k}: the patch of {} to {path} does not come off the final checkpoint \
+                                     cleanly (a later commit rewrote the same lines: {}), and the file cannot be \
+                                     made per definition: {e}",
+                                    &c[..8.min(c.len())],
+                                    reason.message
+                                ))
+                            },
+                        )?;
+                        by_definition.push(file);
+                        break;
                     }
                 }
             }
         }
+        for file in &by_definition {
+            file.write(&dir, 0).map_err(err)?;
+        }
         let mut states = vec![commit_state(&dir, "S0").map_err(err)?];
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
-                let skip: Vec<String> = shared.iter().filter(|s| &s.commit == c).map(|s| s.path.clone()).collect();
+                let skip: Vec<String> = shared
+                    .iter()
+                    .filter(|s| &s.commit == c)
+                    .map(|s| s.path.clone())
+                    .chain(by_definition.iter().map(|f| f.path.clone()))
+                    .collect();
                 let patch = commit_patch(&dir, c, &[], &skip).map_err(err)?;
                 if !patch.is_empty() {
                     git(&dir, &["apply", "--3way", "--whitespace=nowarn", "-"], Some(&patch)).map_err(|e| {
                         err(format!("stage {k}: the patch of {} does not re-apply onto S{k}: {e}", &c[..8]))
                     })?;
                 }
+            }
+            for file in &by_definition {
+                file.write(&dir, k + 1).map_err(err)?;
             }
             states.push(commit_state(&dir, &format!("S{}", k + 1)).map_err(err)?);
         }
@@ -231,7 +380,8 @@ impl States {
             return Err(err(format!("re-applying the stages does not give back the final checkpoint: {diff} differ")));
         }
         shared.sort_by(|a, b| (a.stage, &a.path, &a.commit).cmp(&(b.stage, &b.path, &b.commit)));
-        Ok(States { dir, states, final_commit: final_commit.to_string(), shared })
+        let by_definition = by_definition.into_iter().map(|f| f.summary()).collect();
+        Ok(States { dir, repo, states, final_commit: final_commit.to_string(), shared, by_definition })
     }
 
     /// The first-parent commits up to the final checkpoint, oldest first.
@@ -283,6 +433,71 @@ impl States {
         if !st.success() {
             return Err(format!("tar could not extract state S{k} into {}", out.display()));
         }
-        Ok(())
+        link_dependencies(&self.repo, out)
+    }
+}
+
+/// Folders of installed dependencies that git does not hold (`npm ci` writes `node_modules`):
+/// an exported state links the repository's own, so its tests and build check run as they do
+/// in the repository. A state whose manifest asks for other versions still gets these.
+const DEPENDENCY_DIRS: &[&str] = &["node_modules"];
+
+/// Link the repository's [`DEPENDENCY_DIRS`] into the exported tree `out` (where it has none).
+pub(crate) fn link_dependencies(repo: &Path, out: &Path) -> Result<(), String> {
+    for name in DEPENDENCY_DIRS {
+        let (from, to) = (repo.join(name), out.join(name));
+        if from.is_dir() && !to.exists() {
+            std::os::unix::fs::symlink(&from, &to)
+                .map_err(|e| format!("link {} into {}: {e}", from.display(), out.display()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exported state gets the repository's installed `node_modules` as a link (git holds
+    /// none, so vitest or tsc would not run there), and one it has of its own is left alone.
+    #[test]
+    fn exported_states_link_the_repositorys_installed_dependencies() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join("node_modules/vitest")).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        link_dependencies(repo.path(), out.path()).unwrap();
+        let link = out.path().join("node_modules");
+        assert_eq!(std::fs::read_link(&link).unwrap(), repo.path().join("node_modules"));
+        assert!(link.join("vitest").is_dir());
+        let own = tempfile::tempdir().unwrap();
+        std::fs::create_dir(own.path().join("node_modules")).unwrap();
+        link_dependencies(repo.path(), own.path()).unwrap();
+        assert!(!own.path().join("node_modules").is_symlink(), "a state's own folder stays");
+        let none = tempfile::tempdir().unwrap();
+        link_dependencies(none.path(), out.path()).unwrap();
+    }
+
+    /// Per-definition states of one Go file: the final text without what later stages added,
+    /// nothing before the stage that created it.
+    #[test]
+    fn a_file_made_per_definition_drops_what_later_stages_added() {
+        let text = "package p\n\n// A is stage 0's.\nfunc A() int { return 1 }\n\n// B is stage 1's.\nfunc B() int { return A() + 1 }\n";
+        let file = ByDefinition {
+            path: "p.go".into(),
+            language: Language::Go,
+            final_text: Some(text.into()),
+            added: vec![["p.go::A".to_string()].into(), ["p.go::B".to_string()].into()],
+            created_by: Some(0),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let read = |j: usize| {
+            file.write(dir.path(), j).unwrap();
+            std::fs::read_to_string(dir.path().join("p.go")).ok()
+        };
+        assert_eq!(read(0), None, "absent before the stage that created it");
+        let s1 = read(1).unwrap();
+        assert!(s1.contains("func A()") && !s1.contains("func B()"), "{s1}");
+        assert_eq!(read(2).as_deref(), Some(text), "the last state is the final file");
+        assert_eq!(read(0), None, "and it goes again");
     }
 }

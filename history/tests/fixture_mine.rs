@@ -254,6 +254,53 @@ fn go_state_that_does_not_build_is_repaired_by_pulling_the_dependency_into_the_s
     assert_validates(&outcome.dir, &repo, &cfg);
 }
 
+/// A commit outside the chain, between stages 1 and 2, rewrites a line of `app.go`, the file
+/// stage 0 created and stage 2 extended, so stage 0's patch no longer comes off the final checkpoint (the
+/// common case on real histories: google/uuid, hashicorp/go-version). The file is made per
+/// definition instead: absent before stage 0, then its final text without the definition
+/// stage 2 added (`App.Inputs`) until stage 2. The gates give the same F2P sets as the
+/// file-level states and the bundle validates.
+#[needs("go")]
+fn go_file_a_later_commit_rewrote_is_made_per_definition() {
+    let mut r = recipe::Recipe::read(&fixture("go")).unwrap();
+    let (old, new) = ("// State is the state of job id.", "// State reports the state of job id.");
+    // Between stages 1 and 2: reword a doc comment stage 0 wrote (no tests: not a stage).
+    let stage0 = r.commits.iter().position(|c| c.message.starts_with("add App.Run:")).unwrap();
+    let at = r.commits.iter().position(|c| c.message.starts_with("configuration parser")).unwrap() + 1;
+    let mut files = std::collections::BTreeMap::new();
+    files.insert("app.go".to_string(), r.commits[stage0].files["app.go"].replace(old, new));
+    r.commits.insert(at, recipe::RecipeCommit { message: "reword State's doc comment".into(), files, delete: vec![] });
+    let stage2 = r.commits.iter_mut().find(|c| c.message.starts_with("upload files")).unwrap();
+    let app = stage2.files["app.go"].replace(old, new);
+    stage2.files.insert("app.go".into(), app);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&r, &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/go".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = config(Language::Go, "fixture/go");
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let by_def = &outcome.chain.by_definition;
+    assert_eq!(by_def.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["app.go"], "{by_def:?}");
+    assert_eq!(by_def[0].created_by, Some(0));
+    assert_eq!(by_def[0].added[2], ["app.go::App.Inputs"], "{by_def:?}");
+    let want = [
+        vec!["TestRunMarksJobRunning", "TestRunRejectsEmptyName", "TestRunReturnsJobID"],
+        vec!["TestRunAndWaitFinishesTheJob", "TestRunAndWaitRejectsNonPositiveTimeout"],
+        vec!["TestRunRecordsInputs", "TestUploadRejectsLargeFiles", "TestUploadStartsJobOnTheFile"],
+    ];
+    for (k, st) in outcome.chain.stages.iter().enumerate() {
+        let names: Vec<&str> = st.f2p.iter().map(|id| id.rsplit('/').next().unwrap()).collect();
+        assert_eq!(names, want[k], "stage {k} F2P");
+    }
+    let gold2 = std::fs::read_to_string(outcome.dir.join("stages/2/gold.patch")).unwrap();
+    assert!(gold2.contains("+func (a *App) Inputs"), "{gold2}");
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    assert!(s0.contains("deleted file mode") && s0.contains("a/app.go"), "app.go is absent at S0:\n{s0}");
+    assert_validates(&outcome.dir, &repo, &cfg);
+}
+
 /// The external reviewer gets each kept chain with its stage patches as JSON and its verdict
 /// decides: a reviewer that rejects chains whose patches touch `files.py` drops the scripted
 /// 3-stage chain (with its reason among the discarded), one that keeps everything keeps it.
