@@ -57,13 +57,20 @@ pub struct States {
     pub by_definition: Vec<DefinitionLevelFile>,
 }
 
+/// Files that make a folder a project (module root, package, crate): one a chain commit created
+/// stays at its final content, since no state builds without it (a chain that starts with a
+/// repository's first commits created them).
+const BUILD_MANIFESTS: &[&str] =
+    &["go.mod", "go.sum", "Cargo.toml", "package.json", "tsconfig.json", "pyproject.toml", "setup.cfg"];
+
 /// A code or test file whose chain patches do not come off the final checkpoint whole,
-/// because a later commit rewrote lines a stage added: its states are made per definition
-/// instead. State S_j holds the file's final text without the definitions that stages j …
-/// n-1 added (carve's own masking deletes them), and no file at all before the stage that
-/// created it. Definitions a stage only changed stay at their final text from S0 on, so a
-/// stage that changed more than it added may fail its gate (its tests already pass at S_k);
-/// the gate then drops the chain with that reason.
+/// because a later commit rewrote lines a stage touched: its states are made per definition
+/// instead. State S_j holds the file's final text where every definition stages j … n-1
+/// added is deleted (carve's own masking) and every definition they changed has its text
+/// from before the earliest of those stages that changed it; before the stage that created
+/// the file there is no file. Later commits' edits to a definition a stage changed are undone
+/// with it, and a definition a stage removed does not come back; when that breaks a state, its
+/// build check or gate drops the chain with the reason.
 struct ByDefinition {
     path: String,
     language: Language,
@@ -71,6 +78,9 @@ struct ByDefinition {
     final_text: Option<String>,
     /// Per stage, the definitions its commits added to the file that the final file still has.
     added: Vec<BTreeSet<NodeId>>,
+    /// Per stage, the definitions its commits changed that the final file still has, with
+    /// their text before the stage.
+    changed: Vec<BTreeMap<NodeId, String>>,
     /// The stage whose commit created the file (absent before it).
     created_by: Option<usize>,
 }
@@ -81,6 +91,9 @@ pub struct DefinitionLevelFile {
     pub path: String,
     /// Per stage, the definitions taken out of the file before that stage.
     pub added: Vec<Vec<String>>,
+    /// Per stage, the definitions whose text before that stage the earlier states hold.
+    #[serde(default)]
+    pub changed: Vec<Vec<String>>,
     pub created_by: Option<usize>,
 }
 
@@ -97,33 +110,48 @@ impl ByDefinition {
         let final_text = final_bytes
             .map(|b| String::from_utf8(b).map_err(|_| "the final file is not UTF-8".to_string()))
             .transpose()?;
-        let final_ids = match &final_text {
+        let final_defs = match &final_text {
             Some(text) => definitions_of(path, text.as_bytes()),
-            None => BTreeSet::new(),
+            None => BTreeMap::new(),
         };
         let mut added = vec![BTreeSet::new(); n];
+        let mut changed = vec![BTreeMap::new(); n];
         let mut created_by = None;
         for (i, (k, c)) in commits.iter().enumerate() {
-            let before = git(dir, &["show", &format!("{c}^1:{path}")], None).ok();
+            let before = git(dir, &["show", &format!("{}:{path}", parent(dir, c))], None).ok();
             let after = git(dir, &["show", &format!("{c}:{path}")], None).ok();
             if i == 0 && before.is_none() {
                 created_by = Some(*k);
             }
-            let before_ids = before.map(|b| definitions_of(path, &b)).unwrap_or_default();
-            let after_ids = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
-            added[*k].extend(after_ids.difference(&before_ids).filter(|id| final_ids.contains(*id)).cloned());
+            let before = before.map(|b| definitions_of(path, &b)).unwrap_or_default();
+            let after = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
+            for (id, text) in &after {
+                if !final_defs.contains_key(id) {
+                    continue;
+                }
+                match before.get(id) {
+                    None => {
+                        added[*k].insert(id.clone());
+                    }
+                    // The first commit of the stage that changed it holds its text before the stage.
+                    Some(old) if old != text && !added[*k].contains(id) => {
+                        changed[*k].entry(id.clone()).or_insert_with(|| old.clone());
+                    }
+                    Some(_) => {}
+                }
+            }
         }
-        if created_by.is_none() && added.iter().all(BTreeSet::is_empty) {
-            return Err("the stages add no definition the final file still has".into());
+        if created_by.is_none() && added.iter().all(BTreeSet::is_empty) && changed.iter().all(BTreeMap::is_empty) {
+            return Err("the stages add or change no definition the final file still has".into());
         }
-        Ok(ByDefinition { path: path.to_string(), language, final_text, added, created_by })
+        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, created_by })
     }
 
     /// Write the file as at state `j` into the work tree of `dir`.
     fn write(&self, dir: &Path, j: usize) -> Result<(), String> {
         let p = dir.join(&self.path);
         let text = match (&self.final_text, self.created_by) {
-            (Some(text), created) if created.is_none_or(|c| j > c) => Some(self.masked(text, j)?),
+            (Some(text), created) if created.is_none_or(|c| j > c) => Some(self.at(text, j)?),
             _ => None,
         };
         match text {
@@ -140,32 +168,81 @@ impl ByDefinition {
         }
     }
 
-    /// The final text without the definitions stages `j` … added.
-    fn masked(&self, text: &str, j: usize) -> Result<String, String> {
-        let remove: BTreeSet<NodeId> = self.added[j.min(self.added.len())..].iter().flatten().cloned().collect();
-        if remove.is_empty() {
+    /// The final text as at state `j`: what stages `j` … added deleted, what they changed as
+    /// it was before them.
+    fn at(&self, text: &str, j: usize) -> Result<String, String> {
+        let later = j.min(self.added.len());
+        let mut remove: BTreeSet<NodeId> = self.added[later..].iter().flatten().cloned().collect();
+        // Earliest stage first, so its text before the stage wins.
+        let mut old: BTreeMap<&NodeId, &String> = BTreeMap::new();
+        for stage in &self.changed[later..] {
+            for (id, t) in stage {
+                if !remove.contains(id) {
+                    old.entry(id).or_insert(t);
+                }
+            }
+        }
+        if remove.is_empty() && old.is_empty() {
             return Ok(text.to_string());
         }
         let index = DefinitionIndex::from_sources(&[(self.path.clone(), text.as_bytes().to_vec())]);
         let file = index.files.get(&self.path).ok_or("the final file does not parse")?;
-        let edits = carve_languages::mask_file(self.language, text, file, &index, &remove, &BTreeSet::new())
-            .map_err(|e| format!("masking {}: {e}", self.path))?;
-        carve_languages::edit::apply(text, &edits).map_err(|e| format!("masking {}: {e}", self.path))
+        // Outermost replacements only (a changed method inside a changed class goes with the
+        // class), and no deletion inside a replaced definition.
+        let mut spans: Vec<(usize, usize, &String)> = old
+            .iter()
+            .filter_map(|(id, t)| index.definitions.get(*id).map(|d| (d.span.start_byte, d.span.end_byte, *t)))
+            .collect();
+        spans.sort_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)));
+        let mut outer: Vec<(usize, usize, &String)> = Vec::new();
+        for sp in spans {
+            if !outer.iter().any(|o| o.0 <= sp.0 && sp.1 <= o.1) {
+                outer.push(sp);
+            }
+        }
+        remove.retain(|id| {
+            index
+                .definitions
+                .get(id)
+                .is_none_or(|d| !outer.iter().any(|o| o.0 <= d.span.start_byte && d.span.end_byte <= o.1))
+        });
+        let mut edits = if remove.is_empty() {
+            Vec::new()
+        } else {
+            carve_languages::mask_file(self.language, text, file, &index, &remove, &BTreeSet::new())
+                .map_err(|e| format!("masking {}: {e}", self.path))?
+        };
+        edits.extend(outer.into_iter().map(|(start, end, t)| carve_languages::Edit {
+            position: start,
+            deleted_length: end - start,
+            inserted_text: t.clone(),
+        }));
+        edits.sort_by_key(|e| e.position);
+        carve_languages::edit::apply(text, &edits).map_err(|e| format!("rewriting {} per definition: {e}", self.path))
     }
 
     fn summary(self) -> DefinitionLevelFile {
         DefinitionLevelFile {
             path: self.path,
             added: self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
+            changed: self.changed.into_iter().map(|m| m.into_keys().collect()).collect(),
             created_by: self.created_by,
         }
     }
 }
 
-/// The ids of the definitions of one file.
-fn definitions_of(path: &str, bytes: &[u8]) -> BTreeSet<NodeId> {
+/// The definitions of one file with their text.
+fn definitions_of(path: &str, bytes: &[u8]) -> BTreeMap<NodeId, String> {
     let index = DefinitionIndex::from_sources(&[(path.to_string(), bytes.to_vec())]);
-    index.files.get(path).map(|f| f.definitions.iter().cloned().collect()).unwrap_or_default()
+    let Some(file) = index.files.get(path) else { return BTreeMap::new() };
+    file.definitions
+        .iter()
+        .filter_map(|id| index.definitions.get(id).map(|d| (id, d)))
+        .map(|(id, d)| {
+            let (start, end) = (d.span.start_byte.min(bytes.len()), d.span.end_byte.min(bytes.len()));
+            (id.clone(), String::from_utf8_lossy(&bytes[start..end]).into_owned())
+        })
+        .collect()
 }
 
 /// One file of a chain commit left as shared context instead of being removed for S0.
@@ -215,10 +292,23 @@ pub(crate) fn git_text(dir: &Path, args: &[&str]) -> Result<String, String> {
     git(dir, args, None).map(|o| String::from_utf8_lossy(&o).trim().to_string())
 }
 
+/// git's empty tree: the "parent" of a root commit.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// The first parent of `commit`, or the empty tree for a root commit (a chain may start at
+/// the repository's first commit).
+fn parent(dir: &Path, commit: &str) -> String {
+    let first = format!("{commit}^1");
+    match git(dir, &["rev-parse", "--verify", "--quiet", &first], None) {
+        Ok(_) => first,
+        Err(_) => EMPTY_TREE.to_string(),
+    }
+}
+
 /// The historical patch of `commit` against its first parent, restricted to `paths` (all
 /// when empty) and without `exclude`.
 fn commit_patch(dir: &Path, commit: &str, paths: &[String], exclude: &[String]) -> Result<Vec<u8>, String> {
-    let range = format!("{commit}^1");
+    let range = parent(dir, commit);
     let mut args = vec!["diff", "--binary", "--no-renames", "--full-index", range.as_str(), commit, "--"];
     args.extend(paths.iter().map(String::as_str));
     let specs: Vec<String> = exclude.iter().map(|p| format!(":(exclude,literal){p}")).collect();
@@ -231,7 +321,7 @@ fn commit_patch(dir: &Path, commit: &str, paths: &[String], exclude: &[String]) 
 
 /// The files `commit` changed against its first parent, sorted.
 fn commit_files(dir: &Path, commit: &str) -> Result<Vec<String>, String> {
-    let range = format!("{commit}^1");
+    let range = parent(dir, commit);
     let out = git_text(dir, &["diff", "--name-only", "--no-renames", "-z", range.as_str(), commit])?;
     let mut files: Vec<String> = out.split('\0').filter(|p| !p.is_empty()).map(str::to_string).collect();
     files.sort();
@@ -314,6 +404,20 @@ impl States {
         let mut by_definition = Vec::new();
         for (path, commits) in &touched {
             let final_bytes = std::fs::read(dir.join(path)).ok();
+            let (k0, c0) = &commits[0];
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let created = git(&dir, &["cat-file", "-e", &format!("{}:{path}", parent(&dir, c0))], None).is_err();
+            if created && BUILD_MANIFESTS.contains(&name) && final_bytes.is_some() {
+                shared.push(SharedContext {
+                    stage: *k0,
+                    commit: c0.clone(),
+                    path: path.clone(),
+                    reason: "the chain created this build manifest; without it no state would build, so it stays \
+                             at its final content"
+                        .into(),
+                });
+                continue;
+            }
             for (k, c) in commits.iter().rev() {
                 match remove_file_patch(&dir, c, path) {
                     Ok(()) => {}
@@ -487,6 +591,7 @@ mod tests {
             language: Language::Go,
             final_text: Some(text.into()),
             added: vec![["p.go::A".to_string()].into(), ["p.go::B".to_string()].into()],
+            changed: vec![BTreeMap::new(), BTreeMap::new()],
             created_by: Some(0),
         };
         let dir = tempfile::tempdir().unwrap();
@@ -499,5 +604,30 @@ mod tests {
         assert!(s1.contains("func A()") && !s1.contains("func B()"), "{s1}");
         assert_eq!(read(2).as_deref(), Some(text), "the last state is the final file");
         assert_eq!(read(0), None, "and it goes again");
+    }
+
+    /// A definition a later stage changed has its text from before that stage in the earlier
+    /// states; one it added inside a changed definition goes with the old text.
+    #[test]
+    fn a_changed_definition_has_its_text_from_before_the_stage() {
+        let text = "def a():\n    return 2\n\n\nclass K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 3\n";
+        let file = ByDefinition {
+            path: "p.py".into(),
+            language: Language::Python,
+            final_text: Some(text.into()),
+            added: vec![BTreeSet::new(), ["p.py::K.n".to_string()].into()],
+            changed: vec![
+                BTreeMap::new(),
+                [
+                    ("p.py::a".to_string(), "def a():\n    return 1".to_string()),
+                    ("p.py::K".to_string(), "class K:\n    def m(self):\n        return 1".to_string()),
+                ]
+                .into(),
+            ],
+            created_by: None,
+        };
+        let s1 = file.at(text, 1).unwrap();
+        assert_eq!(s1, "def a():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 1\n");
+        assert_eq!(file.at(text, 2).unwrap(), text);
     }
 }
