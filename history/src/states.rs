@@ -362,8 +362,37 @@ fn restore(dir: &Path, path: &str, saved: Option<Vec<u8>>) -> Result<(), String>
     }
 }
 
-fn commit_state(dir: &Path, label: &str) -> Result<String, String> {
+/// `path -> 100644 | 100755` of the regular files of `commit`.
+fn regular_modes(dir: &Path, commit: &str) -> Result<BTreeMap<String, String>, String> {
+    let out = git(dir, &["ls-tree", "-r", "-z", commit], None)?;
+    Ok(String::from_utf8_lossy(&out)
+        .split('\0')
+        .filter_map(|entry| {
+            let (meta, path) = entry.split_once('\t')?;
+            let mode = meta.split(' ').next()?;
+            matches!(mode, "100644" | "100755").then(|| (path.to_string(), mode.to_string()))
+        })
+        .collect())
+}
+
+fn commit_state(dir: &Path, label: &str, modes: &BTreeMap<String, String>) -> Result<String, String> {
     git(dir, &["add", "-A"], None)?;
+    let staged = git(dir, &["ls-files", "-s", "-z"], None)?;
+    for entry in String::from_utf8_lossy(&staged).split('\0') {
+        let Some((meta, path)) = entry.split_once('\t') else { continue };
+        let mode = meta.split(' ').next().unwrap_or_default();
+        match modes.get(path) {
+            Some(want) if matches!(mode, "100644" | "100755") && mode != want => {
+                let flag = if want == "100755" { "--chmod=+x" } else { "--chmod=-x" };
+                git(dir, &["update-index", flag, "--", path], None)?;
+                // The work tree too, or the next `git apply --3way` finds it does not match the index.
+                use std::os::unix::fs::PermissionsExt;
+                let perms = std::fs::Permissions::from_mode(if want == "100755" { 0o755 } else { 0o644 });
+                std::fs::set_permissions(dir.join(path), perms).map_err(|e| format!("chmod {path}: {e}"))?;
+            }
+            _ => {}
+        }
+    }
     git(dir, &["commit", "-q", "--allow-empty", "--no-verify", "-m", label], None)?;
     git_text(dir, &["rev-parse", "HEAD"])
 }
@@ -388,6 +417,9 @@ impl States {
         let dir_s = dir.to_string_lossy().to_string();
         git(scratch, &["clone", "-q", "--shared", "--no-checkout", &repo_s, &dir_s], None).map_err(err)?;
         git(&dir, &["checkout", "-q", "--detach", final_commit], None).map_err(err)?;
+        // Modes come from the final checkpoint: a historical patch's mode (a file that was 100755
+        // then) must not flip the states' modes, and S_n must equal the final checkpoint.
+        let modes = regular_modes(&dir, final_commit).map_err(err)?;
         // Remove the chain's patches file by file, newest first: a non-code file whose removal
         // conflicts (release notes a later commit rewrote) stays as shared context; a code or
         // test file whose removal conflicts (a later commit rewrote lines a stage added) is
@@ -435,7 +467,9 @@ impl States {
                         });
                     }
                     Err(reason) => {
-                        restore(&dir, path, final_bytes.clone()).map_err(err)?;
+                        // Back to the final file, mode included (a failed apply may have changed it).
+                        let spec = format!(":(literal){path}");
+                        git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
                         let file = ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len()).map_err(
                             |e| {
                                 err(format!(
@@ -456,7 +490,7 @@ impl States {
         for file in &by_definition {
             file.write(&dir, 0).map_err(err)?;
         }
-        let mut states = vec![commit_state(&dir, "S0").map_err(err)?];
+        let mut states = vec![commit_state(&dir, "S0", &modes).map_err(err)?];
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
                 let skip: Vec<String> = shared
@@ -475,7 +509,7 @@ impl States {
             for file in &by_definition {
                 file.write(&dir, k + 1).map_err(err)?;
             }
-            states.push(commit_state(&dir, &format!("S{}", k + 1)).map_err(err)?);
+            states.push(commit_state(&dir, &format!("S{}", k + 1), &modes).map_err(err)?);
         }
         // Sn must be the final checkpoint again.
         let diff =
