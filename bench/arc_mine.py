@@ -10,6 +10,10 @@ its corpus file gives. One `mine-owner+name.json` report per repository goes to 
 table is bench/arc_table.py's, followed by the most frequent reasons candidates were discarded
 for. `--table-only` prints the table from the reports already in `--out`.
 
+`--checkouts DIR`: a repository with a folder `DIR/<name>` (its short name, `unjs/pathe` ->
+`pathe`) is read from that checkout instead of the mirror — for TypeScript, a checkout whose
+`node_modules` is installed (`npm install`), which carve links into every exported state.
+
 `--build CARVE_TOML` then runs `carve arc build` on every mined chain (the repository's tests
 configured by that carve.toml, e.g. `language = "go"` with a `[test]` runner = "go" table) into
 `--out/built/`, and prints one line per chain — built, or the first line of carve's error —
@@ -36,6 +40,15 @@ def git_dir(mirrors, name):
     return heads[0]
 
 
+def repo_dir(args, name):
+    """The checkout under --checkouts when there is one, else the mirror's git directory."""
+    if args.checkouts:
+        checkout = pathlib.Path(args.checkouts) / name.split("/")[-1]
+        if (checkout / ".git").exists():
+            return checkout
+    return git_dir(args.mirrors, name)
+
+
 def reason_kind(reason):
     """A discarded candidate's or a failed build's reason without its commit ids, names and
     file paths, to count by kind."""
@@ -51,6 +64,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--carve", default="target/release/carve")
     ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--checkouts", help="folder of checkouts (with installed dependencies) to use instead of mirrors")
     ap.add_argument("--build", metavar="CARVE_TOML", help="also build every mined chain with this carve.toml")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per chain build")
     args = ap.parse_args()
@@ -61,7 +75,7 @@ def main():
         for repo in tomllib.loads(pathlib.Path(corpus).read_text())["repo"]:
             path = out / f"mine-{repo['name'].replace('/', '+')}.json"
             if not args.table_only:
-                cmd = [args.carve, "arc", "mine", str(git_dir(args.mirrors, repo["name"])), "--range", repo["range"],
+                cmd = [args.carve, "arc", "mine", str(repo_dir(args, repo["name"])), "--range", repo["range"],
                        "--name", repo["name"], "--format", "json"]
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 if p.returncode != 0:
@@ -89,7 +103,7 @@ def build_all(args, out, reports):
     for repo, r in reports:
         report = out / f"mine-{repo['name'].replace('/', '+')}.json"
         for chain in r["chains"]:
-            cmd = [args.carve, "arc", "build", str(git_dir(args.mirrors, repo["name"])), "--mined", str(report),
+            cmd = [args.carve, "arc", "build", str(repo_dir(args, repo["name"])), "--mined", str(report),
                    "--chain", chain["chain_id"], "--out", str(out / "built"), "--config", args.build]
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
@@ -97,7 +111,7 @@ def build_all(args, out, reports):
             except subprocess.TimeoutExpired:
                 ok, text = False, f"timed out after {args.timeout}s"
             first = text.splitlines()[0] if text else ""
-            kind = "built" if ok else reason_kind(first.split(": ", 2)[-1])[:60]
+            kind = "built" if ok else reason_kind(re.sub(r"^carve: error: (chain [^:]+: )?", "", first))[:70]
             outcomes[kind] += 1
             print(f"- {chain['chain_id']}: {'built ' + first if ok else first[:300]}")
     print()

@@ -112,6 +112,28 @@ fn first_build_failure(states: &States, language: Language, scratch: &Path) -> R
     Ok(None)
 }
 
+/// Definitions taken out of per-definition files (added or changed by a stage, not yet kept)
+/// whose name the build error `message` names as a whole word.
+fn named_taken_out(
+    states: &States,
+    message: &str,
+    keep: &BTreeSet<carve_languages::NodeId>,
+) -> BTreeSet<carve_languages::NodeId> {
+    let words: BTreeSet<&str> =
+        message.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+    states
+        .by_definition
+        .iter()
+        .flat_map(|f| f.added.iter().chain(&f.changed).flatten())
+        .filter(|id| !keep.contains(*id))
+        .filter(|id| {
+            let qual = id.rsplit("::").next().unwrap_or(id);
+            words.contains(qual.rsplit('.').next().unwrap_or(qual))
+        })
+        .cloned()
+        .collect()
+}
+
 /// The newest commit outside the chain, after its first stage, that changed a file the build
 /// error `message` names; with the stage it goes into (the last stage before it) and the files.
 fn missing_dependency(
@@ -370,13 +392,25 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
     // chain that the build error points at into the stage before it (III-C's "necessary
     // dependencies"), at most MAX_REPAIRS times, else the chain is dropped with the reason.
     let mut repairs: Vec<Repair> = Vec::new();
+    // Definitions of per-definition files that every state keeps (a state's build named them).
+    let mut keep: BTreeSet<carve_languages::NodeId> = BTreeSet::new();
+    let mut keep_rounds = 0;
     let states = loop {
-        let attempt = scratch.path().join(format!("attempt-{}", repairs.len()));
+        let attempt = scratch.path().join(format!("attempt-{}-{keep_rounds}", repairs.len()));
         std::fs::create_dir_all(&attempt).map_err(HistoryError::io("create", &attempt))?;
-        let states = States::build(repo, &attempt, &final_commit, &stage_commits, cfg.language)?;
+        let states = States::build(repo, &attempt, &final_commit, &stage_commits, cfg.language, &keep)?;
         let Some((k, message)) = first_build_failure(&states, cfg.language, scratch.path()).map_err(&err)? else {
             break states;
         };
+        // First repair of a per-definition file: keep (at its final text) what the build error
+        // names among the definitions taken out of it, as carve's extraction keeps what the
+        // compiler names; bounded like the commit repairs.
+        let named = named_taken_out(&states, &message, &keep);
+        if !named.is_empty() && keep_rounds < MAX_REPAIRS {
+            keep.extend(named);
+            keep_rounds += 1;
+            continue;
+        }
         let check = carve_languages::support(cfg.language).build_check_name();
         let tried = if repairs.is_empty() {
             String::new()
@@ -710,6 +744,35 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A build error that names a definition taken out of a per-definition file (google/uuid:
+    /// `undefined: setNodeID`) makes the states keep it; names that are only part of a word,
+    /// and definitions already kept, do not.
+    #[test]
+    fn a_build_error_names_the_definitions_a_state_must_keep() {
+        let states = States {
+            dir: PathBuf::new(),
+            repo: PathBuf::new(),
+            states: vec![],
+            final_commit: String::new(),
+            shared: vec![],
+            by_definition: vec![crate::states::DefinitionLevelFile {
+                path: "node.go".into(),
+                added: vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
+                changed: vec![vec![], vec!["node.go::UUID.NodeID".into()]],
+                created_by: None,
+                kept: vec![],
+            }],
+        };
+        let msg = "./node.go:77:5: undefined: setNodeID\n./uuid.go:9: uuid.NodeID undefined (type UUID has no field or method NodeID)\nIDs";
+        let none = BTreeSet::new();
+        assert_eq!(
+            named_taken_out(&states, msg, &none),
+            BTreeSet::from(["node.go::UUID.NodeID".to_string(), "node.go::setNodeID".to_string()])
+        );
+        let kept = BTreeSet::from(["node.go::setNodeID".to_string()]);
+        assert_eq!(named_taken_out(&states, msg, &kept), BTreeSet::from(["node.go::UUID.NodeID".to_string()]));
+    }
 
     fn names(n: &[&str]) -> BTreeSet<String> {
         n.iter().map(|s| s.to_string()).collect()

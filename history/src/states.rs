@@ -83,6 +83,9 @@ struct ByDefinition {
     changed: Vec<BTreeMap<NodeId, String>>,
     /// The stage whose commit created the file (absent before it).
     created_by: Option<usize>,
+    /// Definitions a stage added or changed that stay at their final text in every state,
+    /// because a state did not build without them (the caller's `keep`).
+    kept: BTreeSet<NodeId>,
 }
 
 /// What [`States::build`] made per definition, for the bundle.
@@ -95,6 +98,10 @@ pub struct DefinitionLevelFile {
     #[serde(default)]
     pub changed: Vec<Vec<String>>,
     pub created_by: Option<usize>,
+    /// Definitions stages added or changed that every state holds at their final text, because
+    /// a state's build check named them (build repair).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
 }
 
 impl ByDefinition {
@@ -105,6 +112,7 @@ impl ByDefinition {
         commits: &[(usize, String)],
         final_bytes: Option<Vec<u8>>,
         n: usize,
+        keep: &BTreeSet<NodeId>,
     ) -> Result<ByDefinition, String> {
         let language = Language::from_path(Path::new(path)).ok_or("carve does not index this kind of file")?;
         let final_text = final_bytes
@@ -117,6 +125,7 @@ impl ByDefinition {
         let mut added = vec![BTreeSet::new(); n];
         let mut changed = vec![BTreeMap::new(); n];
         let mut created_by = None;
+        let mut kept = BTreeSet::new();
         for (i, (k, c)) in commits.iter().enumerate() {
             let before = git(dir, &["show", &format!("{}:{path}", parent(dir, c))], None).ok();
             let after = git(dir, &["show", &format!("{c}:{path}")], None).ok();
@@ -127,6 +136,10 @@ impl ByDefinition {
             let after = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
             for (id, text) in &after {
                 if !final_defs.contains_key(id) {
+                    continue;
+                }
+                if keep.contains(id) {
+                    kept.insert(id.clone());
                     continue;
                 }
                 match before.get(id) {
@@ -144,7 +157,7 @@ impl ByDefinition {
         if created_by.is_none() && added.iter().all(BTreeSet::is_empty) && changed.iter().all(BTreeMap::is_empty) {
             return Err("the stages add or change no definition the final file still has".into());
         }
-        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, created_by })
+        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, created_by, kept })
     }
 
     /// Write the file as at state `j` into the work tree of `dir`.
@@ -227,6 +240,7 @@ impl ByDefinition {
             added: self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
             changed: self.changed.into_iter().map(|m| m.into_keys().collect()).collect(),
             created_by: self.created_by,
+            kept: self.kept.into_iter().collect(),
         }
     }
 }
@@ -406,6 +420,7 @@ impl States {
         final_commit: &str,
         stages: &[Vec<String>],
         language: Language,
+        keep: &BTreeSet<NodeId>,
     ) -> Result<States, HistoryError> {
         let err = |message: String| HistoryError::Build { chain: final_commit.to_string(), message };
         let dir = scratch.join("states");
@@ -470,8 +485,8 @@ impl States {
                         // Back to the final file, mode included (a failed apply may have changed it).
                         let spec = format!(":(literal){path}");
                         git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
-                        let file = ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len()).map_err(
-                            |e| {
+                        let file = ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len(), keep)
+                            .map_err(|e| {
                                 err(format!(
                                     "stage {k}: the patch of {} to {path} does not come off the final checkpoint \
                                      cleanly (a later commit rewrote the same lines: {}), and the file cannot be \
@@ -479,8 +494,7 @@ impl States {
                                     &c[..8.min(c.len())],
                                     reason.message
                                 ))
-                            },
-                        )?;
+                            })?;
                         by_definition.push(file);
                         break;
                     }
@@ -627,6 +641,7 @@ mod tests {
             added: vec![["p.go::A".to_string()].into(), ["p.go::B".to_string()].into()],
             changed: vec![BTreeMap::new(), BTreeMap::new()],
             created_by: Some(0),
+            kept: BTreeSet::new(),
         };
         let dir = tempfile::tempdir().unwrap();
         let read = |j: usize| {
@@ -659,6 +674,7 @@ mod tests {
                 .into(),
             ],
             created_by: None,
+            kept: BTreeSet::new(),
         };
         let s1 = file.at(text, 1).unwrap();
         assert_eq!(s1, "def a():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 1\n");
