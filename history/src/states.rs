@@ -199,7 +199,9 @@ impl ByDefinition {
             return Ok(text.to_string());
         }
         let index = DefinitionIndex::from_sources(&[(self.path.clone(), text.as_bytes().to_vec())]);
-        let file = index.files.get(&self.path).ok_or("the final file does not parse")?;
+        if !index.files.contains_key(&self.path) {
+            return Err("the final file does not parse".into());
+        }
         // Outermost replacements only (a changed method inside a changed class goes with the
         // class), and no deletion inside a replaced definition.
         let mut spans: Vec<(usize, usize, &String)> = old
@@ -219,19 +221,28 @@ impl ByDefinition {
                 .get(id)
                 .is_none_or(|d| !outer.iter().any(|o| o.0 <= d.span.start_byte && d.span.end_byte <= o.1))
         });
-        let mut edits = if remove.is_empty() {
-            Vec::new()
-        } else {
-            carve_languages::mask_file(self.language, text, file, &index, &remove, &BTreeSet::new())
-                .map_err(|e| format!("masking {}: {e}", self.path))?
-        };
-        edits.extend(outer.into_iter().map(|(start, end, t)| carve_languages::Edit {
-            position: start,
-            deleted_length: end - start,
-            inserted_text: t.clone(),
-        }));
-        edits.sort_by_key(|e| e.position);
-        carve_languages::edit::apply(text, &edits).map_err(|e| format!("rewriting {} per definition: {e}", self.path))
+        // Replacements first, then the deletions on the replaced text (re-indexed), so the
+        // masking's own edits (blank lines, imports, export lists) never overlap a replacement.
+        let mut replaced: Vec<carve_languages::Edit> = outer
+            .into_iter()
+            .map(|(start, end, t)| carve_languages::Edit {
+                position: start,
+                deleted_length: end - start,
+                inserted_text: t.clone(),
+            })
+            .collect();
+        replaced.sort_by_key(|e| e.position);
+        let text = carve_languages::edit::apply(text, &replaced)
+            .map_err(|e| format!("rewriting {} per definition: {e}", self.path))?;
+        if remove.is_empty() {
+            return Ok(text);
+        }
+        let index = DefinitionIndex::from_sources(&[(self.path.clone(), text.as_bytes().to_vec())]);
+        let file =
+            index.files.get(&self.path).ok_or("the file does not parse once its changed definitions are back")?;
+        let edits = carve_languages::mask_file(self.language, &text, file, &index, &remove, &BTreeSet::new())
+            .map_err(|e| format!("masking {}: {e}", self.path))?;
+        carve_languages::edit::apply(&text, &edits).map_err(|e| format!("masking {} per definition: {e}", self.path))
     }
 
     fn summary(self) -> DefinitionLevelFile {
@@ -485,17 +496,22 @@ impl States {
                         // Back to the final file, mode included (a failed apply may have changed it).
                         let spec = format!(":(literal){path}");
                         git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
-                        let file = ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len(), keep)
-                            .map_err(|e| {
-                                err(format!(
-                                    "stage {k}: the patch of {} to {path} does not come off the final checkpoint \
-                                     cleanly (a later commit rewrote the same lines: {}), and the file cannot be \
-                                     made per definition: {e}",
-                                    &c[..8.min(c.len())],
-                                    reason.message
-                                ))
-                            })?;
-                        by_definition.push(file);
+                        match ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len(), keep) {
+                            Ok(file) => by_definition.push(file),
+                            // Nothing the stages did to it is a definition (an export list, a
+                            // top-level call): the file stays at its final content, as shared context.
+                            // Every chain commit's change to it stays (none came off).
+                            Err(e) => shared.extend(commits.iter().map(|(k2, c2)| SharedContext {
+                                stage: *k2,
+                                commit: c2.clone(),
+                                path: path.clone(),
+                                reason: format!(
+                                    "removing stage {k}'s change conflicts with a later commit ({}), and the file \
+                                     cannot be made per definition ({e}), so it stays at its final content",
+                                    reason.message.lines().next().unwrap_or_default()
+                                ),
+                            })),
+                        }
                         break;
                     }
                 }
