@@ -32,7 +32,7 @@ const path = require("node:path");
 const VERSION = 1;
 const IMPORT = "<import>";
 // `top`'s LOADING bit, and the frame number below it.
-const LOADING = 0x40000000;
+const LOADING = 0x40000000; // written as a literal on the hot path
 const FRAME = LOADING - 1;
 const CURRENT = "CARVE_CURRENT_TEST";
 
@@ -114,19 +114,19 @@ function create(role) {
     e: exact
       ? function e(node) {
           var d = top;
-          top = (d & LOADING) | (node + 1);
+          top = (d & 0x40000000) | (node + 1);
           if (last[node] !== d) record(node, d);
           return d;
         }
       : function e(node) {
           var d = top;
-          top = (d & LOADING) | (node + 1);
+          top = (d & 0x40000000) | (node + 1);
           if (count[node] < cap) record(node, d);
           return d;
         },
     f(node) {
       var d = top;
-      top = (d & LOADING) | (node + 1);
+      top = (d & 0x40000000) | (node + 1);
       return d;
     },
     h: exact
@@ -143,7 +143,7 @@ function create(role) {
     },
     m(frame) {
       var d = top;
-      top = LOADING | (frame + 1);
+      top = 0x40000000 | (frame + 1);
       return d;
     },
     /** A test starts: what ran since the last record goes to `<import>`. A test that starts
