@@ -14,13 +14,13 @@
 //! with an exit at each of the function's own `return`s (`return __carve_v(__carve_d, value)`,
 //! `{__carve_x(__carve_d);return;}`) and, when the body can fall off its end, a
 //! `;__carve_x(__carve_d);` before the closing brace: V8 compiles `try/catch` at no cost on
-//! the normal path, `try/finally` with a completion dispatch that made the probed call-heavy
-//! suite's functions twice their size. A body with a `finally` of its own keeps
+//! the normal path, `try/finally` with a completion dispatch on every return (measured in
+//! bench/README.md, TypeScript overhead section). A body with a `finally` of its own keeps
 //! `try{ … }finally{__carve_x(__carve_d)}` (its `finally` runs after its `return`, inside the
 //! frame). Expression bodies become `__carve_v(__carve_e(N), expr)`. A derived constructor's `try` opens
 //! after its top-level `super(…)` statement (TypeScript wants `super` at the root). Async
 //! functions and generators get a hit-only probe `__carve_h(N);`: a frame pushed there
-//! would stay on the shadow stack after the first `await`/`yield`. In test files every
+//! would stay current after the first `await`/`yield`. In test files every
 //! probe only names the caller (`__carve_f`, no hits), and definitions whose owner is a
 //! class, interface or namespace body do the same. Module top-level code is a frame too
 //! (`var __carve_md=__carve_m(K);` before the first statement, restored at the end).
