@@ -5,14 +5,21 @@
 // One runtime per JavaScript realm, on `globalThis.__carve_rt`, created by a runner set-up
 // file before any probed module loads. Probes call, through helpers appended to each probed
 // file:
-//   e(n)  entry of definition n: record a hit (first hits per test) and push a frame
-//   f(n)  entry of code that only names a caller (test code, code in a class body): push
-//   h(n)  entry of an async function or generator: record a hit, push nothing (a frame
-//         would outlive the first `await`/`yield`)
-//   x(d)  exit: the shadow stack goes back to depth d (so a frame an exception skipped is
-//         dropped by the next exit below it)
+//   e(n)  entry of definition n: record a hit (first hits per test) and make n the current
+//         frame; returns the frame it replaced
+//   f(n)  entry of code that only names a caller (test code, code in a class body): the
+//         same without the hit
+//   h(n)  entry of an async function or generator: record a hit, change no frame (a frame
+//         set there would outlive the first `await`/`yield`)
+//   x(d)  exit (a return, the end of the body, or an exception passing through): the
+//         current frame goes back to d, what the entry returned
 //   m(k)  module top-level code starts (frame k = nodes + module number, `<module>PATH`);
 //         its end calls x(d)
+// The hot path touches two numbers: the current frame (`top`, a small integer: 0 is
+// <external>, 1 + i node i, 1 + n + k module frame k, with the LOADING bit set from a module
+// frame on, so code that runs while a module loads is known as such without a walk) and the
+// current test's hit count of the callee (a Uint8Array slot); the rest (edges, `<import>`)
+// happens on the first hits only.
 // The current test is switched by the runner's set-up file (`begin(id)` / `finish()`), and
 // every record is appended synchronously to `$CARVE_TRACE_DIR/<pid>-<n>.jsonl`. The running
 // test's id is kept in $CARVE_CURRENT_TEST, so that a Node child process the test starts
@@ -24,7 +31,9 @@ const path = require("node:path");
 
 const VERSION = 1;
 const IMPORT = "<import>";
-const STACK = 1 << 16;
+// `top`'s LOADING bit, and the frame number below it.
+const LOADING = 0x40000000; // written as a literal on the hot path
+const FRAME = LOADING - 1;
 const CURRENT = "CARVE_CURRENT_TEST";
 
 function noop() {
@@ -51,7 +60,8 @@ function create(role) {
   const modules = table.modules;
   const n = nodes.length;
   const exact = process.env.CARVE_TRACE_MODE === "exact";
-  // Counts saturate at 255, so in exact mode every call records its caller.
+  // First-hits mode records the caller of a callee's first `limit` hits per test; exact mode
+  // every new caller (the header still says 256: counts saturate at 255).
   const limit = exact ? 256 : Math.max(1, Math.min(255, Number(process.env.CARVE_FIRST_HITS) || 4));
 
   function bucket() {
@@ -61,10 +71,15 @@ function create(role) {
   let current = imports; // the bucket probes record into
   let currentId = IMPORT;
   const outer = []; // [bucket, id] of the tests a running subtest interrupted
-  const stack = new Int32Array(STACK);
-  let depth = 0;
   let fd = -1;
   const ids = new Set();
+  // The hot path's state, `var`s (no TDZ checks once inlined): the current bucket's counts,
+  // the current frame, and (exact mode) the frame each callee last recorded as its caller
+  // in the current bucket, so that a repeated edge costs one comparison.
+  var count = current.count;
+  var top = 0;
+  var last = exact ? new Int32Array(n).fill(-1) : undefined;
+  var cap = limit;
 
   function callerName(c) {
     if (c === 0) return "<external>";
@@ -77,43 +92,59 @@ function create(role) {
   // test's: as in Python, a child's main module is not import time.
   const inherited = role === "child" ? process.env.CARVE_CURRENT_TEST : undefined;
 
-  function loading() {
-    if (inherited) return false;
-    for (let i = Math.min(depth, STACK) - 1; i >= 0; i--) if (stack[i] >= n) return true;
-    return false;
-  }
-
-  // Caller numbers are shifted by one: 0 is <external>, then nodes, then module frames.
-  function record(node) {
-    const top = depth > 0 ? stack[Math.min(depth, STACK) - 1] + 1 : 0;
-    const into = current !== imports && loading() ? imports : current;
+  // The slow path: a first hit of `node` (or, in exact mode, a new caller) with `d` the
+  // caller's frame. Code that runs while a module loads goes to `<import>`, and its hits to
+  // the running test too.
+  function record(node, d) {
+    const into = current !== imports && (d & LOADING) !== 0 && !inherited ? imports : current;
     if (into.count[node] < 255) into.count[node]++;
     if (into !== current && current.count[node] < 255) current.count[node]++;
-    into.edges.add(top * n + node);
+    into.edges.add((d & FRAME) * n + node);
     into.dirty = true;
+    if (last !== undefined) last[node] = d;
+  }
+
+  function switched() {
+    count = current.count;
+    if (last !== undefined) last.fill(-1);
   }
 
   const rt = {
     enabled: true,
-    e(node) {
-      if (current.count[node] < limit) record(node);
-      if (depth < STACK) stack[depth] = node;
-      return depth++;
-    },
+    e: exact
+      ? function e(node) {
+          var d = top;
+          top = (d & 0x40000000) | (node + 1);
+          if (last[node] !== d) record(node, d);
+          return d;
+        }
+      : function e(node) {
+          var d = top;
+          top = (d & 0x40000000) | (node + 1);
+          if (count[node] < cap) record(node, d);
+          return d;
+        },
     f(node) {
-      if (depth < STACK) stack[depth] = node;
-      return depth++;
+      var d = top;
+      top = (d & 0x40000000) | (node + 1);
+      return d;
     },
-    h(node) {
-      if (current.count[node] < limit) record(node);
-      return depth;
-    },
+    h: exact
+      ? function h(node) {
+          if (last[node] !== top) record(node, top);
+          return 0;
+        }
+      : function h(node) {
+          if (count[node] < cap) record(node, top);
+          return 0;
+        },
     x(d) {
-      depth = d;
+      top = d;
     },
     m(frame) {
-      if (depth < STACK) stack[depth] = frame;
-      return depth++;
+      var d = top;
+      top = 0x40000000 | (frame + 1);
+      return d;
     },
     /** A test starts: what ran since the last record goes to `<import>`. A test that starts
      * while another runs (a node:test subtest) records into its own bucket until it ends. */
@@ -122,6 +153,7 @@ function create(role) {
       else outer.push([current, currentId]);
       current = bucket();
       currentId = id;
+      switched();
       process.env[CURRENT] = id; // for the child processes the test starts
     },
     /** The current test ended (after its hooks); code from now on counts as the enclosing
@@ -131,6 +163,7 @@ function create(role) {
       const up = outer.pop();
       current = up ? up[0] : imports;
       currentId = up ? up[1] : IMPORT;
+      switched();
       if (up) process.env[CURRENT] = currentId;
       else delete process.env[CURRENT];
     },
@@ -200,6 +233,7 @@ function create(role) {
     b.count.fill(0);
     b.edges.clear();
     b.dirty = false;
+    if (last !== undefined) last.fill(-1);
   }
 
   if (inherited) rt.begin(inherited);

@@ -87,7 +87,9 @@ fn each_kind_of_function_gets_its_probe() {
     let n = |id: &str| index.definitions.keys().position(|k| k == id).unwrap();
     let line = |no: usize| text.lines().nth(no - 1).unwrap().to_owned();
     assert!(line(6).contains(&format!("{{const __carve_d=__carve_e({});try{{", n("src/sample.ts::plain"))));
-    assert!(line(8).starts_with("}finally{__carve_x(__carve_d)}}"), "{}", line(8));
+    // Exits at the function's own return (after its value) and when an exception passes.
+    assert!(line(7).contains("return __carve_v(__carve_d,helper(a) + 1);"), "{}", line(7));
+    assert!(line(8).starts_with("}catch(__carve_err){__carve_x(__carve_d);throw __carve_err}}"), "{}", line(8));
     assert!(line(10).contains(&format!("=> __carve_v(__carve_e({}),s.padStart(w, \" \"))", n("src/sample.ts::arrow"))));
     // The directive stays first; the nested arrow counts as `block`.
     assert!(line(13).contains(&format!("\"use strict\";const __carve_d=__carve_e({})", n("src/sample.ts::block"))));
@@ -96,6 +98,8 @@ fn each_kind_of_function_gets_its_probe() {
     let ctor = n("src/sample.ts::Derived.constructor");
     assert!(line(23).ends_with(&format!("{{const __carve_d=__carve_e({ctor});")), "{}", line(23));
     assert!(line(24).ends_with("super(id);try{"), "{}", line(24));
+    // A body that can fall off its end exits there.
+    assert!(line(26).starts_with("  ;__carve_x(__carve_d);}catch("), "{}", line(26));
     assert!(line(27).contains("__carve_e("), "getter: {}", line(27));
     assert!(line(28).contains("__carve_e("), "setter: {}", line(28));
     let accrue = n("src/sample.ts::Derived.accrue");
@@ -133,7 +137,7 @@ fn javascript_helpers_have_no_types_and_syntax_errors_skip_the_file() {
     let text = probe_file(src, &spec).unwrap();
     assert!(
         text.starts_with(
-            "var __carve_md=__carve_m(1);function f(a) {const __carve_d=__carve_e(0);try{\n  return a;\n}finally{"
+            "var __carve_md=__carve_m(1);function f(a) {const __carve_d=__carve_e(0);try{\n  return __carve_v(__carve_d,a);\n}catch("
         ),
         "{text}"
     );
@@ -163,4 +167,52 @@ fn probe_tree_rewrites_by_rename_and_never_touches_node_modules() {
     let table = probe_table(&index, tree);
     assert_eq!(table.nodes, ["src/a.ts::a"]);
     assert_eq!(table.modules, ["src/a.ts"]);
+}
+
+/// Probes `src` (JavaScript, one file `lib/x.js`) with every definition numbered in id order.
+fn probe_js(src: &str) -> (DefinitionIndex, String) {
+    let index = DefinitionIndex::from_sources(&[("lib/x.js".into(), src.as_bytes().to_vec())]);
+    let number: BTreeMap<&str, usize> = index.definitions.keys().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+    let defs = index.files["lib/x.js"]
+        .definitions
+        .iter()
+        .map(|id| Numbered { def: &index.definitions[id], number: number[id.as_str()] })
+        .collect();
+    let spec = FileProbes { language: Language::JavaScript, path: "lib/x.js", defs, module: 50, is_test: false };
+    let text = probe_file(src, &spec).unwrap();
+    (index, text)
+}
+
+#[test]
+fn exits_go_where_the_function_itself_returns() {
+    let src = "function early(a) {\n  if (a > 1) return;\n  return a, a + 1;\n}\n\
+               function kept(a) {\n  try {\n    return a;\n  } finally {\n    a = 0;\n  }\n}\n\
+               function outer(a) {\n  const inner = async () => { return a; };\n  function nested() { return 2; }\n  if (a) { throw new Error(\"no\"); }\n  return nested() }\n\
+               function last(a) { a++ }\n";
+    let (index, text) = probe_js(src);
+    let n = |id: &str| index.definitions.keys().position(|k| k == id).unwrap();
+    assert_lines_kept(src, &text);
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&Language::JavaScript.grammar()).unwrap();
+    assert!(!parser.parse(&text, None).unwrap().root_node().has_error(), "{text}");
+    let line = |no: usize| text.lines().nth(no - 1).unwrap().to_owned();
+    // A bare `return` exits first; a sequence keeps its comma inside the exit's argument.
+    assert_eq!(line(2), "  if (a > 1) {__carve_x(__carve_d);return;}");
+    assert_eq!(line(3), "  return __carve_v(__carve_d,(a, a + 1));");
+    // Every path of `early` returns: no exit at its end.
+    assert_eq!(line(4), "}catch(__carve_err){__carve_x(__carve_d);throw __carve_err}}");
+    // A function with a `finally` of its own keeps the frame until that `finally` ran.
+    assert_eq!(line(7), "    return a;");
+    assert_eq!(line(11), "}finally{__carve_x(__carve_d)}}");
+    // Returns of nested functions are theirs: the async one has no frame to leave.
+    let inner = format!("async () => {{__carve_h({}); return a; }};", n("lib/x.js::outer.inner"));
+    assert!(line(13).ends_with(&inner), "{}", line(13));
+    let nested = format!(
+        "{{const __carve_d=__carve_e({});try{{ return __carve_v(__carve_d,2); }}catch(",
+        n("lib/x.js::outer.nested")
+    );
+    assert!(line(14).contains(&nested), "{}", line(14));
+    assert!(line(16).starts_with("  return __carve_v(__carve_d,nested()) }catch("), "{}", line(16));
+    // A last statement without `;` on the brace's line is closed before the exit.
+    assert!(line(17).contains("{ a++ ;__carve_x(__carve_d);}catch("), "{}", line(17));
 }
