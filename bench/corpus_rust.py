@@ -12,10 +12,14 @@ Candidates: carve's default (one per test file) suits Rust badly — a crate's u
 share `src/lib.rs` with its code and most of its examples are doctests — so this script
 forms the groups from `carve baseline` (tests that pass and are not flaky): one per
 doctested item (its doctests together: `lib::doctest::src/lib.rs - Either<L,R>::left`),
-one per other test; `--candidates K` of them, evenly spaced over the sorted list
-(deterministic, `corpus.pick`), each passed as one `--f2p` group:
+one per other test; `--candidates K` of them, each passed as one `--f2p` group. Which K:
+`--pick spaced` (the default), evenly spaced over the sorted list (deterministic,
+`corpus.pick`); `--pick ranked`, every group is passed with carve's `--candidates K`, so
+carve classifies them all first (no test runs) and tries the K that would extract the
+most (its report's `ranking`):
 
     carve tasks CRATE --out OUT/NAME/carve --level 1 --format json --f2p G1... --f2p G2...
+    carve tasks CRATE --out OUT/NAME/carve --level 1 --format json --candidates K --f2p G1... (every group)
 
 Columns as corpus.py's (time: carve's wall time, baseline included, over one plain
 `cargo test` with nothing to compile); `--recheck` re-validates every emitted bundle with
@@ -26,6 +30,7 @@ Standard library only.
 
     python3 bench/corpus_rust.py --setup
     python3 bench/corpus_rust.py --candidates 3 --recheck
+    python3 bench/corpus_rust.py --candidates 3 --recheck --pick ranked
     python3 bench/corpus_rust.py --only either --candidates 2
     python3 bench/corpus_rust.py --per-file --out /tmp/carve-corpus-rust-files   # carve's candidates
     python3 bench/corpus_rust.py --table-only --recheck   # the table of the last run, from OUT
@@ -84,7 +89,7 @@ def plain_run(repo, out):
     return seconds
 
 
-def run_carve(carve, repo, out, k, timeout, per_file=False):
+def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced"):
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     if per_file:
@@ -95,13 +100,22 @@ def run_carve(carve, repo, out, k, timeout, per_file=False):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=rust_env())
         (out / "baseline-stderr.log").write_text(p.stderr)
-        cands = corpus.pick(groups(json.loads(p.stdout)["tests"]), k)
+        every = groups(json.loads(p.stdout)["tests"])
     except (subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1] if "p" in locals() else ""
         return {"candidates": 0, "error": f"carve baseline failed: {type(e).__name__} {tail}", "seconds": 0}
     cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json"]
-    for group in cands:
-        cmd += ["--f2p", *group]
+    if pick == "ranked" and 0 < k < len(every):
+        # Every group to carve, which classifies them all (no test runs) and tries the k
+        # that would extract the most (`ranking` in its report).
+        cands = every[:k]  # only their number counts below
+        cmd += ["--candidates", str(k)]
+        for group in every:
+            cmd += ["--f2p", *group]
+    else:
+        cands = corpus.pick(every, k)
+        for group in cands:
+            cmd += ["--f2p", *group]
     (out / "tasks-command.json").write_text(json.dumps(cmd))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=rust_env())
@@ -136,7 +150,7 @@ def measure(args, e, repo, out):
         cached = args.cache_from / e["name"] / "carve" / "cache"
         if cached.is_dir():
             shutil.copytree(cached, out / "carve" / "cache")
-    r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file)
+    r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file, args.pick)
     check = (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None
     return corpus_go.summarize(e["name"], r, plain, out / "carve", check)
 
@@ -148,6 +162,9 @@ def main():
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
     ap.add_argument("--only", nargs="*", help="crate names")
     ap.add_argument("--candidates", type=int, default=3, help="candidate groups per crate (0: all)")
+    ap.add_argument("--pick", choices=["spaced", "ranked"], default="spaced",
+                    help="spaced: K groups evenly spaced over the sorted list, passed as --f2p; ranked: every "
+                         "group passed, with `--candidates K` (carve tries the K that extract the most)")
     ap.add_argument("--per-file", action="store_true",
                     help="carve's own candidates (one per test file) instead of the script's groups")
     ap.add_argument("--cache-from", type=Path,

@@ -71,3 +71,28 @@ fn a_single_f2p_test_leaves_its_file_with_its_unused_imports_and_is_a_validated_
     let gold = std::fs::read_to_string(bundle.join("gold.patch")).unwrap();
     assert!(!gold.contains("tests/integration.rs"), "the gold patch holds test code:\n{gold}");
 }
+
+/// A candidate holding a test that passed under the shim but left no trace (a doctest that
+/// only expands a macro reaches no probed function; bluss/either's `try_left` is one) is
+/// not rejected for it ("has no trace", as either's default candidate was): the test is
+/// left out of the F2P tests with a note and stays a P2P test, which must pass on the
+/// masked state; the rest of the candidate (a doctest with its own `fn main`, attributed
+/// through the linker wrapper's note) becomes a validated task.
+#[needs("cargo")]
+fn an_untraced_test_leaves_the_f2p_tests_instead_of_rejecting_the_candidate() {
+    let (_tmp, repo) = fixture_copy("rust/doctest-main");
+    let out = tempfile::tempdir().unwrap();
+    let (square, bump) = ("doctest_main::doctest::src/lib.rs - square", "doctest_main::doctest::src/lib.rs - bump");
+    let args = ["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--level", "1"];
+    let run = carve_ok(&[&args[..], &["--f2p", square, bump]].concat(), 0);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("1 test(s) have no trace") && stderr.contains(bump), "{stderr}");
+    let jsonl = std::fs::read_to_string(out.path().join("tasks.jsonl")).unwrap();
+    let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(tasks.len(), 1, "{jsonl}");
+    assert_eq!(json_strings(&tasks[0]["FAIL_TO_PASS"]), BTreeSet::from([square.to_string()]));
+    assert!(json_strings(&tasks[0]["PASS_TO_PASS"]).contains(bump), "{}", tasks[0]["PASS_TO_PASS"]);
+    let bundle = out.path().join(tasks[0]["instance_id"].as_str().unwrap());
+    let audit: Value = serde_json::from_str(&std::fs::read_to_string(bundle.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(ids(&audit["extracted"]), BTreeSet::from(["src/lib.rs::square".to_string()]), "{audit}");
+}

@@ -169,3 +169,50 @@ fn doctests_record_under_their_own_ids() {
     assert!(trace.test(add).unwrap().edges.contains(&edge("<external>", "src/lib.rs::add")));
     assert!(trace.test("runner_cases::tests::adds").is_some());
 }
+
+/// Doctests that write their own `fn main` (bluss/either's `try_left`, dtolnay/itoa's crate
+/// example): rustdoc wraps them in no `_doctest_main_…` function, so the runtime finds them
+/// by the note the shim's linker wrapper writes beside each doctest binary (the file and
+/// line rustdoc compiled it for), on `fixtures/rust/doctest-main`: one example rustdoc
+/// wraps, one with its own `main`, two of one item four lines apart (each must get its own
+/// id), and one that only expands a macro, which reaches no probed code and records
+/// nothing (it passes; `carve tasks` leaves it out of a candidate's F2P tests).
+#[needs("cargo")]
+fn doctests_with_their_own_main_record_under_their_own_ids() {
+    let (tmp, repo) = fixture_copy("rust/doctest-main");
+    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
+    let tree = tmp.path().join("tree");
+    copy_dir(&repo, &tree);
+    let (shim_dir, trace_dir, scratch) = (tmp.path().join("shim"), tmp.path().join("trace"), tmp.path().join("s"));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().unwrap();
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &shim_dir,
+        trace_dir: &trace_dir,
+        mode: TraceMode::FirstHits,
+    };
+    let setup = shim.prepare(&req).unwrap();
+    assert!(setup.env.iter().any(|(k, v)| k == "CARGO_ENCODED_RUSTDOCFLAGS" && v.contains("carve-doctest-link")));
+    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest: false };
+    let mut run = RunRequest::new(&tree, command, scratch);
+    run.env = setup.env.clone();
+    let result = carve_languages::run_tests(&run).unwrap();
+    let id = |item: &str| format!("doctest_main::doctest::src/lib.rs - {item}");
+    for item in ["double", "square", "cube", "cube (example 2)", "bump"] {
+        assert_eq!(result.status(&id(item)), TestStatus::Passed, "{item}: {:?}", result.statuses);
+    }
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    let hits = |item: &str| {
+        let t = trace.test(&id(item)).unwrap_or_else(|| panic!("no record for {item}: {:?}", trace.tests.keys()));
+        t.hits.iter().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(hits("double"), ["src/lib.rs::double"]);
+    assert_eq!(hits("square"), ["src/lib.rs::square"]);
+    assert_eq!(hits("cube"), ["src/lib.rs::cube"]);
+    assert_eq!(hits("cube (example 2)"), ["src/lib.rs::cube", "src/lib.rs::halve"]);
+    assert!(trace.test(&id("bump")).is_none(), "{:?}", trace.test(&id("bump")));
+    assert_eq!(trace.test("doctest_main::tests::doubles").map(|t| t.hits.len()), Some(1));
+}

@@ -122,6 +122,11 @@ pub enum LoadRole {
     DefaultOrAnnotation,
     /// A statement in a class body (class attributes …), run when the class is created.
     ClassBody,
+    /// On an implementation of an interface (a Rust `impl Trait for Type` block): the type
+    /// it is for. The mask keeps such a block while that type and the interface stay (its
+    /// removed methods are stubbed): code that stays may use it where no path names it
+    /// (`dyn` coercions, generic bounds, formatting), so no reference shows it unused.
+    Implementation,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -153,24 +153,48 @@ pub fn candidates(
     groups: &[Vec<String>],
 ) -> Result<Vec<BTreeSet<TestId>>> {
     let usable: BTreeSet<TestId> = baseline.stable_passing().difference(&run.shim_failures).cloned().collect();
+    let mut out = Vec::new();
     if !groups.is_empty() {
         // A group names a candidate; its tests that cannot be F2P (flaky, not passing at
         // baseline, failing under the shim) are left out of it, as they are of the default
         // per-file candidates.
         let known = baseline.known();
-        let mut out = Vec::new();
         for g in groups {
             let all = resolve_tests(session, g, &known)?;
             let left: BTreeSet<TestId> = all.intersection(&usable).cloned().collect();
             out.push(if left.is_empty() { all } else { left });
         }
-        return Ok(out);
+    } else {
+        let mut by_file: BTreeMap<String, BTreeSet<TestId>> = BTreeMap::new();
+        for id in &usable {
+            let file = super::test_definition_file(&session.repo, &session.index, id);
+            by_file.entry(file).or_default().insert(id.clone());
+        }
+        out = by_file.into_values().collect();
     }
-    let mut by_file: BTreeMap<String, BTreeSet<TestId>> = BTreeMap::new();
-    for id in &usable {
-        by_file.entry(super::test_definition_file(&session.repo, &session.index, id)).or_default().insert(id.clone());
+    Ok(out.into_iter().map(|cand| without_untraced(session, &run.trace, cand)).collect())
+}
+
+/// A candidate without its tests that passed under the shim yet left no record in the
+/// trace (a test that reached no probed code — a Rust doctest that only expands a macro —
+/// or ran where the runtime could not tell which test it was): they are left out of its
+/// F2P tests, with a note, and stay as P2P tests, which validation checks on the masked
+/// state. One such test used to reject the whole candidate ("has no trace"). A candidate
+/// none of whose tests is traced is kept whole, and rejected with that error.
+fn without_untraced(session: &Session, trace: &Trace, cand: BTreeSet<TestId>) -> BTreeSet<TestId> {
+    let (traced, untraced): (BTreeSet<TestId>, BTreeSet<TestId>) =
+        cand.iter().cloned().partition(|t| trace.tests.contains_key(t));
+    if traced.is_empty() || untraced.is_empty() {
+        return cand;
     }
-    Ok(by_file.into_values().collect())
+    session.progress.note(format!(
+        "note: {}: {} test(s) have no trace (they reached no traced code, or ran where the shim could not \
+         attribute them; first: {}): left out of the F2P tests, they stay as P2P tests",
+        slug_for(session, &traced),
+        untraced.len(),
+        untraced.first().map(String::as_str).unwrap_or_default()
+    ));
+    traced
 }
 
 /// The audit report of a feature (`audit --format json`, `audit.json` of a bundle).

@@ -48,6 +48,7 @@ pub fn reason_matches(kind: &str, tag: &str) -> bool {
             "referenced_by",
         ]
         .contains(&tag),
+        "implementation" => tag == "implementation",
         "member" => tag == "has_remained_member",
         "parent" => tag == "parent_remained",
         other => panic!("unknown reason kind {other} in carve-expected.toml"),

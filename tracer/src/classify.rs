@@ -10,8 +10,11 @@
 //!    remains when a P2P test executes it, when it runs while modules that stay load, or when
 //!    code that stays needs it to load (decorators, bases, defaults/annotations, class
 //!    bodies of kept definitions; module-level code), when it is a class named by
-//!    kept code that runs, when a member of it remains, or when it is nested in a function
-//!    that remains. These rules are applied to a fixpoint; the rest is extracted.
+//!    kept code that runs, when a member of it remains, when it is nested in a function
+//!    that remains, or when it implements an interface for a type that stays and that
+//!    interface stays (a Rust trait impl: used where no path names it, the mask keeps it
+//!    and stubs its extracted methods). These rules are applied to a fixpoint; the rest
+//!    is extracted.
 //!
 //! Code in test files that the masked state drops (files with F2P tests and no P2P test)
 //! keeps nothing alive, nor do the F2P test functions the mask takes out of files that stay,
@@ -278,6 +281,8 @@ struct Context<'a> {
     import_time: BTreeSet<&'a str>,
     /// Target -> definitions (in files that stay) needing it to load, with the role.
     load_needers: BTreeMap<&'a str, Vec<(&'a NodeId, LoadRole)>>,
+    /// Implementation of an interface (in a file that stays) -> the type it is for.
+    implementations: BTreeMap<&'a str, &'a str>,
     /// Target -> module-level uses in files that stay.
     module_needs: BTreeMap<&'a str, Vec<Reason>>,
     /// Target -> value bindings in files that stay naming it, with their file.
@@ -331,6 +336,7 @@ impl<'a> Context<'a> {
             })
             .collect();
         let mut load_needers: BTreeMap<&str, Vec<(&NodeId, LoadRole)>> = BTreeMap::new();
+        let mut implementations: BTreeMap<&str, &str> = BTreeMap::new();
         let mut class_refs: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
         let mut executed: BTreeSet<&str> = BTreeSet::new();
         for def in index.definitions.values().filter(|d| stays(&d.path)) {
@@ -339,6 +345,10 @@ impl<'a> Context<'a> {
                 continue;
             }
             for load in &def.load_references {
+                if load.role == LoadRole::Implementation {
+                    implementations.insert(def.id.as_str(), load.target.as_str());
+                    continue;
+                }
                 load_needers.entry(load.target.as_str()).or_default().push((&def.id, load.role));
             }
             for target in &def.references {
@@ -381,6 +391,7 @@ impl<'a> Context<'a> {
             p2p_hits,
             import_time,
             load_needers,
+            implementations,
             module_needs,
             binding_needs,
             removed_tests,
@@ -413,6 +424,52 @@ impl<'a> Context<'a> {
             }
             None => self.index.files.contains_key(by) && !self.removed_files.contains(by.as_str()),
         })
+    }
+
+    /// The reason implementation `id` stays with `of` (the type that stays), unless the
+    /// interface it implements (its base) is extracted: the mask deletes an interface with
+    /// its implementations. `by`: the first definition that stays, runs or was reached, and
+    /// names the interface, other than the interface's own implementations.
+    fn implementation(
+        &self,
+        id: &str,
+        of: NodeId,
+        extracted: &BTreeSet<NodeId>,
+        origin: &BTreeMap<NodeId, Reason>,
+    ) -> Option<Reason> {
+        let def = self.index.get(id)?;
+        let interfaces: Vec<&str> =
+            def.load_references.iter().filter(|l| l.role == LoadRole::BaseClass).map(|l| l.target.as_str()).collect();
+        if interfaces.iter().any(|i| extracted.contains(*i)) {
+            return None;
+        }
+        let interface = def.signature.bases.first().cloned().unwrap_or_else(|| {
+            interfaces
+                .first()
+                .and_then(|i| self.index.get(i))
+                .map_or_else(|| def.name.trim_matches(|c| c == '<' || c == '>').to_string(), |i| i.name.clone())
+        });
+        let implements = |d: &str| {
+            let mut cur = self.index.get(d);
+            while let Some(c) = cur {
+                let base = |l: &carve_languages::index::LoadReference| {
+                    l.role == LoadRole::BaseClass && interfaces.contains(&l.target.as_str())
+                };
+                if interfaces.contains(&c.id.as_str()) || c.load_references.iter().any(base) {
+                    return true;
+                }
+                cur = c.parent.as_deref().and_then(|p| self.index.get(p)).filter(|p| encloses(p, c));
+            }
+            false
+        };
+        let by = interfaces
+            .iter()
+            .flat_map(|i| self.class_refs.get(*i).into_iter().flatten())
+            .filter(|by| !extracted.contains(**by) && !implements(by))
+            .filter(|by| self.executed.contains(by.as_str()) || origin.contains_key(**by))
+            .map(|by| (*by).clone())
+            .min();
+        Some(Reason::Implementation { interface, of, by })
     }
 
     fn parent_of(&self, id: &str) -> Option<&'a Definition> {
@@ -479,8 +536,16 @@ impl<'a> Context<'a> {
                     LoadRole::BaseClass => Reason::BaseClass { of },
                     LoadRole::DefaultOrAnnotation => Reason::DefaultOrAnnotation { of },
                     LoadRole::ClassBody => Reason::ClassBody { of },
+                    // Kept apart (`implementations`): the implementation needs its type,
+                    // and stays while the type does (below).
+                    LoadRole::Implementation => continue,
                 });
             }
+        }
+        if let Some(of) = self.implementations.get(id).filter(|of| stays(of))
+            && let Some(r) = self.implementation(id, (*of).to_string(), extracted, origin)
+        {
+            reasons.push(r);
         }
         reasons.extend(self.module_needs.get(id).into_iter().flatten().cloned());
         // A value binding naming `id` is deleted with it unless what it binds is used.

@@ -41,6 +41,7 @@ impl EdgeKind {
             EdgeKind::Load(LoadRole::BaseClass) => "load.base_class",
             EdgeKind::Load(LoadRole::DefaultOrAnnotation) => "load.default_or_annotation",
             EdgeKind::Load(LoadRole::ClassBody) => "load.class_body",
+            EdgeKind::Load(LoadRole::Implementation) => "load.implementation",
         }
     }
 }

@@ -18,8 +18,10 @@
 //! block (functions), the field or variant list, or the `{ … }` of an impl, trait or
 //! module. An impl's `parent` is the definition of its type when that resolves (possibly
 //! in another file), so removing a type takes its impls along; its trait is a
-//! `load_references` entry (`base_class`). A trait impl's methods reference the trait
-//! items they implement. A struct's or enum's `signature.text` is the whole item (fields
+//! `load_references` entry (`base_class`), and a trait impl's type is one too
+//! (`implementation`: the classifier keeps a trait impl while its type and trait stay, as
+//! the mask does — `dyn` coercions, bounds and formatting use an impl by no path). A trait
+//! impl's methods reference the trait items they implement. A struct's or enum's `signature.text` is the whole item (fields
 //! and variants); a function's is its header up to the body; `receiver` is the self
 //! parameter (`&mut self`). One [`Import`](crate::index::Import) per `use` item, with one
 //! name per leaf of its tree (`b::C` for `use a::{b::C}`, `*` for globs).

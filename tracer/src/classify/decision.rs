@@ -61,6 +61,12 @@ pub enum Reason {
     DefaultOrAnnotation { of: NodeId },
     /// Used in the body of a class that stays.
     ClassBody { of: NodeId },
+    /// An implementation of interface `interface` for `of`, which stays (a Rust `impl Trait
+    /// for Type`): code that stays may use it where no path names it (`dyn` coercions,
+    /// generic bounds, formatting), so it stays while its type and its interface do (its
+    /// extracted methods are stubbed); `by` is a definition that stays and names the
+    /// interface, when the index knows one.
+    Implementation { interface: String, of: NodeId, by: Option<NodeId> },
     /// Named by module-level code that stays.
     ModuleLevel { path: String, line: usize },
     /// Listed in `__all__`.
@@ -108,6 +114,13 @@ impl fmt::Display for Reason {
                 write!(f, "used in a default or annotation of {of}, which stays")
             }
             Reason::ClassBody { of } => write!(f, "used in the body of class {of}, which stays"),
+            Reason::Implementation { interface, of, by } => {
+                write!(f, "implementation of `{interface}` for {of}, which stays")?;
+                match by {
+                    Some(by) => write!(f, "; required by {by}, which names `{interface}` and stays"),
+                    None => f.write_str(" (used where no path names it: `dyn` coercions, generic bounds, formatting)"),
+                }
+            }
             Reason::ModuleLevel { path, line } => {
                 write!(f, "used by module-level code at {path}:{line}")
             }

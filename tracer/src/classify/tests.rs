@@ -339,6 +339,78 @@ fn a_feature_class_goes_whole_with_its_unreached_methods() {
 }
 
 #[test]
+fn an_implementation_for_a_type_that_stays_remains_unless_its_interface_goes() {
+    // Rust: `impl Shape for Circle` (Circle stays: a P2P test builds one) whose one method
+    // only the F2P test runs; `total` (kept, run by a P2P test) names `Shape` (`&dyn
+    // Shape`). The impl stays with its type — the method is stubbed — naming `total`.
+    // `impl Feat for Circle` implements a trait only the F2P test reaches: both go.
+    let index = base()
+        .class("pkg/core.py::Shape", 10)
+        .func("pkg/core.py::Shape.area", 11)
+        .class("pkg/core.py::Feat", 14)
+        .func("pkg/core.py::Feat.helper", 15)
+        .class("pkg/core.py::Circle", 20)
+        .func("pkg/core.py::Circle.new", 21)
+        .class("pkg/core.py::Circle.<Shape>", 30)
+        .func("pkg/core.py::Circle.<Shape>.area", 31)
+        .class("pkg/core.py::Circle.<Feat>", 40)
+        .func("pkg/core.py::Circle.<Feat>.go", 41)
+        .class("pkg/core.py::Circle.<Display>", 50)
+        .func("pkg/core.py::Circle.<Display>.fmt", 51)
+        .funcs(&["pkg/core.py::total"])
+        .refs("pkg/core.py::total", &["pkg/core.py::Shape"])
+        .load("pkg/core.py::Circle.<Shape>", "pkg/core.py::Shape", LoadRole::BaseClass)
+        .load("pkg/core.py::Circle.<Shape>", "pkg/core.py::Circle", LoadRole::Implementation)
+        .load("pkg/core.py::Circle.<Feat>", "pkg/core.py::Feat", LoadRole::BaseClass)
+        .load("pkg/core.py::Circle.<Feat>", "pkg/core.py::Circle", LoadRole::Implementation)
+        .load("pkg/core.py::Circle.<Display>", "pkg/core.py::Circle", LoadRole::Implementation)
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::Circle.<Shape>.area"),
+                (F2P, "pkg/core.py::Circle.<Feat>.go"),
+                ("pkg/core.py::Circle.<Feat>.go", "pkg/core.py::Feat.helper"),
+                (F2P, "pkg/core.py::Circle.<Display>.fmt"),
+            ],
+        ),
+        (P2P, &[], &[(P2P, "pkg/core.py::Circle.new"), (P2P, "pkg/core.py::total")]),
+    ]);
+    let c = run(&index, &t);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::Circle.<Shape>"),
+        [
+            Reason::Implementation {
+                interface: "Shape".into(),
+                of: "pkg/core.py::Circle".into(),
+                by: Some("pkg/core.py::total".into())
+            },
+            Reason::HasReachedMember { member: "pkg/core.py::Circle.<Shape>.area".into() }
+        ],
+        "{:#?}",
+        c.nodes
+    );
+    assert_eq!(
+        c.nodes["pkg/core.py::Circle.<Shape>"].reasons[0].to_string(),
+        "implementation of `Shape` for pkg/core.py::Circle, which stays; required by pkg/core.py::total, which names `Shape` and stays"
+    );
+    assert_eq!(status(&c, "pkg/core.py::Circle.<Shape>.area"), Status::Extracted);
+    // An interface of no definition of the index (`Display`): named by the block's own name.
+    assert_eq!(
+        c.nodes["pkg/core.py::Circle.<Display>"].reasons[0].to_string(),
+        "implementation of `Display` for pkg/core.py::Circle, which stays (used where no path names it: `dyn` \
+         coercions, generic bounds, formatting)"
+    );
+    assert_eq!(status(&c, "pkg/core.py::Circle.<Display>.fmt"), Status::Extracted);
+    for gone in ["pkg/core.py::Feat", "pkg/core.py::Circle.<Feat>", "pkg/core.py::Circle.<Feat>.go"] {
+        assert_eq!(status(&c, gone), Status::Extracted, "{gone}: {:#?}", c.nodes[gone]);
+    }
+    assert_eq!(c.status("pkg/core.py::Shape"), None, "the interface that stays is not reached");
+}
+
+#[test]
 fn a_class_named_by_code_that_stays_and_runs_remains() {
     let index = base()
         .class("pkg/core.py::Csv", 10)

@@ -375,6 +375,13 @@ impl<'a> Linker<'a> {
             if let Some(t) = self.impl_trait.get(&(f, i)) {
                 load_references.push(LoadReference { target: self.id(*t), role: LoadRole::BaseClass });
             }
+            // A trait impl (of the index's trait or another crate's, `Display`) stays while
+            // its type does: what uses it names no path to it.
+            if item.impl_info.as_ref().is_some_and(|info| info.trait_path.is_some())
+                && let Some(t) = self.impl_type.get(&(f, i))
+            {
+                load_references.push(LoadReference { target: self.id(*t), role: LoadRole::Implementation });
+            }
             let mut references: Vec<NodeId> =
                 targets.into_iter().filter(|d| *d != (f, i)).map(|d| self.id(d)).collect();
             references.sort();

@@ -64,21 +64,83 @@ impl TraceShim for RustTraceShim {
             ));
         }
         std::fs::create_dir_all(req.trace_dir).map_err(io(req.trace_dir))?;
-        Ok(TraceSetup {
-            env: vec![
-                ("CARVE_TRACE_DIR".into(), req.trace_dir.display().to_string()),
-                ("CARVE_TRACE_MODE".into(), req.mode.as_str().into()),
-            ],
-            args: Vec::new(),
-            path_entries: Vec::new(),
-            native: true,
-            notes,
-        })
+        let mut env = vec![
+            ("CARVE_TRACE_DIR".into(), req.trace_dir.display().to_string()),
+            ("CARVE_TRACE_MODE".into(), req.mode.as_str().into()),
+        ];
+        match doctest_linker(req.repo, &runtime)? {
+            Ok(flags) => env.push((ENCODED_RUSTDOCFLAGS.into(), flags)),
+            Err(why) => notes.push(why),
+        }
+        Ok(TraceSetup { env, args: Vec::new(), path_entries: Vec::new(), native: true, notes })
     }
 
     fn native_available(&self) -> bool {
         true
     }
+}
+
+/// cargo's variable for rustdoc's flags (`\x1f`-separated; it outranks `RUSTDOCFLAGS`).
+const ENCODED_RUSTDOCFLAGS: &str = "CARGO_ENCODED_RUSTDOCFLAGS";
+
+/// The linker wrapper of doctests, in the runtime's folder.
+pub const DOCTEST_LINKER: &str = "carve-doctest-link";
+
+/// The wrapper: rustdoc compiles each doctest with `UNSTABLE_RUSTDOC_TEST_PATH` and
+/// `UNSTABLE_RUSTDOC_TEST_LINE` set (they name the example) and rustc runs the linker with
+/// that environment; the wrapper notes them beside the binary (`<binary>.carve-doctest`),
+/// where the runtime looks when the example writes its own `fn main` (rustdoc's
+/// `_doctest_main_…` frame, which names the others, is missing then), and runs the real
+/// linker (`CARVE_DOCTEST_LINKER`, default `cc`, rustc's default on Unix).
+const DOCTEST_LINKER_SCRIPT: &str = r#"#!/bin/sh
+# Written by carve for one traced run: notes which doctest rustdoc is linking, then links.
+if [ -n "$UNSTABLE_RUSTDOC_TEST_PATH" ]; then
+    out=
+    prev=
+    for a in "$@"; do
+        if [ "$prev" = "-o" ]; then out=$a; fi
+        prev=$a
+    done
+    if [ -n "$out" ]; then
+        printf '%s\t%s\n' "$UNSTABLE_RUSTDOC_TEST_PATH" "$UNSTABLE_RUSTDOC_TEST_LINE" >"$out.carve-doctest" 2>/dev/null
+    fi
+fi
+exec "${CARVE_DOCTEST_LINKER:-cc}" "$@"
+"#;
+
+/// rustdoc's flags for the traced run, `CARGO_ENCODED_RUSTDOCFLAGS`: the user's
+/// (`CARGO_ENCODED_RUSTDOCFLAGS`, else `RUSTDOCFLAGS`) and `-C linker=<the wrapper>`, which
+/// rustdoc passes on to every doctest's compilation. `Err(note)` when carve leaves the
+/// doctests' linking alone: not on Unix, or the project sets `rustdocflags` in a cargo
+/// config file, which any flags from the environment would replace; doctests with their
+/// own `fn main` are then not attributed.
+fn doctest_linker(repo: &Path, runtime: &Path) -> Result<Result<String, String>, TraceShimError> {
+    let skipped = |why: &str| Ok(Err(format!("note: doctests that write their own `fn main` are not traced: {why}")));
+    if !cfg!(unix) {
+        return skipped("their linker wrapper is a shell script");
+    }
+    for config in [".cargo/config.toml", ".cargo/config"] {
+        if std::fs::read_to_string(repo.join(config)).is_ok_and(|t| t.contains("rustdocflags")) {
+            return skipped(&format!("{config} sets rustdocflags, which carve's would replace"));
+        }
+    }
+    let script = runtime.join(DOCTEST_LINKER);
+    std::fs::create_dir_all(runtime).map_err(io(runtime))?;
+    if std::fs::read_to_string(&script).ok().as_deref() != Some(DOCTEST_LINKER_SCRIPT) {
+        std::fs::write(&script, DOCTEST_LINKER_SCRIPT).map_err(io(&script))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).map_err(io(&script))?;
+    }
+    let script = std::path::absolute(&script).unwrap_or(script);
+    let mut flags: Vec<String> = match std::env::var(ENCODED_RUSTDOCFLAGS) {
+        Ok(v) if !v.is_empty() => v.split('\x1f').map(str::to_string).collect(),
+        _ => std::env::var("RUSTDOCFLAGS").unwrap_or_default().split_whitespace().map(str::to_string).collect(),
+    };
+    flags.extend(["-C".to_string(), format!("linker={}", script.display())]);
+    Ok(Ok(flags.join("\x1f")))
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TraceShimError + '_ {

@@ -299,36 +299,66 @@ fn configure() {
     }
 }
 
-/// The id of the doctest this process runs (`<lib>::doctest::<path> - <item>`):
-/// rustdoc runs each doctest as a program of its own (edition < 2024), whose `main` calls
-/// `_doctest_main_<path, every non-alphanumeric as _>_<line>_<n>`; that frame, read once
-/// from a backtrace on the process's first probe, picks the id from the list carve's runner
-/// hands over in `CARVE_DOCTESTS`. `None` (nothing recorded) when the doctest writes its
-/// own `fn main`, when a spawned thread probes first, or when no listed id matches. Lines
-/// of the list are `rustdoc's id<TAB>carve's id`.
+/// The id of the doctest this process runs (`<lib>::doctest::<path> - <item>`), from the
+/// list carve's runner hands over in `CARVE_DOCTESTS` (`rustdoc's id<TAB>carve's id` a
+/// line). rustdoc runs each doctest as a program of its own (edition < 2024), and two
+/// things name it:
+///
+/// - the `_doctest_main_<path, every non-alphanumeric as _>_<line>_<n>` function rustdoc
+///   wraps an example without a `fn main` in, read once from a backtrace on the process's
+///   first probe: its file and line are exactly those of rustdoc's name;
+/// - for an example with its own `fn main` (no such frame), the note carve's linker
+///   wrapper (`carve-doctest-link`, see carve's Rust shim) wrote beside the binary when
+///   rustdoc linked it, `<binary>.carve-doctest`: rustdoc's `UNSTABLE_RUSTDOC_TEST_PATH`
+///   and `UNSTABLE_RUSTDOC_TEST_LINE`, the example's line less the lines rustdoc put above
+///   it; the id is the doctest of that file whose line is the nearest at or after it.
+///
+/// `None` (nothing recorded) when neither names a listed doctest, or when a spawned thread
+/// probes first.
 #[cold]
 fn doctest_id(lib: &str) -> Option<String> {
     let list = std::env::var("CARVE_DOCTESTS").ok()?;
-    let trace = std::backtrace::Backtrace::force_capture().to_string();
-    let at = trace.find("_doctest_main_")? + "_doctest_main_".len();
-    let symbol = trace[at..].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next()?;
-    let mut parts = symbol.rsplitn(3, '_');
-    let (_n, line, path) = (parts.next()?, parts.next()?, parts.next()?);
     let prefix = format!("{lib}::doctest::");
-    let wanted_line = format!("(line {line})");
-    // `rustdoc's id<TAB>carve's id` a line.
-    list.lines()
-        .map(|l| l.split_once('\t').unwrap_or((l, l)))
-        .find(|(id, _)| {
-            let name = match id.strip_prefix(prefix.as_str()) {
-                Some(n) => n,
-                None => return false,
-            };
-            let file = name.split(" - ").next().unwrap_or("");
-            let mangled: String = file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-            mangled == path && name.contains(wanted_line.as_str())
+    // (file, line, carve's id) of each listed doctest of this library.
+    let listed: Vec<(&str, u64, &str)> = list
+        .lines()
+        .filter_map(|l| {
+            let (raw, stable) = l.split_once('\t').unwrap_or((l, l));
+            let name = raw.strip_prefix(prefix.as_str())?;
+            let file = name.split(" - ").next()?;
+            let at = name.rfind(" (line ")? + " (line ".len();
+            let line = name[at..].split(')').next()?.parse().ok()?;
+            Some((file, line, stable))
         })
-        .map(|(_, stable)| stable.to_string())
+        .collect();
+    let trace = std::backtrace::Backtrace::force_capture().to_string();
+    if let Some(at) = trace.find("_doctest_main_") {
+        let symbol = trace[at + "_doctest_main_".len()..].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next()?;
+        let mut parts = symbol.rsplitn(3, '_');
+        let (_n, line, path) = (parts.next()?, parts.next()?.parse::<u64>().ok()?, parts.next()?);
+        let mangle = |f: &str| -> String { f.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect() };
+        return listed.iter().find(|(f, l, _)| *l == line && mangle(f) == path).map(|(_, _, s)| s.to_string());
+    }
+    let (path, line) = linked_doctest()?;
+    listed
+        .iter()
+        .filter(|(f, l, _)| *f == path && (*l as i64) >= line && (*l as i64) - line <= MAX_DOCTEST_OFFSET)
+        .min_by_key(|(_, l, _)| *l)
+        .map(|(_, _, s)| s.to_string())
+}
+
+/// The most lines rustdoc puts above an example with its own `fn main` (its `allow`
+/// attribute, the crate's `doc(test(attr(…)))` attributes, `extern crate`).
+const MAX_DOCTEST_OFFSET: i64 = 16;
+
+/// The file and line carve's linker wrapper noted beside this doctest binary.
+fn linked_doctest() -> Option<(String, i64)> {
+    let exe = std::env::current_exe().ok()?;
+    let mut note = exe.into_os_string();
+    note.push(".carve-doctest");
+    let text = std::fs::read_to_string(note).ok()?;
+    let (path, line) = text.trim_end().split_once('\t')?;
+    Some((path.to_string(), line.trim().parse().ok()?))
 }
 
 /// carve's id of a doctest rustdoc runs on a libtest thread (merged doctests, edition
