@@ -21,15 +21,29 @@ the same order for both revisions.
 
 No path normalisation is needed because both runs see the same paths: the fixture is copied
 from the revision's worktree (with its node_modules) to OUT/work/fixtures/LANG/NAME, the
-binary to OUT/work/bin/carve, the revision's recorder extension (the `.so` of its wheel) to
-OUT/work/shim/ (handed to carve as CARVE_SHIM_NATIVE), the --out folder is OUT/work/out, TMPDIR is OUT/work/tmp; every one of
-them is emptied before each command and its outputs moved to OUT/runs/REV/LANG/NAME/CMD/
+binary to OUT/work/bin/carve, the revision's recorder extension to OUT/work/shim/ (handed
+to carve as CARVE_SHIM_NATIVE), the --out folder is OUT/work/out and TMPDIR OUT/work/tmp;
+each is emptied before every command and its outputs moved to OUT/runs/REV/LANG/NAME/CMD/
 after it. GIT_CEILING_DIRECTORIES stops git in a fixture copy from finding an enclosing
 checkout (a fixture is identified by content either way).
 
+Two things no two runs can share, and how they are compared:
+- the recorder is the `.so` unpacked from the revision's wheel, not the wheel: maturin puts
+  an SBOM with a fresh UUID, a timestamp and the build path into every wheel, and carve
+  names its unpacked copy by the wheel's digest;
+- a shim's raw per-process trace (`<pid>-<n>.jsonl` in the --out tree, see
+  docs/trace-format.md) is named after its process and its header carries the process's
+  `pid` and `argv` (a Go test binary's argv names a fresh `go-build<random>` folder): such
+  files are compared per folder as a set of contents without those two header fields, and
+  a raw trace's name in stderr (carve's "partial trace: 14084-0.jsonl" warning) loses its
+  pid too.
+Everything else, stderr included, is compared as it is.
+
 Prints one line per fixture x command: `identical`, `differs` (with the first differing
-file and line), or `failed-both` (the command failed at both revisions with the same error
-text, quoted). Exits 1 if anything differs. Standard library only.
+file and line), `failed-both` (the command failed, exit 2, at both revisions with the same
+error text, quoted) or `not-run` (an audit of a fixture without tests). Exits 1 if
+anything differs. `REV REV` (one commit twice) checks a revision against itself, for
+nondeterminism. Standard library only.
 """
 
 from __future__ import annotations
@@ -72,6 +86,9 @@ class Revision:
         self.src = out / "src" / self.short
         self.bin_dir = out / "bin" / self.short
         self.carve = self.bin_dir / "carve"
+        # Where its records go: the short commit, `-a`/`-b` when both sides are one commit
+        # (`REV REV` checks that a revision is deterministic against itself).
+        self.label = self.short
         self.native: Path | None = None
 
     def checkout(self) -> None:
@@ -205,8 +222,8 @@ def audit_features(rev_a: Revision, fixture: str, index_json: Path) -> list[list
 
 
 def run_command(work: Work, rev: Revision, fixture: str, command: str, features: list[list[str]],
-                runs: Path, timeout: int) -> Path:
-    record = runs / rev.short / fixture / command
+                runs: Path, timeout: int) -> None:
+    record = runs / rev.label / fixture / command
     if record.exists():
         shutil.rmtree(record)
     record.mkdir(parents=True)
@@ -222,15 +239,31 @@ def run_command(work: Work, rev: Revision, fixture: str, command: str, features:
     else:
         run_carve(work, ["tasks", repo, *out], record, "tasks", timeout)
     shutil.move(str(work.out), str(record / "out"))
-    return record
 
 
 # A shim's raw per-process trace (docs/trace-format.md: `<pid>-<n>.jsonl`, JavaScript
-# `<pid>-<threadId>-<n>.jsonl`) is named after the process that wrote it and its header
-# carries that `pid`: the one thing two runs cannot share. Such files are compared per
-# folder as a set of contents with the process id taken out of the header.
+# `<pid>-<threadId>-<n>.jsonl`) is named after the process that wrote it, and its header
+# says which process that was: `pid` and `argv` (a Go test binary runs from a fresh
+# `go-build<random>` folder). Such files are compared per folder as a set of contents, the
+# header without those two fields. carve's warnings name such a file (`warning: partial
+# trace: 14084-0.jsonl (...)`), so in stderr a raw trace's name loses its process id too.
 RAW_TRACE = re.compile(r"^\d+-\d+(-\d+)?\.jsonl$")
-PID_FIELD = re.compile(rb'"pid": ?\d+')
+RAW_TRACE_NAME = re.compile(rb"\b\d+(-\d+){1,2}\.jsonl\b")
+PROCESS_FIELDS = ("pid", "argv")
+
+
+def without_process(raw: bytes) -> bytes:
+    """A raw trace with `pid` and `argv` taken out of its header line."""
+    first, sep, rest = raw.partition(b"\n")
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return raw
+    if not isinstance(header, dict) or header.get("kind") != "header":
+        return raw
+    for field in PROCESS_FIELDS:
+        header.pop(field, None)
+    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode() + sep + rest
 
 
 def record_files(d: Path) -> tuple[dict[str, Path | bytes], int]:
@@ -243,7 +276,9 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int]:
         if p.is_symlink():
             files[name] = b"symlink -> " + os.readlink(p).encode()
         elif p.is_file() and name.startswith("out/") and RAW_TRACE.match(p.name):
-            raw.setdefault(str(Path(name).parent), []).append(PID_FIELD.sub(b'"pid":[pid]', p.read_bytes()))
+            raw.setdefault(str(Path(name).parent), []).append(without_process(p.read_bytes()))
+        elif p.is_file() and name.endswith(".stderr"):
+            files[name] = RAW_TRACE_NAME.sub(b"[pid].jsonl", p.read_bytes())
         elif p.is_file():
             files[name] = p
     for folder, contents in raw.items():
@@ -254,7 +289,7 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int]:
 
 def first_difference(a: Path, b: Path) -> tuple[str | None, int]:
     """Where two records first differ (None when byte-identical), and the number of raw
-    traces compared without their process ids."""
+    traces compared without their process fields."""
     (fa, raw), (fb, _) = record_files(a), record_files(b)
     # stdout, stderr and exit codes first, then the --out tree, each in name order.
     for name in sorted(set(fa) | set(fb), key=lambda n: (n.startswith("out/"), n)):
@@ -301,14 +336,22 @@ def main() -> int:
                     help="run both revisions without the native recorder (pure-Python recorder)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per carve run (default: %(default)s)")
     ap.add_argument("--keep", action="store_true", help="keep the worktrees afterwards")
+    ap.add_argument("--compare-only", action="store_true",
+                    help="build and run nothing: compare the records an earlier run left in OUT/runs")
     args = ap.parse_args()
 
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     revs = [Revision(args.rev_a, out), Revision(args.rev_b, out)]
-    for rev in revs:
+    one_commit = revs[0].commit == revs[1].commit
+    built = revs[:1] if one_commit else revs
+    if one_commit:
+        revs[0].label, revs[1].label = f"{revs[0].short}-a", f"{revs[1].short}-b"
+    for rev in [] if args.compare_only else built:
         rev.checkout()
         rev.build(out / "target", native=not args.no_native)
+    if one_commit:
+        revs[1].native = revs[0].native
     fixtures = fixtures_at(revs[0])
     if args.fixture:
         unknown = sorted(set(args.fixture) - set(fixtures))
@@ -319,6 +362,8 @@ def main() -> int:
     work, runs = Work(out), out / "runs"
     if args.no_native:
         recorder = "pure-Python recorder (--no-native)"
+    elif args.compare_only:
+        recorder = "records of an earlier run (--compare-only)"
     else:
         same = revs[0].native.read_bytes() == revs[1].native.read_bytes()
         recorder = f"each revision's native recorder (the two .so files are {'identical' if same else 'different'})"
@@ -327,14 +372,26 @@ def main() -> int:
     differs = 0
     width = max(len(f) for f in fixtures) + 1 if fixtures else 10
     for fixture in fixtures:
-        features: list[list[str]] = []
         for command in commands:
-            if command == "audit":
-                index_json = runs / revs[0].short / fixture / "index" / "index.stdout"
-                if not index_json.exists():
-                    run_command(work, revs[0], fixture, "index", [], runs, args.timeout)
-                features = audit_features(revs[0], fixture, index_json)
-            records = [run_command(work, rev, fixture, command, features, runs, args.timeout) for rev in revs]
+            records = [runs / rev.label / fixture / command for rev in revs]
+            if args.compare_only:
+                if not all(r.is_dir() for r in records):
+                    print(f"{fixture:<{width}} {command:<6} {'not-run':<11} no records", flush=True)
+                    continue
+            else:
+                features: list[list[str]] = []
+                if command == "audit":
+                    if "index" not in commands:
+                        run_command(work, revs[0], fixture, "index", [], runs, args.timeout)
+                    features = audit_features(revs[0], fixture, runs / revs[0].label / fixture / "index" / "index.stdout")
+                    if not features:
+                        shutil.rmtree(records[0], ignore_errors=True)
+                        shutil.rmtree(records[1], ignore_errors=True)
+                        print(f"{fixture:<{width}} {command:<6} {'not-run':<11} no carve-expected.toml and no test files",
+                              flush=True)
+                        continue
+                for rev in revs:
+                    run_command(work, rev, fixture, command, features, runs, args.timeout)
             diff, raw = first_difference(*records)
             if diff:
                 differs += 1
@@ -343,12 +400,13 @@ def main() -> int:
                 status, detail = verdict(records[0])
             if raw:
                 detail = f"{detail}; " if detail else ""
-                detail += f"{raw} raw trace(s) compared without process ids"
+                detail += f"{raw} raw trace(s) compared without pid and argv"
             print(f"{fixture:<{width}} {command:<6} {status:<11} {detail}".rstrip(), flush=True)
-    shutil.rmtree(work.root, ignore_errors=True)
-    if not args.keep:
-        for rev in revs:
-            rev.remove()
+    if not args.compare_only:
+        shutil.rmtree(work.root, ignore_errors=True)
+        if not args.keep:
+            for rev in built:
+                rev.remove()
     print(f"# {differs} of {len(fixtures) * len(commands)} differ; records in {runs}")
     return 1 if differs else 0
 
