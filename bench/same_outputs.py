@@ -36,7 +36,9 @@ Two things no two runs can share, and how they are compared:
   `pid` and `argv` (a Go test binary's argv names a fresh `go-build<random>` folder): such
   files are compared per folder as a set of contents without those two header fields, and
   a raw trace's name in stderr (carve's "partial trace: 14084-0.jsonl" warning) loses its
-  pid too.
+  pid too;
+- the Rust runner keeps cargo's own build folder under --out (`cargo-target/`, so later
+  runs reuse its builds): cargo's incremental state and fingerprints are not compared.
 Everything else, stderr included, is compared as it is.
 
 Prints one line per fixture x command: `identical`, `differs` (with the first differing
@@ -250,6 +252,10 @@ def run_command(work: Work, rev: Revision, fixture: str, command: str, features:
 RAW_TRACE = re.compile(r"^\d+-\d+(-\d+)?\.jsonl$")
 RAW_TRACE_NAME = re.compile(rb"\b\d+(-\d+){1,2}\.jsonl\b")
 PROCESS_FIELDS = ("pid", "argv")
+# cargo's own build folder, which the Rust runner keeps under --out so that later runs reuse
+# its builds (`work/*/runner/cargo-target/`): incremental session names, fingerprints and
+# `.rustc_info.json` (a hash map, in no fixed order) are cargo's, not carve's output.
+TOOL_FOLDERS = ("cargo-target",)
 
 
 def without_process(raw: bytes) -> bytes:
@@ -266,14 +272,18 @@ def without_process(raw: bytes) -> bytes:
     return json.dumps(header, sort_keys=True, separators=(",", ":")).encode() + sep + rest
 
 
-def record_files(d: Path) -> tuple[dict[str, Path | bytes], int]:
+def record_files(d: Path) -> tuple[dict[str, Path | bytes], int, int]:
     """Every file under a record by relative name (a symlink as its target), raw traces
-    renamed `[pid]-K.jsonl` in the order of their pid-less contents; and how many those were."""
+    renamed `[pid]-K.jsonl` in the order of their pid-less contents; how many those were,
+    and how many files of a tool's own folder were left out."""
     files: dict[str, Path | bytes] = {}
     raw: dict[str, list[bytes]] = {}
+    tool_files = 0
     for p in sorted(d.rglob("*")):
         name = str(p.relative_to(d))
-        if p.is_symlink():
+        if name.startswith("out/") and any(part in TOOL_FOLDERS for part in p.relative_to(d).parts[:-1]):
+            tool_files += p.is_file() or p.is_symlink()
+        elif p.is_symlink():
             files[name] = b"symlink -> " + os.readlink(p).encode()
         elif p.is_file() and name.startswith("out/") and RAW_TRACE.match(p.name):
             raw.setdefault(str(Path(name).parent), []).append(without_process(p.read_bytes()))
@@ -284,25 +294,26 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int]:
     for folder, contents in raw.items():
         for k, content in enumerate(sorted(contents)):
             files[f"{folder}/[pid]-{k}.jsonl"] = content
-    return files, sum(len(c) for c in raw.values())
+    return files, sum(len(c) for c in raw.values()), tool_files
 
 
-def first_difference(a: Path, b: Path) -> tuple[str | None, int]:
-    """Where two records first differ (None when byte-identical), and the number of raw
-    traces compared without their process fields."""
-    (fa, raw), (fb, _) = record_files(a), record_files(b)
+def first_difference(a: Path, b: Path) -> tuple[str | None, int, int]:
+    """Where two records first differ (None when byte-identical), the number of raw traces
+    compared without their process fields, and of files in a tool's folder not compared."""
+    (fa, raw, tool), (fb, _, tool_b) = record_files(a), record_files(b)
+    tool = max(tool, tool_b)
     # stdout, stderr and exit codes first, then the --out tree, each in name order.
     for name in sorted(set(fa) | set(fb), key=lambda n: (n.startswith("out/"), n)):
         if name not in fb:
-            return f"{name}: only at REV_A", raw
+            return f"{name}: only at REV_A", raw, tool
         if name not in fa:
-            return f"{name}: only at REV_B", raw
+            return f"{name}: only at REV_B", raw, tool
         da, db = (x if isinstance(x, bytes) else x.read_bytes() for x in (fa[name], fb[name]))
         if da != db:
             la, lb = da.split(b"\n"), db.split(b"\n")
             line = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-            return f"{name} line {line + 1}", raw
-    return None, raw
+            return f"{name} line {line + 1}", raw, tool
+    return None, raw, tool
 
 
 def verdict(a: Path) -> tuple[str, str]:
@@ -392,7 +403,7 @@ def main() -> int:
                         continue
                 for rev in revs:
                     run_command(work, rev, fixture, command, features, runs, args.timeout)
-            diff, raw = first_difference(*records)
+            diff, raw, tool = first_difference(*records)
             if diff:
                 differs += 1
                 status, detail = "differs", diff
@@ -401,6 +412,9 @@ def main() -> int:
             if raw:
                 detail = f"{detail}; " if detail else ""
                 detail += f"{raw} raw trace(s) compared without pid and argv"
+            if tool:
+                detail = f"{detail}; " if detail else ""
+                detail += f"{tool} files of cargo-target/ not compared"
             print(f"{fixture:<{width}} {command:<6} {status:<11} {detail}".rstrip(), flush=True)
     if not args.compare_only:
         shutil.rmtree(work.root, ignore_errors=True)
