@@ -124,7 +124,7 @@ impl<'w> LibtestReader<'w> {
                 (0, true, _) => {
                     *stage = 1;
                     if let Some(o) = self.results.get_mut(id.as_str()) {
-                        o.message = Some(trimmed.to_string());
+                        o.message = Some(without_thread_id(trimmed));
                     }
                 }
                 (1, _, false) => {
@@ -203,6 +203,22 @@ impl<'w> LibtestReader<'w> {
     fn read_new(&mut self) -> std::io::Result<()> {
         process::read_appended(&self.path, &mut self.offset, &mut self.pending)
     }
+}
+
+/// A panic line without the OS thread id recent Rust prints after the thread's name (1.95:
+/// `thread 'tests::fails' (14508) panicked at src/lib.rs:35:9` → `thread 'tests::fails'
+/// panicked at src/lib.rs:35:9`). The id changes with every run, and a failure message kept
+/// in the baseline must not: two runs of one tree give the same baseline and bundles.
+/// Anything else is returned as it is.
+pub(crate) fn without_thread_id(line: &str) -> String {
+    let strip = || {
+        let rest = line.strip_prefix("thread '")?;
+        let at = rest.find("' (")? + "' (".len();
+        let (digits, tail) = rest[at..].split_once(')')?;
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && tail.starts_with(" panicked at "))
+            .then(|| format!("thread '{}{tail}", &rest[..at - " (".len()]))
+    };
+    strip().unwrap_or_else(|| line.to_string())
 }
 
 /// libtest prints `test <name> - should panic ... ` (and `- compile fail`, `- compile` for
@@ -322,6 +338,45 @@ test src/lib.rs - sign (line 17) ... ";
         assert_eq!(
             r.running.as_ref().map(|(id, _)| id.as_str()),
             Some("runner_cases::doctest::src/lib.rs - sign (line 17)")
+        );
+    }
+
+    #[test]
+    fn panic_lines_lose_the_thread_id() {
+        let cases = [
+            (
+                "thread 'tests::fails' (14508) panicked at src/lib.rs:35:9:",
+                "thread 'tests::fails' panicked at src/lib.rs:35:9:",
+            ),
+            ("thread '<unnamed>' (7) panicked at src/a.rs:1:1", "thread '<unnamed>' panicked at src/a.rs:1:1"),
+            // Older toolchains print no id; other lines are not panic lines.
+            ("thread 'main' panicked at src/main.rs:2:5:", "thread 'main' panicked at src/main.rs:2:5:"),
+            ("thread 'x' (abc) panicked at src/a.rs:1:1", "thread 'x' (abc) panicked at src/a.rs:1:1"),
+            ("thread 'x' (12) exited", "thread 'x' (12) exited"),
+            ("assertion `left == right` failed", "assertion `left == right` failed"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(without_thread_id(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_panic_without_a_message_line_is_kept_without_its_thread_id() {
+        let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
+        let mut r = LibtestReader::new(&ws);
+        for line in [
+            "     Running tests/one.rs (/t/debug/deps/one-5cc4)",
+            "test shared_name ... FAILED",
+            "failures:",
+            "---- shared_name stdout ----",
+            "thread 'shared_name' (14441) panicked at tests/one.rs:52:5:",
+            "",
+        ] {
+            r.handle(line);
+        }
+        assert_eq!(
+            r.results["one::shared_name"].message.as_deref(),
+            Some("thread 'shared_name' panicked at tests/one.rs:52:5:")
         );
     }
 

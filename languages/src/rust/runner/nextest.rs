@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::libtest::test_id;
+use super::libtest::{test_id, without_thread_id};
 use super::targets::{Kind, Target, Workspace, split_id};
 use super::{Suite, cargo_command, display, spawn_error, startup_error};
 use crate::runner::attempts::Attempt;
@@ -256,7 +256,7 @@ pub(crate) fn read_junit(xml: &str, ws: &Workspace) -> Result<BTreeMap<TestId, T
             }
             Event::Start(ref e) | Event::Empty(ref e) if case.is_some() => {
                 let kind = attr(e, "type")?.unwrap_or_default();
-                let message = attr(e, "message")?;
+                let message = attr(e, "message")?.map(|m| without_thread_id(&m));
                 if let Some((_, o)) = case.as_mut() {
                     match e.name().as_ref() {
                         b"failure" if kind.contains("timeout") => {
@@ -337,7 +337,7 @@ mod tests {
     <testsuite name="runner-cases" tests="3">
         <testcase name="tests::adds" classname="runner-cases" time="0.009"/>
         <testcase name="tests::fails" classname="runner-cases" time="0.162">
-            <failure message="thread &apos;tests::fails&apos; panicked at src/lib.rs:35:9" type="test failure with exit code 101">long output</failure>
+            <failure message="thread &apos;tests::fails&apos; (14508) panicked at src/lib.rs:35:9" type="test failure with exit code 101">long output</failure>
         </testcase>
         <testcase name="tests::hangs" classname="runner-cases" time="2.010">
             <failure type="test timeout"/>
