@@ -494,8 +494,12 @@ impl States {
                     }
                     Err(reason) => {
                         // Back to the final file, mode included (a failed apply may have changed it).
-                        let spec = format!(":(literal){path}");
-                        git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
+                        if final_bytes.is_some() {
+                            let spec = format!(":(literal){path}");
+                            git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
+                        } else {
+                            restore(&dir, path, None).map_err(err)?;
+                        }
                         match ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len(), keep) {
                             Ok(file) => by_definition.push(file),
                             // Nothing the stages did to it is a definition (an export list, a
