@@ -6,11 +6,22 @@ install command). Their code never enters this repository: `--setup` clones each
 its commit into the corpus folder and installs it into its own virtualenv beside it (as
 a user would: the listed install command, run with that virtualenv first on PATH).
 
-For each repository the script runs `carve baseline`, picks `--candidates K` of the files
-of its passing tests (sorted, evenly spaced: deterministic), runs
+For each repository the script runs `carve baseline` and `carve tasks` in one output
+folder (the second reuses the first's baseline). Two ways to choose the candidates
+(`--pick`):
 
-    carve tasks REPO --out OUT/NAME --python VENV/bin/python --level 1 --format json \
-        --f2p FILE1 --f2p FILE2 ...
+- `ranked` (the default): carve chooses. Every file of passing tests is a candidate;
+  carve classifies them all (no test runs) and tries the `--candidates K` that would
+  extract the most:
+
+      carve tasks REPO --out OUT/NAME --python VENV/bin/python --level 1 --format json \
+          --candidates K
+
+  The candidates counted are the ones carve tried (`tried` in the report's `ranking`).
+- `spaced`: the script chooses, blind. It picks K of the files of the passing tests
+  (sorted, evenly spaced: deterministic) and names them:
+
+      carve tasks REPO ... --f2p FILE1 --f2p FILE2 ...
 
 and reads what it wrote. Columns: candidates, valid tasks and yield (tasks / candidates),
 median and max lines / files / functions per task (from each bundle's `instance.json`),
@@ -24,6 +35,7 @@ Standard library only.
     python3 bench/corpus.py --setup                 # once: clone, venv, install
     python3 bench/corpus.py                         # the table
     python3 bench/corpus.py --only toolz boltons --candidates 4 --recheck
+    python3 bench/corpus.py --pick spaced --candidates 2 --out /tmp/carve-corpus-spaced
 """
 
 import argparse
@@ -120,20 +132,24 @@ def reason_key(reason):
     return line[:140]
 
 
-def run_carve(carve, entry, repo, py, out, k, timeout):
+def run_carve(carve, entry, repo, py, out, k, timeout, pick_mode):
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    try:
-        cands = pick(test_files(carve, repo, py, out, timeout), k)
-    except (subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
-        return {"candidates": [], "error": f"carve baseline failed: {type(e).__name__}", "seconds": 0}
     cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--python", str(py), "--level", "1", "--format", "json"]
-    for c in cands:
-        cmd += ["--f2p", c]
+    if pick_mode == "spaced":
+        try:
+            cands = pick(test_files(carve, repo, py, out, timeout), k)
+        except (subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
+            return {"candidates": [], "error": f"carve baseline failed: {type(e).__name__}", "seconds": 0}
+        for c in cands:
+            cmd += ["--f2p", c]
+    else:
+        cands = None  # carve's choice: read from the report's ranking
+        cmd += ["--candidates", str(k if k > 0 else RANK_ALL)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=carve_env(carve))
     except subprocess.TimeoutExpired:
-        return {"candidates": cands, "error": f"timed out after {timeout}s", "seconds": timeout}
+        return {"candidates": cands or [], "error": f"timed out after {timeout}s", "seconds": timeout}
     seconds = time.monotonic() - start
     (out / "tasks-stderr.log").write_text(p.stderr)
     (out / "tasks-report.json").write_text(p.stdout)
@@ -141,8 +157,16 @@ def run_carve(carve, entry, repo, py, out, k, timeout):
         report = json.loads(p.stdout)
     except json.JSONDecodeError:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": cands, "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+        return {"candidates": cands or [], "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    if cands is None:
+        if "ranking" not in report:
+            return {"candidates": [], "error": "carve tasks --candidates wrote no `ranking`", "seconds": seconds}
+        cands = [r["feature"] for r in report["ranking"] if r["tried"]]
     return {"candidates": cands, "report": report, "seconds": seconds, "command": cmd}
+
+
+# `--candidates 0` with `--pick ranked`: rank and try every candidate.
+RANK_ALL = 1_000_000
 
 
 def recheck(carve, bundle, repo, py):
@@ -167,6 +191,9 @@ def main():
     ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus"))
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
     ap.add_argument("--candidates", type=int, default=3, help="test files per repository (0: all)")
+    ap.add_argument("--pick", choices=["ranked", "spaced"], default="ranked",
+                    help="ranked: carve tries the K candidates that extract the most (default); "
+                         "spaced: the script names K test files, evenly spaced over the sorted passing ones")
     ap.add_argument("--only", nargs="*", help="repository names")
     ap.add_argument("--setup", action="store_true", help="clone, create virtualenvs, install; then exit")
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
@@ -207,8 +234,9 @@ def main():
             continue
         plain = plain_run(repo, py, out)
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
-        r = run_carve(args.carve, e, repo, py, out / "carve", args.candidates, args.timeout)
-        row = {"name": e["name"], "candidates": len(r["candidates"]), "seconds": r["seconds"], "plain": plain}
+        r = run_carve(args.carve, e, repo, py, out / "carve", args.candidates, args.timeout, args.pick)
+        row = {"name": e["name"], "candidates": len(r["candidates"]), "seconds": r["seconds"], "plain": plain,
+               "pick": args.pick, "k": args.candidates}
         tasks, stats = [], {"lines": [], "files": [], "functions": []}
         if "error" in r:
             row["error"] = r["error"]
@@ -235,6 +263,19 @@ def main():
     return 0
 
 
+PICK_MODES = {
+    "ranked": "carve tries the {k} candidates of every test file that extract the most (`--candidates {k}`)",
+    "spaced": "{k} test files evenly spaced over the sorted passing ones (`--f2p`)",
+}
+
+
+def pick_header(rows, args):
+    """The pick mode of the rows (an earlier run's, with `--table-only`)."""
+    modes = sorted({(r.get("pick", "?"), r.get("k", "?")) for r in rows}) or [(args.pick, args.candidates)]
+    said = [f"{m}: " + PICK_MODES.get(m, "unknown (a row from before `--pick`)").format(k=k) for m, k in modes]
+    return "Pick: " + "; ".join(said)
+
+
 def print_table(rows, reasons, args):
     head = ["repo", "cand", "tasks", "yield", "lines med/max", "files med/max", "funcs med/max", "wall/plain"]
     if args.recheck:
@@ -257,6 +298,8 @@ def print_table(rows, reasons, args):
     if args.recheck:
         total.append(f"{sum(r['rechecked'] for r in rows)}/{tasks}")
     lines.append(total)
+    print(pick_header(rows, args))
+    print()
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     fmt = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
     print(fmt(lines[0]))

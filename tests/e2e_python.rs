@@ -349,6 +349,14 @@ fn an_entry_filter_command_chooses_among_the_candidates() {
 #[needs("pytest")]
 fn candidates_k_tries_the_k_candidates_that_extract_the_most() {
     let (_tmp, repo) = fixture_copy("python/inventory");
+    // A test file that owns nothing (every test file runs the item model), first in the
+    // candidates' order: a blind pick of the first K files would try it, the ranking not.
+    std::fs::write(
+        repo.join("tests/test_again.py"),
+        "from inventory import Item\n\n\ndef test_an_item_normalizes_its_sku():\n    \
+         assert Item(\" bolt-m4\", \"Bolt M4\", 3).sku == \"BOLT-M4\"\n",
+    )
+    .unwrap();
     let out = tempfile::tempdir().unwrap();
     let (repo_s, out_s) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
     let o = carve_ok(&["tasks", repo_s, "--out", out_s, "--format", "json", "--level", "1", "--candidates", "2"], 0);
@@ -361,7 +369,8 @@ fn candidates_k_tries_the_k_candidates_that_extract_the_most() {
     let tried: Vec<&str> =
         ranking.iter().filter(|r| r["tried"] == true).map(|r| r["feature"].as_str().unwrap()).collect();
     assert_eq!(tried, ranking[..2].iter().map(|r| r["feature"].as_str().unwrap()).collect::<Vec<_>>());
-    assert!(sizes[1] > 0 && sizes[0] > *sizes.last().unwrap(), "the files own different amounts: {sizes:?}");
+    assert!(sizes[1] > 0 && sizes.last() == Some(&0), "test_again.py owns nothing: {sizes:?}");
+    assert_eq!(ranking.last().unwrap()["feature"], "again", "the file that owns nothing ranks last: {ranking:?}");
     // Only the tried candidates were masked: every task and every rejection is one of them.
     let mut seen: BTreeSet<&str> =
         report["rejected"].as_array().unwrap().iter().map(|r| r["feature"].as_str().unwrap()).collect();

@@ -5,8 +5,8 @@
 //! module's `__all__` (else `from module import *` fails), and delete module-level
 //! `f.attr = …` statements of deleted functions and classes, and the value bindings (a
 //! statement `x = wrap(f)`, an entry `KEY: f` of a bound literal) that name deleted
-//! definitions; a method overriding an
-//! abstract method of a class that stays is stubbed instead (see `stub`). Also the deterministic Level 2 rewrite of test imports
+//! definitions; a method of a class that stays overriding an abstract method, or a method
+//! that stays, of a base class is stubbed instead (see `stub`). Also the deterministic Level 2 rewrite of test imports
 //! (see [`rewrite_imports_for_level2`]).
 //!
 //! Everything here produces [`Edit`]s against the original text; nothing is applied in
@@ -153,7 +153,7 @@ pub fn mask_file(
         let stmt = by_def_line.get(&(d.def_line, d.name.clone())).copied().ok_or_else(|| {
             MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line }
         })?;
-        match stub::overrides_abstract(index, remove, d).then(|| stub::stub_body(source, stmt)).flatten() {
+        match stub::overrides_a_base_method(index, remove, d).then(|| stub::stub_body(source, stmt)).flatten() {
             Some(edit) => edits.push(edit),
             None => deleted.push(stmt),
         }
@@ -288,10 +288,14 @@ fn definition_statements<'t>(root: Node<'t>, source: &str) -> BTreeMap<(usize, S
     out
 }
 
-/// The outermost node spanning exactly `start..end` (a statement, or an entry of a literal).
+/// The outermost node spanning exactly `start..end` (a statement, or an entry of a literal),
+/// short of a block: a class body of one statement has that statement's span, and the
+/// statement goes (with `pass` left), not the body.
 fn node_at(root: Node, start: usize, end: usize) -> Option<Node> {
     let mut n = root.descendant_for_byte_range(start, end)?;
-    while let Some(p) = n.parent().filter(|p| p.start_byte() == start && p.end_byte() == end && p.kind() != "module") {
+    while let Some(p) =
+        n.parent().filter(|p| p.start_byte() == start && p.end_byte() == end && !matches!(p.kind(), "module" | "block"))
+    {
         n = p;
     }
     (n.start_byte() == start && n.end_byte() == end).then_some(n)

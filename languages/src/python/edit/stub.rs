@@ -1,8 +1,16 @@
-//! Stubs instead of deletions: a method that overrides an abstract method of a base class
-//! (`@abstractmethod`, also under `abc.` or with `@property`) cannot be deleted while its
-//! class stays, or the class becomes abstract and every instance of it fails to build
-//! ("Can't instantiate abstract class … with abstract method …"), a module-level one at
-//! import. Such a method keeps its decorators, signature and docstring; its body becomes
+//! Stubs instead of deletions: a method of a class that stays, overriding a method of one of
+//! its base classes in the repository, is not deleted:
+//!
+//! - when the base method is abstract (`@abstractmethod`, also under `abc.` or with
+//!   `@property`), deleting the override makes the class abstract and every instance of it
+//!   fails to build ("Can't instantiate abstract class … with abstract method …"), a
+//!   module-level one at import;
+//! - when the base method stays, deleting the override hands its calls to the base method,
+//!   which does something else without failing: a mixin's `load_payload` gone, the base
+//!   class's plain one runs, and tests that check a round trip still pass on the masked
+//!   state (itsdangerous `URLSafeSerializerMixin`, `fixtures/python/envelope`).
+//!
+//! Such a method keeps its decorators, signature and docstring; its body becomes
 //! `raise NotImplementedError`.
 
 use std::collections::BTreeSet;
@@ -12,9 +20,10 @@ use tree_sitter::Node;
 use crate::edit::Edit;
 use crate::index::{Definition, DefinitionIndex, LoadRole, NodeId};
 
-/// Whether `def` is a method of a class that stays (not in `remove`) and overrides an
-/// abstract method of one of the class's base classes in the repository (transitively).
-pub(super) fn overrides_abstract(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, def: &Definition) -> bool {
+/// Whether `def` is a method of a class that stays (not in `remove`) and overrides a method
+/// of one of the class's base classes in the repository (transitively) that is abstract or
+/// stays (neither it nor its class in `remove`).
+pub(super) fn overrides_a_base_method(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, def: &Definition) -> bool {
     let Some(class) = def.parent.as_deref().and_then(|p| index.get(p)) else { return false };
     if class.kind != crate::index::DefinitionKind::Class || remove.contains(&class.id) {
         return false;
@@ -26,11 +35,13 @@ pub(super) fn overrides_abstract(index: &DefinitionIndex, remove: &BTreeSet<Node
             continue;
         }
         let Some(b) = index.get(base) else { continue };
-        let abstract_here = index
-            .definitions
-            .values()
-            .any(|m| m.parent.as_deref() == Some(base) && m.name == def.name && is_abstract(m));
-        if abstract_here {
+        let base_stays = !remove.contains(&b.id);
+        let overridden = index.definitions.values().any(|m| {
+            m.parent.as_deref() == Some(base)
+                && m.name == def.name
+                && (is_abstract(m) || (base_stays && !remove.contains(&m.id)))
+        });
+        if overridden {
             return true;
         }
         bases.extend(base_classes(b));

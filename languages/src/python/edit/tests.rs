@@ -438,6 +438,26 @@ fn a_method_overriding_an_abstract_method_of_a_class_that_stays_is_stubbed() {
     assert!(!out.contains("NotImplementedError") && !out.contains("class Echo"), "{out}");
 }
 
+/// Deleting an override of a base method that stays would hand its calls to the base method
+/// (itsdangerous `URLSafeSerializerMixin.load_payload`): the override is stubbed. A method
+/// no base defines, or whose base method goes too, is deleted.
+#[test]
+fn a_method_overriding_a_base_method_that_stays_is_stubbed() {
+    let base =
+        "class Packer:\n    def dump(self, v):\n        return str(v)\n\n    def load(self, t):\n        return t\n";
+    let hex = "from .base import Packer\n\n\nclass Hex(Packer):\n    def dump(self, v):\n        return super().dump(v).encode().hex()\n\n    def load(self, t):\n        return bytes.fromhex(t).decode()\n\n    def extra(self):\n        return 1\n";
+    let sources = [("pkg/__init__.py", ""), ("pkg/base.py", base), ("pkg/hex.py", hex)];
+    let gone = ["pkg/hex.py::Hex.dump", "pkg/hex.py::Hex.load", "pkg/hex.py::Hex.extra", "pkg/base.py::Packer.load"];
+    let out = masked(&sources, "pkg/hex.py", &gone);
+    assert_eq!(
+        out,
+        "from .base import Packer\n\n\nclass Hex(Packer):\n    def dump(self, v):\n        raise NotImplementedError\n"
+    );
+    // The base class goes too: nothing to fall back to, so the overrides go.
+    let out = masked(&sources, "pkg/hex.py", &["pkg/hex.py::Hex.dump", "pkg/base.py::Packer"]);
+    assert!(!out.contains("NotImplementedError") && !out.contains("def dump"), "{out}");
+}
+
 /// Value bindings naming a removed definition go with it: a module-level statement (and its
 /// name in `__all__`), a class attribute, an entry of a dict or list literal (its line, or
 /// its text when it shares a line), the last statement of a class body (`pass` instead).
@@ -497,4 +517,16 @@ class Only:
         "m.py",
         &["m.py::peekn", "m.py::Stats._calc_mode", "m.py::Only.f"]
     ));
+}
+
+/// A class body whose only statement is an annotated field binding a call that names a
+/// removed definition (attrs `typing_tests/baseline.py`: `num: int =
+/// attrs.field(validator=attrs.validators.ge(0))`) is left with `pass`, not empty.
+#[test]
+fn an_emptied_class_body_of_an_annotated_binding_gets_pass() {
+    let validators = "def ge(n):\n    return n\n";
+    let src = "from . import validators\n\n\ndef field(validator=None):\n    return validator\n\n\nclass Validated:\n    num: int = field(validator=validators.ge(0))\n\n\nclass Other:\n    pass\n";
+    let sources = [("pkg/__init__.py", ""), ("pkg/validators.py", validators), ("pkg/m.py", src)];
+    let out = masked(&sources, "pkg/m.py", &["pkg/validators.py::ge"]);
+    assert!(out.contains("class Validated:\n    pass\n"), "{out}");
 }
