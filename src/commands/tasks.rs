@@ -65,14 +65,15 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     for (n, cand) in candidates.into_iter().enumerate() {
         let slug = slug_for(&session, &cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let (mut cand, mut moved) = (cand, BTreeSet::new());
+        let (mut cand, mut moved, mut dropped) = (cand, BTreeSet::new(), BTreeSet::new());
         let mut load_repairs: Vec<LoadRepair> = Vec::new();
         let mut p2p_rounds = 0;
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
         // stay as P2P tests; definitions a load error of the masked state names remain; the
         // rest is classified, masked and validated again.
         loop {
-            let (unprotected, excluded) = excluded_tests(&session, &b, &t, &cand, opts);
+            let (unprotected, mut excluded) = excluded_tests(&session, &b, &t, &cand, opts);
+            excluded.extend(dropped.iter().cloned());
             let feature = match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter)
             {
                 Ok(f) => f,
@@ -83,6 +84,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
             };
             let mut feature = feature.with_load_repairs(&load_repairs);
             feature.moved_to_p2p = moved.clone();
+            feature.dropped_cases = dropped.clone();
             if feature.extracted().is_empty() {
                 let reason = if load_repairs.is_empty() {
                     "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".to_string()
@@ -106,7 +108,11 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
                     ));
                     p2p_rounds += 1;
                     cand = cand.difference(&still_passing).cloned().collect();
-                    moved.extend(still_passing);
+                    // A case of a test function whose other cases stay F2P leaves the masked
+                    // state with that function: it can be neither F2P nor P2P.
+                    let (drop, keep) = cases_of_remaining(&session, &cand, still_passing);
+                    dropped.extend(drop);
+                    moved.extend(keep);
                 }
                 Ok(Outcome::Retry(_)) => {
                     rejected.push(Rejected {
@@ -160,6 +166,22 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
 }
 
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
+
+/// Split tests that leave a candidate's F2P set into those whose test function (the
+/// definition the test id maps to, e.g. a parametrized function) still holds F2P tests of
+/// `remaining` — removed from the masked state with them, so they cannot run as P2P tests
+/// (marshmallow's `test_date_field_deserialization[None]`) — and the others.
+fn cases_of_remaining(
+    session: &Session,
+    remaining: &BTreeSet<TestId>,
+    leaving: BTreeSet<TestId>,
+) -> (BTreeSet<TestId>, BTreeSet<TestId>) {
+    let defs = |t: &TestId| -> BTreeSet<String> {
+        carve_languages::test_definitions(&session.repo, &session.index, t).unwrap_or_default().into_iter().collect()
+    };
+    let kept_functions: BTreeSet<String> = remaining.iter().flat_map(defs).collect();
+    leaving.into_iter().partition(|t| !defs(t).is_disjoint(&kept_functions))
+}
 
 /// The tests that are no P2P tests of candidate `cand`: those that fail under the shim and,
 /// with `--p2p-files N`, the tests outside the N protected files (also returned alone).

@@ -26,6 +26,10 @@ pub struct Feature {
     /// Tests of the candidate that still passed on an earlier masked state: they left the
     /// F2P set and stay in the repository as P2P tests (repair, not rejection).
     pub moved_to_p2p: BTreeSet<TestId>,
+    /// Tests of the candidate that still passed on an earlier masked state but share their
+    /// test function with F2P tests (cases of one parametrized function): the function
+    /// leaves the masked state, so they are neither F2P nor P2P tests.
+    pub dropped_cases: BTreeSet<TestId>,
     /// Rounds in which the masked project did not build and definitions the compiler named
     /// were kept (see `extract`); empty when it built at once.
     pub build_repairs: Vec<BuildRepair>,
@@ -213,6 +217,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "f2p": feature.f2p,
         "p2p_count": feature.p2p.len(),
         "moved_to_p2p": feature.moved_to_p2p,
+        "dropped_cases": feature.dropped_cases,
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),
@@ -266,6 +271,7 @@ pub fn classify_feature(
         p2p,
         classification,
         moved_to_p2p: BTreeSet::new(),
+        dropped_cases: BTreeSet::new(),
         build_repairs: Vec::new(),
         load_repairs: Vec::new(),
     })
