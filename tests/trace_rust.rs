@@ -28,18 +28,26 @@ fn rust_tests_are_traced_per_test_under_nextest() {
     traced_per_test(true);
 }
 
-/// Probe a copy of `fixtures/rust/geometry`, run its suite under cargo test or nextest with
-/// the shim's environment, and check the trace, the line numbers and the untouched repository.
-fn traced_per_test(nextest: bool) {
-    let (tmp, repo) = fixture_copy("rust/geometry");
+/// A copy of `fixtures/<rel>` probed by the Rust shim in `<tmp>/tree`, with the folders a
+/// traced run needs and the shim's set-up.
+struct Probed {
+    tmp: tempfile::TempDir,
+    repo: std::path::PathBuf,
+    index: DefinitionIndex,
+    tree: std::path::PathBuf,
+    trace_dir: std::path::PathBuf,
+    scratch: std::path::PathBuf,
+    setup: carve_languages::trace::TraceSetup,
+}
+
+fn probed(rel: &str) -> Probed {
+    let (tmp, repo) = fixture_copy(rel);
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
     let tree = tmp.path().join("tree");
     copy_dir(&repo, &tree);
-    let shim_dir = tmp.path().join("shim");
-    let scratch = tmp.path().join("scratch");
+    let (shim_dir, trace_dir, scratch) = (tmp.path().join("shim"), tmp.path().join("trace"), tmp.path().join("s"));
     std::fs::create_dir_all(&scratch).unwrap();
     let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().expect("a Rust shim");
-    let trace_dir = tmp.path().join("trace");
     let req = TraceRequest {
         index: &index,
         repo: &repo,
@@ -49,8 +57,15 @@ fn traced_per_test(nextest: bool) {
         mode: TraceMode::FirstHits,
     };
     let setup = shim.prepare(&req).unwrap();
-    assert!(setup.notes.is_empty(), "{:?}", setup.notes);
     std::fs::create_dir_all(&trace_dir).unwrap();
+    Probed { tmp, repo, index, tree, trace_dir, scratch, setup }
+}
+
+/// Probe a copy of `fixtures/rust/geometry`, run its suite under cargo test or nextest with
+/// the shim's environment, and check the trace, the line numbers and the untouched repository.
+fn traced_per_test(nextest: bool) {
+    let Probed { tmp: _tmp, repo, index, tree, trace_dir, scratch, setup } = probed("rust/geometry");
+    assert!(setup.notes.is_empty(), "{:?}", setup.notes);
     let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest };
     let mut run = RunRequest::new(&tree, command, scratch.clone());
     run.env = vec![
@@ -130,26 +145,9 @@ fn check(
 /// runtime from the `_doctest_main_<file>_<line>` frame and the runner's `CARVE_DOCTESTS`
 /// list. Before, bluss/either's 33 doctests recorded nothing and every candidate that
 /// held one was rejected with "has no trace".
-#[test]
 #[needs("cargo")]
 fn doctests_record_under_their_own_ids() {
-    let (tmp, repo) = fixture_copy("rust/runner-cases");
-    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
-    let tree = tmp.path().join("tree");
-    copy_dir(&repo, &tree);
-    let (shim_dir, trace_dir, scratch) = (tmp.path().join("shim"), tmp.path().join("trace"), tmp.path().join("s"));
-    std::fs::create_dir_all(&trace_dir).unwrap();
-    std::fs::create_dir_all(&scratch).unwrap();
-    let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().unwrap();
-    let req = TraceRequest {
-        index: &index,
-        repo: &repo,
-        tree: &tree,
-        shim_dir: &shim_dir,
-        trace_dir: &trace_dir,
-        mode: TraceMode::FirstHits,
-    };
-    shim.prepare(&req).unwrap();
+    let Probed { tmp: _tmp, tree, trace_dir, scratch, .. } = probed("rust/runner-cases");
     let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: true, nextest: false };
     let mut run = RunRequest::new(&tree, command, scratch);
     let (add, sign) = ("runner_cases::doctest::src/lib.rs - add", "runner_cases::doctest::src/lib.rs - sign");
@@ -179,22 +177,7 @@ fn doctests_record_under_their_own_ids() {
 /// nothing (it passes; `carve tasks` leaves it out of a candidate's F2P tests).
 #[needs("cargo")]
 fn doctests_with_their_own_main_record_under_their_own_ids() {
-    let (tmp, repo) = fixture_copy("rust/doctest-main");
-    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
-    let tree = tmp.path().join("tree");
-    copy_dir(&repo, &tree);
-    let (shim_dir, trace_dir, scratch) = (tmp.path().join("shim"), tmp.path().join("trace"), tmp.path().join("s"));
-    std::fs::create_dir_all(&scratch).unwrap();
-    let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().unwrap();
-    let req = TraceRequest {
-        index: &index,
-        repo: &repo,
-        tree: &tree,
-        shim_dir: &shim_dir,
-        trace_dir: &trace_dir,
-        mode: TraceMode::FirstHits,
-    };
-    let setup = shim.prepare(&req).unwrap();
+    let Probed { tmp: _tmp, tree, trace_dir, scratch, setup, .. } = probed("rust/doctest-main");
     assert!(setup.env.iter().any(|(k, v)| k == "CARGO_ENCODED_RUSTDOCFLAGS" && v.contains("carve-doctest-link")));
     let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest: false };
     let mut run = RunRequest::new(&tree, command, scratch);
