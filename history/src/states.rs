@@ -462,18 +462,21 @@ impl States {
         let mut by_definition = Vec::new();
         for (path, commits) in &touched {
             let final_bytes = std::fs::read(dir.join(path)).ok();
-            let (k0, c0) = &commits[0];
+            let (_, c0) = &commits[0];
             let name = path.rsplit('/').next().unwrap_or(path);
             let created = git(&dir, &["cat-file", "-e", &format!("{}:{path}", parent(&dir, c0))], None).is_err();
             if created && BUILD_MANIFESTS.contains(&name) && final_bytes.is_some() {
-                shared.push(SharedContext {
-                    stage: *k0,
-                    commit: c0.clone(),
-                    path: path.clone(),
-                    reason: "the chain created this build manifest; without it no state would build, so it stays \
+                // Every chain commit's change to it stays, so none is re-applied onto it.
+                shared.extend(commits.iter().map(|(k, c)| {
+                    SharedContext {
+                        stage: *k,
+                        commit: c.clone(),
+                        path: path.clone(),
+                        reason: "the chain created this build manifest; without it no state would build, so it stays \
                              at its final content"
-                        .into(),
-                });
+                            .into(),
+                    }
+                }));
                 continue;
             }
             for (k, c) in commits.iter().rev() {
@@ -699,5 +702,41 @@ mod tests {
         let s1 = file.at(text, 1).unwrap();
         assert_eq!(s1, "def a():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 1\n");
         assert_eq!(file.at(text, 2).unwrap(), text);
+    }
+
+    /// A chain that starts at the repository's first commit: that commit has no parent (the
+    /// empty tree stands in), and the `go.mod` it created stays in S0 at its final content,
+    /// while its code comes off.
+    #[carve_testutil::needs("git")]
+    fn a_chain_from_the_root_commit_keeps_the_go_mod_it_created() {
+        let commit = |message: &str, files: &[(&str, &str)]| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+            delete: vec![],
+        };
+        let recipe = crate::recipe::Recipe {
+            commits: vec![
+                commit(
+                    "root",
+                    &[("go.mod", "module ex.com/p\n\ngo 1.21\n"), ("a.go", "package p\n\nfunc A() int { return 1 }\n")],
+                ),
+                commit("b", &[("b.go", "package p\n\nfunc B() int { return A() + 1 }\n")]),
+            ],
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = tmp.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[0].clone()], vec![ids[1].clone()]];
+        let states = States::build(&repo, &scratch, &ids[1], &stages, Language::Go, &BTreeSet::new()).unwrap();
+        assert_eq!(states.file_at(0, "go.mod").as_deref(), Some(&b"module ex.com/p\n\ngo 1.21\n"[..]));
+        assert_eq!(states.file_at(0, "a.go"), None);
+        assert!(states.file_at(1, "a.go").is_some() && states.file_at(1, "b.go").is_none());
+        assert!(
+            states.shared.iter().any(|s| s.path == "go.mod" && s.reason.contains("build manifest")),
+            "{:?}",
+            states.shared
+        );
     }
 }
