@@ -180,25 +180,6 @@ fn error_names(message: &str, path: &str) -> bool {
 /// Per-test statuses of the two runs of one tree.
 type Runs = [BTreeMap<TestId, TestStatus>; 2];
 
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(to).map_err(|e| format!("create {}: {e}", to.display()))?;
-    for entry in std::fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let ft = entry.file_type().map_err(|e| e.to_string())?;
-        if ft.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ft.is_file() {
-            std::fs::copy(&src, &dst).map_err(|e| format!("copy {}: {e}", src.display()))?;
-        } else if ft.is_symlink() {
-            // The linked dependencies (`node_modules`) of the workspace.
-            let target = std::fs::read_link(&src).map_err(|e| format!("read link {}: {e}", src.display()))?;
-            std::os::unix::fs::symlink(&target, &dst).map_err(|e| format!("link {}: {e}", dst.display()))?;
-        }
-    }
-    Ok(())
-}
-
 /// Write `files` (path → bytes, `None` deletes) into `root`.
 fn overlay(root: &Path, files: &BTreeMap<String, Option<Vec<u8>>>) -> Result<(), String> {
     for (path, bytes) in files {
@@ -700,7 +681,8 @@ pub fn validate(
     std::fs::create_dir_all(&runs).map_err(HistoryError::io("create", &runs))?;
     let gate = |label: &str, overlay_dir: &Path, ids: &[TestId]| -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = scratch.path().join(label);
-        copy_tree(&ws, &dir)?;
+        // The workspace's linked `node_modules` stays a link (the shadow copy keeps links).
+        carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;
         overlay(&dir, &read_tests(overlay_dir)?)?;
         let mut req = RunRequest::new(&dir, test.clone(), &runs);
         req.tests = Some(ids.to_vec());
