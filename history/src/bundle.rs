@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::HistoryError;
+use crate::calls::{self, CallCheck, StageTracer};
 use crate::mine::{Chain, Evidence};
 use crate::spec;
 use crate::states::{DefinitionLevelFile, Role, SharedContext, States, git, role};
@@ -49,6 +50,10 @@ pub struct StageEntry {
     pub f2p: Vec<TestId>,
     pub p2p: Vec<TestId>,
     pub evidence: Vec<Evidence>,
+    /// The verified call dependency (stages after the first, when built with a tracer): which
+    /// definitions of earlier stages this stage's F2P tests execute at S_(k+1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_dependency: Option<CallCheck>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -363,6 +368,18 @@ pub struct BuildOutcome {
 
 /// Build the bundle of `chain` (mined from `repo`) under `out/<chain_id>/`.
 pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Result<BuildOutcome, HistoryError> {
+    build_traced(repo, chain, cfg, out, None)
+}
+
+/// [`build`], and with a `tracer` each later stage's F2P tests are traced at S_(k+1) to record
+/// which definitions of earlier stages they execute ([`calls`]).
+pub fn build_traced(
+    repo: &Path,
+    chain: &Chain,
+    cfg: &BuildConfig,
+    out: &Path,
+    tracer: Option<&dyn StageTracer>,
+) -> Result<BuildOutcome, HistoryError> {
     let id = chain.chain_id.clone();
     let err = |message: String| HistoryError::Build { chain: id.clone(), message };
     let scratch =
@@ -547,6 +564,14 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
             "identifier_scan": {"unnamed": stage_spec.unnamed, "flagged": !stage_spec.unnamed.is_empty()},
             "passed": true,
         });
+        let call_dependency = match tracer {
+            Some(t) if k > 0 => Some(calls::check(t, &chain.stages, k, &idx_after, &after, &sel.f2p)),
+            _ => None,
+        };
+        let mut validation = validation;
+        if let Some(c) = &call_dependency {
+            validation["call_dependency"] = serde_json::to_value(c).expect("a call check serializes");
+        }
         write(&dir.join(&sd).join("validation.json"), &json_bytes(&validation))?;
         let _ = std::fs::remove_dir_all(&after);
         let _ = std::fs::remove_dir_all(&before);
@@ -561,6 +586,7 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
             f2p: sel.f2p.clone(),
             p2p: sel.p2p.clone(),
             evidence: st.evidence.clone(),
+            call_dependency,
         });
     }
     for (p, b) in &chain_ov {

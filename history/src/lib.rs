@@ -21,6 +21,7 @@
 
 pub mod analysis;
 pub mod bundle;
+pub mod calls;
 pub mod git;
 pub mod mine;
 pub mod recipe;

@@ -297,7 +297,8 @@ fn build(
         repo_name: opts.repo_name.clone(),
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let outcome = carve_history::bundle::build(repo, chain, &bcfg, out)?;
+    let tracer = StateTracer::new(&bcfg.carve_toml)?;
+    let outcome = carve_history::bundle::build_traced(repo, chain, &bcfg, out, Some(&tracer))?;
     emit(format, &outcome.chain, || {
         let mut s = format!("{}\n", outcome.dir.display());
         for (st, sel) in outcome.chain.stages.iter().zip(&outcome.selections) {
@@ -316,12 +317,73 @@ fn build(
                     _ => String::new(),
                 }
             );
+            match &st.call_dependency {
+                Some(c) if c.traced => {
+                    let _ = writeln!(
+                        s,
+                        "    calls earlier stages' code: {}",
+                        if c.earlier.is_empty() {
+                            "none (not verified)".to_string()
+                        } else {
+                            c.earlier
+                                .iter()
+                                .map(|d| format!("{} (stage {})", d.definition, d.stage))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    );
+                }
+                Some(c) => {
+                    let _ = writeln!(s, "    call dependency not traced: {}", c.reason.as_deref().unwrap_or(""));
+                }
+                None => {}
+            }
         }
         let _ =
             writeln!(s, "  chain gate: F2P {} P2P {}", outcome.chain.chain.f2p.len(), outcome.chain.chain.p2p.len());
         s
     })?;
     Ok(Status::Success)
+}
+
+/// Traces a stage's F2P tests in a state's tree for the verified call dependency: a session
+/// opened on the tree with the chain's configuration, everything it writes in a scratch folder.
+struct StateTracer {
+    scratch: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl StateTracer {
+    fn new(carve_toml: &str) -> Result<StateTracer> {
+        let scratch = tempfile::tempdir().context("creating a scratch folder for the stage traces")?;
+        let config = scratch.path().join("carve.toml");
+        std::fs::write(&config, carve_toml).with_context(|| format!("writing {}", config.display()))?;
+        Ok(StateTracer { scratch, config })
+    }
+}
+
+impl carve_history::calls::StageTracer for StateTracer {
+    fn executed(
+        &self,
+        tree: &Path,
+        tests: &[carve_languages::runner::TestId],
+    ) -> std::result::Result<std::collections::BTreeSet<carve_languages::NodeId>, String> {
+        let out = tempfile::tempdir_in(self.scratch.path()).map_err(|e| e.to_string())?;
+        let session = crate::pipeline::Session::open(crate::pipeline::SessionOptions {
+            repo: tree,
+            out: Some(out.path()),
+            config: Some(&self.config),
+            python: None,
+            timeout: None,
+            test_timeout: None,
+            repo_name: None,
+        })
+        .map_err(|e| format!("{e:#}"))?;
+        std::fs::create_dir_all(session.cache_dir()).map_err(|e| e.to_string())?;
+        let run = crate::pipeline::trace::trace(&session, tests, crate::pipeline::trace::TraceMode::FirstHits, true)
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(tests.iter().filter_map(|t| run.trace.tests.get(t)).flat_map(|t| t.hits.iter().cloned()).collect())
+    }
 }
 
 fn validate(bundle: &Path, repo: &Path, python: Option<&Path>, format: Format) -> Result<Status> {

@@ -1,0 +1,184 @@
+//! The verified call dependency of a chain (issue 10, beyond the paper): for each later stage,
+//! which definitions that earlier stages added or changed its F2P tests actually execute at
+//! S_(k+1), from a trace of those tests under the language's shim. A chain's "each later stage
+//! builds on code an earlier stage added" is then measured, not only asserted by the mining
+//! evidence.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use carve_languages::runner::TestId;
+use carve_languages::{DefinitionIndex, NodeId};
+use serde::{Deserialize, Serialize};
+
+use crate::mine::StageSummary;
+
+/// Traces tests in a state's tree (the root crate's shims stand behind it): the union of the
+/// definitions `tests` execute there, by node id.
+pub trait StageTracer {
+    fn executed(&self, tree: &Path, tests: &[TestId]) -> Result<BTreeSet<NodeId>, String>;
+}
+
+/// One definition of an earlier stage that a stage's F2P tests execute.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CallDependency {
+    /// The earlier stage that added or changed it.
+    pub stage: usize,
+    pub definition: NodeId,
+}
+
+/// What tracing stage `k`'s F2P tests at S_(k+1) showed (`validation.json` `call_dependency`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallCheck {
+    /// Whether the tests ran under the shim; when not, `reason` says why (no shim for the
+    /// language, or the traced run failed) and nothing is claimed either way.
+    pub traced: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The earlier stages' definitions the tests executed.
+    pub earlier: Vec<CallDependency>,
+    /// Traced, and `earlier` is not empty: the stage is shown to call code of an earlier stage.
+    pub verified: bool,
+}
+
+/// The non-test definitions of S_(k+1) (`after`) that stages before `k` added or changed, each
+/// with the last such stage.
+pub fn earlier_definitions(stages: &[StageSummary], k: usize, after: &DefinitionIndex) -> Vec<CallDependency> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (j, s) in stages[..k].iter().enumerate().rev() {
+        for id in s.definitions_added.iter().chain(&s.definitions_modified) {
+            if after.definitions.get(id).is_some_and(|d| !d.is_test) && seen.insert(id.clone()) {
+                out.push(CallDependency { stage: j, definition: id.clone() });
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Stage `k`'s check: trace its F2P tests in `tree` (S_(k+1) with the stage's tests) and keep
+/// the earlier stages' definitions they execute.
+pub fn check(
+    tracer: &dyn StageTracer,
+    stages: &[StageSummary],
+    k: usize,
+    after: &DefinitionIndex,
+    tree: &Path,
+    f2p: &[TestId],
+) -> CallCheck {
+    let candidates = earlier_definitions(stages, k, after);
+    match tracer.executed(tree, f2p) {
+        Ok(hits) => {
+            let earlier: Vec<CallDependency> =
+                candidates.into_iter().filter(|c| hits.contains(&c.definition)).collect();
+            let verified = !earlier.is_empty();
+            CallCheck { traced: true, reason: None, earlier, verified }
+        }
+        Err(reason) => CallCheck { traced: false, reason: Some(reason), earlier: vec![], verified: false },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(index: usize, added: &[&str], modified: &[&str]) -> StageSummary {
+        StageSummary {
+            index,
+            commits: vec![format!("{index:040}")],
+            title: format!("stage {index}"),
+            definitions_added: added.iter().map(|s| s.to_string()).collect(),
+            definitions_modified: modified.iter().map(|s| s.to_string()).collect(),
+            tests_added: vec![],
+            tests_modified: vec![],
+            files: vec![],
+            lines: 0,
+            evidence: vec![],
+        }
+    }
+
+    fn index_of(files: &[(&str, &str)]) -> DefinitionIndex {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        DefinitionIndex::build(dir.path(), &Default::default()).unwrap()
+    }
+
+    struct Hits(BTreeSet<NodeId>, std::cell::RefCell<Vec<Vec<TestId>>>);
+    impl StageTracer for Hits {
+        fn executed(&self, _tree: &Path, tests: &[TestId]) -> Result<BTreeSet<NodeId>, String> {
+            self.1.borrow_mut().push(tests.to_vec());
+            Ok(self.0.clone())
+        }
+    }
+
+    struct Fails;
+    impl StageTracer for Fails {
+        fn executed(&self, _tree: &Path, _tests: &[TestId]) -> Result<BTreeSet<NodeId>, String> {
+            Err("no shim".into())
+        }
+    }
+
+    #[test]
+    fn a_stage_verifies_only_what_earlier_stages_added_or_changed_and_its_tests_executed() {
+        let after = index_of(&[
+            (
+                "pkg/core.py",
+                "def base():\n    return 1\n\ndef extended():\n    return base() + 1\n\ndef newest():\n    return extended()\n",
+            ),
+            (
+                "tests/test_core.py",
+                "from pkg.core import newest\n\ndef helper():\n    return 2\n\ndef test_newest():\n    assert newest() == 2\n",
+            ),
+        ]);
+        let stages = vec![
+            // Stage 0 added `base` and a test helper (test code never counts).
+            stage(0, &["pkg/core.py::base", "tests/test_core.py::helper"], &[]),
+            // Stage 1 added `extended` and changed `base`: `base` counts once, for stage 1.
+            stage(1, &["pkg/core.py::extended"], &["pkg/core.py::base"]),
+            stage(2, &["pkg/core.py::newest"], &[]),
+        ];
+        let cands = earlier_definitions(&stages, 2, &after);
+        assert_eq!(
+            cands,
+            vec![
+                CallDependency { stage: 1, definition: "pkg/core.py::base".into() },
+                CallDependency { stage: 1, definition: "pkg/core.py::extended".into() },
+            ]
+        );
+        // The trace saw `newest` (stage 2's own) and `extended`, not `base`.
+        let tracer = Hits(
+            ["pkg/core.py::newest", "pkg/core.py::extended", "tests/test_core.py::test_newest"]
+                .map(String::from)
+                .into(),
+            Default::default(),
+        );
+        let f2p = vec!["tests/test_core.py::test_newest".to_string()];
+        let got = check(&tracer, &stages, 2, &after, Path::new("/nonexistent"), &f2p);
+        assert_eq!(
+            got,
+            CallCheck {
+                traced: true,
+                reason: None,
+                earlier: vec![CallDependency { stage: 1, definition: "pkg/core.py::extended".into() }],
+                verified: true
+            }
+        );
+        assert_eq!(tracer.1.borrow().as_slice(), &[f2p.clone()], "the stage's F2P tests are what is traced");
+        // Stage 1's tests executing nothing of stage 0: traced, not verified.
+        let none = Hits(BTreeSet::new(), Default::default());
+        assert_eq!(
+            check(&none, &stages, 1, &after, Path::new("/nonexistent"), &f2p),
+            CallCheck { traced: true, reason: None, earlier: vec![], verified: false }
+        );
+        let failed = check(&Fails, &stages, 1, &after, Path::new("/nonexistent"), &f2p);
+        assert_eq!(
+            failed,
+            CallCheck { traced: false, reason: Some("no shim".into()), earlier: vec![], verified: false }
+        );
+    }
+}
