@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{mask_file, plan};
+use super::plan;
 use crate::Language;
 use crate::edit::apply;
 use crate::index::{DefinitionIndex, NodeId};
@@ -47,7 +47,7 @@ fn mask_tree(index: &DefinitionIndex, root: &Path, remove: &BTreeSet<NodeId>) ->
     let mut out = BTreeMap::new();
     for (path, file) in &index.files {
         let source = std::fs::read_to_string(root.join(path)).unwrap();
-        let edits = mask_file(&source, file, index, &delete, &stub).unwrap();
+        let edits = crate::mask_file(Language::Rust, &source, file, index, &delete, &stub).unwrap();
         if !edits.is_empty() {
             out.insert(path.clone(), apply(&source, &edits).unwrap());
         }
@@ -241,7 +241,7 @@ fn mask_sources(files: &[(&str, &str)], delete: &[&str]) -> BTreeMap<String, Str
     let mut out = BTreeMap::new();
     for (path, text) in files {
         let file = &index.files[*path];
-        let edits = mask_file(text, file, &index, &delete, &BTreeSet::new()).unwrap();
+        let edits = crate::mask_file(Language::Rust, text, file, &index, &delete, &BTreeSet::new()).unwrap();
         let masked = apply(text, &edits).unwrap();
         assert!(parse_errors(Language::Rust, &masked).is_empty(), "{path}:\n{masked}");
         out.insert(path.to_string(), masked);
