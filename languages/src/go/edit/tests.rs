@@ -17,14 +17,7 @@ fn set(ids: &[&str]) -> BTreeSet<NodeId> {
 
 /// Whether `id` is in `set` or nested in a definition that is (a method of a removed type).
 fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>) -> bool {
-    let mut cur = Some(id.to_string());
-    while let Some(c) = cur {
-        if set.contains(&c) {
-            return true;
-        }
-        cur = index.get(&c).and_then(|d| d.parent.clone());
-    }
-    false
+    index.lineage(id).any(|c| set.contains(c))
 }
 
 /// The delete/stub split the extractor makes (`extractor::plan::split_removals`): stub what

@@ -20,16 +20,7 @@ fn set(ids: &[&str]) -> BTreeSet<NodeId> {
 /// Delete-or-stub as the extractor decides it (`extractor::plan::split_removals`):
 /// stubbed when code outside the removed set references it.
 fn split(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
-    let within = |id: &str| {
-        let mut cur = Some(id.to_string());
-        while let Some(c) = cur {
-            if remove.contains(&c) {
-                return true;
-            }
-            cur = index.get(&c).and_then(|d| d.parent.clone());
-        }
-        false
-    };
+    let within = |id: &str| index.lineage(id).any(|c| remove.contains(c));
     let mut referenced = BTreeSet::new();
     for d in index.definitions.values().filter(|d| !within(&d.id)) {
         referenced.extend(d.references.iter().cloned());
