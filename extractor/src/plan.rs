@@ -19,14 +19,7 @@ pub struct Removals {
 
 /// Whether `id` is `ancestor` or nested inside it (a method of a removed class …).
 fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>) -> bool {
-    let mut cur = Some(id.to_string());
-    while let Some(c) = cur {
-        if set.contains(&c) {
-            return true;
-        }
-        cur = index.get(&c).and_then(|d| d.parent.clone());
-    }
-    false
+    index.lineage(id).any(|c| set.contains(c))
 }
 
 /// Tests that go with the removal (`--remove-tests`): their references keep nothing alive.
@@ -98,17 +91,8 @@ fn keep_what_stubs_need(index: &DefinitionIndex, remove: &BTreeSet<NodeId>, out:
         }
     }
     // The removed definition (itself or an ancestor) that decides a target's fate.
-    let removed_root = |id: &str| -> Option<NodeId> {
-        let mut cur = Some(id.to_string());
-        let mut found = None;
-        while let Some(c) = cur {
-            if remove.contains(&c) {
-                found = Some(c.clone());
-            }
-            cur = index.get(&c).and_then(|d| d.parent.clone());
-        }
-        found
-    };
+    let removed_root =
+        |id: &str| -> Option<NodeId> { index.lineage(id).filter(|c| remove.contains(*c)).last().map(str::to_string) };
     let mut queue: Vec<NodeId> = out.stub.iter().cloned().collect();
     while let Some(s) = queue.pop() {
         let mut subtree = vec![s.clone()];

@@ -337,6 +337,11 @@ impl DefinitionIndex {
         self.definitions.get(id)
     }
 
+    /// `id` and the definitions it is nested in, innermost first (a method, its class …).
+    pub fn lineage<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        std::iter::successors(Some(id), |c| self.get(c).and_then(|d| d.parent.as_deref()))
+    }
+
     /// Children of a definition (methods of a class, nested functions), in source order.
     pub fn children<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Definition> + 'a {
         let path = id.split("::").next().unwrap_or("");

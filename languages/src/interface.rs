@@ -36,6 +36,20 @@ pub trait Masking: Sync {
     fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError>;
 }
 
+/// The usual [`Masking`]: the language's `plan`, made once for the tree, and the function
+/// that masks one file with it.
+pub struct PlannedMask<'a, P> {
+    pub index: &'a DefinitionIndex,
+    pub plan: P,
+    pub mask: fn(&str, &FileIndex, &DefinitionIndex, &P) -> Result<Vec<Edit>, MaskError>,
+}
+
+impl<P: Sync> Masking for PlannedMask<'_, P> {
+    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
+        (self.mask)(source, file, self.index, &self.plan)
+    }
+}
+
 /// Level 2 (from scratch) packaging: the solution package the rewritten tests import from.
 pub trait Level2Packaging: Sync {
     /// The package's file carve writes, relative to the tree (`agent_code/__init__.py`).
@@ -61,7 +75,7 @@ pub trait Level2Packaging: Sync {
 }
 
 /// A language's facts as data: what a [`LanguageSupport`] implementation is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct LanguageFacts {
     pub language: Language,
     /// The languages one implementation indexes together, itself among them, the first one
@@ -72,6 +86,12 @@ pub struct LanguageFacts {
     pub extensions: &'static [&'static str],
     /// The build check's name, for messages (`none` when there is none).
     pub build_check: &'static str,
+    /// The tree-sitter grammar of the main dialect.
+    pub grammar: fn() -> tree_sitter::Language,
+    /// How the language writes the code blocks, imports and doc comments of a contract.
+    pub syntax: &'static ContractSyntax,
+    /// See [`LanguageSupport::stubs_referenced`].
+    pub stubs_referenced: bool,
 }
 
 /// Everything carve knows about one language.
@@ -92,7 +112,9 @@ pub trait LanguageSupport: Sync {
         self.facts().extensions
     }
     /// The grammar of the main dialect.
-    fn grammar(&self) -> tree_sitter::Language;
+    fn grammar(&self) -> tree_sitter::Language {
+        (self.facts().grammar)()
+    }
     /// The grammar for one file (TypeScript: `.tsx` files use the TSX grammar).
     fn grammar_for_path(&self, _path: &Path) -> tree_sitter::Language {
         self.grammar()
@@ -113,7 +135,9 @@ pub trait LanguageSupport: Sync {
     /// Whether a removed definition that remaining code still names keeps its signature
     /// with a stub body (the language must keep building) rather than being deleted
     /// (Python: an unresolved name fails only when it runs).
-    fn stubs_referenced(&self) -> bool;
+    fn stubs_referenced(&self) -> bool {
+        self.facts().stubs_referenced
+    }
     /// Plan a masking once for the whole tree.
     fn plan_mask<'a>(
         &self,
@@ -130,14 +154,18 @@ pub trait LanguageSupport: Sync {
     fn check_masked(&self, _tree: &Path, _files: &[&String], _interpreter: Option<&Path>) -> MaskedCheck {
         MaskedCheck::Passed
     }
-    /// Level 2 packaging, when the language has from-scratch tasks.
-    fn level2(&self) -> Option<&'static dyn Level2Packaging>;
+    /// Level 2 packaging, when the language has from-scratch tasks. Default: none.
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        None
+    }
 
     // --- Build check -------------------------------------------------------------------
 
     /// Build-check `root` (`tsc --noEmit`, `go build ./... && go vet ./...`, `cargo check
-    /// --all-targets`); `Ok` for languages without one.
-    fn build_check(&self, root: &Path) -> Result<(), BuildCheckError>;
+    /// --all-targets`). Default: `Ok`, for languages without one.
+    fn build_check(&self, _root: &Path) -> Result<(), BuildCheckError> {
+        Ok(())
+    }
     /// The check's name, for messages.
     fn build_check_name(&self) -> &'static str {
         self.facts().build_check
@@ -184,7 +212,9 @@ pub trait LanguageSupport: Sync {
     // --- Contracts ---------------------------------------------------------------------
 
     /// How the language writes the code blocks, imports and doc comments of a contract.
-    fn contract_syntax(&self) -> &'static ContractSyntax;
+    fn contract_syntax(&self) -> &'static ContractSyntax {
+        self.facts().syntax
+    }
     /// Literal examples and constants of the test code in `ranges` (byte offsets of
     /// `source`), for problem statements. Default: none (only Python extracts them yet).
     fn test_facts(&self, _source: &str, _ranges: &[(usize, usize)]) -> crate::syntax::TestFacts {

@@ -88,6 +88,28 @@ pub fn read_source(root: &Path, rel: &str, buf: &mut Vec<u8>) -> Result<(), Inde
     read(buf).map_err(|source| IndexError::Read { path: rel.to_string(), source })
 }
 
+/// Reads and parses the repository files `paths` under `root` in parallel, with one
+/// parser (`new_parser`) and one read buffer (see [`read_source`]) per worker; the results
+/// in `paths` order.
+pub(crate) fn parse_files<P, T: Send>(
+    root: &Path,
+    paths: &[String],
+    new_parser: fn() -> P,
+    parse: fn(&mut P, &str, &[u8]) -> Result<T, IndexError>,
+) -> Vec<Result<T, IndexError>> {
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .map_init(
+            || (new_parser(), Vec::new()),
+            |(parser, buf), path| {
+                read_source(root, path, buf)?;
+                parse(parser, path, buf)
+            },
+        )
+        .collect()
+}
+
 /// Whether a directory is a virtualenv, a tagged cache directory, or another tree never
 /// walked into. `build` and
 /// `dist` are skipped unless they are Python packages themselves (`src/build/__init__.py`

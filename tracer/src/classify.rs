@@ -605,14 +605,7 @@ fn removed_test_definitions<'a>(
 
 /// Whether `id` or one of its ancestors is in `set`.
 fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<&str>) -> bool {
-    let mut cur = Some(id);
-    while let Some(c) = cur {
-        if set.contains(c) {
-            return true;
-        }
-        cur = index.get(c).and_then(|d| d.parent.as_deref());
-    }
-    false
+    index.lineage(id).any(|c| set.contains(c))
 }
 
 /// Function-like definitions hit at import time by module loading that stays: the

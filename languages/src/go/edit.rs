@@ -247,18 +247,6 @@ fn unused_import_edits(text: &str, root: Node, before: &BTreeSet<String>, after:
     edits
 }
 
-/// Edits that mask one Go file; see the module docs. `delete` and `stub` are the whole
-/// removal (all files); [`plan`] is applied to them first.
-pub fn mask_file(
-    source: &str,
-    file: &FileIndex,
-    index: &DefinitionIndex,
-    delete: &BTreeSet<NodeId>,
-    stub: &BTreeSet<NodeId>,
-) -> Result<Vec<Edit>, MaskError> {
-    mask_file_with(source, file, index, &plan_masking(index, delete, stub))
-}
-
 /// The plan of a masking, computed once for the whole tree: `None` when nothing of Go is
 /// removed (no plan to compute, no Go file changes).
 pub fn plan_masking(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>) -> Option<Plan> {
@@ -266,7 +254,8 @@ pub fn plan_masking(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &B
     go_removed.then(|| plan(index, delete, stub))
 }
 
-/// [`mask_file`] with the plan already made (see [`plan_masking`]).
+/// Edits that mask one Go file (see the module docs) with the plan of the whole removal
+/// already made (see [`plan_masking`]).
 pub fn mask_file_with(
     source: &str,
     file: &FileIndex,

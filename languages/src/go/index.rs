@@ -115,17 +115,8 @@ fn find_modules(root: &Path, paths: &[String]) -> Vec<GoModule> {
 /// the `go.mod` files above them for import paths.
 pub fn index_files(root: &Path, paths: &[String]) -> GoIndex {
     let modules = find_modules(root, paths);
-    let parsed = paths
-        .par_iter()
-        .map_init(
-            || (parse::new_parser(), Vec::new()),
-            |(parser, buf), path| {
-                let r = crate::walk::read_source(root, path, buf).and_then(|()| parse::parse_file(parser, path, buf));
-                (path.clone(), r)
-            },
-        )
-        .collect();
-    finish(parsed, &modules)
+    let parsed = crate::walk::parse_files(root, paths, parse::new_parser, parse::parse_file);
+    finish(paths.iter().cloned().zip(parsed).collect(), &modules)
 }
 
 /// The test function a `go test` id (`importpath/TestX/sub`, as the Go runner reports it)

@@ -16,9 +16,8 @@ use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
-use crate::edit::{Edit, MaskError};
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError};
+use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Masking, NamedInError, PlannedMask};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -40,32 +39,20 @@ static SYNTAX: ContractSyntax = ContractSyntax {
     typed_signature_text: true,
 };
 
-/// The Go plan of a masking, made once for the tree.
-struct GoMask<'a> {
-    index: &'a DefinitionIndex,
-    plan: Option<edit::Plan>,
-}
-
-impl Masking for GoMask<'_> {
-    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
-        edit::mask_file_with(source, file, self.index, &self.plan)
-    }
-}
-
 static FACTS: LanguageFacts = LanguageFacts {
     language: Language::Go,
     family: &[Language::Go],
     name: "go",
     extensions: &["go"],
     build_check: "go build ./... && go vet ./...",
+    grammar: || tree_sitter_go::LANGUAGE.into(),
+    syntax: &SYNTAX,
+    stubs_referenced: true,
 };
 
 impl LanguageSupport for Go {
     fn facts(&self) -> &'static LanguageFacts {
         &FACTS
-    }
-    fn grammar(&self) -> tree_sitter::Language {
-        tree_sitter_go::LANGUAGE.into()
     }
     fn is_test_path(&self, rel: &str) -> bool {
         is_test_path(rel)
@@ -77,19 +64,13 @@ impl LanguageSupport for Go {
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
         index_sources(sources)
     }
-    fn stubs_referenced(&self) -> bool {
-        true
-    }
     fn plan_mask<'a>(
         &self,
         index: &'a DefinitionIndex,
         delete: &'a BTreeSet<NodeId>,
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
-        Box::new(GoMask { index, plan: edit::plan_masking(index, delete, stub) })
-    }
-    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
-        None
+        Box::new(PlannedMask { index, plan: edit::plan_masking(index, delete, stub), mask: edit::mask_file_with })
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
@@ -135,9 +116,6 @@ impl LanguageSupport for Go {
     /// `path::TestX/sub` names `TestX`.
     fn test_base<'t>(&self, rest: &'t str) -> &'t str {
         rest.split('/').next().unwrap_or(rest)
-    }
-    fn contract_syntax(&self) -> &'static ContractSyntax {
-        &SYNTAX
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(trace::shim())

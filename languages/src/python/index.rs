@@ -73,16 +73,7 @@ pub fn index_sources(sources: &[(String, Vec<u8>)]) -> PythonIndex {
 /// read, parsed and reduced to plain data by one worker; unreadable or unparsable files
 /// are skipped and reported.
 pub fn index_files(root: &Path, paths: &[String]) -> PythonIndex {
-    let parsed: Vec<Result<parse::ParsedFile, IndexError>> = paths
-        .par_iter()
-        .map_init(
-            || (parse::new_parser(), Vec::new()),
-            |(parser, buf), path| {
-                crate::walk::read_source(root, path, buf)?;
-                parse::parse_file(parser, path, buf)
-            },
-        )
-        .collect();
+    let parsed = crate::walk::parse_files(root, paths, parse::new_parser, parse::parse_file);
     finish(paths.to_vec(), parsed)
 }
 

@@ -16,10 +16,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::Language;
-use crate::build::BuildCheckError;
-use crate::edit::{Edit, MaskError, MaskedCheck};
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
+use crate::edit::MaskedCheck;
+use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::TestFacts;
 use crate::syntax::{
@@ -42,32 +41,20 @@ static SYNTAX: ContractSyntax = ContractSyntax {
     typed_signature_text: false,
 };
 
-/// Deletes its removals: with `stub` folded into `delete`, the plan is just the sets.
-struct PythonMask<'a> {
-    index: &'a DefinitionIndex,
-    remove: BTreeSet<NodeId>,
-}
-
-impl Masking for PythonMask<'_> {
-    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
-        edit::mask_file(source, file, self.index, &self.remove)
-    }
-}
-
 static FACTS: LanguageFacts = LanguageFacts {
     language: Language::Python,
     family: &[Language::Python],
     name: "python",
     extensions: &["py"],
     build_check: "python -m py_compile",
+    grammar: || tree_sitter_python::LANGUAGE.into(),
+    syntax: &SYNTAX,
+    stubs_referenced: false,
 };
 
 impl LanguageSupport for Python {
     fn facts(&self) -> &'static LanguageFacts {
         &FACTS
-    }
-    fn grammar(&self) -> tree_sitter::Language {
-        tree_sitter_python::LANGUAGE.into()
     }
     fn is_test_path(&self, rel: &str) -> bool {
         is_test_path(rel)
@@ -78,25 +65,21 @@ impl LanguageSupport for Python {
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
         index::index_sources(&sources_of(FACTS.family, sources))
     }
-    fn stubs_referenced(&self) -> bool {
-        false
-    }
     fn plan_mask<'a>(
         &self,
         index: &'a DefinitionIndex,
         delete: &'a BTreeSet<NodeId>,
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
-        Box::new(PythonMask { index, remove: delete.union(stub).cloned().collect() })
+        // Deletes its removals: with `stub` folded into `delete`, the plan is just the sets.
+        let remove: BTreeSet<NodeId> = delete.union(stub).cloned().collect();
+        Box::new(PlannedMask { index, plan: remove, mask: edit::mask_file })
     }
     fn check_masked(&self, tree: &Path, files: &[&String], interpreter: Option<&Path>) -> MaskedCheck {
         build::compile_check(tree, files, interpreter)
     }
     fn level2(&self) -> Option<&'static dyn Level2Packaging> {
         Some(&edit::PythonLevel2)
-    }
-    fn build_check(&self, _root: &Path) -> Result<(), BuildCheckError> {
-        Ok(())
     }
     fn load_error_names(&self, message: &str) -> Vec<crate::interface::NamedInError> {
         load_error::load_error_names(message)
@@ -121,9 +104,6 @@ impl LanguageSupport for Python {
         _test: &str,
     ) -> Option<Result<Vec<NodeId>, String>> {
         None
-    }
-    fn contract_syntax(&self) -> &'static ContractSyntax {
-        &SYNTAX
     }
     fn test_facts(&self, source: &str, ranges: &[(usize, usize)]) -> TestFacts {
         examples::test_facts(source, ranges)

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::runner::attempts::{self, Attempt};
-use crate::runner::process::{self, Ended, Limits, Progress, Stop};
+use crate::runner::process::{self, Appended, Ended, Limits, Progress, Stop};
 use crate::runner::steps::WorkDir;
 use crate::runner::{Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus};
 use args::selection_paths;
@@ -299,9 +299,7 @@ enum Event {
 
 /// Follows the report file as pytest appends to it.
 struct ReportReader {
-    path: PathBuf,
-    offset: u64,
-    pending: Vec<u8>,
+    report: Appended,
     line: usize,
     header: bool,
     collected: Option<Vec<TestId>>,
@@ -316,9 +314,7 @@ struct ReportReader {
 impl ReportReader {
     fn new(path: PathBuf) -> ReportReader {
         ReportReader {
-            path,
-            offset: 0,
-            pending: Vec::new(),
+            report: Appended::new(path),
             line: 0,
             header: false,
             collected: None,
@@ -330,22 +326,10 @@ impl ReportReader {
         }
     }
 
-    fn read_new(&mut self) -> std::io::Result<()> {
-        process::read_appended(&self.path, &mut self.offset, &mut self.pending)
-    }
-
     fn handle(&mut self, line: &[u8]) {
         self.line += 1;
-        let event: Event = match serde_json::from_slice(line) {
-            Ok(e) => e,
-            Err(e) => {
-                if self.problem.is_none() {
-                    let text = String::from_utf8_lossy(line);
-                    self.problem =
-                        Some(format!("{} line {}: {e}: {}", self.path.display(), self.line, text.trim_end()));
-                }
-                return;
-            }
+        let Some(event) = process::json_line::<Event>(&self.report.path, self.line, line, &mut self.problem) else {
+            return;
         };
         match event {
             Event::Header { version } => {
@@ -353,7 +337,7 @@ impl ReportReader {
                 if version != REPORT_VERSION && self.problem.is_none() {
                     self.problem = Some(format!(
                         "{}: report version {version}, expected {REPORT_VERSION} (a stale carve_report plugin on PYTHONPATH?)",
-                        self.path.display()
+                        self.report.path.display()
                     ));
                 }
             }
@@ -377,18 +361,9 @@ impl ReportReader {
 
 impl Progress for ReportReader {
     fn poll(&mut self) -> bool {
-        if let Err(e) = self.read_new() {
-            if self.problem.is_none() {
-                self.problem = Some(format!("could not read {}: {e}", self.path.display()));
-            }
-            return false;
-        }
-        let mut any = false;
-        while let Some(line) = process::take_nonblank_line(&mut self.pending) {
-            self.handle(&line);
-            any = true;
-        }
-        any
+        let lines = self.report.read_lines(&mut self.problem);
+        lines.iter().for_each(|line| self.handle(line));
+        !lines.is_empty()
     }
 }
 

@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,9 +27,73 @@ pub(crate) trait Progress {
     fn poll(&mut self) -> bool;
 }
 
+/// A file a runner appends to while it runs (a report, a captured stdout), read as it grows.
+#[derive(Debug, Default)]
+pub(crate) struct Appended {
+    pub path: PathBuf,
+    offset: u64,
+    /// What was read and not taken yet (after the last complete line).
+    pub pending: Vec<u8>,
+    /// A file not created yet has nothing appended, rather than failing to be read.
+    missing_ok: bool,
+}
+
+impl Appended {
+    pub fn new(path: PathBuf) -> Appended {
+        Appended { path, ..Appended::default() }
+    }
+
+    /// Like [`Appended::new`], for a file the runner may not have created yet.
+    pub fn maybe_missing(path: PathBuf) -> Appended {
+        Appended { path, missing_ok: true, ..Appended::default() }
+    }
+
+    /// Follows `path` from its start, forgetting the file before.
+    pub fn restart(&mut self, path: &Path) {
+        self.path = path.to_path_buf();
+        self.offset = 0;
+        self.pending.clear();
+    }
+
+    /// Appends to `pending` what was written after what was read before.
+    pub fn read(&mut self) -> std::io::Result<()> {
+        match read_appended(&self.path, &mut self.offset, &mut self.pending) {
+            Err(e) if self.missing_ok && e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            read => read,
+        }
+    }
+
+    /// Reads what was appended and takes its complete nonblank lines (each with its `\n`).
+    /// A read error is noted in `problem` unless that already holds one.
+    pub fn read_lines(&mut self, problem: &mut Option<String>) -> Vec<Vec<u8>> {
+        if let Err(e) = self.read() {
+            problem.get_or_insert_with(|| format!("could not read {}: {e}", self.path.display()));
+            return Vec::new();
+        }
+        std::iter::from_fn(|| take_nonblank_line(&mut self.pending)).collect()
+    }
+}
+
+/// Line `number` of the JSON-lines report `path` (carve's pytest plugin's, its JavaScript
+/// reporters') as an `E`, or `None` with what is wrong noted in `problem` (the first problem
+/// stays).
+pub(crate) fn json_line<E: serde::de::DeserializeOwned>(
+    path: &Path,
+    number: usize,
+    line: &[u8],
+    problem: &mut Option<String>,
+) -> Option<E> {
+    serde_json::from_slice(line)
+        .map_err(|e| {
+            let text = String::from_utf8_lossy(line);
+            problem.get_or_insert_with(|| format!("{} line {number}: {e}: {}", path.display(), text.trim_end()));
+        })
+        .ok()
+}
+
 /// Appends to `pending` what was written to `path` after `*offset` (a report file the
 /// runner is still appending to), and moves `*offset` past it.
-pub(crate) fn read_appended(path: &Path, offset: &mut u64, pending: &mut Vec<u8>) -> std::io::Result<()> {
+fn read_appended(path: &Path, offset: &mut u64, pending: &mut Vec<u8>) -> std::io::Result<()> {
     let mut f = File::open(path)?;
     f.seek(SeekFrom::Start(*offset))?;
     let n = f.read_to_end(pending)?;

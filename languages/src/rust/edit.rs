@@ -293,18 +293,8 @@ fn line_indent(src: &str, at: usize) -> &str {
     &line[..n]
 }
 
-/// Edits that mask one Rust file; see the module documentation for the rules.
-pub fn mask_file(
-    source: &str,
-    file: &FileIndex,
-    index: &DefinitionIndex,
-    delete: &BTreeSet<NodeId>,
-    stub: &BTreeSet<NodeId>,
-) -> Result<Vec<Edit>, MaskError> {
-    mask_file_with(source, file, index, &plan(index, delete, stub))
-}
-
-/// [`mask_file`] with the rules already applied (see [`plan`]).
+/// Edits that mask one Rust file (see the module documentation for the rules) with the
+/// rules already applied to the whole removal (see [`plan`]).
 pub fn mask_file_with(
     source: &str,
     file: &FileIndex,

@@ -98,16 +98,7 @@ pub fn index_files(root: &Path, paths: &[String]) -> RustIndex {
         crate_names.insert(package, name.unwrap_or_default());
     }
     crate_names.retain(|_, v| !v.is_empty());
-    let parsed = paths
-        .par_iter()
-        .map_init(
-            || (parse::new_parser(), Vec::new()),
-            |(parser, buf), path| {
-                crate::walk::read_source(root, path, buf)?;
-                parse::parse_file(parser, path, buf)
-            },
-        )
-        .collect();
+    let parsed = crate::walk::parse_files(root, paths, parse::new_parser, parse::parse_file);
     finish(paths.to_vec(), parsed, crate_names)
 }
 

@@ -16,9 +16,8 @@ use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
-use crate::edit::{Edit, MaskError};
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking};
+use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -40,32 +39,20 @@ static SYNTAX: ContractSyntax = ContractSyntax {
     typed_signature_text: true,
 };
 
-/// The Rust plan of a masking, made once for the tree.
-struct RustMask<'a> {
-    index: &'a DefinitionIndex,
-    removals: edit::RustRemovals,
-}
-
-impl Masking for RustMask<'_> {
-    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
-        edit::mask_file_with(source, file, self.index, &self.removals)
-    }
-}
-
 static FACTS: LanguageFacts = LanguageFacts {
     language: Language::Rust,
     family: &[Language::Rust],
     name: "rust",
     extensions: &["rs"],
     build_check: "cargo check --bins --tests --examples",
+    grammar: || tree_sitter_rust::LANGUAGE.into(),
+    syntax: &SYNTAX,
+    stubs_referenced: true,
 };
 
 impl LanguageSupport for Rust {
     fn facts(&self) -> &'static LanguageFacts {
         &FACTS
-    }
-    fn grammar(&self) -> tree_sitter::Language {
-        tree_sitter_rust::LANGUAGE.into()
     }
     fn is_test_path(&self, rel: &str) -> bool {
         is_test_path(rel)
@@ -82,19 +69,13 @@ impl LanguageSupport for Rust {
             .collect();
         index::index_sources(&rust)
     }
-    fn stubs_referenced(&self) -> bool {
-        true
-    }
     fn plan_mask<'a>(
         &self,
         index: &'a DefinitionIndex,
         delete: &'a BTreeSet<NodeId>,
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
-        Box::new(RustMask { index, removals: edit::plan(index, delete, stub) })
-    }
-    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
-        None
+        Box::new(PlannedMask { index, plan: edit::plan(index, delete, stub), mask: edit::mask_file_with })
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
@@ -125,9 +106,6 @@ impl LanguageSupport for Rust {
     }
     fn test_source_file(&self, root: &Path, index: &DefinitionIndex, test: &str) -> Option<String> {
         runner::test_ids::macro_test_file(root, index, test)
-    }
-    fn contract_syntax(&self) -> &'static ContractSyntax {
-        &SYNTAX
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(&trace::SHIM)

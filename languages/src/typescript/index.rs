@@ -52,19 +52,8 @@ pub fn index_sources(sources: &[(String, Vec<u8>)]) -> ScriptIndex {
 
 /// Index the files `paths` (repository-relative, `/`-separated) under `root`.
 pub fn index_files(root: &Path, paths: &[String]) -> ScriptIndex {
-    let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = paths
-        .par_iter()
-        .map_init(
-            // One read buffer per worker: a fresh allocation per file makes the allocator
-            // consolidate the freed nodes of the previous tree first.
-            || (parse::new_parser(), Vec::new()),
-            |(parser, bytes), path| {
-                let r =
-                    crate::walk::read_source(root, path, bytes).and_then(|()| parse::parse_file(parser, path, bytes));
-                (path.clone(), r)
-            },
-        )
-        .collect();
+    let parsed = crate::walk::parse_files(root, paths, parse::new_parser, parse::parse_file);
+    let parsed: Vec<(String, Result<ParsedFile, IndexError>)> = paths.iter().cloned().zip(parsed).collect();
     finish(parsed)
 }
 

@@ -27,9 +27,8 @@ use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
-use crate::edit::{Edit, MaskError};
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, sources_of};
+use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -61,9 +60,7 @@ pub fn is_test_path(rel: &str) -> bool {
 /// dialects (names, extensions, grammars; only TypeScript is type-checked).
 pub struct Script {
     facts: &'static LanguageFacts,
-    grammar: fn() -> tree_sitter::Language,
     type_checked: bool,
-    syntax: &'static ContractSyntax,
 }
 
 const FAMILY: &[Language] = &[Language::TypeScript, Language::JavaScript];
@@ -88,6 +85,9 @@ static TS_FACTS: LanguageFacts = LanguageFacts {
     name: "typescript",
     extensions: &["ts", "tsx", "mts", "cts"],
     build_check: "tsc --noEmit",
+    grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+    syntax: &TS_SYNTAX,
+    stubs_referenced: true,
 };
 static JS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::JavaScript,
@@ -95,36 +95,16 @@ static JS_FACTS: LanguageFacts = LanguageFacts {
     name: "javascript",
     extensions: &["js", "jsx", "mjs", "cjs"],
     build_check: "none",
+    grammar: || tree_sitter_javascript::LANGUAGE.into(),
+    syntax: &JS_SYNTAX,
+    stubs_referenced: true,
 };
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");
 
 impl Script {
-    pub const TYPESCRIPT: Script = Script {
-        facts: &TS_FACTS,
-        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        type_checked: true,
-        syntax: &TS_SYNTAX,
-    };
-    pub const JAVASCRIPT: Script = Script {
-        facts: &JS_FACTS,
-        grammar: || tree_sitter_javascript::LANGUAGE.into(),
-        type_checked: false,
-        syntax: &JS_SYNTAX,
-    };
-}
-
-/// Masks file by file (each removed definition's fate is decided on its own).
-struct ScriptMask<'a> {
-    index: &'a DefinitionIndex,
-    delete: &'a BTreeSet<NodeId>,
-    stub: &'a BTreeSet<NodeId>,
-}
-
-impl Masking for ScriptMask<'_> {
-    fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError> {
-        edit::mask_file(source, file, self.index, self.delete, self.stub)
-    }
+    pub const TYPESCRIPT: Script = Script { facts: &TS_FACTS, type_checked: true };
+    pub const JAVASCRIPT: Script = Script { facts: &JS_FACTS, type_checked: false };
 }
 
 fn tsx(path: &Path) -> bool {
@@ -134,9 +114,6 @@ fn tsx(path: &Path) -> bool {
 impl LanguageSupport for Script {
     fn facts(&self) -> &'static LanguageFacts {
         self.facts
-    }
-    fn grammar(&self) -> tree_sitter::Language {
-        (self.grammar)()
     }
     fn grammar_for_path(&self, path: &Path) -> tree_sitter::Language {
         if self.type_checked && tsx(path) { tree_sitter_typescript::LANGUAGE_TSX.into() } else { self.grammar() }
@@ -150,16 +127,14 @@ impl LanguageSupport for Script {
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
         index_sources(&sources_of(FAMILY, sources))
     }
-    fn stubs_referenced(&self) -> bool {
-        true
-    }
     fn plan_mask<'a>(
         &self,
         index: &'a DefinitionIndex,
         delete: &'a BTreeSet<NodeId>,
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
-        Box::new(ScriptMask { index, delete, stub })
+        // File by file: each removed definition's fate is decided on its own.
+        Box::new(PlannedMask { index, plan: (delete, stub), mask: |s, f, i, (d, st)| edit::mask_file(s, f, i, d, st) })
     }
     /// TypeScript files may be TSX: clean under the TSX grammar is clean.
     fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
@@ -172,9 +147,6 @@ impl LanguageSupport for Script {
             return Vec::new();
         }
         errors
-    }
-    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
-        None
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         if self.type_checked { build_check(root) } else { Ok(()) }
@@ -204,9 +176,6 @@ impl LanguageSupport for Script {
     ) -> Option<Result<Vec<NodeId>, String>> {
         let (path, rest) = test.split_once(" > ")?;
         Some(runner::test_ids::js_test(index, path, rest))
-    }
-    fn contract_syntax(&self) -> &'static ContractSyntax {
-        self.syntax
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(&trace::SHIM)

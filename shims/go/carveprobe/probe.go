@@ -260,19 +260,20 @@ func E(pkg, name string) func() {
 
 // Pause hands the process back to the parent while t waits in t.Parallel().
 func Pause(t TB, pkg string) {
-	if !enabled || role == "subprocess" {
-		return
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if r, ok := open[pkg+"/"+t.Name()]; ok {
-		remove(r)
-		switched()
-	}
+	offStack(t, pkg, func(*record) {})
 }
 
 // Resume makes t current again when t.Parallel() returns.
 func Resume(t TB, pkg string) {
+	offStack(t, pkg, func(r *record) {
+		writeImports()
+		stack = append(stack, r)
+	})
+}
+
+// offStack takes t's open record off the stack and calls then with it, under the lock,
+// before the switch is reported; nothing when t is not traced in this process.
+func offStack(t TB, pkg string, then func(r *record)) {
 	if !enabled || role == "subprocess" {
 		return
 	}
@@ -280,8 +281,7 @@ func Resume(t TB, pkg string) {
 	defer mu.Unlock()
 	if r, ok := open[pkg+"/"+t.Name()]; ok {
 		remove(r)
-		writeImports()
-		stack = append(stack, r)
+		then(r)
 		switched()
 	}
 }

@@ -17,14 +17,7 @@ fn set(ids: &[&str]) -> BTreeSet<NodeId> {
 
 /// Whether `id` is in `set` or nested in a definition that is (a method of a removed type).
 fn within(index: &DefinitionIndex, id: &str, set: &BTreeSet<NodeId>) -> bool {
-    let mut cur = Some(id.to_string());
-    while let Some(c) = cur {
-        if set.contains(&c) {
-            return true;
-        }
-        cur = index.get(&c).and_then(|d| d.parent.clone());
-    }
-    false
+    index.lineage(id).any(|c| set.contains(c))
 }
 
 /// The delete/stub split the extractor makes (`extractor::plan::split_removals`): stub what
@@ -55,7 +48,8 @@ fn mask_all(sources: &[(String, Vec<u8>)], remove: &BTreeSet<NodeId>) -> Masked 
         let text = String::from_utf8(bytes.clone()).expect("fixture is UTF-8");
         all.insert(path.clone(), text.clone());
         let Some(file) = index.files.get(path) else { continue };
-        let edits = mask_file(&text, file, &index, &delete, &stub).unwrap_or_else(|e| panic!("masking {path}: {e}"));
+        let edits = crate::mask_file(Language::Go, &text, file, &index, &delete, &stub)
+            .unwrap_or_else(|e| panic!("masking {path}: {e}"));
         if !edits.is_empty() {
             let out = apply(&text, &edits).unwrap_or_else(|e| panic!("applying edits to {path}: {e}"));
             changed.insert(path.clone(), out);
@@ -217,7 +211,15 @@ fn stale_index_is_an_error_not_a_panic() {
     let sources = vec![("p.go".to_string(), b"package p\n\nfunc F() {}\n".to_vec())];
     let index = to_index(index_sources(&sources));
     let file = &index.files["p.go"];
-    let err = mask_file("package p\n\n\nvar x = 1\n", file, &index, &set(&["p.go::F"]), &BTreeSet::new()).unwrap_err();
+    let err = crate::mask_file(
+        Language::Go,
+        "package p\n\n\nvar x = 1\n",
+        file,
+        &index,
+        &set(&["p.go::F"]),
+        &BTreeSet::new(),
+    )
+    .unwrap_err();
     assert!(matches!(err, MaskError::DefinitionNotFound { .. }), "{err}");
 }
 

@@ -3,12 +3,12 @@
 //! output), and in `-list` mode the names a package lists.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use serde::Deserialize;
 
-use crate::runner::process::{self, Ended, Progress};
+use crate::runner::process::{Appended, Ended, Progress};
 use crate::runner::steps::{StepReader, last_lines};
 use crate::runner::{TestId, TestOutcome, TestStatus};
 
@@ -41,9 +41,7 @@ pub(crate) fn test_id(package: &str, test: &str) -> TestId {
 /// Follows the stdout files of `go test -json` processes.
 #[derive(Default)]
 pub(crate) struct GoReader {
-    path: PathBuf,
-    offset: u64,
-    pending: Vec<u8>,
+    stdout: Appended,
     pub results: BTreeMap<TestId, TestOutcome>,
     /// Started and not finished, in start order.
     pub running: Vec<(TestId, Instant)>,
@@ -184,37 +182,28 @@ impl GoReader {
             format!("the test binary of {package} failed before this test ran: {}", tail.replace('\n', " | "))
         })
     }
-
-    fn read_new(&mut self) -> std::io::Result<()> {
-        process::read_appended(&self.path, &mut self.offset, &mut self.pending)
-    }
 }
 
 impl Progress for GoReader {
     fn poll(&mut self) -> bool {
-        if self.path.as_os_str().is_empty() || self.read_new().is_err() {
+        if self.stdout.path.as_os_str().is_empty() {
             return false;
         }
-        let mut any = false;
-        while let Some(line) = process::take_nonblank_line(&mut self.pending) {
-            self.handle(&line);
-            any = true;
-        }
-        any
+        let lines = self.stdout.read_lines(&mut None);
+        lines.iter().for_each(|line| self.handle(line));
+        !lines.is_empty()
     }
 }
 
 impl StepReader for GoReader {
     fn begin(&mut self, stdout: &Path) {
-        self.path = stdout.to_path_buf();
-        self.offset = 0;
-        self.pending.clear();
+        self.stdout.restart(stdout);
     }
 
     fn end(&mut self, _: &Ended) {
         self.poll();
-        if !self.pending.is_empty() {
-            let line = std::mem::take(&mut self.pending);
+        if !self.stdout.pending.is_empty() {
+            let line = std::mem::take(&mut self.stdout.pending);
             self.handle(&line);
         }
     }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{mask_file, plan};
+use super::plan;
 use crate::Language;
 use crate::edit::apply;
 use crate::index::{DefinitionIndex, NodeId};
@@ -20,16 +20,7 @@ fn set(ids: &[&str]) -> BTreeSet<NodeId> {
 /// Delete-or-stub as the extractor decides it (`extractor::plan::split_removals`):
 /// stubbed when code outside the removed set references it.
 fn split(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
-    let within = |id: &str| {
-        let mut cur = Some(id.to_string());
-        while let Some(c) = cur {
-            if remove.contains(&c) {
-                return true;
-            }
-            cur = index.get(&c).and_then(|d| d.parent.clone());
-        }
-        false
-    };
+    let within = |id: &str| index.lineage(id).any(|c| remove.contains(c));
     let mut referenced = BTreeSet::new();
     for d in index.definitions.values().filter(|d| !within(&d.id)) {
         referenced.extend(d.references.iter().cloned());
@@ -47,7 +38,7 @@ fn mask_tree(index: &DefinitionIndex, root: &Path, remove: &BTreeSet<NodeId>) ->
     let mut out = BTreeMap::new();
     for (path, file) in &index.files {
         let source = std::fs::read_to_string(root.join(path)).unwrap();
-        let edits = mask_file(&source, file, index, &delete, &stub).unwrap();
+        let edits = crate::mask_file(Language::Rust, &source, file, index, &delete, &stub).unwrap();
         if !edits.is_empty() {
             out.insert(path.clone(), apply(&source, &edits).unwrap());
         }
@@ -241,7 +232,7 @@ fn mask_sources(files: &[(&str, &str)], delete: &[&str]) -> BTreeMap<String, Str
     let mut out = BTreeMap::new();
     for (path, text) in files {
         let file = &index.files[*path];
-        let edits = mask_file(text, file, &index, &delete, &BTreeSet::new()).unwrap();
+        let edits = crate::mask_file(Language::Rust, text, file, &index, &delete, &BTreeSet::new()).unwrap();
         let masked = apply(text, &edits).unwrap();
         assert!(parse_errors(Language::Rust, &masked).is_empty(), "{path}:\n{masked}");
         out.insert(path.to_string(), masked);

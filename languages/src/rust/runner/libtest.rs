@@ -6,11 +6,11 @@
 //! mode, `<name>: test` lines.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use super::targets::{Target, Workspace};
-use crate::runner::process::{self, Ended, Progress};
+use crate::runner::process::{self, Appended, Ended, Progress};
 use crate::runner::steps::StepReader;
 use crate::runner::{TestId, TestOutcome, TestStatus};
 
@@ -21,9 +21,7 @@ pub(crate) fn test_id(target: &Target, doc: bool, name: &str) -> TestId {
 
 pub(crate) struct LibtestReader<'w> {
     ws: &'w Workspace,
-    path: PathBuf,
-    offset: u64,
-    pending: Vec<u8>,
+    stdout: Appended,
     /// The binary whose output is being read, and whether it runs doctests.
     current: Option<(&'w Target, bool)>,
     /// Headers no target matched (reported as a problem when tests follow them).
@@ -49,9 +47,7 @@ impl<'w> LibtestReader<'w> {
     pub fn new(ws: &'w Workspace) -> LibtestReader<'w> {
         LibtestReader {
             ws,
-            path: PathBuf::new(),
-            offset: 0,
-            pending: Vec::new(),
+            stdout: Appended::default(),
             current: None,
             unknown_headers: Vec::new(),
             results: BTreeMap::new(),
@@ -191,17 +187,13 @@ impl<'w> LibtestReader<'w> {
 
     /// A `test <name> ... ` still waiting for its outcome is the running test.
     fn watch_partial(&mut self) {
-        let partial = String::from_utf8_lossy(&self.pending);
+        let partial = String::from_utf8_lossy(&self.stdout.pending);
         if let Some(name) = partial.strip_prefix("test ").and_then(|r| r.strip_suffix(" ... "))
             && let Some(id) = self.id(strip_mode(name))
             && self.running.as_ref().is_none_or(|(r, _)| *r != id)
         {
             self.running = Some((id, Instant::now()));
         }
-    }
-
-    fn read_new(&mut self) -> std::io::Result<()> {
-        process::read_appended(&self.path, &mut self.offset, &mut self.pending)
     }
 }
 
@@ -229,11 +221,11 @@ fn strip_mode(name: &str) -> &str {
 
 impl Progress for LibtestReader<'_> {
     fn poll(&mut self) -> bool {
-        if self.path.as_os_str().is_empty() || self.read_new().is_err() {
+        if self.stdout.path.as_os_str().is_empty() || self.stdout.read().is_err() {
             return false;
         }
         let mut any = false;
-        while let Some(line) = process::take_line(&mut self.pending) {
+        while let Some(line) = process::take_line(&mut self.stdout.pending) {
             let text = String::from_utf8_lossy(&line);
             self.handle(text.trim_end_matches(['\n', '\r']));
             any = true;
@@ -246,16 +238,14 @@ impl Progress for LibtestReader<'_> {
 
 impl StepReader for LibtestReader<'_> {
     fn begin(&mut self, stdout: &Path) {
-        self.path = stdout.to_path_buf();
-        self.offset = 0;
-        self.pending.clear();
+        self.stdout.restart(stdout);
         self.current = None;
     }
 
     fn end(&mut self, ended: &Ended) {
         self.poll();
-        if !self.pending.is_empty() {
-            let rest = String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned();
+        if !self.stdout.pending.is_empty() {
+            let rest = String::from_utf8_lossy(&std::mem::take(&mut self.stdout.pending)).into_owned();
             self.handle(&rest);
         }
         if ended.stop == crate::runner::process::Stop::Exited {
@@ -316,7 +306,7 @@ test src/lib.rs - sign (line 17) ... ";
         for line in lines.lines() {
             r.handle(line);
         }
-        r.pending = partial.as_bytes().to_vec();
+        r.stdout.pending = partial.as_bytes().to_vec();
         r.watch_partial();
         let got: Vec<(&str, TestStatus)> = r.results.iter().map(|(k, v)| (k.as_str(), v.status)).collect();
         assert_eq!(

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
-use crate::runner::process::{self, Progress};
+use crate::runner::process::{self, Appended, Progress};
 use crate::runner::{TestId, TestOutcome, TestStatus};
 
 /// The version of the reporters' JSON lines this reader understands.
@@ -74,9 +74,7 @@ pub(crate) struct Outcome {
 }
 
 pub(crate) struct ProgressReader {
-    path: PathBuf,
-    offset: u64,
-    pending: Vec<u8>,
+    report: Appended,
     line: usize,
     header: bool,
     collected: Vec<TestId>,
@@ -97,9 +95,7 @@ pub(crate) struct ProgressReader {
 impl ProgressReader {
     pub fn new(path: PathBuf) -> ProgressReader {
         ProgressReader {
-            path,
-            offset: 0,
-            pending: Vec::new(),
+            report: Appended::maybe_missing(path),
             line: 0,
             header: false,
             collected: Vec::new(),
@@ -122,23 +118,15 @@ impl ProgressReader {
 
     pub fn handle(&mut self, line: &[u8]) {
         self.line += 1;
-        let event: Event = match serde_json::from_slice(line) {
-            Ok(e) => e,
-            Err(e) => {
-                if self.problem.is_none() {
-                    let text = String::from_utf8_lossy(line);
-                    self.problem =
-                        Some(format!("{} line {}: {e}: {}", self.path.display(), self.line, text.trim_end()));
-                }
-                return;
-            }
+        let Some(event) = process::json_line::<Event>(&self.report.path, self.line, line, &mut self.problem) else {
+            return;
         };
         match event {
             Event::Header { version } => {
                 self.header = true;
                 if version != VERSION && self.problem.is_none() {
                     self.problem =
-                        Some(format!("{}: reporter version {version}, expected {VERSION}", self.path.display()));
+                        Some(format!("{}: reporter version {version}, expected {VERSION}", self.report.path.display()));
                 }
             }
             Event::Collected { file, ids } => {
@@ -226,30 +214,13 @@ impl ProgressReader {
                     .map(|(f, at)| (f.clone(), *at))
             })
     }
-
-    /// A report file not created yet is nothing new.
-    fn read_new(&mut self) -> std::io::Result<()> {
-        match process::read_appended(&self.path, &mut self.offset, &mut self.pending) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            read => read,
-        }
-    }
 }
 
 impl Progress for ProgressReader {
     fn poll(&mut self) -> bool {
-        if let Err(e) = self.read_new() {
-            if self.problem.is_none() {
-                self.problem = Some(format!("could not read {}: {e}", self.path.display()));
-            }
-            return false;
-        }
-        let mut any = false;
-        while let Some(line) = process::take_nonblank_line(&mut self.pending) {
-            self.handle(&line);
-            any = true;
-        }
-        any
+        let lines = self.report.read_lines(&mut self.problem);
+        lines.iter().for_each(|line| self.handle(line));
+        !lines.is_empty()
     }
 }
 

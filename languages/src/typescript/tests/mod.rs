@@ -50,16 +50,7 @@ pub(super) fn fixture_index() -> DefinitionIndex {
 /// that this crate's tests do not depend on the extractor: a removed definition is
 /// stubbed when a definition outside the removed ones, or module-level code, names it.
 pub(super) fn split(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
-    let within = |id: &str| {
-        let mut cur = Some(id.to_string());
-        while let Some(c) = cur {
-            if remove.contains(&c) {
-                return true;
-            }
-            cur = index.get(&c).and_then(|d| d.parent.clone());
-        }
-        false
-    };
+    let within = |id: &str| index.lineage(id).any(|c| remove.contains(c));
     let mut referenced: BTreeSet<&NodeId> = BTreeSet::new();
     for d in index.definitions.values().filter(|d| !within(&d.id)) {
         referenced.extend(d.references.iter());
@@ -71,29 +62,10 @@ pub(super) fn split(index: &DefinitionIndex, remove: &BTreeSet<NodeId>) -> (BTre
     let (mut stub, mut delete): (BTreeSet<NodeId>, BTreeSet<NodeId>) =
         remove.iter().cloned().partition(|id| referenced.contains(id));
     // What a stub's signature (or a stubbed type's body) needs is stubbed too.
-    let removed_root = |id: &str| {
-        let mut cur = Some(id.to_string());
-        let mut found = None;
-        while let Some(c) = cur {
-            if remove.contains(&c) {
-                found = Some(c.clone());
-            }
-            cur = index.get(&c).and_then(|d| d.parent.clone());
-        }
-        found
-    };
+    let removed_root = |id: &str| index.lineage(id).filter(|c| remove.contains(*c)).last().map(str::to_string);
     let mut queue: Vec<NodeId> = stub.iter().cloned().collect();
     while let Some(s) = queue.pop() {
-        let in_subtree = |id: &str| {
-            let mut cur = Some(id.to_string());
-            while let Some(c) = cur {
-                if c == s {
-                    return true;
-                }
-                cur = index.get(&c).and_then(|d| d.parent.clone());
-            }
-            false
-        };
+        let in_subtree = |id: &str| index.lineage(id).any(|c| c == s);
         let needs: Vec<NodeId> = index
             .definitions
             .values()

@@ -139,9 +139,10 @@ fn slot() -> *const Slot {
 
 const NONE: Frame = Frame { slot: std::ptr::null(), depth: 0, import: false };
 
-/// Entry of node `n`: its hit, its caller, a frame.
+/// Pushes `entry` onto this thread's shadow stack, then hands `then` the thread's slot and
+/// the caller (the entry below): the frame that pops it, or [`NONE`] when tracing is off.
 #[inline]
-pub fn enter(n: u32) -> Frame {
+fn push(entry: i32, import: bool, then: impl FnOnce(&Slot, i32)) -> Frame {
     let s = slot();
     if s == off() {
         return NONE;
@@ -152,25 +153,23 @@ pub fn enter(n: u32) -> Frame {
         let stack = &mut *slot.stack.get();
         let depth = stack.len();
         let caller = stack.last().copied().unwrap_or(EXTERNAL);
-        stack.push(n as i32);
-        record(slot, caller, n);
-        Frame { slot: s, depth, import: false }
+        stack.push(entry);
+        then(slot, caller);
+        Frame { slot: s, depth, import }
     }
+}
+
+/// Entry of node `n`: its hit, its caller, a frame.
+#[inline]
+pub fn enter(n: u32) -> Frame {
+    // SAFETY: see Frame::drop.
+    push(n as i32, false, |slot, caller| unsafe { record(slot, caller, n) })
 }
 
 /// Entry of test code `n`: a frame only (it names callers; tests are not hits).
 #[inline]
 pub fn frame(n: u32) -> Frame {
-    let s = slot();
-    if s == off() {
-        return NONE;
-    }
-    unsafe {
-        let stack = &mut *(*s).stack.get();
-        let depth = stack.len();
-        stack.push(n as i32);
-        Frame { slot: s, depth, import: false }
-    }
+    push(n as i32, false, |_, _| {})
 }
 
 /// Entry of an `async fn` `n`: its hit and caller, no frame.
@@ -190,18 +189,7 @@ pub fn hit(n: u32) {
 /// Entry of a closure in a `static` initialiser of file `file` (its index in the table):
 /// what runs until the guard drops is `<import>`.
 pub fn import(file: u32) -> Frame {
-    let s = slot();
-    if s == off() {
-        return NONE;
-    }
-    unsafe {
-        let slot = &*s;
-        let stack = &mut *slot.stack.get();
-        let depth = stack.len();
-        stack.push(-2 - file as i32);
-        slot.import.set(slot.import.get() + 1);
-        Frame { slot: s, depth, import: true }
-    }
+    push(-2 - file as i32, true, |slot, _| slot.import.set(slot.import.get() + 1))
 }
 
 #[inline]
