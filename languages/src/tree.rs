@@ -11,8 +11,10 @@ use std::io;
 use std::path::Path;
 
 /// Directories never copied into a shadow tree: version control, virtualenvs and caches.
-/// The same as the extractor's list (`carve_extractor::list_tree_files`), so that a masked
-/// state restored by the gold patch compares like with like against the original.
+/// The extractor's list (`carve_extractor::list_tree_files`) skips these too, so that a
+/// masked state restored by the gold patch compares like with like against the original; it
+/// also skips `node_modules` (installed dependencies are never masked; a shadow copy links
+/// them) and `.venv` by name (a copy skips any folder holding a `pyvenv.cfg`).
 pub const SKIP_DIRS: &[&str] = &[
     ".git",
     ".hg",
