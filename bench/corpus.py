@@ -50,6 +50,8 @@ import time
 import tomllib
 from pathlib import Path
 
+from benchlib import carve_tasks
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -146,18 +148,9 @@ def run_carve(carve, entry, repo, py, out, k, timeout, pick_mode):
     else:
         cands = None  # carve's choice: read from the report's ranking
         cmd += ["--candidates", str(k if k > 0 else RANK_ALL)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=carve_env(carve))
-    except subprocess.TimeoutExpired:
-        return {"candidates": cands or [], "error": f"timed out after {timeout}s", "seconds": timeout}
-    seconds = time.monotonic() - start
-    (out / "tasks-stderr.log").write_text(p.stderr)
-    (out / "tasks-report.json").write_text(p.stdout)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": cands or [], "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    report, error, seconds = carve_tasks(cmd, out, timeout, carve_env(carve), start)
+    if error:
+        return {"candidates": cands or [], "error": error, "seconds": seconds}
     if cands is None:
         if "ranking" not in report:
             return {"candidates": [], "error": "carve tasks --candidates wrote no `ranking`", "seconds": seconds}

@@ -48,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the Python corpus script: its table and reason grouping)
+from benchlib import carve_tasks  # noqa: E402
 
 
 # Per language: the corpus list, its table key, the default corpus folder, the file a
@@ -80,19 +81,9 @@ def plain_run(repo, out, command):
 def run_carve(carve, repo, out, timeout):
     out.mkdir(parents=True, exist_ok=True)
     cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json"]
-    start = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=go_env())
-    except subprocess.TimeoutExpired:
-        return {"candidates": 0, "error": f"timed out after {timeout}s", "seconds": timeout}
-    seconds = time.monotonic() - start
-    (out / "tasks-stderr.log").write_text(p.stderr)
-    (out / "tasks-report.json").write_text(p.stdout)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": 0, "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    report, error, seconds = carve_tasks(cmd, out, timeout, go_env(), time.monotonic())
+    if error:
+        return {"candidates": 0, "error": error, "seconds": seconds}
     # With --level 1 every candidate gives one task or one rejection without a level.
     candidates = len(report["tasks"]) + sum(1 for r in report["rejected"] if r.get("level") is None)
     return {"candidates": candidates, "report": report, "seconds": seconds}

@@ -53,6 +53,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the Python corpus script: pick, reason grouping, the table)
 import corpus_go  # noqa: E402  (the Go corpus script: a run with carve's own candidates)
+from benchlib import carve_tasks  # noqa: E402
 
 
 def rust_env():
@@ -117,18 +118,9 @@ def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced"):
         for group in cands:
             cmd += ["--f2p", *group]
     (out / "tasks-command.json").write_text(json.dumps(cmd))
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=rust_env())
-    except subprocess.TimeoutExpired:
-        return {"candidates": len(cands), "error": f"timed out after {timeout}s", "seconds": timeout}
-    seconds = time.monotonic() - start
-    (out / "tasks-stderr.log").write_text(p.stderr)
-    (out / "tasks-report.json").write_text(p.stdout)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": len(cands), "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    report, error, seconds = carve_tasks(cmd, out, timeout, rust_env(), start)
+    if error:
+        return {"candidates": len(cands), "error": error, "seconds": seconds}
     return {"candidates": len(cands), "report": report, "seconds": seconds}
 
 
