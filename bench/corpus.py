@@ -170,6 +170,24 @@ def recheck(carve, bundle, repo, py):
     return p.returncode == 0
 
 
+def saved_row(out, name):
+    """The row and rejections by reason that an earlier run saved in `out/row.json`, or None
+    (said on stderr) when `name` was not measured."""
+    saved = out / "row.json"
+    if not saved.exists():
+        print(f"{name}: not measured (no {saved})", file=sys.stderr)
+        return None
+    row = json.loads(saved.read_text())
+    return row["row"], row["reasons"]
+
+
+def add_row(rows, reasons, row, mine):
+    """Add a repository's `row` and its rejections by reason `mine` to the table's."""
+    rows.append(row)
+    for key, who in mine.items():
+        reasons.setdefault(key, []).extend(who)
+
+
 def med_max(values):
     if not values:
         return "-"
@@ -209,14 +227,9 @@ def main():
     rows, reasons = [], {}
     if args.table_only:
         for e in entries:
-            saved = args.out / e["name"] / "row.json"
-            if saved.exists():
-                row = json.loads(saved.read_text())
-                rows.append(row["row"])
-                for key, who in row["reasons"].items():
-                    reasons.setdefault(key, []).extend(who)
-            else:
-                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            saved = saved_row(args.out / e["name"], e["name"])
+            if saved:
+                add_row(rows, reasons, *saved)
         print_table(rows, reasons, args)
         return 0
     for e in entries:
@@ -246,9 +259,7 @@ def main():
         row.update(stats)
         if args.recheck:
             row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo, py) for t in tasks)
-        rows.append(row)
-        for key, who in mine.items():
-            reasons.setdefault(key, []).extend(who)
+        add_row(rows, reasons, row, mine)
         (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
         print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
 

@@ -89,9 +89,11 @@ def run_carve(carve, repo, out, timeout):
     return {"candidates": candidates, "report": report, "seconds": seconds}
 
 
-def recheck(carve, bundle, repo):
+def recheck(carve, bundle, repo, env=None):
+    """`carve validate` of `bundle` (with `env`, by default `go_env()`): True when valid; why
+    not is printed."""
     p = subprocess.run([str(carve), "validate", str(bundle), "--repo", str(repo), "--format", "json"],
-                       capture_output=True, text=True, env=go_env())
+                       capture_output=True, text=True, env=env or go_env())
     if p.returncode != 0:
         print(f"recheck failed: {bundle}: {p.stderr.strip()[-400:]}", file=sys.stderr)
     return p.returncode == 0
@@ -176,14 +178,9 @@ def main():
             subprocess.run(e["install"], shell=True, cwd=repo, env=go_env(), check=True)
             continue
         if args.table_only:
-            saved = out / "row.json"
-            if saved.exists():
-                row = json.loads(saved.read_text())
-                rows.append(row["row"])
-                for key, who in row["reasons"].items():
-                    reasons.setdefault(key, []).extend(who)
-            else:
-                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            saved = corpus.saved_row(out, e["name"])
+            if saved:
+                corpus.add_row(rows, reasons, *saved)
             continue
         plain = plain_run(repo, out, lang["plain"])
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
@@ -195,9 +192,7 @@ def main():
             row["vetted"] = sum(vet_masked(b, repo) for b in bundles)
             print(f"# {e['name']}: go vet of the masked state passes for {row['vetted']}/{len(bundles)} bundles",
                   file=sys.stderr)
-        rows.append(row)
-        for key, who in mine.items():
-            reasons.setdefault(key, []).extend(who)
+        corpus.add_row(rows, reasons, row, mine)
         (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
         print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
     if not args.setup:

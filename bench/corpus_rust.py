@@ -124,14 +124,6 @@ def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced"):
     return {"candidates": len(cands), "report": report, "seconds": seconds}
 
 
-def recheck(carve, bundle, repo):
-    p = subprocess.run([str(carve), "validate", str(bundle), "--repo", str(repo), "--format", "json"],
-                       capture_output=True, text=True, env=rust_env())
-    if p.returncode != 0:
-        print(f"recheck failed: {bundle}: {p.stderr.strip()[-400:]}", file=sys.stderr)
-    return p.returncode == 0
-
-
 def measure(args, e, repo, out):
     """One crate's row and its rejections by reason."""
     plain = plain_run(repo, out)
@@ -143,7 +135,7 @@ def measure(args, e, repo, out):
         if cached.is_dir():
             shutil.copytree(cached, out / "carve" / "cache")
     r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file, args.pick)
-    check = (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None
+    check = (lambda t: corpus_go.recheck(args.carve, out / "carve" / t, repo, rust_env())) if args.recheck else None
     return corpus_go.summarize(e["name"], r, plain, out / "carve", check)
 
 
@@ -183,20 +175,16 @@ def main():
         if args.setup:
             subprocess.run(e["install"], shell=True, cwd=repo, env=rust_env(), check=True)
             continue
-        saved = out / "row.json"
         if args.table_only:
-            if not saved.exists():
-                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            saved = corpus.saved_row(out, e["name"])
+            if saved is None:
                 continue
-            row = json.loads(saved.read_text())
-            row, mine = row["row"], row["reasons"]
+            row, mine = saved
         else:
             row, mine = measure(args, e, repo, out)
-            saved.write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
+            (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
             print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
-        rows.append(row)
-        for key, who in mine.items():
-            reasons.setdefault(key, []).extend(who)
+        corpus.add_row(rows, reasons, row, mine)
     if not args.setup:
         corpus.print_table(rows, reasons, args)
     return 0
