@@ -56,9 +56,24 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def load_corpus(language):
+def load_corpus(language, key="repo", only=None):
+    """The entries of `bench/corpus/<language>.toml` (its `key` table list); with `only`,
+    the entries of those names, in the order given."""
     with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
-        return tomllib.load(f)["repo"]
+        entries = tomllib.load(f)[key]
+    if only:
+        by_name = {e["name"]: e for e in entries}
+        entries = [by_name[n] for n in only]
+    return entries
+
+
+def checked_out(e, repo, marker):
+    """Whether `repo` holds a checkout of the entry `e` (the file `marker`); if not, says on
+    stderr what to check out there."""
+    if (repo / marker).is_file():
+        return True
+    print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there", file=sys.stderr)
+    return False
 
 
 def venv_python(venvs, name):
@@ -214,10 +229,7 @@ def main():
                     help="print the table of an earlier run from OUT (each repository's row.json) without running")
     args = ap.parse_args()
     venvs = args.venvs or args.corpus.with_name(args.corpus.name + "-venvs")
-    entries = load_corpus(args.language)
-    if args.only:  # in the order given
-        by_name = {e["name"]: e for e in entries}
-        entries = [by_name[n] for n in args.only]
+    entries = load_corpus(args.language, only=args.only)
     if args.setup:
         args.corpus.mkdir(parents=True, exist_ok=True)
         for e in entries:

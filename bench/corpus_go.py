@@ -41,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -51,12 +50,13 @@ import corpus  # noqa: E402  (the Python corpus script: its table and reason gro
 from benchlib import carve_tasks  # noqa: E402
 
 
-# Per language: the corpus list, its table key, the default corpus folder, the file a
-# checkout has at its root, and the plain run of the suite carve's time is divided by.
+# Per language (its corpus list is bench/corpus/LANGUAGE.toml): the list's table key, the
+# default corpus folder, the file a checkout has at its root, and the plain run of the suite
+# carve's time is divided by.
 LANGUAGES = {
-    "go": {"toml": "go.toml", "key": "repo", "corpus": "/work/corpus", "marker": "go.mod",
+    "go": {"key": "repo", "corpus": "/work/corpus", "marker": "go.mod",
            "plain": ["go", "test", "-count=1", "./..."]},
-    "typescript": {"toml": "typescript.toml", "key": "project", "corpus": "/work/corpus/ts",
+    "typescript": {"key": "project", "corpus": "/work/corpus/ts",
                    "marker": "package.json", "plain": ["npx", "--no-install", "vitest", "run"]},
 }
 
@@ -162,17 +162,11 @@ def main():
     env_corpus = os.environ.get("CARVE_CORPUS_GO") if args.language == "go" else None
     args.corpus = args.corpus or Path(env_corpus or lang["corpus"])
     args.out = args.out or Path(f"/tmp/carve-corpus-{args.language}")
-    with open(HERE / "corpus" / lang["toml"], "rb") as f:
-        entries = tomllib.load(f)[lang["key"]]
-    if args.only:
-        by_name = {e["name"]: e for e in entries}
-        entries = [by_name[n] for n in args.only]
+    entries = corpus.load_corpus(args.language, lang["key"], args.only)
     rows, reasons = [], {}
     for e in entries:
         repo, out = args.corpus / e.get("checkout", e["name"]), args.out / e["name"]
-        if not (repo / lang["marker"]).is_file():
-            print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there",
-                  file=sys.stderr)
+        if not corpus.checked_out(e, repo, lang["marker"]):
             continue
         if args.setup:
             subprocess.run(e["install"], shell=True, cwd=repo, env=go_env(), check=True)

@@ -45,7 +45,6 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -160,17 +159,11 @@ def main():
     ap.add_argument("--table-only", action="store_true",
                     help="print the table of an earlier run from OUT (each crate's row.json) without running")
     args = ap.parse_args()
-    with open(HERE / "corpus" / "rust.toml", "rb") as f:
-        entries = tomllib.load(f)["repo"]
-    if args.only:
-        by_name = {e["name"]: e for e in entries}
-        entries = [by_name[n] for n in args.only]
+    entries = corpus.load_corpus("rust", only=args.only)
     rows, reasons = [], {}
     for e in entries:
         repo, out = args.corpus / e["name"], args.out / e["name"]
-        if not (repo / "Cargo.toml").is_file():
-            print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there",
-                  file=sys.stderr)
+        if not corpus.checked_out(e, repo, "Cargo.toml"):
             continue
         if args.setup:
             subprocess.run(e["install"], shell=True, cwd=repo, env=rust_env(), check=True)
