@@ -2,16 +2,21 @@
 tree), alternating the variants of one suite so that every side sees the same machine
 noise, reading what a traced run recorded, and the JSON line of one traced/untraced ratio.
 
-Standard library only; imported by `bench/overhead*.py` (they run from the repository, so
-`bench/` is on `sys.path` as the script's own folder).
+Also what the corpus scripts share: one `carve tasks` run with its logs kept and its report
+read, and the loop of an overhead script over the fixture and the corpus suites.
+
+Standard library only; imported by `bench/overhead*.py` and `bench/corpus*.py` (they run
+from the repository, so `bench/` is on `sys.path` as the script's own folder).
 """
 
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -104,6 +109,48 @@ def corpus_suites(language, fixture, corpus_dir, marker):
         else:
             sys.stderr.write(f"skipping {repo['repo']}: not checked out (with a {marker}) at {path}\n")
     return out
+
+
+def suite_args(ap, corpus):
+    """The options every corpus overhead script takes: `--runs`, `--corpus` (default
+    `corpus`) and `--suite`."""
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--corpus", default=corpus)
+    ap.add_argument("--suite", action="append", help="only suites whose name contains this")
+
+
+def each_suite(bench_suite, args, language, fixture, marker, prefix, tmp=None):
+    """`bench_suite(name, src, work, args)` for the fixture and the checked-out corpus
+    suites (`corpus_suites`) whose name contains one of `args.suite` (all without it), in a
+    temporary folder `work` (named `prefix...`, below `tmp` when given) removed after."""
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp))
+    try:
+        for name, src in corpus_suites(language, fixture, args.corpus, marker):
+            if args.suite and not any(s in name for s in args.suite):
+                continue
+            bench_suite(name, src, work, args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def carve_tasks(cmd, out, timeout, env, start):
+    """Run the `carve tasks ... --format json` command `cmd` for at most `timeout` seconds,
+    its stderr and stdout kept as `out/tasks-stderr.log` and `out/tasks-report.json`.
+    Returns `(report, None, seconds)`, or `(None, error, seconds)` when it timed out or
+    printed no report; the seconds count from `start` (a `time.monotonic()`), a time-out's
+    are `timeout`."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout}s", timeout
+    seconds = time.monotonic() - start
+    (out / "tasks-stderr.log").write_text(p.stderr)
+    (out / "tasks-report.json").write_text(p.stdout)
+    try:
+        return json.loads(p.stdout), None, seconds
+    except json.JSONDecodeError:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return None, f"exit {p.returncode}: {tail}", seconds
 
 
 def built_example(name):

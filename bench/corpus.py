@@ -50,13 +50,30 @@ import time
 import tomllib
 from pathlib import Path
 
+from benchlib import carve_tasks
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def load_corpus(language):
+def load_corpus(language, key="repo", only=None):
+    """The entries of `bench/corpus/<language>.toml` (its `key` table list); with `only`,
+    the entries of those names, in the order given."""
     with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
-        return tomllib.load(f)["repo"]
+        entries = tomllib.load(f)[key]
+    if only:
+        by_name = {e["name"]: e for e in entries}
+        entries = [by_name[n] for n in only]
+    return entries
+
+
+def checked_out(e, repo, marker):
+    """Whether `repo` holds a checkout of the entry `e` (the file `marker`); if not, says on
+    stderr what to check out there."""
+    if (repo / marker).is_file():
+        return True
+    print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there", file=sys.stderr)
+    return False
 
 
 def venv_python(venvs, name):
@@ -146,18 +163,9 @@ def run_carve(carve, entry, repo, py, out, k, timeout, pick_mode):
     else:
         cands = None  # carve's choice: read from the report's ranking
         cmd += ["--candidates", str(k if k > 0 else RANK_ALL)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=carve_env(carve))
-    except subprocess.TimeoutExpired:
-        return {"candidates": cands or [], "error": f"timed out after {timeout}s", "seconds": timeout}
-    seconds = time.monotonic() - start
-    (out / "tasks-stderr.log").write_text(p.stderr)
-    (out / "tasks-report.json").write_text(p.stdout)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": cands or [], "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    report, error, seconds = carve_tasks(cmd, out, timeout, carve_env(carve), start)
+    if error:
+        return {"candidates": cands or [], "error": error, "seconds": seconds}
     if cands is None:
         if "ranking" not in report:
             return {"candidates": [], "error": "carve tasks --candidates wrote no `ranking`", "seconds": seconds}
@@ -175,6 +183,24 @@ def recheck(carve, bundle, repo, py):
         capture_output=True, text=True, env=carve_env(carve),
     )
     return p.returncode == 0
+
+
+def saved_row(out, name):
+    """The row and rejections by reason that an earlier run saved in `out/row.json`, or None
+    (said on stderr) when `name` was not measured."""
+    saved = out / "row.json"
+    if not saved.exists():
+        print(f"{name}: not measured (no {saved})", file=sys.stderr)
+        return None
+    row = json.loads(saved.read_text())
+    return row["row"], row["reasons"]
+
+
+def add_row(rows, reasons, row, mine):
+    """Add a repository's `row` and its rejections by reason `mine` to the table's."""
+    rows.append(row)
+    for key, who in mine.items():
+        reasons.setdefault(key, []).extend(who)
 
 
 def med_max(values):
@@ -203,10 +229,7 @@ def main():
                     help="print the table of an earlier run from OUT (each repository's row.json) without running")
     args = ap.parse_args()
     venvs = args.venvs or args.corpus.with_name(args.corpus.name + "-venvs")
-    entries = load_corpus(args.language)
-    if args.only:  # in the order given
-        by_name = {e["name"]: e for e in entries}
-        entries = [by_name[n] for n in args.only]
+    entries = load_corpus(args.language, only=args.only)
     if args.setup:
         args.corpus.mkdir(parents=True, exist_ok=True)
         for e in entries:
@@ -216,14 +239,9 @@ def main():
     rows, reasons = [], {}
     if args.table_only:
         for e in entries:
-            saved = args.out / e["name"] / "row.json"
-            if saved.exists():
-                row = json.loads(saved.read_text())
-                rows.append(row["row"])
-                for key, who in row["reasons"].items():
-                    reasons.setdefault(key, []).extend(who)
-            else:
-                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            saved = saved_row(args.out / e["name"], e["name"])
+            if saved:
+                add_row(rows, reasons, *saved)
         print_table(rows, reasons, args)
         return 0
     for e in entries:
@@ -253,9 +271,7 @@ def main():
         row.update(stats)
         if args.recheck:
             row["rechecked"] = sum(recheck(args.carve, out / "carve" / t, repo, py) for t in tasks)
-        rows.append(row)
-        for key, who in mine.items():
-            reasons.setdefault(key, []).extend(who)
+        add_row(rows, reasons, row, mine)
         (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
         print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
 

@@ -41,21 +41,22 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the Python corpus script: its table and reason grouping)
+from benchlib import carve_tasks  # noqa: E402
 
 
-# Per language: the corpus list, its table key, the default corpus folder, the file a
-# checkout has at its root, and the plain run of the suite carve's time is divided by.
+# Per language (its corpus list is bench/corpus/LANGUAGE.toml): the list's table key, the
+# default corpus folder, the file a checkout has at its root, and the plain run of the suite
+# carve's time is divided by.
 LANGUAGES = {
-    "go": {"toml": "go.toml", "key": "repo", "corpus": "/work/corpus", "marker": "go.mod",
+    "go": {"key": "repo", "corpus": "/work/corpus", "marker": "go.mod",
            "plain": ["go", "test", "-count=1", "./..."]},
-    "typescript": {"toml": "typescript.toml", "key": "project", "corpus": "/work/corpus/ts",
+    "typescript": {"key": "project", "corpus": "/work/corpus/ts",
                    "marker": "package.json", "plain": ["npx", "--no-install", "vitest", "run"]},
 }
 
@@ -80,27 +81,19 @@ def plain_run(repo, out, command):
 def run_carve(carve, repo, out, timeout):
     out.mkdir(parents=True, exist_ok=True)
     cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json"]
-    start = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=go_env())
-    except subprocess.TimeoutExpired:
-        return {"candidates": 0, "error": f"timed out after {timeout}s", "seconds": timeout}
-    seconds = time.monotonic() - start
-    (out / "tasks-stderr.log").write_text(p.stderr)
-    (out / "tasks-report.json").write_text(p.stdout)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": 0, "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    report, error, seconds = carve_tasks(cmd, out, timeout, go_env(), time.monotonic())
+    if error:
+        return {"candidates": 0, "error": error, "seconds": seconds}
     # With --level 1 every candidate gives one task or one rejection without a level.
     candidates = len(report["tasks"]) + sum(1 for r in report["rejected"] if r.get("level") is None)
     return {"candidates": candidates, "report": report, "seconds": seconds}
 
 
-def recheck(carve, bundle, repo):
+def recheck(carve, bundle, repo, env=None):
+    """`carve validate` of `bundle` (with `env`, by default `go_env()`): True when valid; why
+    not is printed."""
     p = subprocess.run([str(carve), "validate", str(bundle), "--repo", str(repo), "--format", "json"],
-                       capture_output=True, text=True, env=go_env())
+                       capture_output=True, text=True, env=env or go_env())
     if p.returncode != 0:
         print(f"recheck failed: {bundle}: {p.stderr.strip()[-400:]}", file=sys.stderr)
     return p.returncode == 0
@@ -169,30 +162,19 @@ def main():
     env_corpus = os.environ.get("CARVE_CORPUS_GO") if args.language == "go" else None
     args.corpus = args.corpus or Path(env_corpus or lang["corpus"])
     args.out = args.out or Path(f"/tmp/carve-corpus-{args.language}")
-    with open(HERE / "corpus" / lang["toml"], "rb") as f:
-        entries = tomllib.load(f)[lang["key"]]
-    if args.only:
-        by_name = {e["name"]: e for e in entries}
-        entries = [by_name[n] for n in args.only]
+    entries = corpus.load_corpus(args.language, lang["key"], args.only)
     rows, reasons = [], {}
     for e in entries:
         repo, out = args.corpus / e.get("checkout", e["name"]), args.out / e["name"]
-        if not (repo / lang["marker"]).is_file():
-            print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there",
-                  file=sys.stderr)
+        if not corpus.checked_out(e, repo, lang["marker"]):
             continue
         if args.setup:
             subprocess.run(e["install"], shell=True, cwd=repo, env=go_env(), check=True)
             continue
         if args.table_only:
-            saved = out / "row.json"
-            if saved.exists():
-                row = json.loads(saved.read_text())
-                rows.append(row["row"])
-                for key, who in row["reasons"].items():
-                    reasons.setdefault(key, []).extend(who)
-            else:
-                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            saved = corpus.saved_row(out, e["name"])
+            if saved:
+                corpus.add_row(rows, reasons, *saved)
             continue
         plain = plain_run(repo, out, lang["plain"])
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
@@ -204,9 +186,7 @@ def main():
             row["vetted"] = sum(vet_masked(b, repo) for b in bundles)
             print(f"# {e['name']}: go vet of the masked state passes for {row['vetted']}/{len(bundles)} bundles",
                   file=sys.stderr)
-        rows.append(row)
-        for key, who in mine.items():
-            reasons.setdefault(key, []).extend(who)
+        corpus.add_row(rows, reasons, row, mine)
         (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
         print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
     if not args.setup:

@@ -45,7 +45,6 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -53,6 +52,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the Python corpus script: pick, reason grouping, the table)
 import corpus_go  # noqa: E402  (the Go corpus script: a run with carve's own candidates)
+from benchlib import carve_tasks  # noqa: E402
 
 
 def rust_env():
@@ -117,27 +117,10 @@ def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced"):
         for group in cands:
             cmd += ["--f2p", *group]
     (out / "tasks-command.json").write_text(json.dumps(cmd))
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=rust_env())
-    except subprocess.TimeoutExpired:
-        return {"candidates": len(cands), "error": f"timed out after {timeout}s", "seconds": timeout}
-    seconds = time.monotonic() - start
-    (out / "tasks-stderr.log").write_text(p.stderr)
-    (out / "tasks-report.json").write_text(p.stdout)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"candidates": len(cands), "error": f"exit {p.returncode}: {tail}", "seconds": seconds}
+    report, error, seconds = carve_tasks(cmd, out, timeout, rust_env(), start)
+    if error:
+        return {"candidates": len(cands), "error": error, "seconds": seconds}
     return {"candidates": len(cands), "report": report, "seconds": seconds}
-
-
-def recheck(carve, bundle, repo):
-    p = subprocess.run([str(carve), "validate", str(bundle), "--repo", str(repo), "--format", "json"],
-                       capture_output=True, text=True, env=rust_env())
-    if p.returncode != 0:
-        print(f"recheck failed: {bundle}: {p.stderr.strip()[-400:]}", file=sys.stderr)
-    return p.returncode == 0
 
 
 def measure(args, e, repo, out):
@@ -151,7 +134,7 @@ def measure(args, e, repo, out):
         if cached.is_dir():
             shutil.copytree(cached, out / "carve" / "cache")
     r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file, args.pick)
-    check = (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None
+    check = (lambda t: corpus_go.recheck(args.carve, out / "carve" / t, repo, rust_env())) if args.recheck else None
     return corpus_go.summarize(e["name"], r, plain, out / "carve", check)
 
 
@@ -176,35 +159,25 @@ def main():
     ap.add_argument("--table-only", action="store_true",
                     help="print the table of an earlier run from OUT (each crate's row.json) without running")
     args = ap.parse_args()
-    with open(HERE / "corpus" / "rust.toml", "rb") as f:
-        entries = tomllib.load(f)["repo"]
-    if args.only:
-        by_name = {e["name"]: e for e in entries}
-        entries = [by_name[n] for n in args.only]
+    entries = corpus.load_corpus("rust", only=args.only)
     rows, reasons = [], {}
     for e in entries:
         repo, out = args.corpus / e["name"], args.out / e["name"]
-        if not (repo / "Cargo.toml").is_file():
-            print(f"{e['name']}: no checkout at {repo}: check out {e['repo']} at {e['commit']} there",
-                  file=sys.stderr)
+        if not corpus.checked_out(e, repo, "Cargo.toml"):
             continue
         if args.setup:
             subprocess.run(e["install"], shell=True, cwd=repo, env=rust_env(), check=True)
             continue
-        saved = out / "row.json"
         if args.table_only:
-            if not saved.exists():
-                print(f"{e['name']}: not measured (no {saved})", file=sys.stderr)
+            saved = corpus.saved_row(out, e["name"])
+            if saved is None:
                 continue
-            row = json.loads(saved.read_text())
-            row, mine = row["row"], row["reasons"]
+            row, mine = saved
         else:
             row, mine = measure(args, e, repo, out)
-            saved.write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
+            (out / "row.json").write_text(json.dumps({"row": row, "reasons": mine}, sort_keys=True))
             print(f"# {e['name']}: {row['tasks']}/{row['candidates']} in {row['seconds']:.0f}s", file=sys.stderr)
-        rows.append(row)
-        for key, who in mine.items():
-            reasons.setdefault(key, []).extend(who)
+        corpus.add_row(rows, reasons, row, mine)
     if not args.setup:
         corpus.print_table(rows, reasons, args)
     return 0

@@ -27,10 +27,8 @@ import argparse
 import json
 import shutil
 import subprocess
-import tempfile
-from pathlib import Path
 
-from benchlib import ROOT, alternate, built_example, clean_env, corpus_suites, ratio_row, require_hits, timed
+from benchlib import ROOT, alternate, built_example, clean_env, each_suite, ratio_row, require_hits, suite_args, timed
 
 GO_TEST = ["go", "test", "-json", "-count=1", "-timeout=0"]
 SERIAL = ["-p", "1", "-parallel", "1"]
@@ -79,22 +77,13 @@ def bench_suite(name, src, work, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--corpus", default="/work/corpus")
-    ap.add_argument("--suite", action="append", help="only suites whose name contains this")
+    suite_args(ap, "/work/corpus")
     args = ap.parse_args()
     if args.runs < 1:
         raise SystemExit("--runs must be at least 1")
     args.probe = built_example("go_probe")
-    work = Path(tempfile.mkdtemp(prefix="carve-bench-go-"))
-    try:
-        fixture = ("fixture:go/shapes", ROOT / "fixtures" / "go" / "shapes")
-        for name, src in corpus_suites("go", fixture, args.corpus, "go.mod"):
-            if args.suite and not any(s in name for s in args.suite):
-                continue
-            bench_suite(name, src, work, args)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    fixture = ("fixture:go/shapes", ROOT / "fixtures" / "go" / "shapes")
+    each_suite(bench_suite, args, "go", fixture, "go.mod", "carve-bench-go-")
 
 
 if __name__ == "__main__":

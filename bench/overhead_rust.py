@@ -35,10 +35,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-from benchlib import ROOT, alternate, built_example, clean_env, corpus_suites, ratio_row, require_hits, timed
+from benchlib import ROOT, alternate, built_example, clean_env, each_suite, ratio_row, require_hits, suite_args, timed
 
 CARGO_TEST = ["cargo", "test", "--locked", "--offline", "--no-fail-fast", "-q"]
 SERIAL = ["--", "--test-threads=1"]
@@ -101,9 +99,7 @@ def bench_suite(name, src, work, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--corpus", default="/work/corpus/rust")
-    ap.add_argument("--suite", action="append", help="only suites whose name contains this")
+    suite_args(ap, "/work/corpus/rust")
     ap.add_argument("--no-nextest", action="store_true", help="leave out the nextest rows")
     ap.add_argument("--no-doctests", action="store_true",
                     help="time `cargo test --lib --bins --tests` (rustdoc recompiles doctests on every run)")
@@ -112,15 +108,9 @@ def main():
         sys.stderr.write("note: fewer than 5 runs; the committed figures use 5 or more\n")
     args.probe = built_example("rust_probe")
     args.nextest = not args.no_nextest and has_nextest()
-    work = Path(tempfile.mkdtemp(prefix="carve-bench-rust-", dir=os.environ.get("CARVE_BENCH_TMP")))
-    try:
-        fixture = ("fixture:rust/geometry", ROOT / "fixtures" / "rust" / "geometry")
-        for name, src in corpus_suites("rust", fixture, args.corpus, "Cargo.lock"):
-            if args.suite and not any(s in name for s in args.suite):
-                continue
-            bench_suite(name, src, work, args)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    fixture = ("fixture:rust/geometry", ROOT / "fixtures" / "rust" / "geometry")
+    tmp = os.environ.get("CARVE_BENCH_TMP")
+    each_suite(bench_suite, args, "rust", fixture, "Cargo.lock", "carve-bench-rust-", tmp)
 
 
 if __name__ == "__main__":

@@ -30,20 +30,8 @@ pub struct Config {
     pub detected: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Timeouts {
-    /// A whole test run, seconds.
-    pub run: u64,
-    /// One test without progress, seconds.
-    pub test: u64,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts { run: 1800, test: 120 }
-    }
-}
+/// `[timeouts]`: one definition with evaluation's reader of `carve.toml`.
+pub use carve_eval::project::Timeouts;
 
 impl Config {
     pub fn read(path: &Path) -> Result<Config> {

@@ -68,18 +68,24 @@ pub fn shadow_copy(root: &Path, dest: &Path) -> Result<Vec<String>> {
 pub fn link_dependencies(root: &Path, dest: &Path) -> Result<()> {
     for rel in list_files(root)?.iter().filter(|r| is_dependency_file(r)) {
         let (from, to) = (root.join(rel), dest.join(rel));
-        if to.exists() {
-            continue;
+        if !to.exists() {
+            link_file(&from, &to)?;
         }
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let meta = std::fs::symlink_metadata(&from)?;
-        if meta.file_type().is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
-        } else if std::fs::hard_link(&from, &to).is_err() {
-            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {}", from.display()))?;
-        }
+    }
+    Ok(())
+}
+
+/// Put the file `from` at `to` (parents created) without copying where it can: a link as
+/// the same link, else a hard link, else a copy.
+pub fn link_file(from: &Path, to: &Path) -> Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.file_type().is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
+    } else if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).with_context(|| format!("failed to copy {}", from.display()))?;
     }
     Ok(())
 }

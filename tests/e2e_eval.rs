@@ -380,16 +380,18 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     let out = tmp.path().join("runs");
     let log = tmp.path().join("agent.log");
     let mark = tmp.path().join("interrupt.mark");
-    let mut child = carve()
-        .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
-        .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .args(SANDBOX_NONE)
-        .env("ORACLE_GOLD", oracle_gold(&bundle))
-        .env("AGENT_LOG", &log)
-        .env("INTERRUPT_MARK", &mark)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    // The one run of the interrupted agent: killed, resumed, then asked for again.
+    let interrupted = || {
+        let mut c = carve();
+        c.args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
+            .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .args(SANDBOX_NONE)
+            .env("ORACLE_GOLD", oracle_gold(&bundle))
+            .env("AGENT_LOG", &log)
+            .env("INTERRUPT_MARK", &mark);
+        c
+    };
+    let mut child = interrupted().stdout(std::process::Stdio::null()).spawn().unwrap();
     // Wait until the agent is inside stage 1, then kill carve and the agent.
     let mut waited = 0;
     while !mark.exists() {
@@ -422,15 +424,7 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     assert_eq!(partial["stages"].as_array().unwrap().len(), 1, "stage 0 was finished before the kill");
     assert!(partial["chain_gate"].is_null());
     // Resume: stage 0 is not redone, stage 1 is started again, the run completes.
-    let o = carve()
-        .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
-        .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"])
-        .args(SANDBOX_NONE)
-        .env("ORACLE_GOLD", oracle_gold(&bundle))
-        .env("AGENT_LOG", &log)
-        .env("INTERRUPT_MARK", &mark)
-        .output()
-        .unwrap();
+    let o = interrupted().args(["--format", "json"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let run: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(passes(&run), vec![true, true, true]);
@@ -443,15 +437,7 @@ fn arc_run_resumes_after_a_kill_without_redoing_a_finished_stage() {
     assert_eq!(run["stages"][0]["agent"]["attempts"], 1);
     assert_eq!(run["stages"][1]["agent"]["attempts"], 2);
     // A finished run is never redone.
-    let again = carve()
-        .args(["arc", "run", bundle.to_str().unwrap(), "--agent", &agent("interrupted.sh"), "--name", "oracle"])
-        .args(["--repo", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"])
-        .args(SANDBOX_NONE)
-        .env("ORACLE_GOLD", oracle_gold(&bundle))
-        .env("AGENT_LOG", &log)
-        .env("INTERRUPT_MARK", &mark)
-        .output()
-        .unwrap();
+    let again = interrupted().args(["--format", "json"]).output().unwrap();
     assert_eq!(o.stdout, again.stdout);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "0\n1\n1\n2\n");
 }
@@ -601,19 +587,7 @@ fn browser_check(page: &Path, selectors: &[&str], shot: &Path) {
 fn audit_as_an_html_page() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
-    let o = carve_ok(
-        &[
-            "audit",
-            repo.to_str().unwrap(),
-            "--out",
-            out.path().to_str().unwrap(),
-            "--format",
-            "html",
-            "--f2p",
-            "tests/test_search.py",
-        ],
-        0,
-    );
+    let o = carve_on("audit", &repo, out.path(), &["--format", "html", "--f2p", "tests/test_search.py"], 0);
     let page = String::from_utf8(o.stdout).unwrap();
     // Definitions grouped by file with their decisions and reasons.
     assert!(page.contains("<th colspan=\"3\" class=\"file\">inventory/search.py</th>"), "grouped by file");

@@ -8,7 +8,6 @@ use common::expected::*;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::Path;
 
 #[needs("pytest")]
 fn audit_matches_the_fixture_expectations_for_every_feature() {
@@ -28,10 +27,6 @@ fn audit_matches_the_fixture_expectations_for_every_feature() {
         check_feature(name, f, &report);
     }
     assert_eq!(before, tree_snapshot(&repo), "carve audit modified the repository");
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[needs("pytest")]
@@ -65,16 +60,7 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
     for t in &tasks {
         let id = t["instance_id"].as_str().unwrap();
         let bundle = out1.path().join(id);
-        for f in [
-            "instance.json",
-            "problem_statement.md",
-            "contract.json",
-            "gold.patch",
-            "test.patch",
-            "mask.patch",
-            "validation.json",
-            "audit.json",
-        ] {
+        for f in BUNDLE_FILES {
             assert!(bundle.join(f).is_file(), "{id} lacks {f}");
         }
         let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
@@ -111,15 +97,11 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
 fn an_unknown_f2p_test_is_a_usage_error_with_close_matches() {
     let (_tmp, repo) = fixture_copy("python/inventory");
     let out = tempfile::tempdir().unwrap();
-    let o = carve_ok(
-        &[
-            "audit",
-            repo.to_str().unwrap(),
-            "--out",
-            out.path().to_str().unwrap(),
-            "--f2p",
-            "tests/test_pricing.py::test_apply_discount_rounds_and_is_wraped",
-        ],
+    let o = carve_on(
+        "audit",
+        &repo,
+        out.path(),
+        &["--f2p", "tests/test_pricing.py::test_apply_discount_rounds_and_is_wraped"],
         2,
     );
     let err = String::from_utf8_lossy(&o.stderr);
@@ -217,16 +199,7 @@ fn a_killed_run_leaves_no_half_written_bundle_and_an_untouched_tree() {
             let p = entry.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             if name.starts_with("local__") {
-                for f in [
-                    "instance.json",
-                    "problem_statement.md",
-                    "contract.json",
-                    "gold.patch",
-                    "test.patch",
-                    "mask.patch",
-                    "validation.json",
-                    "audit.json",
-                ] {
+                for f in BUNDLE_FILES {
                     assert!(p.join(f).is_file(), "killed after {delay_ms} ms: bundle {name} lacks {f}");
                 }
             }

@@ -112,19 +112,8 @@ fn installed(how: Install) -> (tempfile::TempDir, PathBuf, PathBuf) {
 /// the counter (run by P2P tests) stays, and the repository is untouched.
 fn assert_text_feature_extracted(label: &str, repo: &Path, py: &Path, out: &Path) {
     let before = tree_snapshot(repo);
-    let args = [
-        "audit",
-        repo.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--python",
-        py.to_str().unwrap(),
-        "--format",
-        "json",
-        "--f2p",
-        "tests/test_text.py",
-    ];
-    let o = carve_ok(&args, 0);
+    let args = ["--python", py.to_str().unwrap(), "--format", "json", "--f2p", "tests/test_text.py"];
+    let o = carve_on("audit", repo, out, &args, 0);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let extracted: Vec<&str> =
         report["extracted"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
@@ -182,21 +171,8 @@ fn tasks_on_an_editable_src_layout_clone_yield_a_valid_task_named_after_the_remo
     assert!(!git(&repo, &["ls-files", "--error-unmatch", "src/tally/_version.py"]), "_version.py is ignored");
     let before = tree_snapshot(&repo);
     let out = tmp.path().join("out");
-    let args = [
-        "tasks",
-        repo.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--python",
-        py.to_str().unwrap(),
-        "--level",
-        "1",
-        "--format",
-        "json",
-        "--f2p",
-        "tests/test_text.py",
-    ];
-    let o = carve_ok(&args, 0);
+    let args = ["--python", py.to_str().unwrap(), "--level", "1", "--format", "json", "--f2p", "tests/test_text.py"];
+    let o = carve_on("tasks", &repo, &out, &args, 0);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let tasks = report["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 1, "{report:#}");

@@ -17,13 +17,8 @@ fn tasks_on_the_rust_fixture_are_validated_level1_tasks_with_the_expected_classi
     let exp = expectations("rust/geometry");
     let features = exp["features"].as_table().unwrap();
     let (_tmp, repo) = fixture_copy("rust/geometry");
-    let before = tree_snapshot(&repo);
-    let out = tempfile::tempdir().unwrap();
-    carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 0);
-    assert_eq!(before, tree_snapshot(&repo), "carve tasks modified the repository");
+    let (out, tasks) = tasks_of(&repo);
 
-    let jsonl = std::fs::read_to_string(out.path().join("tasks.jsonl")).unwrap();
-    let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let mut seen = BTreeSet::new();
     for task in &tasks {
         let id = task["instance_id"].as_str().unwrap();

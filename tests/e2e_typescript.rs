@@ -27,11 +27,11 @@ fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn audit(repo: &Path, out: &Path, f2p: &[String], code: i32) -> std::process::Output {
-    let mut args = vec!["audit", repo.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"];
+    let mut args = vec!["--format", "json"];
     for t in f2p {
         args.extend(["--f2p", t.as_str()]);
     }
-    carve_ok(&args, code)
+    carve_on("audit", repo, out, &args, code)
 }
 
 #[needs("node", "fixtures/typescript/ledger/node_modules")]
@@ -60,12 +60,7 @@ fn audit_matches_the_ledger_expectations_for_every_feature() {
 #[needs("node", "fixtures/typescript/ledger/node_modules")]
 fn tasks_give_several_validated_bundles_that_recheck_independently() {
     let (_tmp, repo) = ledger_copy();
-    let before = tree_snapshot(&repo);
-    let out = tempfile::tempdir().unwrap();
-    carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 0);
-    assert_eq!(before, tree_snapshot(&repo), "carve tasks modified the repository");
-    let jsonl = std::fs::read_to_string(out.path().join("tasks.jsonl")).unwrap();
-    let tasks: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (out, tasks) = tasks_of(&repo);
     assert!(tasks.len() >= 3, "expected several validated tasks, got {}", tasks.len());
     let mut per_block = 0;
     for t in &tasks {

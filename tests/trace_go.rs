@@ -7,40 +7,54 @@
 mod common;
 
 use carve_languages::DefinitionIndex;
-use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
-use carve_languages::trace::{TraceMode, TraceRequest};
+use carve_languages::runner::{RunRequest, RunResult, TestCommand, TestStatus};
+use carve_languages::trace::{TraceMode, TraceRequest, TraceSetup};
 use carve_tracer::trace::{Caller, Trace};
 use common::*;
+use std::path::{Path, PathBuf};
 
 struct Traced {
     _tmp: tempfile::TempDir,
-    repo: std::path::PathBuf,
-    tree: std::path::PathBuf,
+    repo: PathBuf,
+    tree: PathBuf,
     trace: Trace,
     statuses: std::collections::BTreeMap<String, TestStatus>,
 }
 
 fn trace_fixture(mode: TraceMode) -> Traced {
     let (tmp, repo) = fixture_copy("go/shapes");
-    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
-    let tree = tmp.path().join("tree");
-    copy_dir(&repo, &tree);
-    let shim_dir = tmp.path().join("shim");
-    let trace_dir = tmp.path().join("trace");
-    let req =
-        TraceRequest { index: &index, repo: &repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode };
+    let run = run_traced(tmp.path(), &repo, mode);
+    assert!(run.setup.notes.is_empty(), "{:?}", run.setup.notes);
+    assert_eq!(run.setup.args, ["-p", "1", "-parallel", "1"]);
+    let statuses = run.result.statuses.iter().map(|(id, o)| (id.clone(), o.status)).collect();
+    Traced { _tmp: tmp, repo, tree: run.tree, trace: run.trace, statuses }
+}
+
+/// A traced `go test` of `repo`, as carve runs it: the repository indexed, the Go shim
+/// prepared in `mode` on a copy of it (`<dir>/tree`), `go test` run there with the setup's
+/// environment and arguments, and the trace read back.
+struct GoRun {
+    setup: TraceSetup,
+    tree: PathBuf,
+    result: RunResult,
+    trace: Trace,
+}
+
+fn run_traced(dir: &Path, repo: &Path, mode: TraceMode) -> GoRun {
+    let index = DefinitionIndex::build(repo, &Default::default()).unwrap();
+    let tree = dir.join("tree");
+    copy_dir(repo, &tree);
+    let (shim_dir, trace_dir) = (dir.join("shim"), dir.join("trace"));
+    let req = TraceRequest { index: &index, repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode };
     let setup = carve_languages::go::trace::shim().prepare(&req).unwrap();
-    assert!(setup.notes.is_empty(), "{:?}", setup.notes);
-    assert_eq!(setup.args, ["-p", "1", "-parallel", "1"]);
     let command = TestCommand::GoTest { args: Vec::new(), packages: None };
-    let mut run = RunRequest::new(&tree, command, tmp.path().join("scratch"));
+    let mut run = RunRequest::new(&tree, command, dir.join("scratch"));
     run.env = setup.env.clone();
     run.extra_args = setup.args.clone();
     std::fs::create_dir_all(&run.scratch).unwrap();
     let result = carve_languages::run_tests(&run).unwrap();
-    let statuses = result.statuses.iter().map(|(id, o)| (id.clone(), o.status)).collect();
     let trace = Trace::read_dir(&trace_dir).unwrap();
-    Traced { _tmp: tmp, repo, tree, trace, statuses }
+    GoRun { setup, tree, result, trace }
 }
 
 fn edge(caller: &str, callee: &str) -> (Caller, String) {
@@ -186,32 +200,10 @@ fn test_main_and_parallel_subtests_are_attributed() {
              \t\tA()\n\t})\n\tt.Run(\"b\", func(t *testing.T) {\n\t\tt.Parallel()\n\t\tB()\n\t})\n}\n",
         ),
     ];
-    for (path, text) in files {
-        let p = repo.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
-    let tree = tmp.path().join("tree");
-    copy_dir(&repo, &tree);
-    let trace_dir = tmp.path().join("trace");
-    let req = TraceRequest {
-        index: &index,
-        repo: &repo,
-        tree: &tree,
-        shim_dir: &tmp.path().join("shim"),
-        trace_dir: &trace_dir,
-        mode: TraceMode::FirstHits,
-    };
-    let setup = carve_languages::go::trace::shim().prepare(&req).unwrap();
+    write_files(&repo, &files);
+    let GoRun { tree, result, trace, .. } = run_traced(tmp.path(), &repo, TraceMode::FirstHits);
     assert!(!tree.join("par").join(carve_languages::go::trace::MAIN_FILE).exists(), "the package has a TestMain");
-    let mut run =
-        RunRequest::new(&tree, TestCommand::GoTest { args: Vec::new(), packages: None }, tmp.path().join("s"));
-    run.env = setup.env;
-    run.extra_args = setup.args;
-    let result = carve_languages::run_tests(&run).unwrap();
     assert!(result.statuses.values().all(|o| o.status == TestStatus::Passed), "{:?}", result.statuses);
-    let trace = Trace::read_dir(&trace_dir).unwrap();
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     assert!(trace.test("<import>").unwrap().hits.contains("par/par.go::Setup"));
     let a = &trace.test("example.com/par/par/TestPar/a").unwrap().hits;
@@ -242,33 +234,11 @@ fn example_functions_are_attributed_by_their_entry() {
              func TestHalf(t *testing.T) {\n\tif ex.Half(2) != 1 {\n\t\tt.Fatal(\"half\")\n\t}\n}\n",
         ),
     ];
-    for (path, text) in files {
-        let p = repo.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
-    let tree = tmp.path().join("tree");
-    copy_dir(&repo, &tree);
-    let trace_dir = tmp.path().join("trace");
-    let req = TraceRequest {
-        index: &index,
-        repo: &repo,
-        tree: &tree,
-        shim_dir: &tmp.path().join("shim"),
-        trace_dir: &trace_dir,
-        mode: TraceMode::FirstHits,
-    };
-    let setup = carve_languages::go::trace::shim().prepare(&req).unwrap();
-    let mut run =
-        RunRequest::new(&tree, TestCommand::GoTest { args: Vec::new(), packages: None }, tmp.path().join("s"));
-    run.env = setup.env;
-    run.extra_args = setup.args;
-    let result = carve_languages::run_tests(&run).unwrap();
+    write_files(&repo, &files);
+    let GoRun { result, trace, .. } = run_traced(tmp.path(), &repo, TraceMode::FirstHits);
     let ids: Vec<&str> = result.statuses.keys().map(String::as_str).collect();
     assert_eq!(ids, ["example.com/ex/Example", "example.com/ex/ExampleHalf", "example.com/ex/TestHalf"]);
     assert!(result.statuses.values().all(|o| o.status == TestStatus::Passed), "{:?}", result.statuses);
-    let trace = Trace::read_dir(&trace_dir).unwrap();
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     let example = &trace.test("example.com/ex/Example").expect("the example is traced").hits;
     assert!(example.contains("ex.go::Double") && !example.contains("ex.go::Half"), "{example:?}");

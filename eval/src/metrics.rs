@@ -241,10 +241,19 @@ pub fn group_comparison(tasks: &[&[RunOutcome]]) -> GroupComparison {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn run(task: &str, agent: &str, pass: &[bool], f2p: &[bool], chain_f2p: bool, chain_p2p: bool) -> RunOutcome {
+    /// A run of `agent` on `task` from its stage and chain results (the report's tests use
+    /// it too).
+    pub(crate) fn run(
+        task: &str,
+        agent: &str,
+        pass: &[bool],
+        f2p: &[bool],
+        chain_f2p: bool,
+        chain_p2p: bool,
+    ) -> RunOutcome {
         RunOutcome {
             task: task.into(),
             agent: agent.into(),

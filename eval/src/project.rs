@@ -1,10 +1,11 @@
 //! How a project's tests run: the parts of `carve.toml` (docs/formats.md) evaluation needs —
 //! the language, the `[test]` runner table and the timeouts — or, without a file, what
-//! `carve init` would detect. Unknown keys are ignored (the binary's reader checks them).
+//! `carve init` would detect. Unknown keys are ignored (the binary's reader checks them),
+//! except in `[timeouts]`, a type the binary shares.
 
 use carve_languages::Language;
 use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,9 +13,14 @@ use std::time::Duration;
 use crate::Error;
 use crate::results::Statuses;
 
-#[derive(Debug, Clone, Deserialize)]
+/// `[timeouts]` of `carve.toml`, also the binary's (`carve::config::Timeouts`): a field
+/// left out takes its default; an unknown one is an error.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
+    /// A whole test run, seconds.
     pub run: u64,
+    /// One test without progress, seconds.
     pub test: u64,
 }
 

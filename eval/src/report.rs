@@ -366,41 +366,14 @@ mod tests {
 
     #[test]
     fn arc_report_matches_point_metrics_and_is_reproducible() {
+        use crate::metrics::tests::run;
         let t = true;
         let f = false;
         let runs = vec![
-            RunOutcome {
-                task: "A".into(),
-                agent: "x".into(),
-                stage_pass: vec![t, t],
-                stage_f2p: vec![t, t],
-                chain_f2p: t,
-                chain_p2p: t,
-            },
-            RunOutcome {
-                task: "A".into(),
-                agent: "y".into(),
-                stage_pass: vec![f, t],
-                stage_f2p: vec![f, t],
-                chain_f2p: f,
-                chain_p2p: t,
-            },
-            RunOutcome {
-                task: "B".into(),
-                agent: "x".into(),
-                stage_pass: vec![t, f, f],
-                stage_f2p: vec![t, f, t],
-                chain_f2p: f,
-                chain_p2p: f,
-            },
-            RunOutcome {
-                task: "B".into(),
-                agent: "y".into(),
-                stage_pass: vec![t, t, t],
-                stage_f2p: vec![t, t, t],
-                chain_f2p: t,
-                chain_p2p: t,
-            },
+            run("A", "x", &[t, t], &[t, t], t, t),
+            run("A", "y", &[f, t], &[f, t], f, t),
+            run("B", "x", &[t, f, f], &[t, f, t], f, f),
+            run("B", "y", &[t, t, t], &[t, t, t], t, t),
         ];
         let b = Bootstrap { resamples: 1000, seed: 9 };
         let r1 = arc_report_from(&runs, vec![], b);

@@ -181,6 +181,19 @@ fn print_page(page: &str) -> Result<()> {
     Ok(())
 }
 
+/// A report's HTML page: written to `--html` when given, and printed instead of the text or
+/// JSON report with `--format html`. True when it was printed (then nothing else is).
+fn html_page(html: Option<&Path>, format: Format, page: impl Fn() -> Result<String>) -> Result<bool> {
+    if let Some(h) = html {
+        write_html(h, &page()?)?;
+    }
+    if format == Format::Html {
+        print_page(&page()?)?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// `carve audit --format html`: the classification page, with the masked diff of the
 /// feature (extracted into the output folder's scratch space, as `carve extract` does).
 pub fn audit_html(
@@ -206,11 +219,7 @@ pub fn audit_html(
 
 pub fn report(a: &ReportArgs) -> Result<Status> {
     let r = report::grade_report(&a.results, Bootstrap { resamples: a.resamples, seed: a.seed })?;
-    if let Some(h) = &a.html {
-        write_html(h, &html::grade_page(&r)?)?;
-    }
-    if a.format == Format::Html {
-        print_page(&html::grade_page(&r)?)?;
+    if html_page(a.html.as_deref(), a.format, || Ok(html::grade_page(&r)?))? {
         return Ok(Status::Success);
     }
     emit(a.format, &r, || {
@@ -286,11 +295,7 @@ pub fn arc_run(a: &ArcRunArgs) -> Result<Status> {
 
 pub fn arc_report(a: &ArcReportArgs) -> Result<Status> {
     let r = report::arc_report(&a.results, Bootstrap { resamples: a.resamples, seed: a.seed })?;
-    if let Some(h) = &a.html {
-        write_html(h, &html::arc_page(&r)?)?;
-    }
-    if a.format == Format::Html {
-        print_page(&html::arc_page(&r)?)?;
+    if html_page(a.html.as_deref(), a.format, || Ok(html::arc_page(&r)?))? {
         return Ok(Status::Success);
     }
     emit(a.format, &r, || {

@@ -144,16 +144,7 @@ fn link_dependencies(masked: &Path, dest: &Path, tracked_top: &BTreeSet<String>)
         if left_out(rel, tracked_top).is_some() {
             continue;
         }
-        let (from, to) = (masked.join(rel), dest.join(rel));
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let meta = std::fs::symlink_metadata(&from)?;
-        if meta.file_type().is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
-        } else if std::fs::hard_link(&from, &to).is_err() {
-            std::fs::copy(&from, &to).with_context(|| format!("failed to copy {}", from.display()))?;
-        }
+        workspace::link_file(&masked.join(rel), &dest.join(rel))?;
     }
     Ok(())
 }

@@ -256,11 +256,7 @@ mod tests {
             ),
             ("cmd/main.go", "package main\n\nimport \"ex/geo\"\n\nfunc main() {\n\t_ = geo.C{}.Area\n}\n"),
         ];
-        for (path, text) in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
+        carve_testutil::write_files(dir.path(), &files);
         let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
         (dir, index)
     }
@@ -294,11 +290,7 @@ mod tests {
             ),
             ("pkg/other.py", "def repeat(t):\n    return t\n\n\ndef say():\n    return 0\n"),
         ];
-        for (path, text) in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
+        carve_testutil::write_files(dir.path(), &files);
         let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
         let extracted: BTreeSet<NodeId> = [
             "pkg/echo.py::Echo",

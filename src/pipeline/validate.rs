@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use super::agent_workspace::AgentWorkspace;
 use super::baseline::Baseline;
@@ -118,16 +117,8 @@ pub fn apply_patch(dir: &Path, patch: &str, what: &str) -> Result<()> {
     };
     let file = dir.with_extension(format!("{what}.patch"));
     std::fs::write(&file, patch)?;
-    let ceiling = dir.parent().unwrap_or(dir);
-    let out = Command::new("git")
-        .arg("apply")
-        .arg("--whitespace=nowarn")
-        .args(reverse.then_some("-R"))
-        .arg(&file)
-        .current_dir(dir)
-        .env("GIT_CEILING_DIRECTORIES", ceiling)
-        .output()
-        .context("failed to run `git apply` (is git installed?)")?;
+    let out =
+        carve_eval::tree::git_apply(dir, &file, reverse).context("failed to run `git apply` (is git installed?)")?;
     let _ = std::fs::remove_file(&file);
     if !out.status.success() {
         let how = if reverse { " in reverse" } else { "" };

@@ -4,7 +4,7 @@
 
 pub mod expected;
 
-pub use carve_testutil::{copy_dir, fixture, fixture_copy, needs, tree_snapshot};
+pub use carve_testutil::{copy_dir, fixture, fixture_copy, needs, tree_snapshot, write_files};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -59,6 +59,41 @@ pub fn carve_ok(args: &[&str], code: i32) -> Output {
     out
 }
 
+/// `carve CMD REPO --out OUT ARGS…`, exiting with `code` (see [`carve_ok`]).
+pub fn carve_on(cmd: &str, repo: &Path, out: &Path, args: &[&str], code: i32) -> Output {
+    let mut all = vec![cmd, repo.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    all.extend(args);
+    carve_ok(&all, code)
+}
+
+/// The files every task bundle holds.
+pub const BUNDLE_FILES: &[&str] = &[
+    "instance.json",
+    "problem_statement.md",
+    "contract.json",
+    "gold.patch",
+    "test.patch",
+    "mask.patch",
+    "validation.json",
+    "audit.json",
+];
+
+/// The tasks of `<out>/tasks.jsonl`, one JSON value a line.
+pub fn tasks_jsonl(out: &Path) -> Vec<serde_json::Value> {
+    read(&out.join("tasks.jsonl")).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// `carve tasks REPO` into a new output folder, which must leave the repository as it was:
+/// the folder (kept alive) and the tasks of its `tasks.jsonl`.
+pub fn tasks_of(repo: &Path) -> (tempfile::TempDir, Vec<serde_json::Value>) {
+    let before = tree_snapshot(repo);
+    let out = tempfile::tempdir().unwrap();
+    carve_on("tasks", repo, out.path(), &[], 0);
+    assert_eq!(before, tree_snapshot(repo), "carve tasks modified the repository");
+    let tasks = tasks_jsonl(out.path());
+    (out, tasks)
+}
+
 pub fn python() -> String {
     std::env::var("CARVE_TEST_PYTHON").unwrap_or_else(|_| "python3".into())
 }
@@ -111,45 +146,28 @@ pub fn recheck_level1(repo: &Path, bundle: &Path, inst: &serde_json::Value) {
     let work = tempfile::tempdir().unwrap();
     let copy = work.path().join("repo");
     copy_dir(repo, &copy);
+    // pytest on `tests` in the copy: each passes (`pass`) or does not; `state` names the
+    // copy's state in the failure.
+    let expect = |tests: &[String], pass: bool, state: &str| {
+        let outcomes = pytest_outcomes(&copy, tests);
+        for t in tests {
+            let got = outcomes.get(t).map(String::as_str);
+            let what = if pass { "does not pass" } else { "passes" };
+            assert_eq!(got == Some("PASSED"), pass, "{}: {t} {what} {state} ({got:?})", bundle.display());
+        }
+    };
     git_apply(&copy, &bundle.join("mask.patch"));
-    let masked = pytest_outcomes(&copy, &p2p);
-    for t in &p2p {
-        assert_eq!(
-            masked.get(t).map(String::as_str),
-            Some("PASSED"),
-            "{}: P2P {t} on the masked state",
-            bundle.display()
-        );
-    }
+    expect(&p2p, true, "on the masked state (P2P)");
     // The F2P tests are not in the masked state: none of them runs there.
-    let masked = pytest_outcomes(&copy, &f2p);
-    for t in &f2p {
-        assert_ne!(
-            masked.get(t).map(String::as_str),
-            Some("PASSED"),
-            "{}: F2P {t} is in the masked state",
-            bundle.display()
-        );
-    }
+    expect(&f2p, false, "on the masked state, without the F2P tests");
     // Empty when the F2P test files also lost imports of the feature: gold.patch restores them.
     if !std::fs::read_to_string(bundle.join("test.patch")).unwrap().is_empty() {
         git_apply(&copy, &bundle.join("test.patch"));
     }
     // Two runs: pytest runs nothing at all when a named id's file fails to import.
-    let with_tests = pytest_outcomes(&copy, &f2p);
-    for t in &f2p {
-        assert_ne!(
-            with_tests.get(t).map(String::as_str),
-            Some("PASSED"),
-            "{}: F2P {t} passes on the masked state",
-            bundle.display()
-        );
-    }
+    expect(&f2p, false, "on the masked state with the F2P tests");
     git_apply(&copy, &bundle.join("gold.patch"));
-    let restored = pytest_outcomes(&copy, &all);
-    for t in &all {
-        assert_eq!(restored.get(t).map(String::as_str), Some("PASSED"), "{}: {t} after gold.patch", bundle.display());
-    }
+    expect(&all, true, "after gold.patch");
     assert_eq!(
         tree_snapshot(repo),
         tree_snapshot(&copy),

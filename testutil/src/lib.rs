@@ -65,6 +65,17 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Write `files` (root-relative path, text) under `root`, creating folders as needed: a
+/// small tree a test spells out.
+pub fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("a file below the root"))
+            .unwrap_or_else(|e| panic!("failed to create {}: {e}", p.display()));
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("failed to write {}: {e}", p.display()));
+    }
+}
+
 /// Every file under `root` with the hash of its bytes, and every directory (with a `/`),
 /// sorted: two equal snapshots mean a byte-identical tree.
 pub fn tree_snapshot(root: &Path) -> Vec<(String, String)> {
