@@ -287,7 +287,9 @@ PICK_MODES = {
 
 def pick_header(rows, args):
     """The pick mode of the rows (an earlier run's, with `--table-only`)."""
-    modes = sorted({(r.get("pick", "?"), r.get("k", "?")) for r in rows}) or [(args.pick, args.candidates)]
+    # corpus_go.py has no --pick (its candidates are always carve's own): say so when no row does.
+    default = (getattr(args, "pick", "?"), getattr(args, "candidates", "?"))
+    modes = sorted({(r.get("pick", "?"), r.get("k", "?")) for r in rows}) or [default]
     said = [f"{m}: " + PICK_MODES.get(m, "unknown (a row from before `--pick`)").format(k=k) for m, k in modes]
     return "Pick: " + "; ".join(said)
 
