@@ -279,7 +279,7 @@ fn own_tests(s: &crate::mine::StageSummary) -> BTreeSet<String> {
     s.tests_added
         .iter()
         .chain(&s.tests_modified)
-        .map(|t| t.rsplit(['.', ':']).next().unwrap_or(t).split('@').next().unwrap_or(t).to_string())
+        .map(|t| crate::analysis::test_name(t).to_string())
         .collect()
 }
 
