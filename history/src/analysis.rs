@@ -517,7 +517,13 @@ pub fn doctest_code(doc: &str) -> Option<String> {
         let t = line.trim_start();
         match open {
             None => {
-                let fence = if t.starts_with("```") { "```" } else if t.starts_with("~~~") { "~~~" } else { continue };
+                let fence = if t.starts_with("```") {
+                    "```"
+                } else if t.starts_with("~~~") {
+                    "~~~"
+                } else {
+                    continue;
+                };
                 let info = t.trim_start_matches(fence.chars().next().unwrap_or('`'));
                 let runs = info.split([',', ' ', '\t']).filter(|w| !w.is_empty()).all(|w| {
                     matches!(w, "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness" | "allow_fail")
@@ -850,7 +856,7 @@ mod tests {
             eprintln!("skipped: no git");
             return;
         }
-        let recipe: crate::recipe::Recipe = toml::from_str(INLINE_RECIPE).unwrap();
+        let recipe = inline_recipe();
         let dir = tempfile::tempdir().unwrap();
         crate::recipe::build(&recipe, dir.path()).unwrap();
         let repo = Repo::open(dir.path()).unwrap();
@@ -864,7 +870,8 @@ mod tests {
             ["src/lib.rs::Stack.peek", "src/lib.rs::tests", "src/lib.rs::tests.peeks_the_top"]
         );
         // The feature code of the commit is `peek` alone: the test module is test code.
-        let feature: Vec<&String> = second.definitions.added.iter().filter(|id| !second.test_defs.contains(*id)).collect();
+        let feature: Vec<&String> =
+            second.definitions.added.iter().filter(|id| !second.test_defs.contains(*id)).collect();
         assert_eq!(feature, ["src/lib.rs::Stack.peek"]);
         // A doc-comment-only change: its doctest changed, its code did not.
         assert_eq!(third.tests.modified, ["src/lib.rs - Stack<T>::peek"]);
@@ -872,89 +879,40 @@ mod tests {
         assert!(third.test_identifiers.contains("is_none"), "{:?}", third.test_identifiers);
     }
 
-    const INLINE_RECIPE: &str = r####"
-[[commit]]
-message = "stack"
-[commit.files]
-"Cargo.toml" = "[package]\nname = \"stack\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"
-"src/lib.rs" = """
-pub struct Stack<T> {
-    items: Vec<T>,
-}
-
-impl<T> Stack<T> {
-    pub fn new() -> Self {
-        Stack { items: Vec::new() }
+    /// The recipe: a stack; `peek` with a doctest and an inline test; `peek`'s doc comment
+    /// and doctest rewritten.
+    fn inline_recipe() -> crate::recipe::Recipe {
+        const STACK: &str = "pub struct Stack<T> {\n    items: Vec<T>,\n}\n\nimpl<T> Stack<T> {\n    pub fn new() -> Self {\n        Stack { items: Vec::new() }\n    }\n";
+        let peek = |doc: &str, doctest: &str| {
+            format!(
+                "{STACK}\n    /// {doc}\n    ///\n    /// ```\n    /// {doctest}\n    /// ```\n    pub fn peek(&self) -> Option<&T> {{\n        self.items.last()\n    }}\n}}\n\n\
+                 #[cfg(test)]\nmod tests {{\n    use super::*;\n\n    #[test]\n    fn peeks_the_top() {{\n        assert!(Stack::<u8>::new().peek().is_none());\n    }}\n}}\n"
+            )
+        };
+        let commit = |message: &str, files: Vec<(&str, String)>| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.into_iter().map(|(p, t)| (p.to_string(), t)).collect(),
+            delete: vec![],
+        };
+        let manifest = "[package]\nname = \"stack\"\nversion = \"0.1.0\"\nedition = \"2021\"\n".to_string();
+        crate::recipe::Recipe {
+            commits: vec![
+                commit("stack", vec![("Cargo.toml", manifest), ("src/lib.rs", format!("{STACK}}}\n"))]),
+                commit(
+                    "peek",
+                    vec![("src/lib.rs", peek("The top item.", "assert_eq!(stack::Stack::<u8>::new().peek(), None);"))],
+                ),
+                commit(
+                    "peek docs",
+                    vec![(
+                        "src/lib.rs",
+                        peek(
+                            "The top item, `None` when empty.",
+                            "assert!(stack::Stack::<u8>::new().peek().is_none());",
+                        ),
+                    )],
+                ),
+            ],
+        }
     }
-}
-"""
-
-[[commit]]
-message = "peek"
-[commit.files]
-"src/lib.rs" = """
-pub struct Stack<T> {
-    items: Vec<T>,
-}
-
-impl<T> Stack<T> {
-    pub fn new() -> Self {
-        Stack { items: Vec::new() }
-    }
-
-    /// The top item.
-    ///
-    /// ```
-    /// assert_eq!(stack::Stack::<u8>::new().peek(), None);
-    /// ```
-    pub fn peek(&self) -> Option<&T> {
-        self.items.last()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn peeks_the_top() {
-        assert!(Stack::<u8>::new().peek().is_none());
-    }
-}
-"""
-
-[[commit]]
-message = "peek docs"
-[commit.files]
-"src/lib.rs" = """
-pub struct Stack<T> {
-    items: Vec<T>,
-}
-
-impl<T> Stack<T> {
-    pub fn new() -> Self {
-        Stack { items: Vec::new() }
-    }
-
-    /// The top item, `None` when the stack is empty.
-    ///
-    /// ```
-    /// assert!(stack::Stack::<u8>::new().peek().is_none());
-    /// ```
-    pub fn peek(&self) -> Option<&T> {
-        self.items.last()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn peeks_the_top() {
-        assert!(Stack::<u8>::new().peek().is_none());
-    }
-}
-"""
-"####;
 }

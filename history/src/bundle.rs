@@ -276,11 +276,7 @@ enum GateError {
 
 /// The names of the tests a stage added or changed (the last component of each test id).
 fn own_tests(s: &crate::mine::StageSummary) -> BTreeSet<String> {
-    s.tests_added
-        .iter()
-        .chain(&s.tests_modified)
-        .map(|t| crate::analysis::test_name(t).to_string())
-        .collect()
+    s.tests_added.iter().chain(&s.tests_modified).map(|t| crate::analysis::test_name(t).to_string()).collect()
 }
 
 fn status(runs: &Runs, id: &str) -> [TestStatus; 2] {
