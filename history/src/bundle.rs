@@ -230,6 +230,12 @@ impl Runner<'_> {
         Ok((strip(rb, tests), strip(ra, tests)))
     }
 
+    /// The whole suite of `before` and of `after`, twice each.
+    fn whole(&self, before: &Path, after: &Path) -> Result<(Runs, Runs), GateError> {
+        let all = |root: &Path| self.twice(root, None).map_err(RunError::into_message);
+        Ok((all(before).map_err(GateError::Before)?, all(after).map_err(GateError::After)?))
+    }
+
     /// Run `tests` (all when `None`) in `root` twice.
     fn twice(&self, root: &Path, tests: Option<&[String]>) -> Result<Runs, RunError> {
         let mut out: Runs = Default::default();
@@ -460,16 +466,23 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
     for k in 0..n {
         let ov = at(k + 1, &mut stage_tests[k].iter());
         let present: Vec<String> = ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
-        if present.is_empty() {
+        let s = &chain.stages[k];
+        // Rust tests inside `src/` (`#[cfg(test)]` modules, doctests) cannot be laid over S_k:
+        // they are gated in place, the whole suite of S_k against that of S_(k+1), where the
+        // stage's new tests are missing before.
+        let in_place = present.is_empty()
+            && cfg.language == Language::Rust
+            && !(s.tests_added.is_empty() && s.tests_modified.is_empty());
+        if present.is_empty() && !in_place {
             return Err(err(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1)));
         }
         let before = gate_tree(&format!("s{k}-before"), k, &ov).map_err(&err)?;
         let after = gate_tree(&format!("s{k}-after"), k + 1, &ov).map_err(&err)?;
-        let (rb, ra) = runner.gate(&before, &after, &present).map_err(|e| match e {
+        let runs = if in_place { runner.whole(&before, &after) } else { runner.gate(&before, &after, &present) };
+        let (rb, ra) = runs.map_err(|e| match e {
             GateError::Before(e) => err(format!("stage {k}, before (S{k}): {e}")),
             GateError::After(e) => err(format!("stage {k}, after (S{}): {e}", k + 1)),
         })?;
-        let s = &chain.stages[k];
         let sel = select(&rb, &ra, Some(&own_tests(s)));
         if sel.f2p.is_empty() {
             return Err(err(format!(
