@@ -280,6 +280,12 @@ enum GateError {
     After(String),
 }
 
+/// Whether a stage is gated in place (see the stage gates in `build`): a Rust stage with tests
+/// (inline `#[test]`s, doctests) but no test file to lay over S_k.
+fn gated_in_place(language: Language, test_files: &[String], s: &crate::mine::StageSummary) -> bool {
+    test_files.is_empty() && language == Language::Rust && !(s.tests_added.is_empty() && s.tests_modified.is_empty())
+}
+
 /// The names of the tests a stage added or changed (the last component of each test id).
 fn own_tests(s: &crate::mine::StageSummary) -> BTreeSet<String> {
     s.tests_added.iter().chain(&s.tests_modified).map(|t| crate::analysis::test_name(t).to_string()).collect()
@@ -470,9 +476,7 @@ pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Resul
         // Rust tests inside `src/` (`#[cfg(test)]` modules, doctests) cannot be laid over S_k:
         // they are gated in place, the whole suite of S_k against that of S_(k+1), where the
         // stage's new tests are missing before.
-        let in_place = present.is_empty()
-            && cfg.language == Language::Rust
-            && !(s.tests_added.is_empty() && s.tests_modified.is_empty());
+        let in_place = gated_in_place(cfg.language, &present, s);
         if present.is_empty() && !in_place {
             return Err(err(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1)));
         }
@@ -735,6 +739,30 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (servo/rust-smallvec `retain`): a Rust stage whose only tests are inline
+    /// `#[test]`s or doctests has no test file; it is gated in place rather than refused.
+    /// Other languages, and stages without tests, are not.
+    #[test]
+    fn rust_stages_with_tests_only_in_src_are_gated_in_place() {
+        let stage = |tests: Vec<&str>| crate::mine::StageSummary {
+            index: 0,
+            commits: vec!["6cbfbe28".into()],
+            title: "retain".into(),
+            definitions_added: vec!["lib.rs::SmallVec.retain".into()],
+            definitions_modified: vec![],
+            tests_added: tests.into_iter().map(String::from).collect(),
+            tests_modified: vec![],
+            files: vec!["lib.rs".into()],
+            lines: 57,
+            evidence: vec![],
+        };
+        let inline = stage(vec!["lib.rs::tests.test_retain"]);
+        assert!(gated_in_place(Language::Rust, &[], &inline));
+        assert!(!gated_in_place(Language::Rust, &["tests/t.rs".into()], &inline));
+        assert!(!gated_in_place(Language::Go, &[], &inline));
+        assert!(!gated_in_place(Language::Rust, &[], &stage(vec![])));
+    }
 
     /// A build error that names a definition taken out of a per-definition file (google/uuid:
     /// `undefined: setNodeID`) makes the states keep it; names that are only part of a word,
