@@ -28,8 +28,21 @@ pub struct DefFact {
     pub is_test: bool,
     pub start_byte: usize,
     pub end_byte: usize,
-    /// Hash of the definition's text; equal text, equal hash.
+    /// Hash of the definition's text; equal text, equal hash. In Rust, doc-comment lines do
+    /// not count: a changed doc comment (or doctest) is no change to the code.
     pub hash: u64,
+    /// Rust: the doctests of the definition's doc comments, when it has any.
+    pub doctest: Option<Doctest>,
+}
+
+/// The doctests (code blocks rustdoc runs) of one Rust definition's doc comments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doctest {
+    /// rustdoc's name of them without the line (`src/lib.rs - Either<L,R>::map`), the part of
+    /// carve's Rust runner's doctest ids after `<crate>::doctest::`.
+    pub id: String,
+    /// The code of the blocks, one after another.
+    pub code: String,
 }
 
 /// What the analysis knows of one source file of the current tree.
@@ -116,6 +129,11 @@ pub struct CommitAnalysis {
     /// references from this commit's code into earlier commits' definitions).
     #[serde(skip)]
     pub added_identifiers: BTreeMap<String, BTreeSet<String>>,
+    /// Identifiers on the lines the commit added to test code: test files, test definitions in
+    /// other files (Rust `#[test]` functions and `#[cfg(test)]` modules in `src/`), and the
+    /// doctests it added or changed (the evidence that the stage's tests exercise its code).
+    #[serde(skip)]
+    pub test_identifiers: BTreeSet<String>,
     /// Names of the definitions added or modified, by id (non-test and test alike).
     #[serde(skip)]
     pub names: BTreeMap<String, String>,
@@ -206,7 +224,13 @@ impl HistoryState {
                         .map(|d| {
                             let (s, e) = (d.span.start_byte.min(bytes.len()), d.span.end_byte.min(bytes.len()));
                             let mut h = std::hash::DefaultHasher::new();
-                            bytes[s..e].hash(&mut h);
+                            let rust = fi.language == Language::Rust;
+                            if rust {
+                                without_doc_lines(&bytes[s..e]).hash(&mut h);
+                            } else {
+                                bytes[s..e].hash(&mut h);
+                            }
+                            let doctest = if rust { doctest_of(d, &index) } else { None };
                             DefFact {
                                 id: d.id.clone(),
                                 name: d.name.clone(),
@@ -215,6 +239,7 @@ impl HistoryState {
                                 start_byte: s,
                                 end_byte: e,
                                 hash: h.finish(),
+                                doctest,
                             }
                         })
                         .collect();
@@ -333,6 +358,7 @@ fn analyze_commit(
     let mut imports_added = BTreeSet::new();
     let mut imports_removed = BTreeSet::new();
     let mut added_identifiers = BTreeMap::new();
+    let mut test_identifiers = BTreeSet::new();
     let mut file_imports = BTreeMap::new();
     for f in &files {
         if f.language.is_none() || unparsed.contains(&f.path) {
@@ -373,7 +399,28 @@ fn analyze_commit(
             file_imports.insert(f.path.clone(), n.imports.clone());
             let old_src = old_texts.get(&f.path).map(|s| s.as_slice());
             let ranges: Vec<(usize, usize)> = n.defs.iter().map(|d| (d.start_byte, d.end_byte)).collect();
-            added_identifiers.insert(f.path.clone(), added_code_identifiers(old_src, &n.source, &ranges));
+            let added_here = added_code_identifiers(old_src, &n.source, &ranges);
+            if f.is_test {
+                test_identifiers.extend(added_here.iter().cloned());
+            } else if n.language == Language::Rust {
+                // Inline tests: `#[test]` functions and `#[cfg(test)]` modules of `src/`.
+                let tests: Vec<(usize, usize)> =
+                    n.defs.iter().filter(|d| d.is_test).map(|d| (d.start_byte, d.end_byte)).collect();
+                if !tests.is_empty() {
+                    test_identifiers.extend(added_code_identifiers(old_src, &n.source, &tests));
+                }
+            }
+            added_identifiers.insert(f.path.clone(), added_here);
+            for (key, d) in &new_defs {
+                let Some(dt) = &d.doctest else { continue };
+                let before = old_defs.get(key).and_then(|o| o.doctest.as_ref());
+                if before == Some(dt) {
+                    continue;
+                }
+                let old_code = before.map(|b| b.code.as_bytes());
+                test_identifiers.extend(added_code_identifiers(old_code, dt.code.as_bytes(), &[(0, dt.code.len())]));
+                if before.is_some() { &mut tests.modified } else { &mut tests.added }.push(dt.id.clone());
+            }
         } else if let Some(o) = old {
             for to in &o.imports {
                 imports_removed.insert(ImportEdge { from: f.path.clone(), to: to.clone() });
@@ -409,6 +456,7 @@ fn analyze_commit(
     defs.removed = removed_left.into_iter().map(|(_, d, _)| d.id).collect();
     for list in [&mut defs.added, &mut defs.modified, &mut defs.removed, &mut tests.added, &mut tests.modified] {
         list.sort();
+        list.dedup();
     }
     defs.renamed.sort_by(|a, b| a.from.cmp(&b.from));
 
@@ -436,11 +484,148 @@ fn analyze_commit(
         imports_removed: imports_removed.into_iter().collect(),
         unparsed,
         added_identifiers,
+        test_identifiers,
         names,
         test_defs,
         containers,
         file_imports,
     })
+}
+
+/// A Rust definition's text without its doc-comment lines (`///`, `//!`, `/** … */` lines
+/// starting with `*` are kept: rare, and code-like enough).
+fn without_doc_lines(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let t = line.trim_ascii_start();
+        if !(t.starts_with(b"///") || t.starts_with(b"//!")) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// The code blocks of a doc comment that rustdoc runs as doctests: fenced blocks (```` ``` ````
+/// or `~~~`) whose info string is empty or names only Rust and doctest attributes
+/// (`rust`, `no_run`, `should_panic`, `compile_fail`, `edition2021` …); `ignore`d blocks and
+/// blocks of other languages (`text`, `toml` …) are not run. `None` when there is none.
+pub fn doctest_code(doc: &str) -> Option<String> {
+    let mut code = String::new();
+    let mut open: Option<(&str, bool)> = None; // (fence, runs)
+    let mut any = false;
+    for line in doc.lines() {
+        let t = line.trim_start();
+        match open {
+            None => {
+                let fence = if t.starts_with("```") {
+                    "```"
+                } else if t.starts_with("~~~") {
+                    "~~~"
+                } else {
+                    continue;
+                };
+                let info = t.trim_start_matches(fence.chars().next().unwrap_or('`'));
+                let runs = info.split([',', ' ', '\t']).filter(|w| !w.is_empty()).all(|w| {
+                    matches!(w, "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness" | "allow_fail")
+                        || w.starts_with("edition")
+                        || w.starts_with('{')
+                });
+                open = Some((fence, runs));
+                any |= runs;
+            }
+            Some((fence, runs)) => {
+                if t.starts_with(fence) && t.trim_start_matches(fence.chars().next().unwrap_or('`')).trim().is_empty() {
+                    open = None;
+                } else if runs {
+                    code.push_str(line);
+                    code.push('\n');
+                }
+            }
+        }
+    }
+    any.then_some(code)
+}
+
+/// The self type of a Rust impl header as rustdoc prints it in doctest names:
+/// `impl<L, R> Iterator for Either<L, R> where …` → `Either<L,R>`.
+fn impl_self_type(header: &str) -> String {
+    let mut rest = header.trim().strip_prefix("unsafe ").unwrap_or(header.trim());
+    rest = rest.strip_prefix("impl").unwrap_or(rest).trim_start();
+    if rest.starts_with('<') {
+        let mut depth = 0;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                rest = &rest[i + 1..];
+                break;
+            }
+        }
+    }
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let words = &words[..words.iter().position(|w| *w == "where").unwrap_or(words.len())];
+    let ty = match words.iter().rposition(|w| *w == "for") {
+        Some(i) => &words[i + 1..],
+        None => words,
+    };
+    ty.concat().trim_start_matches('!').to_string()
+}
+
+/// The doctests of Rust definition `d`, named as carve's Rust runner names them without the
+/// crate prefix and line: `<path> - <module path>::<item path>` (`src/lib.rs - Either<L,R>::map`).
+fn doctest_of(d: &carve_languages::Definition, index: &DefinitionIndex) -> Option<Doctest> {
+    let code = doctest_code(d.docstring.as_deref()?)?;
+    let mut parts = vec![d.name.clone()];
+    let mut parent = d.parent.as_ref().and_then(|p| index.definitions.get(p));
+    // An impl's parent in the index is its self type's definition: after the impl, only the
+    // modules around it name the doctest.
+    let mut in_impl = false;
+    while let Some(p) = parent {
+        match p.kind {
+            DefinitionKind::Impl => {
+                parts.push(impl_self_type(&p.signature.text));
+                in_impl = true;
+            }
+            DefinitionKind::Module => parts.push(p.name.clone()),
+            _ if !in_impl => parts.push(p.name.clone()),
+            _ => {}
+        }
+        parent = p.parent.as_ref().and_then(|q| index.definitions.get(q));
+    }
+    let module = index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or_default();
+    parts.extend(module.rsplit("::").filter(|m| !m.is_empty() && *m != "crate").map(str::to_string));
+    parts.reverse();
+    Some(Doctest { id: format!("{} - {}", d.path, parts.join("::")), code })
+}
+
+/// The name a test id gives its test: the last component of a definition id
+/// (`src/a.py::Tests.test_x` → `test_x`), or of the item of a Rust doctest id
+/// (`src/lib.rs - Either<L,R>::map` → `map`).
+pub fn test_name(id: &str) -> &str {
+    match id.rsplit_once(" - ") {
+        Some((_, item)) => {
+            let mut depth = 0;
+            let mut start = 0;
+            let b = item.as_bytes();
+            for i in 0..b.len() {
+                match b[i] {
+                    b'<' => depth += 1,
+                    b'>' => depth -= 1,
+                    b':' if depth == 0 && i + 1 < b.len() && b[i + 1] == b':' => start = i + 2,
+                    _ => {}
+                }
+            }
+            let last = &item[start.min(item.len())..];
+            last.split('<').next().unwrap_or(last)
+        }
+        None => {
+            let last = id.rsplit(['.', ':']).next().unwrap_or(id);
+            last.split('@').next().unwrap_or(last)
+        }
+    }
 }
 
 /// A definition id without its `@L<line>` suffix (the suffix of a name defined twice in one
@@ -628,5 +813,106 @@ mod tests {
     fn line_counts_count_replacements_both_ways() {
         let (a, r) = line_counts(Some(&b"a\nb\nc\n".to_vec()), Some(&b"a\nB\nc\nd\n".to_vec()));
         assert_eq!((a, r), (2, 1));
+    }
+
+    #[test]
+    fn doctest_code_keeps_the_blocks_rustdoc_runs() {
+        let doc = "Maps the value.\n\n```\nlet x = Either::Left(1).map(f);\n```\n\n```text\nnot rust\n```\n\n```ignore\nskipped()\n```\n\n```rust,should_panic\npanics();\n```";
+        assert_eq!(doctest_code(doc).as_deref(), Some("let x = Either::Left(1).map(f);\npanics();\n"));
+        assert_eq!(doctest_code("Only prose.\n\n```text\nx\n```"), None);
+        assert_eq!(doctest_code("No blocks at all."), None);
+    }
+
+    #[test]
+    fn impl_self_types_print_as_rustdoc_names_them() {
+        assert_eq!(impl_self_type("impl<L, R> Either<L, R>"), "Either<L,R>");
+        assert_eq!(impl_self_type("impl<L: Iterator, R> Iterator for Either<L, R> where R: Iterator"), "Either<L,R>");
+        assert_eq!(impl_self_type("unsafe impl Send for Buffer"), "Buffer");
+        assert_eq!(impl_self_type("impl<T, F> Drain<'_, T, F>\nwhere\n    F: FnMut(&mut T) -> bool,"), "Drain<'_,T,F>");
+    }
+
+    #[test]
+    fn test_names_of_definition_and_doctest_ids() {
+        assert_eq!(test_name("tests/a.py::Tests.test_x@L12"), "test_x");
+        assert_eq!(test_name("src/lib.rs::tests.adds"), "adds");
+        assert_eq!(test_name("src/lib.rs - Either<L,R>::map"), "map");
+        assert_eq!(test_name("src/lib.rs - add"), "add");
+        assert_eq!(test_name("src/buf.rs - buf::Buffer<T>::push<U>"), "push");
+    }
+
+    #[test]
+    fn rust_doc_lines_do_not_change_a_definitions_hash_input() {
+        let a = b"/// Adds.\n/// ```\n/// add(1, 2);\n/// ```\npub fn add(a: i32, b: i32) -> i32 { a + b }\n";
+        let b = b"/// Adds two numbers.\npub fn add(a: i32, b: i32) -> i32 { a + b }\n";
+        assert_eq!(without_doc_lines(a), without_doc_lines(b));
+        assert_ne!(without_doc_lines(a), without_doc_lines(b"pub fn add(a: i32, b: i32) -> i32 { b + a }\n"));
+    }
+
+    /// A Rust commit whose tests are an inline `#[test]` and a doctest: both count as tests
+    /// added, with the names they use, and neither as feature code.
+    #[test]
+    fn inline_tests_and_doctests_are_tests_of_a_rust_commit() {
+        if !crate::recipe::git_available() {
+            eprintln!("skipped: no git");
+            return;
+        }
+        let recipe = inline_recipe();
+        let dir = tempfile::tempdir().unwrap();
+        crate::recipe::build(&recipe, dir.path()).unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        let history = analyze(&repo, "HEAD", None).unwrap();
+        let [first, second, third] = &history.commits[..] else { panic!("{} commits", history.commits.len()) };
+        assert!(first.tests.added.is_empty(), "{:?}", first.tests);
+        assert_eq!(second.tests.added, ["src/lib.rs - Stack<T>::peek", "src/lib.rs::tests.peeks_the_top"]);
+        assert!(second.test_identifiers.contains("peek"), "{:?}", second.test_identifiers);
+        assert_eq!(
+            second.definitions.added,
+            ["src/lib.rs::Stack.peek", "src/lib.rs::tests", "src/lib.rs::tests.peeks_the_top"]
+        );
+        // The feature code of the commit is `peek` alone: the test module is test code.
+        let feature: Vec<&String> =
+            second.definitions.added.iter().filter(|id| !second.test_defs.contains(*id)).collect();
+        assert_eq!(feature, ["src/lib.rs::Stack.peek"]);
+        // A doc-comment-only change: its doctest changed, its code did not.
+        assert_eq!(third.tests.modified, ["src/lib.rs - Stack<T>::peek"]);
+        assert!(third.definitions.modified.iter().all(|id| !id.ends_with("peek")), "{:?}", third.definitions);
+        assert!(third.test_identifiers.contains("is_none"), "{:?}", third.test_identifiers);
+    }
+
+    /// The recipe: a stack; `peek` with a doctest and an inline test; `peek`'s doc comment
+    /// and doctest rewritten.
+    fn inline_recipe() -> crate::recipe::Recipe {
+        const STACK: &str = "pub struct Stack<T> {\n    items: Vec<T>,\n}\n\nimpl<T> Stack<T> {\n    pub fn new() -> Self {\n        Stack { items: Vec::new() }\n    }\n";
+        let peek = |doc: &str, doctest: &str| {
+            format!(
+                "{STACK}\n    /// {doc}\n    ///\n    /// ```\n    /// {doctest}\n    /// ```\n    pub fn peek(&self) -> Option<&T> {{\n        self.items.last()\n    }}\n}}\n\n\
+                 #[cfg(test)]\nmod tests {{\n    use super::*;\n\n    #[test]\n    fn peeks_the_top() {{\n        assert!(Stack::<u8>::new().peek().is_none());\n    }}\n}}\n"
+            )
+        };
+        let commit = |message: &str, files: Vec<(&str, String)>| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.into_iter().map(|(p, t)| (p.to_string(), t)).collect(),
+            delete: vec![],
+        };
+        let manifest = "[package]\nname = \"stack\"\nversion = \"0.1.0\"\nedition = \"2021\"\n".to_string();
+        crate::recipe::Recipe {
+            commits: vec![
+                commit("stack", vec![("Cargo.toml", manifest), ("src/lib.rs", format!("{STACK}}}\n"))]),
+                commit(
+                    "peek",
+                    vec![("src/lib.rs", peek("The top item.", "assert_eq!(stack::Stack::<u8>::new().peek(), None);"))],
+                ),
+                commit(
+                    "peek docs",
+                    vec![(
+                        "src/lib.rs",
+                        peek(
+                            "The top item, `None` when empty.",
+                            "assert!(stack::Stack::<u8>::new().peek().is_none());",
+                        ),
+                    )],
+                ),
+            ],
+        }
     }
 }

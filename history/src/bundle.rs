@@ -235,6 +235,12 @@ impl Runner<'_> {
         Ok((strip(rb, tests), strip(ra, tests)))
     }
 
+    /// The whole suite of `before` and of `after`, twice each.
+    fn whole(&self, before: &Path, after: &Path) -> Result<(Runs, Runs), GateError> {
+        let all = |root: &Path| self.twice(root, None).map_err(RunError::into_message);
+        Ok((all(before).map_err(GateError::Before)?, all(after).map_err(GateError::After)?))
+    }
+
     /// Run `tests` (all when `None`) in `root` twice.
     fn twice(&self, root: &Path, tests: Option<&[String]>) -> Result<Runs, RunError> {
         let mut out: Runs = Default::default();
@@ -279,13 +285,15 @@ enum GateError {
     After(String),
 }
 
+/// Whether a stage is gated in place (see the stage gates in `build`): a Rust stage with tests
+/// (inline `#[test]`s, doctests) but no test file to lay over S_k.
+fn gated_in_place(language: Language, test_files: &[String], s: &crate::mine::StageSummary) -> bool {
+    test_files.is_empty() && language == Language::Rust && !(s.tests_added.is_empty() && s.tests_modified.is_empty())
+}
+
 /// The names of the tests a stage added or changed (the last component of each test id).
 fn own_tests(s: &crate::mine::StageSummary) -> BTreeSet<String> {
-    s.tests_added
-        .iter()
-        .chain(&s.tests_modified)
-        .map(|t| t.rsplit(['.', ':']).next().unwrap_or(t).split('@').next().unwrap_or(t).to_string())
-        .collect()
+    s.tests_added.iter().chain(&s.tests_modified).map(|t| crate::analysis::test_name(t).to_string()).collect()
 }
 
 fn status(runs: &Runs, id: &str) -> [TestStatus; 2] {
@@ -481,16 +489,21 @@ pub fn build_traced(
     for k in 0..n {
         let ov = at(k + 1, &mut stage_tests[k].iter());
         let present: Vec<String> = ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
-        if present.is_empty() {
+        let s = &chain.stages[k];
+        // Rust tests inside `src/` (`#[cfg(test)]` modules, doctests) cannot be laid over S_k:
+        // they are gated in place, the whole suite of S_k against that of S_(k+1), where the
+        // stage's new tests are missing before.
+        let in_place = gated_in_place(cfg.language, &present, s);
+        if present.is_empty() && !in_place {
             return Err(err(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1)));
         }
         let before = gate_tree(&format!("s{k}-before"), k, &ov).map_err(&err)?;
         let after = gate_tree(&format!("s{k}-after"), k + 1, &ov).map_err(&err)?;
-        let (rb, ra) = runner.gate(&before, &after, &present).map_err(|e| match e {
+        let runs = if in_place { runner.whole(&before, &after) } else { runner.gate(&before, &after, &present) };
+        let (rb, ra) = runs.map_err(|e| match e {
             GateError::Before(e) => err(format!("stage {k}, before (S{k}): {e}")),
             GateError::After(e) => err(format!("stage {k}, after (S{}): {e}", k + 1)),
         })?;
-        let s = &chain.stages[k];
         let sel = select(&rb, &ra, Some(&own_tests(s)));
         if sel.f2p.is_empty() {
             return Err(err(format!(
@@ -752,6 +765,30 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (servo/rust-smallvec `retain`): a Rust stage whose only tests are inline
+    /// `#[test]`s or doctests has no test file; it is gated in place rather than refused.
+    /// Other languages, and stages without tests, are not.
+    #[test]
+    fn rust_stages_with_tests_only_in_src_are_gated_in_place() {
+        let stage = |tests: Vec<&str>| crate::mine::StageSummary {
+            index: 0,
+            commits: vec!["6cbfbe28".into()],
+            title: "retain".into(),
+            definitions_added: vec!["lib.rs::SmallVec.retain".into()],
+            definitions_modified: vec![],
+            tests_added: tests.into_iter().map(String::from).collect(),
+            tests_modified: vec![],
+            files: vec!["lib.rs".into()],
+            lines: 57,
+            evidence: vec![],
+        };
+        let inline = stage(vec!["lib.rs::tests.test_retain"]);
+        assert!(gated_in_place(Language::Rust, &[], &inline));
+        assert!(!gated_in_place(Language::Rust, &["tests/t.rs".into()], &inline));
+        assert!(!gated_in_place(Language::Go, &[], &inline));
+        assert!(!gated_in_place(Language::Rust, &[], &stage(vec![])));
+    }
 
     /// A build error that names a definition taken out of a per-definition file (google/uuid:
     /// `undefined: setNodeID`) makes the states keep it; names that are only part of a word,

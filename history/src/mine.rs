@@ -450,12 +450,7 @@ fn reject_reason(
         }
         let own: BTreeSet<&str> =
             c.names.iter().filter(|(id, _)| !c.test_defs.contains(*id)).map(|(_, n)| n.as_str()).collect();
-        let test_idents: BTreeSet<&str> = c
-            .added_identifiers
-            .iter()
-            .filter(|(p, _)| c.files.iter().any(|f| &f.path == *p && f.is_test))
-            .flat_map(|(_, ids)| ids.iter().map(String::as_str))
-            .collect();
+        let test_idents: BTreeSet<&str> = c.test_identifiers.iter().map(String::as_str).collect();
         // Stage 0's tests exercise its own code; a later stage's tests exercise the feature
         // the earlier stages built (not only code of its own).
         let exercised = if k == 0 { &own } else { &feature_names };

@@ -608,7 +608,24 @@ impl States {
         if !st.success() {
             return Err(format!("tar could not extract state S{k} into {}", out.display()));
         }
-        link_dependencies(&self.repo, out)
+        link_dependencies(&self.repo, out)?;
+        lock_offline(out);
+        Ok(())
+    }
+}
+
+/// A Cargo package state without a `Cargo.lock` (libraries often commit none) gets one
+/// resolved offline from the local cargo cache, as carve's cargo runner runs `--locked`. When
+/// that fails (a dependency not in the cache), the state stays without one and the runner
+/// says what is missing.
+fn lock_offline(out: &Path) {
+    if out.join("Cargo.toml").is_file() && !out.join("Cargo.lock").exists() {
+        let _ = Command::new("cargo")
+            .args(["generate-lockfile", "--offline"])
+            .current_dir(out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
@@ -738,5 +755,16 @@ mod tests {
             "{:?}",
             states.shared
         );
+    }
+
+    /// Regression (servo/rust-smallvec commits no Cargo.lock): an exported crate state gets one.
+    #[test]
+    fn a_crate_state_without_a_lock_file_gets_one_offline() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"s\"\nversion = \"0.1.0\"\n").unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+        lock_offline(dir.path());
+        assert!(dir.path().join("Cargo.lock").is_file());
     }
 }
