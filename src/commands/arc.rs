@@ -368,7 +368,13 @@ impl carve_history::calls::StageTracer for StateTracer {
         tree: &Path,
         tests: &[carve_languages::runner::TestId],
     ) -> std::result::Result<std::collections::BTreeSet<carve_languages::NodeId>, String> {
-        let out = tempfile::tempdir_in(self.scratch.path()).map_err(|e| e.to_string())?;
+        // Messages name the tree and the scratch folder by role, not by their temporary paths,
+        // so that a bundle is the same from run to run even when tracing fails.
+        let plain = |e: String| {
+            e.replace(&self.scratch.path().display().to_string(), "<scratch>")
+                .replace(&tree.display().to_string(), "<state>")
+        };
+        let out = tempfile::tempdir_in(self.scratch.path()).map_err(|e| plain(e.to_string()))?;
         let session = crate::pipeline::Session::open(crate::pipeline::SessionOptions {
             repo: tree,
             out: Some(out.path()),
@@ -378,10 +384,10 @@ impl carve_history::calls::StageTracer for StateTracer {
             test_timeout: None,
             repo_name: None,
         })
-        .map_err(|e| format!("{e:#}"))?;
-        std::fs::create_dir_all(session.cache_dir()).map_err(|e| e.to_string())?;
+        .map_err(|e| plain(format!("{e:#}")))?;
+        std::fs::create_dir_all(session.cache_dir()).map_err(|e| plain(e.to_string()))?;
         let run = crate::pipeline::trace::trace(&session, tests, crate::pipeline::trace::TraceMode::FirstHits, true)
-            .map_err(|e| format!("{e:#}"))?;
+            .map_err(|e| plain(format!("{e:#}")))?;
         Ok(tests.iter().filter_map(|t| run.trace.tests.get(t)).flat_map(|t| t.hits.iter().cloned()).collect())
     }
 }
