@@ -100,11 +100,7 @@ mod tests {
 
     fn index_of(files: &[(&str, &str)]) -> DefinitionIndex {
         let dir = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = dir.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
+        carve_testutil::write_files(dir.path(), files);
         DefinitionIndex::build(dir.path(), &Default::default()).unwrap()
     }
 
