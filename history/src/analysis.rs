@@ -402,8 +402,8 @@ fn analyze_commit(
             let added_here = added_code_identifiers(old_src, &n.source, &ranges);
             if f.is_test {
                 test_identifiers.extend(added_here.iter().cloned());
-            } else if n.language == Language::Rust {
-                // Inline tests: `#[test]` functions and `#[cfg(test)]` modules of `src/`.
+            } else if carve_languages::support(n.language).facts().tests_in_sources {
+                // Inline tests: Rust's `#[test]` functions and `#[cfg(test)]` modules of `src/`.
                 let tests: Vec<(usize, usize)> =
                     n.defs.iter().filter(|d| d.is_test).map(|d| (d.start_byte, d.end_byte)).collect();
                 if !tests.is_empty() {

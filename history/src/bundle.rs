@@ -285,10 +285,13 @@ enum GateError {
     After(String),
 }
 
-/// Whether a stage is gated in place (see the stage gates in `build`): a Rust stage with tests
-/// (inline `#[test]`s, doctests) but no test file to lay over S_k.
+/// Whether a stage is gated in place (see the stage gates in `build`): a stage with tests
+/// inside its sources (Rust's inline `#[test]`s, doctests: `LanguageFacts::tests_in_sources`)
+/// but no test file to lay over S_k.
 fn gated_in_place(language: Language, test_files: &[String], s: &crate::mine::StageSummary) -> bool {
-    test_files.is_empty() && language == Language::Rust && !(s.tests_added.is_empty() && s.tests_modified.is_empty())
+    test_files.is_empty()
+        && carve_languages::support(language).facts().tests_in_sources
+        && !(s.tests_added.is_empty() && s.tests_modified.is_empty())
 }
 
 /// The names of the tests a stage added or changed (the last component of each test id).

@@ -92,6 +92,10 @@ pub struct LanguageFacts {
     pub syntax: &'static ContractSyntax,
     /// See [`LanguageSupport::stubs_referenced`].
     pub stubs_referenced: bool,
+    /// Tests may live inside the source files they test (Rust's `#[cfg(test)]` modules and
+    /// doctests), not only in test files: a change to them is a change to tests, and a history
+    /// stage whose tests are all there has no test file to lay over an earlier state.
+    pub tests_in_sources: bool,
 }
 
 /// Everything carve knows about one language.

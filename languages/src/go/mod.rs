@@ -48,6 +48,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     grammar: || tree_sitter_go::LANGUAGE.into(),
     syntax: &SYNTAX,
     stubs_referenced: true,
+    tests_in_sources: false,
 };
 
 impl LanguageSupport for Go {

@@ -50,6 +50,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     grammar: || tree_sitter_python::LANGUAGE.into(),
     syntax: &SYNTAX,
     stubs_referenced: false,
+    tests_in_sources: false,
 };
 
 impl LanguageSupport for Python {

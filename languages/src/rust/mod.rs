@@ -48,6 +48,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     grammar: || tree_sitter_rust::LANGUAGE.into(),
     syntax: &SYNTAX,
     stubs_referenced: true,
+    tests_in_sources: true,
 };
 
 impl LanguageSupport for Rust {

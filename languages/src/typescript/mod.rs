@@ -88,6 +88,7 @@ static TS_FACTS: LanguageFacts = LanguageFacts {
     grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
     syntax: &TS_SYNTAX,
     stubs_referenced: true,
+    tests_in_sources: false,
 };
 static JS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::JavaScript,
@@ -98,6 +99,7 @@ static JS_FACTS: LanguageFacts = LanguageFacts {
     grammar: || tree_sitter_javascript::LANGUAGE.into(),
     syntax: &JS_SYNTAX,
     stubs_referenced: true,
+    tests_in_sources: false,
 };
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");
