@@ -104,16 +104,46 @@ pub fn shadow_copy(root: &Path, dest: &Path) -> io::Result<Vec<String>> {
     Ok(files)
 }
 
+/// Each file of the tree (relative path, sorted) with the SHA-256 of its contents.
+pub fn tree_manifest(root: &Path) -> io::Result<Vec<(String, [u8; 32])>> {
+    list_files(root)?
+        .into_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(root.join(&rel)).unwrap_or_default();
+            let digest: [u8; 32] = Sha256::digest(&bytes).into();
+            Ok((rel, digest))
+        })
+        .collect()
+}
+
 /// SHA-256 over the tree's relative paths and contents (`carve.tree_digest`, cache keys).
 pub fn tree_digest(root: &Path) -> io::Result<String> {
     let mut h = Sha256::new();
-    for rel in list_files(root)? {
-        let bytes = std::fs::read(root.join(&rel)).unwrap_or_default();
+    for (rel, digest) in tree_manifest(root)? {
         h.update(rel.as_bytes());
         h.update([0]);
-        h.update(Sha256::digest(&bytes));
+        h.update(digest);
     }
     Ok(hex::encode(h.finalize()))
+}
+
+/// The files in which trees `a` and `b` differ, in path order: `("only in a" | "only in b" |
+/// "differs", path)`. Empty when their [`tree_digest`]s are equal.
+pub fn tree_differences(a: &Path, b: &Path) -> io::Result<Vec<(&'static str, String)>> {
+    let (a, b) = (tree_manifest(a)?, tree_manifest(b)?);
+    let b_map: std::collections::BTreeMap<&str, &[u8; 32]> = b.iter().map(|(r, d)| (r.as_str(), d)).collect();
+    let a_map: std::collections::BTreeMap<&str, &[u8; 32]> = a.iter().map(|(r, d)| (r.as_str(), d)).collect();
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for (rel, d) in &a_map {
+        match b_map.get(rel) {
+            None => out.push(("only in a", rel.to_string())),
+            Some(e) if e != d => out.push(("differs", rel.to_string())),
+            Some(_) => {}
+        }
+    }
+    out.extend(b_map.keys().filter(|r| !a_map.contains_key(*r)).map(|r| ("only in b", r.to_string())));
+    out.sort_by(|x, y| x.1.cmp(&y.1));
+    Ok(out)
 }
 
 /// Write a file atomically: a temporary sibling, then rename.
@@ -145,6 +175,12 @@ mod tests {
         assert_eq!(tree_digest(&root).unwrap(), tree_digest(&copy).unwrap());
         std::fs::write(copy.join("a.py"), "x = 2\n").unwrap();
         assert_ne!(tree_digest(&root).unwrap(), tree_digest(&copy).unwrap());
+        std::fs::write(copy.join("extra.txt"), "e").unwrap();
+        assert_eq!(
+            tree_differences(&root, &copy).unwrap(),
+            vec![("differs", "a.py".to_string()), ("only in b", "extra.txt".to_string())]
+        );
+        std::fs::remove_file(copy.join("extra.txt")).unwrap();
         write_atomic(&copy.join("new/c.txt"), b"c").unwrap();
         assert_eq!(std::fs::read_to_string(copy.join("new/c.txt")).unwrap(), "c");
     }

@@ -411,8 +411,20 @@ pub fn run_level(
         if let (Some(restored), Some(_)) = (&restored_digest, trees.original_digest) {
             if !identical {
                 state.ok = false;
+                let diffs = carve_languages::tree::tree_differences(&session.repo, &tree).unwrap_or_default();
+                let named: Vec<String> = diffs
+                    .iter()
+                    .take(5)
+                    .map(|(how, rel)| match *how {
+                        "only in a" => format!("{rel} is missing"),
+                        "only in b" => format!("{rel} is extra"),
+                        _ => format!("{rel} differs"),
+                    })
+                    .collect();
+                let more = if diffs.len() > 5 { format!(" and {} more", diffs.len() - 5) } else { String::new() };
                 state.problems.push(format!(
-                    "masked + gold.patch + test.patch is not byte-identical to the original tree (digest {restored})"
+                    "masked + gold.patch + test.patch is not byte-identical to the original tree (digest {restored}): {}{more}",
+                    if named.is_empty() { "no file differs by content or name (the trees could not be compared)".to_string() } else { named.join(", ") }
                 ));
             }
         }

@@ -78,10 +78,54 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     }
     let null = if cfg!(windows) { "NUL" } else { "/dev/null" };
     for dir in &modules {
-        run(dir, &["build", "-o", null, "./..."])?;
-        run(dir, &["vet", "./..."])?;
+        // `-mod=mod` lets the go command rewrite `go.mod` (a module without a `go` line gets
+        // one: google/uuid) and `go.sum`; the tree checked must stay as it was, or every
+        // state made from it differs from the original.
+        let kept = ModuleFiles::read(dir)?;
+        let checked = run(dir, &["build", "-o", null, "./..."]).and_then(|()| run(dir, &["vet", "./..."]));
+        kept.restore()?;
+        checked?;
     }
     Ok(())
+}
+
+/// A module's `go.mod` and `go.sum` as they were before a go command ran in it.
+struct ModuleFiles(Vec<(PathBuf, Option<Vec<u8>>)>);
+
+impl ModuleFiles {
+    fn read(dir: &Path) -> Result<ModuleFiles, BuildCheckError> {
+        let io =
+            |path: &Path, e: std::io::Error| BuildCheckError::Io { path: path.to_path_buf(), message: e.to_string() };
+        let mut files = Vec::new();
+        for name in ["go.mod", "go.sum"] {
+            let path = dir.join(name);
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(io(&path, e)),
+            };
+            files.push((path, bytes));
+        }
+        Ok(ModuleFiles(files))
+    }
+
+    /// Put each file back as it was (removed when it did not exist), touching only those
+    /// that changed.
+    fn restore(&self) -> Result<(), BuildCheckError> {
+        let io =
+            |path: &Path, e: std::io::Error| BuildCheckError::Io { path: path.to_path_buf(), message: e.to_string() };
+        for (path, before) in &self.0 {
+            let now = std::fs::read(path).ok();
+            if now == *before {
+                continue;
+            }
+            match before {
+                Some(bytes) => std::fs::write(path, bytes).map_err(|e| io(path, e))?,
+                None => std::fs::remove_file(path).map_err(|e| io(path, e))?,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The source locations `go build` / `go vet` output names, in order, each once:
@@ -201,5 +245,19 @@ vet: geometry/shape.go:11:19: cannot use Circle{…} (value of struct type Circl
         build_check(dir.path()).expect("the tree builds");
         assert_eq!(crate::tree::tree_digest(dir.path()).unwrap(), before, "the build check changed the tree");
         assert!(!generator.join("generator").exists());
+    }
+
+    /// google/uuid's `go.mod` is one `module` line: under `-mod=mod` the go command adds a
+    /// `go` line to it, and every task's restored tree then differed from the original.
+    #[carve_testutil::needs("go")]
+    fn the_build_check_leaves_a_go_mod_without_a_go_line_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("go.mod"), "module example.com/bare\n").unwrap();
+        std::fs::write(dir.path().join("lib.go"), "package bare\n\nfunc One() int { return 1 }\n").unwrap();
+        let before = crate::tree::tree_digest(dir.path()).unwrap();
+        build_check(dir.path()).expect("the tree builds");
+        assert_eq!(std::fs::read_to_string(dir.path().join("go.mod")).unwrap(), "module example.com/bare\n");
+        assert!(!dir.path().join("go.sum").exists());
+        assert_eq!(crate::tree::tree_digest(dir.path()).unwrap(), before, "the build check changed the tree");
     }
 }
