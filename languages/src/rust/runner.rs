@@ -236,7 +236,7 @@ impl Suite {
         let mut out = Vec::new();
         for ((package, doc), (flags, names, exact, whole)) in groups {
             let mut args: Vec<String> =
-                ["test", "--locked", "--no-fail-fast", "-p", package].map(String::from).to_vec();
+                ["test", "--locked", "--no-fail-fast", "-p", self.ws.spec(package)].map(String::from).to_vec();
             if doc {
                 args.push("--doc".into());
             }

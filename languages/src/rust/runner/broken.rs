@@ -63,7 +63,7 @@ pub(crate) fn list_tests(
                     .filter(|t| t.package == *package && t.tested && !broken.contains_key(&t.label))
                     .collect();
                 let mut args: Vec<String> =
-                    ["test", "--locked", "--no-fail-fast", "-p", package].map(String::from).to_vec();
+                    ["test", "--locked", "--no-fail-fast", "-p", ws.spec(package)].map(String::from).to_vec();
                 args.extend(ok.iter().flat_map(|t| t.cargo_flags()));
                 if !ok.is_empty() {
                     let mut a = args.clone();
@@ -71,8 +71,9 @@ pub(crate) fn list_tests(
                     arg_lists.push(a);
                 }
                 if ok.iter().any(|t| t.doctest) {
-                    let mut a: Vec<String> =
-                        ["test", "--locked", "--no-fail-fast", "-p", package, "--doc"].map(String::from).to_vec();
+                    let mut a: Vec<String> = ["test", "--locked", "--no-fail-fast", "-p", ws.spec(package), "--doc"]
+                        .map(String::from)
+                        .to_vec();
                     tail_args(&mut a);
                     arg_lists.push(a);
                 }

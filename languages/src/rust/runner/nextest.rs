@@ -204,7 +204,7 @@ pub(crate) fn compiling_target_flags(
     packages.dedup();
     let mut flags = Vec::new();
     for p in packages {
-        flags.extend(["-p".to_string(), p.to_string()]);
+        flags.extend(["-p".to_string(), ws.spec(p).to_string()]);
     }
     for t in wanted {
         let f = t.cargo_flags();

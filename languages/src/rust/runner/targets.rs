@@ -73,6 +73,10 @@ pub(crate) struct Workspace {
     pub root_package: Option<String>,
     /// Every member package.
     pub packages: BTreeSet<String>,
+    /// The `-p` argument of a member whose name `Cargo.lock` also gives a dependency (a
+    /// dev-dependency that pulls the crate itself from crates.io: dtolnay/itoa through
+    /// criterion): its package id, which names its path. Others go by their name.
+    specs: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -114,9 +118,15 @@ impl Workspace {
         let mut raw = Vec::new();
         let mut root_package = None;
         let mut packages = BTreeSet::new();
+        let mut specs = BTreeMap::new();
+        let locked = std::fs::read_to_string(Path::new(&meta.workspace_root).join("Cargo.lock")).unwrap_or_default();
+        let locked = locked_names(&locked);
         for p in meta.packages.iter().filter(|p| members.contains(p.id.as_str())) {
             let dir = Path::new(&p.manifest_path).parent().unwrap_or(Path::new(""));
             packages.insert(p.name.clone());
+            if locked.get(p.name.as_str()).is_some_and(|n| *n > 1) {
+                specs.insert(p.name.clone(), p.id.clone());
+            }
             if !meta.workspace_root.is_empty() && dir == Path::new(&meta.workspace_root) {
                 root_package = Some(p.name.clone());
             }
@@ -158,7 +168,13 @@ impl Workspace {
             t.label = label.clone();
             targets.insert(label, t);
         }
-        Ok(Workspace { targets, root_package, packages })
+        Ok(Workspace { targets, root_package, packages, specs })
+    }
+
+    /// What `cargo test -p` is given for member `package`: its name, or its package id when
+    /// the name alone is ambiguous.
+    pub fn spec<'a>(&'a self, package: &'a str) -> &'a str {
+        self.specs.get(package).map_or(package, String::as_str)
     }
 
     /// The target of a `Running <src> (<exe>)` header (`unittests ` before `<src>` for
@@ -190,6 +206,21 @@ impl Workspace {
     }
 }
 
+/// How many `[[package]]` entries of each name a `Cargo.lock` holds.
+fn locked_names(lock: &str) -> BTreeMap<&str, usize> {
+    let mut out = BTreeMap::new();
+    let mut in_package = false;
+    for line in lock.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[[package]]";
+        } else if let Some(name) = line.strip_prefix("name = ").filter(|_| in_package) {
+            *out.entry(name.trim_matches('"')).or_default() += 1;
+            in_package = false;
+        }
+    }
+    out
+}
+
 /// A carve Rust id split into its target label, whether it is a doctest, and the name
 /// libtest knows the test by (empty for a whole target).
 pub(crate) fn split_id(id: &str) -> (&str, bool, &str) {
@@ -217,6 +248,15 @@ mod tests {
       {"id":"dep#1","name":"dep","manifest_path":"/r/dep/Cargo.toml","targets":[
         {"name":"dep","kind":["lib"],"src_path":"/r/dep/src/lib.rs"}]}],
       "workspace_members":["a#1","b#1"],"workspace_root":"/w"}"#;
+
+    #[test]
+    fn lock_entries_are_counted_by_name() {
+        let lock = "version = 4\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.18\"\ndependencies = [\n \"criterion\",\n]\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.19\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"criterion\"\nversion = \"0.8.0\"\n\n[metadata]\nname = \"not a package\"\n";
+        assert_eq!(locked_names(lock), BTreeMap::from([("criterion", 1), ("itoa", 2)]));
+        // Without a lock (or with one name once) a member goes by its name.
+        let ws = Workspace::from_metadata(META.as_bytes()).unwrap();
+        assert_eq!(ws.spec("foo"), "foo");
+    }
 
     #[test]
     fn labels_are_unique_and_plain_when_they_can_be() {

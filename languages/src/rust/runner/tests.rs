@@ -179,6 +179,41 @@ fn a_missing_lock_file_names_the_setup_command() {
     assert!(!c.root.path().join("Cargo.lock").exists(), "cargo wrote Cargo.lock into the tree");
 }
 
+/// dtolnay/itoa: a dev-dependency pulls the crate itself from crates.io, so `Cargo.lock`
+/// holds two packages named `itoa` and `cargo test -p itoa` is ambiguous. Here a vendored
+/// older `runner-cases` plays the released crate.
+#[test]
+fn a_member_whose_name_a_dependency_shares_is_selected_by_its_package_id() {
+    let c = Copy::new();
+    let root = c.root.path();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let manifest = manifest.replace("members = [\"helper\"]", "members = [\"helper\"]\nexclude = [\"vendor\"]");
+    let manifest = format!(
+        "{manifest}\n[dev-dependencies]\nreleased = {{ package = \"runner-cases\", path = \"vendor/runner-cases\" }}\n"
+    );
+    carve_testutil::write_files(
+        root,
+        &[
+            ("Cargo.toml", manifest.as_str()),
+            (
+                "vendor/runner-cases/Cargo.toml",
+                "[package]\nname = \"runner-cases\"\nversion = \"0.0.9\"\nedition = \"2021\"\n",
+            ),
+            ("vendor/runner-cases/src/lib.rs", "pub fn released() -> i32 { 9 }\n"),
+        ],
+    );
+    let lock = Command::new("cargo").args(["generate-lockfile", "--offline"]).current_dir(root).output().unwrap();
+    assert!(lock.status.success(), "{}", String::from_utf8_lossy(&lock.stderr));
+    let r = run(&c.request(Some(&["runner_cases::tests::adds", "runner_cases::doctest::src/lib.rs - add"]))).unwrap();
+    assert_eq!(
+        statuses(&r),
+        vec![
+            ("runner_cases::doctest::src/lib.rs - add", TestStatus::Passed),
+            ("runner_cases::tests::adds", TestStatus::Passed)
+        ]
+    );
+}
+
 #[carve_testutil::needs("cargo-nextest")]
 fn nextest_reports_what_cargo_test_reports() {
     let c = Copy::new();
