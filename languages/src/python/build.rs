@@ -2,7 +2,6 @@
 //! bytecode written). Python has no build step, so this stands in for a build check.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::edit::MaskedCheck;
 
@@ -28,7 +27,7 @@ sys.exit(bad)
 /// with a warning.
 pub fn compile_check(tree: &Path, files: &[&String], python: Option<&Path>) -> MaskedCheck {
     let python = python.map_or_else(|| PathBuf::from("python3"), Path::to_path_buf);
-    let mut cmd = Command::new(&python);
+    let mut cmd = super::interpreter::resolve(&python, tree, &[]).command();
     cmd.arg("-c").arg(COMPILE_SCRIPT).args(files.iter().map(|f| f.as_str())).current_dir(tree);
     cmd.env("PYTHONDONTWRITEBYTECODE", "1");
     let output = match cmd.output() {

@@ -6,6 +6,7 @@ pub mod detect;
 pub mod edit;
 pub mod examples;
 pub mod index;
+pub mod interpreter;
 pub mod load_error;
 pub mod runner;
 pub mod trace;

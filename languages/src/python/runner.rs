@@ -8,7 +8,8 @@
 //! project's `addopts` are kept; carve's flags come last so they win (`--maxfail=0` undoes a
 //! `-x`). Nothing is written into the tree: no `.pytest_cache` (cacheprovider off), no
 //! `__pycache__` (`PYTHONDONTWRITEBYTECODE=1`), coverage data goes to the scratch directory
-//! (`COVERAGE_FILE`).
+//! (`COVERAGE_FILE`). A bare interpreter name that is a version manager's script (pyenv's
+//! `python3` shim) is resolved once to the interpreter it starts (`interpreter`).
 //!
 //! Selection: the requested ids go to the plugin in a JSON file (`CARVE_SELECT`), which
 //! deselects every other item, so there is no command-line limit; the files they live in
@@ -28,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use super::interpreter;
 use crate::runner::attempts::{self, Attempt};
 use crate::runner::process::{self, Appended, Ended, Limits, Progress, Stop};
 use crate::runner::steps::WorkDir;
@@ -167,7 +169,8 @@ impl RunDir {
         }
         let command_line = process::display_command(python, &args);
 
-        let mut cmd = Command::new(python);
+        // A version manager's `python3` script resolved once, not started per process.
+        let mut cmd = interpreter::resolve(python, &self.root, &req.env).command();
         cmd.args(&args).current_dir(&self.root);
         cmd.env("PYTHONDONTWRITEBYTECODE", "1")
             .env("CARVE_REPORT", &report)
