@@ -239,6 +239,19 @@ struct Runner<'a> {
     scratch: PathBuf,
 }
 
+/// What a gate's *before* tree ran when its tests could not be collected at all. Where tests
+/// live in the sources (Rust), a stage's new inline tests naming code S_k lacks keep the
+/// crate's test target from compiling: every test is then missing before (and fails there),
+/// none passes. Elsewhere a collection failure stays an error.
+fn before_runs(language: Language, runs: Result<Runs, RunError>) -> Result<Runs, RunError> {
+    match runs {
+        Err(RunError::Collection(_)) if carve_languages::support(language).facts().tests_in_sources => {
+            Ok(Runs::default())
+        }
+        r => r,
+    }
+}
+
 impl Runner<'_> {
     /// Run `tests` (ids or files) twice in the gate's `before` and `after` trees. Both trees
     /// run the same selection, so a test is never "missing" on one side only because the
@@ -246,8 +259,9 @@ impl Runner<'_> {
     /// name packages or targets, or a file that cannot load reports only itself), both run
     /// the whole suite, and selection keeps the stage's own tests as F2P.
     fn gate(&self, before: &Path, after: &Path, tests: &[String]) -> Result<(Runs, Runs), GateError> {
-        let selected = |root: &Path| self.twice(root, Some(tests)).map_err(RunError::into_message);
-        let (rb, ra) = (selected(before).map_err(GateError::Before)?, selected(after).map_err(GateError::After)?);
+        let selected = |root: &Path| self.twice(root, Some(tests));
+        let rb = before_runs(self.cfg.language, selected(before)).map_err(|e| GateError::Before(e.into_message()))?;
+        let ra = selected(after).map_err(|e| GateError::After(e.into_message()))?;
         let degenerate = |r: &Runs| r.iter().all(|run| run.keys().all(|id| tests.contains(id)));
         if !degenerate(&rb) && !degenerate(&ra) {
             return Ok((strip(rb, tests), strip(ra, tests)));
@@ -257,7 +271,7 @@ impl Runner<'_> {
             // A whole-suite run refuses a tree whose test packages do not build (the stage's
             // tests naming code S_k lacks); the selected run has already reported what could
             // run there, and the stage's tests are missing.
-            Err(RunError::Collection) => Ok(selected),
+            Err(RunError::Collection(_)) => Ok(selected),
             Err(RunError::Other(e)) => Err(e),
         };
         let rb = whole(before, rb).map_err(GateError::Before)?;
@@ -267,8 +281,9 @@ impl Runner<'_> {
 
     /// The whole suite of `before` and of `after`, twice each.
     fn whole(&self, before: &Path, after: &Path) -> Result<(Runs, Runs), GateError> {
-        let all = |root: &Path| self.twice(root, None).map_err(RunError::into_message);
-        Ok((all(before).map_err(GateError::Before)?, all(after).map_err(GateError::After)?))
+        let all = |root: &Path| self.twice(root, None);
+        let rb = before_runs(self.cfg.language, all(before)).map_err(|e| GateError::Before(e.into_message()))?;
+        Ok((rb, all(after).map_err(|e| GateError::After(e.into_message()))?))
     }
 
     /// Run `tests` (all when `None`) in `root` twice.
@@ -280,7 +295,7 @@ impl Runner<'_> {
             req.timeout = self.cfg.run_timeout;
             req.test_timeout = self.cfg.test_timeout;
             let res = carve_languages::run_tests(&req).map_err(|e| match e {
-                carve_languages::runner::RunnerError::Collection { .. } if tests.is_none() => RunError::Collection,
+                e @ carve_languages::runner::RunnerError::Collection { .. } => RunError::Collection(e.to_string()),
                 e => RunError::Other(e.to_string()),
             })?;
             *run = res.statuses.into_iter().map(|(id, o)| (id, o.status)).collect();
@@ -295,15 +310,16 @@ fn strip(runs: Runs, tests: &[String]) -> Runs {
 }
 
 enum RunError {
-    /// The whole suite could not be collected.
-    Collection,
+    /// The tests could not be collected (nothing compiles, a file does not load), with the
+    /// runner's message.
+    Collection(String),
     Other(String),
 }
 
 impl RunError {
     fn into_message(self) -> String {
         match self {
-            RunError::Collection => "the test suite could not be collected".into(),
+            RunError::Collection(e) => e,
             RunError::Other(e) => e,
         }
     }
@@ -884,16 +900,27 @@ pub fn validate(
         .map_err(|e| berr(format!("s0.patch does not apply to {}: {e}", chain.final_commit)))?;
     let runs = scratch.path().join("runs");
     std::fs::create_dir_all(&runs).map_err(HistoryError::io("create", &runs))?;
-    let gate = |label: &str, overlay_dir: &Path, ids: &[TestId]| -> Result<BTreeMap<TestId, TestStatus>, String> {
+    let in_sources = carve_languages::support(chain.language).facts().tests_in_sources;
+    // `before`: the tree before a gold patch, where (as in `build`) tests that cannot be
+    // collected because the crate's test target does not compile yet are missing.
+    let gate = |label: &str, overlay_dir: &Path, ids: &[TestId], before: bool| -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = scratch.path().join(label);
         // The workspace's linked `node_modules` stays a link (the shadow copy keeps links).
         carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;
         overlay(&dir, &read_tests(overlay_dir)?, &inline)?;
+        // As in `carve arc build`'s exported states: a crate that commits no Cargo.lock gets one.
+        crate::states::lock_offline(&dir);
         let mut req = RunRequest::new(&dir, test.clone(), &runs);
         req.tests = Some(ids.to_vec());
         req.timeout = timeouts.0;
         req.test_timeout = timeouts.1;
-        let res = carve_languages::run_tests(&req).map_err(|e| e.to_string())?;
+        let res = match carve_languages::run_tests(&req) {
+            Err(carve_languages::runner::RunnerError::Collection { .. }) if before && in_sources => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Ok(ids.iter().map(|i| (i.clone(), TestStatus::Missing)).collect());
+            }
+            r => r.map_err(|e| e.to_string())?,
+        };
         let _ = std::fs::remove_dir_all(&dir);
         Ok(ids.iter().map(|i| (i.clone(), res.status(i))).collect())
     };
@@ -901,7 +928,7 @@ pub fn validate(
     for st in &chain.stages {
         let ov = bundle.join(&st.tests_dir);
         let ids: Vec<TestId> = st.f2p.iter().chain(&st.p2p).cloned().collect();
-        let before = gate(&format!("g{}b", st.index), &ov, &ids).map_err(&berr)?;
+        let before = gate(&format!("g{}b", st.index), &ov, &ids, true).map_err(&berr)?;
         let mut problems = Vec::new();
         for t in &st.f2p {
             if before[t] == TestStatus::Passed {
@@ -909,7 +936,7 @@ pub fn validate(
             }
         }
         apply(&bundle.join(&st.gold_patch)).map_err(|e| berr(format!("{} does not apply: {e}", st.gold_patch)))?;
-        let after = gate(&format!("g{}a", st.index), &ov, &ids).map_err(&berr)?;
+        let after = gate(&format!("g{}a", st.index), &ov, &ids, false).map_err(&berr)?;
         for (t, s) in &after {
             if *s != TestStatus::Passed {
                 problems.push(format!("{t} is {s} after gold patch {}", st.index));
@@ -918,7 +945,7 @@ pub fn validate(
         checks.push(GateCheck { gate: format!("stage {}", st.index), passed: problems.is_empty(), problems });
     }
     let ids: Vec<TestId> = chain.chain.f2p.iter().chain(&chain.chain.p2p).cloned().collect();
-    let fin = gate("chain", &bundle.join(&chain.chain.tests_dir), &ids).map_err(&berr)?;
+    let fin = gate("chain", &bundle.join(&chain.chain.tests_dir), &ids, false).map_err(&berr)?;
     let problems: Vec<String> = fin
         .iter()
         .filter(|(_, s)| **s != TestStatus::Passed)
@@ -985,6 +1012,46 @@ mod tests {
         );
         let kept = BTreeSet::from(["node.go::setNodeID".to_string()]);
         assert_eq!(named_taken_out(&states, msg, &kept), BTreeSet::from(["node.go::UUID.NodeID".to_string()]));
+    }
+
+    /// A mined stage that changes only tests joins the stage before it (stage 0 joins stage 1):
+    /// commits in history order, tests and files united, stages renumbered, repairs moved.
+    #[test]
+    fn a_test_only_stage_is_merged_into_its_neighbour() {
+        let stage = |i: usize, c: &str, test: &str| crate::mine::StageSummary {
+            index: i,
+            commits: vec![c.into()],
+            title: c.into(),
+            definitions_added: vec![],
+            definitions_modified: vec![],
+            tests_added: vec![test.into()],
+            tests_modified: vec![],
+            files: vec!["lib.rs".into()],
+            lines: 10,
+            evidence: vec![],
+        };
+        let mut chain = Chain {
+            chain_id: "x".into(),
+            score: 1.0,
+            found_by: "beam".into(),
+            stages: vec![stage(0, "a", "t0"), stage(1, "b", "t1"), stage(2, "c", "t2")],
+            shared_file_share: 1.0,
+            review: None,
+        };
+        let mut commits: Vec<Vec<String>> = vec![vec!["a".into()], vec!["b".into()], vec!["c".into(), "r".into()]];
+        let mut repairs = vec![Repair { stage: 2, commit: "r".into(), reason: String::new() }];
+        let order: Vec<String> = ["a", "b", "r", "c"].map(String::from).to_vec();
+        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 1);
+        assert_eq!((m.commits, m.into.as_str()), (vec!["b".to_string()], "a"));
+        assert_eq!(commits, [vec!["a", "b"], vec!["r", "c"]]);
+        assert_eq!(chain.stages[0].tests_added, ["t0", "t1"]);
+        assert_eq!((chain.stages[1].index, repairs[0].stage), (1, 1));
+        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 0);
+        assert_eq!(m.into, "r");
+        assert_eq!(commits, [vec!["a", "b", "r", "c"]]);
+        assert!(m.reason.contains("the next stage"), "{}", m.reason);
+        // Comments (doctests) and layout are no code change.
+        assert_eq!(without_comments("fn f() {}\n/// ```\n/// f();\n/// ```\n"), without_comments("\n  fn f() {}\n"));
     }
 
     fn names(n: &[&str]) -> BTreeSet<String> {

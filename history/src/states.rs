@@ -708,7 +708,7 @@ impl States {
 /// resolved offline from the local cargo cache, as carve's cargo runner runs `--locked`. When
 /// that fails (a dependency not in the cache), the state stays without one and the runner
 /// says what is missing.
-fn lock_offline(out: &Path) {
+pub(crate) fn lock_offline(out: &Path) {
     if out.join("Cargo.toml").is_file() && !out.join("Cargo.lock").exists() {
         let _ = Command::new("cargo")
             .args(["generate-lockfile", "--offline"])
