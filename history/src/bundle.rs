@@ -85,6 +85,26 @@ pub struct ChainFile {
     /// Commits outside the mined chain pulled into a stage so that every state builds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
+    /// Source files with tests inside (Rust's `#[cfg(test)]` modules and `#[test]` functions
+    /// in `src/`) split into code and tests: their files under a `tests_dir` hold the test
+    /// part alone, which a gate joins with the tree's own code of that file
+    /// (`carve_languages::rust::inline_tests::with_tests_of`) instead of replacing the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inline_tests: Vec<String>,
+    /// Mined stages that changed only tests (no code outside inline tests and comments), each
+    /// merged into a neighbouring stage: a gate on them could not fail.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_stages: Vec<MergedStage>,
+}
+
+/// A mined stage merged into its neighbour because it changed only tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedStage {
+    /// The merged stage's commits.
+    pub commits: Vec<String>,
+    /// The first commit of the stage they joined.
+    pub into: String,
+    pub reason: String,
 }
 
 /// One commit pulled into a stage because a state did not build without it.
@@ -185,10 +205,20 @@ fn error_names(message: &str, path: &str) -> bool {
 /// Per-test statuses of the two runs of one tree.
 type Runs = [BTreeMap<TestId, TestStatus>; 2];
 
-/// Write `files` (path → bytes, `None` deletes) into `root`.
-fn overlay(root: &Path, files: &BTreeMap<String, Option<Vec<u8>>>) -> Result<(), String> {
+/// Write `files` (path → bytes, `None` deletes) into `root`. A path in `inline` is a source
+/// file's test part: it replaces the tests of `root`'s file (which keeps its code); `None`
+/// takes them out; with no such file in `root` there is nothing to join it with.
+fn overlay(root: &Path, files: &BTreeMap<String, Option<Vec<u8>>>, inline: &BTreeSet<String>) -> Result<(), String> {
     for (path, bytes) in files {
         let p = root.join(path);
+        if inline.contains(path) {
+            let Ok(code) = std::fs::read_to_string(&p) else { continue };
+            let tests = bytes.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+            let joined = carve_languages::rust::inline_tests::with_tests_of(&code, &tests)
+                .map_err(|e| format!("joining the inline tests of {path} with its code: {e}"))?;
+            std::fs::write(&p, joined).map_err(|e| format!("write {}: {e}", p.display()))?;
+            continue;
+        }
         match bytes {
             Some(b) => {
                 if let Some(parent) = p.parent() {
@@ -209,6 +239,19 @@ struct Runner<'a> {
     scratch: PathBuf,
 }
 
+/// What a gate's *before* tree ran when its tests could not be collected at all. Where tests
+/// live in the sources (Rust), a stage's new inline tests naming code S_k lacks keep the
+/// crate's test target from compiling: every test is then missing before (and fails there),
+/// none passes. Elsewhere a collection failure stays an error.
+fn before_runs(language: Language, runs: Result<Runs, RunError>) -> Result<Runs, RunError> {
+    match runs {
+        Err(RunError::Collection(_)) if carve_languages::support(language).facts().tests_in_sources => {
+            Ok(Runs::default())
+        }
+        r => r,
+    }
+}
+
 impl Runner<'_> {
     /// Run `tests` (ids or files) twice in the gate's `before` and `after` trees. Both trees
     /// run the same selection, so a test is never "missing" on one side only because the
@@ -216,8 +259,9 @@ impl Runner<'_> {
     /// name packages or targets, or a file that cannot load reports only itself), both run
     /// the whole suite, and selection keeps the stage's own tests as F2P.
     fn gate(&self, before: &Path, after: &Path, tests: &[String]) -> Result<(Runs, Runs), GateError> {
-        let selected = |root: &Path| self.twice(root, Some(tests)).map_err(RunError::into_message);
-        let (rb, ra) = (selected(before).map_err(GateError::Before)?, selected(after).map_err(GateError::After)?);
+        let selected = |root: &Path| self.twice(root, Some(tests));
+        let rb = before_runs(self.cfg.language, selected(before)).map_err(|e| GateError::Before(e.into_message()))?;
+        let ra = selected(after).map_err(|e| GateError::After(e.into_message()))?;
         let degenerate = |r: &Runs| r.iter().all(|run| run.keys().all(|id| tests.contains(id)));
         if !degenerate(&rb) && !degenerate(&ra) {
             return Ok((strip(rb, tests), strip(ra, tests)));
@@ -227,7 +271,7 @@ impl Runner<'_> {
             // A whole-suite run refuses a tree whose test packages do not build (the stage's
             // tests naming code S_k lacks); the selected run has already reported what could
             // run there, and the stage's tests are missing.
-            Err(RunError::Collection) => Ok(selected),
+            Err(RunError::Collection(_)) => Ok(selected),
             Err(RunError::Other(e)) => Err(e),
         };
         let rb = whole(before, rb).map_err(GateError::Before)?;
@@ -237,8 +281,9 @@ impl Runner<'_> {
 
     /// The whole suite of `before` and of `after`, twice each.
     fn whole(&self, before: &Path, after: &Path) -> Result<(Runs, Runs), GateError> {
-        let all = |root: &Path| self.twice(root, None).map_err(RunError::into_message);
-        Ok((all(before).map_err(GateError::Before)?, all(after).map_err(GateError::After)?))
+        let all = |root: &Path| self.twice(root, None);
+        let rb = before_runs(self.cfg.language, all(before)).map_err(|e| GateError::Before(e.into_message()))?;
+        Ok((rb, all(after).map_err(|e| GateError::After(e.into_message()))?))
     }
 
     /// Run `tests` (all when `None`) in `root` twice.
@@ -250,7 +295,7 @@ impl Runner<'_> {
             req.timeout = self.cfg.run_timeout;
             req.test_timeout = self.cfg.test_timeout;
             let res = carve_languages::run_tests(&req).map_err(|e| match e {
-                carve_languages::runner::RunnerError::Collection { .. } if tests.is_none() => RunError::Collection,
+                e @ carve_languages::runner::RunnerError::Collection { .. } => RunError::Collection(e.to_string()),
                 e => RunError::Other(e.to_string()),
             })?;
             *run = res.statuses.into_iter().map(|(id, o)| (id, o.status)).collect();
@@ -265,15 +310,16 @@ fn strip(runs: Runs, tests: &[String]) -> Runs {
 }
 
 enum RunError {
-    /// The whole suite could not be collected.
-    Collection,
+    /// The tests could not be collected (nothing compiles, a file does not load), with the
+    /// runner's message.
+    Collection(String),
     Other(String),
 }
 
 impl RunError {
     fn into_message(self) -> String {
         match self {
-            RunError::Collection => "the test suite could not be collected".into(),
+            RunError::Collection(e) => e,
             RunError::Other(e) => e,
         }
     }
@@ -353,6 +399,15 @@ fn select(before: &Runs, after: &Runs, own: Option<&BTreeSet<String>>) -> Select
     s
 }
 
+/// A Rust doctest lives in the code's doc comments, which the stage patch (not the hidden
+/// tests) holds: it is never F2P; one that fails before and passes after is collateral.
+fn doctests_are_not_hidden(sel: &mut Selection) {
+    let (doc, rest): (Vec<TestId>, Vec<TestId>) = sel.f2p.drain(..).partition(|id| id.contains("::doctest::"));
+    sel.f2p = rest;
+    sel.collateral.extend(doc);
+    sel.collateral.sort();
+}
+
 fn write(path: &Path, bytes: &[u8]) -> Result<(), HistoryError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(HistoryError::io("create", parent))?;
@@ -377,6 +432,90 @@ pub struct BuildOutcome {
     pub unnamed_identifiers: Vec<Vec<String>>,
 }
 
+/// A source text without its comment lines and blank lines, each line trimmed: a change to
+/// doc comments (doctests) or layout alone is no change to the code.
+fn without_comments(text: &str) -> Vec<&str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("//")).collect()
+}
+
+/// Whether stage `k` changes code: a code file (not a test file) that differs between the
+/// code states W_k and W_(k+1) (its inline tests held at S0) other than in comments.
+fn stage_changes_code(states: &States, language: Language, k: usize) -> Result<bool, String> {
+    let (a, b) = (&states.code_states[k], &states.code_states[k + 1]);
+    let files = crate::states::git_text(&states.dir, &["diff", "--name-only", "--no-renames", a, b])?;
+    for f in files.lines().filter(|l| !l.is_empty()) {
+        if role(language, f) != Role::Code {
+            continue;
+        }
+        let at = |c: &str| git(&states.dir, &["show", &format!("{c}:{f}")], None).ok();
+        let (x, y) = (at(a), at(b));
+        match (&x, &y) {
+            (Some(x), Some(y)) => {
+                let (x, y) = (String::from_utf8_lossy(x), String::from_utf8_lossy(y));
+                if without_comments(&x) != without_comments(&y) {
+                    return Ok(true);
+                }
+            }
+            _ => return Ok(true),
+        }
+    }
+    Ok(false)
+}
+
+/// Merge stage `k` (it changed only tests) into its neighbour: the stage before it, or the
+/// next one for stage 0. The stage's commits, tests and definitions join that stage.
+fn merge_stage(
+    chain: &mut Chain,
+    stage_commits: &mut Vec<Vec<String>>,
+    repairs: &mut [Repair],
+    order: &[String],
+    k: usize,
+) -> MergedStage {
+    let into = k.saturating_sub(1);
+    let commits = stage_commits.remove(k);
+    let gone = chain.stages.remove(k);
+    let pos = |c: &String| order.iter().position(|o| o == c).unwrap_or(usize::MAX);
+    stage_commits[into].extend(commits.iter().cloned());
+    stage_commits[into].sort_by_key(pos);
+    let st = &mut chain.stages[into];
+    st.commits.extend(gone.commits.iter().cloned());
+    st.commits.sort_by_key(pos);
+    st.commits.dedup();
+    for (to, from) in [
+        (&mut st.definitions_added, &gone.definitions_added),
+        (&mut st.definitions_modified, &gone.definitions_modified),
+        (&mut st.tests_added, &gone.tests_added),
+        (&mut st.tests_modified, &gone.tests_modified),
+        (&mut st.files, &gone.files),
+    ] {
+        to.extend(from.iter().cloned());
+        to.sort();
+        to.dedup();
+    }
+    st.lines += gone.lines;
+    if k == 0 {
+        // The stage it joined is stage 0 now: no earlier stage to link to.
+        st.evidence.clear();
+    }
+    for (i, s) in chain.stages.iter_mut().enumerate() {
+        s.index = i;
+    }
+    for r in repairs.iter_mut() {
+        if r.stage > k || (r.stage == k && k > 0) {
+            r.stage -= 1;
+        }
+    }
+    let target = if k == 0 { "the next stage" } else { "the stage before it" };
+    MergedStage {
+        commits: gone.commits,
+        into: stage_commits[into][0].clone(),
+        reason: format!(
+            "it changes only tests (no code outside inline tests and comments), so a gate on it could not fail; \
+             merged into {target}"
+        ),
+    }
+}
+
 /// Build the bundle of `chain` (mined from `repo`) under `out/<chain_id>/`.
 pub fn build(repo: &Path, chain: &Chain, cfg: &BuildConfig, out: &Path) -> Result<BuildOutcome, HistoryError> {
     build_traced(repo, chain, cfg, out, None)
@@ -393,6 +532,8 @@ pub fn build_traced(
 ) -> Result<BuildOutcome, HistoryError> {
     let id = chain.chain_id.clone();
     let err = |message: String| HistoryError::Build { chain: id.clone(), message };
+    let mut chain = chain.clone();
+    let mut merged: Vec<MergedStage> = Vec::new();
     let scratch =
         tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
     let mut stage_commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
@@ -405,9 +546,34 @@ pub fn build_traced(
     let mut keep: BTreeSet<carve_languages::NodeId> = BTreeSet::new();
     let mut keep_rounds = 0;
     let states = loop {
-        let attempt = scratch.path().join(format!("attempt-{}-{keep_rounds}", repairs.len()));
+        let attempt = scratch.path().join(format!("attempt-{}-{keep_rounds}-{}", repairs.len(), merged.len()));
         std::fs::create_dir_all(&attempt).map_err(HistoryError::io("create", &attempt))?;
-        let states = States::build(repo, &attempt, &final_commit, &stage_commits, cfg.language, &keep)?;
+        let mut states = States::build(repo, &attempt, &final_commit, &stage_commits, cfg.language, &keep)?;
+        // Tests inside the sources (Rust's `src/`) go to the tests, the rest to the stage's code.
+        states.split_inline_tests(cfg.language).map_err(&err)?;
+        // A stage that changes only tests is merged into its neighbour (only where tests live
+        // in the sources can a mined stage's code change be comments and tests alone).
+        if carve_languages::support(cfg.language).facts().tests_in_sources {
+            let mut test_only = None;
+            for k in 0..stage_commits.len() {
+                if !stage_changes_code(&states, cfg.language, k).map_err(&err)? {
+                    test_only = Some(k);
+                    break;
+                }
+            }
+            if let Some(k) = test_only {
+                if stage_commits.len() <= 2 {
+                    return Err(err(format!(
+                        "stage {k} ({}) changes only tests (no code outside inline tests and comments), and merged \
+                         into its neighbour the chain would have a single stage",
+                        &stage_commits[k][0][..8]
+                    )));
+                }
+                let order = states.first_parent_order().map_err(&err)?;
+                merged.push(merge_stage(&mut chain, &mut stage_commits, &mut repairs, &order, k));
+                continue;
+            }
+        }
         let Some((k, message)) = first_build_failure(&states, cfg.language, scratch.path()).map_err(&err)? else {
             break states;
         };
@@ -464,17 +630,23 @@ pub fn build_traced(
     };
     let n = chain.stages.len();
 
-    // Test files of each stage (role "test" among the files the stage changed).
+    // Test files of each stage (role "test" among the files the stage changed), and the source
+    // files whose inline tests it changed (their test part is the stage's hidden tests).
+    let inline: BTreeSet<String> = states.inline.keys().cloned().collect();
     let mut stage_tests: Vec<Vec<String>> = Vec::new();
     for k in 0..n {
         let files = states.changed_files(k, k + 1).map_err(&err)?;
-        stage_tests.push(files.into_iter().filter(|f| role(cfg.language, f) == Role::Test).collect());
+        let mut tests: Vec<String> = files.into_iter().filter(|f| role(cfg.language, f) == Role::Test).collect();
+        tests.extend(states.inline.iter().filter(|(_, parts)| parts[k] != parts[k + 1]).map(|(p, _)| p.clone()));
+        tests.sort();
+        stage_tests.push(tests);
     }
     let all_tests: BTreeSet<String> = stage_tests.iter().flatten().cloned().collect();
     let at = |k: usize, paths: &mut dyn Iterator<Item = &String>| -> BTreeMap<String, Option<Vec<u8>>> {
-        paths.map(|p| (p.clone(), states.file_at(k, p))).collect()
+        paths.map(|p| (p.clone(), states.inline_tests_at(k, p).unwrap_or_else(|| states.file_at(k, p)))).collect()
     };
-    let tests_at_s0 = at(0, &mut all_tests.iter());
+    // The code states already hold the inline tests as at S0.
+    let tests_at_s0 = at(0, &mut all_tests.iter().filter(|p| !inline.contains(*p)));
 
     let runs_dir = scratch.path().join("runs");
     std::fs::create_dir_all(&runs_dir).map_err(HistoryError::io("create", &runs_dir))?;
@@ -483,9 +655,9 @@ pub fn build_traced(
     let gate_tree =
         |label: &str, code: usize, overlay_files: &BTreeMap<String, Option<Vec<u8>>>| -> Result<PathBuf, String> {
             let dir = scratch.path().join(label);
-            states.export(code, &dir)?;
-            overlay(&dir, &tests_at_s0)?;
-            overlay(&dir, overlay_files)?;
+            states.export_code(code, &dir)?;
+            overlay(&dir, &tests_at_s0, &inline)?;
+            overlay(&dir, overlay_files, &inline)?;
             Ok(dir)
         };
     let mut selections = Vec::new();
@@ -507,7 +679,8 @@ pub fn build_traced(
             GateError::Before(e) => err(format!("stage {k}, before (S{k}): {e}")),
             GateError::After(e) => err(format!("stage {k}, after (S{}): {e}", k + 1)),
         })?;
-        let sel = select(&rb, &ra, Some(&own_tests(s)));
+        let mut sel = select(&rb, &ra, Some(&own_tests(s)));
+        doctests_are_not_hidden(&mut sel);
         if sel.f2p.is_empty() {
             return Err(err(format!(
                 "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
@@ -535,22 +708,25 @@ pub fn build_traced(
     // or changed it; others failing at S0 (a package that cannot build without the chain's
     // code, spf13/cast's 8,000 table tests) are collateral.
     let chain_own: BTreeSet<String> = chain.stages.iter().flat_map(own_tests).collect();
-    let chain_sel = select(&rb, &ra, Some(&chain_own));
+    let mut chain_sel = select(&rb, &ra, Some(&chain_own));
+    doctests_are_not_hidden(&mut chain_sel);
 
     // Write the bundle.
     let dir = out.join(&chain.chain_id);
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(HistoryError::io("replace", &dir))?;
     }
-    let s0_patch = states.diff(&final_commit, &states.states[0], &[]).map_err(&err)?;
+    let s0_patch = states.diff(&final_commit, &states.code_states[0], &[]).map_err(&err)?;
     write(&dir.join("s0.patch"), &s0_patch)?;
     write(&dir.join("carve.toml"), cfg.carve_toml.as_bytes())?;
-    let excluded: Vec<String> = all_tests.iter().cloned().collect();
+    // Gold patches leave out test files; of an inline-test file they hold the code (the code
+    // states hold its tests at S0 throughout).
+    let excluded: Vec<String> = all_tests.iter().filter(|p| !inline.contains(*p)).cloned().collect();
     let mut entries = Vec::new();
     let mut unnamed = Vec::new();
     for k in 0..n {
         let sd = format!("stages/{k}");
-        let gold = states.diff(&states.states[k], &states.states[k + 1], &excluded).map_err(&err)?;
+        let gold = states.diff(&states.code_states[k], &states.code_states[k + 1], &excluded).map_err(&err)?;
         write(&dir.join(&sd).join("gold.patch"), &gold)?;
         for (p, b) in at(k + 1, &mut stage_tests[k].iter()) {
             if let Some(b) = b {
@@ -633,6 +809,8 @@ pub fn build_traced(
         shared_context: states.shared.clone(),
         by_definition: states.by_definition.clone(),
         repairs,
+        inline_tests: inline.iter().cloned().collect(),
+        merged_stages: merged,
     };
     write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
     Ok(BuildOutcome { dir, chain: chain_file, selections, chain_selection: chain_sel, unnamed_identifiers: unnamed })
@@ -682,6 +860,7 @@ pub fn validate(
     if chain.version != BUNDLE_VERSION {
         return Err(berr(format!("chain.json has version {}, this carve reads {BUNDLE_VERSION}", chain.version)));
     }
+    let inline: BTreeSet<String> = chain.inline_tests.iter().cloned().collect();
     let scratch =
         tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
     let clone = scratch.path().join("clone");
@@ -721,16 +900,27 @@ pub fn validate(
         .map_err(|e| berr(format!("s0.patch does not apply to {}: {e}", chain.final_commit)))?;
     let runs = scratch.path().join("runs");
     std::fs::create_dir_all(&runs).map_err(HistoryError::io("create", &runs))?;
-    let gate = |label: &str, overlay_dir: &Path, ids: &[TestId]| -> Result<BTreeMap<TestId, TestStatus>, String> {
+    let in_sources = carve_languages::support(chain.language).facts().tests_in_sources;
+    // `before`: the tree before a gold patch, where (as in `build`) tests that cannot be
+    // collected because the crate's test target does not compile yet are missing.
+    let gate = |label: &str, overlay_dir: &Path, ids: &[TestId], before: bool| -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = scratch.path().join(label);
         // The workspace's linked `node_modules` stays a link (the shadow copy keeps links).
         carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;
-        overlay(&dir, &read_tests(overlay_dir)?)?;
+        overlay(&dir, &read_tests(overlay_dir)?, &inline)?;
+        // As in `carve arc build`'s exported states: a crate that commits no Cargo.lock gets one.
+        crate::states::lock_offline(&dir);
         let mut req = RunRequest::new(&dir, test.clone(), &runs);
         req.tests = Some(ids.to_vec());
         req.timeout = timeouts.0;
         req.test_timeout = timeouts.1;
-        let res = carve_languages::run_tests(&req).map_err(|e| e.to_string())?;
+        let res = match carve_languages::run_tests(&req) {
+            Err(carve_languages::runner::RunnerError::Collection { .. }) if before && in_sources => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Ok(ids.iter().map(|i| (i.clone(), TestStatus::Missing)).collect());
+            }
+            r => r.map_err(|e| e.to_string())?,
+        };
         let _ = std::fs::remove_dir_all(&dir);
         Ok(ids.iter().map(|i| (i.clone(), res.status(i))).collect())
     };
@@ -738,7 +928,7 @@ pub fn validate(
     for st in &chain.stages {
         let ov = bundle.join(&st.tests_dir);
         let ids: Vec<TestId> = st.f2p.iter().chain(&st.p2p).cloned().collect();
-        let before = gate(&format!("g{}b", st.index), &ov, &ids).map_err(&berr)?;
+        let before = gate(&format!("g{}b", st.index), &ov, &ids, true).map_err(&berr)?;
         let mut problems = Vec::new();
         for t in &st.f2p {
             if before[t] == TestStatus::Passed {
@@ -746,7 +936,7 @@ pub fn validate(
             }
         }
         apply(&bundle.join(&st.gold_patch)).map_err(|e| berr(format!("{} does not apply: {e}", st.gold_patch)))?;
-        let after = gate(&format!("g{}a", st.index), &ov, &ids).map_err(&berr)?;
+        let after = gate(&format!("g{}a", st.index), &ov, &ids, false).map_err(&berr)?;
         for (t, s) in &after {
             if *s != TestStatus::Passed {
                 problems.push(format!("{t} is {s} after gold patch {}", st.index));
@@ -755,7 +945,7 @@ pub fn validate(
         checks.push(GateCheck { gate: format!("stage {}", st.index), passed: problems.is_empty(), problems });
     }
     let ids: Vec<TestId> = chain.chain.f2p.iter().chain(&chain.chain.p2p).cloned().collect();
-    let fin = gate("chain", &bundle.join(&chain.chain.tests_dir), &ids).map_err(&berr)?;
+    let fin = gate("chain", &bundle.join(&chain.chain.tests_dir), &ids, false).map_err(&berr)?;
     let problems: Vec<String> = fin
         .iter()
         .filter(|(_, s)| **s != TestStatus::Passed)
@@ -811,6 +1001,8 @@ mod tests {
                 created_by: None,
                 kept: vec![],
             }],
+            inline: BTreeMap::new(),
+            code_states: vec![],
         };
         let msg = "./node.go:77:5: undefined: setNodeID\n./uuid.go:9: uuid.NodeID undefined (type UUID has no field or method NodeID)\nIDs";
         let none = BTreeSet::new();
@@ -820,6 +1012,46 @@ mod tests {
         );
         let kept = BTreeSet::from(["node.go::setNodeID".to_string()]);
         assert_eq!(named_taken_out(&states, msg, &kept), BTreeSet::from(["node.go::UUID.NodeID".to_string()]));
+    }
+
+    /// A mined stage that changes only tests joins the stage before it (stage 0 joins stage 1):
+    /// commits in history order, tests and files united, stages renumbered, repairs moved.
+    #[test]
+    fn a_test_only_stage_is_merged_into_its_neighbour() {
+        let stage = |i: usize, c: &str, test: &str| crate::mine::StageSummary {
+            index: i,
+            commits: vec![c.into()],
+            title: c.into(),
+            definitions_added: vec![],
+            definitions_modified: vec![],
+            tests_added: vec![test.into()],
+            tests_modified: vec![],
+            files: vec!["lib.rs".into()],
+            lines: 10,
+            evidence: vec![],
+        };
+        let mut chain = Chain {
+            chain_id: "x".into(),
+            score: 1.0,
+            found_by: "beam".into(),
+            stages: vec![stage(0, "a", "t0"), stage(1, "b", "t1"), stage(2, "c", "t2")],
+            shared_file_share: 1.0,
+            review: None,
+        };
+        let mut commits: Vec<Vec<String>> = vec![vec!["a".into()], vec!["b".into()], vec!["c".into(), "r".into()]];
+        let mut repairs = vec![Repair { stage: 2, commit: "r".into(), reason: String::new() }];
+        let order: Vec<String> = ["a", "b", "r", "c"].map(String::from).to_vec();
+        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 1);
+        assert_eq!((m.commits, m.into.as_str()), (vec!["b".to_string()], "a"));
+        assert_eq!(commits, [vec!["a", "b"], vec!["r", "c"]]);
+        assert_eq!(chain.stages[0].tests_added, ["t0", "t1"]);
+        assert_eq!((chain.stages[1].index, repairs[0].stage), (1, 1));
+        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 0);
+        assert_eq!(m.into, "r");
+        assert_eq!(commits, [vec!["a", "b", "r", "c"]]);
+        assert!(m.reason.contains("the next stage"), "{}", m.reason);
+        // Comments (doctests) and layout are no code change.
+        assert_eq!(without_comments("fn f() {}\n/// ```\n/// f();\n/// ```\n"), without_comments("\n  fn f() {}\n"));
     }
 
     fn names(n: &[&str]) -> BTreeSet<String> {

@@ -187,6 +187,13 @@ pub fn stage_spec(
     let mut used = BTreeSet::new();
     for f in test_files {
         if let Ok(t) = std::fs::read_to_string(after_dir.join(f)) {
+            // A Rust source file with inline tests: only its tests are hidden.
+            let t = match after.files.get(f) {
+                Some(file) if !file.is_test && f.ends_with(".rs") => {
+                    carve_languages::rust::inline_tests::tests_only(&t).unwrap_or(t)
+                }
+                _ => t,
+            };
             identifiers(&t, &mut used);
         }
     }

@@ -55,6 +55,15 @@ pub struct States {
     pub shared: Vec<SharedContext>,
     /// Code and test files made per definition (their historical patches did not come off).
     pub by_definition: Vec<DefinitionLevelFile>,
+    /// Source files with tests inside (Rust's `#[cfg(test)]` modules and `#[test]` functions)
+    /// whose tests differ between states: per state S_0 … S_n, the file's test part
+    /// (`carve_languages::rust::inline_tests::tests_only`; empty when it has none or there is
+    /// no file). Set by [`States::split_inline_tests`].
+    pub inline: BTreeMap<String, Vec<String>>,
+    /// The code states W_0 … W_n in the scratch clone: S_k with the tests of every
+    /// [`States::inline`] file as at S_0, so that W_k → W_(k+1) is the stage's code alone
+    /// (W_0 = S_0). Equal to `states` when no file has inline tests that change.
+    pub code_states: Vec<String>,
 }
 
 /// Files that make a folder a project (module root, package, crate): one a chain commit created
@@ -556,7 +565,79 @@ impl States {
         }
         shared.sort_by(|a, b| (a.stage, &a.path, &a.commit).cmp(&(b.stage, &b.path, &b.commit)));
         let by_definition = by_definition.into_iter().map(|f| f.summary()).collect();
-        Ok(States { dir, repo, states, final_commit: final_commit.to_string(), shared, by_definition })
+        let code_states = states.clone();
+        Ok(States {
+            dir,
+            repo,
+            states,
+            final_commit: final_commit.to_string(),
+            shared,
+            by_definition,
+            inline: BTreeMap::new(),
+            code_states,
+        })
+    }
+
+    /// Split the inline tests off the code (FeatureArc on Rust, where tests live in `src/`):
+    /// every code file a stage changed whose inline tests differ between two states goes into
+    /// [`States::inline`], and the code states W_k hold S_k's code with S_0's tests. A
+    /// language without tests in its sources leaves the states as they are. An error names
+    /// the file that cannot be split (it does not parse at some state).
+    pub fn split_inline_tests(&mut self, language: Language) -> Result<(), String> {
+        self.inline.clear();
+        self.code_states = self.states.clone();
+        if !carve_languages::support(language).facts().tests_in_sources {
+            return Ok(());
+        }
+        use carve_languages::rust::inline_tests;
+        let n = self.states.len() - 1;
+        let mut paths = BTreeSet::new();
+        for k in 0..n {
+            paths.extend(self.changed_files(k, k + 1)?);
+        }
+        for path in paths {
+            if !path.ends_with(".rs") || role(language, &path) != Role::Code {
+                continue;
+            }
+            let mut parts = Vec::new();
+            for j in 0..=n {
+                let part = match self.file_at(j, &path) {
+                    Some(bytes) => {
+                        let text = String::from_utf8(bytes).map_err(|_| format!("{path} at S{j} is not UTF-8"))?;
+                        inline_tests::tests_only(&text).map_err(|e| {
+                            format!("{path} at S{j} cannot be split into code and inline tests: {e}")
+                        })?
+                    }
+                    None => String::new(),
+                };
+                parts.push(part);
+            }
+            if parts.windows(2).any(|w| w[0] != w[1]) {
+                self.inline.insert(path, parts);
+            }
+        }
+        if self.inline.is_empty() {
+            return Ok(());
+        }
+        let mut code_states = Vec::new();
+        for j in 0..=n {
+            git(&self.dir, &["checkout", "-q", "-f", "--detach", &self.states[j]], None)?;
+            for (path, parts) in &self.inline {
+                let Some(bytes) = self.file_at(j, path) else { continue };
+                let text = String::from_utf8_lossy(&bytes);
+                let joined = inline_tests::with_tests_of(&text, &parts[0])
+                    .map_err(|e| format!("{path}: S{j}'s code with S0's inline tests: {e}"))?;
+                std::fs::write(self.dir.join(path), joined).map_err(|e| format!("write {path}: {e}"))?;
+            }
+            code_states.push(commit_state(&self.dir, &format!("W{j}"), &BTreeMap::new())?);
+        }
+        self.code_states = code_states;
+        Ok(())
+    }
+
+    /// The test part of inline-test file `path` at state `k` (see [`States::inline`]).
+    pub fn inline_tests_at(&self, k: usize, path: &str) -> Option<Option<Vec<u8>>> {
+        self.inline.get(path).map(|parts| Some(parts[k].clone().into_bytes()))
     }
 
     /// The first-parent commits up to the final checkpoint, oldest first.
@@ -592,8 +673,17 @@ impl States {
 
     /// Write state `k` to the fresh directory `out` (no `.git`).
     pub fn export(&self, k: usize, out: &Path) -> Result<(), String> {
+        self.export_commit(&self.states[k], k, out)
+    }
+
+    /// Write code state W_k (S_k with S_0's inline tests) to the fresh directory `out`.
+    pub fn export_code(&self, k: usize, out: &Path) -> Result<(), String> {
+        self.export_commit(&self.code_states[k], k, out)
+    }
+
+    fn export_commit(&self, commit: &str, k: usize, out: &Path) -> Result<(), String> {
         std::fs::create_dir_all(out).map_err(|e| format!("create {}: {e}", out.display()))?;
-        let tar = git(&self.dir, &["archive", "--format=tar", &self.states[k]], None)?;
+        let tar = git(&self.dir, &["archive", "--format=tar", commit], None)?;
         let mut child = Command::new("tar")
             .args(["-x", "-f", "-", "-C"])
             .arg(out)
@@ -618,7 +708,7 @@ impl States {
 /// resolved offline from the local cargo cache, as carve's cargo runner runs `--locked`. When
 /// that fails (a dependency not in the cache), the state stays without one and the runner
 /// says what is missing.
-fn lock_offline(out: &Path) {
+pub(crate) fn lock_offline(out: &Path) {
     if out.join("Cargo.toml").is_file() && !out.join("Cargo.lock").exists() {
         let _ = Command::new("cargo")
             .args(["generate-lockfile", "--offline"])

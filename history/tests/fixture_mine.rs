@@ -373,14 +373,19 @@ fn python_changelog_whose_removal_conflicts_stays_as_shared_context() {
 }
 
 /// Mine the Rust fixture, build the bundle of its scripted chain with `cargo test`, check each
-/// stage's F2P tests (integration test targets) and re-validate the bundle. `src/lib.rs` is
-/// changed by chain and unrelated commits: S0 keeps the unrelated `mod` lines.
+/// stage's F2P tests (integration test targets, and stage 1's `#[cfg(test)]` module in the
+/// `src/wait.rs` that holds its code) and re-validate the bundle. `src/lib.rs` is changed by
+/// chain and unrelated commits: S0 keeps the unrelated `mod` lines.
 #[needs("cargo")]
 fn rust_fixture_chain_builds_and_validates() {
     let Built { _dir, repo, cfg, outcome } = build_fixture_chain("rust", Language::Rust);
     let want = [
         vec!["app::run_marks_job_running", "app::run_rejects_empty_name", "app::run_returns_job_id"],
-        vec!["wait::run_and_wait_finishes_the_job", "wait::run_and_wait_rejects_a_zero_timeout"],
+        vec![
+            "jobq::wait::tests::check_timeout_rejects_zero",
+            "jobq::wait::tests::run_and_wait_finishes_the_job",
+            "wait::run_and_wait_rejects_a_zero_timeout",
+        ],
         vec![
             "files::run_on_records_inputs",
             "files::upload_rejects_large_files",
@@ -397,6 +402,17 @@ fn rust_fixture_chain_builds_and_validates() {
     assert!(!s0.contains("-pub mod config") && !s0.contains("-pub mod bytes"), "unrelated modules stay in S0: {s0}");
     let spec2 = std::fs::read_to_string(outcome.dir.join("stages/2/spec.md")).unwrap();
     assert!(spec2.contains("MAX_UPLOAD_BYTES") && spec2.contains("upload"), "{spec2}");
+    // Stage 1's src/wait.rs is split: its code is the gold patch, its tests module the hidden
+    // test part (no code in it), and S0 has no such file.
+    assert_eq!(outcome.chain.inline_tests, ["src/wait.rs"]);
+    assert!(outcome.chain.merged_stages.is_empty());
+    let gold1 = std::fs::read_to_string(outcome.dir.join("stages/1/gold.patch")).unwrap();
+    assert!(gold1.contains("+fn check_timeout") && gold1.contains("+    pub fn run_and_wait"), "{gold1}");
+    assert!(!gold1.contains("#[cfg(test)]") && !gold1.contains("fn check_timeout_rejects_zero"), "{gold1}");
+    let tests1 = std::fs::read_to_string(outcome.dir.join("stages/1/tests/src/wait.rs")).unwrap();
+    assert!(tests1.starts_with("#[cfg(test)]\nmod tests {") && !tests1.contains("pub fn run_and_wait"), "{tests1}");
+    assert!(outcome.dir.join("chain/tests/src/wait.rs").is_file());
+    assert!(s0.contains("--- a/src/wait.rs\n+++ /dev/null"), "S0 has no src/wait.rs: {s0}");
     assert_validates(&outcome.dir, &repo, &cfg);
 }
 

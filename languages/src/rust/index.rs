@@ -33,7 +33,7 @@
 
 mod crates;
 mod link;
-mod parse;
+pub(super) mod parse;
 mod refs;
 #[cfg(test)]
 mod tests;

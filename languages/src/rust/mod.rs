@@ -5,6 +5,7 @@ pub mod build;
 pub mod detect;
 pub mod edit;
 pub mod index;
+pub mod inline_tests;
 pub mod runner;
 pub mod trace;
 

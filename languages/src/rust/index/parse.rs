@@ -101,7 +101,7 @@ pub(super) struct ParsedFile {
     pub lines: usize,
 }
 
-pub(super) fn new_parser() -> Parser {
+pub(crate) fn new_parser() -> Parser {
     let mut parser = Parser::new();
     // The grammar is compiled in; a version mismatch is a build problem, caught by tests.
     let _ = parser.set_language(&crate::Language::Rust.grammar());
@@ -221,7 +221,7 @@ pub(crate) fn is_test_attribute(attr: &str) -> bool {
     head == "test" || head.ends_with("::test") || head == "rstest" || head == "bench"
 }
 
-fn is_cfg_test(attr: &str) -> bool {
+pub(crate) fn is_cfg_test(attr: &str) -> bool {
     let compact: String = attr.chars().filter(|c| !c.is_whitespace()).collect();
     compact == "cfg(test)" || (compact.starts_with("cfg(") && compact.contains("test") && !compact.contains("not(test"))
 }
