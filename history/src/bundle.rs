@@ -475,8 +475,12 @@ fn merge_stage(
     let commits = stage_commits.remove(k);
     let gone = chain.stages.remove(k);
     let pos = |c: &String| order.iter().position(|o| o == c).unwrap_or(usize::MAX);
+    // The stage it joins is named by its own first commit in history order, before the merge.
+    let into_commit = stage_commits[into].iter().min_by_key(|c| pos(c)).cloned().unwrap_or_default();
     stage_commits[into].extend(commits.iter().cloned());
-    stage_commits[into].sort_by_key(pos);
+    for c in stage_commits.iter_mut() {
+        c.sort_by_key(pos);
+    }
     let st = &mut chain.stages[into];
     st.commits.extend(gone.commits.iter().cloned());
     st.commits.sort_by_key(pos);
@@ -508,7 +512,7 @@ fn merge_stage(
     let target = if k == 0 { "the next stage" } else { "the stage before it" };
     MergedStage {
         commits: gone.commits,
-        into: stage_commits[into][0].clone(),
+        into: into_commit,
         reason: format!(
             "it changes only tests (no code outside inline tests and comments), so a gate on it could not fail; \
              merged into {target}"
