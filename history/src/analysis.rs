@@ -33,6 +33,10 @@ pub struct DefFact {
     pub hash: u64,
     /// Rust: the doctests of the definition's doc comments, when it has any.
     pub doctest: Option<Doctest>,
+    /// Rust: a benchmark (a `#[bench]` function, or a definition in a `benches/` target), which
+    /// the indexer marks as test code but `cargo test` does not run as a test: not a test a
+    /// commit adds or changes.
+    pub bench: bool,
 }
 
 /// The doctests (code blocks rustdoc runs) of one Rust definition's doc comments.
@@ -240,6 +244,7 @@ impl HistoryState {
                                 end_byte: e,
                                 hash: h.finish(),
                                 doctest,
+                                bench: rust && is_bench(path, &d.signature.decorators),
                             }
                         })
                         .collect();
@@ -660,7 +665,18 @@ fn is_container(d: &DefFact) -> bool {
 /// is a function or method (helpers in test files count too: they are test code the stage
 /// added).
 fn is_test_function(d: &DefFact) -> bool {
-    d.is_test && matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method)
+    d.is_test && !d.bench && matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method)
+}
+
+/// A Rust benchmark: a function with a `#[bench]` attribute, or any definition of a file under
+/// a `benches/` directory (Cargo's bench targets; `cargo test` builds no bench target).
+fn is_bench(path: &str, attributes: &[String]) -> bool {
+    let dirs: Vec<&str> = path.split('/').collect();
+    dirs[..dirs.len().saturating_sub(1)].contains(&"benches")
+        || attributes.iter().any(|a| {
+            let a = a.trim().trim_start_matches("#[").trim_end_matches(']');
+            a.split('(').next().is_some_and(|h| h.trim() == "bench")
+        })
 }
 
 type Sided = Vec<(String, DefFact, Arc<Vec<u8>>)>;
@@ -838,6 +854,31 @@ mod tests {
         assert_eq!(test_name("src/lib.rs - Either<L,R>::map"), "map");
         assert_eq!(test_name("src/lib.rs - add"), "add");
         assert_eq!(test_name("src/buf.rs - buf::Buffer<T>::push<U>"), "push");
+    }
+
+    /// servo/rust-smallvec's `benches/bench.rs` and `#[bench]` functions count as no test a
+    /// commit adds: `cargo test` does not run them, so no gate could see them fail or pass.
+    #[test]
+    fn rust_benchmarks_are_no_tests() {
+        assert!(is_bench("benches/bench.rs", &[]));
+        assert!(is_bench("crates/a/benches/x.rs", &["inline".into()]));
+        assert!(is_bench("src/lib.rs", &["bench".into()]));
+        assert!(is_bench("src/lib.rs", &["#[bench]".into()]));
+        assert!(!is_bench("src/lib.rs", &["test".into()]));
+        assert!(!is_bench("src/benches.rs", &["cfg(feature = \"bench\")".into()]));
+        assert!(!is_bench("tests/bench_like.rs", &[]));
+        let f = |bench| DefFact {
+            id: "src/lib.rs::benches.push".into(),
+            name: "push".into(),
+            kind: DefinitionKind::Function,
+            is_test: true,
+            start_byte: 0,
+            end_byte: 0,
+            hash: 0,
+            doctest: None,
+            bench,
+        };
+        assert!(is_test_function(&f(false)) && !is_test_function(&f(true)));
     }
 
     #[test]
