@@ -903,7 +903,11 @@ pub fn validate(
     let in_sources = carve_languages::support(chain.language).facts().tests_in_sources;
     // `before`: the tree before a gold patch, where (as in `build`) tests that cannot be
     // collected because the crate's test target does not compile yet are missing.
-    let gate = |label: &str, overlay_dir: &Path, ids: &[TestId], before: bool| -> Result<BTreeMap<TestId, TestStatus>, String> {
+    let gate = |label: &str,
+                overlay_dir: &Path,
+                ids: &[TestId],
+                before: bool|
+     -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = scratch.path().join(label);
         // The workspace's linked `node_modules` stays a link (the shadow copy keeps links).
         carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;

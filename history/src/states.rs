@@ -604,9 +604,8 @@ impl States {
                 let part = match self.file_at(j, &path) {
                     Some(bytes) => {
                         let text = String::from_utf8(bytes).map_err(|_| format!("{path} at S{j} is not UTF-8"))?;
-                        inline_tests::tests_only(&text).map_err(|e| {
-                            format!("{path} at S{j} cannot be split into code and inline tests: {e}")
-                        })?
+                        inline_tests::tests_only(&text)
+                            .map_err(|e| format!("{path} at S{j} cannot be split into code and inline tests: {e}"))?
                     }
                     None => String::new(),
                 };

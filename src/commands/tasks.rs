@@ -279,7 +279,8 @@ fn feature_tasks(
     let (levels, threshold, describe) = (opts.levels, opts.threshold, opts.statement.describe.as_deref());
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
-    let ext = extract::extract(session, &feature.extracted(), files, tests, &dir)?;
+    let ext =
+        extract::extract(session, &feature.extracted(), &feature.classification.removed_calls, files, tests, &dir)?;
     // Build repair kept definitions the compiler named: they remain, with that reason.
     let repaired;
     let feature = if ext.build_repairs.is_empty() {
