@@ -15,7 +15,7 @@ use crate::pipeline::baseline::Baseline;
 use crate::pipeline::classify::{self, Feature, LoadRepair, audit_report, classify_feature, slug_for};
 use crate::pipeline::emit::{Rejected, Task, emit_task, write_dataset};
 use crate::pipeline::extract::{self, removal_of_tests};
-use crate::pipeline::repair::load_repair;
+use crate::pipeline::repair::{call_repair, load_repair};
 use crate::pipeline::validate::{Validation, validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
 
@@ -100,7 +100,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
             }
             let unprotected = unprotected.unwrap_or_default();
             let load_round = (load_repairs.len() < MAX_LOAD_REPAIR_ROUNDS).then_some(load_repairs.len() + 1);
-            match feature_tasks(&session, &b, &feature, opts, &unprotected, &trace_digest, load_round) {
+            match feature_tasks(&session, &b, &feature, opts, &unprotected, &t.trace, &trace_digest, load_round) {
                 Ok(Outcome::Retry(still_passing)) if p2p_rounds < MAX_REPAIR_ROUNDS => {
                     session.progress.note(format!(
                         "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
@@ -273,6 +273,7 @@ fn feature_tasks(
     feature: &Feature,
     opts: &TaskOptions<'_>,
     unprotected: &BTreeSet<TestId>,
+    trace: &carve_tracer::trace::Trace,
     trace_digest: &str,
     load_round: Option<usize>,
 ) -> Result<Outcome> {
@@ -300,7 +301,11 @@ fn feature_tasks(
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Retry(passing));
         }
-        if let Some(repair) = load_round.and_then(|round| load_repair(session, &ext.extracted, &v1, round)) {
+        let repair = load_round.and_then(|round| {
+            load_repair(session, &ext.extracted, &v1, round)
+                .or_else(|| call_repair(session, feature, trace, &v1, round))
+        });
+        if let Some(repair) = repair {
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Reload(repair));
         }

@@ -477,8 +477,8 @@ impl<'a> Context<'a> {
             .collect()
     }
 
-    /// Whether every P2P execution of `id` (a function or method outside test code, which no
-    /// more P2P tests than F2P tests execute) comes from
+    /// Whether every P2P execution of `id` (a function or method outside test code, which
+    /// fewer P2P tests than F2P tests execute) comes from
     /// code the mask deletes: an extracted definition (or one nested in it), or a
     /// discarded-value call in code that stays, which the mask deletes with `id`; and no
     /// other code that stays names `id` in its body. Returns the callers whose calls go, and
@@ -488,11 +488,11 @@ impl<'a> Context<'a> {
         if !matches!(def.kind, DefinitionKind::Function | DefinitionKind::Method) || is_test_def(self.index, def) {
             return None;
         }
-        // The feature's tests must be its main users: a definition more P2P tests run than
+        // The feature's tests must be its main users: a definition as many P2P tests run as
         // F2P tests do is shared code the feature merely passes through (`_verify_signature`,
         // run by 108 P2P tests and 1 F2P test), whose removal would change what they check.
         let p2p_count = self.p2p_hits.get(id).map_or(0, |(_, n)| *n);
-        if p2p_count > self.f2p_hits.get(id).copied().unwrap_or(0) {
+        if p2p_count >= self.f2p_hits.get(id).copied().unwrap_or(0) {
             return None;
         }
         let callers = self.p2p_callers.get(id)?.as_ref()?;
