@@ -74,14 +74,16 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         loop {
             let (unprotected, mut excluded) = excluded_tests(&session, &b, &t, &cand, opts);
             excluded.extend(dropped.iter().cloned());
-            let feature = match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter)
-            {
-                Ok(f) => f,
-                Err(e) => {
-                    rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
-                    break;
-                }
-            };
+            let kept: BTreeSet<carve_languages::NodeId> =
+                load_repairs.iter().flat_map(|r| r.moved.iter().map(|k| k.id.clone())).collect();
+            let feature =
+                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter, &kept) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
+                        break;
+                    }
+                };
             let mut feature = feature.with_load_repairs(&load_repairs);
             feature.moved_to_p2p = moved.clone();
             feature.dropped_cases = dropped.clone();
@@ -215,7 +217,7 @@ fn rank(
         .into_iter()
         .map(|cand| {
             let (_, excluded) = excluded_tests(session, b, t, &cand, opts);
-            let size = classify_feature(session, b, &t.trace, graph, cand.clone(), &excluded, None)
+            let size = classify_feature(session, b, &t.trace, graph, cand.clone(), &excluded, None, &BTreeSet::new())
                 .map_or(0, |f| f.extracted().len());
             (cand, size)
         })

@@ -168,6 +168,22 @@ pub fn classify_with_entries(
     p2p: &BTreeSet<TestId>,
     entries: BTreeSet<NodeId>,
 ) -> Result<Classification, ClassifyError> {
+    classify_keeping(index, graph, trace, f2p, p2p, entries, &BTreeSet::new())
+}
+
+/// [`classify_with_entries`] where the definitions `kept` remain whatever the rules say (a
+/// repair found the masked state needs them), so that the fixpoint decides the rest with
+/// them in place: a callee extracted only because its caller was, say, is then extracted
+/// only with that caller's call statements, or kept. The caller records why they remain.
+pub fn classify_keeping(
+    index: &DefinitionIndex,
+    graph: &ObjectGraph,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+    entries: BTreeSet<NodeId>,
+    kept: &BTreeSet<NodeId>,
+) -> Result<Classification, ClassifyError> {
     // Import-time code has its own rule; `<import>` among the P2P tests would keep everything
     // any module load ran, including loads of the removed F2P test files.
     let p2p_tests: BTreeSet<TestId> = p2p.iter().filter(|t| *t != IMPORT_TEST).cloned().collect();
@@ -182,7 +198,8 @@ pub fn classify_with_entries(
     if let Some(node) = entries.iter().find(|e| !candidates.contains_key(*e)) {
         return Err(ClassifyError::NotACandidate { node: node.clone(), candidates: candidates.into_keys().collect() });
     }
-    let ctx = Context::new(index, trace, f2p, p2p);
+    let mut ctx = Context::new(index, trace, f2p, p2p);
+    ctx.kept = kept.clone();
 
     // BFS along F2P call edges; `origin` says how each definition was reached.
     let mut origin: BTreeMap<NodeId, Reason> = BTreeMap::new();
@@ -254,7 +271,7 @@ pub fn classify_with_entries(
                 && let Some((calls, extracted_callers)) = ctx.p2p_only_through_removed(id, &extracted)
             {
                 for caller in &calls {
-                    for c in ctx.removable_calls(caller, id, true) {
+                    for c in ctx.removable_calls(caller, id) {
                         removed_calls.push(RemovedCall::of(index, id, c));
                     }
                 }
@@ -318,6 +335,8 @@ struct Context<'a> {
     body_refs: BTreeMap<&'a str, Vec<&'a NodeId>>,
     /// Definition -> number of F2P tests that hit it.
     f2p_hits: BTreeMap<&'a str, usize>,
+    /// Definitions that remain whatever the rules say (kept by a repair).
+    kept: BTreeSet<NodeId>,
 }
 
 impl<'a> Context<'a> {
@@ -457,22 +476,20 @@ impl<'a> Context<'a> {
             discarded_calls,
             body_refs,
             f2p_hits,
+            kept: BTreeSet::new(),
         }
     }
 
-    /// The discarded-value calls of `id` in `caller` that the mask would delete with it: by
-    /// target, or by name when the call did not resolve statically (then only where a P2P
-    /// test saw `caller` call `id`; `observed`).
-    fn removable_calls(&self, caller: &str, id: &str, observed: bool) -> Vec<&'a DiscardedCall> {
-        let Some(def) = self.index.get(id) else { return Vec::new() };
+    /// The discarded-value calls of `id` in `caller` that the mask would delete with it. Only
+    /// calls that resolve statically to `id` count: a call on an object the index cannot
+    /// resolve (`result.add_row(line, row)` on a local) may have effects that code that stays
+    /// relies on, and a name alone does not tell a check of its arguments from an effect.
+    fn removable_calls(&self, caller: &str, id: &str) -> Vec<&'a DiscardedCall> {
         self.discarded_calls
             .get(caller)
             .into_iter()
             .flatten()
-            .filter(|c| match &c.target {
-                Some(t) => t == id,
-                None => observed && c.name == def.name,
-            })
+            .filter(|c| c.target.as_deref() == Some(id))
             .copied()
             .collect()
     }
@@ -502,7 +519,7 @@ impl<'a> Context<'a> {
             let Caller::Node(c) = caller else { return None };
             if gone(c) {
                 from_extracted.insert(c.clone());
-            } else if !self.removable_calls(c, id, true).is_empty() {
+            } else if !self.removable_calls(c, id).is_empty() {
                 calls.insert(c.clone());
             } else {
                 return None;
@@ -513,7 +530,7 @@ impl<'a> Context<'a> {
         }
         // Code that stays and names it otherwise might run it where no edge was recorded.
         for by in self.body_refs.get(id).into_iter().flatten() {
-            if !gone(by) && self.removable_calls(by, id, false).is_empty() {
+            if !gone(by) && self.removable_calls(by, id).is_empty() {
                 return None;
             }
         }
@@ -601,7 +618,7 @@ impl<'a> Context<'a> {
     fn must_keep(&self, id: &str, extracted: &BTreeSet<NodeId>, origin: &BTreeMap<NodeId, Reason>) -> bool {
         let unreached_in_kept =
             !origin.contains_key(id) && self.parent_of(id).is_none_or(|p| !extracted.contains(&p.id));
-        unreached_in_kept || !self.keep_reasons(id, extracted, origin, false).is_empty()
+        unreached_in_kept || self.kept.contains(id) || !self.keep_reasons(id, extracted, origin, false).is_empty()
     }
 
     /// Every reason `id` must stay, given what is currently extracted. With `explain`, a
