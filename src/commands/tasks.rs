@@ -269,6 +269,7 @@ fn still_passing(v: &Validation, f2p: &BTreeSet<TestId>) -> Option<BTreeSet<Test
 }
 
 /// Extract, validate and emit the tasks of one classified feature at `levels`.
+#[allow(clippy::too_many_arguments)]
 fn feature_tasks(
     session: &Session,
     b: &Baseline,

@@ -230,6 +230,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
 
 /// Classify a feature given its F2P tests; `kept` remain whatever the rules say (what load
 /// repairs kept: the caller adds their reasons with [`Feature::with_load_repairs`]).
+#[allow(clippy::too_many_arguments)]
 pub fn classify_feature(
     session: &Session,
     baseline: &Baseline,

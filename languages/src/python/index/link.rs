@@ -17,6 +17,9 @@ use crate::index::{
     ModuleReference, ParameterKind, Span, ValueBinding,
 };
 
+/// Whether every use of a callee in one body is a discarded-value call, and those calls.
+type Uses = (bool, Vec<Span>);
+
 /// Re-export chains and inheritance are followed this deep at most (cycles end here).
 const MAX_DEPTH: usize = 24;
 
@@ -360,7 +363,7 @@ impl<'a> Linker<'a> {
             return Vec::new();
         }
         // Callee -> (every use a discarded call, those calls).
-        let mut by_callee: BTreeMap<(Option<String>, &str), (bool, Vec<Span>)> = BTreeMap::new();
+        let mut by_callee: BTreeMap<(Option<String>, &str), Uses> = BTreeMap::new();
         for r in &raw.body_refs {
             let name = r.chain.rsplit('.').next().unwrap_or(&r.chain);
             let key = match self.resolve_chain(file, r, 0) {
