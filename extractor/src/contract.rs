@@ -629,6 +629,7 @@ pub(crate) mod tests {
                 module_references: Vec::new(),
                 exported: Vec::new(),
                 value_bindings: Vec::new(),
+                discarded_calls: Vec::new(),
                 sha256: String::new(),
                 lines: 40,
             });

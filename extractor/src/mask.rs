@@ -26,6 +26,9 @@ pub struct MaskPlan {
     /// from files that stay; the whole test function goes, so every parametrization or
     /// subtest of it goes too.
     pub remove_tests: BTreeSet<String>,
+    /// Call statements whose value is discarded to delete with the definitions they call,
+    /// per repository-relative file (spans of the index's `DiscardedCall`s).
+    pub remove_calls: BTreeMap<String, Vec<carve_languages::index::Span>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -186,7 +189,7 @@ pub fn mask_tree_with(
     // One plan per language for the whole tree; a file that loses F2P tests too is masked
     // with its own removal set (its plan covers that set).
     let plans: BTreeMap<Language, Box<dyn Masking + '_>> = carve_languages::families()
-        .map(|s| (s.language(), s.plan_mask(index, &removals.delete, &removals.stub)))
+        .map(|s| (s.language(), s.plan_mask_with_calls(index, &removals.delete, &removals.stub, &plan.remove_calls)))
         .collect();
     let plan_for = |lang: Language| -> &dyn Masking { &*plans[&support(lang).family()[0]] };
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
@@ -217,7 +220,8 @@ pub fn mask_tree_with(
         let own_plan;
         let plan: &dyn Masking = match extra {
             Some(_) => {
-                own_plan = support(file.language).plan_mask(index, remove, &removals.stub);
+                own_plan =
+                    support(file.language).plan_mask_with_calls(index, remove, &removals.stub, &plan.remove_calls);
                 &*own_plan
             }
             None => plan_for(file.language),

@@ -237,6 +237,7 @@ mod tests {
             module_references: refs,
             exported: Vec::new(),
             value_bindings: Vec::new(),
+            discarded_calls: Vec::new(),
             sha256: String::new(),
             lines: 3,
         };

@@ -71,7 +71,12 @@ fn masked_tree_builds() {
         "example.com/shapes/stats/TestMaxByAndMap",
         "example.com/shapes/catalog/TestReport",
     ]);
-    let plan = MaskPlan { extracted: extracted(), remove_test_files: BTreeSet::new(), remove_tests: runner_ids };
+    let plan = MaskPlan {
+        extracted: extracted(),
+        remove_test_files: BTreeSet::new(),
+        remove_tests: runner_ids,
+        ..Default::default()
+    };
     let out = tempfile::tempdir().expect("tempdir");
     let masked = out.path().join("masked");
     let outcome = mask_tree(&root, &index, &plan, &masked).expect("mask the fixture");

@@ -98,7 +98,12 @@ fn contract_names_the_type_and_trait_of_methods() {
 #[carve_testutil::needs("cargo")]
 fn masked_tree_builds() {
     let index = index();
-    let plan = MaskPlan { extracted: extracted(), remove_test_files: BTreeSet::new(), remove_tests: ids(F2P) };
+    let plan = MaskPlan {
+        extracted: extracted(),
+        remove_test_files: BTreeSet::new(),
+        remove_tests: ids(F2P),
+        ..Default::default()
+    };
     let out = tempfile::tempdir().expect("tempdir");
     let masked = out.path().join("masked");
     let outcome = mask_tree(&fixture(), &index, &plan, &masked).expect("mask the fixture");

@@ -67,6 +67,7 @@ fn masked_tree_type_checks() {
         extracted: extracted(),
         remove_test_files: ids(&["tests/reports.spec.ts"]),
         remove_tests: F2P.iter().filter(|t| !t.starts_with("tests/reports")).map(|s| s.to_string()).collect(),
+        ..Default::default()
     };
     let out = tempfile::tempdir().expect("tempdir");
     let masked = out.path().join("masked");

@@ -204,6 +204,26 @@ pub struct ModuleReference {
     pub line: usize,
 }
 
+/// A call whose value is discarded, as a statement of its own in a function's body:
+/// `self._validate_crit(headers)`, `check(key)`, `await self.flush()`. The mask may delete
+/// it together with the definition it calls, when pass-to-pass tests execute that
+/// definition only through such statements (validation then decides whether that was
+/// sound). Recorded only when every use of the callee in the caller's body is such a
+/// statement: `target` when the callee resolves statically, else every use of an attribute
+/// `name` there that resolves to nothing (`alg.check_key_length(key)`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct DiscardedCall {
+    /// The definition whose body holds the statement.
+    pub caller: NodeId,
+    /// The definition it calls, when resolved statically.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target: Option<NodeId>,
+    /// The called name (the last part of `self._validate_crit`).
+    pub name: String,
+    /// The whole expression statement.
+    pub span: Span,
+}
+
 /// A statement or entry, at module level or in a class body, that names definitions only to
 /// bind a value: `peekn = curry(peekn)`, `mode = _StatsProperty("mode", _calc_mode)`, or one
 /// entry `KEY: handler` / element of a dict, list, tuple or set literal bound that way. The
@@ -256,6 +276,9 @@ pub struct FileIndex {
     /// Statements and entries that name definitions only to bind a value, in source order.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub value_bindings: Vec<ValueBinding>,
+    /// Calls whose value is discarded, statements in function bodies, in source order.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub discarded_calls: Vec<DiscardedCall>,
     /// SHA-256 of the file's bytes, hex.
     pub sha256: String,
     pub lines: usize,

@@ -7,7 +7,7 @@
 //! Modelled on ast-grep's `Language` trait: a new implementation of the trait lists every
 //! method the new language must provide (see `docs/adding-a-language.md`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Language;
@@ -149,6 +149,18 @@ pub trait LanguageSupport: Sync {
         delete: &'a BTreeSet<NodeId>,
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a>;
+    /// [`plan_mask`](Self::plan_mask) that also deletes `calls`, per file, the call
+    /// statements whose value is discarded (`DiscardedCall` spans) that go with the
+    /// definitions they call. Default: a language that records no such calls ignores them.
+    fn plan_mask_with_calls<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+        _calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
+    ) -> Box<dyn Masking + 'a> {
+        self.plan_mask(index, delete, stub)
+    }
     /// Syntax errors of `source`: the 1-based line and a message per ERROR or MISSING node.
     fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
         crate::syntax::parse_errors_with(self.name(), self.grammar(), source)

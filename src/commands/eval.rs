@@ -205,13 +205,15 @@ pub fn audit_html(
     use crate::pipeline::extract as bundle;
     let dir = session.scratch(&format!("audit-html-{}", feature.slug))?;
     let (files, tests) = bundle::removal_of_tests(session, &baseline.known(), &feature.f2p);
-    let mask = match bundle::extract(session, &feature.extracted(), files, tests, &dir) {
-        Ok(ext) => Some(ext.mask_patch),
-        Err(e) => {
-            session.progress.note(format!("warning: no masked diff on the page: {e:#}"));
-            None
-        }
-    };
+    let mask =
+        match bundle::extract(session, &feature.extracted(), &feature.classification.removed_calls, files, tests, &dir)
+        {
+            Ok(ext) => Some(ext.mask_patch),
+            Err(e) => {
+                session.progress.note(format!("warning: no masked diff on the page: {e:#}"));
+                None
+            }
+        };
     let _ = std::fs::remove_dir_all(&dir);
     print_page(&carve_eval::audit_html::audit_page(report, mask.as_deref())?)?;
     Ok(Status::Success)

@@ -25,18 +25,18 @@ pub fn run(
     if f2p.is_empty() == remove.is_empty() {
         bail!("pass either --f2p (classify the feature's tests) or --remove (explicit node ids), not both or neither");
     }
-    let (extracted, test_files, tests, f2p_set) = if !remove.is_empty() {
+    let (extracted, test_files, tests, f2p_set, calls) = if !remove.is_empty() {
         let set = explicit_removal(&session, remove)?;
         let (files, tests) = split_test_args(&session, remove_tests);
-        (set, files, tests, BTreeSet::new())
+        (set, files, tests, BTreeSet::new(), Vec::new())
     } else {
         let (b, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), None)?;
         let (files, tests) = removal_of_tests(&session, &b.known(), &feature.f2p);
-        (feature.extracted(), files, tests, feature.f2p.clone())
+        (feature.extracted(), files, tests, feature.f2p.clone(), feature.classification.removed_calls.clone())
     };
     let dir = session.out.join("extract");
     std::fs::create_dir_all(&dir)?;
-    let ext = extract::extract(&session, &extracted, test_files, tests, &dir)?;
+    let ext = extract::extract(&session, &extracted, &calls, test_files, tests, &dir)?;
     let statement = extract::statement(&session, &ext, &f2p_set, 1, statement_args.describe.as_deref())?;
     workspace::write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
     workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;

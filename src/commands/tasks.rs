@@ -15,7 +15,7 @@ use crate::pipeline::baseline::Baseline;
 use crate::pipeline::classify::{self, Feature, LoadRepair, audit_report, classify_feature, slug_for};
 use crate::pipeline::emit::{Rejected, Task, emit_task, write_dataset};
 use crate::pipeline::extract::{self, removal_of_tests};
-use crate::pipeline::repair::load_repair;
+use crate::pipeline::repair::{call_repair, load_repair};
 use crate::pipeline::validate::{Validation, validate_level1, validate_level2};
 use crate::pipeline::{Session, trace};
 
@@ -74,14 +74,16 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         loop {
             let (unprotected, mut excluded) = excluded_tests(&session, &b, &t, &cand, opts);
             excluded.extend(dropped.iter().cloned());
-            let feature = match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter)
-            {
-                Ok(f) => f,
-                Err(e) => {
-                    rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
-                    break;
-                }
-            };
+            let kept: BTreeSet<carve_languages::NodeId> =
+                load_repairs.iter().flat_map(|r| r.moved.iter().map(|k| k.id.clone())).collect();
+            let feature =
+                match classify_feature(&session, &b, &t.trace, &graph, cand.clone(), &excluded, entry_filter, &kept) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        rejected.push(Rejected { feature: slug.clone(), level: None, reason: format!("{e:#}") });
+                        break;
+                    }
+                };
             let mut feature = feature.with_load_repairs(&load_repairs);
             feature.moved_to_p2p = moved.clone();
             feature.dropped_cases = dropped.clone();
@@ -100,7 +102,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
             }
             let unprotected = unprotected.unwrap_or_default();
             let load_round = (load_repairs.len() < MAX_LOAD_REPAIR_ROUNDS).then_some(load_repairs.len() + 1);
-            match feature_tasks(&session, &b, &feature, opts, &unprotected, &trace_digest, load_round) {
+            match feature_tasks(&session, &b, &feature, opts, &unprotected, &t.trace, &trace_digest, load_round) {
                 Ok(Outcome::Retry(still_passing)) if p2p_rounds < MAX_REPAIR_ROUNDS => {
                     session.progress.note(format!(
                         "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
@@ -215,7 +217,7 @@ fn rank(
         .into_iter()
         .map(|cand| {
             let (_, excluded) = excluded_tests(session, b, t, &cand, opts);
-            let size = classify_feature(session, b, &t.trace, graph, cand.clone(), &excluded, None)
+            let size = classify_feature(session, b, &t.trace, graph, cand.clone(), &excluded, None, &BTreeSet::new())
                 .map_or(0, |f| f.extracted().len());
             (cand, size)
         })
@@ -267,19 +269,22 @@ fn still_passing(v: &Validation, f2p: &BTreeSet<TestId>) -> Option<BTreeSet<Test
 }
 
 /// Extract, validate and emit the tasks of one classified feature at `levels`.
+#[allow(clippy::too_many_arguments)]
 fn feature_tasks(
     session: &Session,
     b: &Baseline,
     feature: &Feature,
     opts: &TaskOptions<'_>,
     unprotected: &BTreeSet<TestId>,
+    trace: &carve_tracer::trace::Trace,
     trace_digest: &str,
     load_round: Option<usize>,
 ) -> Result<Outcome> {
     let (levels, threshold, describe) = (opts.levels, opts.threshold, opts.statement.describe.as_deref());
     let dir = session.scratch(&format!("task-{}", feature.slug))?;
     let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
-    let ext = extract::extract(session, &feature.extracted(), files, tests, &dir)?;
+    let ext =
+        extract::extract(session, &feature.extracted(), &feature.classification.removed_calls, files, tests, &dir)?;
     // Build repair kept definitions the compiler named: they remain, with that reason.
     let repaired;
     let feature = if ext.build_repairs.is_empty() {
@@ -299,7 +304,11 @@ fn feature_tasks(
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Retry(passing));
         }
-        if let Some(repair) = load_round.and_then(|round| load_repair(session, &ext.extracted, &v1, round)) {
+        let repair = load_round.and_then(|round| {
+            load_repair(session, &ext.extracted, &v1, round)
+                .or_else(|| call_repair(session, feature, trace, &v1, round))
+        });
+        if let Some(repair) = repair {
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Reload(repair));
         }

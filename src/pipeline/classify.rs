@@ -3,7 +3,7 @@
 //! remain, with reasons (the audit report). Candidate features for `carve tasks`.
 
 use anyhow::{Result, bail};
-use carve_tracer::classify::{Classification, Status, classify, classify_with_entries, entry_points};
+use carve_tracer::classify::{Classification, Status, classify_keeping, entry_points};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
 use serde_json::json;
@@ -142,7 +142,8 @@ pub fn feature_for(
     let (b, t) = trace::baseline_and_trace(session, mode)?;
     let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
-    let feature = classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter)?;
+    let feature =
+        classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter, &BTreeSet::new())?;
     Ok((b, t, feature))
 }
 
@@ -227,7 +228,9 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
     })
 }
 
-/// Classify a feature given its F2P tests.
+/// Classify a feature given its F2P tests; `kept` remain whatever the rules say (what load
+/// repairs kept: the caller adds their reasons with [`Feature::with_load_repairs`]).
+#[allow(clippy::too_many_arguments)]
 pub fn classify_feature(
     session: &Session,
     baseline: &Baseline,
@@ -236,6 +239,7 @@ pub fn classify_feature(
     f2p: BTreeSet<TestId>,
     excluded: &BTreeSet<TestId>,
     entry_filter: Option<&str>,
+    kept: &BTreeSet<carve_languages::NodeId>,
 ) -> Result<Feature> {
     let stable = baseline.stable_passing();
     for t in &f2p {
@@ -258,11 +262,14 @@ pub fn classify_feature(
     }
     let p2p: BTreeSet<TestId> = stable.difference(&f2p).filter(|t| !excluded.contains(*t)).cloned().collect();
     let classification = match entry_filter {
-        None => classify(&session.index, graph, trace, &f2p, &p2p)?,
+        None => {
+            let entries = entry_points(&session.index, trace, &f2p)?.into_keys().collect();
+            classify_keeping(&session.index, graph, trace, &f2p, &p2p, entries, kept)?
+        }
         Some(cmd) => {
             let candidates = entry_points(&session.index, trace, &f2p)?;
             let chosen = run_entry_filter(cmd, &f2p, &candidates)?;
-            classify_with_entries(&session.index, graph, trace, &f2p, &p2p, chosen)?
+            classify_keeping(&session.index, graph, trace, &f2p, &p2p, chosen, kept)?
         }
     };
     Ok(Feature {

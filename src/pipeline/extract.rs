@@ -88,7 +88,7 @@ fn named_from_elsewhere(index: &carve_languages::DefinitionIndex, file: &str) ->
 /// with what the compiler named kept, at most this many times, before it is rejected.
 pub const MAX_BUILD_REPAIR_ROUNDS: usize = 3;
 
-/// Mask `extracted` (and the given test files and tests) into `<dir>/masked`, check that
+/// Mask `extracted` (with the call statements `calls` of the ones still extracted, and the given test files and tests) into `<dir>/masked`, check that
 /// the masked project builds, build the patches and the contract. A build that fails is
 /// repaired: the extracted definitions the compiler's messages name (see [`repair`]) are
 /// kept and the tree is masked again, at most [`MAX_BUILD_REPAIR_ROUNDS`] times; the rounds
@@ -96,6 +96,7 @@ pub const MAX_BUILD_REPAIR_ROUNDS: usize = 3;
 pub fn extract(
     session: &Session,
     extracted: &BTreeSet<NodeId>,
+    calls: &[carve_tracer::classify::RemovedCall],
     test_files: BTreeSet<String>,
     tests: BTreeSet<String>,
     dir: &Path,
@@ -112,6 +113,7 @@ pub fn extract(
             extracted: extracted.clone(),
             remove_test_files: test_files.clone(),
             remove_tests: tests.clone(),
+            remove_calls: calls_of(calls, &extracted),
         };
         let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
         let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
@@ -163,6 +165,19 @@ pub fn extract(
         contract,
         build_repairs,
     })
+}
+
+/// The call statements to delete with `extracted`, per file: those of `calls` whose target
+/// is still extracted (a build repair may have kept it).
+fn calls_of(
+    calls: &[carve_tracer::classify::RemovedCall],
+    extracted: &BTreeSet<NodeId>,
+) -> std::collections::BTreeMap<String, Vec<carve_languages::index::Span>> {
+    let mut out: std::collections::BTreeMap<String, Vec<carve_languages::index::Span>> = Default::default();
+    for c in calls.iter().filter(|c| extracted.contains(&c.target)) {
+        out.entry(c.path.clone()).or_default().push(c.span);
+    }
+    out
 }
 
 /// One repair round: the locations the failed `command` names, and the extracted

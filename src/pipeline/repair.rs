@@ -186,6 +186,53 @@ pub fn load_repair(
     (!moved.is_empty()).then(|| LoadRepair { round, moved: moved.into_values().collect() })
 }
 
+/// Call repair (a round of `carve tasks`, after [`load_repair`] found nothing to keep): the
+/// definitions extracted only because the P2P tests ran them through code the mask deletes
+/// (`p2p_only_through_removed`: their discarded-value call statements went with them) are
+/// kept when a P2P test that executed them fails on the masked state, even with an error
+/// that names nothing (an assertion that a validation raised, a warning that was issued):
+/// deleting their calls changed what that test checks. Nested extracted definitions go with
+/// them. `None` when no such test failed.
+pub fn call_repair(
+    session: &super::Session,
+    feature: &super::classify::Feature,
+    trace: &carve_tracer::trace::Trace,
+    validation: &super::validate::Validation,
+    round: usize,
+) -> Option<super::classify::LoadRepair> {
+    use super::classify::{KeptToLoad, LoadRepair};
+    use carve_tracer::classify::{Reason, Status};
+    let masked = validation.states.iter().find(|s| s.state == "masked" && !s.ok)?;
+    let through_calls: Vec<&NodeId> = feature
+        .classification
+        .nodes
+        .iter()
+        .filter(|(_, d)| {
+            d.status == Status::Extracted && d.reasons.iter().any(|r| matches!(r, Reason::P2pOnlyThroughRemoved { .. }))
+        })
+        .map(|(id, _)| id)
+        .collect();
+    let mut moved: std::collections::BTreeMap<NodeId, KeptToLoad> = std::collections::BTreeMap::new();
+    for (test, status) in &masked.statuses {
+        if *status == carve_languages::runner::TestStatus::Passed || !feature.p2p.contains(test) {
+            continue;
+        }
+        let Some(hits) = trace.tests.get(test).map(|t| &t.hits) else { continue };
+        let message = masked.messages.get(test).cloned().unwrap_or_else(|| format!("{status:?}"));
+        for id in through_calls.iter().filter(|id| hits.contains(**id)) {
+            let nested = feature.extracted().into_iter().filter(|n| is_nested_in(&session.index, n, id));
+            for n in std::iter::once((*id).clone()).chain(nested) {
+                moved.entry(n.clone()).or_insert_with(|| KeptToLoad {
+                    id: n,
+                    found_by: test.clone(),
+                    message: format!("failed without the call statements deleted with it: {message}"),
+                });
+            }
+        }
+    }
+    (!moved.is_empty()).then(|| LoadRepair { round, moved: moved.into_values().collect() })
+}
+
 /// Whether `id` is nested (at any depth) in `ancestor`.
 pub fn is_nested_in(index: &DefinitionIndex, id: &str, ancestor: &str) -> bool {
     let mut cur = index.get(id).and_then(|d| d.parent.clone());

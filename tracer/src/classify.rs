@@ -29,11 +29,11 @@ pub mod removal;
 #[cfg(test)]
 mod tests;
 
-pub use decision::{CLASSIFICATION_VERSION, Classification, Decision, Reason, Status};
+pub use decision::{CLASSIFICATION_VERSION, Classification, Decision, Reason, RemovedCall, Status};
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use carve_languages::index::{LoadRole, ValueBinding};
+use carve_languages::index::{DefinitionKind, DiscardedCall, LoadRole, ValueBinding};
 use carve_languages::{Definition, DefinitionIndex, NodeId};
 
 use crate::graph::ObjectGraph;
@@ -168,6 +168,22 @@ pub fn classify_with_entries(
     p2p: &BTreeSet<TestId>,
     entries: BTreeSet<NodeId>,
 ) -> Result<Classification, ClassifyError> {
+    classify_keeping(index, graph, trace, f2p, p2p, entries, &BTreeSet::new())
+}
+
+/// [`classify_with_entries`] where the definitions `kept` remain whatever the rules say (a
+/// repair found the masked state needs them), so that the fixpoint decides the rest with
+/// them in place: a callee extracted only because its caller was, say, is then extracted
+/// only with that caller's call statements, or kept. The caller records why they remain.
+pub fn classify_keeping(
+    index: &DefinitionIndex,
+    graph: &ObjectGraph,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+    entries: BTreeSet<NodeId>,
+    kept: &BTreeSet<NodeId>,
+) -> Result<Classification, ClassifyError> {
     // Import-time code has its own rule; `<import>` among the P2P tests would keep everything
     // any module load ran, including loads of the removed F2P test files.
     let p2p_tests: BTreeSet<TestId> = p2p.iter().filter(|t| *t != IMPORT_TEST).cloned().collect();
@@ -182,7 +198,8 @@ pub fn classify_with_entries(
     if let Some(node) = entries.iter().find(|e| !candidates.contains_key(*e)) {
         return Err(ClassifyError::NotACandidate { node: node.clone(), candidates: candidates.into_keys().collect() });
     }
-    let ctx = Context::new(index, trace, f2p, p2p);
+    let mut ctx = Context::new(index, trace, f2p, p2p);
+    ctx.kept = kept.clone();
 
     // BFS along F2P call edges; `origin` says how each definition was reached.
     let mut origin: BTreeMap<NodeId, Reason> = BTreeMap::new();
@@ -236,6 +253,7 @@ pub fn classify_with_entries(
     }
 
     let mut nodes = BTreeMap::new();
+    let mut removed_calls: Vec<RemovedCall> = Vec::new();
     for id in origin.keys().chain(extracted.iter()) {
         if nodes.contains_key(id) {
             continue;
@@ -248,6 +266,16 @@ pub fn classify_with_entries(
                 } else {
                     Reason::ParentExtracted { parent: parent.id.clone() }
                 });
+            }
+            if let Some((test, _)) = ctx.p2p_hits.get(id.as_str())
+                && let Some((calls, extracted_callers)) = ctx.p2p_only_through_removed(id, &extracted)
+            {
+                for caller in &calls {
+                    for c in ctx.removable_calls(caller, id) {
+                        removed_calls.push(RemovedCall::of(index, id, c));
+                    }
+                }
+                reasons.push(Reason::P2pOnlyThroughRemoved { test: (*test).clone(), calls, extracted_callers });
             }
             Decision { status: Status::Extracted, reasons }
         } else {
@@ -268,6 +296,11 @@ pub fn classify_with_entries(
         removed_test_files: ctx.removed_files.iter().map(|s| s.to_string()).collect(),
         entry_points: entries.into_iter().collect(),
         nodes,
+        removed_calls: {
+            removed_calls.sort();
+            removed_calls.dedup();
+            removed_calls
+        },
     })
 }
 
@@ -293,6 +326,17 @@ struct Context<'a> {
     class_refs: BTreeMap<&'a str, Vec<&'a NodeId>>,
     /// Kept code that runs: hit by a P2P test or at import time, or test code that stays.
     executed: BTreeSet<&'a str>,
+    /// Callee -> the callers P2P tests recorded calling it; `None` when a P2P test hit it
+    /// with no caller recorded (nothing can explain that hit).
+    p2p_callers: BTreeMap<&'a str, Option<BTreeSet<&'a Caller>>>,
+    /// Caller (a non-test definition in a file that stays) -> its discarded-value calls.
+    discarded_calls: BTreeMap<&'a str, Vec<&'a DiscardedCall>>,
+    /// Target -> definitions in files that stay (not removed tests) naming it in their body.
+    body_refs: BTreeMap<&'a str, Vec<&'a NodeId>>,
+    /// Definition -> number of F2P tests that hit it.
+    f2p_hits: BTreeMap<&'a str, usize>,
+    /// Definitions that remain whatever the rules say (kept by a repair).
+    kept: BTreeSet<NodeId>,
 }
 
 impl<'a> Context<'a> {
@@ -335,6 +379,29 @@ impl<'a> Context<'a> {
                 _ => None,
             })
             .collect();
+        let mut p2p_callers_of: BTreeMap<&str, Option<BTreeSet<&Caller>>> = BTreeMap::new();
+        for t in p2p.iter().filter_map(|t| trace.tests.get(t)) {
+            let mut into: BTreeMap<&str, Vec<&Caller>> = BTreeMap::new();
+            for (caller, callee) in &t.edges {
+                into.entry(callee.as_str()).or_default().push(caller);
+            }
+            for hit in &t.hits {
+                let entry = p2p_callers_of.entry(hit.as_str()).or_insert_with(|| Some(BTreeSet::new()));
+                match (into.get(hit.as_str()), entry.as_mut()) {
+                    (Some(callers), Some(set)) => set.extend(callers.iter().copied()),
+                    (None, _) => *entry = None,
+                    (_, None) => {}
+                }
+            }
+        }
+        let mut f2p_hits: BTreeMap<&str, usize> = BTreeMap::new();
+        for t in f2p.iter().filter_map(|t| trace.tests.get(t)) {
+            for hit in &t.hits {
+                *f2p_hits.entry(hit.as_str()).or_default() += 1;
+            }
+        }
+        let mut discarded_calls: BTreeMap<&str, Vec<&DiscardedCall>> = BTreeMap::new();
+        let mut body_refs: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
         let mut load_needers: BTreeMap<&str, Vec<(&NodeId, LoadRole)>> = BTreeMap::new();
         let mut implementations: BTreeMap<&str, &str> = BTreeMap::new();
         let mut class_refs: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
@@ -355,6 +422,7 @@ impl<'a> Context<'a> {
                 if index.get(target).is_some_and(|t| t.kind.is_class_like()) {
                     class_refs.entry(target.as_str()).or_default().push(&def.id);
                 }
+                body_refs.entry(target.as_str()).or_default().push(&def.id);
             }
             // Test code that stays runs only when a P2P test or a module load runs it (a
             // test helper only the F2P tests call keeps nothing alive).
@@ -363,6 +431,13 @@ impl<'a> Context<'a> {
                 || import_time.contains(def.id.as_str())
             {
                 executed.insert(def.id.as_str());
+            }
+        }
+        for (_, file) in index.files.iter().filter(|(p, f)| stays(p) && !f.is_test) {
+            for c in &file.discarded_calls {
+                if index.get(&c.caller).is_some_and(|d| !is_test_def(index, d)) {
+                    discarded_calls.entry(c.caller.as_str()).or_default().push(c);
+                }
             }
         }
         let mut module_needs: BTreeMap<&str, Vec<Reason>> = BTreeMap::new();
@@ -397,7 +472,69 @@ impl<'a> Context<'a> {
             removed_tests,
             class_refs,
             executed,
+            p2p_callers: p2p_callers_of,
+            discarded_calls,
+            body_refs,
+            f2p_hits,
+            kept: BTreeSet::new(),
         }
+    }
+
+    /// The discarded-value calls of `id` in `caller` that the mask would delete with it. Only
+    /// calls that resolve statically to `id` count: a call on an object the index cannot
+    /// resolve (`result.add_row(line, row)` on a local) may have effects that code that stays
+    /// relies on, and a name alone does not tell a check of its arguments from an effect.
+    fn removable_calls(&self, caller: &str, id: &str) -> Vec<&'a DiscardedCall> {
+        self.discarded_calls
+            .get(caller)
+            .into_iter()
+            .flatten()
+            .filter(|c| c.target.as_deref() == Some(id))
+            .copied()
+            .collect()
+    }
+
+    /// Whether every P2P execution of `id` (a function or method outside test code, which
+    /// fewer P2P tests than F2P tests execute) comes from
+    /// code the mask deletes: an extracted definition (or one nested in it), or a
+    /// discarded-value call in code that stays, which the mask deletes with `id`; and no
+    /// other code that stays names `id` in its body. Returns the callers whose calls go, and
+    /// the extracted callers; `None` when some P2P execution is not explained so.
+    fn p2p_only_through_removed(&self, id: &str, extracted: &BTreeSet<NodeId>) -> Option<(Vec<NodeId>, Vec<NodeId>)> {
+        let def = self.index.get(id)?;
+        if !matches!(def.kind, DefinitionKind::Function | DefinitionKind::Method) || is_test_def(self.index, def) {
+            return None;
+        }
+        // The feature's tests must be its main users: a definition as many P2P tests run as
+        // F2P tests do is shared code the feature merely passes through (`_verify_signature`,
+        // run by 108 P2P tests and 1 F2P test), whose removal would change what they check.
+        let p2p_count = self.p2p_hits.get(id).map_or(0, |(_, n)| *n);
+        if p2p_count >= self.f2p_hits.get(id).copied().unwrap_or(0) {
+            return None;
+        }
+        let callers = self.p2p_callers.get(id)?.as_ref()?;
+        let gone = |c: &str| self.index.lineage(c).any(|a| extracted.contains(a));
+        let (mut calls, mut from_extracted) = (BTreeSet::new(), BTreeSet::new());
+        for caller in callers {
+            let Caller::Node(c) = caller else { return None };
+            if gone(c) {
+                from_extracted.insert(c.clone());
+            } else if !self.removable_calls(c, id).is_empty() {
+                calls.insert(c.clone());
+            } else {
+                return None;
+            }
+        }
+        if calls.is_empty() && from_extracted.is_empty() {
+            return None;
+        }
+        // Code that stays and names it otherwise might run it where no edge was recorded.
+        for by in self.body_refs.get(id).into_iter().flatten() {
+            if !gone(by) && self.removable_calls(by, id).is_empty() {
+                return None;
+            }
+        }
+        Some((calls.into_iter().collect(), from_extracted.into_iter().collect()))
     }
 
     /// Whether code that stays and runs names what value binding `b` binds: module-level
@@ -481,7 +618,7 @@ impl<'a> Context<'a> {
     fn must_keep(&self, id: &str, extracted: &BTreeSet<NodeId>, origin: &BTreeMap<NodeId, Reason>) -> bool {
         let unreached_in_kept =
             !origin.contains_key(id) && self.parent_of(id).is_none_or(|p| !extracted.contains(&p.id));
-        unreached_in_kept || !self.keep_reasons(id, extracted, origin, false).is_empty()
+        unreached_in_kept || self.kept.contains(id) || !self.keep_reasons(id, extracted, origin, false).is_empty()
     }
 
     /// Every reason `id` must stay, given what is currently extracted. With `explain`, a
@@ -495,7 +632,9 @@ impl<'a> Context<'a> {
     ) -> Vec<Reason> {
         let mut reasons = Vec::new();
         let stays = |n: &str| !extracted.contains(n);
-        if let Some((test, count)) = self.p2p_hits.get(id) {
+        if let Some((test, count)) = self.p2p_hits.get(id)
+            && self.p2p_only_through_removed(id, extracted).is_none()
+        {
             reasons.push(Reason::ExecutedByP2p { test: (*test).clone(), others: count - 1 });
         }
         if self.import_time.contains(id) {

@@ -29,6 +29,7 @@ impl IndexBuilder {
                 module_references: Vec::new(),
                 exported: Vec::new(),
                 value_bindings: Vec::new(),
+                discarded_calls: Vec::new(),
                 sha256: String::new(),
                 lines: 0,
             },

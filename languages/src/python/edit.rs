@@ -107,6 +107,19 @@ pub fn mask_file(
     index: &DefinitionIndex,
     remove: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
+    mask_file_with(source, file, index, remove, &[])
+}
+
+/// [`mask_file`] that also deletes `calls`, call statements of this file whose value is
+/// discarded (spans of the index's `DiscardedCall`s), that go with the definitions they
+/// call; a block they empty gets `pass`.
+pub fn mask_file_with(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    remove: &BTreeSet<NodeId>,
+    calls: &[crate::index::Span],
+) -> Result<Vec<Edit>, MaskError> {
     // Topmost removed definitions of this file.
     let defs: Vec<&Definition> = file
         .definitions
@@ -140,7 +153,8 @@ pub fn mask_file(
         .filter(|b| b.targets.iter().any(|t| gone_def(&t.target)))
         .filter(|b| !inside_removed(b.span.start_byte, b.span.end_byte))
         .collect();
-    if defs.is_empty() && drops.is_empty() && bindings.is_empty() {
+    let calls: Vec<&crate::index::Span> = calls.iter().filter(|c| !inside_removed(c.start_byte, c.end_byte)).collect();
+    if defs.is_empty() && drops.is_empty() && bindings.is_empty() && calls.is_empty() {
         return Ok(Vec::new());
     }
     let tree = parse(source).ok_or_else(|| MaskError::Parse { path: file.path.clone() })?;
@@ -167,6 +181,16 @@ pub fn mask_file(
         {
             deleted.push(stmt);
         }
+    }
+    for c in &calls {
+        let node = node_at(root, c.start_byte, c.end_byte).filter(|n| n.kind() == "expression_statement").ok_or_else(
+            || MaskError::DefinitionNotFound {
+                path: file.path.clone(),
+                id: "call statement".into(),
+                line: c.start_line,
+            },
+        )?;
+        deleted.push(node);
     }
     let mut entries: BTreeMap<usize, (Node, Vec<Node>)> = BTreeMap::new();
     for b in &bindings {

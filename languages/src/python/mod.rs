@@ -13,12 +13,12 @@ pub mod trace;
 
 pub use index::{index_source, is_test_path};
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Language;
 use crate::edit::MaskedCheck;
-use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
+use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
 use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::TestFacts;
@@ -76,6 +76,23 @@ impl LanguageSupport for Python {
         // Deletes its removals: with `stub` folded into `delete`, the plan is just the sets.
         let remove: BTreeSet<NodeId> = delete.union(stub).cloned().collect();
         Box::new(PlannedMask { index, plan: remove, mask: edit::mask_file })
+    }
+    fn plan_mask_with_calls<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+        calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
+    ) -> Box<dyn Masking + 'a> {
+        let remove: BTreeSet<NodeId> = delete.union(stub).cloned().collect();
+        let mask = |source: &str,
+                    file: &FileIndex,
+                    index: &DefinitionIndex,
+                    plan: &(BTreeSet<NodeId>, &BTreeMap<String, Vec<crate::index::Span>>)| {
+            let calls = plan.1.get(&file.path).map_or(&[][..], Vec::as_slice);
+            edit::mask_file_with(source, file, index, &plan.0, calls)
+        };
+        Box::new(PlannedMask { index, plan: (remove, calls), mask })
     }
     fn check_masked(&self, tree: &Path, files: &[&String], interpreter: Option<&Path>) -> MaskedCheck {
         build::compile_check(tree, files, interpreter)

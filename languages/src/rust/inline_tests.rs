@@ -314,10 +314,14 @@ mod tests {
     fn test_items_are_cfg_test_modules_and_test_functions() {
         let keys: Vec<String> = inline_tests(V2).unwrap().into_iter().map(|t| t.key).collect();
         assert_eq!(keys, ["mod tests", "function top_level"]);
-        let nested = "mod inner {\n    pub fn f() {}\n\n    // A comment about it.\n    #[test]\n    fn f_works() { f() }\n}\n";
+        let nested =
+            "mod inner {\n    pub fn f() {}\n\n    // A comment about it.\n    #[test]\n    fn f_works() { f() }\n}\n";
         let t = inline_tests(nested).unwrap();
         assert_eq!((t[0].module.clone(), t[0].key.as_str()), (vec!["inner".to_string()], "function f_works"));
-        assert_eq!(&nested[t[0].start..t[0].end], "    // A comment about it.\n    #[test]\n    fn f_works() { f() }\n");
+        assert_eq!(
+            &nested[t[0].start..t[0].end],
+            "    // A comment about it.\n    #[test]\n    fn f_works() { f() }\n"
+        );
         assert!(!has_inline_tests("/// ```\n/// assert!(true);\n/// ```\npub fn f() {}\n"), "doctests are code");
     }
 
@@ -341,7 +345,10 @@ mod tests {
         assert!(!code1_tests2.contains("pub fn sub") && code1_tests2.contains("fn subtracts"));
         assert!(code1_tests2.ends_with("}\n\n#[test]\nfn top_level() {}\n"), "{code1_tests2}");
         let code = code_only(V2).unwrap();
-        assert_eq!(code, "//! Crate docs.\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n/// Subtracts.\npub fn sub(a: i32, b: i32) -> i32 {\n    a - b\n}\n");
+        assert_eq!(
+            code,
+            "//! Crate docs.\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n/// Subtracts.\npub fn sub(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
+        );
         assert_eq!(with_tests_of(&code, V2).unwrap(), V2);
     }
 

@@ -83,6 +83,13 @@ pub enum Reason {
     MemberOfExtracted { class: NodeId },
     /// Nested in an extracted function.
     ParentExtracted { parent: NodeId },
+    /// Pass-to-pass tests execute it (`test` is the smallest such id), but only from code
+    /// the mask deletes: extracted definitions (`extracted_callers`), or calls in code that
+    /// stays whose value is discarded (`self._validate_crit(headers)`), which the mask deletes
+    /// with it and the gold patch restores (`calls`: their callers; the statements are in
+    /// the classification's `removed_calls`). Validation decides whether that was sound: a
+    /// P2P test that then fails puts it back (load repair).
+    P2pOnlyThroughRemoved { test: TestId, calls: Vec<NodeId>, extracted_callers: Vec<NodeId> },
 }
 
 fn and_more(f: &mut fmt::Formatter<'_>, others: usize) -> fmt::Result {
@@ -131,6 +138,17 @@ impl fmt::Display for Reason {
             Reason::HasReachedMember { member } => write!(f, "class of reached member {member}"),
             Reason::MemberOfExtracted { class } => write!(f, "member of extracted class {class}"),
             Reason::ParentExtracted { parent } => write!(f, "nested in extracted {parent}"),
+            Reason::P2pOnlyThroughRemoved { test, calls, extracted_callers } => {
+                write!(f, "executed by P2P test {test} only through")?;
+                if !calls.is_empty() {
+                    write!(f, " discarded-value calls in {}, which the mask deletes with it", calls.join(", "))?;
+                }
+                if !extracted_callers.is_empty() {
+                    let and = if calls.is_empty() { "" } else { " and" };
+                    write!(f, "{and} extracted {}", extracted_callers.join(", "))?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -173,6 +191,52 @@ pub struct Classification {
     /// Where the BFS started, sorted.
     pub entry_points: Vec<NodeId>,
     pub nodes: BTreeMap<NodeId, Decision>,
+    /// Call statements of code that stays that the mask deletes with the extracted
+    /// definition they call (see [`Reason::P2pOnlyThroughRemoved`]), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_calls: Vec<RemovedCall>,
+}
+
+/// A call statement whose value is discarded (`self._validate_crit(headers)`), in `caller`,
+/// a definition that stays, deleted by the mask together with `target`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RemovedCall {
+    pub target: NodeId,
+    pub caller: NodeId,
+    pub path: String,
+    /// 1-based line of the statement.
+    pub line: usize,
+    pub span: carve_languages::index::Span,
+}
+
+impl RemovedCall {
+    /// The removed call `call` of `target`.
+    pub fn of(
+        index: &carve_languages::DefinitionIndex,
+        target: &str,
+        call: &carve_languages::index::DiscardedCall,
+    ) -> RemovedCall {
+        let path = index.get(&call.caller).map(|d| d.path.clone()).unwrap_or_default();
+        RemovedCall {
+            target: target.to_string(),
+            caller: call.caller.clone(),
+            path,
+            line: call.span.start_line,
+            span: call.span,
+        }
+    }
+}
+
+impl Classification {
+    /// The removed call statements whose target is still extracted (a repair may have kept
+    /// it since), grouped by file: what the mask deletes besides the definitions.
+    pub fn call_statements_to_remove(&self) -> BTreeMap<String, Vec<carve_languages::index::Span>> {
+        let mut out: BTreeMap<String, Vec<carve_languages::index::Span>> = BTreeMap::new();
+        for c in self.removed_calls.iter().filter(|c| self.status(&c.target) == Some(Status::Extracted)) {
+            out.entry(c.path.clone()).or_default().push(c.span);
+        }
+        out
+    }
 }
 
 impl Classification {

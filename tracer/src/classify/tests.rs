@@ -708,3 +708,61 @@ fn value_bindings_keep_what_they_name_only_when_what_they_bind_is_used() {
     let c = run(&index, &t);
     assert_eq!(reasons(&c, "pkg/core.py::Stats._calc_mode")[0], Reason::ClassBody { of: "pkg/core.py::Stats".into() });
 }
+
+/// `core.check` is run by one P2P test, only through `core.decode`'s statement
+/// `check(x)` (its value discarded), and by both F2P tests: it is extracted and the
+/// statement is recorded for the mask. Run by as many P2P tests as F2P tests, or named by
+/// `core.other` in another way, it stays.
+#[test]
+fn a_definition_p2p_tests_run_only_through_a_discarded_call_is_extracted_with_the_call() {
+    use carve_languages::index::{DiscardedCall, Span};
+    const F2P_2: &str = "tests/test_feat.py::test_feat_2";
+    let build = |other_names_it: bool| {
+        let mut index = base()
+            .funcs(&[F2P_2, "pkg/core.py::decode", "pkg/core.py::check", "pkg/core.py::other"])
+            .refs("pkg/core.py::decode", &["pkg/core.py::check"])
+            .build();
+        if other_names_it {
+            index.definitions.get_mut("pkg/core.py::other").unwrap().references.push("pkg/core.py::check".into());
+        }
+        let span = Span { start_byte: 10, end_byte: 18, start_line: 7, end_line: 7 };
+        index.files.get_mut("pkg/core.py").unwrap().discarded_calls.push(DiscardedCall {
+            caller: "pkg/core.py::decode".into(),
+            target: Some("pkg/core.py::check".into()),
+            name: "check".into(),
+            span,
+        });
+        index
+    };
+    let f2p_edges: &[(&str, &str)] = &[(F2P, "pkg/core.py::decode"), ("pkg/core.py::decode", "pkg/core.py::check")];
+    let p2p_edges: &[(&str, &str)] = &[(P2P, "pkg/core.py::decode"), ("pkg/core.py::decode", "pkg/core.py::check")];
+    let t = trace(&[
+        (F2P, &[], f2p_edges),
+        (F2P_2, &[], &[(F2P_2, "pkg/core.py::decode"), ("pkg/core.py::decode", "pkg/core.py::check")]),
+        (P2P, &[], p2p_edges),
+        ("tests/test_base.py::test_other", &[], &[("tests/test_base.py::test_other", "pkg/core.py::decode")]),
+    ]);
+    let f2p = set(&[F2P, F2P_2]);
+    let p2p = set(&[P2P, "tests/test_base.py::test_other"]);
+    let c = run_with(&build(false), &t, &f2p, &p2p);
+    assert_eq!(status(&c, "pkg/core.py::decode"), Status::Remained);
+    assert_eq!(status(&c, "pkg/core.py::check"), Status::Extracted, "{:#?}", c.nodes);
+    assert!(reasons(&c, "pkg/core.py::check").contains(&Reason::P2pOnlyThroughRemoved {
+        test: P2P.into(),
+        calls: vec!["pkg/core.py::decode".into()],
+        extracted_callers: vec![],
+    }));
+    assert_eq!(c.removed_calls.len(), 1);
+    assert_eq!((c.removed_calls[0].caller.as_str(), c.removed_calls[0].line), ("pkg/core.py::decode", 7));
+    assert_eq!(c.call_statements_to_remove()["pkg/core.py"].len(), 1);
+
+    // Named otherwise by code that stays: kept.
+    let c = run_with(&build(true), &t, &f2p, &p2p);
+    assert_eq!(status(&c, "pkg/core.py::check"), Status::Remained);
+    assert!(c.removed_calls.is_empty());
+
+    // Run by as many P2P tests as F2P tests: shared code, kept.
+    let t = trace(&[(F2P, &[], f2p_edges), (F2P_2, &[], &[(F2P_2, "pkg/core.py::decode")]), (P2P, &[], p2p_edges)]);
+    let c = run_with(&build(false), &t, &f2p, &p2p);
+    assert_eq!(status(&c, "pkg/core.py::check"), Status::Remained);
+}

@@ -405,6 +405,7 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
                 module_references,
                 exported: Vec::new(),
                 value_bindings: Vec::new(),
+                discarded_calls: Vec::new(),
                 sha256: f.sha256,
                 lines: f.lines,
             };

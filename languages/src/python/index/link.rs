@@ -7,15 +7,18 @@
 //! Code that runs in a scope itself (module code, class bodies, decorators) sees the
 //! binding in effect at its position; code in nested function bodies sees the last one.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use super::modules::{ModuleMap, location};
 use super::parse::{ParsedFile, RawBinding, RawImportKind, RawRef};
 use crate::Language;
 use crate::index::{
-    Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference,
-    ParameterKind, ValueBinding,
+    Definition, DefinitionKind, DiscardedCall, FileIndex, Import, ImportedName, LoadReference, LoadRole,
+    ModuleReference, ParameterKind, Span, ValueBinding,
 };
+
+/// Whether every use of a callee in one body is a discarded-value call, and those calls.
+type Uses = (bool, Vec<Span>);
 
 /// Re-export chains and inheritance are followed this deep at most (cycles end here).
 const MAX_DEPTH: usize = 24;
@@ -351,6 +354,67 @@ impl<'a> Linker<'a> {
         best
     }
 
+    /// The calls of definition `raw` (of file `file`) whose value is discarded, for each
+    /// callee every use of which in its body is such a call: a callee that resolves (to a
+    /// definition of the chain's last name), or else an attribute name none of whose uses
+    /// there resolves (`alg.check_key_length(key)`). In source order.
+    fn discarded_calls(&self, file: usize, raw: &super::parse::RawDef) -> Vec<DiscardedCall> {
+        if raw.is_class() {
+            return Vec::new();
+        }
+        // Callee -> (every use a discarded call, those calls).
+        let mut by_callee: BTreeMap<(Option<String>, &str), Uses> = BTreeMap::new();
+        for r in &raw.body_refs {
+            let name = r.chain.rsplit('.').next().unwrap_or(&r.chain);
+            let key = match self.resolve_chain(file, r, 0) {
+                Some((tf, td)) => {
+                    let def = &self.files[tf].defs[td].def;
+                    // `self.helper.run()` resolving to `helper` uses `helper`, not a call of it.
+                    let called = def.name == name;
+                    let e = by_callee.entry((Some(def.id.clone()), "")).or_insert((true, Vec::new()));
+                    match r.call_statement.filter(|_| called) {
+                        Some(span) => e.1.push(span),
+                        None => e.0 = false,
+                    }
+                    continue;
+                }
+                None if r.chain.contains('.') => (None, name),
+                None => continue,
+            };
+            let e = by_callee.entry(key).or_insert((true, Vec::new()));
+            match r.call_statement {
+                Some(span) => e.1.push(span),
+                None => e.0 = false,
+            }
+        }
+        let mut out: Vec<DiscardedCall> = Vec::new();
+        for ((target, name), (all, spans)) in by_callee {
+            if !all {
+                continue;
+            }
+            let name = match &target {
+                Some(t) => self.name_of(t).unwrap_or(name).to_string(),
+                None => name.to_string(),
+            };
+            for span in spans {
+                out.push(DiscardedCall {
+                    caller: raw.def.id.clone(),
+                    target: target.clone(),
+                    name: name.clone(),
+                    span,
+                });
+            }
+        }
+        out.sort_by_key(|c| c.span);
+        out
+    }
+
+    /// The last part of a definition id's qualified name (`f.py::A.m` -> `m`).
+    fn name_of<'s>(&self, id: &'s str) -> Option<&'s str> {
+        let qual = id.split_once("::")?.1;
+        qual.rsplit('.').next()
+    }
+
     /// The finished index entries of parsed file `file`.
     pub(super) fn link_file(&self, file: usize) -> (FileIndex, Vec<Definition>) {
         let f = &self.files[file];
@@ -418,6 +482,8 @@ impl<'a> Linker<'a> {
             .collect();
 
         let value_bindings: Vec<ValueBinding> = f.bindings.iter().filter_map(|b| self.value_binding(file, b)).collect();
+        let discarded_calls: Vec<DiscardedCall> =
+            f.defs.iter().flat_map(|raw| self.discarded_calls(file, raw)).collect();
 
         let mut exported: Vec<String> = Vec::new();
         for name in &f.exports {
@@ -439,6 +505,7 @@ impl<'a> Linker<'a> {
             module_references: module_refs.into_iter().collect(),
             exported,
             value_bindings,
+            discarded_calls,
             sha256: f.sha256.clone(),
             lines: f.lines,
         };

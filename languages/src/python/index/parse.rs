@@ -23,6 +23,9 @@ pub(super) struct RawRef {
     pub pos: usize,
     /// 1-based line, for module-level uses only (the index lists their lines); 0 elsewhere.
     pub line: usize,
+    /// For a use in a function body that is the callee of a call whose value is discarded
+    /// (an expression statement `f(x)`, `self.m(x)`, `await self.m(x)`): that statement.
+    pub call_statement: Option<Span>,
 }
 
 #[derive(Debug)]
@@ -598,7 +601,7 @@ fn collect_uses(
                 names.join(".").into()
             }
         };
-        let raw = |chain, scope| RawRef { chain, scope, pos, line: 0 };
+        let raw = |chain, scope| RawRef { chain, scope, pos, line: 0, call_statement: None };
         let line = node.start_position().row + 1;
         match innermost(defs, pos) {
             // `f.__doc__ = …` belongs to `f`: the mask deletes it with `f`, so it keeps nothing.
@@ -615,7 +618,8 @@ fn collect_uses(
                 } else if defs[d].is_class() {
                     defs[d].load_refs.push((raw(chain, Some(d)), LoadRole::ClassBody));
                 } else {
-                    defs[d].body_refs.push(raw(chain, Some(d)));
+                    let call_statement = discarded_call_statement(node).map(span);
+                    defs[d].body_refs.push(RawRef { call_statement, ..raw(chain, Some(d)) });
                 }
             }
             Some(d) => {
@@ -635,6 +639,21 @@ fn collect_uses(
             }
         }
     }
+}
+
+/// The expression statement whose whole value is a call of `callee` (`f(x)`, `a.b(x)`,
+/// `await a.b(x)`): its value is discarded, so deleting the statement leaves the code around
+/// it valid.
+fn discarded_call_statement(callee: Node) -> Option<Node> {
+    let call = callee.parent().filter(|c| c.kind() == "call")?;
+    if call.child_by_field_name("function").is_none_or(|f| f.id() != callee.id()) {
+        return None;
+    }
+    let mut value = call;
+    if let Some(a) = value.parent().filter(|p| p.kind() == "await") {
+        value = a;
+    }
+    value.parent().filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
 }
 
 /// The binding (found before, or new) that `b` describes.

@@ -439,3 +439,19 @@ fn pep695_type_parameters() {
     assert_eq!(defs[0].signature.text, "def first[T](xs: list[T]) -> T");
     assert_eq!(defs[1].signature.type_parameters.as_deref(), Some("[T: int]"));
 }
+
+#[test]
+fn calls_whose_value_is_discarded_are_recorded_when_every_use_is_one() {
+    let src = "class C:\n    def run(self, h):\n        if h:\n            self.check(h)\n        self.log(h)\n        x = self.log(h)\n        alg.verify(h)\n        await self.flush()\n        self.helper.go()\n\n    def check(self, h):\n        pass\n\n    def log(self, h):\n        return h\n\n    async def flush(self):\n        pass\n\n    def helper(self):\n        pass\n";
+    let index = crate::index::DefinitionIndex::from_sources(&[("m.py".to_string(), src.as_bytes().to_vec())]);
+    let calls = &index.files["m.py"].discarded_calls;
+    let got: Vec<(Option<&str>, &str, usize)> =
+        calls.iter().map(|c| (c.target.as_deref(), c.name.as_str(), c.span.start_line)).collect();
+    // `log` is also used for its value, `helper` only as an object.
+    assert_eq!(
+        got,
+        [(Some("m.py::C.check"), "check", 4), (None, "verify", 7), (Some("m.py::C.flush"), "flush", 8)],
+        "{calls:#?}"
+    );
+    assert!(calls.iter().all(|c| c.caller == "m.py::C.run"));
+}

@@ -475,6 +475,7 @@ impl<'a> Linker<'a> {
             module_references,
             exported: Vec::new(),
             value_bindings: Vec::new(),
+            discarded_calls: Vec::new(),
             sha256: file.sha256.clone(),
             lines: file.lines,
         };

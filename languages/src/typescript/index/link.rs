@@ -433,6 +433,7 @@ impl<'a> Linker<'a> {
             module_references,
             exported: exported.into_iter().collect(),
             value_bindings: Vec::new(),
+            discarded_calls: Vec::new(),
             sha256: file.sha256.clone(),
             lines: file.lines,
         };
