@@ -261,17 +261,12 @@ pub fn classify_feature(
         }
     }
     let p2p: BTreeSet<TestId> = stable.difference(&f2p).filter(|t| !excluded.contains(*t)).cloned().collect();
-    let classification = match entry_filter {
-        None => {
-            let entries = entry_points(&session.index, trace, &f2p)?.into_keys().collect();
-            classify_keeping(&session.index, graph, trace, &f2p, &p2p, entries, kept)?
-        }
-        Some(cmd) => {
-            let candidates = entry_points(&session.index, trace, &f2p)?;
-            let chosen = run_entry_filter(cmd, &f2p, &candidates)?;
-            classify_keeping(&session.index, graph, trace, &f2p, &p2p, chosen, kept)?
-        }
+    let candidates = entry_points(&session.index, trace, &f2p)?;
+    let entries = match entry_filter {
+        None => candidates.into_keys().collect(),
+        Some(cmd) => run_entry_filter(cmd, &f2p, &candidates)?,
     };
+    let classification = classify_keeping(&session.index, graph, trace, &f2p, &p2p, entries, kept)?;
     Ok(Feature {
         slug: slug_for(session, &f2p),
         f2p,

@@ -73,9 +73,8 @@ impl LanguageSupport for Python {
         delete: &'a BTreeSet<NodeId>,
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
-        // Deletes its removals: with `stub` folded into `delete`, the plan is just the sets.
-        let remove: BTreeSet<NodeId> = delete.union(stub).cloned().collect();
-        Box::new(PlannedMask { index, plan: remove, mask: edit::mask_file })
+        static NO_CALLS: BTreeMap<String, Vec<crate::index::Span>> = BTreeMap::new();
+        self.plan_mask_with_calls(index, delete, stub, &NO_CALLS)
     }
     fn plan_mask_with_calls<'a>(
         &self,
@@ -84,6 +83,8 @@ impl LanguageSupport for Python {
         stub: &'a BTreeSet<NodeId>,
         calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
     ) -> Box<dyn Masking + 'a> {
+        // Deletes its removals: with `stub` folded into `delete`, the plan is the set and the
+        // call statements per file.
         let remove: BTreeSet<NodeId> = delete.union(stub).cloned().collect();
         let mask = |source: &str,
                     file: &FileIndex,
