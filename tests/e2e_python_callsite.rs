@@ -29,6 +29,11 @@ fn a_helper_p2p_tests_run_only_through_a_discarded_call_is_extracted_with_the_ca
     assert_eq!(calls[0]["target"], "tokens/codec.py::Codec._validate_crit");
     assert_eq!(calls[0]["caller"], "tokens/codec.py::Codec._validate_headers");
     assert_eq!(calls[0]["line"], 63);
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(
+        statement.contains("- `tokens/codec.py`, in `Codec._validate_headers`: a call of `Codec._validate_crit`"),
+        "the statement must say where the feature is wired in:\n{statement}"
+    );
     let reasons = audit["extracted"][0]["reasons"].to_string();
     assert!(
         reasons.contains("only through discarded-value calls in tokens/codec.py::Codec._validate_headers"),

@@ -47,6 +47,21 @@ pub struct StatementContext {
     pub facts: TestFacts,
     /// A feature description written elsewhere (`--describe`): replaces the generated one.
     pub description: Option<String>,
+    /// Calls of the feature in code that stays, removed with it (Level 1 names them).
+    pub call_sites: Vec<CallSite>,
+}
+
+/// A call statement of staying code that was removed with the feature.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallSite {
+    /// Repository-relative file.
+    pub path: String,
+    /// 1-based line of the statement in the original file.
+    pub line: usize,
+    /// Qualified name of the staying definition that held the call.
+    pub caller: String,
+    /// Qualified name of the feature definition it called.
+    pub callee: String,
 }
 
 impl StatementContext {
@@ -60,6 +75,7 @@ impl StatementContext {
             package: SOLUTION_PACKAGE.to_string(),
             facts: TestFacts::default(),
             description: None,
+            call_sites: Vec::new(),
         }
     }
 }
@@ -569,6 +585,22 @@ fn interface(contract: &Contract, show_paths: bool) -> String {
     out.trim_end().to_string()
 }
 
+/// The Level 1 section naming where staying code called the feature (empty when nowhere):
+/// the agent has to wire the feature back in, not only define it.
+fn call_sites(sites: &[CallSite]) -> String {
+    if sites.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n\n## Where the feature is called\n\nCode that stays in the repository called the feature. \
+         These calls were removed with it; the feature is complete only when they are made again:\n",
+    );
+    for s in sites {
+        out.push_str(&format!("\n- `{}`, in `{}`: a call of `{}`", s.path, s.caller, s.callee));
+    }
+    out
+}
+
 fn fill(template: &str, vars: &[(&str, String)]) -> String {
     let mut out = template.to_string();
     for (k, v) in vars {
@@ -597,6 +629,7 @@ pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> 
             let mut vars = common;
             vars.push(("files", files));
             vars.push(("interface", interface(contract, true)));
+            vars.push(("call_sites", call_sites(&ctx.call_sites)));
             fill(LEVEL1, &vars)
         }
         Level::Two => {
@@ -638,6 +671,31 @@ mod tests {
     fn level1_statement() {
         let contract = build_contract(&inventory_index(), &inventory_extracted());
         insta::assert_snapshot!(render_problem_statement(&contract, &ctx(Level::One)));
+    }
+
+    #[test]
+    fn level1_names_the_removed_call_sites_and_level2_does_not() {
+        let contract = build_contract(&inventory_index(), &inventory_extracted());
+        let site = CallSite {
+            path: "inventory/stock.py".into(),
+            line: 12,
+            caller: "Stock.add".into(),
+            callee: "check_header".into(),
+        };
+        let mut c = ctx(Level::One);
+        c.call_sites = vec![site.clone()];
+        let text = render_problem_statement(&contract, &c);
+        let section = text.split("## Where the feature is called").nth(1).expect("a call-site section");
+        assert!(section.contains("- `inventory/stock.py`, in `Stock.add`: a call of `check_header`"), "{text}");
+        assert!(section.contains("## Tests"), "the section sits before the tests: {text}");
+        let plain = render_problem_statement(&contract, &ctx(Level::One));
+        assert!(!plain.contains("Where the feature is called"), "no section without call sites");
+        let mut two = ctx(Level::Two);
+        two.call_sites = vec![site];
+        let extracted =
+            inventory_extracted().into_iter().filter(|id| !id.contains("Cart") && !id.contains("report")).collect();
+        let l2 = render_problem_statement(&build_contract(&inventory_index(), &extracted), &two);
+        assert!(!l2.contains("Where the feature is called"), "Level 2 builds from scratch: {l2}");
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct Extraction {
     pub contract: Contract,
     /// Rounds of build repair (empty when the first masked state built).
     pub build_repairs: Vec<BuildRepair>,
+    /// The call statements of staying code the mask deleted with `extracted` (the gold
+    /// patch restores them); the problem statement names where they were.
+    pub removed_calls: Vec<carve_tracer::classify::RemovedCall>,
 }
 
 /// Which test files go whole, which test definitions go alone. A file all of whose tests
@@ -155,6 +158,7 @@ pub fn extract(
     };
     let patches = build_patches(&session.repo, &masked, &outcome)?;
     let contract = build_contract(&session.index, &extracted);
+    let removed_calls = calls.iter().filter(|c| extracted.contains(&c.target)).cloned().collect();
     Ok(Extraction {
         masked,
         extracted,
@@ -164,6 +168,7 @@ pub fn extract(
         test_patch: patches.test,
         contract,
         build_repairs,
+        removed_calls,
     })
 }
 
@@ -296,6 +301,19 @@ pub fn statement(
     let tests: Vec<String> = f2p.iter().cloned().collect();
     ctx.test_docstrings = carve_extractor::statement::test_docstrings(&session.index, &tests);
     ctx.facts = carve_extractor::statement::test_facts(&session.repo, &session.index, &tests);
+    let name = |id: &str| session.index.get(id).map(|d| d.qualname.clone()).unwrap_or_else(|| id.to_string());
+    ctx.call_sites = ext
+        .removed_calls
+        .iter()
+        .map(|c| carve_extractor::statement::CallSite {
+            path: c.path.clone(),
+            line: c.line,
+            caller: name(&c.caller),
+            callee: name(&c.target),
+        })
+        .collect();
+    ctx.call_sites.sort();
+    ctx.call_sites.dedup();
     if let Some(cmd) = describe {
         ctx.description = Some(run_describe(cmd, &ext.contract, &ctx)?);
     }
