@@ -54,6 +54,10 @@ pub struct Common {
     /// A test making no progress for this many seconds is killed as hung; a test process gets at least 60 s to start and collect (overrides carve.toml).
     #[arg(long)]
     pub test_timeout: Option<u64>,
+    /// Test runs carve may run at once (the untraced and the traced run of a cold start, the
+    /// states of a task). Default: `CARVE_JOBS`, else 2 on a machine with two or more cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 #[derive(Debug, Args, Clone)]

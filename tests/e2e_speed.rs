@@ -73,3 +73,47 @@ fn from_cold_the_traced_run_is_the_second_baseline_run() {
     std::fs::remove_file(repo.join("tests/test_shim_sensitive.py")).unwrap();
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
 }
+
+/// A test that fails while another run of it is running (it holds a lock file, as a test
+/// holding a fixed port would) must not come out flaky or failing because carve ran the
+/// untraced and the traced run at once: what did not pass both runs runs again one run after
+/// the other. With `--jobs 1` nothing overlaps and nothing runs again.
+#[needs("pytest")]
+fn tests_that_collide_when_the_cold_runs_overlap_are_run_again_one_after_the_other() {
+    let (_tmp, repo) = fixture_copy("python/runner-cases");
+    let lock_dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.join("tests/test_exclusive.py"),
+        "import os\nimport time\n\n\ndef test_alone():\n    \
+         # Raises FileExistsError while another run holds the lock.\n    \
+         path = os.path.join(os.environ['CARVE_E2E_LOCK_DIR'], 'lock')\n    \
+         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)\n    \
+         try:\n        time.sleep(3)\n    finally:\n        os.close(fd)\n        os.unlink(path)\n",
+    )
+    .unwrap();
+    let flaky_dir = tempfile::tempdir().unwrap();
+    let id = "tests/test_exclusive.py::test_alone";
+    for jobs in ["2", "1"] {
+        let out = tempfile::tempdir().unwrap();
+        let (r, o) = (repo.to_str().unwrap(), out.path().to_str().unwrap());
+        let run = carve()
+            .args(["trace", r, "--out", o, "--format", "json", "--jobs", jobs])
+            .env("CARVE_FLAKY_DIR", flaky_dir.path())
+            .env("CARVE_E2E_LOCK_DIR", lock_dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(0), "--jobs {jobs}: {}", String::from_utf8_lossy(&run.stderr));
+        let b = json(&["baseline", r, "--out", o, "--format", "json"], flaky_dir.path());
+        let e = &b["tests"][id];
+        assert_eq!(
+            (&e["status"], &e["second"], &e["flaky"]),
+            (&"passed".into(), &"passed".into(), &false.into()),
+            "--jobs {jobs}: {b:#}"
+        );
+        let t: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("trace.json")).unwrap()).unwrap();
+        assert!(t["tests"].get(id).is_some(), "--jobs {jobs}: the re-run's trace holds {id}");
+        let warned = b["warnings"].to_string().contains("ran at once");
+        // The fixture's failing and flaky tests never pass both runs: with two jobs they run again.
+        assert_eq!(warned, jobs == "2", "--jobs {jobs}: {b:#}");
+    }
+}

@@ -382,6 +382,7 @@ impl carve_history::calls::StageTracer for StateTracer {
             python: None,
             timeout: None,
             test_timeout: None,
+            jobs: None,
             repo_name: None,
         })
         .map_err(|e| plain(format!("{e:#}")))?;

@@ -79,6 +79,7 @@ fn open_named(common: &Common, repo_name: Option<&str>) -> Result<Session> {
         python: common.python.as_deref(),
         timeout: common.timeout,
         test_timeout: common.test_timeout,
+        jobs: common.jobs.map(usize::from),
         repo_name,
     })
 }

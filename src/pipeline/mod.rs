@@ -36,6 +36,8 @@ pub struct Session {
     pub tree_digest: String,
     pub identity: RepoIdentity,
     pub progress: Progress,
+    /// Test runs that may run at once ([`Session::both`]); at least 1.
+    pub jobs: usize,
 }
 
 pub struct SessionOptions<'a> {
@@ -45,6 +47,8 @@ pub struct SessionOptions<'a> {
     pub python: Option<&'a Path>,
     pub timeout: Option<u64>,
     pub test_timeout: Option<u64>,
+    /// `--jobs`: test runs at once (`None`: [`default_jobs`]).
+    pub jobs: Option<usize>,
     /// `--repo-name owner/name`, checked: overrides the identity detected from the remote.
     pub repo_name: Option<(String, String)>,
 }
@@ -81,7 +85,22 @@ impl Session {
         progress.step("hashing the tree");
         let tree_digest = workspace::tree_digest(&repo)?;
         let identity = RepoIdentity::detect(&repo, &tree_digest, opts.repo_name.as_ref());
-        Ok(Session { repo, out, config, index, tree_digest, identity, progress })
+        let jobs = opts.jobs.unwrap_or_else(default_jobs).max(1);
+        Ok(Session { repo, out, config, index, tree_digest, identity, progress, jobs })
+    }
+
+    /// `a` and `b`, at once on two threads when [`Session::jobs`] allows two test runs at
+    /// once, else one after the other (`a` first). Each must use its own scratch folders.
+    pub fn both<A: Send, B: Send>(&self, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+        if self.jobs < 2 {
+            let ra = a();
+            return (ra, b());
+        }
+        std::thread::scope(|s| {
+            let hb = s.spawn(b);
+            let ra = a();
+            (ra, hb.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })
     }
 
     /// Scratch space for this run's copies; removed on success by the caller.
@@ -102,6 +121,15 @@ impl Session {
     pub fn test_files(&self) -> BTreeSet<String> {
         self.index.files.values().filter(|f| f.is_test).map(|f| f.path.clone()).collect()
     }
+}
+
+/// Test runs at once when `--jobs` is not given: `CARVE_JOBS` (a positive number), else 2
+/// when the machine has two or more cores (a test suite run is mostly one process), else 1.
+pub fn default_jobs() -> usize {
+    if let Some(n) = std::env::var("CARVE_JOBS").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+        return n.max(1);
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
 }
 
 /// Resolve `--f2p` arguments (test ids or test files) against the known test ids. A test

@@ -84,15 +84,26 @@ pub fn baseline_then_trace(
 /// import time) and is cached as their trace.
 fn cold(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
     let shim = shim(session)?;
-    let plain = baseline::plain_run(session, None, "run 1 of 2 (the traced run is the second)")?;
+    // The two runs are independent (each in its own shadow copy and scratch folder): with
+    // two jobs they run at once.
+    let overlapped = session.jobs >= 2;
+    let what = if overlapped {
+        "run 1 of 2 (untraced, while the traced second run runs beside it)"
+    } else {
+        "run 1 of 2 (the traced run is the second)"
+    };
+    let (plain, traced) =
+        session.both(|| baseline::plain_run(session, None, what), || traced_run(session, shim, None, mode));
+    let (mut plain, mut traced) = (plain?, traced?);
     if plain.statuses.is_empty() {
         bail!(
             "no tests to trace in {}: the runner reported none (`carve baseline` shows the run)",
             session.repo.display()
         );
     }
-    let traced = traced_run(session, shim, None, mode)?;
-    let trace = traced.read_trace(session)?;
+    let mut trace = traced.read_trace(session)?;
+    let settled =
+        if overlapped { settle_overlap(session, shim, mode, &mut plain, &mut traced.result, &mut trace)? } else { 0 };
     let disagree: Vec<TestId> = plain
         .statuses
         .iter()
@@ -115,7 +126,12 @@ fn cold(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
         }
         reruns.traced = Some(again);
     }
-    let b = Baseline::from_plain_and_traced(&session.tree_digest, &plain, &traced.result, &reruns);
+    let mut b = Baseline::from_plain_and_traced(&session.tree_digest, &plain, &traced.result, &reruns);
+    if settled > 0 {
+        b.warnings.push(format!(
+            "the untraced and the traced run ran at once; {settled} test(s) that did not pass both ran again, untraced and then traced, one run after the other, and those runs are their `status` and `second`"
+        ));
+    }
     baseline::store(session, None, &b)?;
     let shim_failures = b.shim_failures();
     if let Some(first) = shim_failures.first() {
@@ -132,7 +148,6 @@ fn cold(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
         ));
     }
     let passing = b.stable_passing();
-    let mut trace = trace;
     // Tests with a baseline status other than stable passing are no part of any feature.
     trace.tests.retain(|id, _| !b.tests.contains_key(id) || passing.contains(id));
     let selected: Vec<TestId> = passing.iter().cloned().collect();
@@ -148,6 +163,60 @@ fn cold(session: &Session, mode: TraceMode) -> Result<(Baseline, TraceRun)> {
         shim_dir: traced.shim_dir,
     };
     Ok((b, run))
+}
+
+/// Tests that did not pass both runs that ran at once may have got in each other's way (a
+/// fixed port or temporary file): they run again, untraced and then traced, one run after
+/// the other, and those statuses (and that trace) replace the overlapped runs' before the
+/// usual rules for flaky tests and shim failures apply. A suite that passes costs nothing.
+fn settle_overlap(
+    session: &Session,
+    shim: &'static dyn TraceShim,
+    mode: TraceMode,
+    plain: &mut RunResult,
+    traced: &mut RunResult,
+    trace: &mut Trace,
+) -> Result<usize> {
+    let ids: std::collections::BTreeSet<&TestId> = plain.statuses.keys().chain(traced.statuses.keys()).collect();
+    let differ: Vec<TestId> = ids
+        .into_iter()
+        .filter(|id| plain.status(id) != TestStatus::Passed || traced.status(id) != TestStatus::Passed)
+        .map(|id| id.to_string())
+        .collect();
+    if differ.is_empty() {
+        return Ok(0);
+    }
+    let again = baseline::plain_run(
+        session,
+        Some(&differ),
+        &format!(
+            "re-running one run after the other the {} test(s) that did not pass both overlapped runs",
+            differ.len()
+        ),
+    )?;
+    let rerun = traced_run(session, shim, Some(&differ), mode)?;
+    // A re-run of tests that crash the traced process may leave no trace file at all: the
+    // statuses still count, and those tests keep no trace.
+    let rerun_trace = rerun.read_trace(session).unwrap_or_else(|e| {
+        session.progress.note(format!("warning: the re-run of {} test(s) left no readable trace: {e:#}", differ.len()));
+        Trace { version: trace.version, mode: trace.mode, tests: Default::default(), partial: Vec::new(), files: 0 }
+    });
+    for id in &differ {
+        match again.statuses.get(id) {
+            Some(o) => plain.statuses.insert(id.clone(), o.clone()),
+            None => plain.statuses.remove(id),
+        };
+        match rerun.result.statuses.get(id) {
+            Some(o) => traced.statuses.insert(id.clone(), o.clone()),
+            None => traced.statuses.remove(id),
+        };
+        match rerun_trace.tests.get(id) {
+            Some(t) => trace.tests.insert(id.clone(), t.clone()),
+            None => trace.tests.remove(id),
+        };
+    }
+    trace.partial.extend(rerun_trace.partial);
+    Ok(differ.len())
 }
 
 fn trace_cache_path(session: &Session, mode: TraceMode, tests: &[TestId]) -> std::path::PathBuf {

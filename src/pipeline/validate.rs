@@ -14,7 +14,7 @@ use carve_languages::runner::TestStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::agent_workspace::AgentWorkspace;
 use super::baseline::Baseline;
@@ -358,7 +358,10 @@ pub struct TaskTrees<'a> {
     pub language: carve_languages::Language,
 }
 
-/// Prepare and run every state of `states` in `dir`, pushing each result into `v`.
+/// Prepare and run every state of `states` in `dir`, pushing each result into `v` in the
+/// order of `states`. Every tree is prepared (and a restored tree's digest taken) before any
+/// test runs; the states that must run then run two at a time when the session allows two
+/// jobs (each has its own tree and scratch folder).
 pub fn run_level(
     session: &Session,
     states: &[StateSpec],
@@ -368,6 +371,15 @@ pub fn run_level(
     v: &mut Validation,
 ) -> Result<()> {
     let all: BTreeSet<TestId> = trees.f2p.union(trees.p2p).cloned().collect();
+    struct Prepared<'s> {
+        spec: &'s StateSpec,
+        tree: PathBuf,
+        run: PathBuf,
+        tests: &'s BTreeSet<TestId>,
+        restored_digest: Option<String>,
+        identical: bool,
+    }
+    let mut prepared = Vec::new();
     for spec in states {
         let tree = dir.join(format!("state-{}", spec.dir));
         let patches: Vec<(&str, &str)> = spec
@@ -395,23 +407,44 @@ pub fn run_level(
             _ => None,
         };
         let identical = restored_digest.is_some() && restored_digest.as_deref() == trees.original_digest;
-        let mut state = match trees.baseline {
+        prepared.push(Prepared { spec, tree, run, tests, restored_digest, identical });
+    }
+    let runs_state = |p: &Prepared<'_>| !(p.identical && trees.baseline.is_some());
+    let run_one =
+        |p: &Prepared<'_>| run_state(session, p.spec.name, &p.tree, p.tests, p.spec.must_pass, threshold, &p.run);
+    let mut results: Vec<Option<Result<StateResult>>> = prepared.iter().map(|_| None).collect();
+    let to_run: Vec<usize> = (0..prepared.len()).filter(|&i| runs_state(&prepared[i])).collect();
+    for pair in to_run.chunks(2) {
+        match *pair {
+            [a, b] => {
+                let (ra, rb) = session.both(|| run_one(&prepared[a]), || run_one(&prepared[b]));
+                results[a] = Some(ra);
+                results[b] = Some(rb);
+            }
+            [a] => results[a] = Some(run_one(&prepared[a])),
+            _ => unreachable!("chunks of two"),
+        }
+    }
+    for (p, result) in prepared.iter().zip(results) {
+        let spec = p.spec;
+        let mut state = match (result, trees.baseline) {
+            (Some(r), _) => r?,
             // The same bytes as the tree the baseline ran twice: running it again proves nothing new.
-            Some(b) if identical => {
+            (None, Some(b)) => {
                 session.progress.step(format!("validate: {} (byte-identical to the original: not re-run)", spec.name));
-                let mut state = baseline_statuses(spec.name, b, tests, spec.must_pass, threshold);
+                let mut state = baseline_statuses(spec.name, b, p.tests, spec.must_pass, threshold);
                 state.statuses_from = Some(
                     "baseline: the tree is byte-identical to the original (tree_digest), so it was not run again"
                         .into(),
                 );
                 state
             }
-            _ => run_state(session, spec.name, &tree, tests, spec.must_pass, threshold, &run)?,
+            (None, None) => unreachable!("a state without a baseline always runs"),
         };
-        if let (Some(restored), Some(_)) = (&restored_digest, trees.original_digest) {
-            if !identical {
+        if let (Some(restored), Some(_)) = (&p.restored_digest, trees.original_digest) {
+            if !p.identical {
                 state.ok = false;
-                let diffs = carve_languages::tree::tree_differences(&session.repo, &tree).unwrap_or_default();
+                let diffs = carve_languages::tree::tree_differences(&session.repo, &p.tree).unwrap_or_default();
                 let named: Vec<String> = diffs
                     .iter()
                     .take(5)
@@ -428,9 +461,9 @@ pub fn run_level(
                 ));
             }
         }
-        state.tree_digest = restored_digest;
+        state.tree_digest = p.restored_digest.clone();
         v.push(state);
-        let _ = std::fs::remove_dir_all(&tree);
+        let _ = std::fs::remove_dir_all(&p.tree);
     }
     Ok(())
 }
@@ -526,6 +559,7 @@ pub fn bundle_session(repo: &Path, python: Option<&Path>, out: Option<&Path>) ->
         python,
         timeout: None,
         test_timeout: None,
+        jobs: None,
         repo_name: None,
     })?;
     Ok((session, scratch_root))
