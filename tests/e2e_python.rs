@@ -35,8 +35,9 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
     let before = tree_snapshot(&repo);
     let out1 = tempfile::tempdir().unwrap();
     let out2 = tempfile::tempdir().unwrap();
-    for out in [&out1, &out2] {
-        carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()], 0);
+    // Two test runs at once, then one at a time: the same bundles either way.
+    for (out, jobs) in [(&out1, "2"), (&out2, "1")] {
+        carve_ok(&["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--jobs", jobs], 0);
     }
     assert_eq!(before, tree_snapshot(&repo), "carve tasks modified the repository");
 
@@ -46,7 +47,7 @@ fn tasks_writes_valid_bundles_that_recheck_independently_and_deterministically()
     let levels: BTreeSet<u64> = tasks.iter().map(|t| t["level"].as_u64().unwrap()).collect();
     assert_eq!(levels, BTreeSet::from([1, 2]));
 
-    // Determinism: the same input gives byte-identical bundles and dataset.
+    // Determinism: the same input gives byte-identical bundles and dataset, whatever `--jobs`.
     assert_eq!(jsonl, read(&out2.path().join("tasks.jsonl")));
     for t in &tasks {
         let id = t["instance_id"].as_str().unwrap();

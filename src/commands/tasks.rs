@@ -60,9 +60,12 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         }
     };
     let trace_digest = t.trace.digest();
-    let mut emitted: Vec<(String, Value)> = Vec::new();
-    let mut rejected: Vec<Rejected> = Vec::new();
-    for (n, cand) in candidates.into_iter().enumerate() {
+    // Candidates are independent (each in its own scratch folder; bundle ids hash their
+    // content): two at a time when the session allows two jobs, results in candidate order.
+    let candidates: Vec<(usize, BTreeSet<TestId>)> = candidates.into_iter().enumerate().collect();
+    let one = |n: usize, cand: BTreeSet<TestId>| -> Made {
+        let mut emitted: Vec<(String, Value)> = Vec::new();
+        let mut rejected: Vec<Rejected> = Vec::new();
         let slug = slug_for(&session, &cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
         let (mut cand, mut moved, mut dropped) = (cand, BTreeSet::new(), BTreeSet::new());
@@ -102,7 +105,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
             }
             let unprotected = unprotected.unwrap_or_default();
             let load_round = (load_repairs.len() < MAX_LOAD_REPAIR_ROUNDS).then_some(load_repairs.len() + 1);
-            match feature_tasks(&session, &b, &feature, opts, &unprotected, &t.trace, &trace_digest, load_round) {
+            match feature_tasks(&session, n, &b, &feature, opts, &unprotected, &t.trace, &trace_digest, load_round) {
                 Ok(Outcome::Retry(still_passing)) if p2p_rounds < MAX_REPAIR_ROUNDS => {
                     session.progress.note(format!(
                         "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
@@ -144,6 +147,23 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
                     break;
                 }
             }
+        }
+        (emitted, rejected)
+    };
+    let mut emitted: Vec<(String, Value)> = Vec::new();
+    let mut rejected: Vec<Rejected> = Vec::new();
+    for pair in candidates.chunks(2) {
+        let made: Vec<Made> = match pair {
+            [(a, ca), (b, cb)] => {
+                let (ma, mb) = session.both(|| one(*a, ca.clone()), || one(*b, cb.clone()));
+                vec![ma, mb]
+            }
+            [(a, ca)] => vec![one(*a, ca.clone())],
+            _ => unreachable!("chunks of two"),
+        };
+        for (ok, bad) in made {
+            emitted.extend(ok);
+            rejected.extend(bad);
         }
     }
     write_dataset(&session.out, &mut emitted)?;
@@ -272,6 +292,7 @@ fn still_passing(v: &Validation, f2p: &BTreeSet<TestId>) -> Option<BTreeSet<Test
 #[allow(clippy::too_many_arguments)]
 fn feature_tasks(
     session: &Session,
+    candidate: usize,
     b: &Baseline,
     feature: &Feature,
     opts: &TaskOptions<'_>,
@@ -281,7 +302,8 @@ fn feature_tasks(
     load_round: Option<usize>,
 ) -> Result<Outcome> {
     let (levels, threshold, describe) = (opts.levels, opts.threshold, opts.statement.describe.as_deref());
-    let dir = session.scratch(&format!("task-{}", feature.slug))?;
+    // Per candidate: two candidates may share a slug and run at once.
+    let dir = session.scratch(&format!("task-{}-{}", candidate + 1, feature.slug))?;
     let (files, tests) = removal_of_tests(session, &b.known(), &feature.f2p);
     let ext =
         extract::extract(session, &feature.extracted(), &feature.classification.removed_calls, files, tests, &dir)?;

@@ -91,14 +91,34 @@ impl Session {
 
     /// `a` and `b`, at once on two threads when [`Session::jobs`] allows two test runs at
     /// once, else one after the other (`a` first). Each must use its own scratch folders.
+    /// Inside either of them, `both` runs one after the other: two candidates at once run
+    /// their own states one by one, so there are never more than two test runs.
     pub fn both<A: Send, B: Send>(&self, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-        if self.jobs < 2 {
+        thread_local!(static INSIDE_BOTH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+        if self.jobs < 2 || INSIDE_BOTH.with(|c| c.get()) {
             let ra = a();
             return (ra, b());
         }
+        /// Marks this thread as inside `both` until dropped (also when `a` panics).
+        struct Inside;
+        impl Drop for Inside {
+            fn drop(&mut self) {
+                INSIDE_BOTH.with(|c| c.set(false));
+            }
+        }
+        let enter = || {
+            INSIDE_BOTH.with(|c| c.set(true));
+            Inside
+        };
         std::thread::scope(|s| {
-            let hb = s.spawn(b);
-            let ra = a();
+            let hb = s.spawn(|| {
+                let _inside = enter();
+                b()
+            });
+            let ra = {
+                let _inside = enter();
+                a()
+            };
             (ra, hb.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })
     }
