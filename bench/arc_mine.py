@@ -25,6 +25,7 @@ import json
 import pathlib
 import re
 import subprocess
+import time
 import sys
 import tomllib
 
@@ -47,6 +48,13 @@ def repo_dir(args, name):
         if (checkout / ".git").exists():
             return checkout
     return git_dir(args.mirrors, name)
+
+
+def has_repo(args, name):
+    if args.checkouts and (pathlib.Path(args.checkouts) / name.split("/")[-1] / ".git").exists():
+        return True
+    root = pathlib.Path(args.mirrors) / name.replace("/", "+")
+    return root.is_dir() and any((p.parent / "objects").is_dir() for p in root.rglob("HEAD"))
 
 
 def reason_kind(reason):
@@ -74,6 +82,10 @@ def main():
     for corpus in args.corpus:
         for repo in tomllib.loads(pathlib.Path(corpus).read_text())["repo"]:
             path = out / f"mine-{repo['name'].replace('/', '+')}.json"
+            if not args.table_only and not has_repo(args, repo["name"]):
+                # One repository missing (its mirror not fetched here) does not stop the others.
+                print(f"# {repo['name']}: skipped, no checkout and no mirror under {args.mirrors}", file=sys.stderr)
+                continue
             if not args.table_only:
                 cmd = [args.carve, "arc", "mine", str(repo_dir(args, repo["name"])), "--range", repo["range"],
                        "--name", repo["name"], "--format", "json"]
@@ -105,6 +117,7 @@ def build_all(args, out, reports):
         for chain in r["chains"]:
             cmd = [args.carve, "arc", "build", str(repo_dir(args, repo["name"])), "--mined", str(report),
                    "--chain", chain["chain_id"], "--out", str(out / "built"), "--config", args.build]
+            start = time.monotonic()
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
                 ok, text = p.returncode == 0, (p.stdout if p.returncode == 0 else p.stderr).strip()
@@ -113,7 +126,8 @@ def build_all(args, out, reports):
             first = text.splitlines()[0] if text else ""
             kind = "built" if ok else reason_kind(re.sub(r"^carve: error: (chain [^:]+: )?", "", first))[:70]
             outcomes[kind] += 1
-            print(f"- {chain['chain_id']}: {'built ' + first if ok else first[:300]}")
+            secs = time.monotonic() - start
+            print(f"- {chain['chain_id']} ({secs:.0f} s): {'built ' + first if ok else first[:300]}")
     print()
     for kind, n in outcomes.most_common():
         print(f"{n}× {kind}")

@@ -95,6 +95,10 @@ pub struct ChainFile {
     /// merged into a neighbouring stage: a gate on them could not fail.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_stages: Vec<MergedStage>,
+    /// Per state, the installed dependencies it used (the checkout's, or its own install of
+    /// the dependencies its manifest declares): `crate::deps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<crate::deps::StateDependencies>,
 }
 
 /// A mined stage merged into its neighbour because it changed only tests.
@@ -815,6 +819,7 @@ pub fn build_traced(
         repairs,
         inline_tests: inline.iter().cloned().collect(),
         merged_stages: merged,
+        dependencies: states.dependencies(),
     };
     write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
     Ok(BuildOutcome { dir, chain: chain_file, selections, chain_selection: chain_sel, unnamed_identifiers: unnamed })
@@ -892,7 +897,6 @@ pub fn validate(
         child.wait().map_err(|e| e.to_string())?.success().then_some(()).ok_or_else(|| "tar failed".to_string())
     };
     untar(&ws, &tar).map_err(&berr)?;
-    crate::states::link_dependencies(repo, &ws).map_err(&berr)?;
     let apply = |patch: &Path| -> Result<(), String> {
         let bytes = std::fs::read(patch).map_err(|e| format!("read {}: {e}", patch.display()))?;
         if bytes.is_empty() {
@@ -913,8 +917,9 @@ pub fn validate(
                 before: bool|
      -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = scratch.path().join(label);
-        // The workspace's linked `node_modules` stays a link (the shadow copy keeps links).
+        // The tree gets the dependencies its manifest declares, as the build's states did.
         carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;
+        crate::deps::provide(repo, &dir, chain.language, &format!("{label} (the workspace at this gate)"))?;
         overlay(&dir, &read_tests(overlay_dir)?, &inline)?;
         // As in `carve arc build`'s exported states: a crate that commits no Cargo.lock gets one.
         crate::states::lock_offline(&dir);
@@ -1011,6 +1016,8 @@ mod tests {
             }],
             inline: BTreeMap::new(),
             code_states: vec![],
+            language: Language::Go,
+            stage_commits: vec![],
         };
         let msg = "./node.go:77:5: undefined: setNodeID\n./uuid.go:9: uuid.NodeID undefined (type UUID has no field or method NodeID)\nIDs";
         let none = BTreeSet::new();

@@ -22,6 +22,7 @@
 pub mod analysis;
 pub mod bundle;
 pub mod calls;
+pub mod deps;
 pub mod git;
 pub mod mine;
 pub mod recipe;

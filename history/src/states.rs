@@ -64,6 +64,9 @@ pub struct States {
     /// [`States::inline`] file as at S_0, so that W_k → W_(k+1) is the stage's code alone
     /// (W_0 = S_0). Equal to `states` when no file has inline tests that change.
     pub code_states: Vec<String>,
+    pub language: Language,
+    /// The commits of each stage (for messages that name a state by its commit).
+    pub stage_commits: Vec<Vec<String>>,
 }
 
 /// Files that make a folder a project (module root, package, crate): one a chain commit created
@@ -575,6 +578,8 @@ impl States {
             by_definition,
             inline: BTreeMap::new(),
             code_states,
+            language,
+            stage_commits: stages.to_vec(),
         })
     }
 
@@ -697,9 +702,31 @@ impl States {
         if !st.success() {
             return Err(format!("tar could not extract state S{k} into {}", out.display()));
         }
-        link_dependencies(&self.repo, out)?;
+        crate::deps::provide(&self.repo, out, self.language, &self.state_name(k))?;
         lock_offline(out);
         Ok(())
+    }
+
+    /// State `k` named by the commit it follows, for messages: `S0 (before stage 0, 1a2b3c4d)`,
+    /// `S2 (after stage 1, 5e6f7a8b)`.
+    pub fn state_name(&self, k: usize) -> String {
+        let short = |c: Option<&String>| c.map(|c| c[..c.len().min(8)].to_string()).unwrap_or_default();
+        match k {
+            0 => format!("S0 (before stage 0, {})", short(self.stage_commits.first().and_then(|c| c.first()))),
+            _ => {
+                format!("S{k} (after stage {}, {})", k - 1, short(self.stage_commits.get(k - 1).and_then(|c| c.last())))
+            }
+        }
+    }
+
+    /// Which dependency set each state S0 … Sn gets (see [`crate::deps`]), for `chain.json`:
+    /// empty when the language installs none from a manifest or no state has one.
+    pub fn dependencies(&self) -> Vec<crate::deps::StateDependencies> {
+        (0..self.states.len())
+            .filter_map(|k| {
+                crate::deps::record(&self.repo, self.language, &format!("S{k}"), &|p: &str| self.file_at(k, p))
+            })
+            .collect()
     }
 }
 
@@ -718,44 +745,31 @@ pub(crate) fn lock_offline(out: &Path) {
     }
 }
 
-/// Folders of installed dependencies that git does not hold (`npm ci` writes `node_modules`):
-/// an exported state links the repository's own, so its tests and build check run as they do
-/// in the repository. A state whose manifest asks for other versions still gets these.
-const DEPENDENCY_DIRS: &[&str] = &["node_modules"];
-
-/// Link the repository's [`DEPENDENCY_DIRS`] into the exported tree `out` (where it has none).
-pub(crate) fn link_dependencies(repo: &Path, out: &Path) -> Result<(), String> {
-    for name in DEPENDENCY_DIRS {
-        let (from, to) = (repo.join(name), out.join(name));
-        if from.is_dir() && !to.exists() {
-            std::os::unix::fs::symlink(&from, &to)
-                .map_err(|e| format!("link {} into {}: {e}", from.display(), out.display()))?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// An exported state gets the repository's installed `node_modules` as a link (git holds
-    /// none, so vitest or tsc would not run there), and one it has of its own is left alone.
+    /// An exported state whose manifest declares what the checkout's does (here: neither has
+    /// one) gets the repository's installed `node_modules` as a link (git holds none, so
+    /// vitest or tsc would not run there), and one it has of its own is left alone.
     #[test]
     fn exported_states_link_the_repositorys_installed_dependencies() {
         let repo = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(repo.path().join("node_modules/vitest")).unwrap();
         let out = tempfile::tempdir().unwrap();
-        link_dependencies(repo.path(), out.path()).unwrap();
+        let provide = |repo: &Path, out: &Path| crate::deps::provide(repo, out, Language::TypeScript, "S0");
+        provide(repo.path(), out.path()).unwrap();
         let link = out.path().join("node_modules");
         assert_eq!(std::fs::read_link(&link).unwrap(), repo.path().join("node_modules"));
         assert!(link.join("vitest").is_dir());
         let own = tempfile::tempdir().unwrap();
         std::fs::create_dir(own.path().join("node_modules")).unwrap();
-        link_dependencies(repo.path(), own.path()).unwrap();
+        provide(repo.path(), own.path()).unwrap();
         assert!(!own.path().join("node_modules").is_symlink(), "a state's own folder stays");
         let none = tempfile::tempdir().unwrap();
-        link_dependencies(none.path(), out.path()).unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        provide(none.path(), fresh.path()).unwrap();
+        assert!(!fresh.path().join("node_modules").exists());
     }
 
     /// Per-definition states of one Go file: the final text without what later stages added,

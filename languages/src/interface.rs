@@ -98,6 +98,29 @@ pub struct LanguageFacts {
     pub tests_in_sources: bool,
 }
 
+/// How a tree's installed dependencies — what the language's package manager writes and git
+/// does not hold (`node_modules`) — are made from the manifest files the tree declares them in
+/// (`package.json` and npm's lockfile). FeatureArc's exported states use it: a state whose
+/// manifest declares other dependencies than the repository checkout's gets its own install,
+/// as a user building that commit would make, rather than the checkout's.
+pub trait Dependencies: Sync {
+    /// The folder the install writes under the tree's root (`node_modules`); a state gets it
+    /// as a link into a shared install.
+    fn folder(&self) -> &'static str;
+    /// The files of a tree the install reads (relative to its root), copied into the folder
+    /// where the install runs.
+    fn inputs(&self) -> &'static [&'static str];
+    /// What decides the installed set, from a tree's [`inputs`](Self::inputs) (`read`: a
+    /// file's bytes, `None` when the tree has none): canonical bytes that are equal for two
+    /// trees exactly when the install would be the same (the dependency fields of a manifest,
+    /// not its version or scripts; the lockfile the installer honours). `None`: the tree
+    /// declares no dependencies this way (no manifest).
+    fn key(&self, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<u8>>;
+    /// The command (program and arguments) that installs a tree's dependencies in the folder
+    /// holding its inputs; it may depend on which inputs exist (`npm ci` with npm's lockfile).
+    fn install_command(&self, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Vec<String>;
+}
+
 /// Everything carve knows about one language.
 pub trait LanguageSupport: Sync {
     fn facts(&self) -> &'static LanguageFacts;
@@ -235,6 +258,14 @@ pub trait LanguageSupport: Sync {
     /// `source`), for problem statements. Default: none (only Python extracts them yet).
     fn test_facts(&self, _source: &str, _ranges: &[(usize, usize)]) -> crate::syntax::TestFacts {
         crate::syntax::TestFacts::default()
+    }
+
+    // --- Dependencies ------------------------------------------------------------------
+
+    /// How a tree's installed dependencies are made from its manifest ([`Dependencies`]).
+    /// Default: none (the language's tools fetch into a shared cache, or there is no manifest).
+    fn dependencies(&self) -> Option<&'static dyn Dependencies> {
+        None
     }
 
     // --- Tracing -----------------------------------------------------------------------

@@ -46,7 +46,9 @@ pub mod typescript;
 
 pub use edit::Edit;
 pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId, Span};
-pub use interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, named_in_file};
+pub use interface::{
+    Dependencies, LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, named_in_file,
+};
 pub use registry::{
     collect_tests, detect, families, for_command, harness_id, is_test_path, mask_file, parse_errors, run_tests,
     support, test_definitions, test_source_file,

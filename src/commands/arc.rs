@@ -346,6 +346,12 @@ fn build(
     Ok(Status::Success)
 }
 
+/// `message` with each of `paths` replaced by its label, in order (a folder inside another
+/// comes before it).
+fn plain_message(message: &str, paths: &[(&Path, &str)]) -> String {
+    paths.iter().fold(message.to_string(), |m, (p, label)| m.replace(&p.display().to_string(), label))
+}
+
 /// Traces a stage's F2P tests in a state's tree for the verified call dependency: a session
 /// opened on the tree with the chain's configuration, everything it writes in a scratch folder.
 struct StateTracer {
@@ -370,11 +376,12 @@ impl carve_history::calls::StageTracer for StateTracer {
     ) -> std::result::Result<std::collections::BTreeSet<carve_languages::NodeId>, String> {
         // Messages name the tree and the scratch folder by role, not by their temporary paths,
         // so that a bundle is the same from run to run even when tracing fails.
+        let out = tempfile::tempdir_in(self.scratch.path())
+            .map_err(|e| plain_message(&e.to_string(), &[(self.scratch.path(), "<scratch>"), (tree, "<state>")]))?;
+        // The run's own folder first: its random name is inside the scratch folder.
         let plain = |e: String| {
-            e.replace(&self.scratch.path().display().to_string(), "<scratch>")
-                .replace(&tree.display().to_string(), "<state>")
+            plain_message(&e, &[(out.path(), "<scratch>/<run>"), (self.scratch.path(), "<scratch>"), (tree, "<state>")])
         };
-        let out = tempfile::tempdir_in(self.scratch.path()).map_err(|e| plain(e.to_string()))?;
         let session = crate::pipeline::Session::open(crate::pipeline::SessionOptions {
             repo: tree,
             out: Some(out.path()),
@@ -413,4 +420,22 @@ fn validate(bundle: &Path, repo: &Path, python: Option<&Path>, format: Format) -
         s
     })?;
     Ok(if ok { Status::Success } else { Status::ValidationFailed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (unjs/pathe `resolve-alias`, built twice): a failed stage trace's message
+    /// named the run's random folder inside the scratch folder (`<scratch>/.tmp1RZamW/work/…`),
+    /// so `chain.json` differed from run to run; the run's folder is replaced first.
+    #[test]
+    fn trace_messages_name_no_temporary_folder() {
+        let (scratch, run, tree) = (Path::new("/tmp/.tmpA"), Path::new("/tmp/.tmpA/.tmpB"), Path::new("/tmp/s1-after"));
+        let m = "no trace files in /tmp/.tmpA/.tmpB/work/trace (config /tmp/.tmpA/carve.toml, tree /tmp/s1-after)";
+        assert_eq!(
+            plain_message(m, &[(run, "<scratch>/<run>"), (scratch, "<scratch>"), (tree, "<state>")]),
+            "no trace files in <scratch>/<run>/work/trace (config <scratch>/carve.toml, tree <state>)"
+        );
+    }
 }

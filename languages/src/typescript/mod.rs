@@ -11,6 +11,7 @@
 //! (`tests/money.test.ts::Money.keeps cents exactly`), so that single tests can be removed.
 
 pub mod build;
+pub mod deps;
 pub mod detect;
 pub mod edit;
 pub mod index;
@@ -181,5 +182,8 @@ impl LanguageSupport for Script {
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(&trace::SHIM)
+    }
+    fn dependencies(&self) -> Option<&'static dyn crate::interface::Dependencies> {
+        Some(&deps::NPM)
     }
 }
