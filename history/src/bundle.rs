@@ -49,6 +49,10 @@ pub struct StageEntry {
     pub tests_dir: String,
     pub f2p: Vec<TestId>,
     pub p2p: Vec<TestId>,
+    /// P2P was judged on S_k with S_k's own tests, because S_k's code with this stage's tests
+    /// did not compile (Rust inline tests naming code S_k lacks): `p2p` pass there and after.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub p2p_on_own_tests: bool,
     pub evidence: Vec<Evidence>,
     /// The verified call dependency (stages after the first, when built with a tracer): which
     /// definitions of earlier stages this stage's F2P tests execute at S_(k+1).
@@ -61,6 +65,10 @@ pub struct ChainSuite {
     pub tests_dir: String,
     pub f2p: Vec<TestId>,
     pub p2p: Vec<TestId>,
+    /// As a stage's: `p2p` was judged on S0 with its own tests (the chain's tests do not
+    /// compile against S0's code).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub p2p_on_own_tests: bool,
 }
 
 /// `chain.json`.
@@ -246,14 +254,24 @@ struct Runner<'a> {
 /// What a gate's *before* tree ran when its tests could not be collected at all. Where tests
 /// live in the sources (Rust), a stage's new inline tests naming code S_k lacks keep the
 /// crate's test target from compiling: every test is then missing before (and fails there),
-/// none passes. Elsewhere a collection failure stays an error.
-fn before_runs(language: Language, runs: Result<Runs, RunError>) -> Result<Runs, RunError> {
+/// none passes, and the second value is false (the tree's tests were not collected; P2P is
+/// then judged on S_k's own tests, see [`p2p_on_own_tests`]). Elsewhere a collection failure
+/// stays an error.
+fn before_runs(language: Language, runs: Result<Runs, RunError>) -> Result<(Runs, bool), RunError> {
     match runs {
         Err(RunError::Collection(_)) if carve_languages::support(language).facts().tests_in_sources => {
-            Ok(Runs::default())
+            Ok((Runs::default(), false))
         }
-        r => r,
+        r => r.map(|r| (r, true)),
     }
+}
+
+/// The runs of one gate: its before and after trees, and whether the before tree's tests
+/// could be collected (compiled) at all.
+struct Gated {
+    before: Runs,
+    after: Runs,
+    before_collected: bool,
 }
 
 impl Runner<'_> {
@@ -262,32 +280,48 @@ impl Runner<'_> {
     /// other side ran more: when the runner cannot select by file in either tree (its ids
     /// name packages or targets, or a file that cannot load reports only itself), both run
     /// the whole suite, and selection keeps the stage's own tests as F2P.
-    fn gate(&self, before: &Path, after: &Path, tests: &[String]) -> Result<(Runs, Runs), GateError> {
+    fn gate(&self, before: &Path, after: &Path, tests: &[String]) -> Result<Gated, GateError> {
         let selected = |root: &Path| self.twice(root, Some(tests));
-        let rb = before_runs(self.cfg.language, selected(before)).map_err(|e| GateError::Before(e.into_message()))?;
+        let (rb, mut collected) =
+            before_runs(self.cfg.language, selected(before)).map_err(|e| GateError::Before(e.into_message()))?;
         let ra = selected(after).map_err(|e| GateError::After(e.into_message()))?;
         let degenerate = |r: &Runs| r.iter().all(|run| run.keys().all(|id| tests.contains(id)));
         if !degenerate(&rb) && !degenerate(&ra) {
-            return Ok((strip(rb, tests), strip(ra, tests)));
+            return Ok(Gated { before: strip(rb, tests), after: strip(ra, tests), before_collected: collected });
         }
-        let whole = |root: &Path, selected: Runs| match self.twice(root, None) {
+        let whole = |root: &Path, selected: Runs, collected: &mut bool| match self.twice(root, None) {
             Ok(r) => Ok(r),
             // A whole-suite run refuses a tree whose test packages do not build (the stage's
             // tests naming code S_k lacks); the selected run has already reported what could
             // run there, and the stage's tests are missing.
-            Err(RunError::Collection(_)) => Ok(selected),
+            Err(RunError::Collection(_)) => {
+                *collected = false;
+                Ok(selected)
+            }
             Err(RunError::Other(e)) => Err(e),
         };
-        let rb = whole(before, rb).map_err(GateError::Before)?;
-        let ra = whole(after, ra).map_err(GateError::After)?;
-        Ok((strip(rb, tests), strip(ra, tests)))
+        let rb = whole(before, rb, &mut collected).map_err(GateError::Before)?;
+        let ra = whole(after, ra, &mut true).map_err(GateError::After)?;
+        Ok(Gated { before: strip(rb, tests), after: strip(ra, tests), before_collected: collected })
     }
 
     /// The whole suite of `before` and of `after`, twice each.
-    fn whole(&self, before: &Path, after: &Path) -> Result<(Runs, Runs), GateError> {
+    fn whole(&self, before: &Path, after: &Path) -> Result<Gated, GateError> {
         let all = |root: &Path| self.twice(root, None);
-        let rb = before_runs(self.cfg.language, all(before)).map_err(|e| GateError::Before(e.into_message()))?;
-        Ok((rb, all(after).map_err(|e| GateError::After(e.into_message()))?))
+        let (rb, collected) =
+            before_runs(self.cfg.language, all(before)).map_err(|e| GateError::Before(e.into_message()))?;
+        let ra = all(after).map_err(|e| GateError::After(e.into_message()))?;
+        Ok(Gated { before: rb, after: ra, before_collected: collected })
+    }
+
+    /// The whole suite of `root` (a state with its own tests), twice; a suite that does not
+    /// compile there has no test to pass.
+    fn own_tests(&self, root: &Path) -> Result<Runs, String> {
+        match self.twice(root, None) {
+            Ok(r) => Ok(r),
+            Err(RunError::Collection(_)) => Ok(Runs::default()),
+            Err(RunError::Other(e)) => Err(e),
+        }
     }
 
     /// Run `tests` (all when `None`) in `root` twice.
@@ -375,6 +409,14 @@ pub struct Selection {
     pub failing_after: Vec<TestId>,
     pub before: BTreeMap<TestId, [TestStatus; 2]>,
     pub after: BTreeMap<TestId, [TestStatus; 2]>,
+    /// When the before tree's tests did not compile (Rust: the stage's tests name code S_k
+    /// lacks), the statuses of S_k's own tests (its test files at their S_k text), twice, on
+    /// which P2P was judged; empty otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub before_own_tests: BTreeMap<TestId, [TestStatus; 2]>,
+    /// Whether P2P was judged on S_k's own tests ([`p2p_on_own_tests`]).
+    #[serde(default)]
+    pub p2p_on_own_tests: bool,
 }
 
 fn select(before: &Runs, after: &Runs, own: Option<&BTreeSet<String>>) -> Selection {
@@ -401,6 +443,45 @@ fn select(before: &Runs, after: &Runs, own: Option<&BTreeSet<String>>) -> Select
         }
     }
     s
+}
+
+/// Whether a gate judges P2P on S_k's own tests: where tests live in the sources (Rust), the
+/// stage's tests laid over S_k's code may not compile (they name code S_k lacks, or a changed
+/// signature), which takes out the crate's whole test target (`lib.rs`'s `#[cfg(test)]`
+/// module, or every target when nothing compiles): its other tests are then missing before and
+/// "collateral", none could be P2P. A doctest is no such case (a new one is missing at S_k in
+/// any form).
+fn needs_own_tests(language: Language, before_collected: bool, sel: &Selection) -> bool {
+    carve_languages::support(language).facts().tests_in_sources
+        && (!before_collected || sel.collateral.iter().any(|id| !id.contains("::doctest::")))
+}
+
+/// P2P judged on S_k as it is, with its *own* tests (`own`: its test files at their S_k text,
+/// run twice), where the before tree's tests did not all compile ([`needs_own_tests`]): a
+/// test that passes after and in both own runs is P2P, whether it passed in the before tree
+/// or was collateral there (missing: its target did not compile); one whose own runs disagree
+/// is flaky; one failing or missing there is not P2P (collateral). F2P stays as selected (the
+/// stage's tests, failing or missing before and passing after): a test the stage changed is
+/// judged in its new form only.
+fn p2p_on_own_tests(sel: &mut Selection, own: &Runs) {
+    let candidates: Vec<TestId> =
+        std::mem::take(&mut sel.p2p).into_iter().chain(std::mem::take(&mut sel.collateral)).collect();
+    for id in candidates {
+        let o = status(own, &id);
+        if o[0] != o[1] {
+            sel.flaky.push(id);
+        } else if o[0] == TestStatus::Passed {
+            sel.p2p.push(id);
+        } else {
+            sel.collateral.push(id);
+        }
+    }
+    let ids: BTreeSet<&TestId> = own.iter().flat_map(|r| r.keys()).collect();
+    sel.before_own_tests = ids.into_iter().map(|id| (id.clone(), status(own, id))).collect();
+    sel.p2p_on_own_tests = true;
+    for v in [&mut sel.p2p, &mut sel.flaky, &mut sel.collateral] {
+        v.sort();
+    }
 }
 
 /// A Rust doctest lives in the code's doc comments, which the stage patch (not the hidden
@@ -683,12 +764,19 @@ pub fn build_traced(
         let before = gate_tree(&format!("s{k}-before"), k, &ov).map_err(&err)?;
         let after = gate_tree(&format!("s{k}-after"), k + 1, &ov).map_err(&err)?;
         let runs = if in_place { runner.whole(&before, &after) } else { runner.gate(&before, &after, &present) };
-        let (rb, ra) = runs.map_err(|e| match e {
+        let g = runs.map_err(|e| match e {
             GateError::Before(e) => err(format!("stage {k}, before (S{k}): {e}")),
             GateError::After(e) => err(format!("stage {k}, after (S{}): {e}", k + 1)),
         })?;
-        let mut sel = select(&rb, &ra, Some(&own_tests(s)));
+        let mut sel = select(&g.before, &g.after, Some(&own_tests(s)));
         doctests_are_not_hidden(&mut sel);
+        if needs_own_tests(cfg.language, g.before_collected, &sel) {
+            // The stage's tests do not compile against S_k's code: P2P on S_k's own tests.
+            let own = gate_tree(&format!("s{k}-own"), k, &at(k, &mut all_tests.iter())).map_err(&err)?;
+            let runs = runner.own_tests(&own).map_err(|e| err(format!("stage {k}, S{k} with its own tests: {e}")))?;
+            p2p_on_own_tests(&mut sel, &runs);
+            let _ = std::fs::remove_dir_all(&own);
+        }
         if sel.f2p.is_empty() {
             return Err(err(format!(
                 "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
@@ -708,7 +796,7 @@ pub fn build_traced(
     let chain_present: Vec<String> = chain_ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
     let before = gate_tree("chain-before", 0, &chain_ov).map_err(&err)?;
     let after = gate_tree("chain-after", n, &chain_ov).map_err(&err)?;
-    let (rb, ra) = runner.gate(&before, &after, &chain_present).map_err(|e| match e {
+    let g = runner.gate(&before, &after, &chain_present).map_err(|e| match e {
         GateError::Before(e) => err(format!("chain gate, S0: {e}")),
         GateError::After(e) => err(format!("chain gate, S{n}: {e}")),
     })?;
@@ -716,8 +804,14 @@ pub fn build_traced(
     // or changed it; others failing at S0 (a package that cannot build without the chain's
     // code, spf13/cast's 8,000 table tests) are collateral.
     let chain_own: BTreeSet<String> = chain.stages.iter().flat_map(own_tests).collect();
-    let mut chain_sel = select(&rb, &ra, Some(&chain_own));
+    let mut chain_sel = select(&g.before, &g.after, Some(&chain_own));
     doctests_are_not_hidden(&mut chain_sel);
+    if needs_own_tests(cfg.language, g.before_collected, &chain_sel) {
+        let own = gate_tree("chain-own", 0, &BTreeMap::new()).map_err(&err)?;
+        let runs = runner.own_tests(&own).map_err(|e| err(format!("chain gate, S0 with its own tests: {e}")))?;
+        p2p_on_own_tests(&mut chain_sel, &runs);
+        let _ = std::fs::remove_dir_all(&own);
+    }
 
     // Write the bundle.
     let dir = out.join(&chain.chain_id);
@@ -761,6 +855,7 @@ pub fn build_traced(
             "f2p": sel.f2p, "p2p": sel.p2p,
             "excluded": {"flaky": sel.flaky, "collateral": sel.collateral, "failing_after": sel.failing_after},
             "before": sel.before, "after": sel.after,
+            "p2p_on_own_tests": sel.p2p_on_own_tests, "before_own_tests": sel.before_own_tests,
             "identifier_scan": {"unnamed": stage_spec.unnamed, "flagged": !stage_spec.unnamed.is_empty()},
             "passed": true,
         });
@@ -785,6 +880,7 @@ pub fn build_traced(
             tests_dir: format!("{sd}/tests"),
             f2p: sel.f2p.clone(),
             p2p: sel.p2p.clone(),
+            p2p_on_own_tests: sel.p2p_on_own_tests,
             evidence: st.evidence.clone(),
             call_dependency,
         });
@@ -803,6 +899,7 @@ pub fn build_traced(
         "f2p": chain_sel.f2p, "p2p": chain_sel.p2p,
         "excluded": {"flaky": chain_sel.flaky, "collateral": chain_sel.collateral, "failing_after": chain_sel.failing_after},
         "before": chain_sel.before, "after": chain_sel.after,
+        "p2p_on_own_tests": chain_sel.p2p_on_own_tests, "before_own_tests": chain_sel.before_own_tests,
         "passed": !chain_sel.f2p.is_empty(),
     });
     write(&dir.join("validation.json"), &json_bytes(&chain_validation))?;
@@ -813,7 +910,12 @@ pub fn build_traced(
         language: cfg.language,
         final_commit,
         stages: entries,
-        chain: ChainSuite { tests_dir: "chain/tests".into(), f2p: chain_sel.f2p.clone(), p2p: chain_sel.p2p.clone() },
+        chain: ChainSuite {
+            tests_dir: "chain/tests".into(),
+            f2p: chain_sel.f2p.clone(),
+            p2p: chain_sel.p2p.clone(),
+            p2p_on_own_tests: chain_sel.p2p_on_own_tests,
+        },
         shared_context: states.shared.clone(),
         by_definition: states.by_definition.clone(),
         repairs,
@@ -912,7 +1014,7 @@ pub fn validate(
     // `before`: the tree before a gold patch, where (as in `build`) tests that cannot be
     // collected because the crate's test target does not compile yet are missing.
     let gate = |label: &str,
-                overlay_dir: &Path,
+                tests: &BTreeMap<String, Option<Vec<u8>>>,
                 ids: &[TestId],
                 before: bool|
      -> Result<BTreeMap<TestId, TestStatus>, String> {
@@ -920,7 +1022,7 @@ pub fn validate(
         // The tree gets the dependencies its manifest declares, as the build's states did.
         carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;
         crate::deps::provide(repo, &dir, chain.language, &format!("{label} (the workspace at this gate)"))?;
-        overlay(&dir, &read_tests(overlay_dir)?, &inline)?;
+        overlay(&dir, tests, &inline)?;
         // As in `carve arc build`'s exported states: a crate that commits no Cargo.lock gets one.
         crate::states::lock_offline(&dir);
         let mut req = RunRequest::new(&dir, test.clone(), &runs);
@@ -938,16 +1040,40 @@ pub fn validate(
         Ok(ids.iter().map(|i| (i.clone(), res.status(i))).collect())
     };
     let mut checks = Vec::new();
-    for st in &chain.stages {
-        let ov = bundle.join(&st.tests_dir);
-        let ids: Vec<TestId> = st.f2p.iter().chain(&st.p2p).cloned().collect();
-        let before = gate(&format!("g{}b", st.index), &ov, &ids, true).map_err(&berr)?;
+    // The chain's test files as at S_k: the workspace holds them at S0, and each stage's tests
+    // directory holds its test files as at S_(k+1). P2P judged on S_k's own tests
+    // (`p2p_on_own_tests`) is re-checked on the workspace with these.
+    let mut own_tests: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+    let chain_tests = read_tests(&bundle.join(&chain.chain.tests_dir)).map_err(&berr)?;
+    let chain_problems = {
+        // The chain suite at S0, before any gold patch: F2P must not pass, P2P must.
         let mut problems = Vec::new();
-        for t in &st.f2p {
-            if before[t] == TestStatus::Passed {
-                problems.push(format!("F2P {t} already passes before gold patch {}", st.index));
-            }
-        }
+        let (f2p, p2p) = (&chain.chain.f2p, &chain.chain.p2p);
+        let before = if chain.chain.p2p_on_own_tests {
+            let mut b = gate("chain-b", &chain_tests, f2p, true).map_err(&berr)?;
+            b.extend(gate("chain-own", &own_tests, p2p, true).map_err(&berr)?);
+            b
+        } else {
+            let ids: Vec<TestId> = f2p.iter().chain(p2p).cloned().collect();
+            gate("chain-b", &chain_tests, &ids, true).map_err(&berr)?
+        };
+        before_problems(&before, f2p, p2p, "before the gold patches", chain.chain.p2p_on_own_tests, &mut problems);
+        problems
+    };
+    for st in &chain.stages {
+        let ov = read_tests(&bundle.join(&st.tests_dir)).map_err(&berr)?;
+        let ids: Vec<TestId> = st.f2p.iter().chain(&st.p2p).cloned().collect();
+        let before = if st.p2p_on_own_tests {
+            // The stage's tests do not compile at S_k: F2P with them, P2P on S_k's own tests.
+            let mut b = gate(&format!("g{}b", st.index), &ov, &st.f2p, true).map_err(&berr)?;
+            b.extend(gate(&format!("g{}o", st.index), &own_tests, &st.p2p, true).map_err(&berr)?);
+            b
+        } else {
+            gate(&format!("g{}b", st.index), &ov, &ids, true).map_err(&berr)?
+        };
+        let mut problems = Vec::new();
+        let when = format!("before gold patch {}", st.index);
+        before_problems(&before, &st.f2p, &st.p2p, &when, st.p2p_on_own_tests, &mut problems);
         apply(&bundle.join(&st.gold_patch)).map_err(|e| berr(format!("{} does not apply: {e}", st.gold_patch)))?;
         let after = gate(&format!("g{}a", st.index), &ov, &ids, false).map_err(&berr)?;
         for (t, s) in &after {
@@ -956,16 +1082,42 @@ pub fn validate(
             }
         }
         checks.push(GateCheck { gate: format!("stage {}", st.index), passed: problems.is_empty(), problems });
+        own_tests.extend(ov);
     }
     let ids: Vec<TestId> = chain.chain.f2p.iter().chain(&chain.chain.p2p).cloned().collect();
-    let fin = gate("chain", &bundle.join(&chain.chain.tests_dir), &ids, false).map_err(&berr)?;
-    let problems: Vec<String> = fin
-        .iter()
-        .filter(|(_, s)| **s != TestStatus::Passed)
-        .map(|(t, s)| format!("{t} is {s} on the final workspace"))
-        .collect();
+    let fin = gate("chain", &chain_tests, &ids, false).map_err(&berr)?;
+    let mut problems = chain_problems;
+    problems.extend(
+        fin.iter()
+            .filter(|(_, s)| **s != TestStatus::Passed)
+            .map(|(t, s)| format!("{t} is {s} on the final workspace")),
+    );
     checks.push(GateCheck { gate: "chain".into(), passed: problems.is_empty(), problems });
     Ok(checks)
+}
+
+/// What a gate's before runs get wrong: an F2P test that already passes, a P2P test that
+/// does not pass (on S_k's own tests when `own`).
+fn before_problems(
+    before: &BTreeMap<TestId, TestStatus>,
+    f2p: &[TestId],
+    p2p: &[TestId],
+    when: &str,
+    own: bool,
+    problems: &mut Vec<String>,
+) {
+    for t in f2p {
+        if before.get(t) == Some(&TestStatus::Passed) {
+            problems.push(format!("F2P {t} already passes {when}"));
+        }
+    }
+    let on = if own { " (on the state's own tests)" } else { "" };
+    for t in p2p {
+        let s = before.get(t).copied().unwrap_or(TestStatus::Missing);
+        if s != TestStatus::Passed {
+            problems.push(format!("P2P {t} is {s} {when}{on}"));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1067,6 +1219,50 @@ mod tests {
         assert!(m.reason.contains("the next stage"), "{}", m.reason);
         // Comments (doctests) and layout are no code change.
         assert_eq!(without_comments("fn f() {}\n/// ```\n/// f();\n/// ```\n"), without_comments("\n  fn f() {}\n"));
+    }
+
+    /// The before tree did not compile (every test missing): a test passing after and in both
+    /// runs of S_k's own tests is P2P, one whose own runs disagree is flaky, one failing or
+    /// missing there stays collateral; the stage's own test stays F2P, never P2P.
+    #[test]
+    fn p2p_is_judged_on_own_tests_when_the_before_tree_does_not_compile() {
+        use TestStatus::{Failed, Passed};
+        let runs = |r: &[(&str, TestStatus, TestStatus)]| -> Runs {
+            [0, 1].map(|i| r.iter().map(|(id, a, b)| (id.to_string(), if i == 0 { *a } else { *b })).collect())
+        };
+        let after = runs(&[
+            ("c::tests::test_retain", Passed, Passed),
+            ("c::tests::test_push", Passed, Passed),
+            ("c::tests::test_flaky", Passed, Passed),
+            ("c::tests::test_broken_at_sk", Passed, Passed),
+            ("c::doctest::src/lib.rs - SmallVec::new", Passed, Passed),
+        ]);
+        let mut sel = select(&Runs::default(), &after, Some(&names(&["test_retain"])));
+        doctests_are_not_hidden(&mut sel);
+        assert_eq!(sel.f2p, ["c::tests::test_retain"]);
+        assert!(sel.p2p.is_empty() && sel.collateral.len() == 4);
+        let own = runs(&[
+            ("c::tests::test_retain", Passed, Passed),
+            ("c::tests::test_push", Passed, Passed),
+            ("c::tests::test_flaky", Passed, Failed),
+            ("c::tests::test_broken_at_sk", Failed, Failed),
+        ]);
+        p2p_on_own_tests(&mut sel, &own);
+        assert!(sel.p2p_on_own_tests);
+        assert_eq!(sel.f2p, ["c::tests::test_retain"]);
+        assert_eq!(sel.p2p, ["c::tests::test_push"]);
+        assert_eq!(sel.flaky, ["c::tests::test_flaky"]);
+        assert_eq!(sel.collateral, ["c::doctest::src/lib.rs - SmallVec::new", "c::tests::test_broken_at_sk"]);
+        assert_eq!(sel.before_own_tests.len(), 4);
+        // Validation: a P2P test not passing before, an F2P test passing before, are problems.
+        let before = BTreeMap::from([("a".to_string(), Passed), ("b".to_string(), Failed)]);
+        let mut problems = Vec::new();
+        before_problems(&before, &["a".into()], &["b".into(), "c".into()], "before gold patch 1", true, &mut problems);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems[2].contains("P2P c is missing before gold patch 1 (on the state's own tests)"),
+            "{problems:?}"
+        );
     }
 
     fn names(n: &[&str]) -> BTreeSet<String> {

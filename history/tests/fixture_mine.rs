@@ -452,3 +452,65 @@ fn javascript_fixture_chain_builds_and_validates() {
     assert!(spec2.contains("MAX_UPLOAD_BYTES") && spec2.contains("upload"), "{spec2}");
     assert_validates(&outcome.dir, &repo, &cfg);
 }
+
+/// Regression (servo/rust-smallvec `retain`, whose changed inline test does not compile against
+/// the earlier `retain` bound): stage 2 also adds a test to `src/wait.rs`'s `#[cfg(test)]`
+/// module that calls `App::run_on`, which stage 2 adds. At S2 with stage 2's tests the crate's
+/// test target does not compile, so every test is missing there; P2P is judged on S2 with its
+/// own tests instead (recorded as `p2p_on_own_tests`), and is not empty. The bundle validates,
+/// and a gold patch that breaks one of those P2P tests fails the stage's gate.
+#[needs("cargo")]
+fn rust_stage_whose_tests_do_not_compile_at_s_k_judges_p2p_on_its_own_tests() {
+    let mut r = recipe::Recipe::read(&fixture("rust")).unwrap();
+    let wait =
+        r.commits.iter().find(|c| c.message.starts_with("add App::run_and_wait")).unwrap().files["src/wait.rs"].clone();
+    let test = "    #[test]\n    fn run_on_then_wait_finishes() {\n        let mut app = App::new();\n        \
+                let id = app.run_on(\"convert\", vec![\"file-1\".to_string()]).unwrap();\n        \
+                app.finish(&id);\n        assert_eq!(app.state(&id), \"done\");\n    }\n}\n";
+    let wait2 = format!("{}\n{test}", wait.trim_end().strip_suffix('}').unwrap().trim_end());
+    let upload = r.commits.iter_mut().find(|c| c.message.starts_with("upload files")).unwrap();
+    upload.files.insert("src/wait.rs".into(), wait2);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    recipe::build(&r, &repo).unwrap();
+    let opts = MineOptions { repo_name: "fixture/rust".into(), ..Default::default() };
+    let (_, report) = carve_history::mine(&repo, "", &opts).unwrap();
+    let chain = report.chains.iter().find(|c| c.stages.len() == 3).expect("a 3-stage chain");
+    let cfg = config(Language::Rust, "fixture/rust");
+    let outcome = carve_history::bundle::build(&repo, chain, &cfg, &dir.path().join("bundles")).unwrap();
+    let st = &outcome.chain.stages[2];
+    assert!(st.f2p.contains(&"jobq::wait::tests::run_on_then_wait_finishes".to_string()), "{:?}", st.f2p);
+    assert!(st.p2p_on_own_tests, "stage 2's tests do not compile against S2");
+    for t in [
+        "text::slugify_keeps_digits",
+        "jobq::wait::tests::run_and_wait_finishes_the_job",
+        "jobq::wait::tests::check_timeout_rejects_zero",
+    ] {
+        assert!(st.p2p.contains(&t.to_string()), "{t} is not P2P of stage 2: {:?}", st.p2p);
+    }
+    assert!(!st.p2p.iter().any(|t| st.f2p.contains(t)));
+    assert!(!outcome.chain.stages[0].p2p_on_own_tests && !outcome.chain.stages[1].p2p_on_own_tests);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(outcome.dir.join("stages/2/validation.json")).unwrap()).unwrap();
+    assert_eq!(v["p2p_on_own_tests"], true);
+    assert_eq!(v["before_own_tests"]["text::slugify_keeps_digits"], serde_json::json!(["passed", "passed"]));
+    assert_eq!(assert_validates(&outcome.dir, &repo, &cfg), 4);
+
+    // A stage that breaks a P2P test (here: slugify drops digits again) fails its gate.
+    let gold = outcome.dir.join("stages/2/gold.patch");
+    let mut patch = std::fs::read_to_string(&gold).unwrap();
+    patch.push_str(
+        "diff --git a/src/text.rs b/src/text.rs\n--- a/src/text.rs\n+++ b/src/text.rs\n@@ -1,5 +1,5 @@\n \
+         /// Lower-cases `name` and joins its words (runs of letters and digits) with dashes.\n \
+         pub fn slugify(name: &str) -> String {\n-    name.split(|c: char| !c.is_ascii_alphanumeric())\n\
+         +    name.split(|c: char| !c.is_ascii_alphabetic())\n         .filter(|w| !w.is_empty())\n         \
+         .map(str::to_ascii_lowercase)\n",
+    );
+    std::fs::write(&gold, patch).unwrap();
+    let checks =
+        carve_history::bundle::validate(&outcome.dir, &repo, &cfg.test, (cfg.run_timeout, cfg.test_timeout)).unwrap();
+    let stage2 = checks.iter().find(|c| c.gate == "stage 2").unwrap();
+    assert!(!stage2.passed, "{checks:?}");
+    assert!(stage2.problems.iter().any(|p| p.contains("text::slugify_keeps_digits")), "{:?}", stage2.problems);
+    assert!(checks.iter().filter(|c| c.gate.starts_with("stage ")).take(2).all(|c| c.passed), "{checks:?}");
+}

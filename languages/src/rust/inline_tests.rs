@@ -43,6 +43,36 @@ struct Layout {
     /// Module path → where an item appended to it goes (before the closing brace's line;
     /// the end of the file for the root).
     module_end: BTreeMap<Vec<String>, usize>,
+    /// A test item holds a parse error.
+    broken_test: bool,
+}
+
+/// Whether every parse error of these items lies inside a function's body (a `block`): the
+/// items' extents, names and attributes are then as written. Items of inline modules, impls
+/// and traits (a `body` that lists items) are checked the same way.
+fn items_are_sound(children: &[Node]) -> bool {
+    children.iter().all(|ch| item_is_sound(*ch))
+}
+
+fn item_is_sound(n: Node) -> bool {
+    if !n.has_error() {
+        return true;
+    }
+    if n.is_error() || n.is_missing() {
+        return false;
+    }
+    let Some(body) = n.child_by_field_name("body") else { return false };
+    let mut c = n.walk();
+    let rest_sound = n.children(&mut c).filter(|ch| ch.id() != body.id()).all(|ch| !ch.has_error());
+    if !rest_sound {
+        return false;
+    }
+    if body.kind() == "block" {
+        return true;
+    }
+    let mut c = body.walk();
+    let inner: Vec<Node> = body.children(&mut c).collect();
+    items_are_sound(&inner)
 }
 
 /// Why a file could not be split.
@@ -59,16 +89,22 @@ fn layout(src: &str) -> Result<Layout, SplitError> {
     let mut parser = new_parser();
     let tree = parser.parse(src, None).ok_or_else(|| SplitError("tree-sitter-rust could not parse the file".into()))?;
     let root = tree.root_node();
-    if root.has_error() {
-        return Err(SplitError("the file does not parse cleanly (tree-sitter-rust)".into()));
-    }
-    let mut out = Layout::default();
-    out.module_end.insert(Vec::new(), src.len());
     let children: Vec<Node> = {
         let mut c = root.walk();
         root.children(&mut c).collect()
     };
+    // An error inside a function's body (Rust 2015's `try!(…)`, which tree-sitter-rust reads
+    // as the 2018 `try` keyword: bluss/either's serde_untagged.rs) leaves the items' extents
+    // as they are; an error between items, in a signature, or inside a test item, does not.
+    if root.has_error() && !items_are_sound(&children) {
+        return Err(SplitError("the file does not parse cleanly (tree-sitter-rust)".into()));
+    }
+    let mut out = Layout::default();
+    out.module_end.insert(Vec::new(), src.len());
     collect(&children, &[], src, &mut out);
+    if out.broken_test {
+        return Err(SplitError("an inline test item does not parse cleanly (tree-sitter-rust)".into()));
+    }
     let mut seen: BTreeMap<(Vec<String>, String), usize> = BTreeMap::new();
     for t in &mut out.tests {
         let n = seen.entry((t.module.clone(), t.key.clone())).or_insert(0);
@@ -149,6 +185,7 @@ fn collect(children: &[Node], module: &[String], src: &str, out: &mut Layout) {
                     format!("{word} {}", line.split_whitespace().collect::<Vec<_>>().join(" "))
                 }
             };
+            out.broken_test |= ch.has_error();
             out.tests.push(InlineTest {
                 module: module.to_vec(),
                 key,
@@ -309,6 +346,20 @@ mod tests {
 
     const V1: &str = "//! Crate docs.\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
     const V2: &str = "//! Crate docs.\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n/// Subtracts.\npub fn sub(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    #[test]\n    fn subtracts() {\n        assert_eq!(sub(3, 2), 1);\n    }\n}\n\n#[test]\nfn top_level() {}\n";
+
+    /// Regression (bluss/either's serde_untagged.rs at 1.5): a Rust 2015 `try!(…)` in a code
+    /// function is a parse error inside that function's body; the file still splits. An error
+    /// inside a test item, or between items, still refuses.
+    #[test]
+    fn a_parse_error_inside_a_code_body_does_not_stop_the_split() {
+        let src = "pub fn de(d: u8) -> Result<u8, ()> {\n    let v: u8 = try!(parse(d));\n    Ok(v)\n}\n\n\
+                   #[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
+        assert_eq!(tests_only(src).unwrap(), "#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n");
+        assert_eq!(with_tests_of(src, "").unwrap().trim_end(), src[..src.find("\n\n#[cfg").unwrap()].trim_end());
+        let in_test = "pub fn f() {}\n\n#[test]\nfn t() {\n    let v = try!(f());\n}\n";
+        assert!(tests_only(in_test).is_err());
+        assert!(tests_only("pub fn f() {}\n}}} fn\n").is_err());
+    }
 
     #[test]
     fn test_items_are_cfg_test_modules_and_test_functions() {
