@@ -152,19 +152,9 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     };
     let mut emitted: Vec<(String, Value)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
-    for pair in candidates.chunks(2) {
-        let made: Vec<Made> = match pair {
-            [(a, ca), (b, cb)] => {
-                let (ma, mb) = session.both(|| one(*a, ca.clone()), || one(*b, cb.clone()));
-                vec![ma, mb]
-            }
-            [(a, ca)] => vec![one(*a, ca.clone())],
-            _ => unreachable!("chunks of two"),
-        };
-        for (ok, bad) in made {
-            emitted.extend(ok);
-            rejected.extend(bad);
-        }
+    for (ok, bad) in session.map_two_at_a_time(&candidates, |(n, cand)| one(*n, cand.clone())) {
+        emitted.extend(ok);
+        rejected.extend(bad);
     }
     write_dataset(&session.out, &mut emitted)?;
     let _ = std::fs::remove_dir_all(session.out.join("work"));

@@ -123,6 +123,22 @@ impl Session {
         })
     }
 
+    /// `f` of every item, two at a time through [`Session::both`]; results in item order.
+    pub fn map_two_at_a_time<T: Sync, R: Send>(&self, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+        let mut out = Vec::with_capacity(items.len());
+        for pair in items.chunks(2) {
+            match pair {
+                [a, b] => {
+                    let (ra, rb) = self.both(|| f(a), || f(b));
+                    out.extend([ra, rb]);
+                }
+                [a] => out.push(f(a)),
+                _ => unreachable!("chunks of two"),
+            }
+        }
+        out
+    }
+
     /// Scratch space for this run's copies; removed on success by the caller.
     pub fn scratch(&self, name: &str) -> Result<PathBuf> {
         let dir = self.out.join("work").join(name);

@@ -414,16 +414,8 @@ pub fn run_level(
         |p: &Prepared<'_>| run_state(session, p.spec.name, &p.tree, p.tests, p.spec.must_pass, threshold, &p.run);
     let mut results: Vec<Option<Result<StateResult>>> = prepared.iter().map(|_| None).collect();
     let to_run: Vec<usize> = (0..prepared.len()).filter(|&i| runs_state(&prepared[i])).collect();
-    for pair in to_run.chunks(2) {
-        match *pair {
-            [a, b] => {
-                let (ra, rb) = session.both(|| run_one(&prepared[a]), || run_one(&prepared[b]));
-                results[a] = Some(ra);
-                results[b] = Some(rb);
-            }
-            [a] => results[a] = Some(run_one(&prepared[a])),
-            _ => unreachable!("chunks of two"),
-        }
+    for (i, r) in to_run.iter().zip(session.map_two_at_a_time(&to_run, |&i| run_one(&prepared[i]))) {
+        results[*i] = Some(r);
     }
     for (p, result) in prepared.iter().zip(results) {
         let spec = p.spec;
