@@ -220,8 +220,18 @@ pub struct DiscardedCall {
     pub target: Option<NodeId>,
     /// The called name (the last part of `self._validate_crit`).
     pub name: String,
-    /// The whole expression statement.
+    /// The whole expression statement; for a value only tested (`tested`), the assignment
+    /// `v = f(x)` and the `if v: …` right after it.
     pub span: Span,
+    /// The call's value is assigned to a local that only the next statement, an `if` without
+    /// `else`, tests: deleting both changes only what that `if` did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tested: bool,
+    /// Other definitions the statements name that nothing else in the caller's body names
+    /// (`InsecureKeyLengthWarning` in `if msg: warnings.warn(msg, InsecureKeyLengthWarning)`):
+    /// deleting the statements takes those uses out with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<NodeId>,
 }
 
 /// A statement or entry, at module level or in a class body, that names definitions only to
@@ -291,6 +301,17 @@ pub struct SkippedFile {
     pub reason: String,
 }
 
+/// A definition named by its dotted path in a test-configuration file
+/// (`filterwarnings = ["ignore::pkg.warnings.InsecureKeyWarning"]` in `pyproject.toml`): the
+/// test runner imports it before any test is collected.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ConfigReference {
+    /// The configuration file, repository-relative.
+    pub path: String,
+    pub line: usize,
+    pub target: NodeId,
+}
+
 /// One language's files indexed together, as its indexer returns them.
 #[derive(Debug, Default)]
 pub struct LanguageIndex {
@@ -300,6 +321,8 @@ pub struct LanguageIndex {
     pub definitions: Vec<Definition>,
     /// Files that could not be read or parsed, in path order.
     pub skipped: Vec<SkippedFile>,
+    /// Definitions test-configuration files name, in path and line order.
+    pub config_references: Vec<ConfigReference>,
 }
 
 impl LanguageIndex {
@@ -342,6 +365,9 @@ pub struct DefinitionIndex {
     pub definitions: BTreeMap<NodeId, Definition>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub skipped: Vec<SkippedFile>,
+    /// Definitions named in test-configuration files (see [`ConfigReference`]).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub config_references: Vec<ConfigReference>,
 }
 
 impl Default for DefinitionIndex {
@@ -351,6 +377,7 @@ impl Default for DefinitionIndex {
             files: BTreeMap::new(),
             definitions: BTreeMap::new(),
             skipped: Vec::new(),
+            config_references: Vec::new(),
         }
     }
 }
@@ -416,6 +443,9 @@ impl DefinitionIndex {
         self.definitions.extend(part.definitions.into_iter().map(|d| (d.id.clone(), d)));
         self.skipped.extend(part.skipped);
         self.skipped.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
+        self.config_references.extend(part.config_references);
+        self.config_references.sort();
+        self.config_references.dedup();
     }
 }
 

@@ -17,6 +17,22 @@ pub struct RunExtras {
     pub args: Vec<String>,
 }
 
+/// A test run that failed as a whole, with the runner's message (and set-up hint).
+#[derive(Debug)]
+pub struct RunFailed {
+    pub message: String,
+    /// The output tail, when the runner could not collect the tests.
+    pub collection_tail: Option<String>,
+}
+
+impl std::fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RunFailed {}
+
 /// Run tests of `tree` (a shadow copy) through the project's runner.
 pub fn run_tests(
     session: &Session,
@@ -39,7 +55,11 @@ pub fn run_tests(
     };
     let result = carve_languages::run_tests(&request).map_err(|e| {
         let hint = cfg.setup.as_deref().map(|s| format!(" (set-up command: `{s}`)")).unwrap_or_default();
-        anyhow::anyhow!("{e}{hint}")
+        let collection_tail = match &e {
+            carve_languages::runner::RunnerError::Collection { tail, .. } => Some(tail.clone()),
+            _ => None,
+        };
+        anyhow::Error::new(RunFailed { message: format!("{e}{hint}"), collection_tail })
     })?;
     // Test files that cannot import a module usually mean dependencies are not installed.
     if let Some((file, err)) =

@@ -170,12 +170,32 @@ pub fn run_state(
     scratch: &Path,
 ) -> Result<StateResult> {
     session.progress.step(format!("validate: {state}"));
-    let result = run_tests(session, tree, Some(tests.iter().cloned().collect()), &RunExtras::default(), scratch)?;
+    let result = match run_tests(session, tree, Some(tests.iter().cloned().collect()), &RunExtras::default(), scratch) {
+        Ok(r) => r,
+        // A state whose tests cannot even be collected (a test configuration naming what the
+        // mask removed: `filterwarnings = ignore::pkg.warnings.W`): every test errors with the
+        // runner's last error line, so that a load repair can read what it names.
+        Err(e) => match collection_error_line(&e) {
+            Some(line) => {
+                let message = format!("could not collect the tests: {line}");
+                let outcomes = tests.iter().map(|t| (t, TestStatus::Error, Some(message.as_str())));
+                return Ok(judge(state, outcomes, must_pass, threshold));
+            }
+            None => return Err(e),
+        },
+    };
     let outcomes = tests.iter().map(|t| {
         let outcome = result.statuses.get(t);
         (t, outcome.map_or(TestStatus::Missing, |o| o.status), outcome.and_then(|o| o.message.as_deref()))
     });
     Ok(judge(state, outcomes, must_pass, threshold))
+}
+
+/// The last line of a collection failure's output that names an error (`AttributeError: module
+/// 'pkg.warnings' has no attribute 'W'`), when `e` is one.
+fn collection_error_line(e: &anyhow::Error) -> Option<String> {
+    let tail = e.chain().find_map(|c| c.downcast_ref::<super::run::RunFailed>()?.collection_tail.as_deref())?;
+    tail.lines().rev().map(str::trim).find(|l| l.contains("Error: ") || l.contains("Error(")).map(str::to_string)
 }
 
 /// The statuses of a state whose tree is byte-identical to the original: the baseline's

@@ -200,6 +200,7 @@ pub fn classify_keeping(
     }
     let mut ctx = Context::new(index, trace, f2p, p2p);
     ctx.kept = kept.clone();
+    ctx.entries = entries.clone();
 
     // BFS along F2P call edges; `origin` says how each definition was reached.
     let mut origin: BTreeMap<NodeId, Reason> = BTreeMap::new();
@@ -241,14 +242,34 @@ pub fn classify_keeping(
             stack.extend(ctx.children.get(id.as_str()).into_iter().flatten().copied());
         }
     }
-    // Remove what must stay, until nothing changes (every rule only grows what stays).
-    loop {
-        let keep: Vec<NodeId> = extracted.iter().filter(|x| ctx.must_keep(x, &extracted, &origin)).cloned().collect();
-        if keep.is_empty() {
+    // Remove what must stay, until nothing changes (every rule only grows what stays); then
+    // add what no test runs and only the extracted code names, and decide again.
+    for _ in 0..4 {
+        loop {
+            let keep: Vec<NodeId> =
+                extracted.iter().filter(|x| ctx.must_keep(x, &extracted, &origin)).cloned().collect();
+            if keep.is_empty() {
+                break;
+            }
+            for x in keep {
+                extracted.remove(&x);
+            }
+        }
+        let named: Vec<(NodeId, NodeId)> = ctx
+            .unrun_candidates()
+            .filter(|id| !extracted.contains(*id) && !origin.contains_key(*id))
+            .filter_map(|id| ctx.named_only_by_removed(id, &extracted).map(|by| (id.clone(), by)))
+            .collect();
+        if named.is_empty() {
             break;
         }
-        for x in keep {
-            extracted.remove(&x);
+        for (id, by) in named {
+            origin.insert(id.clone(), Reason::NamedOnlyByFeature { by });
+            let mut stack = vec![id];
+            while let Some(x) = stack.pop() {
+                stack.extend(ctx.children.get(x.as_str()).into_iter().flatten().map(|c| (*c).clone()));
+                extracted.insert(x);
+            }
         }
     }
 
@@ -337,6 +358,14 @@ struct Context<'a> {
     f2p_hits: BTreeMap<&'a str, usize>,
     /// Definitions that remain whatever the rules say (kept by a repair).
     kept: BTreeSet<NodeId>,
+    /// The entry points: definitions F2P test code calls.
+    entries: BTreeSet<NodeId>,
+    /// Target -> every definition (in any file) naming it in its body.
+    named_by: BTreeMap<&'a str, Vec<&'a NodeId>>,
+    /// Target -> discarded-value calls of code that stays whose statements alone name it.
+    named_in_calls: BTreeMap<&'a str, Vec<&'a DiscardedCall>>,
+    /// Definitions some test (F2P, P2P or a module load) runs.
+    run: BTreeSet<&'a str>,
 }
 
 impl<'a> Context<'a> {
@@ -440,6 +469,19 @@ impl<'a> Context<'a> {
                 }
             }
         }
+        let mut named_by: BTreeMap<&str, Vec<&NodeId>> = BTreeMap::new();
+        for def in index.definitions.values() {
+            for target in &def.references {
+                named_by.entry(target.as_str()).or_default().push(&def.id);
+            }
+        }
+        let mut named_in_calls: BTreeMap<&str, Vec<&DiscardedCall>> = BTreeMap::new();
+        for c in discarded_calls.values().flatten() {
+            for n in &c.names {
+                named_in_calls.entry(n.as_str()).or_default().push(c);
+            }
+        }
+        let run: BTreeSet<&str> = trace.tests.values().flat_map(|t| t.hits.iter().map(String::as_str)).collect();
         let mut module_needs: BTreeMap<&str, Vec<Reason>> = BTreeMap::new();
         for (path, file) in index.files.iter().filter(|(p, _)| stays(p)) {
             for r in &file.module_references {
@@ -448,9 +490,15 @@ impl<'a> Context<'a> {
                     .or_default()
                     .push(Reason::ModuleLevel { path: path.clone(), line: r.line });
             }
-            // `__all__` is no reason to keep: the mask takes extracted names out of it and
-            // the gold patch puts them back (design.md §5).
         }
+        for r in &index.config_references {
+            module_needs
+                .entry(r.target.as_str())
+                .or_default()
+                .push(Reason::NamedByConfig { path: r.path.clone(), line: r.line });
+        }
+        // `__all__` is no reason to keep: the mask takes extracted names out of it and the
+        // gold patch puts them back (design.md §5).
         let mut binding_needs: BTreeMap<&str, Vec<(&ValueBinding, &str)>> = BTreeMap::new();
         for (path, file) in index.files.iter().filter(|(p, _)| stays(p)) {
             for b in &file.value_bindings {
@@ -477,6 +525,10 @@ impl<'a> Context<'a> {
             body_refs,
             f2p_hits,
             kept: BTreeSet::new(),
+            entries: BTreeSet::new(),
+            named_by,
+            named_in_calls,
+            run,
         }
     }
 
@@ -484,12 +536,20 @@ impl<'a> Context<'a> {
     /// calls that resolve statically to `id` count: a call on an object the index cannot
     /// resolve (`result.add_row(line, row)` on a local) may have effects that code that stays
     /// relies on, and a name alone does not tell a check of its arguments from an effect.
+    ///
+    /// A call whose value is only tested (`msg = alg.check_key_length(key)` then `if msg: …`)
+    /// counts also when it names `id`'s method on an object the index does not resolve: its
+    /// value, not an effect, is what the code around it uses, and the trace shows `caller`
+    /// calling `id`.
     fn removable_calls(&self, caller: &str, id: &str) -> Vec<&'a DiscardedCall> {
+        let name = self.index.get(id).map(|d| d.name.as_str());
         self.discarded_calls
             .get(caller)
             .into_iter()
             .flatten()
-            .filter(|c| c.target.as_deref() == Some(id))
+            .filter(|c| {
+                c.target.as_deref() == Some(id) || (c.tested && c.target.is_none() && Some(c.name.as_str()) == name)
+            })
             .copied()
             .collect()
     }
@@ -508,8 +568,10 @@ impl<'a> Context<'a> {
         // The feature's tests must be its main users: a definition as many P2P tests run as
         // F2P tests do is shared code the feature merely passes through (`_verify_signature`,
         // run by 108 P2P tests and 1 F2P test), whose removal would change what they check.
+        // A definition F2P test code calls itself is what those tests are about, however many
+        // P2P tests pass through it.
         let p2p_count = self.p2p_hits.get(id).map_or(0, |(_, n)| *n);
-        if p2p_count >= self.f2p_hits.get(id).copied().unwrap_or(0) {
+        if p2p_count >= self.f2p_hits.get(id).copied().unwrap_or(0) && !self.entries.contains(id) {
             return None;
         }
         let callers = self.p2p_callers.get(id)?.as_ref()?;
@@ -609,6 +671,78 @@ impl<'a> Context<'a> {
         Some(Reason::Implementation { interface, of, by })
     }
 
+    /// Top-level functions and classes outside test code, in files that stay, that no test
+    /// runs and something names: candidates for [`Reason::NamedOnlyByFeature`].
+    fn unrun_candidates(&self) -> impl Iterator<Item = &'a NodeId> + '_ {
+        self.index
+            .definitions
+            .values()
+            .filter(move |d| {
+                d.parent.is_none()
+                    && (d.kind.is_class_like() || matches!(d.kind, DefinitionKind::Function))
+                    && !is_test_def(self.index, d)
+                    && !self.removed_files.contains(d.path.as_str())
+                    && !self.run.contains(d.id.as_str())
+                    && !self.kept.contains(&d.id)
+                    && (self.named_by.contains_key(d.id.as_str()) || self.named_in_calls.contains_key(d.id.as_str()))
+            })
+            .map(|d| &d.id)
+    }
+
+    /// Whether the mask deletes discarded-value call `c` (of code that stays) with what it
+    /// calls, given what is extracted: its callee goes, and P2P tests run the callee only
+    /// through such calls.
+    fn call_goes(&self, c: &DiscardedCall, extracted: &BTreeSet<NodeId>) -> bool {
+        let callees: Vec<&NodeId> = match &c.target {
+            Some(t) => extracted.get(t).into_iter().collect(),
+            None if c.tested => {
+                extracted.iter().filter(|e| self.index.get(e).is_some_and(|d| d.name == c.name)).collect()
+            }
+            None => Vec::new(),
+        };
+        callees.into_iter().any(|t| {
+            self.p2p_hits.contains_key(t.as_str())
+                && self.removable_calls(&c.caller, t).contains(&c)
+                && self.p2p_only_through_removed(t, extracted).is_some()
+        })
+    }
+
+    /// Whether `by` (code that stays) names `id` only in call statements the mask deletes.
+    fn names_only_in_deleted_calls(&self, by: &str, id: &str, extracted: &BTreeSet<NodeId>) -> bool {
+        self.named_in_calls.get(id).into_iter().flatten().any(|c| c.caller == by && self.call_goes(c, extracted))
+    }
+
+    /// For a definition no test runs: the first namer of it the mask takes out, when every
+    /// namer goes (extracted, an F2P test taken out, a deleted call statement) and nothing
+    /// that stays needs it to load; else `None`.
+    fn named_only_by_removed(&self, id: &str, extracted: &BTreeSet<NodeId>) -> Option<NodeId> {
+        let gone = |by: &str| {
+            self.index.lineage(by).any(|a| extracted.contains(a))
+                || within(self.index, by, &self.removed_tests)
+                || self.index.get(by).is_some_and(|d| self.removed_files.contains(d.path.as_str()))
+        };
+        let mut first: Option<NodeId> = None;
+        for by in self.named_by.get(id).into_iter().flatten() {
+            if by.as_str() == id || self.index.lineage(by).any(|a| a == id) {
+                continue;
+            }
+            if gone(by) || self.names_only_in_deleted_calls(by, id, extracted) {
+                first = first.min(Some((*by).clone())).or(Some((*by).clone()));
+            } else {
+                return None;
+            }
+        }
+        for c in self.named_in_calls.get(id).into_iter().flatten() {
+            if self.call_goes(c, extracted) {
+                first = first.min(Some(c.caller.clone())).or(Some(c.caller.clone()));
+            }
+        }
+        let first = first?;
+        let mut with = extracted.clone();
+        with.insert(id.to_string());
+        self.keep_reasons(id, &with, &BTreeMap::new(), false).is_empty().then_some(first)
+    }
+
     fn parent_of(&self, id: &str) -> Option<&'a Definition> {
         self.index.get(id)?.parent.as_deref().and_then(|p| self.index.get(p))
     }
@@ -618,7 +752,12 @@ impl<'a> Context<'a> {
     fn must_keep(&self, id: &str, extracted: &BTreeSet<NodeId>, origin: &BTreeMap<NodeId, Reason>) -> bool {
         let unreached_in_kept =
             !origin.contains_key(id) && self.parent_of(id).is_none_or(|p| !extracted.contains(&p.id));
-        unreached_in_kept || self.kept.contains(id) || !self.keep_reasons(id, extracted, origin, false).is_empty()
+        let named_elsewhere = matches!(origin.get(id), Some(Reason::NamedOnlyByFeature { .. }))
+            && self.named_only_by_removed(id, extracted).is_none();
+        unreached_in_kept
+            || named_elsewhere
+            || self.kept.contains(id)
+            || !self.keep_reasons(id, extracted, origin, false).is_empty()
     }
 
     /// Every reason `id` must stay, given what is currently extracted. With `explain`, a
@@ -699,8 +838,13 @@ impl<'a> Context<'a> {
             });
         }
         for by in self.class_refs.get(id).into_iter().flatten() {
-            // Kept code that runs, or a reached definition that remains.
-            if *by != id && stays(by) && (self.executed.contains(by.as_str()) || origin.contains_key(*by)) {
+            // Kept code that runs, or a reached definition that remains; not where it names
+            // `id` only in call statements the mask deletes.
+            if *by != id
+                && stays(by)
+                && (self.executed.contains(by.as_str()) || origin.contains_key(*by))
+                && !self.names_only_in_deleted_calls(by, id, extracted)
+            {
                 reasons.push(Reason::ReferencedBy { by: (*by).clone() });
             }
         }

@@ -63,7 +63,7 @@ fn finish(parsed: Vec<(String, Result<parse::ParsedFile, IndexError>)>, modules:
     }
     skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
     let (files, definitions) = link::link(ok, modules);
-    GoIndex { files, definitions, skipped: skipped_files }
+    GoIndex { files, definitions, skipped: skipped_files, config_references: Vec::new() }
 }
 
 /// Index files held in memory: `(repository-relative path, bytes)`. `go.mod` files among

@@ -183,14 +183,16 @@ pub fn mask_file_with(
         }
     }
     for c in &calls {
-        let node = node_at(root, c.start_byte, c.end_byte).filter(|n| n.kind() == "expression_statement").ok_or_else(
-            || MaskError::DefinitionNotFound {
-                path: file.path.clone(),
-                id: "call statement".into(),
-                line: c.start_line,
-            },
-        )?;
-        deleted.push(node);
+        let not_found = || MaskError::DefinitionNotFound {
+            path: file.path.clone(),
+            id: "call statement".into(),
+            line: c.start_line,
+        };
+        match node_at(root, c.start_byte, c.end_byte) {
+            Some(node) if node.kind() == "expression_statement" => deleted.push(node),
+            // A tested value: `v = f(x)` and the `if v: …` after it, siblings in one block.
+            _ => deleted.extend(statements_spanning(root, c.start_byte, c.end_byte).ok_or_else(not_found)?),
+        }
     }
     let mut entries: BTreeMap<usize, (Node, Vec<Node>)> = BTreeMap::new();
     for b in &bindings {
@@ -323,6 +325,25 @@ fn node_at(root: Node, start: usize, end: usize) -> Option<Node> {
         n = p;
     }
     (n.start_byte() == start && n.end_byte() == end).then_some(n)
+}
+
+/// The consecutive statements of one block that together span exactly `start..end`.
+fn statements_spanning(root: Node, start: usize, end: usize) -> Option<Vec<Node>> {
+    let mut first = root.descendant_for_byte_range(start, start)?;
+    while first.start_byte() == start && first.parent().is_some_and(|p| p.start_byte() == start && p.kind() != "block")
+    {
+        first = first.parent()?;
+    }
+    if first.start_byte() != start || first.parent().is_none_or(|p| p.kind() != "block") {
+        return None;
+    }
+    let mut out = vec![first];
+    let mut cur = first;
+    while cur.end_byte() < end {
+        cur = cur.next_named_sibling()?;
+        out.push(cur);
+    }
+    (cur.end_byte() == end).then_some(out)
 }
 
 fn import_statement_at(root: Node, start: usize, end: usize) -> Option<Node> {

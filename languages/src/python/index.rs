@@ -74,7 +74,55 @@ pub fn index_sources(sources: &[(String, Vec<u8>)]) -> PythonIndex {
 /// are skipped and reported.
 pub fn index_files(root: &Path, paths: &[String]) -> PythonIndex {
     let parsed = crate::walk::parse_files(root, paths, parse::new_parser, parse::parse_file);
-    finish(paths.to_vec(), parsed)
+    let mut index = finish(paths.to_vec(), parsed);
+    index.config_references = config_references(root, &index.definitions);
+    index
+}
+
+/// The test-configuration files at the repository's root whose dotted names pytest imports
+/// (`filterwarnings`, `-p` plugins and the like).
+const CONFIG_FILES: [&str; 4] = ["pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini"];
+
+/// Top-level definitions the root's test-configuration files name by dotted path
+/// (`pkg.warnings.InsecureKeyWarning`, found as `pkg/warnings.py`, `pkg/warnings/__init__.py`
+/// or the same under `src/`).
+fn config_references(root: &Path, definitions: &[Definition]) -> Vec<crate::index::ConfigReference> {
+    let top: std::collections::BTreeSet<&str> =
+        definitions.iter().filter(|d| d.parent.is_none()).map(|d| d.id.as_str()).collect();
+    let mut out = Vec::new();
+    for name in CONFIG_FILES {
+        let Ok(text) = std::fs::read_to_string(root.join(name)) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            for dotted in dotted_names(line) {
+                let Some((module, def)) = dotted.rsplit_once('.') else { continue };
+                let m = module.replace('.', "/");
+                let candidates = [
+                    format!("{m}.py"),
+                    format!("{m}/__init__.py"),
+                    format!("src/{m}.py"),
+                    format!("src/{m}/__init__.py"),
+                ];
+                if let Some(id) = candidates.iter().map(|f| format!("{f}::{def}")).find(|id| top.contains(id.as_str()))
+                {
+                    out.push(crate::index::ConfigReference { path: name.to_string(), line: i + 1, target: id });
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The dotted names (`a.b.C`, two parts at least) in `line`.
+fn dotted_names(line: &str) -> Vec<&str> {
+    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    line.split(|c: char| !is_part(c))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| {
+            w.contains('.') && w.split('.').all(|p| p.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'))
+        })
+        .collect()
 }
 
 fn finish(mut paths: Vec<String>, results: Vec<Result<parse::ParsedFile, IndexError>>) -> PythonIndex {

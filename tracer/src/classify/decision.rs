@@ -69,6 +69,9 @@ pub enum Reason {
     Implementation { interface: String, of: NodeId, by: Option<NodeId> },
     /// Named by module-level code that stays.
     ModuleLevel { path: String, line: usize },
+    /// Named by its dotted path in a test-configuration file (`filterwarnings` in
+    /// `pyproject.toml`), which the test runner imports before collecting any test.
+    NamedByConfig { path: String, line: usize },
     /// Listed in `__all__`.
     Exported { path: String },
     /// A class named in the body of a definition that stays and runs.
@@ -90,6 +93,11 @@ pub enum Reason {
     /// the classification's `removed_calls`). Validation decides whether that was sound: a
     /// P2P test that then fails puts it back (load repair).
     P2pOnlyThroughRemoved { test: TestId, calls: Vec<NodeId>, extracted_callers: Vec<NodeId> },
+    /// No test runs it, and only code the mask takes out names it: extracted definitions, F2P
+    /// tests, or call statements deleted with their callee (`by` is the first such namer;
+    /// imports and `__all__` entries of it go with it). A warning or error class only the
+    /// feature raises.
+    NamedOnlyByFeature { by: NodeId },
 }
 
 fn and_more(f: &mut fmt::Formatter<'_>, others: usize) -> fmt::Result {
@@ -131,6 +139,9 @@ impl fmt::Display for Reason {
             Reason::ModuleLevel { path, line } => {
                 write!(f, "used by module-level code at {path}:{line}")
             }
+            Reason::NamedByConfig { path, line } => {
+                write!(f, "named by the test configuration at {path}:{line}")
+            }
             Reason::Exported { path } => write!(f, "listed in __all__ of {path}"),
             Reason::ReferencedBy { by } => write!(f, "named by {by}, which stays and runs"),
             Reason::EntryPoint { test } => write!(f, "entry point: called by F2P test {test}"),
@@ -138,6 +149,9 @@ impl fmt::Display for Reason {
             Reason::HasReachedMember { member } => write!(f, "class of reached member {member}"),
             Reason::MemberOfExtracted { class } => write!(f, "member of extracted class {class}"),
             Reason::ParentExtracted { parent } => write!(f, "nested in extracted {parent}"),
+            Reason::NamedOnlyByFeature { by } => {
+                write!(f, "no test runs it and only code the mask takes out names it ({by})")
+            }
             Reason::P2pOnlyThroughRemoved { test, calls, extracted_callers } => {
                 write!(f, "executed by P2P test {test} only through")?;
                 if !calls.is_empty() {

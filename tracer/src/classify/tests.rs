@@ -731,6 +731,8 @@ fn a_definition_p2p_tests_run_only_through_a_discarded_call_is_extracted_with_th
             target: Some("pkg/core.py::check".into()),
             name: "check".into(),
             span,
+            tested: false,
+            names: Vec::new(),
         });
         index
     };

@@ -17,8 +17,9 @@ use crate::index::{
     ModuleReference, ParameterKind, Span, ValueBinding,
 };
 
-/// Whether every use of a callee in one body is a discarded-value call, and those calls.
-type Uses = (bool, Vec<Span>);
+/// Whether every use of a callee in one body is a discarded-value call, and those calls (each
+/// with whether its value is only tested).
+type Uses = (bool, Vec<(Span, bool)>);
 
 /// Re-export chains and inheritance are followed this deep at most (cycles end here).
 const MAX_DEPTH: usize = 24;
@@ -387,6 +388,20 @@ impl<'a> Linker<'a> {
                 None => e.0 = false,
             }
         }
+        // Definitions named in `span` and nowhere else in this body (other than the callee).
+        let names_only_in = |span: Span, callee: &Option<String>| -> Vec<String> {
+            let (mut inside, mut outside) = (BTreeSet::new(), BTreeSet::new());
+            for r in &raw.body_refs {
+                let Some((tf, td)) = self.resolve_chain(file, r, 0) else { continue };
+                let id = &self.files[tf].defs[td].def.id;
+                if span.start_byte <= r.pos && r.pos < span.end_byte {
+                    inside.insert(id.clone());
+                } else {
+                    outside.insert(id.clone());
+                }
+            }
+            inside.into_iter().filter(|id| !outside.contains(id) && Some(id) != callee.as_ref()).collect()
+        };
         let mut out: Vec<DiscardedCall> = Vec::new();
         for ((target, name), (all, spans)) in by_callee {
             if !all {
@@ -396,12 +411,14 @@ impl<'a> Linker<'a> {
                 Some(t) => self.name_of(t).unwrap_or(name).to_string(),
                 None => name.to_string(),
             };
-            for span in spans {
+            for (span, tested) in spans {
                 out.push(DiscardedCall {
                     caller: raw.def.id.clone(),
                     target: target.clone(),
                     name: name.clone(),
                     span,
+                    tested,
+                    names: names_only_in(span, &target),
                 });
             }
         }

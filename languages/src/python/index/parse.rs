@@ -24,8 +24,9 @@ pub(super) struct RawRef {
     /// 1-based line, for module-level uses only (the index lists their lines); 0 elsewhere.
     pub line: usize,
     /// For a use in a function body that is the callee of a call whose value is discarded
-    /// (an expression statement `f(x)`, `self.m(x)`, `await self.m(x)`): that statement.
-    pub call_statement: Option<Span>,
+    /// (an expression statement `f(x)`, `self.m(x)`, `await self.m(x)`): that statement; or
+    /// whose value is only tested (`v = f(x)` then `if v: …`): both statements, and `true`.
+    pub call_statement: Option<(Span, bool)>,
 }
 
 #[derive(Debug)]
@@ -618,7 +619,9 @@ fn collect_uses(
                 } else if defs[d].is_class() {
                     defs[d].load_refs.push((raw(chain, Some(d)), LoadRole::ClassBody));
                 } else {
-                    let call_statement = discarded_call_statement(node).map(span);
+                    let call_statement = discarded_call_statement(node)
+                        .map(|s| (span(s), false))
+                        .or_else(|| tested_call_statements(node, src).map(|(a, b)| (span_from_to(a, b), true)));
                     defs[d].body_refs.push(RawRef { call_statement, ..raw(chain, Some(d)) });
                 }
             }
@@ -654,6 +657,84 @@ fn discarded_call_statement(callee: Node) -> Option<Node> {
         value = a;
     }
     value.parent().filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
+}
+
+/// The statements `v = <call of callee>` and, right after it, `if v: …` (or `if not v`, `if v is
+/// None`, `if v is not None`; no `elif`/`else`), when the value `v` is used nowhere else in the
+/// function: the call's value only decides whether the `if` runs, so deleting both leaves the
+/// code around them valid, and changes what it does only where the call gave a value that
+/// ran the `if` (validation decides whether any pass-to-pass test relied on that).
+fn tested_call_statements<'t>(callee: Node<'t>, src: &str) -> Option<(Node<'t>, Node<'t>)> {
+    let call = callee.parent().filter(|c| c.kind() == "call")?;
+    if call.child_by_field_name("function").is_none_or(|f| f.id() != callee.id()) {
+        return None;
+    }
+    let assign = call.parent().filter(|a| a.kind() == "assignment")?;
+    if assign.child_by_field_name("right").is_none_or(|r| r.id() != call.id())
+        || assign.child_by_field_name("type").is_some()
+    {
+        return None;
+    }
+    let left = assign.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
+    let name = signature::text(left, src);
+    let first = assign.parent().filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)?;
+    let mut next = first.next_named_sibling();
+    while next.is_some_and(|n| n.kind() == "comment") {
+        next = next.and_then(|n| n.next_named_sibling());
+    }
+    let guard = next.filter(|n| n.kind() == "if_statement")?;
+    if guard.child_by_field_name("alternative").is_some() {
+        return None;
+    }
+    let cond = guard.child_by_field_name("condition")?;
+    let tests_only_v = match cond.kind() {
+        "identifier" => signature::text(cond, src) == name,
+        "not_operator" => cond
+            .child_by_field_name("argument")
+            .is_some_and(|a| a.kind() == "identifier" && signature::text(a, src) == name),
+        "comparison_operator" => {
+            let parts: Vec<Node> = {
+                let mut c = cond.walk();
+                cond.named_children(&mut c).collect()
+            };
+            parts.len() == 2
+                && parts[0].kind() == "identifier"
+                && signature::text(parts[0], src) == name
+                && parts[1].kind() == "none"
+        }
+        _ => false,
+    };
+    if !tests_only_v {
+        return None;
+    }
+    // The function whose body holds them: no other use of `v` there.
+    let mut func = first.parent()?;
+    while !matches!(func.kind(), "function_definition" | "module" | "class_definition") {
+        func = func.parent()?;
+    }
+    if func.kind() != "function_definition" {
+        return None;
+    }
+    let (start, end) = (first.start_byte(), guard.end_byte());
+    let mut stack = vec![func];
+    while let Some(n) = stack.pop() {
+        if n.end_byte() <= start || n.start_byte() >= end {
+            if n.kind() == "identifier" && signature::text(n, src) == name {
+                return None;
+            }
+        } else if n.kind() == "identifier" {
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    Some((first, guard))
+}
+
+/// The span from the start of `a` to the end of `b`.
+fn span_from_to(a: Node, b: Node) -> Span {
+    let (s, e) = (span(a), span(b));
+    Span { end_byte: e.end_byte, end_line: e.end_line, ..s }
 }
 
 /// The binding (found before, or new) that `b` describes.
