@@ -93,6 +93,10 @@ pub struct ChainFile {
     /// Commits outside the mined chain pulled into a stage so that every state builds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
+    /// Repository files pulled into states that import them before the stage that created
+    /// them (a state did not build without them): `States::pull_imported_files`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pulled_files: Vec<crate::states::PulledFile>,
     /// Source files with tests inside (Rust's `#[cfg(test)]` modules and `#[test]` functions
     /// in `src/`) split into code and tests: their files under a `tests_dir` hold the test
     /// part alone, which a gate joins with the tree's own code of that file
@@ -663,7 +667,16 @@ pub fn build_traced(
                 continue;
             }
         }
-        let Some((k, message)) = first_build_failure(&states, cfg.language, scratch.path()).map_err(&err)? else {
+        // First, a state that imports a file only a later state has gets that file (bounded).
+        let mut failure = first_build_failure(&states, cfg.language, scratch.path()).map_err(&err)?;
+        for _ in 0..MAX_REPAIRS {
+            let Some((k, message)) = &failure else { break };
+            if states.pull_imported_files(*k, message).map_err(&err)?.is_empty() {
+                break;
+            }
+            failure = first_build_failure(&states, cfg.language, scratch.path()).map_err(&err)?;
+        }
+        let Some((k, message)) = failure else {
             break states;
         };
         // First repair of a per-definition file: keep (at its final text) what the build error
@@ -918,6 +931,7 @@ pub fn build_traced(
         },
         shared_context: states.shared.clone(),
         by_definition: states.by_definition.clone(),
+        pulled_files: states.pulled.clone(),
         repairs,
         inline_tests: inline.iter().cloned().collect(),
         merged_stages: merged,
@@ -1169,6 +1183,7 @@ mod tests {
             inline: BTreeMap::new(),
             code_states: vec![],
             language: Language::Go,
+            pulled: vec![],
             stage_commits: vec![],
         };
         let msg = "./node.go:77:5: undefined: setNodeID\n./uuid.go:9: uuid.NodeID undefined (type UUID has no field or method NodeID)\nIDs";

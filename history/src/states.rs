@@ -67,6 +67,48 @@ pub struct States {
     pub language: Language,
     /// The commits of each stage (for messages that name a state by its commit).
     pub stage_commits: Vec<Vec<String>>,
+    /// Repository files pulled into states that imported them before a later state had them
+    /// ([`States::pull_imported_files`]).
+    pub pulled: Vec<PulledFile>,
+}
+
+/// A repository file that a state which did not build imports while only a later state has it:
+/// pulled into that state and the ones up to the later state, at its text there (a necessary
+/// dependency of the stage, III-C), so the stage that created it no longer does.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PulledFile {
+    pub path: String,
+    /// The first state that got it (S_from … S_(at-1) hold it).
+    pub from: usize,
+    /// The earliest later state that has it; its text there is the one pulled.
+    pub at: usize,
+    /// The file of S_from whose import resolves to it.
+    pub imported_by: String,
+    pub reason: String,
+}
+
+/// The files of a state commit.
+fn tree_files(dir: &Path, commit: &str) -> Result<BTreeSet<String>, String> {
+    let out = git(dir, &["ls-tree", "-r", "-z", "--name-only", commit], None)?;
+    Ok(String::from_utf8_lossy(&out).split('\0').filter(|p| !p.is_empty()).map(str::to_string).collect())
+}
+
+/// `commit` with `path` set to `bytes`, as a new state commit.
+fn with_file(
+    dir: &Path,
+    commit: &str,
+    path: &str,
+    bytes: &[u8],
+    label: &str,
+    modes: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    git(dir, &["checkout", "-q", "--detach", commit], None)?;
+    let p = dir.join(path);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+    }
+    std::fs::write(&p, bytes).map_err(|e| format!("write {}: {e}", p.display()))?;
+    commit_state(dir, label, modes)
 }
 
 /// Files that make a folder a project (module root, package, crate): one a chain commit created
@@ -580,7 +622,73 @@ impl States {
             code_states,
             language,
             stage_commits: stages.to_vec(),
+            pulled: Vec::new(),
         })
+    }
+
+    /// Repair of a state S_k that does not build: every repository file a file of S_k imports
+    /// (carve's index resolves the import) that S_k lacks and a later state S_m has is pulled
+    /// into S_k … S_(m-1) at its text at S_m (a kept per-definition file's final imports, or a
+    /// file outside the chain that imports what a stage created). Returns the files pulled
+    /// (none: the error is not a missing file). S_n, the final checkpoint, never changes.
+    pub fn pull_imported_files(&mut self, k: usize, message: &str) -> Result<Vec<PulledFile>, String> {
+        let n = self.states.len() - 1;
+        if k >= n {
+            return Ok(Vec::new());
+        }
+        let files: Vec<BTreeSet<String>> =
+            self.states.iter().map(|s| tree_files(&self.dir, s)).collect::<Result<_, _>>()?;
+        let later: BTreeSet<&String> = files[k + 1..].iter().flatten().filter(|p| !files[k].contains(*p)).collect();
+        if later.is_empty() {
+            return Ok(Vec::new());
+        }
+        let indexed = |p: &str| Language::from_path(Path::new(p)).is_some();
+        let mut sources = Vec::new();
+        for p in files[k].iter().filter(|p| indexed(p)) {
+            sources.push((p.clone(), git(&self.dir, &["show", &format!("{}:{p}", self.states[k])], None)?));
+        }
+        // Placeholders, so that imports of what only later states have still resolve.
+        sources.extend(later.iter().filter(|p| indexed(p)).map(|p| ((*p).clone(), Vec::new())));
+        let index = DefinitionIndex::from_sources(&sources);
+        let mut found: BTreeMap<String, String> = BTreeMap::new();
+        for (path, file) in &index.files {
+            if !files[k].contains(path) {
+                continue;
+            }
+            for r in file.imports.iter().filter_map(|i| i.resolved_path.as_ref()) {
+                if later.contains(r) {
+                    found.entry(r.clone()).or_insert_with(|| path.clone());
+                }
+            }
+        }
+        let modes = regular_modes(&self.dir, &self.final_commit)?;
+        let mut pulled = Vec::new();
+        let first_line = message.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+        for (path, by) in found {
+            let Some(m) = (k + 1..=n).find(|&m| files[m].contains(&path)) else { continue };
+            let bytes = git(&self.dir, &["show", &format!("{}:{path}", self.states[m])], None)?;
+            for s in k..m {
+                let same = self.code_states[s] == self.states[s];
+                self.states[s] = with_file(&self.dir, &self.states[s], &path, &bytes, &format!("S{s}"), &modes)?;
+                self.code_states[s] = if same {
+                    self.states[s].clone()
+                } else {
+                    with_file(&self.dir, &self.code_states[s], &path, &bytes, &format!("W{s}"), &modes)?
+                };
+            }
+            pulled.push(PulledFile {
+                reason: format!(
+                    "S{k} did not pass the build check ({first_line}); {by} imports {path}, which S{k} lacks and S{m} \
+                     has, so it comes with S{k} at its text at S{m}"
+                ),
+                path,
+                from: k,
+                at: m,
+                imported_by: by,
+            });
+        }
+        self.pulled.extend(pulled.iter().cloned());
+        Ok(pulled)
     }
 
     /// Split the inline tests off the code (FeatureArc on Rust, where tests live in `src/`):
@@ -770,6 +878,69 @@ mod tests {
         let fresh = tempfile::tempdir().unwrap();
         provide(none.path(), fresh.path()).unwrap();
         assert!(!fresh.path().join("node_modules").exists());
+    }
+
+    /// Regression (unjs/defu `defu`): a commit outside the chain rewrites `src/defu.ts`, which
+    /// stage 0 created, so the file is made per definition; stage 1 changes `defu` to take a
+    /// `Merger` from `./types`, which it creates. S1 holds `defu` at its text before stage 1 but
+    /// the final file's `import type { Merger } from './types'`, and no `src/types.ts`: the
+    /// repair pulls it into S1 at its text at S2, and leaves S0 (no `src/defu.ts`) and S2 alone.
+    #[test]
+    fn a_state_importing_a_file_a_later_stage_creates_gets_that_file() {
+        let commit = |message: &str, files: &[(&str, &str)]| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+            delete: vec![],
+        };
+        let types = "export type Merger = (a: any, b: any) => any\n";
+        let recipe = crate::recipe::Recipe {
+            commits: vec![
+                commit(
+                    "feat: defu",
+                    &[("src/defu.ts", "export function defu(a: any, b: any) {\n  return { ...b, ...a }\n}\n")],
+                ),
+                commit(
+                    "refactor: Object.assign",
+                    &[("src/defu.ts", "export function defu(a: any, b: any) {\n  return Object.assign({}, b, a)\n}\n")],
+                ),
+                commit(
+                    "feat: custom merger",
+                    &[
+                        ("src/types.ts", types),
+                        (
+                            "src/defu.ts",
+                            "import type { Merger } from './types'\n\nexport function defu(a: any, b: any, merger?: Merger) {\n  return merger ? merger(a, b) : Object.assign({}, b, a)\n}\n",
+                        ),
+                    ],
+                ),
+            ],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[0].clone()], vec![ids[2].clone()]];
+        let mut states =
+            States::build(&repo, &scratch, &ids[2], &stages, Language::TypeScript, &BTreeSet::new()).unwrap();
+        assert_eq!(states.by_definition.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/defu.ts"]);
+        let s1 = String::from_utf8(states.file_at(1, "src/defu.ts").unwrap()).unwrap();
+        assert!(s1.contains("from './types'") && !s1.contains("merger?"), "{s1}");
+        assert_eq!(states.file_at(1, "src/types.ts"), None);
+        let final_state = states.states[2].clone();
+        assert!(states.pull_imported_files(0, "error").unwrap().is_empty(), "S0 has no file that imports it");
+        let pulled =
+            states.pull_imported_files(1, "src/defu.ts(1,30): error TS2307: Cannot find module './types'").unwrap();
+        assert_eq!(pulled.len(), 1, "{pulled:?}");
+        assert_eq!((pulled[0].path.as_str(), pulled[0].from, pulled[0].at), ("src/types.ts", 1, 2));
+        assert_eq!(pulled[0].imported_by, "src/defu.ts");
+        assert!(pulled[0].reason.contains("TS2307"), "{}", pulled[0].reason);
+        assert_eq!(states.file_at(1, "src/types.ts").as_deref(), Some(types.as_bytes()));
+        assert_eq!(states.file_at(0, "src/types.ts"), None);
+        assert_eq!(states.states[2], final_state, "S2, the final checkpoint, is unchanged");
+        assert_eq!(states.code_states, states.states);
+        assert_eq!(states.pulled, pulled);
+        assert!(states.pull_imported_files(1, "error").unwrap().is_empty(), "nothing left to pull");
     }
 
     /// Per-definition states of one Go file: the final text without what later stages added,
