@@ -726,8 +726,14 @@ impl<'a> Context<'a> {
             if by.as_str() == id || self.index.lineage(by).any(|a| a == id) {
                 continue;
             }
+            // A test alone naming it (a class the F2P tests instantiate) does not make it the
+            // feature's: code that is extracted or deleted must name it.
+            let test = within(self.index, by, &self.removed_tests)
+                || self.index.get(by).is_some_and(|d| self.removed_files.contains(d.path.as_str()));
             if gone(by) || self.names_only_in_deleted_calls(by, id, extracted) {
-                first = first.min(Some((*by).clone())).or(Some((*by).clone()));
+                if !test {
+                    first = first.min(Some((*by).clone())).or(Some((*by).clone()));
+                }
             } else {
                 return None;
             }

@@ -455,3 +455,19 @@ fn calls_whose_value_is_discarded_are_recorded_when_every_use_is_one() {
     );
     assert!(calls.iter().all(|c| c.caller == "m.py::C.run"));
 }
+
+#[test]
+fn a_call_whose_value_only_the_next_if_tests_is_recorded_with_that_if_and_what_only_it_names() {
+    let src = "class W(Warning):\n    pass\n\ndef length(k):\n    return None\n\ndef encode(alg, k):\n    msg = alg.check_key_length(k)\n    if msg:\n        warn(msg, W)\n    n = length(k)\n    if n:\n        pass\n    return n\n\ndef decode(alg, k):\n    msg = alg.check_key_length(k)\n    if msg:\n        pass\n    else:\n        return k\n";
+    let index = crate::index::DefinitionIndex::from_sources(&[("m.py".to_string(), src.as_bytes().to_vec())]);
+    let calls = &index.files["m.py"].discarded_calls;
+    let got: Vec<(&str, &str, bool, usize, usize, Vec<&str>)> = calls
+        .iter()
+        .map(|c| {
+            let names = c.names.iter().map(String::as_str).collect();
+            (c.caller.as_str(), c.name.as_str(), c.tested, c.span.start_line, c.span.end_line, names)
+        })
+        .collect();
+    // `n` is returned too, and `decode`'s `if` has an `else`: neither value is only tested.
+    assert_eq!(got, [("m.py::encode", "check_key_length", true, 8, 10, vec!["m.py::W"])], "{calls:#?}");
+}
