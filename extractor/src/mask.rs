@@ -192,6 +192,12 @@ pub fn mask_tree_with(
         .map(|s| (s.language(), s.plan_mask_with_calls(index, &removals.delete, &removals.stub, &plan.remove_calls)))
         .collect();
     let plan_for = |lang: Language| -> &dyn Masking { &*plans[&support(lang).family()[0]] };
+    // Test-configuration lines that only list a deleted definition (`"ignore::pkg.W",`) go
+    // with it.
+    let mut config_drops: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for r in index.config_references.iter().filter(|r| r.removable && removals.delete.contains(&r.target)) {
+        config_drops.entry(r.path.as_str()).or_default().insert(r.line);
+    }
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     for rel in files.iter().filter(|f| !outcome.removed_files.contains(*f)) {
         let (src, dst) = (root.join(rel), out.join(rel));
@@ -204,7 +210,23 @@ pub fn mask_tree_with(
             continue;
         }
         let Some(file) = index.files.get(rel) else {
-            std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+            match config_drops.get(rel.as_str()) {
+                Some(lines) => {
+                    let source = std::fs::read_to_string(&src).map_err(io_err(&src))?;
+                    let kept: String = source
+                        .split_inclusive('\n')
+                        .enumerate()
+                        .filter(|(i, _)| !lines.contains(&(i + 1)))
+                        .map(|(_, l)| l)
+                        .collect();
+                    std::fs::write(&dst, kept).map_err(io_err(&dst))?;
+                    outcome.changed_files.insert(rel.clone());
+                    originals.insert(rel.clone(), source);
+                }
+                None => {
+                    std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+                }
+            }
             continue;
         };
         let bytes = std::fs::read(&src).map_err(io_err(&src))?;
@@ -380,6 +402,32 @@ mod tests {
         assert_eq!(outcome.stats, Stats { lines: 4, files: 1, functions: 1, top_objects: 1 });
         let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
         assert!(patches.mask.contains("a/tests/test_lib.py") && patches.test.is_empty());
+    }
+
+    /// A test-configuration line that only lists a deleted definition goes with it, and the
+    /// gold patch puts it back; a line that says more stays.
+    #[test]
+    fn a_configuration_line_listing_only_a_deleted_definition_goes_with_it() {
+        let warnings = "class KeyWarning(Warning):\n    pass\n\n\nclass Other(Warning):\n    pass\n";
+        let pyproject = "[tool.pytest.ini_options]\nfilterwarnings = [\n    \"error\",\n    \"ignore::pkg.w.KeyWarning\",\n    \"ignore::pkg.w.Other\",\n]\n";
+        let (dir, mut index) = repo(&[("pkg/w.py", warnings), ("pyproject.toml", pyproject)]);
+        let reference = |line: usize, name: &str| carve_languages::index::ConfigReference {
+            path: "pyproject.toml".into(),
+            line,
+            target: format!("pkg/w.py::{name}"),
+            removable: true,
+        };
+        index.config_references = vec![reference(4, "KeyWarning"), reference(5, "Other")];
+        let masked = tempfile::tempdir().unwrap();
+        let plan = MaskPlan { extracted: ["pkg/w.py::KeyWarning".to_string()].into(), ..Default::default() };
+        let outcome = mask_tree(dir.path(), &index, &plan, masked.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(masked.path().join("pyproject.toml")).unwrap(),
+            "[tool.pytest.ini_options]\nfilterwarnings = [\n    \"error\",\n    \"ignore::pkg.w.Other\",\n]\n"
+        );
+        assert!(outcome.changed_files.contains("pyproject.toml"));
+        let patches = build_patches(dir.path(), masked.path(), &outcome).unwrap();
+        assert!(patches.gold.contains("+    \"ignore::pkg.w.KeyWarning\","), "{}", patches.gold);
     }
 
     #[test]

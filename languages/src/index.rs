@@ -310,6 +310,11 @@ pub struct ConfigReference {
     pub path: String,
     pub line: usize,
     pub target: NodeId,
+    /// The line is one entry of a list and nothing else (a TOML array element on a line of
+    /// its own, an ini continuation line): the mask can take it out with the definition it
+    /// names, as it does an `__all__` entry, and the gold patch puts it back.
+    #[serde(default)]
+    pub removable: bool,
 }
 
 /// One language's files indexed together, as its indexer returns them.

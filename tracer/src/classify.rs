@@ -260,11 +260,19 @@ pub fn classify_keeping(
             .filter(|id| !extracted.contains(*id) && !origin.contains_key(*id))
             .filter_map(|id| ctx.named_only_by_removed(id, &extracted).map(|by| (id.clone(), by)))
             .collect();
-        if named.is_empty() {
+        let orphaned: Vec<(NodeId, Reason)> = ctx
+            .p2p_hits
+            .keys()
+            .filter(|id| !extracted.contains(**id) && !origin.contains_key(**id))
+            .filter_map(|id| ctx.called_only_with_feature(id, &extracted).map(|with| (id.to_string(), with)))
+            .map(|(id, with)| (id, Reason::CalledOnlyWithFeature { with }))
+            .collect();
+        if named.is_empty() && orphaned.is_empty() {
             break;
         }
-        for (id, by) in named {
-            origin.insert(id.clone(), Reason::NamedOnlyByFeature { by });
+        let named = named.into_iter().map(|(id, by)| (id, Reason::NamedOnlyByFeature { by }));
+        for (id, reason) in named.chain(orphaned) {
+            origin.insert(id.clone(), reason);
             let mut stack = vec![id];
             while let Some(x) = stack.pop() {
                 stack.extend(ctx.children.get(x.as_str()).into_iter().flatten().map(|c| (*c).clone()));
@@ -491,7 +499,9 @@ impl<'a> Context<'a> {
                     .push(Reason::ModuleLevel { path: path.clone(), line: r.line });
             }
         }
-        for r in &index.config_references {
+        // A lone list entry is no reason to keep: the mask takes the line out with what it
+        // names and the gold patch puts it back, as with `__all__`.
+        for r in index.config_references.iter().filter(|r| !r.removable) {
             module_needs
                 .entry(r.target.as_str())
                 .or_default()
@@ -561,6 +571,20 @@ impl<'a> Context<'a> {
     /// other code that stays names `id` in its body. Returns the callers whose calls go, and
     /// the extracted callers; `None` when some P2P execution is not explained so.
     fn p2p_only_through_removed(&self, id: &str, extracted: &BTreeSet<NodeId>) -> Option<(Vec<NodeId>, Vec<NodeId>)> {
+        self.through_removed(id, extracted, true)
+    }
+
+    /// [`Self::p2p_only_through_removed`]; with `shared`, a definition that P2P tests run as
+    /// much as F2P tests (or more) counts too when each of its calls in code that stays is a
+    /// statement the mask deletes anyway, with another extracted callee of the same name
+    /// (`msg = alg.check_key_length(key)` goes with the HMAC and RSA overrides; the base
+    /// method the other algorithms inherit is then called by nothing that stays).
+    fn through_removed(
+        &self,
+        id: &str,
+        extracted: &BTreeSet<NodeId>,
+        shared: bool,
+    ) -> Option<(Vec<NodeId>, Vec<NodeId>)> {
         let def = self.index.get(id)?;
         if !matches!(def.kind, DefinitionKind::Function | DefinitionKind::Method) || is_test_def(self.index, def) {
             return None;
@@ -569,9 +593,11 @@ impl<'a> Context<'a> {
         // F2P tests do is shared code the feature merely passes through (`_verify_signature`,
         // run by 108 P2P tests and 1 F2P test), whose removal would change what they check.
         // A definition F2P test code calls itself is what those tests are about, however many
-        // P2P tests pass through it.
+        // P2P tests pass through it. Shared code whose every call goes anyway is dead in the
+        // masked state: its removal changes nothing the P2P tests can see.
         let p2p_count = self.p2p_hits.get(id).map_or(0, |(_, n)| *n);
-        if p2p_count >= self.f2p_hits.get(id).copied().unwrap_or(0) && !self.entries.contains(id) {
+        let main_users = p2p_count < self.f2p_hits.get(id).copied().unwrap_or(0) || self.entries.contains(id);
+        if !main_users && !shared {
             return None;
         }
         let callers = self.p2p_callers.get(id)?.as_ref()?;
@@ -579,15 +605,18 @@ impl<'a> Context<'a> {
         let (mut calls, mut from_extracted) = (BTreeSet::new(), BTreeSet::new());
         for caller in callers {
             let Caller::Node(c) = caller else { return None };
+            let removable = self.removable_calls(c, id);
             if gone(c) {
                 from_extracted.insert(c.clone());
-            } else if !self.removable_calls(c, id).is_empty() {
+            } else if !removable.is_empty()
+                && (main_users || removable.iter().all(|k| self.goes_with_other(k, id, extracted)))
+            {
                 calls.insert(c.clone());
             } else {
                 return None;
             }
         }
-        if calls.is_empty() && from_extracted.is_empty() {
+        if calls.is_empty() && (from_extracted.is_empty() || !main_users) {
             return None;
         }
         // Code that stays and names it otherwise might run it where no edge was recorded.
@@ -707,6 +736,41 @@ impl<'a> Context<'a> {
         })
     }
 
+    /// Whether the mask deletes call statement `c` with an extracted callee other than `id`,
+    /// which the feature's tests mainly use (never through the shared rule, so this does not
+    /// recurse).
+    fn goes_with_other(&self, c: &DiscardedCall, id: &str, extracted: &BTreeSet<NodeId>) -> bool {
+        extracted.iter().filter(|t| t.as_str() != id).any(|t| {
+            self.removable_calls(&c.caller, t).contains(&c) && self.through_removed(t, extracted, false).is_some()
+        })
+    }
+
+    /// For a definition the F2P tests do not reach but P2P tests run: the extracted callee
+    /// with which the mask deletes every call to it in code that stays (the first, when
+    /// several), when nothing else that stays calls or needs it; else `None`.
+    fn called_only_with_feature(&self, id: &str, extracted: &BTreeSet<NodeId>) -> Option<NodeId> {
+        let def = self.index.get(id)?;
+        if self.kept.contains(id) || self.removed_files.contains(def.path.as_str()) {
+            return None;
+        }
+        let (calls, _) = self.through_removed(id, extracted, true)?;
+        let with = calls
+            .iter()
+            .flat_map(|caller| self.removable_calls(caller, id))
+            .flat_map(|c| {
+                extracted.iter().filter(move |t| {
+                    t.as_str() != id
+                        && self.removable_calls(&c.caller, t).contains(&c)
+                        && self.through_removed(t, extracted, false).is_some()
+                })
+            })
+            .min()?
+            .clone();
+        let mut with_id = extracted.clone();
+        with_id.insert(id.to_string());
+        self.keep_reasons(id, &with_id, &BTreeMap::new(), false).is_empty().then_some(with)
+    }
+
     /// Whether `by` (code that stays) names `id` only in call statements the mask deletes.
     fn names_only_in_deleted_calls(&self, by: &str, id: &str, extracted: &BTreeSet<NodeId>) -> bool {
         self.named_in_calls.get(id).into_iter().flatten().any(|c| c.caller == by && self.call_goes(c, extracted))
@@ -721,7 +785,7 @@ impl<'a> Context<'a> {
                 || within(self.index, by, &self.removed_tests)
                 || self.index.get(by).is_some_and(|d| self.removed_files.contains(d.path.as_str()))
         };
-        let mut first: Option<NodeId> = None;
+        let mut namers: Vec<NodeId> = Vec::new();
         for by in self.named_by.get(id).into_iter().flatten() {
             if by.as_str() == id || self.index.lineage(by).any(|a| a == id) {
                 continue;
@@ -732,7 +796,7 @@ impl<'a> Context<'a> {
                 || self.index.get(by).is_some_and(|d| self.removed_files.contains(d.path.as_str()));
             if gone(by) || self.names_only_in_deleted_calls(by, id, extracted) {
                 if !test {
-                    first = first.min(Some((*by).clone())).or(Some((*by).clone()));
+                    namers.push((*by).clone());
                 }
             } else {
                 return None;
@@ -740,10 +804,10 @@ impl<'a> Context<'a> {
         }
         for c in self.named_in_calls.get(id).into_iter().flatten() {
             if self.call_goes(c, extracted) {
-                first = first.min(Some(c.caller.clone())).or(Some(c.caller.clone()));
+                namers.push(c.caller.clone());
             }
         }
-        let first = first?;
+        let first = namers.into_iter().min()?;
         let mut with = extracted.clone();
         with.insert(id.to_string());
         self.keep_reasons(id, &with, &BTreeMap::new(), false).is_empty().then_some(first)

@@ -104,7 +104,12 @@ fn config_references(root: &Path, definitions: &[Definition]) -> Vec<crate::inde
                 ];
                 if let Some(id) = candidates.iter().map(|f| format!("{f}::{def}")).find(|id| top.contains(id.as_str()))
                 {
-                    out.push(crate::index::ConfigReference { path: name.to_string(), line: i + 1, target: id });
+                    out.push(crate::index::ConfigReference {
+                        path: name.to_string(),
+                        line: i + 1,
+                        target: id,
+                        removable: lone_entry(line, dotted),
+                    });
                 }
             }
         }
@@ -112,6 +117,18 @@ fn config_references(root: &Path, definitions: &[Definition]) -> Vec<crate::inde
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether `line` holds one list entry naming `dotted` and nothing else: a quoted TOML array
+/// element (`    "ignore::pkg.W",`) or an indented ini continuation line (`    ignore::pkg.W`),
+/// so that deleting the line leaves the list valid.
+fn lone_entry(line: &str, dotted: &str) -> bool {
+    let indented = line.starts_with([' ', '\t']);
+    let entry = line.trim().trim_end_matches(',').trim_end();
+    let quoted = |q: char| entry.len() >= 2 && entry.starts_with(q) && entry.ends_with(q);
+    let inner = if quoted('"') || quoted('\'') { &entry[1..entry.len() - 1] } else { entry };
+    let plain = !inner.contains(['"', '\'', '=', '[', ']', ',', '#', ' ']);
+    indented && plain && inner.contains(dotted)
 }
 
 /// The dotted names (`a.b.C`, two parts at least) in `line`.

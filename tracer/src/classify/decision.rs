@@ -98,6 +98,11 @@ pub enum Reason {
     /// imports and `__all__` entries of it go with it). A warning or error class only the
     /// feature raises.
     NamedOnlyByFeature { by: NodeId },
+    /// The F2P tests do not reach it and P2P tests run it, but code that stays calls it only
+    /// in statements the mask deletes with extracted `with` (a base method whose overrides
+    /// are the feature: `msg = alg.check_key_length(key)` goes with them): in the masked
+    /// state nothing calls it.
+    CalledOnlyWithFeature { with: NodeId },
 }
 
 fn and_more(f: &mut fmt::Formatter<'_>, others: usize) -> fmt::Result {
@@ -151,6 +156,9 @@ impl fmt::Display for Reason {
             Reason::ParentExtracted { parent } => write!(f, "nested in extracted {parent}"),
             Reason::NamedOnlyByFeature { by } => {
                 write!(f, "no test runs it and only code the mask takes out names it ({by})")
+            }
+            Reason::CalledOnlyWithFeature { with } => {
+                write!(f, "not reached by F2P tests; code that stays calls it only in statements deleted with {with}")
             }
             Reason::P2pOnlyThroughRemoved { test, calls, extracted_callers } => {
                 write!(f, "executed by P2P test {test} only through")?;
@@ -248,6 +256,11 @@ impl Classification {
         let mut out: BTreeMap<String, Vec<carve_languages::index::Span>> = BTreeMap::new();
         for c in self.removed_calls.iter().filter(|c| self.status(&c.target) == Some(Status::Extracted)) {
             out.entry(c.path.clone()).or_default().push(c.span);
+        }
+        // A statement calling several extracted callees (one name, several overrides) once.
+        for spans in out.values_mut() {
+            spans.sort();
+            spans.dedup();
         }
         out
     }

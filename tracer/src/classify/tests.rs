@@ -768,3 +768,93 @@ fn a_definition_p2p_tests_run_only_through_a_discarded_call_is_extracted_with_th
     let c = run_with(&build(false), &t, &f2p, &p2p);
     assert_eq!(status(&c, "pkg/core.py::check"), Status::Remained);
 }
+
+/// pyjwt's key-length check: `decode` holds `msg = alg.check(key)` then `if msg: …` (a tested
+/// call on an object the index does not resolve). The F2P tests run the `Hmac` override
+/// (an entry point: they call it themselves too) and P2P tests run it through `decode`; P2P
+/// tests run the base `Algo.check` the other algorithms inherit, more often than F2P tests. The statement goes with the override, so nothing that stays calls
+/// the base either: it is extracted too, although no F2P test reaches it. Named by other code
+/// that stays, it is left alone (not reached, so not classified).
+#[test]
+fn a_base_method_called_only_in_statements_deleted_with_the_feature_is_extracted() {
+    use carve_languages::index::{DiscardedCall, Span};
+    const ALGO: &str = "pkg/core.py::Algo.check";
+    const HMAC: &str = "pkg/core.py::Hmac.check";
+    let build = |other_names_it: bool| {
+        let mut index = base()
+            .class("pkg/core.py::Algo", 40)
+            .func(ALGO, 41)
+            .class("pkg/core.py::Hmac", 50)
+            .func(HMAC, 51)
+            .funcs(&["pkg/core.py::decode", "pkg/core.py::other"])
+            .build();
+        if other_names_it {
+            index.definitions.get_mut("pkg/core.py::other").unwrap().references.push(ALGO.into());
+        }
+        let span = Span { start_byte: 10, end_byte: 40, start_line: 7, end_line: 8 };
+        index.files.get_mut("pkg/core.py").unwrap().discarded_calls.push(DiscardedCall {
+            caller: "pkg/core.py::decode".into(),
+            target: None,
+            name: "check".into(),
+            span,
+            tested: true,
+            names: Vec::new(),
+        });
+        index
+    };
+    // The F2P tests call the override themselves and through `decode`; P2P tests run both
+    // through `decode` (HMAC keys long enough, other algorithms).
+    let t = trace(&[
+        (F2P, &[], &[(F2P, HMAC), (F2P, "pkg/core.py::decode"), ("pkg/core.py::decode", HMAC)]),
+        (P2P, &[], &[(P2P, "pkg/core.py::decode"), ("pkg/core.py::decode", ALGO), ("pkg/core.py::decode", HMAC)]),
+        (
+            "tests/test_base.py::test_other",
+            &[],
+            &[("tests/test_base.py::test_other", "pkg/core.py::decode"), ("pkg/core.py::decode", ALGO)],
+        ),
+    ]);
+    let c = run(&build(false), &t);
+    assert_eq!(status(&c, "pkg/core.py::decode"), Status::Remained);
+    assert_eq!(status(&c, HMAC), Status::Extracted, "{:#?}", c.nodes);
+    assert_eq!(status(&c, ALGO), Status::Extracted, "{:#?}", c.nodes);
+    assert!(reasons(&c, ALGO).contains(&Reason::CalledOnlyWithFeature { with: HMAC.into() }));
+    // The base class is not the feature: only its method goes.
+    assert_eq!(c.status("pkg/core.py::Algo"), None);
+    // One statement, recorded for both callees, deleted once.
+    let targets: Vec<(&str, usize)> = c.removed_calls.iter().map(|r| (r.target.as_str(), r.line)).collect();
+    assert_eq!(targets, [(ALGO, 7), (HMAC, 7)]);
+    assert_eq!(c.call_statements_to_remove()["pkg/core.py"].len(), 1);
+
+    // Named otherwise by code that stays: the base stays, the override still goes.
+    let c = run(&build(true), &t);
+    assert_eq!(c.status(ALGO), None, "{:#?}", c.nodes);
+    assert_eq!(status(&c, HMAC), Status::Extracted);
+}
+
+/// A warning class only the feature raises (no test runs it) goes with the feature; a
+/// test-configuration line naming it keeps it only when the mask cannot take that line out
+/// alone (`removable`: a lone list entry, deleted with it like an `__all__` entry).
+#[test]
+fn a_configuration_line_keeps_a_definition_only_when_it_cannot_go_with_it() {
+    use carve_languages::index::ConfigReference;
+    let build = |removable: bool| {
+        let mut index = base()
+            .class("pkg/core.py::KeyWarning", 40)
+            .funcs(&["pkg/core.py::feat"])
+            .refs("pkg/core.py::feat", &["pkg/core.py::KeyWarning"])
+            .build();
+        index.config_references = vec![ConfigReference {
+            path: "pyproject.toml".into(),
+            line: 4,
+            target: "pkg/core.py::KeyWarning".into(),
+            removable,
+        }];
+        index
+    };
+    let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::feat")]), (P2P, &[], &[])]);
+    let c = run(&build(true), &t);
+    assert_eq!(status(&c, "pkg/core.py::KeyWarning"), Status::Extracted, "{:#?}", c.nodes);
+    assert_eq!(reasons(&c, "pkg/core.py::KeyWarning"), [Reason::NamedOnlyByFeature { by: "pkg/core.py::feat".into() }]);
+    let c = run(&build(false), &t);
+    assert_eq!(c.status("pkg/core.py::KeyWarning"), None, "{:#?}", c.nodes);
+}

@@ -471,3 +471,36 @@ fn a_call_whose_value_only_the_next_if_tests_is_recorded_with_that_if_and_what_o
     // `n` is returned too, and `decode`'s `if` has an `else`: neither value is only tested.
     assert_eq!(got, [("m.py::encode", "check_key_length", true, 8, 10, vec!["m.py::W"])], "{calls:#?}");
 }
+
+/// Test configuration naming definitions by dotted path: recorded with their line, and
+/// `removable` only where the line is one list entry alone (a TOML array element, an ini
+/// continuation line), which the mask can take out without breaking the file.
+#[test]
+fn test_configuration_names_are_recorded_and_lone_list_entries_are_removable() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/pkg")).unwrap();
+    std::fs::write(
+        root.join("src/pkg/warnings.py"),
+        "class KeyWarning(Warning):\n    pass\n\nclass Other(Warning):\n    pass\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("pyproject.toml"),
+        "[tool.pytest.ini_options]\nfilterwarnings = [\n    \"error\",\n    \"ignore::pkg.warnings.KeyWarning\",\n]\nmarkers = [\"x: ignore::pkg.warnings.Other\"]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("setup.cfg"), "[tool:pytest]\nfilterwarnings =\n    ignore::pkg.warnings.Other\n")
+        .unwrap();
+    let index = DefinitionIndex::build(root, &IndexOptions::default()).expect("indexes");
+    let got: Vec<(&str, usize, &str, bool)> =
+        index.config_references.iter().map(|r| (r.path.as_str(), r.line, r.target.as_str(), r.removable)).collect();
+    assert_eq!(
+        got,
+        [
+            ("pyproject.toml", 4, "src/pkg/warnings.py::KeyWarning", true),
+            ("pyproject.toml", 6, "src/pkg/warnings.py::Other", false),
+            ("setup.cfg", 3, "src/pkg/warnings.py::Other", true),
+        ]
+    );
+}
