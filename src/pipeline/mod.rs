@@ -59,7 +59,8 @@ impl Session {
         let out = workspace::out_dir(&repo, opts.out)?;
         let (mut config, config_source) = crate::config::load(&repo, &out, opts.config)?;
         if config_source == "detected" {
-            for line in &config.detected {
+            // `--python` overrides what detection found for the interpreter: no line about that.
+            for line in config.detected.iter().filter(|l| opts.python.is_none() || !l.starts_with("python = ")) {
                 progress_note_detected(line);
             }
         }
