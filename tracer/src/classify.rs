@@ -609,7 +609,7 @@ impl<'a> Context<'a> {
             if gone(c) {
                 from_extracted.insert(c.clone());
             } else if !removable.is_empty()
-                && (main_users || removable.iter().all(|k| self.goes_with_other(k, id, extracted)))
+                && (main_users || removable.iter().all(|k| self.deleted_with(k, id, extracted).is_some()))
             {
                 calls.insert(c.clone());
             } else {
@@ -736,12 +736,14 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// Whether the mask deletes call statement `c` with an extracted callee other than `id`,
-    /// which the feature's tests mainly use (never through the shared rule, so this does not
-    /// recurse).
-    fn goes_with_other(&self, c: &DiscardedCall, id: &str, extracted: &BTreeSet<NodeId>) -> bool {
-        extracted.iter().filter(|t| t.as_str() != id).any(|t| {
-            self.removable_calls(&c.caller, t).contains(&c) && self.through_removed(t, extracted, false).is_some()
+    /// The extracted callee other than `id` (the first) with which the mask deletes call
+    /// statement `c`: one the feature's tests mainly use (never through the shared rule, so
+    /// this does not recurse).
+    fn deleted_with<'e>(&self, c: &DiscardedCall, id: &str, extracted: &'e BTreeSet<NodeId>) -> Option<&'e NodeId> {
+        extracted.iter().find(|t| {
+            t.as_str() != id
+                && self.removable_calls(&c.caller, t).contains(&c)
+                && self.through_removed(t, extracted, false).is_some()
         })
     }
 
@@ -757,13 +759,7 @@ impl<'a> Context<'a> {
         let with = calls
             .iter()
             .flat_map(|caller| self.removable_calls(caller, id))
-            .flat_map(|c| {
-                extracted.iter().filter(move |t| {
-                    t.as_str() != id
-                        && self.removable_calls(&c.caller, t).contains(&c)
-                        && self.through_removed(t, extracted, false).is_some()
-                })
-            })
+            .filter_map(|c| self.deleted_with(c, id, extracted))
             .min()?
             .clone();
         let mut with_id = extracted.clone();
