@@ -140,7 +140,11 @@ def f2p_of(entry, repo, py, commit, work, timeout):
         return [], f"`import {package}` does not resolve to the clone (install layout not handled)"
     # The parent with the commit's test files: the new tests exist, the code they test not.
     files = sorted(test_files(commit))
-    run(["git", "-C", str(before), "checkout", "--quiet", commit["commit"], "--", *files], check=True)
+    present = set(run(["git", "-C", str(at), "ls-files", "--", *files], check=True).stdout.split())
+    if present:
+        run(["git", "-C", str(before), "checkout", "--quiet", commit["commit"], "--", *sorted(present)], check=True)
+    for gone in sorted(set(files) - present):  # test files the commit deleted
+        (before / gone).unlink(missing_ok=True)
     at_commit, why = outcomes(py, at, added_tests, timeout)
     passing = {t for t, s in at_commit.items() if s == "passed"}
     if not passing:
