@@ -242,6 +242,14 @@ pub trait LanguageSupport: Sync {
     fn test_source_file(&self, _root: &Path, _index: &DefinitionIndex, _test: &str) -> Option<String> {
         None
     }
+    /// The definition whose doc comment holds doctest `test` (pytest's
+    /// `pkg/tree.py::pkg.tree.Node.dump` → `pkg/tree.py::Node.dump`), or `None` when `test`
+    /// is no doctest of this language or is a module's. A doctest goes with its definition:
+    /// when the definition is extracted, the doctest is one of the feature's tests, not a
+    /// P2P test that keeps it alive.
+    fn doctest_owner(&self, _index: &DefinitionIndex, _test: &str) -> Option<NodeId> {
+        None
+    }
     /// The qualified-name part of a file-form id's rest without its parameters or subtests
     /// (`test[1]` → `test`, Go `TestX/sub` → `TestX`).
     fn test_base<'t>(&self, rest: &'t str) -> &'t str {

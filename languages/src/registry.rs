@@ -72,6 +72,12 @@ pub fn test_source_file(root: &Path, index: &DefinitionIndex, test: &str) -> Opt
     families().find_map(|s| s.test_source_file(root, index, test))
 }
 
+/// The definition whose doc comment holds doctest `test` (see
+/// [`LanguageSupport::doctest_owner`]), or `None`.
+pub fn doctest_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
+    families().find_map(|s| s.doctest_owner(index, test))
+}
+
 /// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test
 /// ids"): carve's file form `path::Class::test[param]` first (the definition
 /// `path::Class.test`, every parametrization with it), then each language's own format.

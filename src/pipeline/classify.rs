@@ -23,6 +23,9 @@ pub struct Feature {
     pub f2p: BTreeSet<TestId>,
     pub p2p: BTreeSet<TestId>,
     pub classification: Classification,
+    /// P2P doctests of extracted definitions, moved into `f2p`: they leave the masked state
+    /// with their definition (see [`with_owned_doctests`]).
+    pub owned_doctests: BTreeSet<TestId>,
     /// Tests of the candidate that still passed on an earlier masked state: they left the
     /// F2P set and stay in the repository as P2P tests (repair, not rejection).
     pub moved_to_p2p: BTreeSet<TestId>,
@@ -219,6 +222,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "p2p_count": feature.p2p.len(),
         "moved_to_p2p": feature.moved_to_p2p,
         "dropped_cases": feature.dropped_cases,
+        "owned_doctests": feature.owned_doctests,
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),
@@ -267,16 +271,67 @@ pub fn classify_feature(
         Some(cmd) => run_entry_filter(cmd, &f2p, &candidates)?,
     };
     let classification = classify_keeping(&session.index, graph, trace, &f2p, &p2p, entries, kept)?;
+    let slug = slug_for(session, &f2p);
+    let (f2p, p2p, classification, doctests) = match entry_filter {
+        // The filter chose entry points for the given F2P tests; doctests would add others.
+        Some(_) => (f2p, p2p, classification, BTreeSet::new()),
+        None => with_owned_doctests(session, trace, graph, f2p, p2p, classification, kept)?,
+    };
     Ok(Feature {
-        slug: slug_for(session, &f2p),
+        slug,
         f2p,
         p2p,
+        owned_doctests: doctests,
         classification,
         moved_to_p2p: BTreeSet::new(),
         dropped_cases: BTreeSet::new(),
         build_repairs: Vec::new(),
         load_repairs: Vec::new(),
     })
+}
+
+/// Doctests go with the definition whose docstring holds them (parso's `NodeOrLeaf.dump`,
+/// whose own doctest is a P2P test that runs it): a P2P doctest of a definition the F2P tests
+/// reach becomes one of the feature's tests, and the feature is classified again; where its
+/// definition then stays anyway, the doctest is a P2P test again (and classified once more,
+/// at most a few rounds: each round only gives back). Returns the F2P and P2P sets, the
+/// classification and the doctests moved.
+fn with_owned_doctests(
+    session: &Session,
+    trace: &Trace,
+    graph: &ObjectGraph,
+    f2p: BTreeSet<TestId>,
+    p2p: BTreeSet<TestId>,
+    first: Classification,
+    kept: &BTreeSet<carve_languages::NodeId>,
+) -> Result<(BTreeSet<TestId>, BTreeSet<TestId>, Classification, BTreeSet<TestId>)> {
+    let index = &session.index;
+    let owners: BTreeMap<&TestId, carve_languages::NodeId> =
+        p2p.iter().filter_map(|t| carve_languages::doctest_owner(index, t).map(|o| (t, o))).collect();
+    // Whether `owner` or a definition it is nested in is classified (with `status`).
+    let within = |c: &Classification, owner: &str, status: Option<Status>| {
+        index.lineage(owner).any(|a| c.nodes.get(a).is_some_and(|d| status.is_none_or(|s| d.status == s)))
+    };
+    let mut moved: BTreeSet<TestId> =
+        owners.iter().filter(|(_, o)| within(&first, o, None)).map(|(t, _)| (*t).clone()).collect();
+    for _ in 0..3 {
+        if moved.is_empty() {
+            break;
+        }
+        let feature: BTreeSet<TestId> = f2p.union(&moved).cloned().collect();
+        let others: BTreeSet<TestId> = p2p.difference(&moved).cloned().collect();
+        let entries = entry_points(index, trace, &feature)?.into_keys().collect();
+        let next = classify_keeping(index, graph, trace, &feature, &others, entries, kept)?;
+        let keep: BTreeSet<TestId> =
+            moved.iter().filter(|t| within(&next, &owners[t], Some(Status::Extracted))).cloned().collect();
+        if keep == moved {
+            let p2p = others;
+            return Ok((feature, p2p, next, moved));
+        }
+        moved = keep;
+    }
+    // Nothing moved, or the rounds ran out while still giving back: the feature as given.
+    Ok((f2p, p2p, first, BTreeSet::new()))
 }
 
 /// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`

@@ -43,6 +43,11 @@ pub fn removal_of_tests(
     f2p: &BTreeSet<TestId>,
 ) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut single = BTreeSet::new();
+    // A doctest leaves with the definition that holds it, never as a test of its own (its
+    // file is a source file).
+    let f2p: BTreeSet<TestId> =
+        f2p.iter().filter(|t| carve_languages::doctest_owner(&session.index, t).is_none()).cloned().collect();
+    let f2p = &f2p;
     let file_of = |t: &str| super::test_definition_file(&session.repo, &session.index, t);
     let file_map: std::collections::BTreeMap<&TestId, String> =
         known.iter().chain(f2p.iter()).map(|t| (t, file_of(t))).collect();

@@ -125,6 +125,21 @@ impl LanguageSupport for Python {
     ) -> Option<Result<Vec<NodeId>, String>> {
         None
     }
+    /// pytest's `--doctest-modules` ids: `path::dotted.module.Qual.name`, in a file that is
+    /// not a test file; the definition of that file whose qualified name ends the dotted name.
+    fn doctest_owner(&self, index: &DefinitionIndex, test: &str) -> Option<NodeId> {
+        let (path, dotted) = test.split_once("::")?;
+        let file = index.files.get(path).filter(|f| !f.is_test && f.language == Language::Python)?;
+        if dotted.contains("::") || dotted.contains('[') {
+            return None;
+        }
+        file.definitions
+            .iter()
+            .filter_map(|id| index.get(id))
+            .filter(|d| dotted.strip_suffix(d.qualname.as_str()).is_some_and(|rest| rest.ends_with('.')))
+            .max_by_key(|d| d.qualname.len())
+            .map(|d| d.id.clone())
+    }
     fn test_facts(&self, source: &str, ranges: &[(usize, usize)]) -> TestFacts {
         examples::test_facts(source, ranges)
     }

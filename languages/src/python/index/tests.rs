@@ -504,3 +504,17 @@ fn test_configuration_names_are_recorded_and_lone_list_entries_are_removable() {
         ]
     );
 }
+
+/// pytest's doctest ids name the definition whose docstring holds them; a module's doctest
+/// and a test function have none.
+#[test]
+fn a_doctest_id_names_the_definition_that_holds_it() {
+    let tree = "class Node:\n    def dump(self):\n        \"\"\">>> 1\n1\"\"\"\n\n\ndef dump():\n    pass\n";
+    let index = repo(&[("src/pkg/tree.py", tree), ("tests/test_tree.py", "def test_dump():\n    pass\n")]);
+    let owner = |t: &str| crate::doctest_owner(&index, t);
+    assert_eq!(owner("src/pkg/tree.py::pkg.tree.Node.dump").as_deref(), Some("src/pkg/tree.py::Node.dump"));
+    assert_eq!(owner("src/pkg/tree.py::pkg.tree.dump").as_deref(), Some("src/pkg/tree.py::dump"));
+    assert_eq!(owner("src/pkg/tree.py::pkg.tree.Node").as_deref(), Some("src/pkg/tree.py::Node"));
+    assert_eq!(owner("src/pkg/tree.py::pkg.tree"), None);
+    assert_eq!(owner("tests/test_tree.py::test_dump"), None);
+}
