@@ -272,9 +272,9 @@ pub fn classify_feature(
     };
     let classification = classify_keeping(&session.index, graph, trace, &f2p, &p2p, entries, kept)?;
     let slug = slug_for(session, &f2p);
-    let (f2p, p2p, classification, doctests) = match entry_filter {
+    let FeatureTests { f2p, p2p, classification, doctests } = match entry_filter {
         // The filter chose entry points for the given F2P tests; doctests would add others.
-        Some(_) => (f2p, p2p, classification, BTreeSet::new()),
+        Some(_) => FeatureTests { f2p, p2p, classification, doctests: BTreeSet::new() },
         None => with_owned_doctests(session, trace, graph, f2p, p2p, classification, kept)?,
     };
     Ok(Feature {
@@ -290,12 +290,19 @@ pub fn classify_feature(
     })
 }
 
+/// A feature's tests and its classification, with the doctests that moved to its F2P set.
+struct FeatureTests {
+    f2p: BTreeSet<TestId>,
+    p2p: BTreeSet<TestId>,
+    classification: Classification,
+    doctests: BTreeSet<TestId>,
+}
+
 /// Doctests go with the definition whose docstring holds them (parso's `NodeOrLeaf.dump`,
 /// whose own doctest is a P2P test that runs it): a P2P doctest of a definition the F2P tests
 /// reach becomes one of the feature's tests, and the feature is classified again; where its
 /// definition then stays anyway, the doctest is a P2P test again (and classified once more,
-/// at most a few rounds: each round only gives back). Returns the F2P and P2P sets, the
-/// classification and the doctests moved.
+/// at most a few rounds: each round only gives back).
 fn with_owned_doctests(
     session: &Session,
     trace: &Trace,
@@ -304,7 +311,7 @@ fn with_owned_doctests(
     p2p: BTreeSet<TestId>,
     first: Classification,
     kept: &BTreeSet<carve_languages::NodeId>,
-) -> Result<(BTreeSet<TestId>, BTreeSet<TestId>, Classification, BTreeSet<TestId>)> {
+) -> Result<FeatureTests> {
     let index = &session.index;
     let owners: BTreeMap<&TestId, carve_languages::NodeId> =
         p2p.iter().filter_map(|t| carve_languages::doctest_owner(index, t).map(|o| (t, o))).collect();
@@ -325,13 +332,12 @@ fn with_owned_doctests(
         let keep: BTreeSet<TestId> =
             moved.iter().filter(|t| within(&next, &owners[t], Some(Status::Extracted))).cloned().collect();
         if keep == moved {
-            let p2p = others;
-            return Ok((feature, p2p, next, moved));
+            return Ok(FeatureTests { f2p: feature, p2p: others, classification: next, doctests: moved });
         }
         moved = keep;
     }
     // Nothing moved, or the rounds ran out while still giving back: the feature as given.
-    Ok((f2p, p2p, first, BTreeSet::new()))
+    Ok(FeatureTests { f2p, p2p, classification: first, doctests: BTreeSet::new() })
 }
 
 /// Run the user's entry-point filter: JSON `{"f2p": [ids], "candidates": [{"id", "test"}]}`
