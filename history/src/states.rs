@@ -473,6 +473,10 @@ fn restore(dir: &Path, path: &str, saved: Option<Vec<u8>>) -> Result<(), String>
     let spec = format!(":(literal){path}");
     match saved {
         Some(bytes) => {
+            // Its folder may be gone (a re-applied commit deleted the folder's last file).
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+            }
             std::fs::write(&p, bytes).map_err(|e| format!("restore {}: {e}", p.display()))?;
             git(dir, &["add", "-A", "--", &spec], None).map(|_| ())
         }
@@ -1060,6 +1064,38 @@ mod tests {
         assert!(s1.contains("port: string;") && s1.contains("/:(\\d+)/") && !s1.contains("Number"), "{s1}");
         assert!(!s1.contains("stringify"), "{s1}");
         assert!(at(2).contains("stringify"));
+    }
+
+    /// unjs/defu `feat-use-named-exports`: stage 1 deletes `lib/defu.d.ts`, the only file of
+    /// `lib/`, so checking that its patch re-applies removes the folder; putting S0's file
+    /// back must make the folder again.
+    #[test]
+    fn a_file_whose_folder_a_re_applied_patch_removed_is_restored() {
+        let commit = |message: &str, files: &[(&str, &str)], delete: &[&str]| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+            delete: delete.iter().map(|p| p.to_string()).collect(),
+        };
+        let recipe = crate::recipe::Recipe {
+            commits: vec![
+                commit("types", &[("lib/defu.d.ts", "export declare function defu(): void\n")], &[]),
+                commit("feat: defu", &[("src/defu.ts", "export function defu() {}\n")], &[]),
+                commit(
+                    "feat: named exports",
+                    &[("src/defu.ts", "export function defu() {}\nexport const x = 1\n")],
+                    &["lib/defu.d.ts"],
+                ),
+            ],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[2].clone()]];
+        let states = States::build(&repo, &scratch, &ids[2], &stages, Language::TypeScript, &BTreeSet::new()).unwrap();
+        assert!(states.file_at(1, "lib/defu.d.ts").is_some());
+        assert_eq!(states.file_at(2, "lib/defu.d.ts"), None);
     }
 
     /// Per-definition states of one Go file: the final text without what later stages added,
