@@ -407,6 +407,15 @@ fn analyze_commit(
             let added_here = added_code_identifiers(old_src, &n.source, &ranges);
             if f.is_test {
                 test_identifiers.extend(added_here.iter().cloned());
+                let tests: Vec<(usize, usize, bool)> = n
+                    .defs
+                    .iter()
+                    .filter(|d| d.is_test)
+                    .map(|d| (d.start_byte, d.end_byte, is_test_function(d)))
+                    .collect();
+                if carve_languages::support(n.language).facts().tests_in_blocks {
+                    test_identifiers.extend(table_test_identifiers(old_src, &n.source, &tests));
+                }
             } else if carve_languages::support(n.language).facts().tests_in_sources {
                 // Inline tests: Rust's `#[test]` functions and `#[cfg(test)]` modules of `src/`.
                 let tests: Vec<(usize, usize)> =
@@ -780,6 +789,69 @@ fn added_code_identifiers(old: Option<&[u8]>, new: &[u8], ranges: &[(usize, usiz
     out
 }
 
+/// Identifiers of each test definition (`tests`: byte ranges in `new`) whose lines the commit
+/// added are data only: no call on them, as in a new row of a table-driven test
+/// (`{ input: ["../a", "../b"], out: "b" },` in the `relativeTests` array of unjs/ufo's
+/// `describe("joinRelativeURL")`). Such a row names no code itself; the test that runs the
+/// table does, so the whole test definition's identifiers count. The innermost test definition
+/// holding a line is the one that counts, and only when it is a test function that holds tests
+/// itself (a `describe` block whose loop makes a test per row; `tests`: start, end, whether a
+/// test function): a row inside a test that holds none is that test's own data. Used for the
+/// languages whose tests are made in blocks (`LanguageFacts::tests_in_blocks`: JavaScript,
+/// TypeScript); elsewhere every function of a test file is test code, so a helper nested in a
+/// test would make it look like a block.
+fn table_test_identifiers(old: Option<&[u8]>, new: &[u8], tests: &[(usize, usize, bool)]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    if tests.is_empty() {
+        return out;
+    }
+    let n = std::str::from_utf8(new).unwrap_or("");
+    let o = old.and_then(|o| std::str::from_utf8(o).ok()).unwrap_or("");
+    let mut starts = vec![0usize];
+    starts.extend(n.match_indices('\n').map(|(i, _)| i + 1));
+    // Per innermost test definition: whether any added line of it calls something.
+    let mut rows: BTreeMap<(usize, usize, bool), bool> = BTreeMap::new();
+    let diff = similar::TextDiff::configure().algorithm(similar::Algorithm::Myers).diff_lines(o, n);
+    for change in diff.iter_all_changes() {
+        if change.tag() != similar::ChangeTag::Insert {
+            continue;
+        }
+        let Some(at) = change.new_index().and_then(|l| starts.get(l).copied()) else { continue };
+        let Some(&innermost) = tests
+            .iter()
+            .filter(|&&(s, e, _)| at >= s && at < e)
+            .min_by_key(|&&(s, e, _)| (e - s, std::cmp::Reverse(s)))
+        else {
+            continue;
+        };
+        if change.value().trim().is_empty() {
+            continue;
+        }
+        *rows.entry(innermost).or_insert(false) |= has_call(change.value());
+    }
+    for ((s, e, function), calls) in rows {
+        // Only a test function that holds tests (a `describe`) feeds its table to the tests it
+        // makes; a row inside a test that holds none stays that test's own data.
+        let holds_tests = tests.iter().any(|&(ts, te, _)| (ts, te) != (s, e) && s <= ts && te <= e);
+        if !calls && function && holds_tests {
+            identifiers(&n[s.min(n.len())..e.min(n.len())], &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `line` calls something: an identifier followed by `(` (outside nothing cleverer:
+/// a parenthesis inside a string counts too, which only makes a row count as code).
+fn has_call(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'(' && {
+            let before = line[..i].trim_end();
+            before.chars().next_back().is_some_and(|p| p.is_ascii_alphanumeric() || p == '_' || p == '$')
+        }
+    })
+}
+
 /// Identifier-like tokens (`[A-Za-z_][A-Za-z0-9_]*`) of `text`, two characters or longer.
 pub fn identifiers(text: &str, out: &mut BTreeSet<String>) {
     let mut start = None;
@@ -823,6 +895,39 @@ mod tests {
         let start = 18; // `def f` in `new`
         let ids = added_code_identifiers(Some(old), new, &[(start, new.len())]);
         assert_eq!(ids.into_iter().collect::<Vec<_>>(), vec!["helper", "return"]);
+    }
+
+    /// unjs/ufo `fix(joinRelativeURL): handle base with protocol`: the commit adds a row to the
+    /// table a `describe("joinRelativeURL")` runs; the row names nothing, the block does. A line
+    /// that calls something is code, and counts only with its own identifiers.
+    #[test]
+    fn a_new_row_of_a_table_driven_test_names_what_the_test_names() {
+        let old = "describe(\"joinRelativeURL\", () => {\n  const tests = [\n    { input: [\"a\"], out: \"a\" },\n  ];\n  for (const t of tests) {\n    test(t.out, () => {\n      expect(joinRelativeURL(...t.input)).toBe(t.out);\n    });\n  }\n});\n";
+        let new = old.replace("  ];", "    { input: [\"https://x.com/\", \"../b\"], out: \"https://x.com/b\" },\n  ];");
+        let test_at = new.find("test(t.out").unwrap();
+        let whole = [(0, new.len(), true), (test_at, new.len() - 6, true)];
+        assert!(
+            !added_code_identifiers(Some(old.as_bytes()), new.as_bytes(), &[(0, new.len())])
+                .contains("joinRelativeURL")
+        );
+        let ids = table_test_identifiers(Some(old.as_bytes()), new.as_bytes(), &whole);
+        assert!(ids.contains("joinRelativeURL") && ids.contains("describe"), "{ids:?}");
+        let call = old.replace("  ];", "    { input: [normalize(\"a\")], out: \"a\" },\n  ];");
+        let call_at = call.find("test(t.out").unwrap();
+        assert!(
+            table_test_identifiers(
+                Some(old.as_bytes()),
+                call.as_bytes(),
+                &[(0, call.len(), true), (call_at, call.len() - 6, true)]
+            )
+            .is_empty()
+        );
+        assert!(table_test_identifiers(Some(old.as_bytes()), new.as_bytes(), &[]).is_empty(), "outside any test");
+        // The same row in a test function that holds no other test: that test's own data.
+        assert!(table_test_identifiers(Some(old.as_bytes()), new.as_bytes(), &[(0, new.len(), true)]).is_empty());
+        // A test class holding the row next to its tests (a `parametrize` row above a method).
+        let class = [(0, new.len(), false), (test_at, new.len() - 6, true)];
+        assert!(table_test_identifiers(Some(old.as_bytes()), new.as_bytes(), &class).is_empty());
     }
 
     #[test]

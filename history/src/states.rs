@@ -2,7 +2,8 @@
 //! role (feature code, tests, other files such as docs), the chain's patches are removed from
 //! the final checkpoint in reverse order (a three-way reverse apply, so unrelated commits in
 //! between stay as shared context) to get S0, and re-applied in order to get S1 … Sn. A code
-//! or test file whose patch does not come off (a later commit rewrote lines a stage added) is
+//! or test file whose patch does not come off (a later commit rewrote lines a stage added), or
+//! does not re-apply to the final text (a later commit undid part of a stage's change), is
 //! made per definition: each state holds the final file without the definitions later stages
 //! added.
 //!
@@ -425,12 +426,57 @@ fn remove_file_patch(dir: &Path, commit: &str, path: &str) -> Result<(), RemoveF
     Ok(())
 }
 
+/// Why re-applying the chain commits' patches to `path` (oldest first, without those in `kept`,
+/// whose change stays) onto the work tree, where they have all come off, does not give back
+/// the final file (`None`: it does). A reverse apply can succeed where the forward one does
+/// not undo it: when a later commit reverted part of a stage's change (unjs/ufo: #120 made
+/// `port` a number, the next commit made it a string again), removing the stage leaves that
+/// part as it is, and re-applying the stage would bring back what the later commit undid.
+/// The work tree is left as it was.
+fn reapply_differs(
+    dir: &Path,
+    path: &str,
+    commits: &[(usize, String)],
+    kept: &BTreeSet<String>,
+    final_bytes: Option<&[u8]>,
+) -> Result<Option<String>, String> {
+    let saved = std::fs::read(dir.join(path)).ok();
+    let literal = format!(":(literal){path}");
+    let mut problem = None;
+    for (k, c) in commits.iter().filter(|(_, c)| !kept.contains(c)) {
+        let patch = commit_patch(dir, c, std::slice::from_ref(&literal), &[])?;
+        if patch.is_empty() {
+            continue;
+        }
+        let applied = git(dir, &["apply", "--3way", "--whitespace=nowarn", "-"], Some(&patch));
+        let unmerged = git_text(dir, &["diff", "--name-only", "--diff-filter=U"])?;
+        if let Err(e) = applied.and_then(|_| if unmerged.is_empty() { Ok(()) } else { Err("conflicts".into()) }) {
+            let e = e.lines().next().unwrap_or_default().to_string();
+            problem = Some(format!("stage {k}'s change comes off, but re-applying {} does not: {e}", &c[..8]));
+            break;
+        }
+    }
+    if problem.is_none() && std::fs::read(dir.join(path)).ok().as_deref() != final_bytes {
+        problem = Some(
+            "its chain changes come off, but re-applying them does not give back the final file (a later commit \
+             undid part of them)"
+                .to_string(),
+        );
+    }
+    restore(dir, path, saved)?;
+    Ok(problem)
+}
+
 /// Put `path` back as it was before a failed removal (`None`: absent) and resolve its index entry.
 fn restore(dir: &Path, path: &str, saved: Option<Vec<u8>>) -> Result<(), String> {
     let p = dir.join(path);
     let spec = format!(":(literal){path}");
     match saved {
         Some(bytes) => {
+            // Its folder may be gone (a re-applied commit deleted the folder's last file).
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+            }
             std::fs::write(&p, bytes).map_err(|e| format!("restore {}: {e}", p.display()))?;
             git(dir, &["add", "-A", "--", &spec], None).map(|_| ())
         }
@@ -533,6 +579,8 @@ impl States {
                 }));
                 continue;
             }
+            // A code or test file's first conflict (newest first): stage, message.
+            let mut conflict: Option<(usize, String)> = None;
             for (k, c) in commits.iter().rev() {
                 match remove_file_patch(&dir, c, path) {
                     Ok(()) => {}
@@ -550,31 +598,61 @@ impl States {
                         });
                     }
                     Err(reason) => {
-                        // Back to the final file, mode included (a failed apply may have changed it).
-                        if final_bytes.is_some() {
-                            let spec = format!(":(literal){path}");
-                            git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
-                        } else {
-                            restore(&dir, path, None).map_err(err)?;
-                        }
-                        match ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len(), keep) {
-                            Ok(file) => by_definition.push(file),
-                            // Nothing the stages did to it is a definition (an export list, a
-                            // top-level call): the file stays at its final content, as shared context.
-                            // Every chain commit's change to it stays (none came off).
-                            Err(e) => shared.extend(commits.iter().map(|(k2, c2)| SharedContext {
-                                stage: *k2,
-                                commit: c2.clone(),
-                                path: path.clone(),
-                                reason: format!(
-                                    "removing stage {k}'s change conflicts with a later commit ({}), and the file \
-                                     cannot be made per definition ({e}), so it stays at its final content",
-                                    reason.message.lines().next().unwrap_or_default()
-                                ),
-                            })),
-                        }
+                        conflict = Some((*k, reason.message));
                         break;
                     }
+                }
+            }
+            if conflict.is_none() {
+                let kept: BTreeSet<String> =
+                    shared.iter().filter(|s| &s.path == path).map(|s| s.commit.clone()).collect();
+                if let Some(problem) =
+                    reapply_differs(&dir, path, commits, &kept, final_bytes.as_deref()).map_err(err)?
+                {
+                    if role(language, path) == Role::Other {
+                        // Every chain commit's change to it stays (the file at its final content).
+                        let spec = format!(":(literal){path}");
+                        match &final_bytes {
+                            Some(_) => git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map(|_| ()),
+                            None => restore(&dir, path, None),
+                        }
+                        .map_err(err)?;
+                        shared.extend(commits.iter().filter(|(_, c)| !kept.contains(c)).map(|(k, c)| SharedContext {
+                            stage: *k,
+                            commit: c.clone(),
+                            path: path.clone(),
+                            reason: format!(
+                                "{problem}; the file is not code or tests, so it stays at its final content"
+                            ),
+                        }));
+                    } else {
+                        conflict = Some((commits[0].0, problem));
+                    }
+                }
+            }
+            if let Some((k, message)) = conflict {
+                // Back to the final file, mode included (a failed apply may have changed it).
+                if final_bytes.is_some() {
+                    let spec = format!(":(literal){path}");
+                    git(&dir, &["checkout", "-q", final_commit, "--", &spec], None).map_err(err)?;
+                } else {
+                    restore(&dir, path, None).map_err(err)?;
+                }
+                match ByDefinition::read(&dir, path, commits, final_bytes.clone(), stages.len(), keep) {
+                    Ok(file) => by_definition.push(file),
+                    // Nothing the stages did to it is a definition (an export list, a
+                    // top-level call): the file stays at its final content, as shared context.
+                    // Every chain commit's change to it stays (none came off).
+                    Err(e) => shared.extend(commits.iter().map(|(k2, c2)| SharedContext {
+                        stage: *k2,
+                        commit: c2.clone(),
+                        path: path.clone(),
+                        reason: format!(
+                            "removing stage {k}'s change conflicts with a later commit ({}), and the file cannot \
+                             be made per definition ({e}), so it stays at its final content",
+                            message.lines().next().unwrap_or_default()
+                        ),
+                    })),
                 }
             }
         }
@@ -941,6 +1019,83 @@ mod tests {
         assert_eq!(states.code_states, states.states);
         assert_eq!(states.pulled, pulled);
         assert!(states.pull_imported_files(1, "error").unwrap().is_empty(), "nothing left to pull");
+    }
+
+    /// Regression (unjs/ufo #120 → #207): stage 0 makes `port` a number, a commit outside the
+    /// chain makes it a string again, stage 1 adds `stringify`. Removing stage 0's patch
+    /// succeeds (its `port: number` line is already gone), but re-applying it would bring the
+    /// number back, so S2 would not be the final checkpoint: the file is made per definition,
+    /// and every state holds `port` as the final file has it.
+    #[test]
+    fn a_file_whose_stage_change_a_later_commit_undid_is_made_per_definition() {
+        let commit = |message: &str, text: &str| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: [("src/parse.ts".to_string(), text.to_string())].into(),
+            delete: vec![],
+        };
+        // The later commit puts back exactly the lines it reverts (`port: string`, `port`), and
+        // leaves stage 0's new pattern (`/:(\d+)/`).
+        let host = |port: &str, pattern: &str, value: &str| {
+            format!(
+                "export interface Host {{\n  port: {port};\n}}\n\nexport function parseHost(input: string): Host {{\n  const port = (input.match({pattern}) || [])[1];\n  return {{\n    host: input,\n    port: {value},\n  }};\n}}\n"
+            )
+        };
+        let stringify = "\nexport function stringify(h: Host): string {\n  return String(h.port);\n}\n";
+        let recipe = crate::recipe::Recipe {
+            commits: vec![
+                commit("feat: parseHost", &host("string", "/:(.*)/", "port")),
+                commit("fix: port as number", &host("number", "/:(\\d+)/", "Number(port)")),
+                commit("fix: port should be string", &host("string", "/:(\\d+)/", "port")),
+                commit("feat: stringify", &(host("string", "/:(\\d+)/", "port") + stringify)),
+            ],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::TypeScript, &BTreeSet::new()).unwrap();
+        assert_eq!(states.by_definition.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/parse.ts"]);
+        let at = |j: usize| String::from_utf8(states.file_at(j, "src/parse.ts").unwrap()).unwrap();
+        let s0 = at(0);
+        assert!(s0.contains("port: string;") && s0.contains("/:(.*)/") && s0.contains("port: port,"), "{s0}");
+        let s1 = at(1);
+        assert!(s1.contains("port: string;") && s1.contains("/:(\\d+)/") && !s1.contains("Number"), "{s1}");
+        assert!(!s1.contains("stringify"), "{s1}");
+        assert!(at(2).contains("stringify"));
+    }
+
+    /// unjs/defu `feat-use-named-exports`: stage 1 deletes `lib/defu.d.ts`, the only file of
+    /// `lib/`, so checking that its patch re-applies removes the folder; putting S0's file
+    /// back must make the folder again.
+    #[test]
+    fn a_file_whose_folder_a_re_applied_patch_removed_is_restored() {
+        let commit = |message: &str, files: &[(&str, &str)], delete: &[&str]| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+            delete: delete.iter().map(|p| p.to_string()).collect(),
+        };
+        let recipe = crate::recipe::Recipe {
+            commits: vec![
+                commit("types", &[("lib/defu.d.ts", "export declare function defu(): void\n")], &[]),
+                commit("feat: defu", &[("src/defu.ts", "export function defu() {}\n")], &[]),
+                commit(
+                    "feat: named exports",
+                    &[("src/defu.ts", "export function defu() {}\nexport const x = 1\n")],
+                    &["lib/defu.d.ts"],
+                ),
+            ],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[2].clone()]];
+        let states = States::build(&repo, &scratch, &ids[2], &stages, Language::TypeScript, &BTreeSet::new()).unwrap();
+        assert!(states.file_at(1, "lib/defu.d.ts").is_some());
+        assert_eq!(states.file_at(2, "lib/defu.d.ts"), None);
     }
 
     /// Per-definition states of one Go file: the final text without what later stages added,

@@ -96,6 +96,10 @@ pub struct LanguageFacts {
     /// doctests), not only in test files: a change to them is a change to tests, and a history
     /// stage whose tests are all there has no test file to lay over an earlier state.
     pub tests_in_sources: bool,
+    /// Tests are made by calls inside blocks (`describe(…, () => { for (…) it(…) })`): a block
+    /// of test code holds tests, and a table in its body feeds the tests its loop makes
+    /// (FeatureArc mining reads a new row of such a table as naming what the block names).
+    pub tests_in_blocks: bool,
 }
 
 /// How a tree's installed dependencies — what the language's package manager writes and git

@@ -49,6 +49,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     syntax: &SYNTAX,
     stubs_referenced: true,
     tests_in_sources: false,
+    tests_in_blocks: false,
 };
 
 impl LanguageSupport for Go {

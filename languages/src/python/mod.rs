@@ -52,6 +52,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     syntax: &SYNTAX,
     stubs_referenced: false,
     tests_in_sources: false,
+    tests_in_blocks: false,
 };
 
 impl LanguageSupport for Python {

@@ -50,6 +50,7 @@ static FACTS: LanguageFacts = LanguageFacts {
     syntax: &SYNTAX,
     stubs_referenced: true,
     tests_in_sources: true,
+    tests_in_blocks: false,
 };
 
 impl LanguageSupport for Rust {

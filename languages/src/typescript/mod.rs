@@ -90,6 +90,7 @@ static TS_FACTS: LanguageFacts = LanguageFacts {
     syntax: &TS_SYNTAX,
     stubs_referenced: true,
     tests_in_sources: false,
+    tests_in_blocks: true,
 };
 static JS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::JavaScript,
@@ -101,6 +102,7 @@ static JS_FACTS: LanguageFacts = LanguageFacts {
     syntax: &JS_SYNTAX,
     stubs_referenced: true,
     tests_in_sources: false,
+    tests_in_blocks: true,
 };
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");

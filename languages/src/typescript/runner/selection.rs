@@ -109,10 +109,16 @@ impl Plan {
 }
 
 /// `text` with every character that means something in a JavaScript regular expression
-/// escaped.
+/// escaped, and control characters written as `\uXXXX` escapes: a test name may hold one
+/// (unjs/ufo names tests by their input, `"\0https://invalid.com"`), and a NUL byte cannot be
+/// passed in a command's arguments at all.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+            continue;
+        }
         if "\\^$.*+?()[]{}|/".contains(c) {
             out.push('\\');
         }
@@ -124,6 +130,13 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// unjs/ufo's `parseURL` tests are named by their input, one of them `"\0https://invalid.com"`:
+    /// the pattern must hold no NUL byte (no command argument can), and still match the name.
+    #[test]
+    fn control_characters_in_names_become_unicode_escapes() {
+        assert_eq!(escape("parseURL \0https://x.com\t."), "parseURL \\u0000https:\\/\\/x\\.com\\u0009\\.");
+    }
 
     #[test]
     fn patterns_are_anchored_and_escaped() {
