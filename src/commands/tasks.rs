@@ -69,6 +69,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         let slug = slug_for(&session, &cand);
         session.progress.step(format!("candidate {} ({slug})", n + 1));
         let (mut cand, mut moved, mut dropped) = (cand, BTreeSet::new(), BTreeSet::new());
+        let mut unstable: BTreeSet<TestId> = BTreeSet::new();
         let mut load_repairs: Vec<LoadRepair> = Vec::new();
         let mut p2p_rounds = 0;
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
@@ -76,7 +77,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         // rest is classified, masked and validated again.
         loop {
             let (unprotected, mut excluded) = excluded_tests(&session, &b, &t, &cand, opts);
-            excluded.extend(dropped.iter().cloned());
+            excluded.extend(dropped.iter().chain(&unstable).cloned());
             let kept: BTreeSet<carve_languages::NodeId> =
                 load_repairs.iter().flat_map(|r| r.moved.iter().map(|k| k.id.clone())).collect();
             let feature =
@@ -90,6 +91,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
             let mut feature = feature.with_load_repairs(&load_repairs);
             feature.moved_to_p2p = moved.clone();
             feature.dropped_cases = dropped.clone();
+            feature.unstable_ids = unstable.clone();
             if feature.extracted().is_empty() {
                 let reason = if load_repairs.is_empty() {
                     "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".to_string()
@@ -125,6 +127,24 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
                         level: None,
                         reason: format!(
                             "F2P tests still pass on the masked state after {MAX_REPAIR_ROUNDS} repair rounds"
+                        ),
+                    });
+                    break;
+                }
+                Ok(Outcome::Unstable(ids)) if unstable.is_empty() => {
+                    session.progress.note(format!(
+                        "{slug}: {} P2P test id(s) are gone when the original runs again; they judge no state",
+                        ids.len()
+                    ));
+                    unstable.extend(ids);
+                }
+                Ok(Outcome::Unstable(ids)) => {
+                    let first = ids.first().cloned().unwrap_or_default();
+                    rejected.push(Rejected {
+                        feature: slug.clone(),
+                        level: None,
+                        reason: format!(
+                            "P2P test ids still change from run to run after one round without them ({first})"
                         ),
                     });
                     break;
@@ -259,6 +279,52 @@ enum Outcome {
     Retry(BTreeSet<TestId>),
     /// The masked state failed tests with errors naming these extracted definitions.
     Reload(LoadRepair),
+    /// P2P tests missing from the masked state that the original tree, run again, does not
+    /// have either: their ids change from run to run.
+    Unstable(BTreeSet<TestId>),
+}
+
+/// The P2P tests the masked state did not have (`Missing`) that a fresh copy of the original
+/// tree, run again now, does not have either: ids that change from run to run (marshmallow
+/// parametrizes a test with `datetime.now()` formatted into its id; the baseline's two runs,
+/// side by side, agreed within the second). They judge no state: the candidate is tried again
+/// without them. `None` when no P2P test was missing or each is there on the original.
+fn unstable_ids(
+    session: &Session,
+    v: &Validation,
+    p2p: &BTreeSet<TestId>,
+    dir: &std::path::Path,
+) -> Result<Option<BTreeSet<TestId>>> {
+    use carve_languages::runner::TestStatus;
+    let missing = missing_p2p(v, p2p);
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    let tree = dir.join("state-original-again");
+    crate::pipeline::validate::prepare_state(&session.repo, &tree, &[])?;
+    let again = crate::pipeline::validate::run_state(
+        session,
+        "original, again",
+        &tree,
+        &missing,
+        true,
+        0.0,
+        &dir.join("run-original-again"),
+    )?;
+    let unstable: BTreeSet<TestId> =
+        again.statuses.into_iter().filter(|(_, s)| *s == TestStatus::Missing).map(|(t, _)| t).collect();
+    Ok((!unstable.is_empty()).then_some(unstable))
+}
+
+/// The P2P tests a failed masked state did not have.
+fn missing_p2p(v: &Validation, p2p: &BTreeSet<TestId>) -> BTreeSet<TestId> {
+    v.states
+        .iter()
+        .filter(|s| !s.ok && s.state == "masked")
+        .flat_map(|s| s.statuses.iter())
+        .filter(|(t, status)| **status == carve_languages::runner::TestStatus::Missing && p2p.contains(*t))
+        .map(|(t, _)| t.clone())
+        .collect()
 }
 
 /// The F2P tests that passed on the masked state when that is the validation's only
@@ -315,6 +381,10 @@ fn feature_tasks(
         if let Some(passing) = still_passing(&v1, &feature.f2p) {
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Retry(passing));
+        }
+        if let Some(unstable) = unstable_ids(session, &v1, &feature.p2p, &dir)? {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(Outcome::Unstable(unstable));
         }
         let repair = load_round.and_then(|round| {
             load_repair(session, &ext.extracted, &v1, round)
@@ -385,4 +455,49 @@ fn broken_tests(
         .filter(|(_, s)| *s != carve_languages::runner::TestStatus::Passed)
         .map(|(t, _)| t)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::validate::StateResult;
+    use carve_languages::runner::TestStatus;
+    use std::collections::BTreeMap;
+
+    fn state(name: &str, ok: bool, statuses: &[(&str, TestStatus)]) -> StateResult {
+        StateResult {
+            state: name.into(),
+            expect: String::new(),
+            ok,
+            problems: Vec::new(),
+            statuses: statuses.iter().map(|(t, s)| (t.to_string(), *s)).collect(),
+            tree_digest: None,
+            statuses_from: None,
+            messages: BTreeMap::new(),
+        }
+    }
+
+    /// Only P2P tests a failed masked state lacked are asked about again on the original
+    /// (marshmallow's `test_invalid_datetime_deserialization[12-04-2026 15:10:58]`); F2P tests
+    /// gone from `masked+tests`, or P2P tests that failed, are not ids that changed.
+    #[test]
+    fn the_missing_p2p_tests_of_a_failed_masked_state_are_the_ones_to_run_again() {
+        let p2p: BTreeSet<TestId> = ["t.py::a[15:10:58]", "t.py::b", "t.py::c"].map(String::from).into();
+        let mut v = Validation::new(0.0);
+        v.push(state(
+            "masked",
+            false,
+            &[
+                ("t.py::a[15:10:58]", TestStatus::Missing),
+                ("t.py::b", TestStatus::Failed),
+                ("t.py::c", TestStatus::Passed),
+            ],
+        ));
+        v.push(state("masked+tests", false, &[("t.py::f2p", TestStatus::Missing)]));
+        assert_eq!(missing_p2p(&v, &p2p), ["t.py::a[15:10:58]".to_string()].into());
+        // A masked state that passed has nothing to ask about.
+        let mut ok = Validation::new(0.0);
+        ok.push(state("masked", true, &[("t.py::a[15:10:58]", TestStatus::Missing)]));
+        assert!(missing_p2p(&ok, &p2p).is_empty());
+    }
 }

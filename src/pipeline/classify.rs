@@ -33,6 +33,9 @@ pub struct Feature {
     /// test function with F2P tests (cases of one parametrized function): the function
     /// leaves the masked state, so they are neither F2P nor P2P tests.
     pub dropped_cases: BTreeSet<TestId>,
+    /// Passing P2P tests whose ids a fresh run of the original tree no longer has (an id made
+    /// from the current time): neither F2P nor P2P tests (see `carve tasks`).
+    pub unstable_ids: BTreeSet<TestId>,
     /// Rounds in which the masked project did not build and definitions the compiler named
     /// were kept (see `extract`); empty when it built at once.
     pub build_repairs: Vec<BuildRepair>,
@@ -223,6 +226,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "moved_to_p2p": feature.moved_to_p2p,
         "dropped_cases": feature.dropped_cases,
         "owned_doctests": feature.owned_doctests,
+        "unstable_ids": feature.unstable_ids,
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),
@@ -285,6 +289,7 @@ pub fn classify_feature(
         classification,
         moved_to_p2p: BTreeSet::new(),
         dropped_cases: BTreeSet::new(),
+        unstable_ids: BTreeSet::new(),
         build_repairs: Vec::new(),
         load_repairs: Vec::new(),
     })
