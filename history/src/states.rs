@@ -159,11 +159,12 @@ pub struct DefinitionLevelFile {
 }
 
 impl ByDefinition {
-    /// `commits`: the chain's commits that changed `path`, oldest first, with their stage.
+    /// `commits`: the chain's commits that changed `path` (the path at the final checkpoint),
+    /// oldest first, with their stage and the file's path in each.
     fn read(
         dir: &Path,
         path: &str,
-        commits: &[(usize, String)],
+        commits: &[Touch],
         final_bytes: Option<Vec<u8>>,
         n: usize,
         keep: &BTreeSet<NodeId>,
@@ -180,12 +181,13 @@ impl ByDefinition {
         let mut changed = vec![BTreeMap::new(); n];
         let mut created_by = None;
         let mut kept = BTreeSet::new();
-        for (i, (k, c)) in commits.iter().enumerate() {
-            let before = git(dir, &["show", &format!("{}:{path}", parent(dir, c))], None).ok();
-            let after = git(dir, &["show", &format!("{c}:{path}")], None).ok();
+        for (i, Touch { stage: k, commit: c, path: old }) in commits.iter().enumerate() {
+            let before = git(dir, &["show", &format!("{}:{old}", parent(dir, c))], None).ok();
+            let after = git(dir, &["show", &format!("{c}:{old}")], None).ok();
             if i == 0 && before.is_none() {
                 created_by = Some(*k);
             }
+            // Ids name the file by its final path, wherever it was then.
             let before = before.map(|b| definitions_of(path, &b)).unwrap_or_default();
             let after = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
             for (id, text) in &after {
@@ -407,12 +409,77 @@ fn commit_files(dir: &Path, commit: &str) -> Result<Vec<String>, String> {
     Ok(files)
 }
 
-/// Reverse-apply `commit`'s patch to `path` (three-way, so unrelated later edits stay).
-fn remove_file_patch(dir: &Path, commit: &str, path: &str) -> Result<(), RemoveFailure> {
+/// The files `commit` changed that a later commit moved: path in `commit` → path at
+/// `final_commit` (git's rename detection between the two trees: psf/requests moved
+/// `requests/` to `src/requests/` between a chain's stages and its final checkpoint). Paths
+/// the final checkpoint still has are never moved.
+fn moved_since(dir: &Path, commit: &str, final_commit: &str) -> Result<BTreeMap<String, String>, String> {
+    let out = git(dir, &["diff", "--name-status", "-z", "-M", "--diff-filter=R", commit, final_commit], None)?;
+    let out = String::from_utf8_lossy(&out);
+    let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    let mut moved = BTreeMap::new();
+    while let (Some(status), Some(old), Some(new)) = (fields.next(), fields.next(), fields.next()) {
+        if status.starts_with('R') {
+            moved.insert(old.to_string(), new.to_string());
+        }
+    }
+    Ok(moved)
+}
+
+/// `commit`'s historical patch of `old`, written as a patch of `new` (where a later commit
+/// moved the file), so that it applies to the final checkpoint's tree. git names a path in a
+/// patch's header lines only (`diff --git`, `---`, `+++`); a path git quotes is refused.
+fn moved_patch(dir: &Path, commit: &str, old: &str, new: &str) -> Result<Vec<u8>, String> {
+    let patch = commit_patch(dir, commit, &[format!(":(literal){old}")], &[])?;
+    let text = String::from_utf8(patch).map_err(|_| format!("the patch of {old} in {commit} is binary"))?;
+    let mut out = String::with_capacity(text.len());
+    let mut header = true;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("@@") || line.starts_with("GIT binary patch") {
+            header = false;
+        }
+        if header {
+            let renamed = if line == format!("diff --git a/{old} b/{old}\n") {
+                Some(format!("diff --git a/{new} b/{new}\n"))
+            } else if line == format!("--- a/{old}\n") {
+                Some(format!("--- a/{new}\n"))
+            } else if line == format!("+++ b/{old}\n") {
+                Some(format!("+++ b/{new}\n"))
+            } else if line.starts_with("diff --git ") || line.starts_with("--- ") || line.starts_with("+++ ") {
+                (line.starts_with("--- /dev/null") || line.starts_with("+++ /dev/null")).then(|| line.to_string())
+            } else {
+                Some(line.to_string())
+            };
+            let Some(renamed) = renamed else {
+                return Err(format!("the patch of {old} in {commit} names it in a form carve cannot rewrite: {line}"));
+            };
+            out.push_str(&renamed);
+        } else {
+            out.push_str(line);
+        }
+    }
+    Ok(out.into_bytes())
+}
+
+/// Where one chain commit changed one file: the stage, the commit, the path in that commit
+/// (the path at the final checkpoint may differ, when a later commit moved the file).
+#[derive(Debug, Clone)]
+struct Touch {
+    stage: usize,
+    commit: String,
+    path: String,
+}
+
+/// Reverse-apply `commit`'s patch to `path` (three-way, so unrelated later edits stay); `old`
+/// is the file's path in `commit` when a later commit moved it.
+fn remove_file_patch(dir: &Path, commit: &str, path: &str, old: &str) -> Result<(), RemoveFailure> {
     let saved = std::fs::read(dir.join(path)).ok();
     let fail = |message: String| RemoveFailure { message, saved: saved.clone() };
-    let literal = format!(":(literal){path}");
-    let patch = commit_patch(dir, commit, &[literal], &[]).map_err(&fail)?;
+    let patch = if old == path {
+        commit_patch(dir, commit, &[format!(":(literal){path}")], &[]).map_err(&fail)?
+    } else {
+        moved_patch(dir, commit, old, path).map_err(&fail)?
+    };
     if patch.is_empty() {
         return Ok(());
     }
@@ -503,28 +570,37 @@ impl States {
         // Remove the chain's patches file by file, newest first: a non-code file whose removal
         // conflicts (release notes a later commit rewrote) stays as shared context; a code or
         // test file whose removal conflicts (a later commit rewrote lines a stage added) is
-        // made per definition instead (see [`ByDefinition`]).
-        let mut touched: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+        // made per definition instead (see [`ByDefinition`]). Files are named by their path at
+        // the final checkpoint: a file a later commit moved is followed there (`moves`).
+        let mut touched: BTreeMap<String, Vec<Touch>> = BTreeMap::new();
+        let mut moves: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
-                for path in commit_files(&dir, c).map_err(err)? {
-                    touched.entry(path).or_default().push((k, c.clone()));
+                let mut moved = moved_since(&dir, c, final_commit).map_err(err)?;
+                let files = commit_files(&dir, c).map_err(err)?;
+                moved.retain(|old, _| files.contains(old));
+                for path in files {
+                    let at_final = moved.get(&path).cloned().unwrap_or_else(|| path.clone());
+                    touched.entry(at_final).or_default().push(Touch { stage: k, commit: c.clone(), path });
                 }
+                moves.insert(c.clone(), moved);
             }
         }
         let mut shared = Vec::new();
         let mut by_definition = Vec::new();
         for (path, commits) in &touched {
             let final_bytes = std::fs::read(dir.join(path)).ok();
-            let (_, c0) = &commits[0];
+            let first = &commits[0];
             let name = path.rsplit('/').next().unwrap_or(path);
-            let created = git(&dir, &["cat-file", "-e", &format!("{}:{path}", parent(&dir, c0))], None).is_err();
+            let created =
+                git(&dir, &["cat-file", "-e", &format!("{}:{}", parent(&dir, &first.commit), first.path)], None)
+                    .is_err();
             if created && BUILD_MANIFESTS.contains(&name) && final_bytes.is_some() {
                 // Every chain commit's change to it stays, so none is re-applied onto it.
-                shared.extend(commits.iter().map(|(k, c)| {
+                shared.extend(commits.iter().map(|t| {
                     SharedContext {
-                        stage: *k,
-                        commit: c.clone(),
+                        stage: t.stage,
+                        commit: t.commit.clone(),
                         path: path.clone(),
                         reason: "the chain created this build manifest; without it no state would build, so it stays \
                              at its final content"
@@ -533,8 +609,8 @@ impl States {
                 }));
                 continue;
             }
-            for (k, c) in commits.iter().rev() {
-                match remove_file_patch(&dir, c, path) {
+            for Touch { stage: k, commit: c, path: old } in commits.iter().rev() {
+                match remove_file_patch(&dir, c, path, old) {
                     Ok(()) => {}
                     Err(reason) if role(language, path) == Role::Other => {
                         restore(&dir, path, reason.saved).map_err(err)?;
@@ -562,9 +638,9 @@ impl States {
                             // Nothing the stages did to it is a definition (an export list, a
                             // top-level call): the file stays at its final content, as shared context.
                             // Every chain commit's change to it stays (none came off).
-                            Err(e) => shared.extend(commits.iter().map(|(k2, c2)| SharedContext {
-                                stage: *k2,
-                                commit: c2.clone(),
+                            Err(e) => shared.extend(commits.iter().map(|t| SharedContext {
+                                stage: t.stage,
+                                commit: t.commit.clone(),
                                 path: path.clone(),
                                 reason: format!(
                                     "removing stage {k}'s change conflicts with a later commit ({}), and the file \
@@ -584,13 +660,24 @@ impl States {
         let mut states = vec![commit_state(&dir, "S0", &modes).map_err(err)?];
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
-                let skip: Vec<String> = shared
+                // Paths at the final checkpoint that stay out of the re-applied patch.
+                let skip: BTreeSet<&String> = shared
                     .iter()
                     .filter(|s| &s.commit == c)
-                    .map(|s| s.path.clone())
-                    .chain(by_definition.iter().map(|f| f.path.clone()))
+                    .map(|s| &s.path)
+                    .chain(by_definition.iter().map(|f| &f.path))
                     .collect();
-                let patch = commit_patch(&dir, c, &[], &skip).map_err(err)?;
+                let moved = &moves[c];
+                // Moved files are left out of the commit's patch and added as patches of
+                // their final path.
+                let mut exclude: Vec<String> = skip.iter().map(|p| p.to_string()).collect();
+                exclude.extend(moved.keys().cloned());
+                let mut patch = commit_patch(&dir, c, &[], &exclude).map_err(err)?;
+                for (old, new) in moved {
+                    if !skip.contains(new) {
+                        patch.extend(moved_patch(&dir, c, old, new).map_err(err)?);
+                    }
+                }
                 if !patch.is_empty() {
                     git(&dir, &["apply", "--3way", "--whitespace=nowarn", "-"], Some(&patch)).map_err(|e| {
                         err(format!("stage {k}: the patch of {} does not re-apply onto S{k}: {e}", &c[..8]))
@@ -941,6 +1028,104 @@ mod tests {
         assert_eq!(states.code_states, states.states);
         assert_eq!(states.pulled, pulled);
         assert!(states.pull_imported_files(1, "error").unwrap().is_empty(), "nothing left to pull");
+    }
+
+    /// The recipe commits of the psf/requests pattern: stage 0 adds `JSONDecodeError` to
+    /// `pkg/exceptions.py` and imports it in `pkg/models.py`; a commit outside the chain
+    /// moves `pkg/` to `src/pkg/` (with `models_at_move` as the moved `models.py`); stage 1
+    /// gives the error a `__reduce__` in the moved file.
+    fn moved_package_recipe(models_at_move: &str) -> crate::recipe::Recipe {
+        let commit = |message: &str, files: &[(&str, &str)], delete: &[&str]| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+            delete: delete.iter().map(|p| p.to_string()).collect(),
+        };
+        let exceptions0 = "class InvalidJSONError(ValueError):\n    pass\n";
+        let exceptions1 =
+            "class InvalidJSONError(ValueError):\n    pass\n\n\nclass JSONDecodeError(InvalidJSONError):\n    pass\n";
+        let exceptions2 = "class InvalidJSONError(ValueError):\n    pass\n\n\nclass JSONDecodeError(InvalidJSONError):\n    def __reduce__(self):\n        return JSONDecodeError, self.args\n";
+        crate::recipe::Recipe {
+            commits: vec![
+                commit(
+                    "base",
+                    &[
+                        ("pkg/__init__.py", ""),
+                        ("pkg/exceptions.py", exceptions0),
+                        ("pkg/models.py", MODELS_0),
+                        (
+                            "tests/test_models.py",
+                            "from pkg.models import load\n\n\ndef test_load():\n    assert load('1') == 1\n",
+                        ),
+                    ],
+                    &[],
+                ),
+                commit(
+                    "feat: JSONDecodeError",
+                    &[
+                        ("pkg/exceptions.py", exceptions1),
+                        ("pkg/models.py", MODELS_1),
+                        (
+                            "tests/test_models.py",
+                            "import pytest\nfrom pkg.models import load\n\n\ndef test_load():\n    assert load('1') == 1\n\n\ndef test_error():\n    with pytest.raises(ValueError):\n        load('x')\n",
+                        ),
+                    ],
+                    &[],
+                ),
+                commit(
+                    "chore: move to src/",
+                    &[
+                        ("src/pkg/__init__.py", ""),
+                        ("src/pkg/exceptions.py", exceptions1),
+                        ("src/pkg/models.py", models_at_move),
+                    ],
+                    &["pkg/__init__.py", "pkg/exceptions.py", "pkg/models.py"],
+                ),
+                commit(
+                    "feat: picklable JSONDecodeError",
+                    &[
+                        ("src/pkg/exceptions.py", exceptions2),
+                        (
+                            "tests/test_pickle.py",
+                            "import pickle\nfrom pkg.exceptions import JSONDecodeError\n\n\ndef test_pickle():\n    assert pickle.loads(pickle.dumps(JSONDecodeError('x'))).args == ('x',)\n",
+                        ),
+                    ],
+                    &[],
+                ),
+            ],
+        }
+    }
+
+    const MODELS_0: &str =
+        "import json\n\nfrom .exceptions import InvalidJSONError\n\n\ndef load(text):\n    return json.loads(text)\n";
+    const MODELS_1: &str = "import json\n\nfrom .exceptions import InvalidJSONError\nfrom .exceptions import JSONDecodeError\n\n\ndef load(text):\n    try:\n        return json.loads(text)\n    except ValueError as e:\n        raise JSONDecodeError(*e.args)\n";
+
+    /// Regression (psf/requests `JSONDecodeError`): a commit between the stages moved the
+    /// package (`requests/` → `src/requests/`). Stage 0's patches are followed to the files'
+    /// final paths and come off there, so S0 has no `JSONDecodeError`, S1 has it, and no
+    /// state has the old paths; before, the moved files were left at their final text (the
+    /// stage's code in S0) and the old paths' patches were re-applied as new files.
+    #[test]
+    fn a_stage_patch_follows_its_files_to_where_a_later_commit_moved_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&moved_package_recipe(MODELS_1), &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        assert!(states.shared.is_empty(), "{:?}", states.shared);
+        assert!(states.by_definition.is_empty(), "{:?}", states.by_definition);
+        let text = |k: usize, p: &str| states.file_at(k, p).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(text(0, "src/pkg/models.py").as_deref(), Some(MODELS_0));
+        assert_eq!(text(1, "src/pkg/models.py").as_deref(), Some(MODELS_1));
+        assert!(!text(0, "src/pkg/exceptions.py").unwrap().contains("JSONDecodeError"));
+        assert!(
+            text(1, "src/pkg/exceptions.py").unwrap().contains("class JSONDecodeError(InvalidJSONError):\n    pass")
+        );
+        assert!(text(0, "tests/test_pickle.py").is_none() && text(1, "tests/test_pickle.py").is_none());
+        for k in 0..3 {
+            assert!(text(k, "pkg/models.py").is_none() && text(k, "pkg/exceptions.py").is_none(), "S{k}");
+        }
     }
 
     /// Per-definition states of one Go file: the final text without what later stages added,
