@@ -1177,6 +1177,7 @@ mod tests {
                 path: "node.go".into(),
                 added: vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
                 changed: vec![vec![], vec!["node.go::UUID.NodeID".into()]],
+                imports: vec![],
                 created_by: None,
                 kept: vec![],
             }],

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use carve_languages::is_test_path;
-use carve_languages::{DefinitionIndex, Language, NodeId};
+use carve_languages::{DefinitionIndex, ImportedKey, Language, NodeId};
 
 use crate::HistoryError;
 
@@ -121,8 +121,10 @@ const BUILD_MANIFESTS: &[&str] =
 /// because a later commit rewrote lines a stage touched: its states are made per definition
 /// instead. State S_j holds the file's final text where every definition stages j … n-1
 /// added is deleted (carve's own masking) and every definition they changed has its text
-/// from before the earliest of those stages that changed it; before the stage that created
-/// the file there is no file. Later commits' edits to a definition a stage changed are undone
+/// from before the earliest of those stages that changed it, and the names stages j … n-1
+/// added to its module-level imports are taken out (an import of what a later stage adds,
+/// `from .exceptions import JSONDecodeError`, would fail to load); before the stage that
+/// created the file there is no file. Later commits' edits to a definition a stage changed are undone
 /// with it, and a definition a stage removed does not come back; when that breaks a state, its
 /// build check or gate drops the chain with the reason.
 struct ByDefinition {
@@ -135,6 +137,9 @@ struct ByDefinition {
     /// Per stage, the definitions its commits changed that the final file still has, with
     /// their text before the stage.
     changed: Vec<BTreeMap<NodeId, String>>,
+    /// Per stage, the names its commits added to the file's module-level imports that the
+    /// final file still imports (and no earlier stage added).
+    imports: Vec<BTreeSet<ImportedKey>>,
     /// The stage whose commit created the file (absent before it).
     created_by: Option<usize>,
     /// Definitions a stage added or changed that stay at their final text in every state,
@@ -151,6 +156,10 @@ pub struct DefinitionLevelFile {
     /// Per stage, the definitions whose text before that stage the earlier states hold.
     #[serde(default)]
     pub changed: Vec<Vec<String>>,
+    /// Per stage, the names taken out of the file's module-level imports before that stage
+    /// (`module: name` or `module: name as alias`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<Vec<String>>,
     pub created_by: Option<usize>,
     /// Definitions stages added or changed that every state holds at their final text, because
     /// a state's build check named them (build repair).
@@ -177,6 +186,8 @@ impl ByDefinition {
             Some(text) => definitions_of(path, text.as_bytes()),
             None => BTreeMap::new(),
         };
+        let final_imports = final_text.as_ref().map(|t| imported_names(path, t.as_bytes())).unwrap_or_default();
+        let mut imports: Vec<BTreeSet<ImportedKey>> = vec![BTreeSet::new(); n];
         let mut added = vec![BTreeSet::new(); n];
         let mut changed = vec![BTreeMap::new(); n];
         let mut created_by = None;
@@ -188,6 +199,13 @@ impl ByDefinition {
                 created_by = Some(*k);
             }
             // Ids name the file by its final path, wherever it was then.
+            let imported_before = before.as_ref().map(|b| imported_names(path, b)).unwrap_or_default();
+            let imported_after = after.as_ref().map(|b| imported_names(path, b)).unwrap_or_default();
+            for key in imported_after.difference(&imported_before) {
+                if final_imports.contains(key) && !imports.iter().any(|s| s.contains(key)) {
+                    imports[*k].insert(key.clone());
+                }
+            }
             let before = before.map(|b| definitions_of(path, &b)).unwrap_or_default();
             let after = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
             for (id, text) in &after {
@@ -210,10 +228,14 @@ impl ByDefinition {
                 }
             }
         }
-        if created_by.is_none() && added.iter().all(BTreeSet::is_empty) && changed.iter().all(BTreeMap::is_empty) {
-            return Err("the stages add or change no definition the final file still has".into());
+        if created_by.is_none()
+            && added.iter().all(BTreeSet::is_empty)
+            && changed.iter().all(BTreeMap::is_empty)
+            && imports.iter().all(BTreeSet::is_empty)
+        {
+            return Err("the stages add or change no definition or imported name the final file still has".into());
         }
-        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, created_by, kept })
+        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, imports, created_by, kept })
     }
 
     /// Write the file as at state `j` into the work tree of `dir`.
@@ -238,8 +260,24 @@ impl ByDefinition {
     }
 
     /// The final text as at state `j`: what stages `j` … added deleted, what they changed as
-    /// it was before them.
+    /// it was before them, the names they added to its imports taken out.
     fn at(&self, text: &str, j: usize) -> Result<String, String> {
+        let text = self.definitions_at(text, j)?;
+        let later = j.min(self.imports.len());
+        let drop: BTreeSet<ImportedKey> = self.imports[later..].iter().flatten().cloned().collect();
+        if drop.is_empty() {
+            return Ok(text);
+        }
+        let index = DefinitionIndex::from_sources(&[(self.path.clone(), text.as_bytes().to_vec())]);
+        let file = index.files.get(&self.path).ok_or("the file does not parse once its definitions are as before")?;
+        let edits = carve_languages::drop_imported_names(self.language, &text, file, &drop)
+            .map_err(|e| format!("taking later stages' imports out of {}: {e}", self.path))?;
+        carve_languages::edit::apply(&text, &edits)
+            .map_err(|e| format!("taking later stages' imports out of {}: {e}", self.path))
+    }
+
+    /// [`ByDefinition::at`] for the definitions alone.
+    fn definitions_at(&self, text: &str, j: usize) -> Result<String, String> {
         let later = j.min(self.added.len());
         let mut remove: BTreeSet<NodeId> = self.added[later..].iter().flatten().cloned().collect();
         // Earliest stage first, so its text before the stage wins.
@@ -306,6 +344,21 @@ impl ByDefinition {
             path: self.path,
             added: self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
             changed: self.changed.into_iter().map(|m| m.into_keys().collect()).collect(),
+            imports: if self.imports.iter().all(BTreeSet::is_empty) {
+                Vec::new()
+            } else {
+                self.imports
+                    .into_iter()
+                    .map(|s| {
+                        s.into_iter()
+                            .map(|(module, name, alias)| match alias {
+                                Some(a) => format!("{module}: {name} as {a}"),
+                                None => format!("{module}: {name}"),
+                            })
+                            .collect()
+                    })
+                    .collect()
+            },
             created_by: self.created_by,
             kept: self.kept.into_iter().collect(),
         }
@@ -324,6 +377,12 @@ fn definitions_of(path: &str, bytes: &[u8]) -> BTreeMap<NodeId, String> {
             (id.clone(), String::from_utf8_lossy(&bytes[start..end]).into_owned())
         })
         .collect()
+}
+
+/// The names one file's module-level imports bind.
+fn imported_names(path: &str, bytes: &[u8]) -> BTreeSet<ImportedKey> {
+    let index = DefinitionIndex::from_sources(&[(path.to_string(), bytes.to_vec())]);
+    index.files.get(path).map(|f| f.imports.iter().flat_map(|i| i.keys()).collect()).unwrap_or_default()
 }
 
 /// One file of a chain commit left as shared context instead of being removed for S0.
@@ -1128,6 +1187,33 @@ mod tests {
         }
     }
 
+    /// Regression (psf/requests `JSONDecodeError`): the move also reformats `models.py`, so
+    /// stage 0's patch to it does not come off and the file is made per definition. Stage 0
+    /// added no definition there, only changed `load` and imported `JSONDecodeError`; S0 must
+    /// not import it (exceptions.py has no such class yet: the package would not load), so the
+    /// names a later stage added to a module-level import are taken out of the earlier states.
+    #[test]
+    fn a_per_definition_state_does_not_import_what_a_later_stage_added() {
+        let reformatted = "import json\n\nfrom .exceptions import InvalidJSONError, JSONDecodeError\n\n\ndef load(text):\n    try:\n        return json.loads(text)\n    except ValueError as e:\n        raise JSONDecodeError(*e.args)\n";
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&moved_package_recipe(reformatted), &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        let files: Vec<&str> = states.by_definition.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["src/pkg/models.py"]);
+        assert_eq!(states.by_definition[0].imports, [vec![".exceptions: JSONDecodeError".to_string()], vec![]]);
+        let text = |k: usize, p: &str| states.file_at(k, p).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(
+            text(0, "src/pkg/models.py").unwrap(),
+            "import json\n\nfrom .exceptions import InvalidJSONError\n\n\ndef load(text):\n    return json.loads(text)\n"
+        );
+        assert_eq!(text(1, "src/pkg/models.py").as_deref(), Some(reformatted));
+        assert!(!text(0, "src/pkg/exceptions.py").unwrap().contains("JSONDecodeError"));
+    }
+
     /// Per-definition states of one Go file: the final text without what later stages added,
     /// nothing before the stage that created it.
     #[test]
@@ -1139,6 +1225,7 @@ mod tests {
             final_text: Some(text.into()),
             added: vec![["p.go::A".to_string()].into(), ["p.go::B".to_string()].into()],
             changed: vec![BTreeMap::new(), BTreeMap::new()],
+            imports: Vec::new(),
             created_by: Some(0),
             kept: BTreeSet::new(),
         };
@@ -1172,6 +1259,7 @@ mod tests {
                 ]
                 .into(),
             ],
+            imports: Vec::new(),
             created_by: None,
             kept: BTreeSet::new(),
         };
