@@ -221,7 +221,11 @@ impl ByDefinition {
                         added[*k].insert(id.clone());
                     }
                     // The first commit of the stage that changed it holds its text before the stage.
-                    Some(old) if old != text && !added[*k].contains(id) => {
+                    // A class whose members alone changed is not changed itself: its members
+                    // are, and the others keep the edits later commits made to them.
+                    Some(old)
+                        if old != text && !added[*k].contains(id) && own_text(id, &before) != own_text(id, &after) =>
+                    {
                         changed[*k].entry(id.clone()).or_insert_with(|| old.clone());
                     }
                     Some(_) => {}
@@ -377,6 +381,22 @@ fn definitions_of(path: &str, bytes: &[u8]) -> BTreeMap<NodeId, String> {
             (id.clone(), String::from_utf8_lossy(&bytes[start..end]).into_owned())
         })
         .collect()
+}
+
+/// A definition's text without its members' texts (ids `<id>.<name>`) and with its white
+/// space collapsed: what differs between two versions when the definition itself changed,
+/// not only a method of it (or the blank lines around one).
+fn own_text(id: &NodeId, defs: &BTreeMap<NodeId, String>) -> String {
+    let Some(text) = defs.get(id) else { return String::new() };
+    let mut text = text.clone();
+    let prefix = format!("{id}.");
+    for (_, member) in defs.range(prefix.clone()..).take_while(|(m, _)| m.starts_with(&prefix)) {
+        if let Some(i) = text.find(member.as_str()) {
+            text.replace_range(i..i + member.len(), "");
+        }
+    }
+    // The blank lines between members are not the definition's own.
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The names one file's module-level imports bind.
@@ -1212,6 +1232,41 @@ mod tests {
         );
         assert_eq!(text(1, "src/pkg/models.py").as_deref(), Some(reformatted));
         assert!(!text(0, "src/pkg/exceptions.py").unwrap().contains("JSONDecodeError"));
+    }
+
+    /// Regression (psf/requests `JSONDecodeError`): stage 0 changed one method of a class in a
+    /// file made per definition; S0 had the whole class at its text from before the stage, so
+    /// every other method lost what later commits did to it (requests' `Response` and
+    /// `PreparedRequest` went back two and a half years, and 232 tests failed at S0). Only the
+    /// changed method goes back now.
+    #[test]
+    fn a_state_takes_back_the_changed_method_not_its_whole_class() {
+        let commit = |message: &str, text: &str| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: [("k.py".to_string(), text.to_string())].into(),
+            delete: vec![],
+        };
+        let v0 = "class K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 'n'\n";
+        let v1 = "class K:\n    def m(self):\n        return 2\n\n    def n(self):\n        return 'n'\n";
+        // Outside the chain: rewrites stage 0's line (so its patch does not come off) and `n`.
+        let v2 = "class K:\n    def m(self):\n        value = 2\n        return value\n\n    def n(self):\n        return 'N'\n";
+        let v3 = "class K:\n    def m(self):\n        value = 2\n        return value\n\n    def n(self):\n        return 'N'\n\n    def o(self):\n        return self.m()\n";
+        let recipe = crate::recipe::Recipe {
+            commits: vec![commit("base", v0), commit("m", v1), commit("style", v2), commit("o", v3)],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        assert_eq!(states.by_definition.len(), 1);
+        assert_eq!(states.by_definition[0].changed, [vec!["k.py::K.m".to_string()], vec![]]);
+        let text = |k: usize| String::from_utf8(states.file_at(k, "k.py").unwrap()).unwrap();
+        assert_eq!(text(0), "class K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 'N'\n");
+        assert_eq!(text(1), v2);
+        assert_eq!(text(2), v3);
     }
 
     /// Per-definition states of one Go file: the final text without what later stages added,
