@@ -70,6 +70,9 @@ pub struct States {
     /// Repository files pulled into states that imported them before a later state had them
     /// ([`States::pull_imported_files`]).
     pub pulled: Vec<PulledFile>,
+    /// Files the chain's commits changed that a later commit moved: path then → path at the
+    /// final checkpoint.
+    pub moved: BTreeMap<String, String>,
 }
 
 /// A repository file that a state which did not build imports while only a later state has it:
@@ -789,6 +792,7 @@ impl States {
             language,
             stage_commits: stages.to_vec(),
             pulled: Vec::new(),
+            moved: moves.into_values().flatten().collect(),
         })
     }
 
@@ -916,6 +920,15 @@ impl States {
     /// The test part of inline-test file `path` at state `k` (see [`States::inline`]).
     pub fn inline_tests_at(&self, k: usize, path: &str) -> Option<Option<Vec<u8>>> {
         self.inline.get(path).map(|parts| Some(parts[k].clone().into_bytes()))
+    }
+
+    /// A definition or test id of a chain commit (`path::Name`, as the history analysis names
+    /// it) with its file's path at the final checkpoint, where the states have it.
+    pub fn id_at_final(&self, id: &str) -> String {
+        match id.split_once("::") {
+            Some((path, rest)) if self.moved.contains_key(path) => format!("{}::{rest}", self.moved[path]),
+            _ => id.to_string(),
+        }
     }
 
     /// The first-parent commits up to the final checkpoint, oldest first.
@@ -1205,6 +1218,10 @@ mod tests {
         for k in 0..3 {
             assert!(text(k, "pkg/models.py").is_none() && text(k, "pkg/exceptions.py").is_none(), "S{k}");
         }
+        // The mined ids of stage 0 name the files at their old paths: the spec's interface and
+        // the traced call dependency look them up at the final ones.
+        assert_eq!(states.id_at_final("pkg/exceptions.py::JSONDecodeError"), "src/pkg/exceptions.py::JSONDecodeError");
+        assert_eq!(states.id_at_final("tests/test_models.py::test_error"), "tests/test_models.py::test_error");
     }
 
     /// Regression (psf/requests `JSONDecodeError`): the move also reformats `models.py`, so
