@@ -731,6 +731,15 @@ pub fn build_traced(
         }
     };
     let n = chain.stages.len();
+    // The mined ids name files where the chain's commits had them; the states, their indexes
+    // and traces name them at the final checkpoint (a file a later commit moved).
+    for s in &mut chain.stages {
+        for ids in [&mut s.definitions_added, &mut s.definitions_modified, &mut s.tests_added, &mut s.tests_modified] {
+            for id in ids.iter_mut() {
+                *id = states.id_at_final(id);
+            }
+        }
+    }
 
     // Test files of each stage (role "test" among the files the stage changed), and the source
     // files whose inline tests it changed (their test part is the stage's hidden tests).
@@ -1177,6 +1186,7 @@ mod tests {
                 path: "node.go".into(),
                 added: vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
                 changed: vec![vec![], vec!["node.go::UUID.NodeID".into()]],
+                imports: vec![],
                 created_by: None,
                 kept: vec![],
             }],
@@ -1184,6 +1194,7 @@ mod tests {
             code_states: vec![],
             language: Language::Go,
             pulled: vec![],
+            moved: BTreeMap::new(),
             stage_commits: vec![],
         };
         let msg = "./node.go:77:5: undefined: setNodeID\n./uuid.go:9: uuid.NodeID undefined (type UUID has no field or method NodeID)\nIDs";

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use carve_languages::is_test_path;
-use carve_languages::{DefinitionIndex, Language, NodeId};
+use carve_languages::{DefinitionIndex, ImportedKey, Language, NodeId};
 
 use crate::HistoryError;
 
@@ -71,6 +71,9 @@ pub struct States {
     /// Repository files pulled into states that imported them before a later state had them
     /// ([`States::pull_imported_files`]).
     pub pulled: Vec<PulledFile>,
+    /// Files the chain's commits changed that a later commit moved: path then → path at the
+    /// final checkpoint.
+    pub moved: BTreeMap<String, String>,
 }
 
 /// A repository file that a state which did not build imports while only a later state has it:
@@ -122,8 +125,10 @@ const BUILD_MANIFESTS: &[&str] =
 /// because a later commit rewrote lines a stage touched: its states are made per definition
 /// instead. State S_j holds the file's final text where every definition stages j … n-1
 /// added is deleted (carve's own masking) and every definition they changed has its text
-/// from before the earliest of those stages that changed it; before the stage that created
-/// the file there is no file. Later commits' edits to a definition a stage changed are undone
+/// from before the earliest of those stages that changed it, and the names stages j … n-1
+/// added to its module-level imports are taken out (an import of what a later stage adds,
+/// `from .exceptions import JSONDecodeError`, would fail to load); before the stage that
+/// created the file there is no file. Later commits' edits to a definition a stage changed are undone
 /// with it, and a definition a stage removed does not come back; when that breaks a state, its
 /// build check or gate drops the chain with the reason.
 struct ByDefinition {
@@ -136,6 +141,9 @@ struct ByDefinition {
     /// Per stage, the definitions its commits changed that the final file still has, with
     /// their text before the stage.
     changed: Vec<BTreeMap<NodeId, String>>,
+    /// Per stage, the names its commits added to the file's module-level imports that the
+    /// final file still imports (and no earlier stage added).
+    imports: Vec<BTreeSet<ImportedKey>>,
     /// The stage whose commit created the file (absent before it).
     created_by: Option<usize>,
     /// Definitions a stage added or changed that stay at their final text in every state,
@@ -152,6 +160,10 @@ pub struct DefinitionLevelFile {
     /// Per stage, the definitions whose text before that stage the earlier states hold.
     #[serde(default)]
     pub changed: Vec<Vec<String>>,
+    /// Per stage, the names taken out of the file's module-level imports before that stage
+    /// (`module: name` or `module: name as alias`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<Vec<String>>,
     pub created_by: Option<usize>,
     /// Definitions stages added or changed that every state holds at their final text, because
     /// a state's build check named them (build repair).
@@ -160,11 +172,12 @@ pub struct DefinitionLevelFile {
 }
 
 impl ByDefinition {
-    /// `commits`: the chain's commits that changed `path`, oldest first, with their stage.
+    /// `commits`: the chain's commits that changed `path` (the path at the final checkpoint),
+    /// oldest first, with their stage and the file's path in each.
     fn read(
         dir: &Path,
         path: &str,
-        commits: &[(usize, String)],
+        commits: &[Touch],
         final_bytes: Option<Vec<u8>>,
         n: usize,
         keep: &BTreeSet<NodeId>,
@@ -177,15 +190,25 @@ impl ByDefinition {
             Some(text) => definitions_of(path, text.as_bytes()),
             None => BTreeMap::new(),
         };
+        let final_imports = final_text.as_ref().map(|t| imported_names(path, t.as_bytes())).unwrap_or_default();
+        let mut imports: Vec<BTreeSet<ImportedKey>> = vec![BTreeSet::new(); n];
         let mut added = vec![BTreeSet::new(); n];
         let mut changed = vec![BTreeMap::new(); n];
         let mut created_by = None;
         let mut kept = BTreeSet::new();
-        for (i, (k, c)) in commits.iter().enumerate() {
-            let before = git(dir, &["show", &format!("{}:{path}", parent(dir, c))], None).ok();
-            let after = git(dir, &["show", &format!("{c}:{path}")], None).ok();
+        for (i, Touch { stage: k, commit: c, path: old }) in commits.iter().enumerate() {
+            let before = git(dir, &["show", &format!("{}:{old}", parent(dir, c))], None).ok();
+            let after = git(dir, &["show", &format!("{c}:{old}")], None).ok();
             if i == 0 && before.is_none() {
                 created_by = Some(*k);
+            }
+            // Ids name the file by its final path, wherever it was then.
+            let imported_before = before.as_ref().map(|b| imported_names(path, b)).unwrap_or_default();
+            let imported_after = after.as_ref().map(|b| imported_names(path, b)).unwrap_or_default();
+            for key in imported_after.difference(&imported_before) {
+                if final_imports.contains(key) && !imports.iter().any(|s| s.contains(key)) {
+                    imports[*k].insert(key.clone());
+                }
             }
             let before = before.map(|b| definitions_of(path, &b)).unwrap_or_default();
             let after = after.map(|b| definitions_of(path, &b)).unwrap_or_default();
@@ -202,17 +225,25 @@ impl ByDefinition {
                         added[*k].insert(id.clone());
                     }
                     // The first commit of the stage that changed it holds its text before the stage.
-                    Some(old) if old != text && !added[*k].contains(id) => {
+                    // A class whose members alone changed is not changed itself: its members
+                    // are, and the others keep the edits later commits made to them.
+                    Some(old)
+                        if old != text && !added[*k].contains(id) && own_text(id, &before) != own_text(id, &after) =>
+                    {
                         changed[*k].entry(id.clone()).or_insert_with(|| old.clone());
                     }
                     Some(_) => {}
                 }
             }
         }
-        if created_by.is_none() && added.iter().all(BTreeSet::is_empty) && changed.iter().all(BTreeMap::is_empty) {
-            return Err("the stages add or change no definition the final file still has".into());
+        if created_by.is_none()
+            && added.iter().all(BTreeSet::is_empty)
+            && changed.iter().all(BTreeMap::is_empty)
+            && imports.iter().all(BTreeSet::is_empty)
+        {
+            return Err("the stages add or change no definition or imported name the final file still has".into());
         }
-        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, created_by, kept })
+        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, imports, created_by, kept })
     }
 
     /// Write the file as at state `j` into the work tree of `dir`.
@@ -237,8 +268,24 @@ impl ByDefinition {
     }
 
     /// The final text as at state `j`: what stages `j` … added deleted, what they changed as
-    /// it was before them.
+    /// it was before them, the names they added to its imports taken out.
     fn at(&self, text: &str, j: usize) -> Result<String, String> {
+        let text = self.definitions_at(text, j)?;
+        let later = j.min(self.imports.len());
+        let drop: BTreeSet<ImportedKey> = self.imports[later..].iter().flatten().cloned().collect();
+        if drop.is_empty() {
+            return Ok(text);
+        }
+        let index = DefinitionIndex::from_sources(&[(self.path.clone(), text.as_bytes().to_vec())]);
+        let file = index.files.get(&self.path).ok_or("the file does not parse once its definitions are as before")?;
+        let edits = carve_languages::drop_imported_names(self.language, &text, file, &drop)
+            .map_err(|e| format!("taking later stages' imports out of {}: {e}", self.path))?;
+        carve_languages::edit::apply(&text, &edits)
+            .map_err(|e| format!("taking later stages' imports out of {}: {e}", self.path))
+    }
+
+    /// [`ByDefinition::at`] for the definitions alone.
+    fn definitions_at(&self, text: &str, j: usize) -> Result<String, String> {
         let later = j.min(self.added.len());
         let mut remove: BTreeSet<NodeId> = self.added[later..].iter().flatten().cloned().collect();
         // Earliest stage first, so its text before the stage wins.
@@ -305,6 +352,21 @@ impl ByDefinition {
             path: self.path,
             added: self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
             changed: self.changed.into_iter().map(|m| m.into_keys().collect()).collect(),
+            imports: if self.imports.iter().all(BTreeSet::is_empty) {
+                Vec::new()
+            } else {
+                self.imports
+                    .into_iter()
+                    .map(|s| {
+                        s.into_iter()
+                            .map(|(module, name, alias)| match alias {
+                                Some(a) => format!("{module}: {name} as {a}"),
+                                None => format!("{module}: {name}"),
+                            })
+                            .collect()
+                    })
+                    .collect()
+            },
             created_by: self.created_by,
             kept: self.kept.into_iter().collect(),
         }
@@ -323,6 +385,28 @@ fn definitions_of(path: &str, bytes: &[u8]) -> BTreeMap<NodeId, String> {
             (id.clone(), String::from_utf8_lossy(&bytes[start..end]).into_owned())
         })
         .collect()
+}
+
+/// A definition's text without its members' texts (ids `<id>.<name>`) and with its white
+/// space collapsed: what differs between two versions when the definition itself changed,
+/// not only a method of it (or the blank lines around one).
+fn own_text(id: &NodeId, defs: &BTreeMap<NodeId, String>) -> String {
+    let Some(text) = defs.get(id) else { return String::new() };
+    let mut text = text.clone();
+    let prefix = format!("{id}.");
+    for (_, member) in defs.range(prefix.clone()..).take_while(|(m, _)| m.starts_with(&prefix)) {
+        if let Some(i) = text.find(member.as_str()) {
+            text.replace_range(i..i + member.len(), "");
+        }
+    }
+    // The blank lines between members are not the definition's own.
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The names one file's module-level imports bind.
+fn imported_names(path: &str, bytes: &[u8]) -> BTreeSet<ImportedKey> {
+    let index = DefinitionIndex::from_sources(&[(path.to_string(), bytes.to_vec())]);
+    index.files.get(path).map(|f| f.imports.iter().flat_map(|i| i.keys()).collect()).unwrap_or_default()
 }
 
 /// One file of a chain commit left as shared context instead of being removed for S0.
@@ -408,12 +492,77 @@ fn commit_files(dir: &Path, commit: &str) -> Result<Vec<String>, String> {
     Ok(files)
 }
 
-/// Reverse-apply `commit`'s patch to `path` (three-way, so unrelated later edits stay).
-fn remove_file_patch(dir: &Path, commit: &str, path: &str) -> Result<(), RemoveFailure> {
+/// The files `commit` changed that a later commit moved: path in `commit` → path at
+/// `final_commit` (git's rename detection between the two trees: psf/requests moved
+/// `requests/` to `src/requests/` between a chain's stages and its final checkpoint). Paths
+/// the final checkpoint still has are never moved.
+fn moved_since(dir: &Path, commit: &str, final_commit: &str) -> Result<BTreeMap<String, String>, String> {
+    let out = git(dir, &["diff", "--name-status", "-z", "-M", "--diff-filter=R", commit, final_commit], None)?;
+    let out = String::from_utf8_lossy(&out);
+    let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    let mut moved = BTreeMap::new();
+    while let (Some(status), Some(old), Some(new)) = (fields.next(), fields.next(), fields.next()) {
+        if status.starts_with('R') {
+            moved.insert(old.to_string(), new.to_string());
+        }
+    }
+    Ok(moved)
+}
+
+/// `commit`'s historical patch of `old`, written as a patch of `new` (where a later commit
+/// moved the file), so that it applies to the final checkpoint's tree. git names a path in a
+/// patch's header lines only (`diff --git`, `---`, `+++`); a path git quotes is refused.
+fn moved_patch(dir: &Path, commit: &str, old: &str, new: &str) -> Result<Vec<u8>, String> {
+    let patch = commit_patch(dir, commit, &[format!(":(literal){old}")], &[])?;
+    let text = String::from_utf8(patch).map_err(|_| format!("the patch of {old} in {commit} is binary"))?;
+    let mut out = String::with_capacity(text.len());
+    let mut header = true;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("@@") || line.starts_with("GIT binary patch") {
+            header = false;
+        }
+        if header {
+            let renamed = if line == format!("diff --git a/{old} b/{old}\n") {
+                Some(format!("diff --git a/{new} b/{new}\n"))
+            } else if line == format!("--- a/{old}\n") {
+                Some(format!("--- a/{new}\n"))
+            } else if line == format!("+++ b/{old}\n") {
+                Some(format!("+++ b/{new}\n"))
+            } else if line.starts_with("diff --git ") || line.starts_with("--- ") || line.starts_with("+++ ") {
+                (line.starts_with("--- /dev/null") || line.starts_with("+++ /dev/null")).then(|| line.to_string())
+            } else {
+                Some(line.to_string())
+            };
+            let Some(renamed) = renamed else {
+                return Err(format!("the patch of {old} in {commit} names it in a form carve cannot rewrite: {line}"));
+            };
+            out.push_str(&renamed);
+        } else {
+            out.push_str(line);
+        }
+    }
+    Ok(out.into_bytes())
+}
+
+/// Where one chain commit changed one file: the stage, the commit, the path in that commit
+/// (the path at the final checkpoint may differ, when a later commit moved the file).
+#[derive(Debug, Clone)]
+struct Touch {
+    stage: usize,
+    commit: String,
+    path: String,
+}
+
+/// Reverse-apply `commit`'s patch to `path` (three-way, so unrelated later edits stay); `old`
+/// is the file's path in `commit` when a later commit moved it.
+fn remove_file_patch(dir: &Path, commit: &str, path: &str, old: &str) -> Result<(), RemoveFailure> {
     let saved = std::fs::read(dir.join(path)).ok();
     let fail = |message: String| RemoveFailure { message, saved: saved.clone() };
-    let literal = format!(":(literal){path}");
-    let patch = commit_patch(dir, commit, &[literal], &[]).map_err(&fail)?;
+    let patch = if old == path {
+        commit_patch(dir, commit, &[format!(":(literal){path}")], &[]).map_err(&fail)?
+    } else {
+        moved_patch(dir, commit, old, path).map_err(&fail)?
+    };
     if patch.is_empty() {
         return Ok(());
     }
@@ -436,15 +585,18 @@ fn remove_file_patch(dir: &Path, commit: &str, path: &str) -> Result<(), RemoveF
 fn reapply_differs(
     dir: &Path,
     path: &str,
-    commits: &[(usize, String)],
+    commits: &[Touch],
     kept: &BTreeSet<String>,
     final_bytes: Option<&[u8]>,
 ) -> Result<Option<String>, String> {
     let saved = std::fs::read(dir.join(path)).ok();
-    let literal = format!(":(literal){path}");
     let mut problem = None;
-    for (k, c) in commits.iter().filter(|(_, c)| !kept.contains(c)) {
-        let patch = commit_patch(dir, c, std::slice::from_ref(&literal), &[])?;
+    for Touch { stage: k, commit: c, path: old } in commits.iter().filter(|t| !kept.contains(&t.commit)) {
+        let patch = if old == path {
+            commit_patch(dir, c, &[format!(":(literal){path}")], &[])?
+        } else {
+            moved_patch(dir, c, old, path)?
+        };
         if patch.is_empty() {
             continue;
         }
@@ -549,28 +701,37 @@ impl States {
         // Remove the chain's patches file by file, newest first: a non-code file whose removal
         // conflicts (release notes a later commit rewrote) stays as shared context; a code or
         // test file whose removal conflicts (a later commit rewrote lines a stage added) is
-        // made per definition instead (see [`ByDefinition`]).
-        let mut touched: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+        // made per definition instead (see [`ByDefinition`]). Files are named by their path at
+        // the final checkpoint: a file a later commit moved is followed there (`moves`).
+        let mut touched: BTreeMap<String, Vec<Touch>> = BTreeMap::new();
+        let mut moves: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
-                for path in commit_files(&dir, c).map_err(err)? {
-                    touched.entry(path).or_default().push((k, c.clone()));
+                let mut moved = moved_since(&dir, c, final_commit).map_err(err)?;
+                let files = commit_files(&dir, c).map_err(err)?;
+                moved.retain(|old, _| files.contains(old));
+                for path in files {
+                    let at_final = moved.get(&path).cloned().unwrap_or_else(|| path.clone());
+                    touched.entry(at_final).or_default().push(Touch { stage: k, commit: c.clone(), path });
                 }
+                moves.insert(c.clone(), moved);
             }
         }
         let mut shared = Vec::new();
         let mut by_definition = Vec::new();
         for (path, commits) in &touched {
             let final_bytes = std::fs::read(dir.join(path)).ok();
-            let (_, c0) = &commits[0];
+            let first = &commits[0];
             let name = path.rsplit('/').next().unwrap_or(path);
-            let created = git(&dir, &["cat-file", "-e", &format!("{}:{path}", parent(&dir, c0))], None).is_err();
+            let created =
+                git(&dir, &["cat-file", "-e", &format!("{}:{}", parent(&dir, &first.commit), first.path)], None)
+                    .is_err();
             if created && BUILD_MANIFESTS.contains(&name) && final_bytes.is_some() {
                 // Every chain commit's change to it stays, so none is re-applied onto it.
-                shared.extend(commits.iter().map(|(k, c)| {
+                shared.extend(commits.iter().map(|t| {
                     SharedContext {
-                        stage: *k,
-                        commit: c.clone(),
+                        stage: t.stage,
+                        commit: t.commit.clone(),
                         path: path.clone(),
                         reason: "the chain created this build manifest; without it no state would build, so it stays \
                              at its final content"
@@ -581,8 +742,8 @@ impl States {
             }
             // A code or test file's first conflict (newest first): stage, message.
             let mut conflict: Option<(usize, String)> = None;
-            for (k, c) in commits.iter().rev() {
-                match remove_file_patch(&dir, c, path) {
+            for Touch { stage: k, commit: c, path: old } in commits.iter().rev() {
+                match remove_file_patch(&dir, c, path, old) {
                     Ok(()) => {}
                     Err(reason) if role(language, path) == Role::Other => {
                         restore(&dir, path, reason.saved).map_err(err)?;
@@ -617,16 +778,16 @@ impl States {
                             None => restore(&dir, path, None),
                         }
                         .map_err(err)?;
-                        shared.extend(commits.iter().filter(|(_, c)| !kept.contains(c)).map(|(k, c)| SharedContext {
-                            stage: *k,
-                            commit: c.clone(),
+                        shared.extend(commits.iter().filter(|t| !kept.contains(&t.commit)).map(|t| SharedContext {
+                            stage: t.stage,
+                            commit: t.commit.clone(),
                             path: path.clone(),
                             reason: format!(
                                 "{problem}; the file is not code or tests, so it stays at its final content"
                             ),
                         }));
                     } else {
-                        conflict = Some((commits[0].0, problem));
+                        conflict = Some((commits[0].stage, problem));
                     }
                 }
             }
@@ -643,9 +804,9 @@ impl States {
                     // Nothing the stages did to it is a definition (an export list, a
                     // top-level call): the file stays at its final content, as shared context.
                     // Every chain commit's change to it stays (none came off).
-                    Err(e) => shared.extend(commits.iter().map(|(k2, c2)| SharedContext {
-                        stage: *k2,
-                        commit: c2.clone(),
+                    Err(e) => shared.extend(commits.iter().map(|t| SharedContext {
+                        stage: t.stage,
+                        commit: t.commit.clone(),
                         path: path.clone(),
                         reason: format!(
                             "removing stage {k}'s change conflicts with a later commit ({}), and the file cannot \
@@ -662,13 +823,24 @@ impl States {
         let mut states = vec![commit_state(&dir, "S0", &modes).map_err(err)?];
         for (k, commits) in stages.iter().enumerate() {
             for c in commits {
-                let skip: Vec<String> = shared
+                // Paths at the final checkpoint that stay out of the re-applied patch.
+                let skip: BTreeSet<&String> = shared
                     .iter()
                     .filter(|s| &s.commit == c)
-                    .map(|s| s.path.clone())
-                    .chain(by_definition.iter().map(|f| f.path.clone()))
+                    .map(|s| &s.path)
+                    .chain(by_definition.iter().map(|f| &f.path))
                     .collect();
-                let patch = commit_patch(&dir, c, &[], &skip).map_err(err)?;
+                let moved = &moves[c];
+                // Moved files are left out of the commit's patch and added as patches of
+                // their final path.
+                let mut exclude: Vec<String> = skip.iter().map(|p| p.to_string()).collect();
+                exclude.extend(moved.keys().cloned());
+                let mut patch = commit_patch(&dir, c, &[], &exclude).map_err(err)?;
+                for (old, new) in moved {
+                    if !skip.contains(new) {
+                        patch.extend(moved_patch(&dir, c, old, new).map_err(err)?);
+                    }
+                }
                 if !patch.is_empty() {
                     git(&dir, &["apply", "--3way", "--whitespace=nowarn", "-"], Some(&patch)).map_err(|e| {
                         err(format!("stage {k}: the patch of {} does not re-apply onto S{k}: {e}", &c[..8]))
@@ -701,6 +873,7 @@ impl States {
             language,
             stage_commits: stages.to_vec(),
             pulled: Vec::new(),
+            moved: moves.into_values().flatten().collect(),
         })
     }
 
@@ -828,6 +1001,15 @@ impl States {
     /// The test part of inline-test file `path` at state `k` (see [`States::inline`]).
     pub fn inline_tests_at(&self, k: usize, path: &str) -> Option<Option<Vec<u8>>> {
         self.inline.get(path).map(|parts| Some(parts[k].clone().into_bytes()))
+    }
+
+    /// A definition or test id of a chain commit (`path::Name`, as the history analysis names
+    /// it) with its file's path at the final checkpoint, where the states have it.
+    pub fn id_at_final(&self, id: &str) -> String {
+        match id.split_once("::") {
+            Some((path, rest)) if self.moved.contains_key(path) => format!("{}::{rest}", self.moved[path]),
+            _ => id.to_string(),
+        }
     }
 
     /// The first-parent commits up to the final checkpoint, oldest first.
@@ -1098,6 +1280,170 @@ mod tests {
         assert_eq!(states.file_at(2, "lib/defu.d.ts"), None);
     }
 
+    /// The recipe commits of the psf/requests pattern: stage 0 adds `JSONDecodeError` to
+    /// `pkg/exceptions.py` and imports it in `pkg/models.py`; a commit outside the chain
+    /// moves `pkg/` to `src/pkg/` (with `models_at_move` as the moved `models.py`); stage 1
+    /// gives the error a `__reduce__` in the moved file.
+    fn moved_package_recipe(models_at_move: &str) -> crate::recipe::Recipe {
+        let commit = |message: &str, files: &[(&str, &str)], delete: &[&str]| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
+            delete: delete.iter().map(|p| p.to_string()).collect(),
+        };
+        let exceptions0 = "class InvalidJSONError(ValueError):\n    pass\n";
+        let exceptions1 =
+            "class InvalidJSONError(ValueError):\n    pass\n\n\nclass JSONDecodeError(InvalidJSONError):\n    pass\n";
+        let exceptions2 = "class InvalidJSONError(ValueError):\n    pass\n\n\nclass JSONDecodeError(InvalidJSONError):\n    def __reduce__(self):\n        return JSONDecodeError, self.args\n";
+        crate::recipe::Recipe {
+            commits: vec![
+                commit(
+                    "base",
+                    &[
+                        ("pkg/__init__.py", ""),
+                        ("pkg/exceptions.py", exceptions0),
+                        ("pkg/models.py", MODELS_0),
+                        (
+                            "tests/test_models.py",
+                            "from pkg.models import load\n\n\ndef test_load():\n    assert load('1') == 1\n",
+                        ),
+                    ],
+                    &[],
+                ),
+                commit(
+                    "feat: JSONDecodeError",
+                    &[
+                        ("pkg/exceptions.py", exceptions1),
+                        ("pkg/models.py", MODELS_1),
+                        (
+                            "tests/test_models.py",
+                            "import pytest\nfrom pkg.models import load\n\n\ndef test_load():\n    assert load('1') == 1\n\n\ndef test_error():\n    with pytest.raises(ValueError):\n        load('x')\n",
+                        ),
+                    ],
+                    &[],
+                ),
+                commit(
+                    "chore: move to src/",
+                    &[
+                        ("src/pkg/__init__.py", ""),
+                        ("src/pkg/exceptions.py", exceptions1),
+                        ("src/pkg/models.py", models_at_move),
+                    ],
+                    &["pkg/__init__.py", "pkg/exceptions.py", "pkg/models.py"],
+                ),
+                commit(
+                    "feat: picklable JSONDecodeError",
+                    &[
+                        ("src/pkg/exceptions.py", exceptions2),
+                        (
+                            "tests/test_pickle.py",
+                            "import pickle\nfrom pkg.exceptions import JSONDecodeError\n\n\ndef test_pickle():\n    assert pickle.loads(pickle.dumps(JSONDecodeError('x'))).args == ('x',)\n",
+                        ),
+                    ],
+                    &[],
+                ),
+            ],
+        }
+    }
+
+    const MODELS_0: &str =
+        "import json\n\nfrom .exceptions import InvalidJSONError\n\n\ndef load(text):\n    return json.loads(text)\n";
+    const MODELS_1: &str = "import json\n\nfrom .exceptions import InvalidJSONError\nfrom .exceptions import JSONDecodeError\n\n\ndef load(text):\n    try:\n        return json.loads(text)\n    except ValueError as e:\n        raise JSONDecodeError(*e.args)\n";
+
+    /// Regression (psf/requests `JSONDecodeError`): a commit between the stages moved the
+    /// package (`requests/` → `src/requests/`). Stage 0's patches are followed to the files'
+    /// final paths and come off there, so S0 has no `JSONDecodeError`, S1 has it, and no
+    /// state has the old paths; before, the moved files were left at their final text (the
+    /// stage's code in S0) and the old paths' patches were re-applied as new files.
+    #[test]
+    fn a_stage_patch_follows_its_files_to_where_a_later_commit_moved_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&moved_package_recipe(MODELS_1), &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        assert!(states.shared.is_empty(), "{:?}", states.shared);
+        assert!(states.by_definition.is_empty(), "{:?}", states.by_definition);
+        let text = |k: usize, p: &str| states.file_at(k, p).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(text(0, "src/pkg/models.py").as_deref(), Some(MODELS_0));
+        assert_eq!(text(1, "src/pkg/models.py").as_deref(), Some(MODELS_1));
+        assert!(!text(0, "src/pkg/exceptions.py").unwrap().contains("JSONDecodeError"));
+        assert!(
+            text(1, "src/pkg/exceptions.py").unwrap().contains("class JSONDecodeError(InvalidJSONError):\n    pass")
+        );
+        assert!(text(0, "tests/test_pickle.py").is_none() && text(1, "tests/test_pickle.py").is_none());
+        for k in 0..3 {
+            assert!(text(k, "pkg/models.py").is_none() && text(k, "pkg/exceptions.py").is_none(), "S{k}");
+        }
+        // The mined ids of stage 0 name the files at their old paths: the spec's interface and
+        // the traced call dependency look them up at the final ones.
+        assert_eq!(states.id_at_final("pkg/exceptions.py::JSONDecodeError"), "src/pkg/exceptions.py::JSONDecodeError");
+        assert_eq!(states.id_at_final("tests/test_models.py::test_error"), "tests/test_models.py::test_error");
+    }
+
+    /// Regression (psf/requests `JSONDecodeError`): the move also reformats `models.py`, so
+    /// stage 0's patch to it does not come off and the file is made per definition. Stage 0
+    /// added no definition there, only changed `load` and imported `JSONDecodeError`; S0 must
+    /// not import it (exceptions.py has no such class yet: the package would not load), so the
+    /// names a later stage added to a module-level import are taken out of the earlier states.
+    #[test]
+    fn a_per_definition_state_does_not_import_what_a_later_stage_added() {
+        let reformatted = "import json\n\nfrom .exceptions import InvalidJSONError, JSONDecodeError\n\n\ndef load(text):\n    try:\n        return json.loads(text)\n    except ValueError as e:\n        raise JSONDecodeError(*e.args)\n";
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&moved_package_recipe(reformatted), &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        let files: Vec<&str> = states.by_definition.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["src/pkg/models.py"]);
+        assert_eq!(states.by_definition[0].imports, [vec![".exceptions: JSONDecodeError".to_string()], vec![]]);
+        let text = |k: usize, p: &str| states.file_at(k, p).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(
+            text(0, "src/pkg/models.py").unwrap(),
+            "import json\n\nfrom .exceptions import InvalidJSONError\n\n\ndef load(text):\n    return json.loads(text)\n"
+        );
+        assert_eq!(text(1, "src/pkg/models.py").as_deref(), Some(reformatted));
+        assert!(!text(0, "src/pkg/exceptions.py").unwrap().contains("JSONDecodeError"));
+    }
+
+    /// Regression (psf/requests `JSONDecodeError`): stage 0 changed one method of a class in a
+    /// file made per definition; S0 had the whole class at its text from before the stage, so
+    /// every other method lost what later commits did to it (requests' `Response` and
+    /// `PreparedRequest` went back two and a half years, and 232 tests failed at S0). Only the
+    /// changed method goes back now.
+    #[test]
+    fn a_state_takes_back_the_changed_method_not_its_whole_class() {
+        let commit = |message: &str, text: &str| crate::recipe::RecipeCommit {
+            message: message.into(),
+            files: [("k.py".to_string(), text.to_string())].into(),
+            delete: vec![],
+        };
+        let v0 = "class K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 'n'\n";
+        let v1 = "class K:\n    def m(self):\n        return 2\n\n    def n(self):\n        return 'n'\n";
+        // Outside the chain: rewrites stage 0's line (so its patch does not come off) and `n`.
+        let v2 = "class K:\n    def m(self):\n        value = 2\n        return value\n\n    def n(self):\n        return 'N'\n";
+        let v3 = "class K:\n    def m(self):\n        value = 2\n        return value\n\n    def n(self):\n        return 'N'\n\n    def o(self):\n        return self.m()\n";
+        let recipe = crate::recipe::Recipe {
+            commits: vec![commit("base", v0), commit("m", v1), commit("style", v2), commit("o", v3)],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(&recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
+        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        assert_eq!(states.by_definition.len(), 1);
+        assert_eq!(states.by_definition[0].changed, [vec!["k.py::K.m".to_string()], vec![]]);
+        let text = |k: usize| String::from_utf8(states.file_at(k, "k.py").unwrap()).unwrap();
+        assert_eq!(text(0), "class K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 'N'\n");
+        assert_eq!(text(1), v2);
+        assert_eq!(text(2), v3);
+    }
+
     /// Per-definition states of one Go file: the final text without what later stages added,
     /// nothing before the stage that created it.
     #[test]
@@ -1109,6 +1455,7 @@ mod tests {
             final_text: Some(text.into()),
             added: vec![["p.go::A".to_string()].into(), ["p.go::B".to_string()].into()],
             changed: vec![BTreeMap::new(), BTreeMap::new()],
+            imports: Vec::new(),
             created_by: Some(0),
             kept: BTreeSet::new(),
         };
@@ -1142,6 +1489,7 @@ mod tests {
                 ]
                 .into(),
             ],
+            imports: Vec::new(),
             created_by: None,
             kept: BTreeSet::new(),
         };

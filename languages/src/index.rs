@@ -197,6 +197,17 @@ pub struct Import {
     pub module_level: bool,
 }
 
+/// One name a module-level import binds, as written: (module, name, alias) — `from .compat
+/// import json as complexjson` binds (`.compat`, `json`, `complexjson`).
+pub type ImportedKey = (String, String, Option<String>);
+
+impl Import {
+    /// The names this statement binds, when it is at module level (none otherwise).
+    pub fn keys(&self) -> impl Iterator<Item = ImportedKey> + '_ {
+        self.names.iter().filter(|_| self.module_level).map(|n| (self.module.clone(), n.name.clone(), n.alias.clone()))
+    }
+}
+
 /// A reference from module-level code (outside every definition) to a definition.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ModuleReference {

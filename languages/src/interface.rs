@@ -188,6 +188,18 @@ pub trait LanguageSupport: Sync {
     ) -> Box<dyn Masking + 'a> {
         self.plan_mask(index, delete, stub)
     }
+    /// Edits that take the imported names `drop` out of `file`'s module-level import
+    /// statements (a statement left with none goes). FeatureArc's per-definition states use
+    /// it: a state must not import what a later stage added to an import statement. Default:
+    /// none (the imports stay as they are).
+    fn drop_imported_names(
+        &self,
+        _source: &str,
+        _file: &FileIndex,
+        _drop: &BTreeSet<crate::index::ImportedKey>,
+    ) -> Result<Vec<Edit>, MaskError> {
+        Ok(Vec::new())
+    }
     /// Syntax errors of `source`: the 1-based line and a message per ERROR or MISSING node.
     fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
         crate::syntax::parse_errors_with(self.name(), self.grammar(), source)

@@ -45,13 +45,13 @@ pub mod rust;
 pub mod typescript;
 
 pub use edit::Edit;
-pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, NodeId, Span};
+pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, ImportedKey, NodeId, Span};
 pub use interface::{
     Dependencies, LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, named_in_file,
 };
 pub use registry::{
-    collect_tests, detect, doctest_owner, families, for_command, harness_id, is_test_path, mask_file, parse_errors,
-    run_tests, support, test_definitions, test_source_file,
+    collect_tests, detect, doctest_owner, drop_imported_names, families, for_command, harness_id, is_test_path,
+    mask_file, parse_errors, run_tests, support, test_definitions, test_source_file,
 };
 
 use std::path::Path;

@@ -158,6 +158,16 @@ pub fn mask_file(
     support(lang).plan_mask(index, remove, stub).mask_file(source, file)
 }
 
+/// See [`LanguageSupport::drop_imported_names`].
+pub fn drop_imported_names(
+    lang: Language,
+    source: &str,
+    file: &FileIndex,
+    drop: &BTreeSet<crate::index::ImportedKey>,
+) -> Result<Vec<Edit>, MaskError> {
+    support(lang).drop_imported_names(source, file, drop)
+}
+
 /// Test code by the conventions of the file's language.
 pub fn is_test_path(language: Language, rel: &str) -> bool {
     support(language).is_test_path(rel)

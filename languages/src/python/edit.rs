@@ -257,6 +257,52 @@ pub fn mask_file_with(
     Ok(edits)
 }
 
+/// Edits that take the names `drop` out of `file`'s module-level `from m import …`
+/// statements: a statement that keeps some loses those names, one that keeps none goes (with
+/// `pass` in a block it empties: `if has_simplejson: from simplejson import JSONDecodeError`).
+pub fn drop_imported_names(
+    source: &str,
+    file: &FileIndex,
+    drop: &BTreeSet<crate::index::ImportedKey>,
+) -> Result<Vec<Edit>, MaskError> {
+    let drops: Vec<ImportDrop> = file
+        .imports
+        .iter()
+        .filter(|imp| imp.module_level)
+        .filter_map(|imp| {
+            let dropped: Vec<&ImportedName> = imp
+                .names
+                .iter()
+                .filter(|n| drop.contains(&(imp.module.clone(), n.name.clone(), n.alias.clone())))
+                .collect();
+            (!dropped.is_empty()).then_some(ImportDrop { import: imp, dropped })
+        })
+        .collect();
+    if drops.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tree = parse(source).ok_or_else(|| MaskError::Parse { path: file.path.clone() })?;
+    let root = tree.root_node();
+    let mut deleted: Vec<Node> = Vec::new();
+    let mut edits = Vec::new();
+    for drop in &drops {
+        let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
+            .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
+        let names = import_name_nodes(stmt);
+        let keep: Vec<Node> =
+            names.iter().copied().filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source))).collect();
+        if keep.is_empty() {
+            deleted.push(stmt);
+        } else if keep.len() < names.len() {
+            edits.extend(name_list_edits(source, stmt, &names, &keep));
+        }
+    }
+    deleted.sort_by_key(|n| n.start_byte());
+    deleted.dedup_by_key(|n| n.id());
+    edits.extend(statement_deletions(source, &deleted));
+    Ok(edits)
+}
+
 /// The submodule `import` binds in the package namespace of `file` as a side effect: a
 /// module-level `from .sub import …` (or `from pkg.sub import …`, or `from .sub.deeper
 /// import …`) in `pkg/__init__.py` binds `sub`, when it resolves to a file of the repository.

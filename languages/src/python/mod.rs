@@ -96,6 +96,14 @@ impl LanguageSupport for Python {
         };
         Box::new(PlannedMask { index, plan: (remove, calls), mask })
     }
+    fn drop_imported_names(
+        &self,
+        source: &str,
+        file: &FileIndex,
+        drop: &BTreeSet<crate::index::ImportedKey>,
+    ) -> Result<Vec<crate::edit::Edit>, crate::edit::MaskError> {
+        edit::drop_imported_names(source, file, drop)
+    }
     fn check_masked(&self, tree: &Path, files: &[&String], interpreter: Option<&Path>) -> MaskedCheck {
         build::compile_check(tree, files, interpreter)
     }

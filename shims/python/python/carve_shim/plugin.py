@@ -20,6 +20,14 @@ import pytest
 
 from carve_shim import IMPORT, hook, recorder, runtime
 
+
+def _rootdir(config):
+    """pytest's rootdir: ``config.rootpath`` since pytest 6.1, ``config.rootdir`` before (the
+    states of a 2017 history run their tests with pytest 3)."""
+    root = getattr(config, "rootpath", None) or config.rootdir
+    return os.path.normpath(str(root))
+
+
 _inherited = bool(os.environ.get("CARVE_CURRENT_TEST")) and os.environ.get("CARVE_CURRENT_TEST") != IMPORT
 _session = runtime.start(role="subprocess" if _inherited else "pytest")
 _driving = _session is not None and not _inherited
@@ -38,7 +46,7 @@ if _driving:
         recorder.warn_if_fallback(sys.stderr)
         hook.move_to_front(_session.finder)
         # Test ids are relative to the probe map's root, pytest's to its rootdir.
-        rootdir = os.path.normpath(str(config.rootpath))
+        rootdir = _rootdir(config)
         rel = _session.probe_map.relpath(os.path.join(rootdir, "x"))
         if rel is not None and "/" in rel:
             _prefix = rel.rsplit("/", 1)[0] + "/"
