@@ -223,11 +223,7 @@ pub fn mask_file_with(
         .filter_map(|i| submodule_binding(file, i))
         .collect();
     for drop in &drops {
-        let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
-            .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
-        let names = import_name_nodes(stmt);
-        let keep: Vec<Node> =
-            names.iter().copied().filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source))).collect();
+        let (stmt, names, keep) = split_import(root, drop, source, file)?;
         if keep.is_empty() {
             match submodule_binding(file, drop.import).filter(|sub| bound.insert(sub.clone())) {
                 // `from .sub import a` in a package's `__init__.py` also binds `sub`
@@ -286,11 +282,7 @@ pub fn drop_imported_names(
     let mut deleted: Vec<Node> = Vec::new();
     let mut edits = Vec::new();
     for drop in &drops {
-        let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
-            .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
-        let names = import_name_nodes(stmt);
-        let keep: Vec<Node> =
-            names.iter().copied().filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source))).collect();
+        let (stmt, names, keep) = split_import(root, drop, source, file)?;
         if keep.is_empty() {
             deleted.push(stmt);
         } else if keep.len() < names.len() {
@@ -390,6 +382,21 @@ fn statements_spanning(root: Node, start: usize, end: usize) -> Option<Vec<Node>
         out.push(cur);
     }
     (cur.end_byte() == end).then_some(out)
+}
+
+/// The statement of import `drop` in the tree, the nodes of the names it imports, and those of
+/// them that stay (not in `drop.dropped`).
+fn split_import<'t>(
+    root: Node<'t>,
+    drop: &ImportDrop<'_>,
+    source: &str,
+    file: &FileIndex,
+) -> Result<(Node<'t>, Vec<Node<'t>>, Vec<Node<'t>>), MaskError> {
+    let stmt = import_statement_at(root, drop.import.span.start_byte, drop.import.span.end_byte)
+        .ok_or_else(|| MaskError::ImportNotFound { path: file.path.clone(), line: drop.import.span.start_line })?;
+    let names = import_name_nodes(stmt);
+    let keep = names.iter().copied().filter(|n| !drop.dropped.iter().any(|d| same_name(*n, d, source))).collect();
+    Ok((stmt, names, keep))
 }
 
 fn import_statement_at(root: Node, start: usize, end: usize) -> Option<Node> {
