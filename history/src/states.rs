@@ -1203,6 +1203,20 @@ mod tests {
         assert!(states.pull_imported_files(1, "error").unwrap().is_empty(), "nothing left to pull");
     }
 
+    /// S0 … Sn of `recipe`'s history built in a temporary folder (kept alive by the caller):
+    /// one stage per commit index of `stages`, the last one the final checkpoint.
+    fn states_of(recipe: &crate::recipe::Recipe, stages: &[usize], language: Language) -> (tempfile::TempDir, States) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let ids = crate::recipe::build(recipe, &repo).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let last = &ids[*stages.last().unwrap()];
+        let stages: Vec<Vec<String>> = stages.iter().map(|&i| vec![ids[i].clone()]).collect();
+        let states = States::build(&repo, &scratch, last, &stages, language, &BTreeSet::new()).unwrap();
+        (dir, states)
+    }
+
     /// Regression (unjs/ufo #120 → #207): stage 0 makes `port` a number, a commit outside the
     /// chain makes it a string again, stage 1 adds `stringify`. Removing stage 0's patch
     /// succeeds (its `port: number` line is already gone), but re-applying it would bring the
@@ -1231,13 +1245,7 @@ mod tests {
                 commit("feat: stringify", &(host("string", "/:(\\d+)/", "port") + stringify)),
             ],
         };
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        let ids = crate::recipe::build(&recipe, &repo).unwrap();
-        let scratch = dir.path().join("scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
-        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::TypeScript, &BTreeSet::new()).unwrap();
+        let (_dir, states) = states_of(&recipe, &[1, 3], Language::TypeScript);
         assert_eq!(states.by_definition.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/parse.ts"]);
         let at = |j: usize| String::from_utf8(states.file_at(j, "src/parse.ts").unwrap()).unwrap();
         let s0 = at(0);
@@ -1269,13 +1277,7 @@ mod tests {
                 ),
             ],
         };
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        let ids = crate::recipe::build(&recipe, &repo).unwrap();
-        let scratch = dir.path().join("scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let stages = vec![vec![ids[1].clone()], vec![ids[2].clone()]];
-        let states = States::build(&repo, &scratch, &ids[2], &stages, Language::TypeScript, &BTreeSet::new()).unwrap();
+        let (_dir, states) = states_of(&recipe, &[1, 2], Language::TypeScript);
         assert!(states.file_at(1, "lib/defu.d.ts").is_some());
         assert_eq!(states.file_at(2, "lib/defu.d.ts"), None);
     }
@@ -1356,13 +1358,7 @@ mod tests {
     /// stage's code in S0) and the old paths' patches were re-applied as new files.
     #[test]
     fn a_stage_patch_follows_its_files_to_where_a_later_commit_moved_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        let ids = crate::recipe::build(&moved_package_recipe(MODELS_1), &repo).unwrap();
-        let scratch = dir.path().join("scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
-        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        let (_dir, states) = states_of(&moved_package_recipe(MODELS_1), &[1, 3], Language::Python);
         assert!(states.shared.is_empty(), "{:?}", states.shared);
         assert!(states.by_definition.is_empty(), "{:?}", states.by_definition);
         let text = |k: usize, p: &str| states.file_at(k, p).map(|b| String::from_utf8(b).unwrap());
@@ -1390,13 +1386,7 @@ mod tests {
     #[test]
     fn a_per_definition_state_does_not_import_what_a_later_stage_added() {
         let reformatted = "import json\n\nfrom .exceptions import InvalidJSONError, JSONDecodeError\n\n\ndef load(text):\n    try:\n        return json.loads(text)\n    except ValueError as e:\n        raise JSONDecodeError(*e.args)\n";
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        let ids = crate::recipe::build(&moved_package_recipe(reformatted), &repo).unwrap();
-        let scratch = dir.path().join("scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
-        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        let (_dir, states) = states_of(&moved_package_recipe(reformatted), &[1, 3], Language::Python);
         let files: Vec<&str> = states.by_definition.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(files, ["src/pkg/models.py"]);
         assert_eq!(states.by_definition[0].imports, [vec![".exceptions: JSONDecodeError".to_string()], vec![]]);
@@ -1429,13 +1419,7 @@ mod tests {
         let recipe = crate::recipe::Recipe {
             commits: vec![commit("base", v0), commit("m", v1), commit("style", v2), commit("o", v3)],
         };
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        let ids = crate::recipe::build(&recipe, &repo).unwrap();
-        let scratch = dir.path().join("scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let stages = vec![vec![ids[1].clone()], vec![ids[3].clone()]];
-        let states = States::build(&repo, &scratch, &ids[3], &stages, Language::Python, &BTreeSet::new()).unwrap();
+        let (_dir, states) = states_of(&recipe, &[1, 3], Language::Python);
         assert_eq!(states.by_definition.len(), 1);
         assert_eq!(states.by_definition[0].changed, [vec!["k.py::K.m".to_string()], vec![]]);
         let text = |k: usize| String::from_utf8(states.file_at(k, "k.py").unwrap()).unwrap();
@@ -1517,13 +1501,7 @@ mod tests {
                 commit("b", &[("b.go", "package p\n\nfunc B() int { return A() + 1 }\n")]),
             ],
         };
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repo");
-        let ids = crate::recipe::build(&recipe, &repo).unwrap();
-        let scratch = tmp.path().join("scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let stages = vec![vec![ids[0].clone()], vec![ids[1].clone()]];
-        let states = States::build(&repo, &scratch, &ids[1], &stages, Language::Go, &BTreeSet::new()).unwrap();
+        let (_tmp, states) = states_of(&recipe, &[0, 1], Language::Go);
         assert_eq!(states.file_at(0, "go.mod").as_deref(), Some(&b"module ex.com/p\n\ngo 1.21\n"[..]));
         assert_eq!(states.file_at(0, "a.go"), None);
         assert!(states.file_at(1, "a.go").is_some() && states.file_at(1, "b.go").is_none());
