@@ -300,17 +300,7 @@ fn unstable_ids(
     if missing.is_empty() {
         return Ok(None);
     }
-    let tree = dir.join("state-original-again");
-    crate::pipeline::validate::prepare_state(&session.repo, &tree, &[])?;
-    let again = crate::pipeline::validate::run_state(
-        session,
-        "original, again",
-        &tree,
-        &missing,
-        true,
-        0.0,
-        &dir.join("run-original-again"),
-    )?;
+    let again = run_on_copy(session, &session.repo, "original, again", "original-again", &missing, dir)?;
     let unstable: BTreeSet<TestId> =
         again.statuses.into_iter().filter(|(_, s)| *s == TestStatus::Missing).map(|(t, _)| t).collect();
     Ok((!unstable.is_empty()).then_some(unstable))
@@ -430,6 +420,31 @@ fn feature_tasks(
     Ok(Outcome::Made((ok, bad)))
 }
 
+/// Run `tests` (each must pass) in a fresh copy of `src` at `<dir>/state-<folder>`, which is
+/// removed afterwards; the runner's scratch is `<dir>/run-<folder>`.
+fn run_on_copy(
+    session: &Session,
+    src: &std::path::Path,
+    state: &str,
+    folder: &str,
+    tests: &BTreeSet<TestId>,
+    dir: &std::path::Path,
+) -> Result<crate::pipeline::validate::StateResult> {
+    let tree = dir.join(format!("state-{folder}"));
+    crate::pipeline::validate::prepare_state(src, &tree, &[])?;
+    let result = crate::pipeline::validate::run_state(
+        session,
+        state,
+        &tree,
+        tests,
+        true,
+        0.0,
+        &dir.join(format!("run-{folder}")),
+    );
+    let _ = std::fs::remove_dir_all(&tree);
+    result
+}
+
 /// The unprotected tests (`--p2p-files`) that do not pass on the masked state, sorted.
 fn broken_tests(
     session: &Session,
@@ -437,18 +452,7 @@ fn broken_tests(
     unprotected: &BTreeSet<TestId>,
     dir: &std::path::Path,
 ) -> Result<Vec<TestId>> {
-    let tree = dir.join("state-unprotected");
-    crate::pipeline::validate::prepare_state(&ext.masked, &tree, &[])?;
-    let state = crate::pipeline::validate::run_state(
-        session,
-        "masked (unprotected tests)",
-        &tree,
-        unprotected,
-        true,
-        0.0,
-        &dir.join("run-unprotected"),
-    )?;
-    let _ = std::fs::remove_dir_all(&tree);
+    let state = run_on_copy(session, &ext.masked, "masked (unprotected tests)", "unprotected", unprotected, dir)?;
     Ok(state
         .statuses
         .into_iter()
