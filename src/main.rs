@@ -1,16 +1,11 @@
 //! carve: carve a feature out of a real repository and turn it into an executable coding
-//! task. This binary is the CLI and the pipeline that ties the library crates together:
-//! `languages` (index, edits, runners), `tracer` (trace, graph, classification) and
-//! `extractor` (masked tree, patches, contract, problem statement).
+//! task. This binary is the CLI: each command in `commands/` parses its arguments, calls the
+//! library crates — `pipeline` (the single-feature pipeline and its candidate loop),
+//! `history` (FeatureArc chains) and `eval` (grading and reports) — and prints.
 
 mod cli;
 mod commands;
-mod config;
-mod identity;
 mod output;
-mod pipeline;
-mod progress;
-mod workspace;
 
 use std::process::ExitCode;
 

@@ -45,10 +45,10 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // Directory names skipped when a tree is copied: every tool's cache, listed as data.
     ("extractor/src/mask.rs", "pytest", "the `.pytest_cache` directory is skipped when copying a tree"),
     // What detection looked for, in the error that says nothing was recognised.
-    ("src/config.rs", "pytest", "the error listing the project files detection looks for"),
-    ("src/config.rs", "vitest", "the error listing the project files detection looks for"),
-    ("src/config.rs", "jest", "the error listing the project files detection looks for"),
-    ("src/config.rs", "node:test", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "pytest", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "vitest", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "jest", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "node:test", "the error listing the project files detection looks for"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -78,7 +78,7 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 fn tracer_extractor_and_the_binary_name_no_language() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "tracer/src", "extractor/src"] {
+    for dir in ["src", "pipeline/src", "tracer/src", "extractor/src"] {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();

@@ -280,9 +280,9 @@ fn build(
         ),
     };
     let mut cfg = match config {
-        Some(p) => crate::config::Config::read(p)?,
-        None if repo.join("carve.toml").is_file() => crate::config::Config::read(&repo.join("carve.toml"))?,
-        None => crate::config::Config::detect(repo)
+        Some(p) => carve_pipeline::config::Config::read(p)?,
+        None if repo.join("carve.toml").is_file() => carve_pipeline::config::Config::read(&repo.join("carve.toml"))?,
+        None => carve_pipeline::config::Config::detect(repo)
             .with_context(|| format!("{} has no working tree to detect from: pass --config", repo.display()))?,
     };
     if let Some(p) = python {
@@ -382,7 +382,7 @@ impl carve_history::calls::StageTracer for StateTracer {
         let plain = |e: String| {
             plain_message(&e, &[(out.path(), "<scratch>/<run>"), (self.scratch.path(), "<scratch>"), (tree, "<state>")])
         };
-        let session = crate::pipeline::Session::open(crate::pipeline::SessionOptions {
+        let session = carve_pipeline::Session::open(carve_pipeline::SessionOptions {
             repo: tree,
             out: Some(out.path()),
             config: Some(&self.config),
@@ -392,16 +392,16 @@ impl carve_history::calls::StageTracer for StateTracer {
             jobs: None,
             repo_name: None,
         })
-        .map_err(|e| plain(format!("{e:#}")))?;
+        .map_err(|e| plain(e.chain()))?;
         std::fs::create_dir_all(session.cache_dir()).map_err(|e| plain(e.to_string()))?;
-        let run = crate::pipeline::trace::trace(&session, tests, crate::pipeline::trace::TraceMode::FirstHits, true)
-            .map_err(|e| plain(format!("{e:#}")))?;
+        let run = carve_pipeline::trace::trace(&session, tests, carve_pipeline::trace::TraceMode::FirstHits, true)
+            .map_err(|e| plain(e.chain()))?;
         Ok(tests.iter().filter_map(|t| run.trace.tests.get(t)).flat_map(|t| t.hits.iter().cloned()).collect())
     }
 }
 
 fn validate(bundle: &Path, repo: &Path, python: Option<&Path>, format: Format) -> Result<Status> {
-    let mut cfg = crate::config::Config::read(&bundle.join("carve.toml"))?;
+    let mut cfg = carve_pipeline::config::Config::read(&bundle.join("carve.toml"))?;
     if let Some(p) = python {
         cfg.set_python(p)?;
     }

@@ -6,9 +6,9 @@ use carve_tracer::classify::Status as NodeStatus;
 use crate::Status;
 use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
-use crate::pipeline::classify::{Feature, audit_report, feature_for};
-use crate::pipeline::emit::pretty;
-use crate::workspace;
+use carve_pipeline::classify::{Feature, audit_report, feature_for};
+use carve_pipeline::emit::pretty;
+use carve_pipeline::workspace;
 
 pub fn run(common: &Common, f2p: &[String], edges: EdgeMode, entry_filter: Option<&str>) -> Result<Status> {
     let session = super::open(common)?;

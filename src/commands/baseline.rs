@@ -5,7 +5,7 @@ use anyhow::Result;
 use crate::Status;
 use crate::cli::Common;
 use crate::output::emit;
-use crate::pipeline::baseline::{Baseline, baseline};
+use carve_pipeline::baseline::{Baseline, baseline};
 
 pub fn run(common: &Common, tests: &[String], fresh: bool) -> Result<Status> {
     let session = super::open(common)?;

@@ -197,12 +197,12 @@ fn html_page(html: Option<&Path>, format: Format, page: impl Fn() -> Result<Stri
 /// `carve audit --format html`: the classification page, with the masked diff of the
 /// feature (extracted into the output folder's scratch space, as `carve extract` does).
 pub fn audit_html(
-    session: &crate::pipeline::Session,
-    baseline: &crate::pipeline::baseline::Baseline,
-    feature: &crate::pipeline::classify::Feature,
+    session: &carve_pipeline::Session,
+    baseline: &carve_pipeline::baseline::Baseline,
+    feature: &carve_pipeline::classify::Feature,
     report: &serde_json::Value,
 ) -> Result<Status> {
-    use crate::pipeline::extract as bundle;
+    use carve_pipeline::extract as bundle;
     let dir = session.scratch(&format!("audit-html-{}", feature.slug))?;
     let (files, tests) = bundle::removal_of_tests(session, &baseline.known(), &feature.f2p);
     let mask =
@@ -210,7 +210,7 @@ pub fn audit_html(
         {
             Ok(ext) => Some(ext.mask_patch),
             Err(e) => {
-                session.progress.note(format!("warning: no masked diff on the page: {e:#}"));
+                session.progress.note(format!("warning: no masked diff on the page: {}", e.chain()));
                 None
             }
         };

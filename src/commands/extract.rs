@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use crate::Status;
 use crate::cli::{Common, EdgeMode, StatementArgs};
 use crate::output::emit;
-use crate::pipeline::classify::feature_for;
-use crate::pipeline::emit::pretty;
-use crate::pipeline::extract::{self, explicit_removal, removal_of_tests, split_test_args};
-use crate::workspace;
+use carve_pipeline::classify::feature_for;
+use carve_pipeline::emit::pretty;
+use carve_pipeline::extract::{self, explicit_removal, removal_of_tests, split_test_args};
+use carve_pipeline::workspace;
 
 pub fn run(
     common: &Common,

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::Status;
 use crate::cli::Common;
 use crate::output::emit;
-use crate::pipeline::init::init;
+use carve_pipeline::init::init;
 
 pub fn run(common: &Common, force: bool) -> Result<Status> {
     let done = init(&common.repo, common.out.as_deref(), common.python.as_deref(), force)?;

@@ -5,8 +5,8 @@ use anyhow::Result;
 
 use crate::Status;
 use crate::cli::{Cli, Command, Common, EdgeMode};
-use crate::pipeline::trace::TraceMode;
-use crate::pipeline::{Session, SessionOptions};
+use carve_pipeline::trace::TraceMode;
+use carve_pipeline::{Session, SessionOptions};
 
 pub mod arc;
 mod audit;
@@ -71,8 +71,8 @@ fn open(common: &Common) -> Result<Session> {
 
 /// [`open`] with `--repo-name owner/name` (commands that write instance ids or statements).
 fn open_named(common: &Common, repo_name: Option<&str>) -> Result<Session> {
-    let repo_name = repo_name.map(crate::identity::parse_repo_name).transpose()?;
-    Session::open(SessionOptions {
+    let repo_name = repo_name.map(carve_pipeline::identity::parse_repo_name).transpose()?;
+    Ok(Session::open(SessionOptions {
         repo: &common.repo,
         out: common.out.as_deref(),
         config: common.config.as_deref(),
@@ -81,7 +81,7 @@ fn open_named(common: &Common, repo_name: Option<&str>) -> Result<Session> {
         test_timeout: common.test_timeout,
         jobs: common.jobs.map(usize::from),
         repo_name,
-    })
+    })?)
 }
 
 /// `--edges`, as the pipeline's trace mode.

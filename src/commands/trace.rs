@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::Status;
 use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
-use crate::pipeline::trace;
+use carve_pipeline::trace;
 
 pub fn run(common: &Common, edges: EdgeMode, tests: &[String], fresh: bool) -> Result<Status> {
     let session = super::open(common)?;

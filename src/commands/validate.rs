@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::Status;
 use crate::cli::Format;
 use crate::output::emit;
-use crate::pipeline::validate::validate_bundle;
+use carve_pipeline::validate::validate_bundle;
 
 pub fn run(bundle: &Path, repo: &Path, format: Format, python: Option<&Path>, out: Option<&Path>) -> Result<Status> {
     let v = validate_bundle(bundle, repo, python, out)?;

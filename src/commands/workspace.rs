@@ -8,9 +8,9 @@ use std::path::Path;
 use crate::Status;
 use crate::cli::Format;
 use crate::output::emit;
-use crate::pipeline::agent_workspace;
-use crate::pipeline::leakage;
-use crate::pipeline::validate::{Bundle, bundle_session};
+use carve_pipeline::agent_workspace;
+use carve_pipeline::leakage;
+use carve_pipeline::validate::{Bundle, bundle_session};
 
 pub fn run(bundle: &Path, repo: &Path, out: &Path, format: Format) -> Result<Status> {
     let bundle = Bundle::read(bundle)?;

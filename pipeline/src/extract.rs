@@ -3,17 +3,18 @@
 //! and problem statements, and the Level 2 packaging (the F2P tests rewritten to import
 //! the feature from `agent_code`, and the reference `agent_code`).
 
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 use carve_extractor::contract::{Contract, build_contract};
 use carve_extractor::{MaskOptions, MaskOutcome, MaskPlan, build_patches, mask_tree_with};
 use carve_languages::NodeId;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::classify::{BuildRepair, Feature};
-use super::repair;
-use super::{Session, TestId};
+use crate::classify::{BuildRepair, Feature};
+use crate::repair;
 use crate::workspace;
+use crate::{Session, TestId};
 use carve_languages::build::BuildCheckError;
 use carve_tracer::classify::removal;
 
@@ -48,7 +49,7 @@ pub fn removal_of_tests(
     let f2p: BTreeSet<TestId> =
         f2p.iter().filter(|t| carve_languages::doctest_owner(&session.index, t).is_none()).cloned().collect();
     let f2p = &f2p;
-    let file_of = |t: &str| super::test_definition_file(&session.repo, &session.index, t);
+    let file_of = |t: &str| crate::test_definition_file(&session.repo, &session.index, t);
     let file_map: std::collections::BTreeMap<&TestId, String> =
         known.iter().chain(f2p.iter()).map(|t| (t, file_of(t))).collect();
     let f2p_files: BTreeSet<&String> = f2p.iter().map(|t| &file_map[t]).collect();
@@ -136,10 +137,10 @@ pub fn extract(
         };
         let round = build_repairs.len() + 1;
         let fail = |why: String| {
-            anyhow::anyhow!(
+            crate::Error::msg(format!(
                 "the masked {lang} project does not build ({command}) in {}{why}:\n{report}",
                 masked.display()
-            )
+            ))
         };
         if round > MAX_BUILD_REPAIR_ROUNDS {
             return Err(fail(format!(" after {MAX_BUILD_REPAIR_ROUNDS} build repair rounds")));
@@ -354,7 +355,7 @@ fn run_describe(cmd: &str, contract: &Contract, ctx: &carve_extractor::statement
         bail!("the describe command `{cmd}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
     }
     let text = String::from_utf8(out.stdout)
-        .map_err(|_| anyhow::anyhow!("the describe command `{cmd}` printed something that is not UTF-8"))?;
+        .map_err(|_| crate::Error::msg(format!("the describe command `{cmd}` printed something that is not UTF-8")))?;
     let text = text.trim();
     if text.is_empty() {
         bail!("the describe command `{cmd}` printed nothing; it must print the feature description as Markdown");
@@ -378,7 +379,7 @@ pub struct Level2Package {
 pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path) -> Result<Level2Package> {
     use carve_extractor::level2;
     let test_files: BTreeSet<String> =
-        feature.f2p.iter().map(|t| super::test_definition_file(&session.repo, &session.index, t)).collect();
+        feature.f2p.iter().map(|t| crate::test_definition_file(&session.repo, &session.index, t)).collect();
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
     workspace::shadow_copy(&ext.masked, &with_tests)?;

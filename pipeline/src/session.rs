@@ -1,21 +1,9 @@
-//! The pipeline: init -> baseline -> trace -> graph -> classify -> extract -> validate -> emit.
-//! One module per stage; each is a function over a [`Session`] and what the stages before
-//! it produced, and imports only from earlier stages (data flows one way). The commands in
-//! `commands/` chain them. `run` is the one test run every stage that runs tests uses.
+//! The session: everything a stage needs about the repository it works on (its index,
+//! configuration, identity, output folder and progress), and the resolution of `--f2p`
+//! arguments to test ids.
 
-pub mod agent_workspace;
-pub mod baseline;
-pub mod classify;
-pub mod emit;
-pub mod extract;
-pub mod init;
-pub mod leakage;
-pub mod repair;
-pub mod run;
-pub mod trace;
-pub mod validate;
-
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 use carve_languages::DefinitionIndex;
 use carve_languages::index::IndexOptions;
 use std::collections::BTreeSet;

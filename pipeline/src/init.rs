@@ -1,7 +1,8 @@
 //! Init: detect the language and test command of a repository and write `carve.toml` into
 //! the output folder (every later stage reads it; flags override it).
 
-use anyhow::{Result, bail};
+use crate::Result;
+use crate::error::bail;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;

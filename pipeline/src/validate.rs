@@ -9,21 +9,22 @@
 //! The states of each level are one table ([`LEVEL1`], [`LEVEL2`]) that `carve tasks` and
 //! `carve validate` both run.
 
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 use carve_languages::runner::TestStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::agent_workspace::AgentWorkspace;
-use super::baseline::Baseline;
-use super::classify::Feature;
-use super::extract::{Extraction, Level2Package, write_empty_agent_code};
-use super::leakage::{LeakageCheck, LeakageInputs};
-use super::run::{RunExtras, run_tests};
-use super::{Session, SessionOptions, TestId};
+use crate::agent_workspace::AgentWorkspace;
+use crate::baseline::Baseline;
+use crate::classify::Feature;
+use crate::extract::{Extraction, Level2Package, write_empty_agent_code};
+use crate::leakage::{LeakageCheck, LeakageInputs};
+use crate::run::{RunExtras, run_tests};
 use crate::workspace;
+use crate::{Session, SessionOptions, TestId};
 
 pub const VALIDATION_VERSION: u32 = 1;
 
@@ -193,8 +194,8 @@ pub fn run_state(
 
 /// The last line of a collection failure's output that names an error (`AttributeError: module
 /// 'pkg.warnings' has no attribute 'W'`), when `e` is one.
-fn collection_error_line(e: &anyhow::Error) -> Option<String> {
-    let tail = e.chain().find_map(|c| c.downcast_ref::<super::run::RunFailed>()?.collection_tail.as_deref())?;
+fn collection_error_line(e: &crate::Error) -> Option<String> {
+    let tail = e.run_failed()?.collection_tail.as_deref()?;
     tail.lines().rev().map(str::trim).find(|l| l.contains("Error: ") || l.contains("Error(")).map(str::to_string)
 }
 
@@ -678,8 +679,8 @@ pub fn check_workspace(
     if ws_dir.exists() {
         std::fs::remove_dir_all(&ws_dir)?;
     }
-    let ws = super::agent_workspace::write(masked, &session.repo, &ws_dir)?;
-    let check = super::leakage::check(&ws_dir, inputs)?;
+    let ws = crate::agent_workspace::write(masked, &session.repo, &ws_dir)?;
+    let check = crate::leakage::check(&ws_dir, inputs)?;
     let _ = std::fs::remove_dir_all(&ws_dir);
     v.set_leakage(ws, check);
     Ok(())

@@ -2,12 +2,12 @@
 //! every stage wants about it (missing dependencies, hung tests, crashes). Baseline, trace
 //! and validate all run tests through here.
 
-use anyhow::Result;
+use crate::Result;
 use carve_languages::runner::{RunRequest, RunResult};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Session, TestId};
+use crate::{Session, TestId};
 
 /// Extra settings of one run (for the traced run: the shim's environment and plugin).
 #[derive(Default, Clone)]
@@ -59,7 +59,7 @@ pub fn run_tests(
             carve_languages::runner::RunnerError::Collection { tail, .. } => Some(tail.clone()),
             _ => None,
         };
-        anyhow::Error::new(RunFailed { message: format!("{e}{hint}"), collection_tail })
+        crate::Error::RunFailed(RunFailed { message: format!("{e}{hint}"), collection_tail })
     })?;
     // Test files that cannot import a module usually mean dependencies are not installed.
     if let Some((file, err)) =

@@ -3,7 +3,8 @@
 //! once under it, and what every process wrote is merged into one canonical trace. From
 //! cold, the traced run is also the baseline's second run.
 
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 /// How callers are captured while tracing.
 pub use carve_languages::trace::TraceMode;
 use carve_languages::trace::{TraceRequest, TraceShim};
@@ -12,10 +13,10 @@ use sha2::{Digest, Sha256};
 
 use carve_languages::runner::{RunResult, TestStatus};
 
-use super::baseline::{self, Baseline};
-use super::run::{RunExtras, run_tests};
-use super::{Session, TestId, resolve_tests};
+use crate::baseline::{self, Baseline};
+use crate::run::{RunExtras, run_tests};
 use crate::workspace;
+use crate::{Session, TestId, resolve_tests};
 
 pub struct TraceRun {
     pub trace: Trace,
@@ -198,7 +199,11 @@ fn settle_overlap(
     // A re-run of tests that crash the traced process may leave no trace file at all: the
     // statuses still count, and those tests keep no trace.
     let rerun_trace = rerun.read_trace(session).unwrap_or_else(|e| {
-        session.progress.note(format!("warning: the re-run of {} test(s) left no readable trace: {e:#}", differ.len()));
+        session.progress.note(format!(
+            "warning: the re-run of {} test(s) left no readable trace: {}",
+            differ.len(),
+            e.chain()
+        ));
         Trace { version: trace.version, mode: trace.mode, tests: Default::default(), partial: Vec::new(), files: 0 }
     });
     for id in &differ {

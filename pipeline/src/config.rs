@@ -1,6 +1,7 @@
 //! `carve.toml`: what `carve init` detects and every other command reads. Flags override it.
 
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 use carve_languages::runner::TestCommand;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

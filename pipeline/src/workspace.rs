@@ -2,7 +2,8 @@
 //! anything inside the user's working tree), content hashes, atomic writes, and the
 //! repository's identity (owner, name, commit) for instance ids.
 
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,21 +2,21 @@
 //! complete) with `instance.json`, the patches, contract, problem statement, validation and
 //! audit, and the `tasks.jsonl` dataset of every emitted task.
 
-use anyhow::{Context, Result};
+use crate::{Context, Result};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-use super::Session;
-use super::classify::Feature;
-use super::extract::Extraction;
-use super::validate::Validation;
+use crate::Session;
+use crate::classify::Feature;
+use crate::extract::Extraction;
+use crate::validate::Validation;
 use crate::workspace;
 
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// A candidate feature (or one level of it) that gave no task, and why.
-#[derive(serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 pub struct Rejected {
     pub feature: String,
     pub level: Option<u8>,
@@ -168,7 +168,7 @@ pub fn emit_task(
     describe: Option<&str>,
 ) -> Result<(String, Value)> {
     let id = instance_id(session, feature, task.level);
-    let statement = super::extract::statement(session, ext, &feature.f2p, task.level, describe)?;
+    let statement = crate::extract::statement(session, ext, &feature.f2p, task.level, describe)?;
     let (gold, test) = (task.gold_patch, task.test_patch);
     let inst = instance_json(session, feature, ext, task, &id, &statement, trace_digest);
     write_bundle(

@@ -2,7 +2,8 @@
 //! passing test), and the classification of what carving it extracts and what must
 //! remain, with reasons (the audit report). Candidate features for `carve tasks`.
 
-use anyhow::{Result, bail};
+use crate::Result;
+use crate::error::bail;
 use carve_tracer::classify::{Classification, Status, classify_keeping, entry_points};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
@@ -12,9 +13,9 @@ use std::collections::BTreeSet;
 use std::io::{Seek, Write};
 use std::process::{Command, Stdio};
 
-use super::baseline::Baseline;
-use super::trace::{self, TraceMode, TraceRun};
-use super::{Session, TestId, resolve_tests};
+use crate::baseline::Baseline;
+use crate::trace::{self, TraceMode, TraceRun};
+use crate::{Session, TestId, resolve_tests};
 
 #[derive(Clone)]
 pub struct Feature {
@@ -120,11 +121,11 @@ impl Feature {
 }
 
 /// Slug of a feature: the stem of its first F2P test's file (see
-/// [`super::test_definition_file`]), `tests/test_pricing.py` -> `pricing`; lower-case ASCII,
+/// [`crate::test_definition_file`]), `tests/test_pricing.py` -> `pricing`; lower-case ASCII,
 /// `-` separated.
 pub fn slug_for(session: &Session, f2p: &BTreeSet<TestId>) -> String {
     let first = f2p.iter().next().map(String::as_str).unwrap_or("feature");
-    let file = super::test_definition_file(&session.repo, &session.index, first);
+    let file = crate::test_definition_file(&session.repo, &session.index, first);
     let file = file.as_str();
     let name = file.rsplit('/').next().unwrap_or(file);
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
@@ -155,7 +156,7 @@ pub fn feature_for(
 
 /// The F2P test groups `carve tasks` tries: the `--f2p` groups, else one per test file of
 /// the tests usable as F2P (stable at baseline, and passing under the shim). A test's file
-/// is the one its definition lives in (see [`super::test_definition_file`]): a Go package's
+/// is the one its definition lives in (see [`crate::test_definition_file`]): a Go package's
 /// tests and subtests group by their `_test` file, not one candidate per subtest.
 pub fn candidates(
     session: &Session,
@@ -178,7 +179,7 @@ pub fn candidates(
     } else {
         let mut by_file: BTreeMap<String, BTreeSet<TestId>> = BTreeMap::new();
         for id in &usable {
-            let file = super::test_definition_file(&session.repo, &session.index, id);
+            let file = crate::test_definition_file(&session.repo, &session.index, id);
             by_file.entry(file).or_default().insert(id.clone());
         }
         out = by_file.into_values().collect();
@@ -369,15 +370,15 @@ pub fn run_entry_filter(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| anyhow::anyhow!("failed to start the entry filter `{cmd}`: {e}"))?;
+        .map_err(|e| crate::Error::msg(format!("failed to start the entry filter `{cmd}`: {e}")))?;
     if !out.status.success() {
         bail!("the entry filter `{cmd}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
     }
     let chosen: Vec<String> = serde_json::from_slice(&out.stdout).map_err(|e| {
-        anyhow::anyhow!(
+        crate::Error::msg(format!(
             "the entry filter `{cmd}` must print a JSON list of node ids, got {:?}: {e}",
             String::from_utf8_lossy(&out.stdout)
-        )
+        ))
     })?;
     for c in &chosen {
         if !candidates.contains_key(c) {
@@ -414,7 +415,7 @@ pub fn unprotected_tests(
     let stable = baseline.stable_passing();
     let mut by_file: BTreeMap<&str, (BTreeSet<&str>, Vec<&TestId>)> = BTreeMap::new();
     for t in stable.iter().filter(|t| !f2p.contains(*t)) {
-        let entry = by_file.entry(super::test_file(t)).or_default();
+        let entry = by_file.entry(crate::test_file(t)).or_default();
         entry.1.push(t);
         if let Some(tt) = trace.test(t) {
             entry.0.extend(tt.hits.iter().map(String::as_str).filter(|id| feature_nodes.contains(id)));

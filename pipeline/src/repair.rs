@@ -160,16 +160,16 @@ fn bound_by_value_binding<'i>(
 /// (`LanguageSupport::load_error_names`), are kept. `None` when the masked state passed or
 /// no message names an extracted definition.
 pub fn load_repair(
-    session: &super::Session,
+    session: &crate::Session,
     extracted: &BTreeSet<NodeId>,
-    validation: &super::validate::Validation,
+    validation: &crate::validate::Validation,
     round: usize,
-) -> Option<super::classify::LoadRepair> {
-    use super::classify::{KeptToLoad, LoadRepair};
+) -> Option<crate::classify::LoadRepair> {
+    use crate::classify::{KeptToLoad, LoadRepair};
     let masked = validation.states.iter().find(|s| s.state == "masked" && !s.ok)?;
     let mut moved: std::collections::BTreeMap<NodeId, KeptToLoad> = std::collections::BTreeMap::new();
     for (test, message) in &masked.messages {
-        let file = super::test_file(test);
+        let file = crate::test_file(test);
         let language = session.index.files.get(file).map(|f| f.language);
         let names: Vec<carve_languages::NamedInError> = match language {
             Some(l) => carve_languages::support(l).load_error_names(message),
@@ -194,13 +194,13 @@ pub fn load_repair(
 /// deleting their calls changed what that test checks. Nested extracted definitions go with
 /// them. `None` when no such test failed.
 pub fn call_repair(
-    session: &super::Session,
-    feature: &super::classify::Feature,
+    session: &crate::Session,
+    feature: &crate::classify::Feature,
     trace: &carve_tracer::trace::Trace,
-    validation: &super::validate::Validation,
+    validation: &crate::validate::Validation,
     round: usize,
-) -> Option<super::classify::LoadRepair> {
-    use super::classify::{KeptToLoad, LoadRepair};
+) -> Option<crate::classify::LoadRepair> {
+    use crate::classify::{KeptToLoad, LoadRepair};
     use carve_tracer::classify::{Reason, Status};
     let masked = validation.states.iter().find(|s| s.state == "masked" && !s.ok)?;
     let through_calls: Vec<&NodeId> = feature

@@ -10,7 +10,8 @@
 //! unless the original tracks files in them, and `node_modules/.cache`. Installed
 //! dependencies (`node_modules`) are linked in but not committed (`.git/info/exclude`).
 
-use anyhow::{Context, Result, bail};
+use crate::error::bail;
+use crate::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -4,7 +4,8 @@
 //! `local`); `--repo-name owner/name` overrides both. A remote that is a local path (a clone
 //! of a folder or a mirror) names no public repository and is ignored.
 
-use anyhow::{Result, bail};
+use crate::Result;
+use crate::error::bail;
 
 /// `owner/name` as given with `--repo-name`, checked: two non-empty parts (the owner may hold
 /// a GitLab group path `group/sub`), no white space.

@@ -4,16 +4,16 @@
 //! it once untraced and let the traced run be the second run (`trace::baseline_and_trace`).
 //! Results are cached under the output folder, keyed by the tree's content and settings.
 
-use anyhow::{Context, Result};
+use crate::{Context, Result};
 use carve_languages::runner::{RunResult, TestStatus};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::run::{RunExtras, run_tests};
-use super::{Session, TestId};
+use crate::run::{RunExtras, run_tests};
 use crate::workspace;
+use crate::{Session, TestId};
 
 /// Version 2: `second_run`, `traced_rerun`, `plain_rerun` and `shim_failure`.
 pub const BASELINE_VERSION: u32 = 2;

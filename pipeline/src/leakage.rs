@@ -16,7 +16,7 @@
 //!   objects are such uses. Names that are not definitions in the index (module-level
 //!   constants) are not checked.
 
-use anyhow::Result;
+use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -172,9 +172,9 @@ pub struct LeakageInputs<'a> {
     pub contract_json: &'a str,
 }
 
-/// Check the workspace at `ws` (written by [`super::agent_workspace::write`]).
+/// Check the workspace at `ws` (written by [`crate::agent_workspace::write`]).
 pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
-    let files = super::agent_workspace::committed_files(ws)?;
+    let files = crate::agent_workspace::committed_files(ws)?;
     let public = public_lines(inputs.contract_json);
     let windows = gold_windows(inputs.gold_patch, &public);
     let mut copies = Vec::new();
@@ -207,7 +207,7 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut named = BTreeSet::new();
     words(inputs.contract_json, &mut named);
     let unnamed: Vec<String> = needed.iter().filter(|n| !named.contains(*n)).cloned().collect();
-    let single_commit = super::agent_workspace::commit_count(ws)? == 1;
+    let single_commit = crate::agent_workspace::commit_count(ws)? == 1;
     let mut problems = Vec::new();
     for c in &copies {
         problems.push(format!(

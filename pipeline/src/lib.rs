@@ -1,0 +1,38 @@
+//! carve's single-feature pipeline as a library: from a repository and the tests of a
+//! feature to validated task bundles.
+//!
+//! ```text
+//! init -> baseline -> trace -> graph -> classify -> extract (+ repair) -> validate -> emit
+//! ```
+//!
+//! One module per stage; each is a function over a [`Session`] and what the stages before it
+//! produced, and imports only from earlier stages (data flows one way). [`run`] is the one test
+//! run every stage that runs tests uses; [`candidates`] is the candidate loop (classify →
+//! extract → validate → repair, then emit) that `carve tasks` runs for every candidate feature.
+//! The `carve` binary parses arguments, calls these functions and prints; FeatureArc
+//! (`carve-history`) and evaluation (`carve-eval`) build on the same runs.
+//!
+//! Errors are [`Error`]: what failed, with the file, test or command it concerns, and the
+//! cause chain ([`Error::chain`]).
+
+pub mod agent_workspace;
+pub mod baseline;
+pub mod candidates;
+pub mod classify;
+pub mod config;
+pub mod emit;
+mod error;
+pub mod extract;
+pub mod identity;
+pub mod init;
+pub mod leakage;
+pub mod progress;
+pub mod repair;
+pub mod run;
+mod session;
+pub mod trace;
+pub mod validate;
+pub mod workspace;
+
+pub use error::{Context, Error, Result};
+pub use session::{Session, SessionOptions, TestId, default_jobs, resolve_tests, test_definition_file, test_file};
