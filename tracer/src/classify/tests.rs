@@ -1,41 +1,8 @@
 //! One test per classification rule, on hand-built indexes and traces.
 
 use super::*;
-use crate::testutil::{IndexBuilder, set, trace};
+use crate::testutil::{F2P, P2P, base, reasons, run, run_with, set, status, trace};
 use carve_languages::index::LoadRole;
-
-const F2P: &str = "tests/test_feat.py::test_feat";
-const P2P: &str = "tests/test_base.py::test_base";
-
-fn base() -> IndexBuilder {
-    IndexBuilder::new()
-        .file("pkg/core.py", false)
-        .file("tests/test_feat.py", true)
-        .file("tests/test_base.py", true)
-        .funcs(&[F2P, "tests/test_feat.py::helper", P2P, "tests/test_base.py::test_other"])
-}
-
-fn run(index: &DefinitionIndex, trace: &Trace) -> Classification {
-    let p2p = set(&[P2P, "tests/test_base.py::test_other"]);
-    run_with(index, trace, &set(&[F2P]), &p2p)
-}
-
-fn run_with(index: &DefinitionIndex, trace: &Trace, f2p: &BTreeSet<TestId>, p2p: &BTreeSet<TestId>) -> Classification {
-    let graph = ObjectGraph::build(index, trace);
-    let c = classify(index, &graph, trace, f2p, p2p).unwrap_or_else(|e| panic!("classify failed: {e}"));
-    for (id, d) in &c.nodes {
-        assert!(!d.reasons.is_empty(), "{id} has no reason");
-    }
-    c
-}
-
-fn status(c: &Classification, id: &str) -> Status {
-    c.status(id).unwrap_or_else(|| panic!("{id} is not classified: {:#?}", c.nodes))
-}
-
-fn reasons(c: &Classification, id: &str) -> Vec<Reason> {
-    c.nodes[id].reasons.clone()
-}
 
 #[test]
 fn p2p_hit_remains_and_feature_only_code_is_extracted() {
