@@ -74,4 +74,22 @@ mod tests {
         let c = run(&build(false), &t);
         assert_eq!(c.status("pkg/core.py::KeyWarning"), None, "{:#?}", c.nodes);
     }
+
+    #[test]
+    fn a_definition_a_configuration_line_names_remains_with_the_line() {
+        let mut index = base().class("pkg/core.py::KeyWarning", 40).build();
+        index.config_references = vec![ConfigReference {
+            path: "pyproject.toml".into(),
+            line: 4,
+            target: "pkg/core.py::KeyWarning".into(),
+            removable: false,
+        }];
+        let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::KeyWarning")]), (P2P, &[], &[])]);
+        let c = run(&index, &t);
+        assert_eq!(status(&c, "pkg/core.py::KeyWarning"), Status::Remained, "{:#?}", c.nodes);
+        assert_eq!(
+            reasons(&c, "pkg/core.py::KeyWarning")[0],
+            Reason::NamedByConfig { path: "pyproject.toml".into(), line: 4 }
+        );
+    }
 }

@@ -97,3 +97,46 @@ fn call_goes(cx: &Context<'_>, c: &DiscardedCall, extracted: &BTreeSet<NodeId>) 
             && p2p_only_through_removed::calls(cx, t, extracted).is_some()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::classify::{Reason, Status};
+    use crate::testutil::{F2P, P2P, base, reasons, run, status, trace};
+
+    /// A warning class no test runs goes with the one extracted function that names it; a
+    /// test naming it too changes nothing, but a function that stays and names it keeps it
+    /// (unreached, so not classified).
+    #[test]
+    fn a_definition_no_test_runs_goes_when_only_removed_code_names_it() {
+        let index = base()
+            .class("pkg/core.py::KeyWarning", 40)
+            .funcs(&["pkg/core.py::feat", "pkg/core.py::other"])
+            .refs("pkg/core.py::feat", &["pkg/core.py::KeyWarning"])
+            .refs(F2P, &["pkg/core.py::KeyWarning"])
+            .build();
+        let t = trace(&[(F2P, &[], &[(F2P, "pkg/core.py::feat")]), (P2P, &[], &[])]);
+        let c = run(&index, &t);
+        assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
+        assert_eq!(status(&c, "pkg/core.py::KeyWarning"), Status::Extracted, "{:#?}", c.nodes);
+        assert_eq!(
+            reasons(&c, "pkg/core.py::KeyWarning"),
+            [Reason::NamedOnlyByFeature { by: "pkg/core.py::feat".into() }]
+        );
+
+        // Named by the F2P test alone: not the feature's code.
+        let index = base().class("pkg/core.py::KeyWarning", 40).funcs(&["pkg/core.py::feat"]);
+        let index = index.refs(F2P, &["pkg/core.py::KeyWarning"]).build();
+        let c = run(&index, &t);
+        assert_eq!(c.status("pkg/core.py::KeyWarning"), None, "{:#?}", c.nodes);
+
+        // Named by code that stays as well: left alone.
+        let index = base()
+            .class("pkg/core.py::KeyWarning", 40)
+            .funcs(&["pkg/core.py::feat", "pkg/core.py::other"])
+            .refs("pkg/core.py::feat", &["pkg/core.py::KeyWarning"])
+            .refs("pkg/core.py::other", &["pkg/core.py::KeyWarning"])
+            .build();
+        let c = run(&index, &t);
+        assert_eq!(c.status("pkg/core.py::KeyWarning"), None, "{:#?}", c.nodes);
+    }
+}

@@ -47,7 +47,7 @@ pub(super) fn unreached_in_kept(
 #[cfg(test)]
 mod tests {
     use crate::classify::{Reason, Status};
-    use crate::testutil::{F2P, base, reasons, run, status, trace};
+    use crate::testutil::{F2P, P2P, base, reasons, run, status, trace};
 
     #[test]
     fn a_feature_class_goes_whole_with_its_unreached_methods() {
@@ -75,5 +75,24 @@ mod tests {
                 Reason::MemberOfExtracted { class: "pkg/core.py::Exporter".into() }
             ]
         );
+    }
+
+    #[test]
+    fn an_unreached_method_of_a_class_that_stays_stays_unlisted() {
+        let index = base()
+            .class("pkg/core.py::Exporter", 10)
+            .func("pkg/core.py::Exporter.__init__", 11)
+            .func("pkg/core.py::Exporter.export", 14)
+            .func("pkg/core.py::Exporter.unused", 17)
+            .build();
+        let t = trace(&[
+            (F2P, &[], &[(F2P, "pkg/core.py::Exporter.export")]),
+            (P2P, &[], &[(P2P, "pkg/core.py::Exporter.__init__")]),
+        ]);
+        let c = run(&index, &t);
+        assert_eq!(status(&c, "pkg/core.py::Exporter"), Status::Remained);
+        assert_eq!(status(&c, "pkg/core.py::Exporter.export"), Status::Extracted);
+        assert_eq!(c.status("pkg/core.py::Exporter.unused"), None, "{:#?}", c.nodes);
+        assert_eq!(c.status("pkg/core.py::Exporter.__init__"), None, "{:#?}", c.nodes);
     }
 }
