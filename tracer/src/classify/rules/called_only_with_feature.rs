@@ -18,6 +18,8 @@
 //!     msg = alg.check(key)        # deleted with Hmac.check
 //!     if msg: warn(msg)
 //! ```
+//!
+//! [`Reason::CalledOnlyWithFeature`]: crate::classify::Reason::CalledOnlyWithFeature
 
 use std::collections::BTreeSet;
 
@@ -56,11 +58,12 @@ mod tests {
     use crate::classify::{Reason, Status};
     use crate::testutil::{F2P, P2P, base, reasons, run, status, trace};
 
-    /// pyjwt's key-length check: `decode` holds `msg = alg.check(key)` then `if msg: …` (a tested
-    /// call on an object the index does not resolve). The F2P tests run the `Hmac` override
-    /// (an entry point: they call it themselves too) and P2P tests run it through `decode`; P2P
-    /// tests run the base `Algo.check` the other algorithms inherit, more often than F2P tests. The statement goes with the override, so nothing that stays calls
-    /// the base either: it is extracted too, although no F2P test reaches it. Named by other code
+    /// pyjwt's key-length check: `decode` holds `msg = alg.check(key)` then `if msg: …` (a
+    /// tested call on an object the index does not resolve). The F2P tests run the `Hmac`
+    /// override (an entry point: they call it themselves too) and P2P tests run it through
+    /// `decode`; P2P tests run the base `Algo.check` the other algorithms inherit, more often
+    /// than F2P tests. The statement goes with the override, so nothing that stays calls the
+    /// base either: it is extracted too, although no F2P test reaches it. Named by other code
     /// that stays, it is left alone (not reached, so not classified).
     #[test]
     fn a_base_method_called_only_in_statements_deleted_with_the_feature_is_extracted() {

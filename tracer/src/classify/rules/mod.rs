@@ -6,8 +6,9 @@
 //! about every candidate still extracted, and every candidate one of them gives a reason for
 //! stays, until nothing changes (every rule only grows what stays). A remained definition's
 //! decision lists every reason they give. Besides them, [`must_keep`] keeps a candidate a
-//! repair kept, a nested definition the F2P tests did not reach whose container stays, and
-//! one a [`named_only_by_removed`] decision no longer holds for.
+//! repair kept, one the F2P tests did not reach whose container stays
+//! ([`nested_in_extracted`]), and one a [`named_only_by_removed`] decision no longer holds
+//! for.
 //!
 //! **Extract rules**, applied in this order after the keep rules settle:
 //! 1. [`named_only_by_removed`] and [`called_only_with_feature`] add definitions the F2P

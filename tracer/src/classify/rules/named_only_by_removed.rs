@@ -15,6 +15,8 @@
 //! def feat(key):                       # carve: extracted
 //!     warnings.warn("short key", KeyWarning)
 //! ```
+//!
+//! [`Reason::NamedOnlyByFeature`]: crate::classify::Reason::NamedOnlyByFeature
 
 use std::collections::BTreeSet;
 
