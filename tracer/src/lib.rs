@@ -8,7 +8,8 @@
 //!   run-time calls, containment, static references and load-time needs.
 //! - [`classify`]: the BFS that splits the definitions a group of fail-to-pass tests reaches
 //!   into *extracted* (the feature) and *remained* (what the rest still needs), with a
-//!   structured reason on every decision.
+//!   structured reason on every decision. Its rules live one per file in
+//!   `src/classify/rules/`; `rules/mod.rs` lists them in order and says how to add one.
 //!
 //! Formats are specified in `docs/trace-format.md` (probe map, trace) and `docs/formats.md`
 //! (classification). Running the tests themselves is the job of `carve-languages`' runners

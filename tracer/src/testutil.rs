@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use carve_languages::index::{LoadReference, LoadRole, ModuleReference, Signature, ValueBinding};
 use carve_languages::{Definition, DefinitionIndex, DefinitionKind, FileIndex, Language, Span};
 
-use crate::trace::{Caller, TRACE_VERSION, TestTrace, Trace, TraceMode};
+use crate::classify::{Classification, Reason, Status, classify};
+use crate::graph::ObjectGraph;
+use crate::trace::{Caller, TRACE_VERSION, TestId, TestTrace, Trace, TraceMode};
 
 pub struct IndexBuilder {
     index: DefinitionIndex,
@@ -176,4 +178,49 @@ pub fn trace(tests: &[TestSpec<'_>]) -> Trace {
 
 pub fn set(ids: &[&str]) -> BTreeSet<String> {
     ids.iter().map(|s| s.to_string()).collect()
+}
+
+// The classification tests' project: `pkg/core.py`, the F2P test's file (removed whole by
+// the mask) and a P2P test file; each test adds the definitions it needs.
+
+/// The F2P test of [`base`].
+pub const F2P: &str = "tests/test_feat.py::test_feat";
+/// A P2P test of [`base`] (`tests/test_base.py::test_other` is the other).
+pub const P2P: &str = "tests/test_base.py::test_base";
+
+pub fn base() -> IndexBuilder {
+    IndexBuilder::new()
+        .file("pkg/core.py", false)
+        .file("tests/test_feat.py", true)
+        .file("tests/test_base.py", true)
+        .funcs(&[F2P, "tests/test_feat.py::helper", P2P, "tests/test_base.py::test_other"])
+}
+
+/// Classifies with [`F2P`] as the F2P test and both tests of `tests/test_base.py` as P2P.
+pub fn run(index: &DefinitionIndex, trace: &Trace) -> Classification {
+    let p2p = set(&[P2P, "tests/test_base.py::test_other"]);
+    run_with(index, trace, &set(&[F2P]), &p2p)
+}
+
+/// Classifies, checking that every decision has a reason.
+pub fn run_with(
+    index: &DefinitionIndex,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+) -> Classification {
+    let graph = ObjectGraph::build(index, trace);
+    let c = classify(index, &graph, trace, f2p, p2p).unwrap_or_else(|e| panic!("classify failed: {e}"));
+    for (id, d) in &c.nodes {
+        assert!(!d.reasons.is_empty(), "{id} has no reason");
+    }
+    c
+}
+
+pub fn status(c: &Classification, id: &str) -> Status {
+    c.status(id).unwrap_or_else(|| panic!("{id} is not classified: {:#?}", c.nodes))
+}
+
+pub fn reasons(c: &Classification, id: &str) -> Vec<Reason> {
+    c.nodes[id].reasons.clone()
 }

@@ -1,0 +1,66 @@
+//! **referenced_by**: a candidate class named in the body of a definition that stays and
+//! runs (a P2P test or a module load runs it, or the F2P tests reached it and it remains)
+//! remains ([`Reason::ReferencedBy`]).
+//!
+//! Why: a class is often used where the trace records no call of its own (`isinstance(x,
+//! Csv)`, `except KeyWarning`, a dispatch table inside a function): code that stays and runs
+//! would fail without it. Code that stays and never runs keeps nothing, nor a naming only in
+//! call statements the mask deletes with their callee.
+//!
+//! Example: the F2P test builds a `Csv`; `dispatch`, run by a P2P test, names it:
+//! ```python
+//! class Csv:                          # carve: remained (named by dispatch, which stays and runs)
+//!     def __init__(self): ...         # carve: extracted
+//! def dispatch(kind):
+//!     return Csv if kind == "csv" else None
+//! ```
+
+use super::Query;
+use super::named_only_by_removed::names_only_in_deleted_calls;
+use crate::classify::Reason;
+use crate::classify::context::Context;
+
+pub(super) fn check(cx: &Context<'_>, id: &str, q: &Query<'_>, out: &mut Vec<Reason>) {
+    for by in cx.class_refs.get(id).into_iter().flatten() {
+        // Kept code that runs, or a reached definition that remains; not where it names
+        // `id` only in call statements the mask deletes.
+        if *by != id
+            && q.stays(by)
+            && (cx.executed.contains(by.as_str()) || q.origin.contains_key(*by))
+            && !names_only_in_deleted_calls(cx, by, id, q.extracted)
+        {
+            out.push(Reason::ReferencedBy { by: (*by).clone() });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::classify::{Reason, Status};
+    use crate::testutil::{F2P, P2P, base, reasons, run, status, trace};
+
+    #[test]
+    fn a_class_named_by_code_that_stays_and_runs_remains() {
+        let index = base()
+            .class("pkg/core.py::Csv", 10)
+            .func("pkg/core.py::Csv.__init__", 11)
+            .funcs(&["pkg/core.py::dispatch", "pkg/core.py::dead"])
+            .refs("pkg/core.py::dispatch", &["pkg/core.py::Csv"])
+            .build();
+        let t =
+            trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")]), (P2P, &[], &[(P2P, "pkg/core.py::dispatch")])]);
+        let c = run(&index, &t);
+        assert_eq!(reasons(&c, "pkg/core.py::Csv")[0], Reason::ReferencedBy { by: "pkg/core.py::dispatch".into() });
+        assert_eq!(status(&c, "pkg/core.py::Csv.__init__"), Status::Extracted);
+
+        // Named only by kept code that never runs: the class goes.
+        let index = base()
+            .class("pkg/core.py::Csv", 10)
+            .func("pkg/core.py::Csv.__init__", 11)
+            .funcs(&["pkg/core.py::dead"])
+            .refs("pkg/core.py::dead", &["pkg/core.py::Csv"])
+            .build();
+        let c = run(&index, &trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")])]));
+        assert_eq!(status(&c, "pkg/core.py::Csv"), Status::Extracted);
+    }
+}
