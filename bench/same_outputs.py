@@ -13,6 +13,12 @@ fixtures/ that exists at REV_A, and each binary in turn, it runs
     carve audit FIXTURE --f2p TESTS... --format json --out OUT     (once per feature)
     carve tasks FIXTURE --out OUT
 
+and, for every scripted history `fixtures/arc/LANG/recipe.toml` (command `arc`),
+
+    carve arc recipe RECIPE --out REPO
+    carve arc mine REPO --name fixture/LANG --format json
+    carve arc build REPO --chain ID --name fixture/LANG --out OUT    (once per mined chain)
+
 and compares stdout, stderr, the exit code and every file of the --out tree, byte for byte.
 The features of `audit` are the `[features.*].f2p` lists of the fixture's carve-expected.toml,
 else one per test file of the fixture (the files REV_A's `carve index` marks `is_test`); the
@@ -63,7 +69,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = ("index", "audit", "tasks")
+COMMANDS = ("index", "audit", "tasks", "arc")
 
 
 def log(msg: str) -> None:
@@ -238,9 +244,29 @@ def run_command(work: Work, rev: Revision, fixture: str, command: str, features:
         (record / "features.json").write_text(json.dumps(features, indent=1) + "\n")
         for i, f2p in enumerate(features):
             run_carve(work, ["audit", repo, "--f2p", *f2p, "--format", "json", *out], record, f"audit-{i}", timeout)
-    else:
+    elif command == "tasks":
         run_carve(work, ["tasks", repo, *out], record, "tasks", timeout)
+    else:
+        run_arc(work, fixture, repo, out, record, timeout)
     shutil.move(str(work.out), str(record / "out"))
+
+
+def run_arc(work: Work, fixture: str, fixture_dir: str, out: list[str], record: Path, timeout: int) -> None:
+    """Build the scripted history, mine it, and build every chain it mined."""
+    repo = str(work.root / "history")
+    shutil.rmtree(repo, ignore_errors=True)
+    name = "fixture/" + fixture.split("/", 1)[1]
+    if run_carve(work, ["arc", "recipe", f"{fixture_dir}/recipe.toml", "--out", repo], record, "recipe", timeout):
+        return
+    run_carve(work, ["arc", "mine", repo, "--name", name, "--format", "json"], record, "mine", timeout)
+    try:
+        chains = json.loads((record / "mine.stdout").read_bytes())["chains"]
+    except (ValueError, KeyError, TypeError):
+        return
+    for k, chain in enumerate(chains):
+        run_carve(work, ["arc", "build", repo, "--chain", chain["chain_id"], "--name", name, *out],
+                  record, f"build-{k}", timeout)
+    shutil.rmtree(repo, ignore_errors=True)
 
 
 # A shim's raw per-process trace (docs/trace-format.md: `<pid>-<n>.jsonl`, JavaScript
@@ -335,6 +361,12 @@ def verdict(a: Path) -> tuple[str, str]:
     return "identical", ", ".join([*notes, f"{len(failed)} failed at both: {what}"])
 
 
+def commands_for(fixture: str, commands: list[str]) -> list[str]:
+    """`arc` for the scripted histories of fixtures/arc/, the other commands for the rest."""
+    is_history = fixture.startswith("arc/")
+    return [c for c in commands if (c == "arc") == is_history]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rev_a")
@@ -383,7 +415,7 @@ def main() -> int:
     differs = 0
     width = max(len(f) for f in fixtures) + 1 if fixtures else 10
     for fixture in fixtures:
-        for command in commands:
+        for command in commands_for(fixture, commands):
             records = [runs / rev.label / fixture / command for rev in revs]
             if args.compare_only:
                 if not all(r.is_dir() for r in records):
@@ -421,7 +453,8 @@ def main() -> int:
         if not args.keep:
             for rev in built:
                 rev.remove()
-    print(f"# {differs} of {len(fixtures) * len(commands)} differ; records in {runs}")
+    total = sum(len(commands_for(f, commands)) for f in fixtures)
+    print(f"# {differs} of {total} differ; records in {runs}")
     return 1 if differs else 0
 
 
