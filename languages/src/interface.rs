@@ -292,6 +292,14 @@ pub trait LanguageSupport: Sync {
         None
     }
 
+    // --- Environments --------------------------------------------------------------------
+
+    /// How `carve env` finds, installs, repairs and records the test environment from the
+    /// repository's own metadata ([`crate::env::EnvSupport`]). Default: none.
+    fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
+        None
+    }
+
     // --- Tracing -----------------------------------------------------------------------
 
     /// The language's tracing shim; `None` where there is none yet.
