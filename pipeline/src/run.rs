@@ -42,11 +42,18 @@ pub fn run_tests(
     scratch: &Path,
 ) -> Result<RunResult> {
     let cfg = &session.config;
+    // The environment `carve env` made: its installed folders in the tree, its variables.
+    let mut env = Vec::new();
+    if let Some(active) = &session.environment {
+        active.prepare(tree)?;
+        env = active.vars();
+    }
+    env.extend(extras.env.iter().cloned());
     let request = RunRequest {
         root: tree.to_path_buf(),
         command: cfg.test.clone(),
         tests,
-        env: extras.env.clone(),
+        env,
         pythonpath_prepend: extras.pythonpath.clone(),
         extra_args: extras.args.clone(),
         timeout: Duration::from_secs(cfg.timeouts.run),

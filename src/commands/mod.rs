@@ -11,6 +11,7 @@ use carve_pipeline::{Session, SessionOptions};
 pub mod arc;
 mod audit;
 mod baseline;
+mod env;
 pub mod eval;
 mod extract;
 mod index;
@@ -23,6 +24,7 @@ mod workspace;
 pub fn run(cli: Cli) -> Result<Status> {
     match cli.command {
         Command::Init { common, force } => init::run(&common, force),
+        Command::Env { common, env, fresh } => env::run(&common, &env, fresh),
         Command::Index { common } => index::run(&common),
         Command::Baseline { common, tests, fresh } => baseline::run(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace::run(&common, edges, &tests, fresh),

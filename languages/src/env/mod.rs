@@ -11,6 +11,7 @@
 //! repository's install inputs inside it (`<env>/src`), so the same plan runs here and in a
 //! Dockerfile.
 
+pub mod exec;
 pub mod shell;
 
 use std::collections::BTreeMap;
@@ -254,8 +255,9 @@ pub trait EnvSupport: Sync {
     /// The files of `repo` (relative) a plan would be made from, cheaply (no parsing): their
     /// bytes key the environment, so later commands find it without planning again.
     fn inputs(&self, repo: &Path) -> Vec<String>;
-    /// What the repository's files say; `Ok(None)` when the language's manifest is absent.
-    fn detect(&self, repo: &Path) -> Result<Option<EnvPlan>, EnvError>;
+    /// What the repository's files say; [`EnvError::NoMetadata`] (naming what was looked
+    /// for) when there is nothing to read.
+    fn detect(&self, repo: &Path) -> Result<EnvPlan, EnvError>;
     /// The tools to install with, present on this machine, chosen for the plan's
     /// requirements; an error names what is needed and what is present.
     fn toolchain(&self, plan: &EnvPlan) -> Result<Vec<Tool>, EnvError>;

@@ -61,8 +61,15 @@ impl EnvSupport for PythonEnv {
         out.into_iter().collect()
     }
 
-    fn detect(&self, repo: &Path) -> Result<Option<EnvPlan>, EnvError> {
-        let Some(meta) = metadata::read_repo(repo)? else { return Ok(None) };
+    fn detect(&self, repo: &Path) -> Result<EnvPlan, EnvError> {
+        let Some(meta) = metadata::read_repo(repo)? else {
+            return Err(EnvError::NoMetadata(
+                "no Python install metadata: none of pyproject.toml, setup.py, setup.cfg, requirements*.txt, \
+                 requirements/*.txt, tox.ini, noxfile.py or a CI workflow with `pip install`; add one (a \
+                 requirements-test.txt listing what the tests import is enough), or install by hand and pass --python"
+                    .into(),
+            ));
+        };
         let mut findings = Vec::new();
         let requires = vec![ToolRequirement {
             tool: "python".into(),
@@ -101,13 +108,13 @@ impl EnvSupport for PythonEnv {
             findings.push(Finding::new("build-env", format!("{k}={v}"), why.clone()));
         }
         findings.extend(meta.notes.iter().cloned());
-        Ok(Some(EnvPlan {
+        Ok(EnvPlan {
             language: Language::Python,
             inputs: self.inputs(repo),
             whole_source: meta.project.is_some(),
             requires,
             findings,
-        }))
+        })
     }
 
     fn toolchain(&self, plan: &EnvPlan) -> Result<Vec<Tool>, EnvError> {
@@ -329,7 +336,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let plan = PYTHON_ENV.detect(d.path()).unwrap().unwrap();
+        let plan = PYTHON_ENV.detect(d.path()).unwrap();
         (d, plan)
     }
 
