@@ -120,6 +120,10 @@ pub enum Command {
         /// Make it again even when one is recorded for these install inputs.
         #[arg(long)]
         fresh: bool,
+        /// `owner/name` of the repository, for the environment's folder and image name
+        /// (default: from the `origin` remote URL, else `local/<folder name>`).
+        #[arg(long)]
+        repo_name: Option<String>,
     },
     /// Print the definition index of the repository.
     Index {

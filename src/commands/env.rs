@@ -9,8 +9,8 @@ use crate::output::emit;
 use carve_pipeline::env::record::EnvStatus;
 use carve_pipeline::env::{EnvOptions, EnvReport, setup};
 
-pub fn run(common: &Common, args: &EnvArgs, fresh: bool) -> Result<Status> {
-    let session = super::open(common)?;
+pub fn run(common: &Common, args: &EnvArgs, fresh: bool, repo_name: Option<&str>) -> Result<Status> {
+    let session = super::open_named(common, repo_name)?;
     let opts = options(&session, args, fresh);
     let report = setup(&session, &opts)?;
     emit(common.format, &report, || text(&report))?;

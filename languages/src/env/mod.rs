@@ -229,6 +229,9 @@ pub struct ImageRecipe {
     pub after_source: Vec<Step>,
     /// Variables of the final image (templates), e.g. the activation's.
     pub env: Vec<(String, String)>,
+    /// Folders of `{src}` the repository's copy gets as links (the activation's `linked`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linked: Vec<String>,
 }
 
 /// A set-up error a language reports: what is missing or wrong, and what to do.
@@ -272,6 +275,12 @@ pub trait EnvSupport: Sync {
     fn inventory(&self, plan: &EnvPlan, tools: &[Tool], env: &Path) -> Inventory;
     /// The image recipe that rebuilds the environment from the official base image.
     fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], inventory: &Inventory) -> ImageRecipe;
+    /// Another way to run `step` after it failed with `output` (npm's peer-dependency
+    /// conflict → `--legacy-peer-deps`, yarn's engines check → `--ignore-engines`), tried once;
+    /// `None`: the failure stands. Default: none.
+    fn retry(&self, _plan: &EnvPlan, _step: &Step, _output: &str) -> Option<Step> {
+        None
+    }
     /// How long one install step may take.
     fn step_timeout(&self) -> Duration {
         Duration::from_secs(20 * 60)

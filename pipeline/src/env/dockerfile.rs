@@ -55,6 +55,11 @@ pub fn render(recipe: &ImageRecipe, repo: &str, commit: &str, image: &str) -> St
     s.push_str("\n# The source.\n");
     s.push_str(&format!("COPY . {IMAGE_REPO}\n"));
     s.push_str(&format!("RUN rm -rf {IMAGE_REPO}/{CONTEXT_DIR}\n"));
+    for rel in &recipe.linked {
+        s.push_str(&format!(
+            "RUN if [ -e {IMAGE_ENV}/src/{rel} ] && [ ! -e {IMAGE_REPO}/{rel} ]; then ln -s {IMAGE_ENV}/src/{rel} {IMAGE_REPO}/{rel}; fi\n"
+        ));
+    }
     for step in &recipe.after_source {
         s.push_str(&run_line(step));
     }
@@ -101,6 +106,7 @@ mod tests {
             )],
             after_source: vec![Step::new(&["sh", "-c", "echo done"], StepDir::Env, "after")],
             env: vec![("PATH".into(), "{env}/venv/bin:$PATH".into())],
+            linked: vec![],
         };
         let text = render(&recipe, "o/n", "abc", "carve-env/o__n:abc");
         let from = text.find("FROM python:3.11-slim-bookworm").unwrap();

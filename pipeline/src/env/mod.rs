@@ -23,6 +23,7 @@ pub mod verify;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use carve_languages::env::exec::StepOutcome;
 use carve_languages::env::{EnvPlan, EnvSupport, Step, StepDir, Tool, expand};
 
 use crate::error::bail;
@@ -89,8 +90,8 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
     copy_inputs(session, &plan, &partial.dir)?;
     let mut done: Vec<(Step, u32)> = Vec::new();
     for step in support.install_steps(&plan, &tools) {
-        run_step(session, support, &plan, &step, &partial.dir, done.len())?;
-        done.push((step, 0));
+        let ran = run_step(session, support, &plan, &step, &partial.dir, done.len())?;
+        done.push((ran, 0));
     }
     let activation = support.activation(&plan, &tools);
     let mut active = ActiveEnv { dir: partial.dir.clone(), record: draft(session, &plan, &key, &tools, activation) };
@@ -208,8 +209,8 @@ fn verify_and_repair(
         }
         for step in next {
             session.progress.note(step.why.clone());
-            run_step(session, support, plan, &step, &active.dir, done.len())?;
-            done.push((step, round + 1));
+            let ran = run_step(session, support, plan, &step, &active.dir, done.len())?;
+            done.push((ran, round + 1));
         }
     }
     unreachable!("the loop returns on its last round")
@@ -234,8 +235,9 @@ fn copy_inputs(session: &Session, plan: &EnvPlan, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Run one step in the environment at `dir`; a failure is an error naming the command, why
-/// it was run, and the output's tail.
+/// Run one step in the environment at `dir` (and, when it fails, the language's other way of
+/// running it, once); returns the step that succeeded. A failure is an error naming the
+/// command, why it was run, and the output's tail.
 fn run_step(
     session: &Session,
     support: &dyn EnvSupport,
@@ -243,7 +245,25 @@ fn run_step(
     step: &Step,
     dir: &Path,
     n: usize,
-) -> Result<()> {
+) -> Result<Step> {
+    let out = exec_step(session, support, step, dir, n);
+    if out.ok() {
+        return Ok(step.clone());
+    }
+    if !out.timed_out
+        && let Some(alt) = support.retry(plan, step, &out.tail)
+    {
+        session.progress.note(format!("`{}` failed; trying again: {}", step.display(), alt.why));
+        let again = exec_step(session, support, &alt, dir, n);
+        if again.ok() {
+            return Ok(alt);
+        }
+        return Err(step_error(session, support, plan, &alt, &again));
+    }
+    Err(step_error(session, support, plan, step, &out))
+}
+
+fn exec_step(session: &Session, support: &dyn EnvSupport, step: &Step, dir: &Path, n: usize) -> StepOutcome {
     let argv: Vec<String> = step.argv.iter().map(|w| expand(w, dir)).collect();
     let vars: Vec<(String, String)> = step.env.iter().map(|(k, v)| (k.clone(), expand(v, dir))).collect();
     let cwd = match step.dir {
@@ -252,11 +272,17 @@ fn run_step(
     };
     session.progress.step(format!("installing: {}", step.display()));
     let log = dir.join("logs").join(format!("step-{n:02}"));
+    carve_languages::env::exec::run(&argv, &cwd, &vars, support.step_timeout(), &log)
+}
+
+fn step_error(
+    session: &Session,
+    support: &dyn EnvSupport,
+    plan: &EnvPlan,
+    step: &Step,
+    out: &StepOutcome,
+) -> crate::Error {
     let timeout = support.step_timeout();
-    let out = carve_languages::env::exec::run(&argv, &cwd, &vars, timeout, &log);
-    if out.ok() {
-        return Ok(());
-    }
     let what = if out.timed_out {
         format!(
             "did not finish within {}s (a hanging install: check the network or the registry, or raise the timeout)",
@@ -276,14 +302,14 @@ fn run_step(
             refused.join(", ")
         )
     };
-    bail!(
+    crate::Error::msg(format!(
         "setting up the {} environment of {}: `{}` {what}\nwhy it ran: {}{hint}\n--- output tail ---\n{}",
         plan.language,
         session.repo.display(),
         out.command,
         step.why,
         out.tail.trim_end()
-    )
+    ))
 }
 
 /// Packages a registry said it does not have, from an installer's output (pip's "No

@@ -289,6 +289,7 @@ impl EnvSupport for PythonEnv {
             install,
             after_source,
             env: vec![("VIRTUAL_ENV".into(), "{env}/venv".into()), ("PATH".into(), "{env}/venv/bin:$PATH".into())],
+            linked: Vec::new(),
         }
     }
 }
