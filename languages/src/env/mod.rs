@@ -12,6 +12,7 @@
 //! Dockerfile.
 
 pub mod exec;
+pub mod range;
 pub mod shell;
 
 use std::collections::BTreeMap;
@@ -273,8 +274,8 @@ pub trait EnvSupport: Sync {
     fn repairs(&self, plan: &EnvPlan, failures: &Failures, done: &[Step]) -> Repairs;
     /// The installed set of the environment at `env`.
     fn inventory(&self, plan: &EnvPlan, tools: &[Tool], env: &Path) -> Inventory;
-    /// The image recipe that rebuilds the environment from the official base image.
-    fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], inventory: &Inventory) -> ImageRecipe;
+    /// The image recipe that rebuilds the environment (at `env`) from the official base image.
+    fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], inventory: &Inventory, env: &Path) -> ImageRecipe;
     /// Another way to run `step` after it failed with `output` (npm's peer-dependency
     /// conflict → `--legacy-peer-deps`, yarn's engines check → `--ignore-engines`), tried once;
     /// `None`: the failure stands. Default: none.

@@ -240,7 +240,14 @@ impl EnvSupport for GoEnv {
         }
     }
 
-    fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], _inventory: &Inventory) -> ImageRecipe {
+    fn image(
+        &self,
+        plan: &EnvPlan,
+        tools: &[Tool],
+        steps: &[Step],
+        _inventory: &Inventory,
+        _env: &Path,
+    ) -> ImageRecipe {
         let version = tools.first().map_or("1", |t| t.version.as_str());
         let minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
         let activation = self.activation(plan, tools);

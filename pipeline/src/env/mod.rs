@@ -105,7 +105,7 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
     };
     let inventory = support.inventory(&plan, &tools, &partial.dir);
     let steps: Vec<Step> = done.iter().map(|(s, _)| s.clone()).collect();
-    let recipe = support.image(&plan, &tools, &steps, &inventory);
+    let recipe = support.image(&plan, &tools, &steps, &inventory, &partial.dir);
     let mut record = active.record;
     record.status = status;
     record.install = done.iter().map(|(s, round)| recorded(s, *round)).collect();
@@ -150,7 +150,7 @@ fn draft(
         inputs: plan.inputs.clone(),
         requires: plan.requires.clone(),
         tools: tools.iter().map(|t| (t.tool.clone(), t.version.clone())).collect(),
-        findings: plan.findings.clone(),
+        findings: with_range_notes(plan, tools),
         install: Vec::new(),
         unresolved: Vec::new(),
         test,
@@ -163,6 +163,26 @@ fn draft(
             dockerfile: DOCKERFILE.into(),
         },
     }
+}
+
+/// The plan's findings, and a note for every range asked for that the tool used is outside
+/// (engines are often stricter than a suite needs: the verification run decides).
+fn with_range_notes(plan: &EnvPlan, tools: &[Tool]) -> Vec<carve_languages::env::Finding> {
+    let mut findings = plan.findings.clone();
+    for req in &plan.requires {
+        let (Some(wanted), Some(tool)) = (&req.wanted, tools.iter().find(|t| t.tool == req.tool)) else { continue };
+        if !carve_languages::env::range::satisfies(&tool.version, wanted) {
+            findings.push(carve_languages::env::Finding::new(
+                "note",
+                format!(
+                    "{} {wanted} is asked for and {} {} is used: the tests decide",
+                    req.tool, req.tool, tool.version
+                ),
+                req.source.clone(),
+            ));
+        }
+    }
+    findings
 }
 
 fn recorded(step: &Step, round: u32) -> RecordedStep {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::specifier::satisfies;
+use crate::env::range::satisfies;
 use crate::env::{EnvError, Tool, version_cmp};
 
 /// Prints the interpreter's real path and its version.

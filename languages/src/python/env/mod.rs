@@ -13,7 +13,6 @@ pub mod plugins;
 pub mod repair;
 pub mod requirements;
 pub mod sources;
-pub mod specifier;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -249,7 +248,7 @@ impl EnvSupport for PythonEnv {
         }
     }
 
-    fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], inventory: &Inventory) -> ImageRecipe {
+    fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], inventory: &Inventory, _env: &Path) -> ImageRecipe {
         let version = tools.first().map_or("3", |t| t.version.as_str());
         let minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
         let mut context_files = BTreeMap::new();

@@ -1,15 +1,17 @@
-//! Version ranges as Python projects write them: PEP 440 specifiers (`>=3.9,<4`, `~=3.10`,
-//! `!=3.9.*`, `==3.11.*`) and Poetry's (`^3.8`, `~3.9`, `>=3.8 || <3`), enough to tell whether
-//! an interpreter version satisfies `requires-python`.
+//! Version ranges as projects write them for their interpreter or toolchain: PEP 440
+//! specifiers (`>=3.9,<4`, `~=3.10`, `!=3.9.*`, `==3.11.*`), Poetry's and npm's (`^3.8`,
+//! `~3.9`, `>=18 <21`, `18 || 20`, `20.x`), enough to tell whether a version present here
+//! satisfies `requires-python` or `engines.node`.
 
-use crate::env::version_cmp;
+use super::version_cmp;
 use std::cmp::Ordering;
 
 /// Whether `version` (`3.11.7`) satisfies `spec`; an empty spec allows every version, and a
 /// clause carve cannot read is ignored (never a reason to refuse an interpreter).
 pub fn satisfies(version: &str, spec: &str) -> bool {
-    let spec = spec.trim();
-    if spec.is_empty() || spec == "*" {
+    let spec = spec.trim().replace(".x", "").replace(".X", "");
+    let spec = spec.as_str();
+    if spec.is_empty() || spec == "*" || spec == "x" {
         return true;
     }
     spec.split("||").any(|alternative| {
@@ -107,5 +109,10 @@ mod tests {
         assert!(satisfies("3.11.7", "3.11"));
         assert!(!satisfies("3.10.1", "3.11"));
         assert!(satisfies("3.11.7", ">=3.12 || >=3.11"));
+        // npm's engines.
+        assert!(satisfies("20.20.2", "20.x"));
+        assert!(satisfies("20.20.2", "18 || 20"));
+        assert!(!satisfies("20.20.2", ">=22.12.0"));
+        assert!(satisfies("20.20.2", ">= 0.10"));
     }
 }
