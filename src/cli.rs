@@ -230,6 +230,12 @@ pub enum Command {
         candidates: Option<usize>,
         #[command(flatten)]
         statement: StatementArgs,
+        #[command(flatten)]
+        env: EnvArgs,
+        /// Do not set up an environment first (use the interpreter and installed
+        /// dependencies as found; also `CARVE_ENV=off`).
+        #[arg(long)]
+        no_env: bool,
     },
     /// Write the agent's workspace of a task bundle: the masked state as a fresh git
     /// repository with one commit, without history, caches or build outputs.

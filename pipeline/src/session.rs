@@ -90,6 +90,9 @@ impl Session {
     /// Use the environment `carve env` recorded for this repository's install inputs, unless
     /// the configuration names an interpreter by path (a virtualenv the user chose).
     pub fn use_recorded_environment(&mut self) {
+        if std::env::var("CARVE_ENV").is_ok_and(|v| v == "off" || v == "0") {
+            return;
+        }
         if self.config.test.interpreter().is_some_and(|p| p.components().count() > 1) {
             return;
         }

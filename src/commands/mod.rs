@@ -48,6 +48,8 @@ pub fn run(cli: Cli) -> Result<Status> {
             p2p_files,
             candidates,
             statement,
+            env,
+            no_env,
             ..
         } => {
             let opts = tasks::TaskOptions {
@@ -57,6 +59,7 @@ pub fn run(cli: Cli) -> Result<Status> {
                 p2p_files,
                 candidates,
                 statement: &statement,
+                env: (!no_env).then_some(&env),
             };
             tasks::run(&common, &f2p_groups, edges, &opts)
         }

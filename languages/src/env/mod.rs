@@ -282,6 +282,11 @@ pub trait EnvSupport: Sync {
     fn retry(&self, _plan: &EnvPlan, _step: &Step, _output: &str) -> Option<Step> {
         None
     }
+    /// What the repository brings itself that makes an environment of carve's unnecessary
+    /// (its own virtualenv, its own `node_modules`), said as a reason; `None`: nothing.
+    fn provided(&self, _repo: &Path) -> Option<String> {
+        None
+    }
     /// How long one install step may take.
     fn step_timeout(&self) -> Duration {
         Duration::from_secs(20 * 60)

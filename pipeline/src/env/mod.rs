@@ -67,6 +67,22 @@ pub fn support_of(session: &Session) -> Result<&'static dyn EnvSupport> {
         .with_context(|| format!("carve cannot set up {lang} environments yet; install the dependencies by hand"))
 }
 
+/// Why the session needs no environment of carve's, or `None` when it does: `CARVE_ENV=off`,
+/// a configuration that names its interpreter by path, a language carve cannot set up, or a
+/// repository that brings its own installed dependencies (a `.venv`, a `node_modules`).
+pub fn given(session: &Session) -> Option<String> {
+    if std::env::var("CARVE_ENV").is_ok_and(|v| v == "off" || v == "0") {
+        return Some("CARVE_ENV=off".into());
+    }
+    if let Some(p) = session.config.test.interpreter().filter(|p| p.components().count() > 1) {
+        return Some(format!("the interpreter {} is given", p.display()));
+    }
+    let Some(support) = carve_languages::support(session.config.language).environment() else {
+        return Some(format!("carve cannot set up {} environments", session.config.language));
+    };
+    support.provided(&session.repo)
+}
+
 /// Find, install, verify, repair and record the environment of the session's repository.
 pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
     let started = Instant::now();
@@ -205,6 +221,7 @@ fn verify_and_repair(
 ) -> Result<(BaselineCounts, Vec<String>)> {
     let scratch = session.scratch("env")?;
     let mut unresolved = Vec::new();
+    let mut failed_repairs: Vec<String> = Vec::new();
     for round in 0..=opts.rounds {
         session.progress.step(if round == 0 {
             "running the tests with the new environment".to_string()
@@ -213,6 +230,7 @@ fn verify_and_repair(
         });
         let (counts, failures) = verify::run_suite(session, active, &scratch)?;
         if counts.all_pass() || round == opts.rounds {
+            unresolved.extend(failed_repairs);
             return Ok((counts, unresolved));
         }
         let steps: Vec<Step> = done.iter().map(|(s, _)| s.clone()).collect();
@@ -225,12 +243,22 @@ fn verify_and_repair(
             next = helper::ask(helper, plan, &steps, &counts, &failures, Duration::from_secs(600))?;
         }
         if next.is_empty() {
+            unresolved.extend(failed_repairs);
             return Ok((counts, unresolved));
         }
         for step in next {
             session.progress.note(step.why.clone());
-            let ran = run_step(session, support, plan, &step, &active.dir, done.len())?;
-            done.push((ran, round + 1));
+            // A repair that fails (a guessed distribution the registry does not have) is
+            // recorded and the rounds go on: the next one may find another way.
+            match run_step(session, support, plan, &step, &active.dir, done.len()) {
+                Ok(ran) => done.push((ran, round + 1)),
+                Err(e) => {
+                    let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                    session.progress.note(format!("warning: {first}"));
+                    failed_repairs.push(format!("{} (failed: {first})", step.display()));
+                    done.push((step, round + 1));
+                }
+            }
         }
     }
     unreachable!("the loop returns on its last round")
@@ -292,7 +320,15 @@ fn exec_step(session: &Session, support: &dyn EnvSupport, step: &Step, dir: &Pat
     };
     session.progress.step(format!("installing: {}", step.display()));
     let log = dir.join("logs").join(format!("step-{n:02}"));
-    carve_languages::env::exec::run(&argv, &cwd, &vars, support.step_timeout(), &log)
+    carve_languages::env::exec::run(&argv, &cwd, &vars, step_timeout(support), &log)
+}
+
+/// `CARVE_ENV_STEP_TIMEOUT` (seconds), else the language's limit for one install step.
+fn step_timeout(support: &dyn EnvSupport) -> Duration {
+    std::env::var("CARVE_ENV_STEP_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or_else(|| support.step_timeout(), Duration::from_secs)
 }
 
 fn step_error(
@@ -302,7 +338,7 @@ fn step_error(
     step: &Step,
     out: &StepOutcome,
 ) -> crate::Error {
-    let timeout = support.step_timeout();
+    let timeout = step_timeout(support);
     let what = if out.timed_out {
         format!(
             "did not finish within {}s (a hanging install: check the network or the registry, or raise the timeout)",

@@ -116,6 +116,18 @@ impl EnvSupport for PythonEnv {
         })
     }
 
+    fn provided(&self, repo: &Path) -> Option<String> {
+        for venv in [".venv", "venv", "env"] {
+            if repo.join(venv).join("pyvenv.cfg").is_file() {
+                return Some(format!("the repository's own virtualenv {venv}/ is used"));
+            }
+        }
+        std::env::var("VIRTUAL_ENV")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(|v| format!("the active virtualenv {v} is used"))
+    }
+
     fn toolchain(&self, plan: &EnvPlan) -> Result<Vec<Tool>, EnvError> {
         let req = plan.requires.iter().find(|r| r.tool == "python");
         let pin = plan.findings.iter().find(|f| f.what == "interpreter-pin").map(|f| f.value.as_str());
@@ -253,7 +265,7 @@ impl EnvSupport for PythonEnv {
         let minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
         let mut context_files = BTreeMap::new();
         context_files.insert("requirements.lock".to_string(), lockfile(&inventory.packages));
-        let install = vec![
+        let mut install = vec![
             Step::new(&["python", "-m", "venv", "{env}/venv"], StepDir::Env, "the virtualenv"),
             Step::new(
                 &[
@@ -270,6 +282,8 @@ impl EnvSupport for PythonEnv {
                 "exactly the installed set (requirements.lock)",
             ),
         ];
+        // What a helper did beyond the package manager is replayed as it was run.
+        install.extend(steps.iter().filter(|s| s.why.starts_with("helper:")).cloned());
         let mut after_source = Vec::new();
         if let Some(step) = steps.iter().find(|s| s.needs_source) {
             let script = format!(

@@ -16,7 +16,6 @@ use serde_json::Value;
 use sha2::Digest;
 
 use crate::Language;
-use crate::env::range::satisfies;
 use crate::env::{
     Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, ImageRecipe, Inventory, Repairs, Step, StepDir, Tool,
     ToolRequirement,
@@ -116,6 +115,11 @@ impl EnvSupport for ScriptEnv {
             requires,
             findings,
         })
+    }
+
+    fn provided(&self, repo: &Path) -> Option<String> {
+        (repo.join("node_modules").is_dir() || repo.join(".pnp.cjs").is_file())
+            .then(|| "the repository's own installed node_modules is used".to_string())
     }
 
     fn toolchain(&self, plan: &EnvPlan) -> Result<Vec<Tool>, EnvError> {
@@ -472,6 +476,5 @@ mod tests {
         assert_eq!(package_of("@scope/pkg/sub"), Some("@scope/pkg".into()));
         assert_eq!(package_of("node:fs"), None);
         assert_eq!(package_of("fs"), None);
-        assert!(satisfies("20.20.2", ">=18"));
     }
 }
