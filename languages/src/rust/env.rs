@@ -294,7 +294,7 @@ mod tests {
         let steps = RUST_ENV.install_steps(&plan, &[]);
         assert_eq!(steps.iter().map(|s| s.argv[1].as_str()).collect::<Vec<_>>(), vec!["generate-lockfile", "fetch"]);
         assert_eq!(
-            pinned_channel(&repo(&[("rust-toolchain", "nightly-2024-01-01\n")]).path().to_path_buf()).unwrap().0,
+            pinned_channel(repo(&[("rust-toolchain", "nightly-2024-01-01\n")]).path()).unwrap().0,
             "nightly-2024-01-01"
         );
         let err = RUST_ENV.detect(repo(&[]).path()).unwrap_err().to_string();

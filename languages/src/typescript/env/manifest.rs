@@ -226,7 +226,8 @@ mod tests {
 
     #[test]
     fn lockfiles_decide_without_the_field() {
-        let cases: [(&[(&str, &str)], &str, Option<&str>); 4] = [
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, Option<&'a str>);
+        let cases: [Case; 4] = [
             (&[("yarn.lock", "# yarn lockfile v1\n")], "yarn", Some("1")),
             (&[("yarn.lock", "__metadata:\n  version: 8\n")], "yarn-berry", Some("4")),
             (&[("pnpm-lock.yaml", "lockfileVersion: 5.4\n")], "pnpm", Some("7")),
