@@ -105,6 +105,20 @@ fn python_is_repaired_recorded_and_used_by_later_commands() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains(&format!("using the environment {}", dir.display())), "{stderr}");
     assert!(String::from_utf8_lossy(&o.stdout).contains("0 flaky, 2 passed"), "{}", String::from_utf8_lossy(&o.stdout));
+    // A task bundle names the environment and carries what rebuilds it.
+    let tasks = tempfile::tempdir().unwrap();
+    let o = run(
+        envs.path(),
+        &["tasks", repo.to_str().unwrap(), "--out", tasks.path().to_str().unwrap(), "--level", "1", "--format", "json"],
+        0,
+    );
+    let made: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bundle = tasks.path().join(made["tasks"][0].as_str().unwrap());
+    let inst: Value = serde_json::from_str(&common::read(&bundle.join("instance.json"))).unwrap();
+    assert_eq!(inst["image_name"], env["image"]["name"]);
+    assert_eq!(inst["carve"]["environment"]["key"], env["key"]);
+    assert_eq!(common::read(&bundle.join("Dockerfile")), dockerfile);
+    assert!(bundle.join(".carve-env/requirements.lock").is_file());
     // Asked again, it is reused, and the Dockerfile has the same bytes.
     let (again, out2) = env_of(envs.path(), &repo, &[], 0);
     assert_eq!(again["reused"], true);

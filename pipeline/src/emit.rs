@@ -83,6 +83,9 @@ fn instance_json(
         "instance_id": instance_id,
         "repo": id.full_name(),
         "base_commit": id.commit,
+        // The image of the environment `carve env` recorded (its Dockerfile is in the
+        // bundle); null when the task was made without one.
+        "image_name": session.environment.as_ref().map(|e| e.record.image.name.clone()),
         "patch": patch,
         "test_patch": test_patch,
         "problem_statement": problem_statement,
@@ -114,6 +117,12 @@ fn instance_json(
             "trace_digest": trace_digest,
             "harness_ids": harness,
             "tree_digest": session.tree_digest,
+            "environment": session.environment.as_ref().map(|e| json!({
+                "key": e.record.key,
+                "status": e.record.status,
+                "dockerfile": "Dockerfile",
+                "tools": e.record.tools,
+            })),
             // `base_commit` is the original commit: its `.git` holds the gold code. What
             // an agent is given is the workspace (`carve workspace`), one fresh commit.
             "workspace": task.validation.workspace.as_ref().map(|w| json!({
@@ -135,7 +144,11 @@ pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) ->
     }
     std::fs::create_dir_all(&staged)?;
     for (name, bytes) in files {
-        std::fs::write(staged.join(name), bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
+        let path = staged.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
     }
     let dest = out.join(instance_id);
     workspace::replace_dir(&staged, &dest)?;
@@ -171,20 +184,24 @@ pub fn emit_task(
     let statement = crate::extract::statement(session, ext, &feature.f2p, task.level, describe)?;
     let (gold, test) = (task.gold_patch, task.test_patch);
     let inst = instance_json(session, feature, ext, task, &id, &statement, trace_digest);
-    write_bundle(
-        &session.out,
-        &id,
-        &[
-            ("instance.json", pretty(&inst)),
-            ("problem_statement.md", statement.into_bytes()),
-            ("contract.json", pretty(&ext.contract)),
-            ("gold.patch", gold.as_bytes().to_vec()),
-            ("test.patch", test.as_bytes().to_vec()),
-            ("mask.patch", ext.mask_patch.as_bytes().to_vec()),
-            ("validation.json", pretty(task.validation)),
-            ("audit.json", pretty(audit)),
-        ],
-    )?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("instance.json", pretty(&inst)),
+        ("problem_statement.md", statement.into_bytes()),
+        ("contract.json", pretty(&ext.contract)),
+        ("gold.patch", gold.as_bytes().to_vec()),
+        ("test.patch", test.as_bytes().to_vec()),
+        ("mask.patch", ext.mask_patch.as_bytes().to_vec()),
+        ("validation.json", pretty(task.validation)),
+        ("audit.json", pretty(audit)),
+    ]
+    .into_iter()
+    .map(|(n, b)| (n.to_string(), b))
+    .collect();
+    if let Some(env) = &session.environment {
+        files.extend(crate::env::image_files(&env.dir)?);
+    }
+    let named: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    write_bundle(&session.out, &id, &named)?;
     Ok((id, inst))
 }
 

@@ -435,6 +435,24 @@ fn write_record(
     Ok(())
 }
 
+/// The files a task bundle carries to rebuild its environment: the Dockerfile and carve's
+/// build-context files (`.carve-env/<name>`), from the environment's folder.
+pub fn image_files(env_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out = vec![(
+        DOCKERFILE.to_string(),
+        std::fs::read(env_dir.join(DOCKERFILE))
+            .with_context(|| format!("failed to read the Dockerfile in {}", env_dir.display()))?,
+    )];
+    let ctx = env_dir.join(CONTEXT_DIR);
+    let mut names: Vec<_> = std::fs::read_dir(&ctx).into_iter().flatten().flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        let bytes = std::fs::read(ctx.join(&name))?;
+        out.push((format!("{CONTEXT_DIR}/{}", name.to_string_lossy()), bytes));
+    }
+    Ok(out)
+}
+
 /// Copy the record, Dockerfile and context files into the session's output folder.
 fn write_outputs(session: &Session, env_dir: &Path, record: &Environment) -> Result<()> {
     let out = &session.out;
