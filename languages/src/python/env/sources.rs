@@ -67,6 +67,37 @@ pub fn nox(meta: &mut Meta, repo: &Path) {
     meta.inputs.extend(read);
 }
 
+/// Tools CI installs to release, lint or drive other tools, not to run the tests: left out of
+/// what CI lines contribute (and noted).
+const CI_TOOLS: &[&str] = &[
+    "pre-commit",
+    "twine",
+    "build",
+    "tox",
+    "nox",
+    "wheel",
+    "mypy",
+    "ruff",
+    "black",
+    "flake8",
+    "isort",
+    "pylint",
+    "sphinx",
+    "codecov",
+    "coveralls",
+    "check-manifest",
+    "bump2version",
+    "setuptools-scm",
+    "virtualenv",
+    "uv",
+    "poetry",
+    "hatch",
+    "pdm",
+    "pipx",
+    "cibuildwheel",
+    "maturin",
+];
+
 /// The `pip install …` lines of `.github/workflows/*.yml` (and `.gitlab-ci.yml`,
 /// `.travis.yml`), in file order.
 pub fn workflows(meta: &mut Meta, repo: &Path) {
@@ -90,7 +121,15 @@ pub fn workflows(meta: &mut Meta, repo: &Path) {
                 };
                 let args: Vec<&str> =
                     words[at + 2..].iter().copied().take_while(|w| !w.starts_with('$') && *w != "|").collect();
-                let lines = requirements::from_words(repo, &args, &mut read);
+                let lines = requirements::from_words(repo, &args, &mut read)
+                    .into_iter()
+                    .map(|l| match l {
+                        Line::Requirement(r) if CI_TOOLS.contains(&requirements::name(&r).as_str()) => {
+                            Line::Skipped(format!("{r} (a release or lint tool)"))
+                        }
+                        other => other,
+                    })
+                    .collect();
                 apply_lines(
                     meta,
                     lines,
@@ -241,7 +280,7 @@ mod tests {
         );
         let d = repo(&[(
             ".github/workflows/ci.yml",
-            "jobs:\n  t:\n    steps:\n      - run: python -m pip install --upgrade pip && pip install pytest pyyaml\n      - run: pip install -e .\n",
+            "jobs:\n  t:\n    steps:\n      - run: python -m pip install --upgrade pip && pip install pytest pyyaml\n      - run: pip install -e . twine\n",
         )]);
         let mut m = Meta::default();
         workflows(&mut m, d.path());
@@ -249,6 +288,8 @@ mod tests {
         assert_eq!(r[0], ("pytest", ".github/workflows/ci.yml: `pip install pytest pyyaml`"));
         assert_eq!(r[1].0, "pyyaml");
         assert_eq!(m.extras, vec![], "`pip install -e .` names no extras");
+        assert_eq!(r.len(), 2, "twine is a release tool: {r:?}");
+        assert!(m.notes.iter().any(|n| n.value.contains("twine (a release or lint tool)")), "{:?}", m.notes);
     }
 
     #[test]
