@@ -119,6 +119,25 @@ fn python_is_repaired_recorded_and_used_by_later_commands() {
     assert_eq!(inst["carve"]["environment"]["key"], env["key"]);
     assert_eq!(common::read(&bundle.join("Dockerfile")), dockerfile);
     assert!(bundle.join(".carve-env/requirements.lock").is_file());
+    // Grading uses it too.
+    let graded = tempfile::tempdir().unwrap();
+    let gold = bundle.join("gold.patch");
+    let o = run(
+        envs.path(),
+        &[
+            "grade",
+            bundle.to_str().unwrap(),
+            "--patch",
+            gold.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--out",
+            graded.path().to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("using the environment {}", dir.display())));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("resolved"), "{}", String::from_utf8_lossy(&o.stdout));
     // Asked again, it is reused, and the Dockerfile has the same bytes.
     let (again, out2) = env_of(envs.path(), &repo, &[], 0);
     assert_eq!(again["reused"], true);

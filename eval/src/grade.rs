@@ -136,6 +136,8 @@ pub struct GradeOptions {
     pub jobs: usize,
     /// Scratch folder (removed per instance when done).
     pub work: PathBuf,
+    /// The environment `carve env` made for the repository, when there is one.
+    pub environment: Option<crate::project::RunEnvironment>,
 }
 
 /// Find the bundle of `id`: `bundles` is one bundle or a folder of bundles.
@@ -161,7 +163,10 @@ pub fn grade_all(
     opts: &GradeOptions,
     progress: &Progress,
 ) -> Result<GradeRun, Error> {
-    let project = Project::load(&opts.repo, opts.config.as_deref())?;
+    let mut project = Project::load(&opts.repo, opts.config.as_deref())?;
+    if let Some(env) = &opts.environment {
+        project.use_environment(env.clone());
+    }
     let repo_digest = tree::tree_digest(&opts.repo)?;
     let next = AtomicUsize::new(0);
     let out: Mutex<BTreeMap<usize, GradedInstance>> = Mutex::new(BTreeMap::new());

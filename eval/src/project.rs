@@ -39,9 +39,29 @@ pub struct Project {
     pub test: TestCommand,
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// The environment `carve env` made for the repository (not part of carve.toml).
+    #[serde(skip)]
+    pub environment: Option<RunEnvironment>,
+}
+
+/// How runs use an environment `carve env` made: its interpreter, its variables, and its
+/// installed folders (`(folder, repository-relative place)`) linked into a tree that has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunEnvironment {
+    pub interpreter: Option<std::path::PathBuf>,
+    pub vars: Vec<(String, String)>,
+    pub linked: Vec<(std::path::PathBuf, String)>,
 }
 
 impl Project {
+    /// Run with `env` from now on (its interpreter replaces the configured one).
+    pub fn use_environment(&mut self, env: RunEnvironment) {
+        if let Some(python) = &env.interpreter {
+            self.test.set_interpreter(python);
+        }
+        self.environment = Some(env);
+    }
+
     pub fn read(path: &Path) -> Result<Project, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
         let p: Project = toml::from_str(&text)
@@ -77,6 +97,7 @@ impl Project {
             setup: first.setup.clone(),
             test: first.command.clone(),
             timeouts: Timeouts::default(),
+            environment: None,
         })
     }
 
@@ -88,6 +109,15 @@ impl Project {
         }
         std::fs::create_dir_all(scratch).map_err(|e| format!("could not create {}: {e}", scratch.display()))?;
         let mut req = RunRequest::new(tree, self.test.clone(), scratch);
+        if let Some(env) = &self.environment {
+            for (from, rel) in &env.linked {
+                if from.exists() && std::fs::symlink_metadata(tree.join(rel)).is_err() {
+                    carve_languages::tree::link_tree(from, &tree.join(rel))
+                        .map_err(|e| format!("could not link the environment's {rel} into {}: {e}", tree.display()))?;
+                }
+            }
+            req.env = env.vars.clone();
+        }
         req.tests = Some(tests.to_vec());
         req.timeout = Duration::from_secs(self.timeouts.run);
         req.test_timeout = Duration::from_secs(self.timeouts.test);

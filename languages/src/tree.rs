@@ -104,6 +104,40 @@ pub fn shadow_copy(root: &Path, dest: &Path) -> io::Result<Vec<String>> {
     Ok(files)
 }
 
+/// Put the files of `from` (a folder or a file) at `to`: hard links where the file system
+/// allows (else copies), links as links, the tool caches a run rewrites left out (as a shadow
+/// copy leaves them out). Environments' installed folders reach a run's tree this way.
+pub fn link_tree(from: &Path, to: &Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(from).map_err(|e| named("inspect", from, e))?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(from).map_err(|e| named("read the link", from, e))?;
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| named("create", parent, e))?;
+        }
+        return std::os::unix::fs::symlink(&target, to).map_err(|e| named("link", to, e));
+    }
+    if !meta.is_dir() {
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| named("create", parent, e))?;
+        }
+        if std::fs::hard_link(from, to).is_err() {
+            std::fs::copy(from, to).map_err(|e| named("copy", from, e))?;
+        }
+        return Ok(());
+    }
+    std::fs::create_dir_all(to).map_err(|e| named("create", to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| named("list", from, e))? {
+        let entry = entry.map_err(|e| named("list", from, e))?;
+        let path = entry.path();
+        let ft = entry.file_type().map_err(|e| named("inspect", &path, e))?;
+        if ft.is_dir() && skip_dir(&path) {
+            continue;
+        }
+        link_tree(&path, &to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
 /// Each file of the tree (relative path, sorted) with the SHA-256 of its contents.
 pub fn tree_manifest(root: &Path) -> io::Result<Vec<(String, [u8; 32])>> {
     list_files(root)?

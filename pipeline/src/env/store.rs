@@ -66,6 +66,15 @@ impl ActiveEnv {
         self.activation().vars_in(&self.dir, path.as_deref())
     }
 
+    /// The environment as carve-eval's runs take it (interpreter, variables, folders).
+    pub fn for_runs(&self) -> carve_eval::project::RunEnvironment {
+        carve_eval::project::RunEnvironment {
+            interpreter: self.activation().interpreter_in(&self.dir),
+            vars: self.vars(),
+            linked: self.activation().linked.iter().map(|rel| (self.dir.join("src").join(rel), rel.clone())).collect(),
+        }
+    }
+
     /// Put the environment's installed folders into `tree` (a copy a run uses) where the
     /// tree has none of its own.
     pub fn prepare(&self, tree: &Path) -> Result<()> {
@@ -84,32 +93,37 @@ impl ActiveEnv {
 /// The recorded environment of `repo` for `support`'s inputs, when one was made.
 pub fn lookup(repo: &Path, identity: &RepoIdentity, language: &str, support: &dyn EnvSupport) -> Option<ActiveEnv> {
     let inputs = support.inputs(repo);
-    let dir = folder(identity, &key(language, repo, &inputs)).ok()?;
-    let record = Environment::read(&dir.join(ENVIRONMENT_FILE)).ok()?;
-    Some(ActiveEnv { dir, record })
+    let key = key(language, repo, &inputs);
+    let dir = folder(identity, &key).ok()?;
+    if let Ok(record) = Environment::read(&dir.join(ENVIRONMENT_FILE)) {
+        return Some(ActiveEnv { dir, record });
+    }
+    // Made under another name (`--repo-name`, another remote): the same inputs are the same
+    // environment.
+    let mut others: Vec<PathBuf> =
+        std::fs::read_dir(root().ok()?).ok()?.flatten().map(|e| e.path().join(&key)).filter(|d| d.is_dir()).collect();
+    others.sort();
+    others
+        .into_iter()
+        .find_map(|dir| Environment::read(&dir.join(ENVIRONMENT_FILE)).ok().map(|record| ActiveEnv { dir, record }))
 }
 
-/// Hard-link the files of `from` (a folder or a file) at `to`, links as links, the tool
-/// caches a run rewrites left out (as shadow copies leave them out).
+/// The environment of `repo` for commands that have no session (`carve grade`): its identity
+/// and inputs are read afresh. `None` with `CARVE_ENV=off` or when none was made.
+pub fn find(repo: &Path, language: carve_languages::Language) -> Option<ActiveEnv> {
+    if std::env::var("CARVE_ENV").is_ok_and(|v| v == "off" || v == "0") {
+        return None;
+    }
+    let support = carve_languages::support(language).environment()?;
+    let digest = crate::workspace::tree_digest(repo).ok()?;
+    let identity = RepoIdentity::detect(repo, &digest, None);
+    lookup(repo, &identity, language.name(), support)
+}
+
+/// Hard-link the files of `from` (a folder or a file) at `to` (see
+/// [`carve_languages::tree::link_tree`]).
 pub fn link_tree(from: &Path, to: &Path) -> Result<()> {
-    let meta = std::fs::symlink_metadata(from)?;
-    if !meta.is_dir() {
-        return crate::workspace::link_file(from, to);
-    }
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            if !carve_languages::tree::skip_dir(&path) {
-                link_tree(&path, &target)?;
-            }
-        } else {
-            crate::workspace::link_file(&path, &target)?;
-        }
-    }
-    Ok(())
+    Ok(carve_languages::tree::link_tree(from, to)?)
 }
 
 /// A folder to build an environment in, beside where it will live: removed on drop unless
