@@ -8,6 +8,7 @@ commit (from the checkout in /work/corpus/<owner>+<name>, else the mirror in
 each repository's CI, never carve's input):
 
 - set up: carve kept an environment in which tests pass (status verified or partial);
+  repositories whose test runner carve does not drive (mocha …) are `no runner`, counted apart;
 - passing: tests carve's verification run passed / tests the oracle's hand run passed (the
   runners count alike for pytest, go test -json ids, cargo and vitest/jest; see notes);
 - seconds: wall time of `carve env` (install, verification run, repairs, record).
@@ -102,7 +103,10 @@ def run_one(carve, repo, lang, oracle, work, env_dir, fresh, timeout):
     except json.JSONDecodeError:
         err = [l for l in p.stderr.splitlines() if l.startswith("carve: error") or l.startswith("  caused by")]
         tail = "\n".join(err) or p.stderr.strip()[-500:]
-        row.update(status="error", error=tail[:1500])
+        # carve cannot run this suite at all (its runner is not one carve drives): not an
+        # environment failure, counted apart.
+        status = "no runner" if "could not detect the language or test runner" in tail else "error"
+        row.update(status=status, error=tail[:1500])
         return row
     e = report["environment"]
     b = e["baseline"]
@@ -136,6 +140,7 @@ def set_up(row):
 def summary(rows):
     n = len(rows)
     ok = [r for r in rows if set_up(r)]
+    runnable = [r for r in rows if r.get("status") != "no runner"]
     ratios = [ratio(r) for r in rows if ratio(r) is not None]
     at_target = [x for x in ratios if x >= 0.95]
     times = [r["seconds"] for r in ok]
@@ -143,6 +148,8 @@ def summary(rows):
         "repositories": n,
         "set_up": len(ok),
         "set_up_share": round(len(ok) / n, 3) if n else None,
+        "runnable": len(runnable),
+        "set_up_share_of_runnable": round(len(ok) / len(runnable), 3) if runnable else None,
         "passing_vs_oracle_median": round(statistics.median(ratios), 3) if ratios else None,
         "passing_vs_oracle_overall": round(sum(r.get("passed") or 0 for r in rows) / max(1, sum(r.get("oracle_passed") or 0 for r in rows)), 3),
         "repos_at_95_percent": len(at_target),
@@ -173,7 +180,8 @@ def table(lang, rows):
         if part:
             s = summary(part)
             print(
-                f"{label}: set up {s['set_up']}/{s['repositories']} ({s['set_up_share']:.0%}); passing vs oracle "
+                f"{label}: set up {s['set_up']}/{s['repositories']} ({s['set_up_share']:.0%}; "
+                f"{s['set_up']}/{s['runnable']} of those whose runner carve drives); passing vs oracle "
                 f"median {s['passing_vs_oracle_median']}, overall {s['passing_vs_oracle_overall']}, "
                 f"{s['repos_at_95_percent']} at >= 95%; set-up time median {s['setup_seconds_median']} s, total {s['setup_seconds_total']} s"
             )
