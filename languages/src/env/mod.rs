@@ -282,6 +282,13 @@ pub trait EnvSupport: Sync {
     fn retry(&self, _plan: &EnvPlan, _step: &Step, _output: &str) -> Option<Step> {
         None
     }
+    /// Files the install wrote into the copy of the source (`{src}`) that the repository does
+    /// not hold and its code imports (a version file setuptools-scm or hatch-vcs writes at build
+    /// time): relative paths, linked into every run tree like [`Activation::linked`]. Called
+    /// after the install. Default: none.
+    fn generated(&self, _plan: &EnvPlan, _env: &Path, _repo: &Path) -> Vec<String> {
+        Vec::new()
+    }
     /// What the repository brings itself that makes an environment of carve's unnecessary
     /// (its own virtualenv, its own `node_modules`), said as a reason; `None`: nothing.
     fn provided(&self, _repo: &Path) -> Option<String> {

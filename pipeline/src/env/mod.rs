@@ -109,7 +109,11 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
         let ran = run_step(session, support, &plan, &step, &partial.dir, done.len())?;
         done.push((ran, 0));
     }
-    let activation = support.activation(&plan, &tools);
+    let mut activation = support.activation(&plan, &tools);
+    for rel in support.generated(&plan, &partial.dir, &session.repo) {
+        session.progress.note(format!("the install wrote {rel}, which the repository has not: linked into every run"));
+        activation.linked.push(rel);
+    }
     let mut active = ActiveEnv { dir: partial.dir.clone(), record: draft(session, &plan, &key, &tools, activation) };
     let (counts, unresolved) = verify_and_repair(session, support, &plan, &mut active, &mut done, opts)?;
     let status = if counts.all_pass() {

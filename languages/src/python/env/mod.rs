@@ -227,6 +227,35 @@ impl EnvSupport for PythonEnv {
         Repairs { steps, unresolved }
     }
 
+    /// `.py` files the build wrote inside the project's packages (hatch-vcs' and
+    /// setuptools-scm's `_version.py`): the tree a run uses has no build, so it gets them.
+    fn generated(&self, plan: &EnvPlan, env: &Path, repo: &Path) -> Vec<String> {
+        if !plan.whole_source {
+            return Vec::new();
+        }
+        let src = env.join("src");
+        let mut out: Vec<String> = ignore::WalkBuilder::new(&src)
+            .standard_filters(false)
+            .filter_entry(|e| {
+                let n = e.file_name().to_string_lossy();
+                !(n == "build"
+                    || n == "dist"
+                    || n == ".eggs"
+                    || n == "node_modules"
+                    || n.ends_with(".egg-info")
+                    || n == ".git")
+            })
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && e.path().extension().is_some_and(|x| x == "py"))
+            .filter(|e| e.path().parent().is_some_and(|d| d.join("__init__.py").is_file()))
+            .filter_map(|e| e.path().strip_prefix(&src).ok().map(|p| p.to_string_lossy().replace('\\', "/")))
+            .filter(|rel| !repo.join(rel).exists())
+            .collect();
+        out.sort();
+        out
+    }
+
     fn inventory(&self, plan: &EnvPlan, tools: &[Tool], env: &Path) -> Inventory {
         let python = env.join("venv/bin/python");
         let out = std::process::Command::new(&python)
@@ -286,9 +315,8 @@ impl EnvSupport for PythonEnv {
         install.extend(steps.iter().filter(|s| s.why.starts_with("helper:")).cloned());
         let mut after_source = Vec::new();
         if let Some(step) = steps.iter().find(|s| s.needs_source) {
-            let script = format!(
-                "cp -r {IMAGE_REPO} /tmp/carve-project && {VENV_PYTHON} -m pip install --disable-pip-version-check --no-deps /tmp/carve-project && rm -rf /tmp/carve-project"
-            );
+            // Built in place: what the build writes into the source (a version file) stays there.
+            let script = format!("{VENV_PYTHON} -m pip install --disable-pip-version-check --no-deps {IMAGE_REPO}");
             let mut s =
                 Step::new(&["sh", "-c", &script], StepDir::Env, "the project itself (its metadata and entry points)");
             s.env = step.env.clone();
@@ -396,6 +424,20 @@ mod tests {
         let again = PYTHON_ENV.repairs(&plan, &failures, &r.steps);
         assert!(again.steps.is_empty());
         assert!(again.unresolved[0].contains("installed already"), "{:?}", again.unresolved);
+    }
+
+    #[test]
+    fn version_files_the_build_wrote_are_generated() {
+        let (repo, plan) =
+            plan_of(&[("pyproject.toml", "[build-system]\n[project]\nname='p'\n"), ("src/p/__init__.py", "")]);
+        let env = tempfile::tempdir().unwrap();
+        for f in ["src/src/p/__init__.py", "src/src/p/_version.py", "src/build/lib/p/_version.py", "src/src/p/data.txt"]
+        {
+            std::fs::create_dir_all(env.path().join(f).parent().unwrap()).unwrap();
+            std::fs::write(env.path().join(f), "").unwrap();
+        }
+        std::fs::write(env.path().join("src/build/lib/p/__init__.py"), "").unwrap();
+        assert_eq!(PYTHON_ENV.generated(&plan, env.path(), repo.path()), vec!["src/p/_version.py"]);
     }
 
     #[test]
