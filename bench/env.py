@@ -198,6 +198,11 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="make every environment again")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per repository")
     ap.add_argument("--json", help="write every row and the summaries here")
+    ap.add_argument(
+        "--drop-envs",
+        action="store_true",
+        help="remove each environment once measured (little disk: environments are 50 MB-2 GB each)",
+    )
     args = ap.parse_args()
     if not Path(args.carve).exists():
         raise SystemExit(f"{args.carve} does not exist: build it (cargo build --release) or pass --carve")
@@ -219,7 +224,12 @@ def main():
                 row = run_one(args.carve, repo, lang, oracle.get(repo["name"], {}), work, Path(args.env_dir), args.fresh, args.timeout)
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 rows.append(row)
-                shutil.rmtree(work / repo["name"].replace("/", "+"), ignore_errors=True)
+                folder = repo["name"].replace("/", "+")
+                shutil.rmtree(work / folder, ignore_errors=True)
+                # carve's output folder holds the run's build products (cargo's target folder).
+                shutil.rmtree(work / (folder + ".out"), ignore_errors=True)
+                if args.drop_envs:
+                    shutil.rmtree(Path(args.env_dir) / folder, ignore_errors=True)
             table(lang, rows)
             results["rows"].extend(rows)
             results["summary"][lang] = {
