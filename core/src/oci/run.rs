@@ -42,9 +42,9 @@ impl Drop for Container<'_> {
 pub(crate) fn run(engine: &Engine, image: &str, spec: &RunSpec) -> Result<RunOutput, OciError> {
     validate(spec)?;
     let kind = engine.kind();
-    let name = container_name("run");
-    step(engine, create_args(kind, &name, image, spec)).map_err(|e| missing_image(e, engine, image))?;
-    let container = Container { engine, name };
+    // The guard first: a create that fails half-way (or times out) leaves nothing either.
+    let container = Container { engine, name: container_name("run") };
+    step(engine, create_args(kind, &container.name, image, spec)).map_err(|e| missing_image(e, engine, image))?;
     for (host, dest) in &spec.copy_in {
         step(engine, copy_in_args(kind, &container.name, host, dest))?;
     }
@@ -207,7 +207,8 @@ fn copy_out(engine: &Engine, name: &str, src: &str, host: &Path) -> Result<bool,
             let inv = Invocation::new("buildah", tar_out_args(name, parent, base));
             let finished = process::run_with_stdout(&inv, STEP_TIMEOUT, Some(file))?;
             if !finished.success() {
-                if finished.stderr.contains("Cannot stat: No such file or directory") {
+                // GNU tar's "Cannot stat: No such file or directory", busybox's "can't stat".
+                if finished.stderr.to_lowercase().contains("no such file or directory") {
                     return Ok(false);
                 }
                 return Err(finished.error(&inv, STEP_TIMEOUT));
