@@ -44,3 +44,26 @@ pub mod validation;
 
 pub use read::{Format, FormatError, Version, from_str, read, to_pretty};
 pub use status::TestStatus;
+
+/// The JSON schema of every format, snapshotted: a change to a format's fields, their
+/// types or what may be left out shows in review (`cargo insta review`).
+#[cfg(test)]
+mod schema_snapshots {
+    macro_rules! snapshot {
+        ($name:ident, $ty:ty) => {
+            #[test]
+            fn $name() {
+                insta::assert_json_snapshot!(stringify!($name), schemars::schema_for!($ty));
+            }
+        };
+    }
+
+    snapshot!(instance, crate::instance::Instance);
+    snapshot!(audit, crate::audit::Audit);
+    snapshot!(contract, crate::contract::Contract);
+    snapshot!(validation, crate::validation::Validation);
+    snapshot!(chain, crate::chain::ChainFile);
+    snapshot!(gate, crate::gate::GateValidation);
+    snapshot!(grade, crate::results::GradeRun);
+    snapshot!(arc_run, crate::results::ArcRun);
+}
