@@ -1,7 +1,8 @@
 //! Everything language-specific lives in `languages/`, behind `LanguageSupport`: the code of
-//! `src/`, `tracer/src/`, `extractor/src/` and `formats/src/` must not name a language's
-//! runner, grammar, file extension, shim or variant. Test code (`#[cfg(test)]` modules, `tests.rs`,
-//! `testutil.rs`) and comments may: tests run on fixtures of particular languages.
+//! `src/`, `pipeline/src/`, `tracer/src/`, `extractor/src/` and `formats/src/` must not name a
+//! language's runner, grammar, file extension, shim or variant. Test code (`#[cfg(test)]`
+//! modules, `tests.rs`, `testutil.rs`) and comments may: tests run on fixtures of particular
+//! languages.
 
 use std::path::{Path, PathBuf};
 

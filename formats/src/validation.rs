@@ -44,6 +44,31 @@ impl Validation {
             broken_tests: Vec::new(),
         }
     }
+
+    /// Record the leakage check of the workspace; a failing one invalidates the task.
+    pub fn set_leakage(&mut self, ws: AgentWorkspace, check: LeakageCheck) {
+        self.valid &= check.ok;
+        self.workspace = Some(ws);
+        self.leakage = Some(check);
+    }
+
+    /// Add a state; one that is not `ok` invalidates the task.
+    pub fn push(&mut self, s: StateResult) {
+        self.valid &= s.ok;
+        self.states.push(s);
+    }
+
+    /// The first problem, for reports of rejected candidates.
+    pub fn reason(&self) -> Option<String> {
+        self.states
+            .iter()
+            .find(|s| !s.ok)
+            .map(|s| format!("{}: {}", s.state, s.problems.first().cloned().unwrap_or_else(|| s.expect.clone())))
+            .or_else(|| {
+                let l = self.leakage.as_ref().filter(|l| !l.ok)?;
+                Some(format!("leakage: {}", l.problems.join("; ")))
+            })
+    }
 }
 
 impl Format for Validation {
