@@ -124,6 +124,10 @@ pub enum Command {
         /// (default: from the `origin` remote URL, else `local/<folder name>`).
         #[arg(long)]
         repo_name: Option<String>,
+        /// Then build the environment's image (its name is image_name) with the OCI engine
+        /// present (docker, podman or buildah; CARVE_OCI_ENGINE chooses).
+        #[arg(long)]
+        build_image: bool,
     },
     /// Print the definition index of the repository.
     Index {

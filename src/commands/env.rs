@@ -7,13 +7,38 @@ use crate::Status;
 use crate::cli::{Common, EnvArgs};
 use crate::output::emit;
 use carve_pipeline::env::record::EnvStatus;
+
+use carve_pipeline::env::image::{self, ImageInfo};
 use carve_pipeline::env::{EnvOptions, EnvReport, setup};
 
-pub fn run(common: &Common, args: &EnvArgs, fresh: bool, repo_name: Option<&str>) -> Result<Status> {
+/// What `carve env` prints: the set-up, and the image when `--build-image` built one.
+#[derive(serde::Serialize)]
+struct Printed {
+    #[serde(flatten)]
+    report: EnvReport,
+    image: Option<ImageInfo>,
+}
+
+pub fn run(common: &Common, args: &EnvArgs, fresh: bool, repo_name: Option<&str>, build_image: bool) -> Result<Status> {
     let session = super::open_named(common, repo_name)?;
     let opts = options(&session, args, fresh);
     let report = setup(&session, &opts)?;
-    emit(common.format, &report, || text(&report))?;
+    let image = match (&report.dir, build_image) {
+        (Some(dir), true) => Some(image::build_image(&session.repo, dir, &report.environment)?),
+        (None, true) => {
+            anyhow::bail!("the environment of {} was not kept, so no image is built", session.repo.display())
+        }
+        _ => None,
+    };
+    let printed = Printed { report, image };
+    emit(common.format, &printed, || {
+        let mut s = text(&printed.report);
+        if let Some(i) = &printed.image {
+            s.push_str(&format!("image built: {} ({}, {} MB)\n", i.tag, i.id, i.size_bytes / 1_000_000));
+        }
+        s
+    })?;
+    let report = printed.report;
     Ok(match report.environment.status {
         EnvStatus::Verified => Status::Success,
         EnvStatus::Partial | EnvStatus::Failed => Status::ValidationFailed,

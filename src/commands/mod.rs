@@ -24,7 +24,9 @@ mod workspace;
 pub fn run(cli: Cli) -> Result<Status> {
     match cli.command {
         Command::Init { common, force } => init::run(&common, force),
-        Command::Env { common, env, fresh, repo_name } => env::run(&common, &env, fresh, repo_name.as_deref()),
+        Command::Env { common, env, fresh, repo_name, build_image } => {
+            env::run(&common, &env, fresh, repo_name.as_deref(), build_image)
+        }
         Command::Index { common } => index::run(&common),
         Command::Baseline { common, tests, fresh } => baseline::run(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace::run(&common, edges, &tests, fresh),

@@ -16,6 +16,7 @@
 
 pub mod dockerfile;
 pub mod helper;
+pub mod image;
 pub mod record;
 pub mod store;
 pub mod verify;
