@@ -156,6 +156,31 @@ fn go_downloads_into_its_own_module_cache() {
     insta::assert_json_snapshot!("env_go_environment", redacted(env));
 }
 
+/// `--build-image` builds the environment's image with the OCI engine present, and the
+/// image alone runs the suite: Go with `GOPROXY=off`, so every module must be in it. Skipped,
+/// saying why, only when this machine has no OCI engine (CI has buildah: scripts/setup-tests).
+#[needs("go")]
+fn go_image_is_built_and_runs_the_tests_offline() {
+    let engine = match carve_core::oci::Engine::detect() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("skipped: no OCI engine here ({e})");
+            return;
+        }
+    };
+    let envs = tempfile::tempdir().unwrap();
+    let (report, _out) = env_of(envs.path(), &fixture("go"), &["--build-image"], 0);
+    let name = report["environment"]["image"]["name"].as_str().unwrap().to_string();
+    assert_eq!(report["image"]["tag"].as_str().unwrap().trim_start_matches("localhost/"), name, "{report:#}");
+    assert!(engine.image_exists(&name).unwrap(), "{name} was not built");
+    let mut spec = carve_core::oci::RunSpec::new(std::time::Duration::from_secs(600));
+    spec.command = ["go", "test", "-count=1", "./..."].iter().map(|s| s.to_string()).collect();
+    let ran = engine.run(&name, &spec).unwrap();
+    let _ = engine.remove_image(&name);
+    assert!(ran.success(), "go test in {name}: {}\n{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("ok"), "{}", ran.stdout);
+}
+
 #[needs("node", "npm")]
 fn typescript_installs_the_lockfile_in_its_own_folder() {
     let envs = tempfile::tempdir().unwrap();
