@@ -187,6 +187,35 @@ def table(lang, rows):
             )
 
 
+def report(files, languages):
+    """The tables and summaries of saved rows, per language, in the order of `languages`."""
+    rows = {}
+    for f in files:
+        text = Path(f).read_text()
+        if text.lstrip().startswith('{"rows"') or text.lstrip().startswith("{\n"):
+            saved = json.loads(text)["rows"]
+        else:
+            # A run's stderr: one row per line as each repository ends.
+            saved = [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+        for r in saved:
+            # Runs made before `no runner` was told apart say `error` with the same message.
+            if r.get("status") == "error" and "could not detect the language or test runner" in r.get("error", ""):
+                r["status"] = "no runner"
+            rows[(r["language"], r["name"])] = r
+    every = []
+    for lang in languages:
+        part = sorted((r for (l, _), r in rows.items() if l == lang), key=lambda r: r["name"].lower())
+        if part:
+            table(lang, part)
+            every.extend(part)
+    s = summary(every)
+    print(
+        f"\nall languages: set up {s['set_up']}/{s['repositories']} ({s['set_up_share']:.0%}; {s['set_up']}/{s['runnable']} "
+        f"of those whose runner carve drives); {s['repos_at_95_percent']} of {s['set_up']} at >= 95% of the oracle's passing tests; "
+        f"passing vs oracle median {s['passing_vs_oracle_median']}; set-up time median {s['setup_seconds_median']} s"
+    )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--languages", nargs="+", default=["python", "typescript", "go", "rust"])
@@ -203,7 +232,16 @@ def main():
         action="store_true",
         help="remove each environment once measured (little disk: environments are 50 MB-2 GB each)",
     )
+    ap.add_argument(
+        "--report",
+        nargs="+",
+        metavar="JSON",
+        help="print the tables of earlier runs' --json files (or their stderr) instead of running (a later file's row of a repository replaces an earlier one)",
+    )
     args = ap.parse_args()
+    if args.report:
+        report(args.report, args.languages)
+        return
     if not Path(args.carve).exists():
         raise SystemExit(f"{args.carve} does not exist: build it (cargo build --release) or pass --carve")
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="carve-bench-env-"))
