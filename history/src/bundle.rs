@@ -922,7 +922,7 @@ pub fn validate(
      -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = scratch.path().join(label);
         // The tree gets the dependencies its manifest declares, as the build's states did.
-        carve_languages::tree::shadow_copy(&ws, &dir).map_err(|e| e.to_string())?;
+        carve_core::tree::shadow_copy(&ws, &dir, carve_languages::skip_policy()).map_err(|e| e.to_string())?;
         crate::deps::provide(repo, &dir, chain.language, &format!("{label} (the workspace at this gate)"))?;
         overlay(&dir, tests, &inline)?;
         // As in `carve arc build`'s exported states: a crate that commits no Cargo.lock gets one.

@@ -2,8 +2,9 @@
 //! call `carve-eval`, print.
 
 use anyhow::{Context, Result, bail};
+use carve_core::fs::write_atomic;
 use carve_eval::report::{self, Bootstrap};
-use carve_eval::{arc_run, grade, html, progress::Progress, tree};
+use carve_eval::{arc_run, grade, html, progress::Progress};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -150,7 +151,7 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
     let run = grade::grade_all(pairs, &opts, &progress)?;
     progress.finish();
     let path = out.join(grade::GRADE_FILE);
-    tree::write_atomic(&path, &tree::pretty(&run))?;
+    write_atomic(&path, &carve_pipeline::emit::pretty(&run))?;
     emit(a.format, &run, || {
         let mut s = String::new();
         for i in &run.instances {
@@ -171,7 +172,7 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
 }
 
 fn write_html(path: &Path, page: &str) -> Result<()> {
-    tree::write_atomic(path, page.as_bytes())?;
+    write_atomic(path, page.as_bytes())?;
     Ok(())
 }
 
