@@ -5,6 +5,7 @@
 //!   build outputs) that the languages feed with their data — `core` names no language;
 //! - [`patch`]: git-style patches between trees, applying them with `git apply`, and the
 //!   paths a patch touches;
+//! - [`progress`]: the one progress reporter (a spinner or a bar on a terminal, else silence);
 //! - [`fs`]: atomic writes and folder replacement, and the error naming the path;
 //! - [`oci`]: the OCI runtime (find a working container engine, build an image from a
 //!   Dockerfile, run a command in it on a copy of a folder and copy its results out).
@@ -15,4 +16,5 @@
 pub mod fs;
 pub mod oci;
 pub mod patch;
+pub mod progress;
 pub mod tree;

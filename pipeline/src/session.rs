@@ -61,7 +61,7 @@ impl Session {
         if let Some(t) = opts.test_timeout {
             config.timeouts.test = t;
         }
-        let progress = Progress::new();
+        let progress = Progress::spinner();
         progress.step("indexing");
         let index = DefinitionIndex::build(
             &repo,

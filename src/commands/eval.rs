@@ -147,7 +147,7 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
     let work = tempfile::Builder::new().prefix("carve-grade-").tempdir()?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).div_ceil(2));
     let opts = grade::GradeOptions { repo, config: a.config.clone(), jobs, work: work.path().to_path_buf() };
-    let progress = Progress::new(pairs.len() as u64, "grading");
+    let progress = Progress::bar(pairs.len() as u64, "grading");
     let run = grade::grade_all(pairs, &opts, &progress)?;
     progress.finish();
     let path = out.join(grade::GRADE_FILE);
@@ -267,7 +267,7 @@ pub fn arc_run(a: &ArcRunArgs) -> Result<Status> {
         agent_env: a.agent_env.clone(),
     };
     let stages = carve_eval::chain::ChainBundle::read(&a.bundle)?.chain.stages.len();
-    let progress = Progress::new(stages as u64, "stage");
+    let progress = Progress::bar(stages as u64, "stage");
     let (run, path) = arc_run::run(&opts, &progress)?;
     progress.finish();
     emit(a.format, &run, || {
