@@ -5,6 +5,8 @@
 //!   build outputs) that the languages feed with their data — `core` names no language;
 //! - [`patch`]: git-style patches between trees, applying them with `git apply`, and the
 //!   paths a patch touches;
+//! - [`process`]: one process under a watchdog (its own process group, output to files, killed
+//!   with everything it started when a deadline passes or it reports no progress);
 //! - [`progress`]: the one progress reporter (a spinner or a bar on a terminal, else silence);
 //! - [`fs`]: atomic writes and folder replacement, and the error naming the path;
 //! - [`oci`]: the OCI runtime (find a working container engine, build an image from a
@@ -16,5 +18,6 @@
 pub mod fs;
 pub mod oci;
 pub mod patch;
+pub mod process;
 pub mod progress;
 pub mod tree;
