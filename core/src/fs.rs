@@ -1,6 +1,7 @@
 //! Writes a killed run never leaves half done: a file written through a temporary sibling
 //! and a rename ([`write_atomic`]), a folder put in place by renames ([`replace_dir`]), and
-//! the error every file operation of `core` returns, naming the path ([`IoError`]).
+//! the error every file operation of `core` returns, naming the path ([`IoError`]); a set
+//! of files written into or deleted from a tree ([`write_files`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,27 @@ pub fn replace_dir(staged: &Path, dest: &Path) -> Result<(), IoError> {
     Ok(())
 }
 
+/// Write `files` (repository-relative path → bytes, `None` deletes) into `root`, creating
+/// folders as needed. Deleting a file that is not there is not an error.
+pub fn write_files(root: &Path, files: &std::collections::BTreeMap<String, Option<Vec<u8>>>) -> Result<(), IoError> {
+    for (rel, bytes) in files {
+        let path = root.join(rel);
+        match bytes {
+            Some(b) => {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(IoError::on("create", parent))?;
+                }
+                std::fs::write(&path, b).map_err(IoError::on("write", &path))?;
+            }
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(IoError::new("remove", &path, e)),
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +112,23 @@ mod tests {
         let err = replace_dir(&staged, &dest).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
         assert!(err.to_string().starts_with(&format!("could not move into place {}: ", dest.display())), "{err}");
+    }
+
+    #[test]
+    fn files_are_written_and_deleted_in_a_tree() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("gone.txt"), "x").unwrap();
+        let files = std::collections::BTreeMap::from([
+            ("gone.txt".to_string(), None),
+            ("never.txt".to_string(), None),
+            ("pkg/new.txt".to_string(), Some(b"new".to_vec())),
+        ]);
+        write_files(d.path(), &files).unwrap();
+        assert!(!d.path().join("gone.txt").exists());
+        assert_eq!(std::fs::read_to_string(d.path().join("pkg/new.txt")).unwrap(), "new");
+        std::fs::write(d.path().join("file"), "").unwrap();
+        let under_a_file = std::collections::BTreeMap::from([("file/x".to_string(), Some(Vec::new()))]);
+        let err = write_files(d.path(), &under_a_file).unwrap_err();
+        assert!(err.to_string().starts_with("could not create "), "{err}");
     }
 }
