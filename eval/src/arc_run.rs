@@ -31,10 +31,12 @@ use crate::Error;
 use crate::chain::ChainBundle;
 use crate::guard::GroupGuard;
 use crate::progress::Progress;
-use crate::project::Project;
 use crate::results::{ARC_RUN_VERSION, AgentTurn, ArcRun, DiffStats, Gate, StageResult};
 use crate::sandbox::{Sandbox, SandboxMode};
+use crate::test_run;
 use crate::tree;
+use carve_pipeline::config::Config;
+use carve_pipeline::runs::TestRuns;
 
 pub const RUN_FILE: &str = "run.json";
 
@@ -207,7 +209,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     let bundle = ChainBundle::read(&opts.bundle)?;
     let chain = &bundle.chain;
     let config = opts.config.clone().unwrap_or_else(|| bundle.file("carve.toml"));
-    let project = Project::read(&config)?;
+    let runs = TestRuns::of(&Config::read(&config)?);
     let name = opts.name.clone().unwrap_or_else(|| default_name(&opts.agent_command));
     // Absolute: git runs in the repository's directory with paths under the run folder.
     let out = std::path::absolute(&opts.out).map_err(|e| Error::io("resolve", &opts.out, e))?;
@@ -305,14 +307,8 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         let (patch, stats) = rd.diff(&base, &commit)?;
         let diff_rel = format!("private/stage-{k}/diff.patch");
         tree::write_atomic(&rd.root.join(&diff_rel), patch.as_bytes())?;
-        let gate = run_gate(
-            &project,
-            &rd.workspace(),
-            &bundle.file(&stage.tests_dir),
-            &stage.f2p,
-            &stage.p2p,
-            &sp.join("gate"),
-        );
+        let gate =
+            run_gate(&runs, &rd.workspace(), &bundle.file(&stage.tests_dir), &stage.f2p, &stage.p2p, &sp.join("gate"));
         if opts.feedback != Feedback::L4 && k + 1 < n {
             write_feedback(opts.feedback, &rd.agent_dir(k + 1), k, &gate)?;
         }
@@ -322,7 +318,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     progress.set_position(n as u64);
     progress.message(format!("{}: chain gate", chain.chain_id));
     let g = run_gate(
-        &project,
+        &runs,
         &rd.workspace(),
         &bundle.file(&chain.chain.tests_dir),
         &chain.chain.f2p,
@@ -443,7 +439,7 @@ pub struct GateRun {
 /// A gate: copy of the workspace (without its `.git`), the hidden files overlaid, the
 /// listed tests run; the copy is removed afterwards.
 pub fn run_gate(
-    project: &Project,
+    runs: &TestRuns,
     workspace: &Path,
     overlay: &Path,
     f2p: &[String],
@@ -454,7 +450,7 @@ pub fn run_gate(
     let prepared =
         tree::shadow_copy(workspace, &copy).and_then(|_| tree::overlay(overlay, &copy)).map_err(|e| e.to_string());
     let tests: Vec<String> = f2p.iter().chain(p2p).cloned().collect();
-    let out = match prepared.and_then(|_| project.run(&copy, &tests, &work.join("runner"))) {
+    let out = match prepared.and_then(|_| test_run::run(runs, &copy, &tests, &work.join("runner"))) {
         Ok(run) => GateRun {
             gate: Gate::from_statuses(run.of(f2p), run.of(p2p), None),
             messages: run.messages,
