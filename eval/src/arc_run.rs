@@ -215,33 +215,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     let out = std::path::absolute(&opts.out).map_err(|e| Error::io("resolve", &opts.out, e))?;
     let rd = RunDir { root: out.join(&chain.chain_id).join(&name) };
     let run_file = rd.root.join(RUN_FILE);
-    let mut results = if run_file.is_file() {
-        let r = crate::results::read_arc_run(&run_file)?;
-        if r.agent_command != opts.agent_command || r.feedback != opts.feedback.name() {
-            return Err(Error::Usage(format!(
-                "{} holds a run of `{}` ({}); pass another --name or --out for `{}` ({})",
-                rd.root.display(),
-                r.agent_command,
-                r.feedback,
-                opts.agent_command,
-                opts.feedback.name()
-            )));
-        }
-        r
-    } else {
-        ArcRun {
-            version: ARC_RUN_VERSION,
-            kind: "arc-run".into(),
-            chain_id: chain.chain_id.clone(),
-            agent: name.clone(),
-            agent_command: opts.agent_command.clone(),
-            feedback: opts.feedback.name().into(),
-            stage_count: chain.stages.len(),
-            stages: Vec::new(),
-            chain_gate: None,
-            stage_budget_seconds: opts.stage_budget.as_secs(),
-        }
-    };
+    let mut results = open_results(opts, chain, &name, &rd, &run_file)?;
     if results.complete() {
         return Ok((results, run_file));
     }
@@ -255,26 +229,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     }
     if !s0_done {
         progress.message(format!("{}: building S0", chain.chain_id));
-        let staged = rd.root.join("workspace.partial");
-        let _ = std::fs::remove_dir_all(&staged);
-        checkout(&opts.repo, &chain.final_commit, &staged, &rd.private())?;
-        tree::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &rd.private())
-            .map_err(|e| Error::Usage(format!("s0.patch of {} does not apply: {e}", bundle.dir.display())))?;
-        git(&staged, &["init", "-q"], &[])?;
-        git(&staged, &["add", "-A"], &[])?;
-        git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
-        let _ = std::fs::remove_dir_all(rd.workspace());
-        let _ = std::fs::remove_dir_all(rd.track());
-        std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
-        std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
-        git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
-        // Caches and installed dependencies stay out of the recorded diffs.
-        let exclude = rd.track().join("info/exclude");
-        let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
-        tree::write_atomic(&exclude, patterns.as_bytes())?;
-        let s0 = rd.snapshot("S0")?;
-        git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
-        tree::write_atomic(&run_file, &tree::pretty(&results))?;
+        build_s0(opts, &bundle, &rd, &results, &run_file)?;
     }
     let n = chain.stages.len();
     for k in results.stages.len()..n {
@@ -328,6 +283,75 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     results.chain_gate = Some(g.gate);
     tree::write_atomic(&run_file, &tree::pretty(&results))?;
     Ok((results, run_file))
+}
+
+/// The results of an earlier run of the same agent in this folder (to resume), or new ones.
+fn open_results(
+    opts: &ArcRunOptions,
+    chain: &crate::chain::ChainFile,
+    name: &str,
+    rd: &RunDir,
+    run_file: &Path,
+) -> Result<ArcRun, Error> {
+    if run_file.is_file() {
+        let r = crate::results::read_arc_run(run_file)?;
+        if r.agent_command != opts.agent_command || r.feedback != opts.feedback.name() {
+            return Err(Error::Usage(format!(
+                "{} holds a run of `{}` ({}); pass another --name or --out for `{}` ({})",
+                rd.root.display(),
+                r.agent_command,
+                r.feedback,
+                opts.agent_command,
+                opts.feedback.name()
+            )));
+        }
+        Ok(r)
+    } else {
+        Ok(ArcRun {
+            version: ARC_RUN_VERSION,
+            kind: "arc-run".into(),
+            chain_id: chain.chain_id.clone(),
+            agent: name.to_string(),
+            agent_command: opts.agent_command.clone(),
+            feedback: opts.feedback.name().into(),
+            stage_count: chain.stages.len(),
+            stages: Vec::new(),
+            chain_gate: None,
+            stage_budget_seconds: opts.stage_budget.as_secs(),
+        })
+    }
+}
+
+/// S0, once: a fresh git repository with one commit as the agent's workspace, and the private
+/// record of its tree (`private/track.git`, tagged `s0`).
+fn build_s0(
+    opts: &ArcRunOptions,
+    bundle: &ChainBundle,
+    rd: &RunDir,
+    results: &ArcRun,
+    run_file: &Path,
+) -> Result<(), Error> {
+    let staged = rd.root.join("workspace.partial");
+    let _ = std::fs::remove_dir_all(&staged);
+    checkout(&opts.repo, &bundle.chain.final_commit, &staged, &rd.private())?;
+    tree::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &rd.private())
+        .map_err(|e| Error::Usage(format!("s0.patch of {} does not apply: {e}", bundle.dir.display())))?;
+    git(&staged, &["init", "-q"], &[])?;
+    git(&staged, &["add", "-A"], &[])?;
+    git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
+    let _ = std::fs::remove_dir_all(rd.workspace());
+    let _ = std::fs::remove_dir_all(rd.track());
+    std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
+    std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
+    git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
+    // Caches and installed dependencies stay out of the recorded diffs.
+    let exclude = rd.track().join("info/exclude");
+    let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
+    tree::write_atomic(&exclude, patterns.as_bytes())?;
+    let s0 = rd.snapshot("S0")?;
+    git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
+    tree::write_atomic(run_file, &tree::pretty(results))?;
+    Ok(())
 }
 
 fn root_commit(rd: &RunDir) -> Result<String, Error> {
