@@ -148,10 +148,15 @@ impl Runs {
         self.runs.iter().flat_map(|r| r.keys()).collect()
     }
 
-    /// The tests whose status differs between the runs (a test one run did not report is
+    /// Whether the status of `id` differs between the runs (a test one run did not report is
     /// `missing` there).
+    pub fn is_flaky(&self, id: &str) -> bool {
+        (1..self.len()).any(|i| self.status(i, id) != self.status(0, id))
+    }
+
+    /// The tests whose status differs between the runs ([`Runs::is_flaky`]).
     pub fn flaky(&self) -> BTreeSet<&TestId> {
-        self.ids().into_iter().filter(|id| (1..self.len()).any(|i| self.status(i, id) != self.status(0, id))).collect()
+        self.ids().into_iter().filter(|id| self.is_flaky(id)).collect()
     }
 
     /// Whether every test reported is one of `requested` (what a runner reports when it

@@ -2,7 +2,7 @@
 //! *before* (the feature or stage not yet there) and *after* (it is). A test that passes
 //! after in both runs is fail-to-pass when it failed, errored or was missing before in both,
 //! pass-to-pass when it passed there in both; a test whose status differs between the two
-//! runs of either state is flaky and neither. FeatureArc selects each stage's and each
+//! runs of either state is flaky (`Runs::is_flaky`) and neither. FeatureArc selects each stage's and each
 //! chain's tests this way.
 
 use carve_languages::runner::TestStatus;
@@ -53,7 +53,7 @@ pub fn select(before: &Runs, after: &Runs, is_own: impl Fn(&TestId) -> bool) -> 
         let (b, a) = (twice(before, id), twice(after, id));
         s.before.insert(id.clone(), b);
         s.after.insert(id.clone(), a);
-        if b[0] != b[1] || a[0] != a[1] {
+        if before.is_flaky(id) || after.is_flaky(id) {
             s.flaky.push(id.clone());
         } else if a[0] != TestStatus::Passed {
             if a[0] != TestStatus::Skipped {
@@ -83,10 +83,9 @@ impl Selection {
         let candidates: Vec<TestId> =
             std::mem::take(&mut self.p2p).into_iter().chain(std::mem::take(&mut self.collateral)).collect();
         for id in candidates {
-            let o = twice(own, &id);
-            if o[0] != o[1] {
+            if own.is_flaky(&id) {
                 self.flaky.push(id);
-            } else if o[0] == TestStatus::Passed {
+            } else if own.status(0, &id) == TestStatus::Passed {
                 self.p2p.push(id);
             } else {
                 self.collateral.push(id);
