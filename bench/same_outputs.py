@@ -13,6 +13,12 @@ fixtures/ that exists at REV_A, and each binary in turn, it runs
     carve audit FIXTURE --f2p TESTS... --format json --out OUT     (once per feature)
     carve tasks FIXTURE --out OUT
 
+and, for every scripted history `fixtures/arc/LANG/recipe.toml` (command `arc`),
+
+    carve arc recipe RECIPE --out REPO
+    carve arc mine REPO --name fixture/LANG --format json
+    carve arc build REPO --chain ID --name fixture/LANG --out OUT    (once per mined chain)
+
 and compares stdout, stderr, the exit code and every file of the --out tree, byte for byte.
 The features of `audit` are the `[features.*].f2p` lists of the fixture's carve-expected.toml,
 else one per test file of the fixture (the files REV_A's `carve index` marks `is_test`); the
@@ -63,7 +69,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = ("index", "audit", "tasks")
+COMMANDS = ("index", "audit", "tasks", "arc")
 
 
 def log(msg: str) -> None:
@@ -238,9 +244,29 @@ def run_command(work: Work, rev: Revision, fixture: str, command: str, features:
         (record / "features.json").write_text(json.dumps(features, indent=1) + "\n")
         for i, f2p in enumerate(features):
             run_carve(work, ["audit", repo, "--f2p", *f2p, "--format", "json", *out], record, f"audit-{i}", timeout)
-    else:
+    elif command == "tasks":
         run_carve(work, ["tasks", repo, *out], record, "tasks", timeout)
+    else:
+        run_arc(work, fixture, repo, out, record, timeout)
     shutil.move(str(work.out), str(record / "out"))
+
+
+def run_arc(work: Work, fixture: str, fixture_dir: str, out: list[str], record: Path, timeout: int) -> None:
+    """Build the scripted history, mine it, and build every chain it mined."""
+    repo = str(work.root / "history")
+    shutil.rmtree(repo, ignore_errors=True)
+    name = "fixture/" + fixture.split("/", 1)[1]
+    if run_carve(work, ["arc", "recipe", f"{fixture_dir}/recipe.toml", "--out", repo], record, "recipe", timeout):
+        return
+    run_carve(work, ["arc", "mine", repo, "--name", name, "--format", "json"], record, "mine", timeout)
+    try:
+        chains = json.loads((record / "mine.stdout").read_bytes())["chains"]
+    except (ValueError, KeyError, TypeError):
+        return
+    for k, chain in enumerate(chains):
+        run_carve(work, ["arc", "build", repo, "--chain", chain["chain_id"], "--name", name, *out],
+                  record, f"build-{k}", timeout)
+    shutil.rmtree(repo, ignore_errors=True)
 
 
 # A shim's raw per-process trace (docs/trace-format.md: `<pid>-<n>.jsonl`, JavaScript
@@ -256,6 +282,12 @@ PROCESS_FIELDS = ("pid", "argv")
 # its builds (`work/*/runner/cargo-target/`): incremental session names, fingerprints and
 # `.rustc_info.json` (a hash map, in no fixed order) are cargo's, not carve's output.
 TOOL_FOLDERS = ("cargo-target",)
+
+
+# A temporary folder's random name (`/tmp/.tmpJi7CXS/build-s0` in an error message), and the
+# wall-clock fields of `carve arc mine --format json` (`"analysis_seconds": 0.35`).
+TEMP_NAME = re.compile(rb"\.tmp[A-Za-z0-9]{6}\b")
+SECONDS_FIELD = re.compile(rb'("[a-z_]*seconds": )[0-9.e+-]+')
 
 
 def without_process(raw: bytes) -> bytes:
@@ -288,7 +320,9 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int, int]:
         elif p.is_file() and name.startswith("out/") and RAW_TRACE.match(p.name):
             raw.setdefault(str(Path(name).parent), []).append(without_process(p.read_bytes()))
         elif p.is_file() and name.endswith(".stderr"):
-            files[name] = RAW_TRACE_NAME.sub(b"[pid].jsonl", p.read_bytes())
+            files[name] = TEMP_NAME.sub(b".tmp[random]", RAW_TRACE_NAME.sub(b"[pid].jsonl", p.read_bytes()))
+        elif p.is_file() and name.endswith("mine.stdout"):
+            files[name] = SECONDS_FIELD.sub(rb'\1"[seconds]"', p.read_bytes())
         elif p.is_file():
             files[name] = p
     for folder, contents in raw.items():
@@ -297,23 +331,30 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int, int]:
     return files, sum(len(c) for c in raw.values()), tool_files
 
 
-def first_difference(a: Path, b: Path) -> tuple[str | None, int, int]:
+def first_difference(a: Path, b: Path) -> tuple[str | None, int, int, list[str]]:
     """Where two records first differ (None when byte-identical), the number of raw traces
-    compared without their process fields, and of files in a tool's folder not compared."""
+    compared without their process fields, of files in a tool's folder not compared, and the
+    stderr files that hold the same lines in another order."""
     (fa, raw, tool), (fb, _, tool_b) = record_files(a), record_files(b)
+    reordered: list[str] = []
     tool = max(tool, tool_b)
     # stdout, stderr and exit codes first, then the --out tree, each in name order.
     for name in sorted(set(fa) | set(fb), key=lambda n: (n.startswith("out/"), n)):
         if name not in fb:
-            return f"{name}: only at REV_A", raw, tool
+            return f"{name}: only at REV_A", raw, tool, reordered
         if name not in fa:
-            return f"{name}: only at REV_B", raw, tool
+            return f"{name}: only at REV_B", raw, tool, reordered
         da, db = (x if isinstance(x, bytes) else x.read_bytes() for x in (fa[name], fb[name]))
         if da != db:
             la, lb = da.split(b"\n"), db.split(b"\n")
+            # Two test runs at once print their warnings in either order (and a compiler
+            # lists its errors in either order): stderr holding the same lines counts.
+            if name.endswith(".stderr") and sorted(la) == sorted(lb):
+                reordered.append(name)
+                continue
             line = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-            return f"{name} line {line + 1}", raw, tool
-    return None, raw, tool
+            return f"{name} line {line + 1}", raw, tool, reordered
+    return None, raw, tool, reordered
 
 
 def verdict(a: Path) -> tuple[str, str]:
@@ -333,6 +374,12 @@ def verdict(a: Path) -> tuple[str, str]:
     if len(failed) == len(rcs):
         return "failed-both", ", ".join([*notes, what])
     return "identical", ", ".join([*notes, f"{len(failed)} failed at both: {what}"])
+
+
+def commands_for(fixture: str, commands: list[str]) -> list[str]:
+    """`arc` for the scripted histories of fixtures/arc/, the other commands for the rest."""
+    is_history = fixture.startswith("arc/")
+    return [c for c in commands if (c == "arc") == is_history]
 
 
 def main() -> int:
@@ -383,7 +430,7 @@ def main() -> int:
     differs = 0
     width = max(len(f) for f in fixtures) + 1 if fixtures else 10
     for fixture in fixtures:
-        for command in commands:
+        for command in commands_for(fixture, commands):
             records = [runs / rev.label / fixture / command for rev in revs]
             if args.compare_only:
                 if not all(r.is_dir() for r in records):
@@ -403,7 +450,7 @@ def main() -> int:
                         continue
                 for rev in revs:
                     run_command(work, rev, fixture, command, features, runs, args.timeout)
-            diff, raw, tool = first_difference(*records)
+            diff, raw, tool, reordered = first_difference(*records)
             if diff:
                 differs += 1
                 status, detail = "differs", diff
@@ -412,6 +459,9 @@ def main() -> int:
             if raw:
                 detail = f"{detail}; " if detail else ""
                 detail += f"{raw} raw trace(s) compared without pid and argv"
+            if reordered:
+                detail = f"{detail}; " if detail else ""
+                detail += f"{len(reordered)} stderr file(s) with the same lines in another order"
             if tool:
                 detail = f"{detail}; " if detail else ""
                 detail += f"{tool} files of cargo-target/ not compared"
@@ -421,7 +471,8 @@ def main() -> int:
         if not args.keep:
             for rev in built:
                 rev.remove()
-    print(f"# {differs} of {len(fixtures) * len(commands)} differ; records in {runs}")
+    total = sum(len(commands_for(f, commands)) for f in fixtures)
+    print(f"# {differs} of {total} differ; records in {runs}")
     return 1 if differs else 0
 
 

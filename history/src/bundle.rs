@@ -13,14 +13,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use carve_languages::Language;
-use carve_languages::runner::{TestCommand, TestId};
+use carve_languages::runner::TestCommand;
 use carve_pipeline::runs::TestRuns;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::HistoryError;
-use crate::calls::CallCheck;
-use crate::mine::{Chain, Evidence};
-use crate::states::{DefinitionLevelFile, SharedContext};
+use crate::mine::Chain;
 
 mod gates;
 mod states;
@@ -31,7 +29,7 @@ mod write;
 pub use carve_pipeline::selection::Selection;
 pub use validate::validate;
 
-pub const BUNDLE_VERSION: u32 = 1;
+pub const BUNDLE_VERSION: u32 = carve_formats::chain::VERSION;
 
 /// What `build` needs to know about the project.
 #[derive(Debug, Clone)]
@@ -53,98 +51,10 @@ impl BuildConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StageEntry {
-    pub index: usize,
-    pub commits: Vec<String>,
-    pub title: String,
-    pub spec: String,
-    pub contract: String,
-    pub gold_patch: String,
-    pub tests_dir: String,
-    pub f2p: Vec<TestId>,
-    pub p2p: Vec<TestId>,
-    /// P2P was judged on S_k with S_k's own tests, because S_k's code with this stage's tests
-    /// did not compile (Rust inline tests naming code S_k lacks): `p2p` pass there and after.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub p2p_on_own_tests: bool,
-    pub evidence: Vec<Evidence>,
-    /// The verified call dependency (stages after the first, when built with a tracer): which
-    /// definitions of earlier stages this stage's F2P tests execute at S_(k+1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_dependency: Option<CallCheck>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChainSuite {
-    pub tests_dir: String,
-    pub f2p: Vec<TestId>,
-    pub p2p: Vec<TestId>,
-    /// As a stage's: `p2p` was judged on S0 with its own tests (the chain's tests do not
-    /// compile against S0's code).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub p2p_on_own_tests: bool,
-}
-
-/// `chain.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChainFile {
-    pub version: u32,
-    pub chain_id: String,
-    pub repo: String,
-    pub language: Language,
-    pub final_commit: String,
-    pub stages: Vec<StageEntry>,
-    pub chain: ChainSuite,
-    /// Non-code files (docs, release notes) of the chain's commits left at their final
-    /// content because removing their change for S0 conflicted with a later commit.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub shared_context: Vec<SharedContext>,
-    /// Code and test files whose historical patches did not come off the final checkpoint
-    /// (a later commit rewrote lines a stage added): their states hold the final file without
-    /// the definitions later stages added.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub by_definition: Vec<DefinitionLevelFile>,
-    /// Commits outside the mined chain pulled into a stage so that every state builds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repairs: Vec<Repair>,
-    /// Repository files pulled into states that import them before the stage that created
-    /// them (a state did not build without them): `States::pull_imported_files`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pulled_files: Vec<crate::states::PulledFile>,
-    /// Source files with tests inside (Rust's `#[cfg(test)]` modules and `#[test]` functions
-    /// in `src/`) split into code and tests: their files under a `tests_dir` hold the test
-    /// part alone, which a gate joins with the tree's own code of that file
-    /// (`carve_languages::rust::inline_tests::with_tests_of`) instead of replacing the file.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub inline_tests: Vec<String>,
-    /// Mined stages that changed only tests (no code outside inline tests and comments), each
-    /// merged into a neighbouring stage: a gate on them could not fail.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_stages: Vec<MergedStage>,
-    /// Per state, the installed dependencies it used (the checkout's, or its own install of
-    /// the dependencies its manifest declares): `crate::deps`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dependencies: Vec<crate::deps::StateDependencies>,
-}
-
-/// A mined stage merged into its neighbour because it changed only tests.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MergedStage {
-    /// The merged stage's commits.
-    pub commits: Vec<String>,
-    /// The first commit of the stage they joined.
-    pub into: String,
-    pub reason: String,
-}
-
-/// One commit pulled into a stage because a state did not build without it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Repair {
-    pub stage: usize,
-    pub commit: String,
-    pub reason: String,
-}
+/// `chain.json`, typed in `carve_formats::chain` (shared with its readers), with the
+/// language as [`Language`].
+pub type ChainFile = carve_formats::chain::ChainFile<Language>;
+pub use carve_formats::chain::{ChainSuite, MergedStage, Repair, StageEntry};
 
 /// How many commits `build` pulls into a chain before it drops it.
 pub const MAX_REPAIRS: usize = 3;

@@ -40,7 +40,7 @@ pub struct CandidateOptions {
 #[derive(Debug, Default)]
 pub struct Tasks {
     /// Every emitted task: its instance id and its `tasks.jsonl` row, in candidate order.
-    pub emitted: Vec<(String, Value)>,
+    pub emitted: Vec<(String, crate::emit::TaskInstance)>,
     /// Every candidate (or level) that gave no task, with the reason.
     pub rejected: Vec<Rejected>,
     /// With [`CandidateOptions::candidates`]: every candidate with its size and whether it was tried.
@@ -73,7 +73,7 @@ pub fn run_candidates(
     // Candidates are independent (each in its own scratch folder; bundle ids hash their
     // content): two at a time when the session allows two jobs, results in candidate order.
     let candidates: Vec<(usize, BTreeSet<TestId>)> = candidates.into_iter().enumerate().collect();
-    let mut emitted: Vec<(String, Value)> = Vec::new();
+    let mut emitted: Vec<(String, crate::emit::TaskInstance)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
     for (ok, bad) in session.map_two_at_a_time(&candidates, |(n, cand)| run.candidate(*n, cand.clone())) {
         emitted.extend(ok);
@@ -225,7 +225,7 @@ impl Run<'_> {
     }
 }
 
-type Made = (Vec<(String, Value)>, Vec<Rejected>);
+type Made = (Vec<(String, crate::emit::TaskInstance)>, Vec<Rejected>);
 
 /// Split tests that leave a candidate's F2P set into those whose test function (the
 /// definition the test id maps to, e.g. a parametrized function) still holds F2P tests of
@@ -487,19 +487,10 @@ mod tests {
     use super::*;
     use crate::validate::StateResult;
     use carve_languages::runner::TestStatus;
-    use std::collections::BTreeMap;
 
     fn state(name: &str, ok: bool, statuses: &[(&str, TestStatus)]) -> StateResult {
-        StateResult {
-            state: name.into(),
-            expect: String::new(),
-            ok,
-            problems: Vec::new(),
-            statuses: statuses.iter().map(|(t, s)| (t.to_string(), *s)).collect(),
-            tree_digest: None,
-            statuses_from: None,
-            messages: BTreeMap::new(),
-        }
+        let statuses = statuses.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+        StateResult::new(name.into(), String::new(), ok, Vec::new(), statuses)
     }
 
     /// Only P2P tests a failed masked state lacked are asked about again on the original

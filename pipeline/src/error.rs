@@ -36,6 +36,9 @@ pub enum Error {
     Trace(#[from] carve_tracer::trace::TraceError),
     #[error(transparent)]
     Extract(#[from] carve_extractor::ExtractError),
+    /// A file of one of carve's formats that could not be read (it names the file).
+    #[error(transparent)]
+    Format(#[from] carve_formats::FormatError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -155,16 +155,16 @@ fn pull_dependency(
              changed a file the error names: {message}"
         ));
     };
-    repairs.push(Repair {
+    repairs.push(Repair::new(
         stage,
-        commit: commit.clone(),
-        reason: format!(
+        commit.clone(),
+        format!(
             "S{k} did not pass the build check (`{check}`); the error names {}, which this commit changed \
              after stage {stage}: {}",
             files.join(", "),
             first_lines(message, 3)
         ),
-    });
+    ));
     stage_commits[stage].push(commit);
     let order = states.first_parent_order()?;
     stage_commits[stage].sort_by_key(|c| order.iter().position(|o| o == c).unwrap_or(usize::MAX));
@@ -312,14 +312,14 @@ fn merge_stage(
         }
     }
     let target = if k == 0 { "the next stage" } else { "the stage before it" };
-    MergedStage {
-        commits: gone.commits,
-        into: into_commit,
-        reason: format!(
+    MergedStage::new(
+        gone.commits,
+        into_commit,
+        format!(
             "it changes only tests (no code outside inline tests and comments), so a gate on it could not fail; \
              merged into {target}"
         ),
-    }
+    )
 }
 
 #[cfg(test)]
@@ -339,14 +339,12 @@ mod tests {
             states: vec![],
             final_commit: String::new(),
             shared: vec![],
-            by_definition: vec![crate::states::DefinitionLevelFile {
-                path: "node.go".into(),
-                added: vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
-                changed: vec![vec![], vec!["node.go::UUID.NodeID".into()]],
-                imports: vec![],
-                created_by: None,
-                kept: vec![],
-            }],
+            by_definition: vec![crate::states::DefinitionLevelFile::new(
+                "node.go".into(),
+                vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
+                vec![vec![], vec!["node.go::UUID.NodeID".into()]],
+                None,
+            )],
             inline: BTreeMap::new(),
             code_states: vec![],
             language: Language::Go,
@@ -389,7 +387,7 @@ mod tests {
             review: None,
         };
         let mut commits: Vec<Vec<String>> = vec![vec!["a".into()], vec!["b".into()], vec!["c".into(), "r".into()]];
-        let mut repairs = vec![Repair { stage: 2, commit: "r".into(), reason: String::new() }];
+        let mut repairs = vec![Repair::new(2, "r".into(), String::new())];
         let order: Vec<String> = ["a", "b", "r", "c"].map(String::from).to_vec();
         let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 1);
         assert_eq!((m.commits, m.into.as_str()), (vec!["b".to_string()], "a"));

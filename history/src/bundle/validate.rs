@@ -14,7 +14,7 @@ use carve_pipeline::runs::{RunExtras, TestRuns};
 use carve_pipeline::validate::{Expect, unmet};
 
 use super::gates::Files;
-use super::{BUNDLE_VERSION, ChainFile, GateCheck};
+use super::{ChainFile, GateCheck};
 use crate::HistoryError;
 use crate::states::git;
 
@@ -53,12 +53,7 @@ fn read_chain(bundle: &Path) -> Result<ChainFile, HistoryError> {
     let berr = |message: String| HistoryError::Bundle { path: bundle.to_path_buf(), message };
     let text = std::fs::read_to_string(bundle.join("chain.json"))
         .map_err(HistoryError::io("read", &bundle.join("chain.json")))?;
-    let chain: ChainFile =
-        serde_json::from_str(&text).map_err(|e| berr(format!("chain.json is not a chain bundle: {e}")))?;
-    if chain.version != BUNDLE_VERSION {
-        return Err(berr(format!("chain.json has version {}, this carve reads {BUNDLE_VERSION}", chain.version)));
-    }
-    Ok(chain)
+    carve_formats::from_str(&text, &bundle.join("chain.json")).map_err(|e| berr(e.to_string()))
 }
 
 /// The workspace: the final commit of `repo` (canonical) with `s0.patch` applied, under `scratch`.

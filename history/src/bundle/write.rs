@@ -6,13 +6,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use carve_formats::gate::{Excluded, GateValidation, IdentifierScan};
 use carve_languages::DefinitionIndex;
+use carve_pipeline::selection::Selection;
 use serde::Serialize;
-use serde_json::json;
 
 use super::gates::{GateTrees, Selected};
 use super::states::Reference;
-use super::{BUNDLE_VERSION, BuildConfig, BuildOutcome, ChainFile, ChainSuite, StageEntry};
+use super::{BuildConfig, BuildOutcome, ChainFile, ChainSuite, StageEntry};
 use crate::HistoryError;
 use crate::calls::{self, StateTracer};
 use crate::spec;
@@ -52,40 +53,26 @@ pub(super) fn write_bundle(
         }
     }
     let chain_sel = &selected.chain;
-    let chain_validation = json!({
-        "version": BUNDLE_VERSION,
-        "gate": "chain",
-        "before_state": "S0",
-        "after_state": format!("S{n}"),
-        "runs_per_state": 2,
-        "f2p": chain_sel.f2p, "p2p": chain_sel.p2p,
-        "excluded": {"flaky": chain_sel.flaky, "collateral": chain_sel.collateral, "failing_after": chain_sel.failing_after},
-        "before": chain_sel.before, "after": chain_sel.after,
-        "p2p_on_own_tests": chain_sel.p2p_on_own_tests, "before_own_tests": chain_sel.before_own_tests,
-        "passed": !chain_sel.f2p.is_empty(),
-    });
+    let mut chain_validation = gate_validation("chain", None, "S0".into(), format!("S{n}"), chain_sel);
+    chain_validation.passed = !chain_sel.f2p.is_empty();
     write(&dir.join("validation.json"), &json_bytes(&chain_validation))?;
-    let chain_file = ChainFile {
-        version: BUNDLE_VERSION,
-        chain_id: chain.chain_id.clone(),
-        repo: cfg.repo_name.clone(),
-        language: cfg.language,
-        final_commit: reference.final_commit.clone(),
-        stages: entries,
-        chain: ChainSuite {
-            tests_dir: "chain/tests".into(),
-            f2p: chain_sel.f2p.clone(),
-            p2p: chain_sel.p2p.clone(),
-            p2p_on_own_tests: chain_sel.p2p_on_own_tests,
-        },
-        shared_context: states.shared.clone(),
-        by_definition: states.by_definition.clone(),
-        pulled_files: states.pulled.clone(),
-        repairs: reference.repairs.clone(),
-        inline_tests: trees.inline.iter().cloned().collect(),
-        merged_stages: reference.merged.clone(),
-        dependencies: states.dependencies(),
-    };
+    let suite =
+        ChainSuite::new("chain/tests".into(), chain_sel.f2p.clone(), chain_sel.p2p.clone(), chain_sel.p2p_on_own_tests);
+    let mut chain_file = ChainFile::new(
+        chain.chain_id.clone(),
+        cfg.repo_name.clone(),
+        cfg.language,
+        reference.final_commit.clone(),
+        entries,
+        suite,
+    );
+    chain_file.shared_context = states.shared.clone();
+    chain_file.by_definition = states.by_definition.clone();
+    chain_file.pulled_files = states.pulled.clone();
+    chain_file.repairs = reference.repairs.clone();
+    chain_file.inline_tests = trees.inline.iter().cloned().collect();
+    chain_file.merged_stages = reference.merged.clone();
+    chain_file.dependencies = states.dependencies();
     write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
     Ok(BuildOutcome {
         dir,
@@ -108,7 +95,7 @@ struct WrittenStage {
 fn write_stage(
     trees: &GateTrees<'_>,
     reference: &Reference,
-    sel: &carve_pipeline::selection::Selection,
+    sel: &Selection,
     excluded: &[String],
     tracer: Option<&StateTracer>,
     dir: &Path,
@@ -133,47 +120,24 @@ fn write_stage(
     let stage_spec = spec::stage_spec(k, st, &idx_before, &idx_after, &sel.f2p, stage_tests, &before, &after);
     write(&dir.join(&sd).join("spec.md"), stage_spec.markdown.as_bytes())?;
     write(&dir.join(&sd).join("contract.json"), &json_bytes(&stage_spec.contract))?;
-    let validation = json!({
-        "version": BUNDLE_VERSION,
-        "stage": k,
-        "gate": "stage",
-        "before_state": format!("S{k}"),
-        "after_state": format!("S{}", k + 1),
-        "runs_per_state": 2,
-        "f2p": sel.f2p, "p2p": sel.p2p,
-        "excluded": {"flaky": sel.flaky, "collateral": sel.collateral, "failing_after": sel.failing_after},
-        "before": sel.before, "after": sel.after,
-        "p2p_on_own_tests": sel.p2p_on_own_tests, "before_own_tests": sel.before_own_tests,
-        "identifier_scan": {"unnamed": stage_spec.unnamed, "flagged": !stage_spec.unnamed.is_empty()},
-        "passed": true,
-    });
+    let mut validation = gate_validation("stage", Some(k), format!("S{k}"), format!("S{}", k + 1), sel);
+    validation.identifier_scan = Some(IdentifierScan::new(stage_spec.unnamed.clone()));
+    validation.passed = true;
     let call_dependency = match tracer {
         Some(t) if k > 0 => {
             Some(calls::check(|tree, tests| t.executed(tree, tests), &chain.stages, k, &idx_after, &after, &sel.f2p))
         }
         _ => None,
     };
-    let mut validation = validation;
-    if let Some(c) = &call_dependency {
-        validation["call_dependency"] = serde_json::to_value(c).expect("a call check serializes");
-    }
+    validation.call_dependency = call_dependency.clone();
     write(&dir.join(&sd).join("validation.json"), &json_bytes(&validation))?;
     let _ = std::fs::remove_dir_all(&after);
     let _ = std::fs::remove_dir_all(&before);
-    let entry = StageEntry {
-        index: k,
-        commits: reference.stage_commits[k].clone(),
-        title: st.title.clone(),
-        spec: format!("{sd}/spec.md"),
-        contract: format!("{sd}/contract.json"),
-        gold_patch: format!("{sd}/gold.patch"),
-        tests_dir: format!("{sd}/tests"),
-        f2p: sel.f2p.clone(),
-        p2p: sel.p2p.clone(),
-        p2p_on_own_tests: sel.p2p_on_own_tests,
-        evidence: st.evidence.clone(),
-        call_dependency,
-    };
+    let mut entry =
+        StageEntry::new(k, reference.stage_commits[k].clone(), st.title.clone(), sel.f2p.clone(), sel.p2p.clone());
+    entry.p2p_on_own_tests = sel.p2p_on_own_tests;
+    entry.evidence = st.evidence.iter().map(crate::mine::Evidence::to_chain).collect();
+    entry.call_dependency = call_dependency;
     Ok(WrittenStage { entry, unnamed: stage_spec.unnamed })
 }
 
@@ -185,7 +149,19 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), HistoryError> {
 }
 
 fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
-    let mut s = serde_json::to_vec_pretty(v).unwrap_or_default();
-    s.push(b'\n');
-    s
+    carve_formats::to_pretty(v)
+}
+
+/// A gate's `validation.json` from its selection (each state run twice); what only a stage
+/// gate records, and whether it passed, are set by the caller.
+fn gate_validation(gate: &str, stage: Option<usize>, before: String, after: String, sel: &Selection) -> GateValidation {
+    let mut v = GateValidation::new(gate, stage, before, after);
+    v.f2p = sel.f2p.clone();
+    v.p2p = sel.p2p.clone();
+    v.excluded = Excluded::new(sel.flaky.clone(), sel.collateral.clone(), sel.failing_after.clone());
+    v.before = sel.before.clone();
+    v.after = sel.after.clone();
+    v.p2p_on_own_tests = sel.p2p_on_own_tests;
+    v.before_own_tests = sel.before_own_tests.clone();
+    v
 }
