@@ -31,10 +31,12 @@ use crate::Error;
 use crate::chain::ChainBundle;
 use crate::guard::GroupGuard;
 use crate::progress::Progress;
-use crate::project::Project;
 use crate::results::{AgentTurn, ArcRun, DiffStats, Gate, StageResult};
 use crate::sandbox::{Sandbox, SandboxMode};
+use crate::test_run;
 use crate::tree;
+use carve_pipeline::config::Config;
+use carve_pipeline::runs::TestRuns;
 
 pub const RUN_FILE: &str = "run.json";
 
@@ -207,35 +209,13 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     let bundle = ChainBundle::read(&opts.bundle)?;
     let chain = &bundle.chain;
     let config = opts.config.clone().unwrap_or_else(|| bundle.file("carve.toml"));
-    let project = Project::read(&config)?;
+    let runs = TestRuns::of(&Config::read(&config)?);
     let name = opts.name.clone().unwrap_or_else(|| default_name(&opts.agent_command));
     // Absolute: git runs in the repository's directory with paths under the run folder.
     let out = std::path::absolute(&opts.out).map_err(|e| Error::io("resolve", &opts.out, e))?;
     let rd = RunDir { root: out.join(&chain.chain_id).join(&name) };
     let run_file = rd.root.join(RUN_FILE);
-    let mut results = if run_file.is_file() {
-        let r = crate::results::read_arc_run(&run_file)?;
-        if r.agent_command != opts.agent_command || r.feedback != opts.feedback.name() {
-            return Err(Error::Usage(format!(
-                "{} holds a run of `{}` ({}); pass another --name or --out for `{}` ({})",
-                rd.root.display(),
-                r.agent_command,
-                r.feedback,
-                opts.agent_command,
-                opts.feedback.name()
-            )));
-        }
-        r
-    } else {
-        ArcRun::new(
-            chain.chain_id.clone(),
-            name.clone(),
-            opts.agent_command.clone(),
-            opts.feedback.name().into(),
-            chain.stages.len(),
-            opts.stage_budget.as_secs(),
-        )
-    };
+    let mut results = open_results(opts, chain, &name, &rd, &run_file)?;
     if results.complete() {
         return Ok((results, run_file));
     }
@@ -249,26 +229,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     }
     if !s0_done {
         progress.message(format!("{}: building S0", chain.chain_id));
-        let staged = rd.root.join("workspace.partial");
-        let _ = std::fs::remove_dir_all(&staged);
-        checkout(&opts.repo, &chain.final_commit, &staged, &rd.private())?;
-        tree::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &rd.private())
-            .map_err(|e| Error::Usage(format!("s0.patch of {} does not apply: {e}", bundle.dir.display())))?;
-        git(&staged, &["init", "-q"], &[])?;
-        git(&staged, &["add", "-A"], &[])?;
-        git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
-        let _ = std::fs::remove_dir_all(rd.workspace());
-        let _ = std::fs::remove_dir_all(rd.track());
-        std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
-        std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
-        git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
-        // Caches and installed dependencies stay out of the recorded diffs.
-        let exclude = rd.track().join("info/exclude");
-        let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
-        tree::write_atomic(&exclude, patterns.as_bytes())?;
-        let s0 = rd.snapshot("S0")?;
-        git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
-        tree::write_atomic(&run_file, &tree::pretty(&results))?;
+        build_s0(opts, &bundle, &rd, &results, &run_file)?;
     }
     let n = chain.stages.len();
     for k in results.stages.len()..n {
@@ -301,14 +262,8 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         let (patch, stats) = rd.diff(&base, &commit)?;
         let diff_rel = format!("private/stage-{k}/diff.patch");
         tree::write_atomic(&rd.root.join(&diff_rel), patch.as_bytes())?;
-        let gate = run_gate(
-            &project,
-            &rd.workspace(),
-            &bundle.file(&stage.tests_dir),
-            &stage.f2p,
-            &stage.p2p,
-            &sp.join("gate"),
-        );
+        let gate =
+            run_gate(&runs, &rd.workspace(), &bundle.file(&stage.tests_dir), &stage.f2p, &stage.p2p, &sp.join("gate"));
         if opts.feedback != Feedback::L4 && k + 1 < n {
             write_feedback(opts.feedback, &rd.agent_dir(k + 1), k, &gate)?;
         }
@@ -318,7 +273,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     progress.set_position(n as u64);
     progress.message(format!("{}: chain gate", chain.chain_id));
     let g = run_gate(
-        &project,
+        &runs,
         &rd.workspace(),
         &bundle.file(&chain.chain.tests_dir),
         &chain.chain.f2p,
@@ -328,6 +283,71 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     results.chain_gate = Some(g.gate);
     tree::write_atomic(&run_file, &tree::pretty(&results))?;
     Ok((results, run_file))
+}
+
+/// The results of an earlier run of the same agent in this folder (to resume), or new ones.
+fn open_results(
+    opts: &ArcRunOptions,
+    chain: &crate::chain::ChainFile,
+    name: &str,
+    rd: &RunDir,
+    run_file: &Path,
+) -> Result<ArcRun, Error> {
+    if run_file.is_file() {
+        let r = crate::results::read_arc_run(run_file)?;
+        if r.agent_command != opts.agent_command || r.feedback != opts.feedback.name() {
+            return Err(Error::Usage(format!(
+                "{} holds a run of `{}` ({}); pass another --name or --out for `{}` ({})",
+                rd.root.display(),
+                r.agent_command,
+                r.feedback,
+                opts.agent_command,
+                opts.feedback.name()
+            )));
+        }
+        Ok(r)
+    } else {
+        Ok(ArcRun::new(
+            chain.chain_id.clone(),
+            name.to_string(),
+            opts.agent_command.clone(),
+            opts.feedback.name().into(),
+            chain.stages.len(),
+            opts.stage_budget.as_secs(),
+        ))
+    }
+}
+
+/// S0, once: a fresh git repository with one commit as the agent's workspace, and the private
+/// record of its tree (`private/track.git`, tagged `s0`).
+fn build_s0(
+    opts: &ArcRunOptions,
+    bundle: &ChainBundle,
+    rd: &RunDir,
+    results: &ArcRun,
+    run_file: &Path,
+) -> Result<(), Error> {
+    let staged = rd.root.join("workspace.partial");
+    let _ = std::fs::remove_dir_all(&staged);
+    checkout(&opts.repo, &bundle.chain.final_commit, &staged, &rd.private())?;
+    tree::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &rd.private())
+        .map_err(|e| Error::Usage(format!("s0.patch of {} does not apply: {e}", bundle.dir.display())))?;
+    git(&staged, &["init", "-q"], &[])?;
+    git(&staged, &["add", "-A"], &[])?;
+    git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
+    let _ = std::fs::remove_dir_all(rd.workspace());
+    let _ = std::fs::remove_dir_all(rd.track());
+    std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
+    std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
+    git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
+    // Caches and installed dependencies stay out of the recorded diffs.
+    let exclude = rd.track().join("info/exclude");
+    let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
+    tree::write_atomic(&exclude, patterns.as_bytes())?;
+    let s0 = rd.snapshot("S0")?;
+    git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
+    tree::write_atomic(run_file, &tree::pretty(results))?;
+    Ok(())
 }
 
 fn root_commit(rd: &RunDir) -> Result<String, Error> {
@@ -433,7 +453,7 @@ pub struct GateRun {
 /// A gate: copy of the workspace (without its `.git`), the hidden files overlaid, the
 /// listed tests run; the copy is removed afterwards.
 pub fn run_gate(
-    project: &Project,
+    runs: &TestRuns,
     workspace: &Path,
     overlay: &Path,
     f2p: &[String],
@@ -444,7 +464,7 @@ pub fn run_gate(
     let prepared =
         tree::shadow_copy(workspace, &copy).and_then(|_| tree::overlay(overlay, &copy)).map_err(|e| e.to_string());
     let tests: Vec<String> = f2p.iter().chain(p2p).cloned().collect();
-    let out = match prepared.and_then(|_| project.run(&copy, &tests, &work.join("runner"))) {
+    let out = match prepared.and_then(|_| test_run::run(runs, &copy, &tests, &work.join("runner"))) {
         Ok(run) => GateRun {
             gate: Gate::from_statuses(run.of(f2p), run.of(p2p), None),
             messages: run.messages,

@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::Error;
 use crate::progress::Progress;
-use crate::project::Project;
 use crate::results::{GradeRun, GradedInstance};
+use crate::test_run;
 use crate::tree;
+use carve_pipeline::runs::TestRuns;
 
 pub const GRADE_FILE: &str = "grade.json";
 
@@ -151,7 +152,7 @@ pub fn grade_all(
     opts: &GradeOptions,
     progress: &Progress,
 ) -> Result<GradeRun, Error> {
-    let project = Project::load(&opts.repo, opts.config.as_deref())?;
+    let runs = TestRuns::of(&test_run::config(&opts.repo, opts.config.as_deref())?);
     let repo_digest = tree::tree_digest(&opts.repo)?;
     let next = AtomicUsize::new(0);
     let out: Mutex<BTreeMap<usize, GradedInstance>> = Mutex::new(BTreeMap::new());
@@ -163,7 +164,7 @@ pub fn grade_all(
                     let Some((bundle, sub)) = pairs.get(i) else { break };
                     progress.message(sub.instance_id.clone());
                     let work = opts.work.join(format!("{i}-{}", sub.instance_id));
-                    let g = grade_one(bundle, sub, &project, &opts.repo, &repo_digest, &work);
+                    let g = grade_one(bundle, sub, &runs, &opts.repo, &repo_digest, &work);
                     let _ = std::fs::remove_dir_all(&work);
                     progress.inc();
                     out.lock().unwrap_or_else(|p| p.into_inner()).insert(i, g);
@@ -179,7 +180,7 @@ pub fn grade_all(
 pub fn grade_one(
     bundle: &TaskBundle,
     sub: &Submission,
-    project: &Project,
+    runs: &TestRuns,
     repo: &Path,
     repo_digest: &str,
     work: &Path,
@@ -233,7 +234,7 @@ pub fn grade_one(
         return g;
     }
     let tests: Vec<String> = bundle.f2p.iter().chain(&bundle.p2p).cloned().collect();
-    match project.run(&tree_dir, &tests, &work.join("runner")) {
+    match test_run::run(runs, &tree_dir, &tests, &work.join("runner")) {
         Err(e) => g.error = Some(e),
         Ok(run) => {
             g.f2p = run.of(&bundle.f2p);

@@ -4,8 +4,9 @@
 //! papers' metrics ([`metrics`]) with bootstrap intervals over tasks ([`bootstrap`]),
 //! reports ([`report`]) and self-contained HTML pages with SVG charts ([`html`]).
 //!
-//! It names no language: tests run through `carve-languages`' runners, chosen by the
-//! project's `carve.toml` (or detected, as `carve init` would).
+//! It names no language: tests run through the pipeline's test runs
+//! ([`carve_pipeline::runs`]), configured by the project's `carve.toml` (or detected, as
+//! `carve init` would).
 
 pub mod arc_run;
 pub mod audit_html;
@@ -17,10 +18,10 @@ pub mod guard;
 pub mod html;
 pub mod metrics;
 pub mod progress;
-pub mod project;
 pub mod report;
 pub mod results;
 pub mod sandbox;
+pub mod test_run;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,9 @@ pub enum Error {
     Usage(String),
     #[error("{0}")]
     Environment(String),
+    /// The project's `carve.toml` could not be read.
+    #[error(transparent)]
+    Config(#[from] carve_pipeline::Error),
 }
 
 impl Error {

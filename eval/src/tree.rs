@@ -6,7 +6,6 @@
 //! digest here equals `instance.json`'s `carve.tree_digest`.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::Error;
 
@@ -57,28 +56,13 @@ pub fn apply_patch(dir: &Path, patch: &str, reverse: bool, scratch: &Path) -> Re
     std::fs::create_dir_all(scratch).map_err(|e| format!("could not create {}: {e}", scratch.display()))?;
     let file = scratch.join(format!("apply-{}.patch", std::process::id()));
     std::fs::write(&file, patch).map_err(|e| format!("could not write {}: {e}", file.display()))?;
-    let out = git_apply(dir, &file, reverse);
+    let out = carve_pipeline::workspace::git_apply(dir, &file, reverse);
     let _ = std::fs::remove_file(&file);
     match out {
         Err(e) => Err(format!("could not run `git apply` (is git installed?): {e}")),
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_string()),
     }
-}
-
-/// Run `git apply` of the patch file `file` inside `dir` (with `-R` when `reverse`), never
-/// discovering an enclosing repository: what the graders and carve's validation apply
-/// patches with.
-pub fn git_apply(dir: &Path, file: &Path, reverse: bool) -> std::io::Result<std::process::Output> {
-    let ceiling = dir.parent().unwrap_or(dir);
-    Command::new("git")
-        .arg("apply")
-        .arg("--whitespace=nowarn")
-        .args(reverse.then_some("-R"))
-        .arg(file)
-        .current_dir(dir)
-        .env("GIT_CEILING_DIRECTORIES", ceiling)
-        .output()
 }
 
 /// The repository-relative paths a git-style or plain unified diff touches (both sides of

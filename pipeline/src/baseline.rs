@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::run::{RunExtras, run_tests};
+use crate::runs::{RunExtras, run_tests};
 use crate::workspace;
 use crate::{Session, TestId};
 

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use carve_languages::runner::{RunResult, TestStatus};
 
 use crate::baseline::{self, Baseline};
-use crate::run::{RunExtras, run_tests};
+use crate::runs::{RunExtras, run_tests};
 use crate::workspace;
 use crate::{Session, TestId, resolve_tests};
 

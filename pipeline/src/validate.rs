@@ -20,7 +20,7 @@ use crate::baseline::Baseline;
 use crate::classify::Feature;
 use crate::extract::{Extraction, Level2Package, write_empty_agent_code};
 use crate::leakage::LeakageInputs;
-use crate::run::{RunExtras, run_tests};
+use crate::runs::{RunExtras, run_tests};
 use crate::workspace;
 use crate::{Session, SessionOptions, TestId};
 
@@ -43,8 +43,7 @@ pub fn apply_patch(dir: &Path, patch: &str, what: &str) -> Result<()> {
     };
     let file = dir.with_extension(format!("{what}.patch"));
     std::fs::write(&file, patch)?;
-    let out =
-        carve_eval::tree::git_apply(dir, &file, reverse).context("failed to run `git apply` (is git installed?)")?;
+    let out = workspace::git_apply(dir, &file, reverse).context("failed to run `git apply` (is git installed?)")?;
     let _ = std::fs::remove_file(&file);
     if !out.status.success() {
         let how = if reverse { " in reverse" } else { "" };
@@ -132,6 +131,34 @@ fn baseline_statuses(
     judge(state, outcomes, must_pass, threshold)
 }
 
+/// What a test must do in a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    Pass,
+    /// Fail, error, be skipped or be missing: anything but pass.
+    NotPass,
+}
+
+impl Expect {
+    pub fn holds(self, status: TestStatus) -> bool {
+        (status == TestStatus::Passed) == (self == Expect::Pass)
+    }
+}
+
+/// The tests of `tests`, in order, whose status in `statuses` (`missing` when it has none)
+/// breaks `expect`, each with that status.
+pub fn unmet<'a>(
+    statuses: &BTreeMap<TestId, TestStatus>,
+    tests: impl IntoIterator<Item = &'a TestId>,
+    expect: Expect,
+) -> Vec<(&'a TestId, TestStatus)> {
+    tests
+        .into_iter()
+        .map(|t| (t, statuses.get(t).copied().unwrap_or(TestStatus::Missing)))
+        .filter(|(_, s)| !expect.holds(*s))
+        .collect()
+}
+
 /// Judge the outcomes (test, status, message) of a state: `must_pass`, or must fail (at
 /// most `threshold` of them may pass).
 fn judge<'a>(
@@ -145,7 +172,7 @@ fn judge<'a>(
     let mut messages = BTreeMap::new();
     for (t, status, msg) in outcomes {
         statuses.insert(t.clone(), status);
-        if must_pass && status != TestStatus::Passed {
+        if must_pass && !Expect::Pass.holds(status) {
             let msg = msg.unwrap_or_default();
             problems.push(format!("{t} is {status:?}, expected passed {msg}").trim_end().to_string());
             if !msg.is_empty() {
@@ -611,4 +638,19 @@ pub fn validate_level2(
     };
     run_level(session, LEVEL2, &trees, threshold, dir, &mut v)?;
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TestStatus::{Failed, Passed};
+
+    #[test]
+    fn unmet_expectations_name_each_test_with_its_status() {
+        let statuses = BTreeMap::from([("a".to_string(), Passed), ("b".to_string(), Failed)]);
+        let tests = ["a", "b", "c"].map(String::from);
+        let unmet_pass: Vec<(&TestId, TestStatus)> = unmet(&statuses, &tests, Expect::Pass);
+        assert_eq!(unmet_pass, [(&tests[1], Failed), (&tests[2], TestStatus::Missing)], "a test not run is missing");
+        assert_eq!(unmet(&statuses, &tests, Expect::NotPass), [(&tests[0], Passed)]);
+    }
 }

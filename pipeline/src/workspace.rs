@@ -115,6 +115,21 @@ pub fn replace_dir(staged: &Path, dest: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Run `git apply` of the patch file `file` inside `dir` (with `-R` when `reverse`), never
+/// discovering an enclosing repository: what the graders and carve's validation apply
+/// patches with.
+pub fn git_apply(dir: &Path, file: &Path, reverse: bool) -> std::io::Result<std::process::Output> {
+    let ceiling = dir.parent().unwrap_or(dir);
+    Command::new("git")
+        .arg("apply")
+        .arg("--whitespace=nowarn")
+        .args(reverse.then_some("-R"))
+        .arg(file)
+        .current_dir(dir)
+        .env("GIT_CEILING_DIRECTORIES", ceiling)
+        .output()
+}
+
 /// Who and what the repository is, for instance ids and `instance.json`.
 #[derive(Debug, Clone)]
 pub struct RepoIdentity {
