@@ -81,9 +81,10 @@ pub fn doctest_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
     families().find_map(|s| s.doctest_owner(index, test))
 }
 
-/// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test
-/// ids"): carve's file form `path::Class::test[param]` first (the definition
-/// `path::Class.test`, every parametrization with it), then each language's own format.
+/// The definitions an F2P test id names, in any runner's id format (see
+/// `docs/architecture.md`, "Test ids"): carve's file form `path::Class::test[param]` first
+/// (the definition `path::Class.test`, every parametrization with it), then each language's
+/// own format.
 /// `Err` says why nothing was found, for the warning.
 pub fn test_definitions(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
     if let Some((path, rest)) = test.split_once("::")

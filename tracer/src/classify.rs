@@ -1,4 +1,4 @@
-//! BFS classification (design.md §5): which definitions a group of fail-to-pass (F2P) tests
+//! BFS classification (docs/formats.md, "Classification"): which definitions a group of fail-to-pass (F2P) tests
 //! reaches, and of those, which are the feature (**extracted**) and which the rest of the
 //! project still needs (**remained**), each with structured reasons.
 //!
