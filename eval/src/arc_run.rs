@@ -34,7 +34,8 @@ use crate::progress::Progress;
 use crate::results::{AgentTurn, ArcRun, DiffStats, Gate, StageResult};
 use crate::sandbox::{Sandbox, SandboxMode};
 use crate::test_run;
-use crate::tree;
+use carve_core::{fs, patch, tree};
+use carve_languages::skip_policy;
 use carve_pipeline::config::Config;
 use carve_pipeline::runs::TestRuns;
 
@@ -138,7 +139,7 @@ fn checkout(repo: &Path, commit: &str, dest: &Path, scratch: &Path) -> Result<()
     // The working tree only when it is that commit: no tracked file changed.
     let clean = git(repo, &["status", "--porcelain", "--untracked-files=no"], &[]).is_ok_and(|s| s.trim().is_empty());
     if head == commit && clean {
-        return tree::shadow_copy(repo, dest);
+        return Ok(tree::shadow_copy(repo, dest, skip_policy()).map(|_| ())?);
     }
     git(repo, &["cat-file", "-e", &format!("{commit}^{{commit}}")], &[]).map_err(|_| {
         Error::Usage(format!("{} has no commit {commit} (the chain's final_commit); fetch it first", repo.display()))
@@ -244,7 +245,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
             None => {
                 progress.message(format!("{} stage {k}/{n}: agent", chain.chain_id));
                 let t = run_agent(&bundle, opts, &rd, k, &results, &sp)?;
-                tree::write_atomic(&turn_file, &tree::pretty(&t))?;
+                fs::write_atomic(&turn_file, &carve_formats::to_pretty(&t))?;
                 t
             }
         };
@@ -261,14 +262,14 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         git(&rd.root, &["--git-dir", &track, "tag", "-f", &format!("stage-{k}"), &commit], &[])?;
         let (patch, stats) = rd.diff(&base, &commit)?;
         let diff_rel = format!("private/stage-{k}/diff.patch");
-        tree::write_atomic(&rd.root.join(&diff_rel), patch.as_bytes())?;
+        fs::write_atomic(&rd.root.join(&diff_rel), patch.as_bytes())?;
         let gate =
             run_gate(&runs, &rd.workspace(), &bundle.file(&stage.tests_dir), &stage.f2p, &stage.p2p, &sp.join("gate"));
         if opts.feedback != Feedback::L4 && k + 1 < n {
             write_feedback(opts.feedback, &rd.agent_dir(k + 1), k, &gate)?;
         }
         results.stages.push(StageResult::new(k, turn, diff_rel, stats, gate.gate));
-        tree::write_atomic(&run_file, &tree::pretty(&results))?;
+        fs::write_atomic(&run_file, &carve_formats::to_pretty(&results))?;
     }
     progress.set_position(n as u64);
     progress.message(format!("{}: chain gate", chain.chain_id));
@@ -281,7 +282,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         &rd.private().join("chain-gate"),
     );
     results.chain_gate = Some(g.gate);
-    tree::write_atomic(&run_file, &tree::pretty(&results))?;
+    fs::write_atomic(&run_file, &carve_formats::to_pretty(&results))?;
     Ok((results, run_file))
 }
 
@@ -330,8 +331,10 @@ fn build_s0(
     let staged = rd.root.join("workspace.partial");
     let _ = std::fs::remove_dir_all(&staged);
     checkout(&opts.repo, &bundle.chain.final_commit, &staged, &rd.private())?;
-    tree::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &rd.private())
-        .map_err(|e| Error::Usage(format!("s0.patch of {} does not apply: {e}", bundle.dir.display())))?;
+    let scratch = rd.private().join(format!("apply-{}.patch", std::process::id()));
+    patch::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &scratch).map_err(|e| {
+        Error::Usage(format!("s0.patch of {} does not apply: {}", bundle.dir.display(), e.git_message()))
+    })?;
     git(&staged, &["init", "-q"], &[])?;
     git(&staged, &["add", "-A"], &[])?;
     git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
@@ -340,13 +343,15 @@ fn build_s0(
     std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
     std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
     git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
-    // Caches and installed dependencies stay out of the recorded diffs.
+    // What is not the project's own (caches, environments, installed dependencies, build
+    // outputs S0 tracks no file in, generated files) stays out of the recorded diffs.
     let exclude = rd.track().join("info/exclude");
-    let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
-    tree::write_atomic(&exclude, patterns.as_bytes())?;
+    let tracked = git(&rd.workspace(), &["ls-files", "-z"], &[])?;
+    let tracked_top = tracked.split('\0').filter_map(|p| p.split_once('/').map(|(top, _)| top.to_string())).collect();
+    fs::write_atomic(&exclude, skip_policy().ignore_patterns(&tracked_top).as_bytes())?;
     let s0 = rd.snapshot("S0")?;
     git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
-    tree::write_atomic(run_file, &tree::pretty(results))?;
+    fs::write_atomic(run_file, &carve_formats::to_pretty(results))?;
     Ok(())
 }
 
@@ -382,7 +387,7 @@ fn run_agent(
     let attempts_file = private.join("attempts");
     let attempts =
         std::fs::read_to_string(&attempts_file).ok().and_then(|s| s.trim().parse::<u32>().ok()).unwrap_or(0) + 1;
-    tree::write_atomic(&attempts_file, attempts.to_string().as_bytes())?;
+    fs::write_atomic(&attempts_file, attempts.to_string().as_bytes())?;
     let ws = rd.workspace();
     // Appended: a resumed turn keeps the interrupted one's output before its own.
     let log = |name: &str| {
@@ -462,7 +467,8 @@ pub fn run_gate(
 ) -> GateRun {
     let copy = work.join("tree");
     let prepared =
-        tree::shadow_copy(workspace, &copy).and_then(|_| tree::overlay(overlay, &copy)).map_err(|e| e.to_string());
+        tree::shadow_copy(workspace, &copy, skip_policy()).and_then(|_| tree::overlay(overlay, &copy, skip_policy()));
+    let prepared = prepared.map_err(|e| e.to_string());
     let tests: Vec<String> = f2p.iter().chain(p2p).cloned().collect();
     let out = match prepared.and_then(|_| test_run::run(runs, &copy, &tests, &work.join("runner"))) {
         Ok(run) => GateRun {
@@ -510,5 +516,5 @@ fn write_feedback(level: Feedback, dir: &Path, k: usize, g: &GateRun) -> Result<
             }
         }
     }
-    tree::write_atomic(&dir.join("feedback.md"), &s)
+    Ok(fs::write_atomic(&dir.join("feedback.md"), &s)?)
 }

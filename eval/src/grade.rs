@@ -18,7 +18,8 @@ use crate::Error;
 use crate::progress::Progress;
 use crate::results::{GradeRun, GradedInstance};
 use crate::test_run;
-use crate::tree;
+use carve_core::{patch, tree};
+use carve_languages::skip_policy;
 use carve_pipeline::runs::TestRuns;
 
 pub const GRADE_FILE: &str = "grade.json";
@@ -71,7 +72,7 @@ impl TaskBundle {
 
     /// The hidden test files: every path `test.patch` touches.
     pub fn hidden_files(&self) -> Vec<String> {
-        tree::patch_paths(&self.test_patch)
+        patch::patch_paths(&self.test_patch)
     }
 }
 
@@ -153,7 +154,7 @@ pub fn grade_all(
     progress: &Progress,
 ) -> Result<GradeRun, Error> {
     let runs = TestRuns::of(&test_run::config(&opts.repo, opts.config.as_deref())?);
-    let repo_digest = tree::tree_digest(&opts.repo)?;
+    let repo_digest = tree::tree_digest(&opts.repo, skip_policy())?;
     let next = AtomicUsize::new(0);
     let out: Mutex<BTreeMap<usize, GradedInstance>> = Mutex::new(BTreeMap::new());
     std::thread::scope(|s| {
@@ -188,7 +189,7 @@ pub fn grade_one(
     let mut g =
         GradedInstance::new(bundle.instance_id.clone(), bundle.level, sub.model.clone(), &bundle.f2p, &bundle.p2p);
     let hidden = bundle.hidden_files();
-    let touched: Vec<String> = tree::patch_paths(&sub.patch).into_iter().filter(|p| hidden.contains(p)).collect();
+    let touched: Vec<String> = patch::patch_paths(&sub.patch).into_iter().filter(|p| hidden.contains(p)).collect();
     if !touched.is_empty() {
         g.patch_problem = Some(format!(
             "refused: the patch touches hidden test files of the task ({}); a solution may not change the tests it is graded by",
@@ -209,28 +210,31 @@ pub fn grade_one(
         }
     }
     let tree_dir = work.join("tree");
-    let patches = work.join("patches");
+    let scratch = work.join("patches").join(format!("apply-{}.patch", std::process::id()));
+    let apply = |patch: &str, reverse: bool| patch::apply_patch(&tree_dir, patch, reverse, &scratch);
     let setup = || -> Result<(), String> {
-        tree::shadow_copy(repo, &tree_dir).map_err(|e| e.to_string())?;
-        tree::apply_patch(&tree_dir, &bundle.mask_patch, false, &patches)
-            .map_err(|e| format!("mask.patch of {} does not apply: {e}", bundle.dir.display()))?;
+        tree::shadow_copy(repo, &tree_dir, skip_policy()).map_err(|e| e.to_string())?;
+        apply(&bundle.mask_patch, false)
+            .map_err(|e| format!("mask.patch of {} does not apply: {}", bundle.dir.display(), e.git_message()))?;
         if bundle.f2p_tests_patch.is_empty() {
             return Ok(());
         }
-        tree::apply_patch(&tree_dir, &bundle.f2p_tests_patch, true, &patches)
-            .map_err(|e| format!("the F2P test patch of {} does not apply in reverse: {e}", bundle.dir.display()))
+        apply(&bundle.f2p_tests_patch, true).map_err(|e| {
+            format!("the F2P test patch of {} does not apply in reverse: {}", bundle.dir.display(), e.git_message())
+        })
     };
     if let Err(e) = setup() {
         g.error = Some(e);
         return g;
     }
-    if let Err(e) = tree::apply_patch(&tree_dir, &sub.patch, false, &patches) {
+    if let Err(e) = apply(&sub.patch, false) {
+        let e = e.git_message();
         g.patch_problem = Some(format!("the patch does not apply to the task's workspace (git apply): {e}"));
         return g;
     }
     g.applied = true;
-    if let Err(e) = tree::apply_patch(&tree_dir, &bundle.test_patch, false, &patches) {
-        g.error = Some(format!("test.patch does not apply after the solution: {e}"));
+    if let Err(e) = apply(&bundle.test_patch, false) {
+        g.error = Some(format!("test.patch does not apply after the solution: {}", e.git_message()));
         return g;
     }
     let tests: Vec<String> = bundle.f2p.iter().chain(&bundle.p2p).cloned().collect();

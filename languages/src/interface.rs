@@ -7,6 +7,7 @@
 //! Modelled on ast-grep's `Language` trait: a new implementation of the trait lists every
 //! method the new language must provide (see `docs/adding-a-language.md`).
 
+pub use carve_core::tree::TreeFacts;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -100,6 +101,11 @@ pub struct LanguageFacts {
     /// of test code holds tests, and a table in its body feeds the tests its loop makes
     /// (FeatureArc mining reads a new row of such a table as naming what the block names).
     pub tests_in_blocks: bool,
+    /// What the language's tools write into a tree (caches, environments, installed
+    /// dependencies, build outputs, generated files): the registry's union of these is the
+    /// [`carve_core::tree::SkipPolicy`] every copy, digest, mask and workspace follows
+    /// ([`crate::skip_policy`]).
+    pub tree: TreeFacts,
 }
 
 /// How a tree's installed dependencies — what the language's package manager writes and git

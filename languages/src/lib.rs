@@ -30,7 +30,6 @@ pub mod index;
 pub mod runner;
 pub mod syntax;
 pub mod trace;
-pub mod tree;
 pub mod walk;
 
 // The interface (language-free) and its registry (the only dispatch over the languages).
@@ -51,7 +50,7 @@ pub use interface::{
 };
 pub use registry::{
     collect_tests, detect, doctest_owner, drop_imported_names, families, for_command, harness_id, is_test_path,
-    mask_file, parse_errors, run_tests, support, test_definitions, test_source_file,
+    mask_file, parse_errors, run_tests, skip_policy, support, test_definitions, test_source_file,
 };
 
 use std::path::Path;

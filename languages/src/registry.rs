@@ -4,6 +4,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::LazyLock;
+
+use carve_core::tree::SkipPolicy;
 
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, IndexError, IndexOptions, NodeId};
@@ -169,6 +172,14 @@ pub fn drop_imported_names(
     support(lang).drop_imported_names(source, file, drop)
 }
 
+/// What no copy, digest, masked tree or agent's workspace of carve holds: the union of every
+/// language's [`crate::LanguageFacts::tree`] (with version control), computed once.
+pub fn skip_policy() -> &'static SkipPolicy {
+    static POLICY: LazyLock<SkipPolicy> =
+        LazyLock::new(|| SkipPolicy::new(Language::ALL.iter().map(|l| &support(*l).facts().tree)));
+    &POLICY
+}
+
 /// Test code by the conventions of the file's language.
 pub fn is_test_path(language: Language, rel: &str) -> bool {
     support(language).is_test_path(rel)
@@ -188,6 +199,18 @@ mod tests {
         }
         let owners: Vec<Language> = families().map(|s| s.language()).collect();
         assert_eq!(owners, [Language::Python, Language::TypeScript, Language::Go, Language::Rust]);
+    }
+
+    #[test]
+    fn the_skip_policy_is_every_languages_tree_facts() {
+        let p = skip_policy();
+        let names: Vec<&str> = p.folder_names().into_iter().collect();
+        for name in [".git", "__pycache__", ".venv", "node_modules", "target", "build"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+        assert!(p.is_dependency("web/node_modules/x/index.js"));
+        // carve's tests copy fixtures without carve's crates: their list is this union.
+        assert_eq!(names, carve_testutil::NOT_COPIED, "testutil's NOT_COPIED is the registry's union, sorted");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::Session;
 use crate::classify::Feature;
 use crate::extract::Extraction;
 use crate::validate::Validation;
-use crate::workspace;
+use carve_core::fs;
 
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -133,7 +133,7 @@ pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) ->
         std::fs::write(staged.join(name), bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
     }
     let dest = out.join(instance_id);
-    workspace::replace_dir(&staged, &dest)?;
+    fs::replace_dir(&staged, &dest)?;
     Ok(dest)
 }
 
@@ -190,5 +190,5 @@ pub fn write_dataset(out: &Path, emitted: &mut [(String, TaskInstance)]) -> Resu
         jsonl.push_str(&serde_json::to_string(inst)?);
         jsonl.push('\n');
     }
-    workspace::write_atomic(&out.join("tasks.jsonl"), jsonl.as_bytes())
+    Ok(fs::write_atomic(&out.join("tasks.jsonl"), jsonl.as_bytes())?)
 }

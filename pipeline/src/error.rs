@@ -20,6 +20,12 @@ pub enum Error {
     RunFailed(crate::runs::RunFailed),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A file operation of `carve-core` (it names the path).
+    #[error(transparent)]
+    Fs(#[from] carve_core::fs::IoError),
+    /// A patch that could not be made or applied (it names the file or the tree).
+    #[error(transparent)]
+    Patch(#[from] carve_core::patch::PatchError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     #[error(transparent)]

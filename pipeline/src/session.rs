@@ -61,7 +61,7 @@ impl Session {
         if let Some(t) = opts.test_timeout {
             config.timeouts.test = t;
         }
-        let progress = Progress::new();
+        let progress = Progress::spinner();
         progress.step("indexing");
         let index = DefinitionIndex::build(
             &repo,
@@ -72,7 +72,7 @@ impl Session {
             progress.note(format!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
         progress.step("hashing the tree");
-        let tree_digest = workspace::tree_digest(&repo)?;
+        let tree_digest = carve_core::tree::tree_digest(&repo, carve_languages::skip_policy())?;
         let identity = RepoIdentity::detect(&repo, &tree_digest, opts.repo_name.as_ref());
         let jobs = opts.jobs.unwrap_or_else(default_jobs).max(1);
         Ok(Session { repo, out, config, index, tree_digest, identity, progress, jobs })

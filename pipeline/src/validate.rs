@@ -21,8 +21,8 @@ use crate::classify::Feature;
 use crate::extract::{Extraction, Level2Package, write_empty_agent_code};
 use crate::leakage::LeakageInputs;
 use crate::runs::{RunExtras, run_tests};
-use crate::workspace;
 use crate::{Session, SessionOptions, TestId};
+use carve_core::tree;
 
 /// Version of a task's `validation.json` (`carve_formats::validation::VERSION`).
 pub const VALIDATION_VERSION: u32 = carve_formats::validation::VERSION;
@@ -42,14 +42,13 @@ pub fn apply_patch(dir: &Path, patch: &str, what: &str) -> Result<()> {
         None => (false, what),
     };
     let file = dir.with_extension(format!("{what}.patch"));
-    std::fs::write(&file, patch)?;
-    let out = workspace::git_apply(dir, &file, reverse).context("failed to run `git apply` (is git installed?)")?;
-    let _ = std::fs::remove_file(&file);
-    if !out.status.success() {
-        let how = if reverse { " in reverse" } else { "" };
-        bail!("{what}.patch does not apply{how} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr).trim());
+    match carve_core::patch::apply_patch(dir, patch, reverse, &file) {
+        Err(e @ carve_core::patch::PatchError::DoesNotApply { .. }) => {
+            let how = if reverse { " in reverse" } else { "" };
+            bail!("{what}.patch does not apply{how} in {}: {}", dir.display(), e.git_message())
+        }
+        applied => Ok(applied?),
     }
-    Ok(())
 }
 
 pub fn baseline_state(baseline: &Baseline, f2p: &BTreeSet<TestId>, p2p: &BTreeSet<TestId>) -> StateResult {
@@ -204,7 +203,7 @@ fn judge<'a>(
 
 /// A fresh copy of `src` at `dest` with patches applied in order.
 pub fn prepare_state(src: &Path, dest: &Path, patches: &[(&str, &str)]) -> Result<()> {
-    workspace::shadow_copy(src, dest)?;
+    tree::shadow_copy(src, dest, carve_languages::skip_policy())?;
     for (name, patch) in patches {
         apply_patch(dest, patch, name)?;
     }
@@ -361,7 +360,7 @@ pub fn run_level(
         // The tree as patched, before its tests run: a suite that writes into its working
         // directory (junit.xml, coverage reports) must not count against the restore.
         let restored_digest = match (spec.is_original, trees.original_digest) {
-            (true, Some(_)) => Some(workspace::tree_digest(&tree)?),
+            (true, Some(_)) => Some(tree::tree_digest(&tree, carve_languages::skip_policy())?),
             _ => None,
         };
         let identical = restored_digest.is_some() && restored_digest.as_deref() == trees.original_digest;
@@ -394,7 +393,8 @@ pub fn run_level(
         if let (Some(restored), Some(_)) = (&p.restored_digest, trees.original_digest) {
             if !p.identical {
                 state.ok = false;
-                let diffs = carve_languages::tree::tree_differences(&session.repo, &p.tree).unwrap_or_default();
+                let diffs =
+                    tree::tree_differences(&session.repo, &p.tree, carve_languages::skip_policy()).unwrap_or_default();
                 let named: Vec<String> = diffs
                     .iter()
                     .take(5)

@@ -6,15 +6,15 @@ use carve_tracer::classify::Status as NodeStatus;
 use crate::Status;
 use crate::cli::{Common, EdgeMode};
 use crate::output::emit;
+use carve_core::fs::write_atomic;
 use carve_pipeline::classify::{Feature, audit_report, feature_for};
 use carve_pipeline::emit::pretty;
-use carve_pipeline::workspace;
 
 pub fn run(common: &Common, f2p: &[String], edges: EdgeMode, entry_filter: Option<&str>) -> Result<Status> {
     let session = super::open(common)?;
     let (baseline, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), entry_filter)?;
     let report = audit_report(&feature);
-    workspace::write_atomic(&session.out.join(format!("audit-{}.json", feature.slug)), &pretty(&report))?;
+    write_atomic(&session.out.join(format!("audit-{}.json", feature.slug)), &pretty(&report))?;
     if common.format == crate::cli::Format::Html {
         return super::eval::audit_html(&session, &baseline, &feature, &report);
     }

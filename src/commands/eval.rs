@@ -2,8 +2,9 @@
 //! call `carve-eval`, print.
 
 use anyhow::{Context, Result, bail};
+use carve_core::fs::write_atomic;
 use carve_eval::report::{self, Bootstrap};
-use carve_eval::{arc_run, grade, html, progress::Progress, tree};
+use carve_eval::{arc_run, grade, html, progress::Progress};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -146,11 +147,11 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
     let work = tempfile::Builder::new().prefix("carve-grade-").tempdir()?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).div_ceil(2));
     let opts = grade::GradeOptions { repo, config: a.config.clone(), jobs, work: work.path().to_path_buf() };
-    let progress = Progress::new(pairs.len() as u64, "grading");
+    let progress = Progress::bar(pairs.len() as u64, "grading");
     let run = grade::grade_all(pairs, &opts, &progress)?;
     progress.finish();
     let path = out.join(grade::GRADE_FILE);
-    tree::write_atomic(&path, &tree::pretty(&run))?;
+    write_atomic(&path, &carve_pipeline::emit::pretty(&run))?;
     emit(a.format, &run, || {
         let mut s = String::new();
         for i in &run.instances {
@@ -171,7 +172,7 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
 }
 
 fn write_html(path: &Path, page: &str) -> Result<()> {
-    tree::write_atomic(path, page.as_bytes())?;
+    write_atomic(path, page.as_bytes())?;
     Ok(())
 }
 
@@ -266,7 +267,7 @@ pub fn arc_run(a: &ArcRunArgs) -> Result<Status> {
         agent_env: a.agent_env.clone(),
     };
     let stages = carve_eval::chain::ChainBundle::read(&a.bundle)?.chain.stages.len();
-    let progress = Progress::new(stages as u64, "stage");
+    let progress = Progress::bar(stages as u64, "stage");
     let (run, path) = arc_run::run(&opts, &progress)?;
     progress.finish();
     emit(a.format, &run, || {

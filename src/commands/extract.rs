@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use crate::Status;
 use crate::cli::{Common, EdgeMode, StatementArgs};
 use crate::output::emit;
+use carve_core::fs::write_atomic;
 use carve_pipeline::classify::feature_for;
 use carve_pipeline::emit::pretty;
 use carve_pipeline::extract::{self, explicit_removal, removal_of_tests, split_test_args};
-use carve_pipeline::workspace;
 
 pub fn run(
     common: &Common,
@@ -38,11 +38,11 @@ pub fn run(
     std::fs::create_dir_all(&dir)?;
     let ext = extract::extract(&session, &extracted, &calls, test_files, tests, &dir)?;
     let statement = extract::statement(&session, &ext, &f2p_set, 1, statement_args.describe.as_deref())?;
-    workspace::write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
-    workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
-    workspace::write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;
-    workspace::write_atomic(&dir.join("gold.patch"), ext.gold_patch.as_bytes())?;
-    workspace::write_atomic(&dir.join("test.patch"), ext.test_patch.as_bytes())?;
+    write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
+    write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
+    write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;
+    write_atomic(&dir.join("gold.patch"), ext.gold_patch.as_bytes())?;
+    write_atomic(&dir.join("test.patch"), ext.test_patch.as_bytes())?;
     let summary = json!({
         "out": dir,
         "masked": ext.masked,

@@ -187,29 +187,17 @@ pub(super) fn overlay(
     files: &BTreeMap<String, Option<Vec<u8>>>,
     inline: &BTreeSet<String>,
 ) -> Result<(), String> {
-    for (path, bytes) in files {
+    let (inline_parts, whole): (BTreeMap<_, _>, BTreeMap<_, _>) =
+        files.iter().map(|(p, b)| (p.clone(), b.clone())).partition(|(p, _)| inline.contains(p));
+    for (path, bytes) in &inline_parts {
         let p = root.join(path);
-        if inline.contains(path) {
-            let Ok(code) = std::fs::read_to_string(&p) else { continue };
-            let tests = bytes.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-            let joined = carve_languages::rust::inline_tests::with_tests_of(&code, &tests)
-                .map_err(|e| format!("joining the inline tests of {path} with its code: {e}"))?;
-            std::fs::write(&p, joined).map_err(|e| format!("write {}: {e}", p.display()))?;
-            continue;
-        }
-        match bytes {
-            Some(b) => {
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
-                }
-                std::fs::write(&p, b).map_err(|e| format!("write {}: {e}", p.display()))?;
-            }
-            None => {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
+        let Ok(code) = std::fs::read_to_string(&p) else { continue };
+        let tests = bytes.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+        let joined = carve_languages::rust::inline_tests::with_tests_of(&code, &tests)
+            .map_err(|e| format!("joining the inline tests of {path} with its code: {e}"))?;
+        std::fs::write(&p, joined).map_err(|e| format!("write {}: {e}", p.display()))?;
     }
-    Ok(())
+    carve_core::fs::write_files(root, &whole).map_err(|e| e.to_string())
 }
 
 /// Runs a gate's trees through the pipeline's test runs, [`RUNS_PER_STATE`] times each.

@@ -199,7 +199,7 @@ impl Recheck<'_> {
     ) -> Result<BTreeMap<TestId, TestStatus>, String> {
         let dir = self.scratch.join(label);
         // The tree gets the dependencies its manifest declares, as the build's states did.
-        carve_languages::tree::shadow_copy(self.ws, &dir).map_err(|e| e.to_string())?;
+        carve_core::tree::shadow_copy(self.ws, &dir, carve_languages::skip_policy()).map_err(|e| e.to_string())?;
         crate::deps::provide(self.repo, &dir, self.chain.language, &format!("{label} (the workspace at this gate)"))?;
         super::gates::overlay(&dir, tests, &self.inline)?;
         // As in `carve arc build`'s exported states: a crate that commits no Cargo.lock gets one.

@@ -19,7 +19,7 @@ use std::path::Path;
 use crate::Language;
 use crate::edit::MaskedCheck;
 use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, sources_of};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, TreeFacts, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::TestFacts;
 use crate::syntax::{
@@ -53,6 +53,16 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: false,
     tests_in_sources: false,
     tests_in_blocks: false,
+    tree: TreeFacts {
+        caches: &["__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".eggs"],
+        // A virtualenv is found by its `pyvenv.cfg` whatever its name.
+        environments: &[".venv"],
+        environment_markers: &["pyvenv.cfg"],
+        build_outputs: &["build", "dist"],
+        generated_files: &[".pyc", ".pyo"],
+        generated_dirs: &[".egg-info", ".dist-info"],
+        ..TreeFacts::NONE
+    },
 };
 
 impl LanguageSupport for Python {

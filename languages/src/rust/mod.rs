@@ -18,7 +18,7 @@ use std::path::Path;
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask};
+use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask, TreeFacts};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -51,6 +51,8 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: true,
     tests_in_blocks: false,
+    // cargo's build folder; carve's runs build elsewhere (CARGO_TARGET_DIR).
+    tree: TreeFacts { build_outputs: &["target"], ..TreeFacts::NONE },
 };
 
 impl LanguageSupport for Rust {

@@ -41,11 +41,11 @@ use libtest::LibtestReader;
 use targets::{Workspace, split_id};
 
 use crate::runner::attempts::{self, Attempt};
-use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{self, Step, WorkDir, last_lines};
 use crate::runner::{
     Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
+use carve_core::process::{self, Ended, Limits, Stop};
 
 /// Run the tests `req` asks for with `cargo test`.
 pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {

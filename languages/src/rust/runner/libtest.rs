@@ -10,9 +10,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::targets::{Target, Workspace};
-use crate::runner::process::{self, Appended, Ended, Progress};
 use crate::runner::steps::StepReader;
 use crate::runner::{TestId, TestOutcome, TestStatus};
+use carve_core::process::{self, Appended, Ended, Progress};
 
 /// The carve id of libtest test `name` in `target`.
 pub(crate) fn test_id(target: &Target, doc: bool, name: &str) -> TestId {
@@ -248,7 +248,7 @@ impl StepReader for LibtestReader<'_> {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.stdout.pending)).into_owned();
             self.handle(&rest);
         }
-        if ended.stop == crate::runner::process::Stop::Exited {
+        if ended.stop == carve_core::process::Stop::Exited {
             self.end_binary();
         }
     }
