@@ -50,6 +50,8 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: false,
     tests_in_blocks: false,
+    project_files: &["go.mod", "go.sum"],
+    doctest_mark: None,
 };
 
 impl LanguageSupport for Go {

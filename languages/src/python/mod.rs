@@ -53,6 +53,8 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: false,
     tests_in_sources: false,
     tests_in_blocks: false,
+    project_files: &["pyproject.toml", "setup.cfg"],
+    doctest_mark: None,
 };
 
 impl LanguageSupport for Python {

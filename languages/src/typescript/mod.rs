@@ -91,6 +91,8 @@ static TS_FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: false,
     tests_in_blocks: true,
+    project_files: &["package.json", "tsconfig.json"],
+    doctest_mark: None,
 };
 static JS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::JavaScript,
@@ -103,6 +105,8 @@ static JS_FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: false,
     tests_in_blocks: true,
+    project_files: &["package.json"],
+    doctest_mark: None,
 };
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");
