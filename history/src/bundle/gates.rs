@@ -193,7 +193,10 @@ pub(super) fn overlay(
         let p = root.join(path);
         let Ok(code) = std::fs::read_to_string(&p) else { continue };
         let tests = bytes.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-        let joined = carve_languages::rust::inline_tests::with_tests_of(&code, &tests)
+        let split = carve_languages::inline_tests_of(path)
+            .ok_or_else(|| format!("{path} is listed with inline tests, but its language has none"))?;
+        let joined = split
+            .with_tests_of(&code, &tests)
             .map_err(|e| format!("joining the inline tests of {path} with its code: {e}"))?;
         std::fs::write(&p, joined).map_err(|e| format!("write {}: {e}", p.display()))?;
     }
@@ -328,7 +331,7 @@ fn select(before: &Runs, after: &Runs, own: Option<&BTreeSet<String>>) -> Select
 /// any form).
 fn needs_own_tests(language: Language, before_collected: bool, sel: &Selection) -> bool {
     carve_languages::support(language).facts().tests_in_sources
-        && (!before_collected || sel.collateral.iter().any(|id| !id.contains("::doctest::")))
+        && (!before_collected || sel.collateral.iter().any(|id| !carve_languages::is_doctest_id(id)))
 }
 
 /// P2P judged on S_k as it is, with its *own* tests (`own`: its test files at their S_k text,
@@ -345,7 +348,7 @@ fn p2p_on_own_tests(sel: &mut Selection, own: &Runs) {
 /// A Rust doctest lives in the code's doc comments, which the stage patch (not the hidden
 /// tests) holds: it is never F2P; one that fails before and passes after is collateral.
 fn doctests_are_not_hidden(sel: &mut Selection) {
-    let (doc, rest): (Vec<TestId>, Vec<TestId>) = sel.f2p.drain(..).partition(|id| id.contains("::doctest::"));
+    let (doc, rest): (Vec<TestId>, Vec<TestId>) = sel.f2p.drain(..).partition(|id| carve_languages::is_doctest_id(id));
     sel.f2p = rest;
     sel.collateral.extend(doc);
     sel.collateral.sort();

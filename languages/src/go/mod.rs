@@ -51,6 +51,8 @@ static FACTS: LanguageFacts = LanguageFacts {
     tests_in_sources: false,
     tests_in_blocks: false,
     tree: TreeFacts::NONE,
+    project_files: &["go.mod", "go.sum"],
+    doctest_mark: None,
 };
 
 impl LanguageSupport for Go {

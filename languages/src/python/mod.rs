@@ -63,6 +63,8 @@ static FACTS: LanguageFacts = LanguageFacts {
         generated_dirs: &[".egg-info", ".dist-info"],
         ..TreeFacts::NONE
     },
+    project_files: &["pyproject.toml", "setup.cfg"],
+    doctest_mark: None,
 };
 
 impl LanguageSupport for Python {

@@ -97,6 +97,8 @@ static TS_FACTS: LanguageFacts = LanguageFacts {
     tests_in_sources: false,
     tests_in_blocks: true,
     tree: TREE,
+    project_files: &["package.json", "tsconfig.json"],
+    doctest_mark: None,
 };
 static JS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::JavaScript,
@@ -110,6 +112,8 @@ static JS_FACTS: LanguageFacts = LanguageFacts {
     tests_in_sources: false,
     tests_in_blocks: true,
     tree: TREE,
+    project_files: &["package.json"],
+    doctest_mark: None,
 };
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");

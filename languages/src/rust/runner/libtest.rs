@@ -16,7 +16,7 @@ use carve_core::process::{self, Appended, Ended, Progress};
 
 /// The carve id of libtest test `name` in `target`.
 pub(crate) fn test_id(target: &Target, doc: bool, name: &str) -> TestId {
-    if doc { format!("{}::doctest::{name}", target.label) } else { format!("{}::{name}", target.label) }
+    if doc { format!("{}{}{name}", target.label, super::DOCTEST_MARK) } else { format!("{}::{name}", target.label) }
 }
 
 pub(crate) struct LibtestReader<'w> {
