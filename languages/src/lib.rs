@@ -50,8 +50,8 @@ pub use interface::{
     Dependencies, LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, named_in_file,
 };
 pub use registry::{
-    collect_tests, detect, doctest_owner, drop_imported_names, families, for_command, harness_id, is_test_path,
-    mask_file, parse_errors, run_tests, support, test_definitions, test_source_file,
+    collect_tests, detect, doctest_owner, drop_imported_names, families, for_command, harness_id, is_test_fixture,
+    is_test_path, mask_file, parse_errors, run_tests, support, test_definitions, test_source_file,
 };
 
 use std::path::Path;
