@@ -29,6 +29,10 @@ pub struct Contract {
     pub language: Language,
     /// Files that held extracted code (the files to touch), sorted.
     pub files: Vec<String>,
+    /// Of `files`, those every definition of which is extracted: the feature is the whole
+    /// module (what is left of it is its imports and module-level code), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub whole_modules: Vec<String>,
     pub objects: Vec<ContractObject>,
 }
 
@@ -497,7 +501,16 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
         .or_else(|| index.files.values().next().map(|f| f.language))
         // An empty index: no objects to render, any language will do.
         .unwrap_or(Language::ALL[0]);
-    Contract { version: CONTRACT_VERSION, language, files: files.into_iter().collect(), objects }
+    let whole_modules = files
+        .iter()
+        .filter(|f| {
+            index.files.get(*f).is_some_and(|fi| {
+                !fi.is_test && !fi.definitions.is_empty() && fi.definitions.iter().all(|d| extracted.contains(d))
+            })
+        })
+        .cloned()
+        .collect();
+    Contract { version: CONTRACT_VERSION, language, files: files.into_iter().collect(), whole_modules, objects }
 }
 
 #[cfg(test)]
