@@ -112,6 +112,7 @@ fn instance_json(
                 "ids": top,
             },
             "trace_digest": trace_digest,
+            "protection": crate::classify::protection_report(feature, Some(&task.validation.broken_tests)),
             "harness_ids": harness,
             "tree_digest": session.tree_digest,
             // `base_commit` is the original commit: its `.git` holds the gold code. What
