@@ -254,4 +254,118 @@ mod tests {
         assert_eq!(chosen.iter().map(|s| s.file.as_str()).collect::<Vec<_>>(), ["tests/test_b.py", "tests/test_a.py"]);
         assert_eq!(unprotected, tests(&["tests/test_c.py::t", "tests/test_c.py::u"]));
     }
+
+    fn trace_of(tests: &[(&str, &[&str], &[(&str, &str)])]) -> Trace {
+        let mut out = BTreeMap::new();
+        for (test, hits, edges) in tests {
+            let mut t = TestTrace::default();
+            t.hits.extend(hits.iter().map(|h| h.to_string()));
+            for (caller, callee) in *edges {
+                t.edges.insert((Caller::parse(caller), callee.to_string()));
+                t.hits.insert(callee.to_string());
+            }
+            out.insert(test.to_string(), t);
+        }
+        Trace {
+            version: carve_tracer::trace::TRACE_VERSION,
+            mode: carve_tracer::trace::TraceMode::Exact,
+            tests: out,
+            partial: Vec::new(),
+            files: 1,
+        }
+    }
+
+    fn ids(xs: &[&str]) -> BTreeSet<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_closest_files_run_the_most_of_the_reached_code_and_ties_go_by_path() {
+        let trace = trace_of(&[
+            ("tests/test_b.py::t", &["pkg/a.py::f", "pkg/a.py::g", "pkg/a.py::other"], &[]),
+            ("tests/test_c.py::t", &["pkg/a.py::f"], &[]),
+            ("tests/test_c.py::u", &["pkg/a.py::g"], &[]),
+            ("tests/test_a.py::t", &["pkg/a.py::g"], &[]),
+            ("tests/test_a.py::u", &["pkg/a.py::g"], &[]),
+        ]);
+        let reached = ids(&["pkg/a.py::f", "pkg/a.py::g"]);
+        let tests = ids(&[
+            "tests/test_a.py::t",
+            "tests/test_a.py::u",
+            "tests/test_b.py::t",
+            "tests/test_c.py::t",
+            "tests/test_c.py::u",
+        ]);
+        let file_of = |t: &str| t.split("::").next().unwrap().to_string();
+        let ranked = closest_files(&trace, &reached, &tests, file_of);
+        let order: Vec<(&str, usize)> = ranked.iter().map(|(s, _)| (s.file.as_str(), s.shared)).collect();
+        // test_b and test_c both run f and g (2); test_a runs g only. Distinct definitions
+        // count, not hits: test_a's two tests of g count once.
+        assert_eq!(order, [("tests/test_b.py", 2), ("tests/test_c.py", 2), ("tests/test_a.py", 1)]);
+        assert_eq!(ranked, closest_files(&trace, &reached, &tests, file_of), "deterministic");
+    }
+
+    fn index() -> carve_languages::DefinitionIndex {
+        let src = |s: &str| s.as_bytes().to_vec();
+        carve_languages::DefinitionIndex::from_sources(&[
+            (
+                "pkg/core.py".to_string(),
+                src("def feat():\n    pass\n\ndef make():\n    pass\n\ndef inner():\n    pass\n"),
+            ),
+            (
+                "tests/test_x.py".to_string(),
+                src(
+                    "import pytest\n\n@pytest.fixture\ndef thing():\n    pass\n\ndef test_uses_feat(thing):\n    pass\n\n\
+                     def test_needs_thing(thing):\n    pass\n",
+                ),
+            ),
+        ])
+    }
+
+    #[test]
+    fn a_test_whose_own_code_reaches_the_feature_joins_and_one_that_needs_a_fixture_keeps_it() {
+        let index = index();
+        let trace = trace_of(&[
+            (
+                "tests/test_x.py::test_uses_feat",
+                &[],
+                &[
+                    ("tests/test_x.py::thing", "pkg/core.py::make"),
+                    ("tests/test_x.py::test_uses_feat", "pkg/core.py::feat"),
+                ],
+            ),
+            (
+                "tests/test_x.py::test_needs_thing",
+                &[],
+                &[("tests/test_x.py::thing", "pkg/core.py::make"), ("pkg/core.py::make", "pkg/core.py::inner")],
+            ),
+            ("tests/test_x.py::test_unrelated", &[], &[]),
+        ]);
+        let extracted = ids(&["pkg/core.py::feat", "pkg/core.py::make", "pkg/core.py::inner"]);
+        let failing: BTreeMap<TestId, String> = [
+            ("tests/test_x.py::test_uses_feat", "NameError: feat"),
+            ("tests/test_x.py::test_needs_thing", "NameError: make"),
+            ("tests/test_x.py::test_unrelated", "AssertionError"),
+            ("tests/test_x.py::test_untraced", "AssertionError"),
+        ]
+        .iter()
+        .map(|(t, m)| (t.to_string(), m.to_string()))
+        .collect();
+        let t = triage(&index, &trace, &extracted, &failing);
+        // Its own code called `feat`; one that ran no extracted code, or has no trace, joins too
+        // (validation then decides whether the feature restores it).
+        assert_eq!(
+            t.join,
+            ids(&[
+                "tests/test_x.py::test_unrelated",
+                "tests/test_x.py::test_untraced",
+                "tests/test_x.py::test_uses_feat"
+            ])
+        );
+        // Only the fixture `thing` reached `make` (and `inner` through it): they stay.
+        assert_eq!(t.keep.keys().cloned().collect::<BTreeSet<_>>(), ids(&["pkg/core.py::inner", "pkg/core.py::make"]));
+        let kept = &t.keep["pkg/core.py::inner"];
+        assert_eq!(kept.found_by, "tests/test_x.py::test_needs_thing");
+        assert_eq!(kept.helper.as_deref(), Some("tests/test_x.py::thing"));
+    }
 }
