@@ -99,6 +99,8 @@ struct Run<'a> {
 /// rounds moved to P2P, dropped, set aside, kept to load or (policy `feature`) made F2P.
 #[derive(Default)]
 struct Rounds {
+    /// The candidate's tests as given.
+    own: BTreeSet<TestId>,
     cand: BTreeSet<TestId>,
     moved: BTreeSet<TestId>,
     dropped: BTreeSet<TestId>,
@@ -121,7 +123,7 @@ impl Run<'_> {
     fn candidate(&self, n: usize, cand: Candidate) -> Made {
         let slug = cand.slug(self.session);
         self.session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let mut rounds = Rounds { cand: cand.tests, ..Rounds::default() };
+        let mut rounds = Rounds { own: cand.tests.clone(), cand: cand.tests, ..Rounds::default() };
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
         // stay as P2P tests; definitions a load error of the masked state names remain; the
         // rest is classified, masked and validated again.
@@ -224,11 +226,12 @@ impl Run<'_> {
 type Made = (Vec<(String, Value)>, Vec<Rejected>);
 
 impl Run<'_> {
-    /// The scope of candidate `tests` under the run's policy, with `excluded` (besides the
-    /// tests that fail under the shim) and what repairs kept.
+    /// The scope of candidate `tests` (first given as `own`) under the run's policy, with
+    /// `excluded` (besides the tests that fail under the shim) and what repairs kept.
     fn scope(
         &self,
         tests: &BTreeSet<TestId>,
+        own: &BTreeSet<TestId>,
         excluded: &BTreeSet<TestId>,
         kept: BTreeSet<carve_languages::NodeId>,
     ) -> Result<(Scope<'_>, Vec<crate::protect::FileScore>)> {
@@ -240,7 +243,7 @@ impl Run<'_> {
             max_lines: self.opts.max_lines,
             protection: self.opts.protection,
         };
-        scope_for(self.session, self.b, &self.t.trace, self.graph, tests, base)
+        scope_for(self.session, self.b, &self.t.trace, self.graph, tests, own, base)
     }
 
     /// The classified feature of this round: the candidate's F2P tests as they stand, under
@@ -251,7 +254,7 @@ impl Run<'_> {
     fn feature(&self, slug: &str, r: &Rounds) -> Result<Feature> {
         let excluded: BTreeSet<TestId> = r.dropped.iter().chain(&r.unstable).chain(&r.joined).cloned().collect();
         let kept = r.load_repairs.iter().flat_map(|l| l.moved.iter().map(|k| k.id.clone())).collect();
-        let (scope, files) = self.scope(&r.cand, &excluded, kept)?;
+        let (scope, files) = self.scope(&r.cand, &r.own, &excluded, kept)?;
         let mut feature = classify_feature(self.session, self.b, &self.t.trace, self.graph, r.cand.clone(), &scope)?;
         feature = feature.with_load_repairs(&r.load_repairs);
         feature.slug = slug.to_string();
@@ -308,7 +311,7 @@ fn rank(
         .into_iter()
         .map(|cand| {
             let size = run
-                .scope(&cand.tests, &BTreeSet::new(), BTreeSet::new())
+                .scope(&cand.tests, &cand.tests, &BTreeSet::new(), BTreeSet::new())
                 .and_then(|(scope, _)| {
                     let scope = Scope { entry_filter: None, ..scope };
                     classify_feature(session, b, &t.trace, graph, cand.tests.clone(), &scope)

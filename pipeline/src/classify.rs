@@ -194,7 +194,7 @@ pub fn feature_for(
     let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
     let base = Scope { excluded: t.shim_failures.clone(), entry_filter, max_lines, protection, ..Scope::default() };
-    let (scope, files) = scope_for(session, &b, &t.trace, &graph, &f2p, base)?;
+    let (scope, files) = scope_for(session, &b, &t.trace, &graph, &f2p, &f2p, base)?;
     let mut feature = classify_feature(session, &b, &t.trace, &graph, f2p, &scope)?;
     feature.p2p_files = files;
     Ok((b, t, feature))
@@ -202,15 +202,18 @@ pub fn feature_for(
 
 /// `base` with the tests its protection policy leaves unprotected: none under `all`; under
 /// `sampled:N` those outside the `N` test files closest to the feature (returned, in rank
-/// order; see [`crate::protect::closest_files`]: the reached code is what the F2P tests'
-/// BFS reaches with no test protecting); under `feature` every other stable passing test
-/// that `base` does not exclude.
+/// order; see [`crate::protect::closest_files`]: the reached code is what the BFS from the
+/// candidate's tests as first given reaches with no test protecting); under `feature` every other stable passing test
+/// that `base` does not exclude. `own` are the candidate's tests as first given: those that
+/// left F2P (still passing on a masked state) stay P2P under `sampled:N` and their files
+/// are not among the ranked ones, so that repair rounds do not change the choice.
 pub fn scope_for<'a>(
     session: &Session,
     baseline: &Baseline,
     trace: &Trace,
     graph: &ObjectGraph,
     f2p: &BTreeSet<TestId>,
+    own: &BTreeSet<TestId>,
     base: Scope<'a>,
 ) -> Result<(Scope<'a>, Vec<FileScore>)> {
     let others: BTreeSet<TestId> =
@@ -219,15 +222,21 @@ pub fn scope_for<'a>(
         Protection::All => Ok((base, Vec::new())),
         Protection::Feature => Ok((Scope { unprotected: others, ..base }, Vec::new())),
         Protection::Sampled(n) => {
-            let open = Scope { unprotected: others.clone(), max_lines: None, ..base.clone() };
+            // What the candidate as given reaches, with no test protecting.
+            let open_others =
+                baseline.stable_passing().difference(own).filter(|t| !base.excluded.contains(*t)).cloned().collect();
+            let open = Scope { unprotected: open_others, max_lines: None, kept: BTreeSet::new(), ..base.clone() };
             let reached: BTreeSet<carve_languages::NodeId> =
-                classify_feature(session, baseline, trace, graph, f2p.clone(), &open)?
+                classify_feature(session, baseline, trace, graph, own.clone(), &open)?
                     .classification
                     .nodes
                     .into_keys()
                     .collect();
             let file_of = |t: &str| crate::test_definition_file(&session.repo, &session.index, t);
-            let ranked = crate::protect::closest_files(trace, &reached, &others, file_of);
+            let own_files: BTreeSet<String> = own.iter().map(|t| file_of(t)).collect();
+            let ranked: BTreeSet<TestId> =
+                others.iter().filter(|t| !own.contains(*t) && !own_files.contains(&file_of(t))).cloned().collect();
+            let ranked = crate::protect::closest_files(trace, &reached, &ranked, file_of);
             let (chosen, unprotected) = crate::protect::sample(ranked, n);
             Ok((Scope { unprotected, ..base }, chosen))
         }
