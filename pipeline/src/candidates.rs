@@ -546,7 +546,17 @@ fn feature_failures(
     let sorted = triage(&session.index, trace, &ext.extracted, &failing);
     match load_round {
         Some(round) if !sorted.keep.is_empty() => {
-            Some(Outcome::Reload(LoadRepair { round, moved: sorted.keep.into_values().collect() }))
+            let moved = sorted
+                .keep
+                .into_iter()
+                .map(|(id, need)| crate::classify::KeptToLoad {
+                    id,
+                    found_by: need.test,
+                    message: need.message,
+                    helper: Some(need.helper),
+                })
+                .collect();
+            Some(Outcome::Reload(LoadRepair { round, moved }))
         }
         _ if !sorted.join.is_empty() => Some(Outcome::Join(sorted.join)),
         _ => None,

@@ -279,7 +279,7 @@ pub fn candidates(
         let grouped =
             if module_groups { crate::groups::module_groups(&session.index, &run.trace, &by_file) } else { Vec::new() };
         out = by_file.into_values().map(Candidate::of).collect();
-        out.extend(grouped);
+        out.extend(grouped.into_iter().map(|(slug, tests)| Candidate { tests, slug: Some(slug) }));
         return Ok(out);
     }
     Ok(out.into_iter().map(|c| Candidate { tests: without_untraced(session, &run.trace, c.tests), ..c }).collect())

@@ -15,7 +15,6 @@ use carve_languages::DefinitionIndex;
 use carve_tracer::trace::Trace;
 
 use crate::TestId;
-use crate::classify::Candidate;
 
 /// The home module of the tests `tests` (of one test file), if any.
 pub fn home_module(index: &DefinitionIndex, trace: &Trace, tests: &BTreeSet<TestId>) -> Option<String> {
@@ -38,13 +37,13 @@ pub fn home_module(index: &DefinitionIndex, trace: &Trace, tests: &BTreeSet<Test
     score.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0))).map(|(path, _)| path.to_string())
 }
 
-/// One candidate per home module of two or more of the test files `by_file` (file -> its
-/// tests), in module order.
+/// One group per home module of two or more of the test files `by_file` (file -> its
+/// tests), in module order: its name and the tests of those files.
 pub fn module_groups(
     index: &DefinitionIndex,
     trace: &Trace,
     by_file: &BTreeMap<String, BTreeSet<TestId>>,
-) -> Vec<Candidate> {
+) -> Vec<(String, BTreeSet<TestId>)> {
     let mut homes: BTreeMap<String, Vec<&BTreeSet<TestId>>> = BTreeMap::new();
     for tests in by_file.values() {
         if let Some(home) = home_module(index, trace, tests) {
@@ -54,10 +53,7 @@ pub fn module_groups(
     homes
         .into_iter()
         .filter(|(_, files)| files.len() >= 2)
-        .map(|(home, files)| Candidate {
-            tests: files.into_iter().flatten().cloned().collect(),
-            slug: Some(format!("{}-module", module_slug(&home))),
-        })
+        .map(|(home, files)| (format!("{}-module", module_slug(&home)), files.into_iter().flatten().cloned().collect()))
         .collect()
 }
 
@@ -124,10 +120,10 @@ mod tests {
         assert_eq!(home_module(&index, &t, &by_file["tests/test_version.py"]).as_deref(), Some("pkg/version.py"));
         let groups = module_groups(&index, &t, &by_file);
         assert_eq!(groups.len(), 1, "{groups:?}");
-        assert_eq!(groups[0].slug.as_deref(), Some("spec-module"));
+        assert_eq!(groups[0].0, "spec-module");
         let expected: BTreeSet<TestId> =
             ["tests/test_norm.py::test_norm", "tests/test_spec.py::test_match"].map(String::from).into();
-        assert_eq!(groups[0].tests, expected);
+        assert_eq!(groups[0].1, expected);
         assert_eq!(module_groups(&index, &t, &by_file), groups, "the same inputs give the same groups");
     }
 

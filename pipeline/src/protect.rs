@@ -25,7 +25,6 @@ use carve_languages::NodeId;
 use carve_tracer::trace::{Caller, TestTrace, Trace};
 
 use crate::TestId;
-use crate::classify::KeptToLoad;
 
 /// FeatureBench draws its BFS line budget between 3,000 and 5,000 lines per task; carve's
 /// default is the upper bound, so that no task FeatureBench could make is cut for size.
@@ -131,7 +130,18 @@ pub struct Triage {
     pub join: BTreeSet<TestId>,
     /// Extracted definitions that only a failing test's fixtures or set-up reached: they
     /// stay (a repair), each with the first such test and fixture.
-    pub keep: BTreeMap<NodeId, KeptToLoad>,
+    pub keep: BTreeMap<NodeId, HelperNeed>,
+}
+
+/// An extracted definition a failing test needs only through its fixture `helper`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelperNeed {
+    /// The first failing test (by id) that needs it.
+    pub test: TestId,
+    /// That test's message on the masked state.
+    pub message: String,
+    /// The fixture or set-up code that called it (a definition id, or `<module>PATH`).
+    pub helper: String,
 }
 
 /// How a test's code reaches what it ran: each definition reached from the test's own code
@@ -211,11 +221,10 @@ pub fn triage(
             continue;
         }
         for (id, fixture) in by_fixture {
-            out.keep.entry(id.clone()).or_insert_with(|| KeptToLoad {
-                id: id.clone(),
-                found_by: test.clone(),
+            out.keep.entry(id.clone()).or_insert_with(|| HelperNeed {
+                test: test.clone(),
                 message: message.clone(),
-                helper: Some(fixture.clone()),
+                helper: fixture.clone(),
             });
         }
     }
@@ -255,7 +264,10 @@ mod tests {
         assert_eq!(unprotected, tests(&["tests/test_c.py::t", "tests/test_c.py::u"]));
     }
 
-    fn trace_of(tests: &[(&str, &[&str], &[(&str, &str)])]) -> Trace {
+    /// `(test, hits, (caller, callee) edges)`.
+    type Spec<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
+    fn trace_of(tests: &[Spec<'_>]) -> Trace {
         let mut out = BTreeMap::new();
         for (test, hits, edges) in tests {
             let mut t = TestTrace::default();
@@ -365,7 +377,7 @@ mod tests {
         // Only the fixture `thing` reached `make` (and `inner` through it): they stay.
         assert_eq!(t.keep.keys().cloned().collect::<BTreeSet<_>>(), ids(&["pkg/core.py::inner", "pkg/core.py::make"]));
         let kept = &t.keep["pkg/core.py::inner"];
-        assert_eq!(kept.found_by, "tests/test_x.py::test_needs_thing");
-        assert_eq!(kept.helper.as_deref(), Some("tests/test_x.py::thing"));
+        assert_eq!(kept.test, "tests/test_x.py::test_needs_thing");
+        assert_eq!(kept.helper, "tests/test_x.py::thing");
     }
 }
