@@ -40,6 +40,7 @@ Standard library only.
     python3 bench/corpus.py                         # the table: every candidate, --protect all
     python3 bench/corpus.py --protect sampled:5 --out /tmp/carve-corpus-sampled5
     python3 bench/corpus.py --protect feature --recheck --out /tmp/carve-corpus-feature
+    python3 bench/corpus.py --protect sampled:5 --module-groups=only --out /tmp/carve-corpus-groups
     python3 bench/corpus.py --only toolz boltons --pick ranked --candidates 4 --recheck
     python3 bench/corpus.py --pick spaced --candidates 2 --out /tmp/carve-corpus-spaced
 """
@@ -161,7 +162,7 @@ def policy_args(args):
     if args.max_lines is not None:
         out += ["--max-lines", str(args.max_lines)]
     if args.module_groups:
-        out.append("--module-groups")
+        out.append(f"--module-groups={args.module_groups}")
     return out
 
 
@@ -318,8 +319,8 @@ def add_policy_args(ap):
     """`--protect`, `--max-lines` and `--module-groups`, passed to `carve tasks`."""
     ap.add_argument("--protect", default="all", help="carve's protection policy: all, sampled:N or feature")
     ap.add_argument("--max-lines", type=int, help="carve's line budget per feature (default: carve's, 5000)")
-    ap.add_argument("--module-groups", action="store_true",
-                    help="also the candidates of test files grouped by the module they test")
+    ap.add_argument("--module-groups", nargs="?", const="also", choices=["also", "only"],
+                    help="also (or only) the candidates of test files grouped by the module they test")
 
 
 def policy_row(args):
@@ -339,8 +340,8 @@ def pick_header(rows, args):
     default = (getattr(args, "pick", "all"), getattr(args, "candidates", "?"))
     modes = sorted({(r.get("pick", "all"), r.get("k", "?")) for r in rows}) or [default]
     said = [f"{m}: " + PICK_MODES.get(m, "unknown (a row from before `--pick`)").format(k=k) for m, k in modes]
-    policies = sorted({(r.get("protect", "all"), r.get("max_lines"), r.get("module_groups", False)) for r in rows})
-    told = [f"--protect {p}" + (f" --max-lines {m}" if m else "") + (" --module-groups" if g else "")
+    policies = sorted({(r.get("protect", "all"), r.get("max_lines") or 0, r.get("module_groups") or "") for r in rows})
+    told = [f"--protect {p}" + (f" --max-lines {m}" if m else "") + (f" --module-groups={g}" if g else "")
             for p, m, g in policies]
     return "Pick: " + "; ".join(said) + ". Policy: " + ("; ".join(told) or "--protect all")
 

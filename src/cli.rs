@@ -23,6 +23,15 @@ pub enum Format {
     Html,
 }
 
+/// `carve tasks --module-groups[=also|only]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModuleGroups {
+    /// The module groups after the candidates of one test file each.
+    Also,
+    /// Only the module groups.
+    Only,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum EdgeMode {
     /// Callers captured on the first hits of each callee per test (cheap).
@@ -232,9 +241,10 @@ pub enum Command {
         p2p_files: Option<usize>,
         /// Also try, after the candidates of one test file each, one candidate per group of
         /// two or more test files that test the same module (the source file holding the most
-        /// of the definitions their tests call), so that a feature can span test files.
-        #[arg(long)]
-        module_groups: bool,
+        /// of the definitions their tests call), so that a feature can span test files;
+        /// `--module-groups=only`: only those.
+        #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "also")]
+        module_groups: Option<ModuleGroups>,
         /// Try only the K candidates that would extract the most: every candidate is
         /// classified first (no test runs) and they are tried in order of how many
         /// definitions they extract, most first (ties in candidate order); the others are
@@ -305,6 +315,17 @@ mod tests {
             .unwrap();
         let Command::Tasks { f2p_groups, .. } = cli.command else { panic!("not tasks") };
         assert_eq!(f2p_groups, vec![vec!["a.py".to_string(), "b.py::t".to_string()], vec!["c.py".to_string()]]);
+    }
+
+    #[test]
+    fn module_groups_take_an_optional_value() {
+        let groups = |args: &[&str]| match Cli::try_parse_grouped_from(args).unwrap().command {
+            Command::Tasks { module_groups, .. } => module_groups,
+            _ => panic!("not tasks"),
+        };
+        assert_eq!(groups(&["carve", "tasks", "repo"]), None);
+        assert_eq!(groups(&["carve", "tasks", "--module-groups", "repo"]), Some(ModuleGroups::Also));
+        assert_eq!(groups(&["carve", "tasks", "repo", "--module-groups=only"]), Some(ModuleGroups::Only));
     }
 
     #[test]

@@ -243,10 +243,22 @@ pub fn scope_for<'a>(
     }
 }
 
-/// The F2P test groups `carve tasks` tries: the `--f2p` groups, else one per test file of
-/// the tests usable as F2P (stable at baseline, and passing under the shim), and with
-/// `module_groups` also one per group of two or more such files that test the same module
-/// (see [`crate::groups`]), after them. A test's file is the one its definition lives in
+/// Which candidates [`candidates`] makes when no `--f2p` group is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CandidateKinds {
+    /// One per test file.
+    #[default]
+    Files,
+    /// One per test file, then one per module group ([`crate::groups`]).
+    FilesAndModules,
+    /// One per module group only.
+    Modules,
+}
+
+/// The F2P test groups `carve tasks` tries: the `--f2p` groups, else (by `kinds`) one per
+/// test file of the tests usable as F2P (stable at baseline, and passing under the shim),
+/// and one per group of two or more such files that test the same module (see
+/// [`crate::groups`]), after them. A test's file is the one its definition lives in
 /// (see [`crate::test_definition_file`]): a Go package's tests and subtests group by their
 /// `_test` file, not one candidate per subtest.
 pub fn candidates(
@@ -254,7 +266,7 @@ pub fn candidates(
     baseline: &Baseline,
     run: &TraceRun,
     groups: &[Vec<String>],
-    module_groups: bool,
+    kinds: CandidateKinds,
 ) -> Result<Vec<Candidate>> {
     let usable: BTreeSet<TestId> = baseline.stable_passing().difference(&run.shim_failures).cloned().collect();
     let mut out = Vec::new();
@@ -276,9 +288,13 @@ pub fn candidates(
         }
         let by_file: BTreeMap<String, BTreeSet<TestId>> =
             by_file.into_iter().map(|(f, c)| (f, without_untraced(session, &run.trace, c))).collect();
-        let grouped =
-            if module_groups { crate::groups::module_groups(&session.index, &run.trace, &by_file) } else { Vec::new() };
-        out = by_file.into_values().map(Candidate::of).collect();
+        let grouped = match kinds {
+            CandidateKinds::Files => Vec::new(),
+            _ => crate::groups::module_groups(&session.index, &run.trace, &by_file),
+        };
+        if kinds != CandidateKinds::Modules {
+            out = by_file.into_values().map(Candidate::of).collect();
+        }
         out.extend(grouped.into_iter().map(|(slug, tests)| Candidate { tests, slug: Some(slug) }));
         return Ok(out);
     }

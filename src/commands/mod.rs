@@ -57,7 +57,11 @@ pub fn run(cli: Cli) -> Result<Status> {
                 entry_filter: entry_filter.as_deref(),
                 protection,
                 max_lines: protect.budget(),
-                module_groups,
+                kinds: match module_groups {
+                    None => carve_pipeline::classify::CandidateKinds::Files,
+                    Some(crate::cli::ModuleGroups::Also) => carve_pipeline::classify::CandidateKinds::FilesAndModules,
+                    Some(crate::cli::ModuleGroups::Only) => carve_pipeline::classify::CandidateKinds::Modules,
+                },
                 candidates,
                 statement: &statement,
             };

@@ -22,8 +22,8 @@ pub struct TaskOptions<'a> {
     pub protection: carve_pipeline::protect::Protection,
     /// `--max-lines` (`None`: no budget).
     pub max_lines: Option<usize>,
-    /// `--module-groups`.
-    pub module_groups: bool,
+    /// `--module-groups`: which candidates carve makes.
+    pub kinds: carve_pipeline::classify::CandidateKinds,
     /// `--candidates K`: try only the K candidates that extract the most.
     pub candidates: Option<usize>,
     pub statement: &'a StatementArgs,
@@ -44,7 +44,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     if opts.protection == carve_pipeline::protect::Protection::Sampled(0) {
         bail!("--p2p-files takes a number of test files of at least 1");
     }
-    let candidates = classify::candidates(&session, &b, &t, groups, opts.module_groups)?;
+    let candidates = classify::candidates(&session, &b, &t, groups, opts.kinds)?;
     let loop_opts = CandidateOptions {
         levels: levels.to_vec(),
         threshold,
