@@ -284,6 +284,12 @@ PROCESS_FIELDS = ("pid", "argv")
 TOOL_FOLDERS = ("cargo-target",)
 
 
+# A temporary folder's random name (`/tmp/.tmpJi7CXS/build-s0` in an error message), and the
+# wall-clock fields of `carve arc mine --format json` (`"analysis_seconds": 0.35`).
+TEMP_NAME = re.compile(rb"\.tmp[A-Za-z0-9]{6}\b")
+SECONDS_FIELD = re.compile(rb'("[a-z_]*seconds": )[0-9.e+-]+')
+
+
 def without_process(raw: bytes) -> bytes:
     """A raw trace with `pid` and `argv` taken out of its header line."""
     first, sep, rest = raw.partition(b"\n")
@@ -314,7 +320,9 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int, int]:
         elif p.is_file() and name.startswith("out/") and RAW_TRACE.match(p.name):
             raw.setdefault(str(Path(name).parent), []).append(without_process(p.read_bytes()))
         elif p.is_file() and name.endswith(".stderr"):
-            files[name] = RAW_TRACE_NAME.sub(b"[pid].jsonl", p.read_bytes())
+            files[name] = TEMP_NAME.sub(b".tmp[random]", RAW_TRACE_NAME.sub(b"[pid].jsonl", p.read_bytes()))
+        elif p.is_file() and name.endswith("mine.stdout"):
+            files[name] = SECONDS_FIELD.sub(rb'\1"[seconds]"', p.read_bytes())
         elif p.is_file():
             files[name] = p
     for folder, contents in raw.items():
@@ -323,23 +331,30 @@ def record_files(d: Path) -> tuple[dict[str, Path | bytes], int, int]:
     return files, sum(len(c) for c in raw.values()), tool_files
 
 
-def first_difference(a: Path, b: Path) -> tuple[str | None, int, int]:
+def first_difference(a: Path, b: Path) -> tuple[str | None, int, int, list[str]]:
     """Where two records first differ (None when byte-identical), the number of raw traces
-    compared without their process fields, and of files in a tool's folder not compared."""
+    compared without their process fields, of files in a tool's folder not compared, and the
+    stderr files that hold the same lines in another order."""
     (fa, raw, tool), (fb, _, tool_b) = record_files(a), record_files(b)
+    reordered: list[str] = []
     tool = max(tool, tool_b)
     # stdout, stderr and exit codes first, then the --out tree, each in name order.
     for name in sorted(set(fa) | set(fb), key=lambda n: (n.startswith("out/"), n)):
         if name not in fb:
-            return f"{name}: only at REV_A", raw, tool
+            return f"{name}: only at REV_A", raw, tool, reordered
         if name not in fa:
-            return f"{name}: only at REV_B", raw, tool
+            return f"{name}: only at REV_B", raw, tool, reordered
         da, db = (x if isinstance(x, bytes) else x.read_bytes() for x in (fa[name], fb[name]))
         if da != db:
             la, lb = da.split(b"\n"), db.split(b"\n")
+            # Two test runs at once print their warnings in either order (and a compiler
+            # lists its errors in either order): stderr holding the same lines counts.
+            if name.endswith(".stderr") and sorted(la) == sorted(lb):
+                reordered.append(name)
+                continue
             line = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-            return f"{name} line {line + 1}", raw, tool
-    return None, raw, tool
+            return f"{name} line {line + 1}", raw, tool, reordered
+    return None, raw, tool, reordered
 
 
 def verdict(a: Path) -> tuple[str, str]:
@@ -435,7 +450,7 @@ def main() -> int:
                         continue
                 for rev in revs:
                     run_command(work, rev, fixture, command, features, runs, args.timeout)
-            diff, raw, tool = first_difference(*records)
+            diff, raw, tool, reordered = first_difference(*records)
             if diff:
                 differs += 1
                 status, detail = "differs", diff
@@ -444,6 +459,9 @@ def main() -> int:
             if raw:
                 detail = f"{detail}; " if detail else ""
                 detail += f"{raw} raw trace(s) compared without pid and argv"
+            if reordered:
+                detail = f"{detail}; " if detail else ""
+                detail += f"{len(reordered)} stderr file(s) with the same lines in another order"
             if tool:
                 detail = f"{detail}; " if detail else ""
                 detail += f"{tool} files of cargo-target/ not compared"

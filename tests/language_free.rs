@@ -1,7 +1,8 @@
 //! Everything language-specific lives in `languages/`, behind `LanguageSupport`: the code of
-//! `src/`, `tracer/src/` and `extractor/src/` must not name a language's runner, grammar,
-//! file extension, shim or variant. Test code (`#[cfg(test)]` modules, `tests.rs`,
-//! `testutil.rs`) and comments may: tests run on fixtures of particular languages.
+//! `src/`, `pipeline/src/`, `tracer/src/`, `extractor/src/` and `formats/src/` must not name a
+//! language's runner, grammar, file extension, shim or variant. Test code (`#[cfg(test)]`
+//! modules, `tests.rs`, `testutil.rs`) and comments may: tests run on fixtures of particular
+//! languages.
 
 use std::path::{Path, PathBuf};
 
@@ -78,7 +79,7 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 fn tracer_extractor_and_the_binary_name_no_language() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "pipeline/src", "tracer/src", "extractor/src"] {
+    for dir in ["src", "pipeline/src", "tracer/src", "extractor/src", "formats/src"] {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();

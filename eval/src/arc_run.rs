@@ -32,7 +32,7 @@ use crate::chain::ChainBundle;
 use crate::guard::GroupGuard;
 use crate::progress::Progress;
 use crate::project::Project;
-use crate::results::{ARC_RUN_VERSION, AgentTurn, ArcRun, DiffStats, Gate, StageResult};
+use crate::results::{AgentTurn, ArcRun, DiffStats, Gate, StageResult};
 use crate::sandbox::{Sandbox, SandboxMode};
 use crate::tree;
 
@@ -191,7 +191,7 @@ impl RunDir {
         let gd = self.track().to_string_lossy().into_owned();
         let patch = git(&self.root, &["--git-dir", &gd, "diff", "--binary", from, to], &[])?;
         let numstat = git(&self.root, &["--git-dir", &gd, "diff", "--numstat", from, to], &[])?;
-        let mut stats = DiffStats { files: 0, added: 0, deleted: 0 };
+        let mut stats = DiffStats::default();
         for l in numstat.lines() {
             let mut f = l.split('\t');
             stats.files += 1;
@@ -227,18 +227,14 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         }
         r
     } else {
-        ArcRun {
-            version: ARC_RUN_VERSION,
-            kind: "arc-run".into(),
-            chain_id: chain.chain_id.clone(),
-            agent: name.clone(),
-            agent_command: opts.agent_command.clone(),
-            feedback: opts.feedback.name().into(),
-            stage_count: chain.stages.len(),
-            stages: Vec::new(),
-            chain_gate: None,
-            stage_budget_seconds: opts.stage_budget.as_secs(),
-        }
+        ArcRun::new(
+            chain.chain_id.clone(),
+            name.clone(),
+            opts.agent_command.clone(),
+            opts.feedback.name().into(),
+            chain.stages.len(),
+            opts.stage_budget.as_secs(),
+        )
     };
     if results.complete() {
         return Ok((results, run_file));
@@ -316,7 +312,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         if opts.feedback != Feedback::L4 && k + 1 < n {
             write_feedback(opts.feedback, &rd.agent_dir(k + 1), k, &gate)?;
         }
-        results.stages.push(StageResult { index: k, agent: turn, diff: diff_rel, diff_stats: stats, gate: gate.gate });
+        results.stages.push(StageResult::new(k, turn, diff_rel, stats, gate.gate));
         tree::write_atomic(&run_file, &tree::pretty(&results))?;
     }
     progress.set_position(n as u64);
@@ -425,13 +421,7 @@ fn run_agent(
     // The budget ran out, or the agent returned: what is left of its process group goes
     // before the gate looks at the workspace.
     guard.end();
-    Ok(AgentTurn {
-        exit_code,
-        timed_out,
-        seconds: start.elapsed().as_secs_f64(),
-        attempts,
-        sandbox: sandbox.mode.to_string(),
-    })
+    Ok(AgentTurn::new(exit_code, timed_out, start.elapsed().as_secs_f64(), attempts, sandbox.mode.to_string()))
 }
 
 pub struct GateRun {

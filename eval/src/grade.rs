@@ -7,8 +7,8 @@
 //! tests); then `test.patch`; then the F2P and P2P tests through the project's runner.
 //! `resolved` = every F2P and P2P test passes; `passed_rate` = share of F2P tests passing.
 
+use carve_formats::instance::Instance;
 use serde::Deserialize;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::Error;
 use crate::progress::Progress;
 use crate::project::Project;
-use crate::results::{GRADE_VERSION, GradeRun, GradedInstance};
+use crate::results::{GradeRun, GradedInstance};
 use crate::tree;
 
 pub const GRADE_FILE: &str = "grade.json";
@@ -44,37 +44,27 @@ impl TaskBundle {
         let text = std::fs::read_to_string(&path).map_err(|e| {
             Error::Usage(format!("{} is not a task bundle (no readable instance.json: {e})", dir.display()))
         })?;
-        let inst: Value =
-            serde_json::from_str(&text).map_err(|e| Error::Format { path: path.clone(), detail: e.to_string() })?;
-        let list = |k: &str| -> Result<Vec<String>, Error> {
-            inst.get(k)
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-                .ok_or_else(|| Error::Format { path: path.clone(), detail: format!("no `{k}` list") })
-        };
+        let inst: Instance = carve_formats::from_str(&text, &path)?;
         let read = |name: &str| {
             std::fs::read_to_string(dir.join(name))
                 .map_err(|e| Error::Usage(format!("bundle {} lacks {name}: {e}", dir.display())))
         };
         let test_patch = read("test.patch")?;
-        let instance_id = inst
-            .get("instance_id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| Error::Format { path: path.clone(), detail: "no `instance_id`".into() })?;
+        let carve = &inst.carve;
         Ok(TaskBundle {
             dir: dir.to_path_buf(),
-            instance_id: instance_id.to_string(),
-            level: inst.get("level").and_then(Value::as_u64).unwrap_or(1) as u8,
-            f2p: list("FAIL_TO_PASS")?,
-            p2p: list("PASS_TO_PASS")?,
+            level: inst.level,
+            f2p: inst.fail_to_pass.clone(),
+            p2p: inst.pass_to_pass.clone(),
             mask_patch: read("mask.patch")?,
-            f2p_tests_patch: if inst["carve"]["mask_removes_f2p_tests"].as_bool() == Some(true) {
+            f2p_tests_patch: if carve.mask_removes_f2p_tests {
                 String::new()
             } else {
-                inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test_patch.clone())
+                carve.f2p_tests_patch.clone().unwrap_or_else(|| test_patch.clone())
             },
             test_patch,
-            tree_digest: inst["carve"]["tree_digest"].as_str().map(String::from),
+            tree_digest: Some(carve.tree_digest.clone()),
+            instance_id: inst.instance_id,
         })
     }
 
@@ -182,7 +172,7 @@ pub fn grade_all(
         }
     });
     let instances = out.into_inner().unwrap_or_else(|p| p.into_inner()).into_values().collect();
-    Ok(GradeRun { version: GRADE_VERSION, kind: "grade".into(), instances })
+    Ok(GradeRun::new(instances))
 }
 
 /// Grade one solution (never fails: what went wrong is in the result).
@@ -194,18 +184,8 @@ pub fn grade_one(
     repo_digest: &str,
     work: &Path,
 ) -> GradedInstance {
-    let mut g = GradedInstance {
-        instance_id: bundle.instance_id.clone(),
-        level: bundle.level,
-        model: sub.model.clone(),
-        resolved: false,
-        passed_rate: 0.0,
-        applied: false,
-        patch_problem: None,
-        error: None,
-        f2p: bundle.f2p.iter().map(|t| (t.clone(), "missing".to_string())).collect(),
-        p2p: bundle.p2p.iter().map(|t| (t.clone(), "missing".to_string())).collect(),
-    };
+    let mut g =
+        GradedInstance::new(bundle.instance_id.clone(), bundle.level, sub.model.clone(), &bundle.f2p, &bundle.p2p);
     let hidden = bundle.hidden_files();
     let touched: Vec<String> = tree::patch_paths(&sub.patch).into_iter().filter(|p| hidden.contains(p)).collect();
     if !touched.is_empty() {

@@ -32,6 +32,9 @@ pub enum Error {
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
     #[error("{} is not a valid results or bundle file: {detail}", path.display())]
     Format { path: PathBuf, detail: String },
+    /// A file of one of carve's formats that could not be read (it names the file).
+    #[error(transparent)]
+    Formats(#[from] carve_formats::FormatError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]

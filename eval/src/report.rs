@@ -320,18 +320,11 @@ mod tests {
     use crate::bootstrap::Interval;
 
     fn inst(id: &str, model: &str, level: u8, resolved: bool, passed_rate: f64) -> GradedInstance {
-        GradedInstance {
-            instance_id: id.into(),
-            level,
-            model: model.into(),
-            resolved,
-            passed_rate,
-            applied: true,
-            patch_problem: None,
-            error: None,
-            f2p: Default::default(),
-            p2p: Default::default(),
-        }
+        let mut g = GradedInstance::new(id.into(), level, model.into(), &[], &[]);
+        g.resolved = resolved;
+        g.passed_rate = passed_rate;
+        g.applied = true;
+        g
     }
 
     #[test]

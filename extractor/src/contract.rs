@@ -14,72 +14,40 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_languages::index::{Definition, DefinitionIndex, DefinitionKind, NodeId, Signature};
+use carve_formats::contract as format;
+use carve_languages::index::{Definition, DefinitionIndex, DefinitionKind, NodeId};
 use carve_languages::syntax::{ContractSyntax, ImportStyle, MethodPlacement};
 use carve_languages::{Language, Level2Packaging, support};
 use serde::{Deserialize, Serialize};
 
-/// Version of `contract.json`. Bump when a field changes meaning or is removed.
-pub const CONTRACT_VERSION: u32 = 1;
+use carve_formats::contract::{Parameter, Signature};
 
+/// Version of `contract.json` (`carve_formats::contract::VERSION`).
+pub const CONTRACT_VERSION: u32 = format::VERSION;
+
+/// One object of a contract, its language and kind as `carve_languages` names them.
+pub type ContractObject = format::ContractObject<Language, DefinitionKind>;
+
+/// `contract.json` (the format is `carve_formats::contract::Contract`, here with
+/// `carve_languages`' `Language` and `DefinitionKind`), with what a task asks of it that needs
+/// the language's support: whether a Level 2 task can be made, and its Level 2 view. A
+/// newtype (serialized as the format itself, read through `Deref`) so that these stay methods
+/// of the contract; the format's fields are the inner value's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Contract {
-    pub version: u32,
-    pub language: Language,
-    /// Files that held extracted code (the files to touch), sorted.
-    pub files: Vec<String>,
-    /// Of `files`, those every definition of which is extracted: the feature is the whole
-    /// module (what is left of it is its imports and module-level code), sorted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub whole_modules: Vec<String>,
-    pub objects: Vec<ContractObject>,
+#[serde(transparent)]
+pub struct Contract(pub format::Contract<Language, DefinitionKind>);
+
+impl std::ops::Deref for Contract {
+    type Target = format::Contract<Language, DefinitionKind>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ContractObject {
-    pub id: NodeId,
-    pub language: Language,
-    pub path: String,
-    /// Dotted module (`inventory.pricing`), when the language has one.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub module: Option<String>,
-    pub kind: DefinitionKind,
-    pub name: String,
-    pub qualname: String,
-    /// The import that makes it reachable: `from inventory.pricing import total_value`; for a
-    /// method, the import of its top-level class. `None` for a function nested in another.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub import_path: Option<String>,
-    /// How to reach it once imported: `total_value`, `Cart.total`.
-    pub access: String,
-    pub signature: Signature,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub docstring: Option<String>,
-    /// Qualified name of the class (type) a method belongs to; for a Rust method, the type
-    /// its impl block is for.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub enclosing_class: Option<String>,
-    /// Rust: the trait a method implements, as its impl block writes it (`fmt::Display`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub enclosing_trait: Option<String>,
-    /// Rust: the header of the impl block a method is written in
-    /// (`impl<S: Shape> fmt::Display for Report<'_, S>`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub enclosing_impl: Option<String>,
-    /// Qualified name of the function an extracted nested function lives in.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub enclosing_function: Option<String>,
-    /// The object stays in the repository (a class whose extracted methods are listed in
-    /// `members`); only its members are to be implemented.
-    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
-    pub existing: bool,
-    /// Extracted classes named in the signature's annotations or bases (node ids).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub uses_types: Vec<NodeId>,
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub members: Vec<ContractObject>,
+impl std::ops::DerefMut for Contract {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Contract {
@@ -368,26 +336,29 @@ impl<'a> Builder<'a> {
         } else {
             Vec::new()
         };
-        ContractObject {
-            id: d.id.clone(),
-            language: d.language,
-            path: d.path.clone(),
-            module,
-            kind: d.kind,
-            name: d.name.clone(),
-            qualname: d.qualname.clone(),
-            import_path,
-            access: if syntax(d).import == ImportStyle::UsePath { self.use_path_access(d) } else { d.qualname.clone() },
-            signature: d.signature.clone(),
-            docstring: d.docstring.clone(),
-            enclosing_class,
-            enclosing_trait,
-            enclosing_impl,
-            enclosing_function,
-            existing,
-            uses_types: if existing { Vec::new() } else { self.uses_types(d) },
-            members,
-        }
+        let access =
+            if syntax(d).import == ImportStyle::UsePath { self.use_path_access(d) } else { d.qualname.clone() };
+        let mut o = ContractObject::new(
+            d.id.clone(),
+            d.language,
+            d.path.clone(),
+            d.kind,
+            d.name.clone(),
+            d.qualname.clone(),
+            access,
+            contract_signature(&d.signature),
+        );
+        o.module = module;
+        o.import_path = import_path;
+        o.docstring = d.docstring.clone();
+        o.enclosing_class = enclosing_class;
+        o.enclosing_trait = enclosing_trait;
+        o.enclosing_impl = enclosing_impl;
+        o.enclosing_function = enclosing_function;
+        o.existing = existing;
+        o.uses_types = if existing { Vec::new() } else { self.uses_types(d) };
+        o.members = members;
+        o
     }
 
     /// `import { Top } from "./path/of/module";` (from the repository root) for an
@@ -510,13 +481,32 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
         })
         .cloned()
         .collect();
-    Contract { version: CONTRACT_VERSION, language, files: files.into_iter().collect(), whole_modules, objects }
+    let mut contract = format::Contract::new(language, files.into_iter().collect(), objects);
+    contract.whole_modules = whole_modules;
+    Contract(contract)
+}
+
+/// The index's signature as the contract writes it.
+fn contract_signature(s: &carve_languages::index::Signature) -> Signature {
+    let parameters = s
+        .parameters
+        .iter()
+        .map(|p| Parameter::new(p.name.clone(), p.kind, p.annotation.clone(), p.default.clone()))
+        .collect();
+    let mut out = Signature::new(s.text.clone(), parameters);
+    out.returns = s.returns.clone();
+    out.is_async = s.is_async;
+    out.decorators = s.decorators.clone();
+    out.bases = s.bases.clone();
+    out.receiver = s.receiver.clone();
+    out.type_parameters = s.type_parameters.clone();
+    out
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use carve_languages::index::{FileIndex, Parameter, ParameterKind, Span};
+    use carve_languages::index::{FileIndex, Parameter, ParameterKind, Signature, Span};
 
     fn param(name: &str, kind: ParameterKind, annotation: Option<&str>, default: Option<&str>) -> Parameter {
         Parameter { name: name.into(), kind, annotation: annotation.map(Into::into), default: default.map(Into::into) }

@@ -13,18 +13,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use carve_formats::gate::{Excluded, GateValidation, IdentifierScan};
 use carve_languages::runner::{RunRequest, TestCommand, TestId, TestStatus};
 use carve_languages::{DefinitionIndex, Language};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::HistoryError;
-use crate::calls::{self, CallCheck, StageTracer};
-use crate::mine::{Chain, Evidence};
+use crate::calls::{self, StageTracer};
+use crate::mine::Chain;
 use crate::spec;
-use crate::states::{DefinitionLevelFile, Role, SharedContext, States, git, role};
+use crate::states::{Role, States, git, role};
 
-pub const BUNDLE_VERSION: u32 = 1;
+pub const BUNDLE_VERSION: u32 = carve_formats::chain::VERSION;
 
 /// What `build` needs to know about the project.
 #[derive(Debug, Clone)]
@@ -38,98 +38,10 @@ pub struct BuildConfig {
     pub repo_name: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StageEntry {
-    pub index: usize,
-    pub commits: Vec<String>,
-    pub title: String,
-    pub spec: String,
-    pub contract: String,
-    pub gold_patch: String,
-    pub tests_dir: String,
-    pub f2p: Vec<TestId>,
-    pub p2p: Vec<TestId>,
-    /// P2P was judged on S_k with S_k's own tests, because S_k's code with this stage's tests
-    /// did not compile (Rust inline tests naming code S_k lacks): `p2p` pass there and after.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub p2p_on_own_tests: bool,
-    pub evidence: Vec<Evidence>,
-    /// The verified call dependency (stages after the first, when built with a tracer): which
-    /// definitions of earlier stages this stage's F2P tests execute at S_(k+1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_dependency: Option<CallCheck>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChainSuite {
-    pub tests_dir: String,
-    pub f2p: Vec<TestId>,
-    pub p2p: Vec<TestId>,
-    /// As a stage's: `p2p` was judged on S0 with its own tests (the chain's tests do not
-    /// compile against S0's code).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub p2p_on_own_tests: bool,
-}
-
-/// `chain.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChainFile {
-    pub version: u32,
-    pub chain_id: String,
-    pub repo: String,
-    pub language: Language,
-    pub final_commit: String,
-    pub stages: Vec<StageEntry>,
-    pub chain: ChainSuite,
-    /// Non-code files (docs, release notes) of the chain's commits left at their final
-    /// content because removing their change for S0 conflicted with a later commit.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub shared_context: Vec<SharedContext>,
-    /// Code and test files whose historical patches did not come off the final checkpoint
-    /// (a later commit rewrote lines a stage added): their states hold the final file without
-    /// the definitions later stages added.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub by_definition: Vec<DefinitionLevelFile>,
-    /// Commits outside the mined chain pulled into a stage so that every state builds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repairs: Vec<Repair>,
-    /// Repository files pulled into states that import them before the stage that created
-    /// them (a state did not build without them): `States::pull_imported_files`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pulled_files: Vec<crate::states::PulledFile>,
-    /// Source files with tests inside (Rust's `#[cfg(test)]` modules and `#[test]` functions
-    /// in `src/`) split into code and tests: their files under a `tests_dir` hold the test
-    /// part alone, which a gate joins with the tree's own code of that file
-    /// (`carve_languages::rust::inline_tests::with_tests_of`) instead of replacing the file.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub inline_tests: Vec<String>,
-    /// Mined stages that changed only tests (no code outside inline tests and comments), each
-    /// merged into a neighbouring stage: a gate on them could not fail.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_stages: Vec<MergedStage>,
-    /// Per state, the installed dependencies it used (the checkout's, or its own install of
-    /// the dependencies its manifest declares): `crate::deps`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dependencies: Vec<crate::deps::StateDependencies>,
-}
-
-/// A mined stage merged into its neighbour because it changed only tests.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MergedStage {
-    /// The merged stage's commits.
-    pub commits: Vec<String>,
-    /// The first commit of the stage they joined.
-    pub into: String,
-    pub reason: String,
-}
-
-/// One commit pulled into a stage because a state did not build without it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Repair {
-    pub stage: usize,
-    pub commit: String,
-    pub reason: String,
-}
+/// `chain.json`, typed in `carve_formats::chain` (shared with its readers), with the
+/// language as [`Language`].
+pub type ChainFile = carve_formats::chain::ChainFile<Language>;
+pub use carve_formats::chain::{ChainSuite, MergedStage, Repair, StageEntry};
 
 /// How many commits `build` pulls into a chain before it drops it.
 pub const MAX_REPAIRS: usize = 3;
@@ -505,9 +417,21 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), HistoryError> {
 }
 
 fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
-    let mut s = serde_json::to_vec_pretty(v).unwrap_or_default();
-    s.push(b'\n');
-    s
+    carve_formats::to_pretty(v)
+}
+
+/// A gate's `validation.json` from its selection (each state run twice); what only a stage
+/// gate records, and whether it passed, are set by the caller.
+fn gate_validation(gate: &str, stage: Option<usize>, before: String, after: String, sel: &Selection) -> GateValidation {
+    let mut v = GateValidation::new(gate, stage, before, after);
+    v.f2p = sel.f2p.clone();
+    v.p2p = sel.p2p.clone();
+    v.excluded = Excluded::new(sel.flaky.clone(), sel.collateral.clone(), sel.failing_after.clone());
+    v.before = sel.before.clone();
+    v.after = sel.after.clone();
+    v.p2p_on_own_tests = sel.p2p_on_own_tests;
+    v.before_own_tests = sel.before_own_tests.clone();
+    v
 }
 
 /// Outcome of `build`: where the bundle is and what each gate selected.
@@ -599,14 +523,14 @@ fn merge_stage(
         }
     }
     let target = if k == 0 { "the next stage" } else { "the stage before it" };
-    MergedStage {
-        commits: gone.commits,
-        into: into_commit,
-        reason: format!(
+    MergedStage::new(
+        gone.commits,
+        into_commit,
+        format!(
             "it changes only tests (no code outside inline tests and comments), so a gate on it could not fail; \
              merged into {target}"
         ),
-    }
+    )
 }
 
 /// Build the bundle of `chain` (mined from `repo`) under `out/<chain_id>/`.
@@ -708,16 +632,16 @@ pub fn build_traced(
         }
         match missing_dependency(&states, &stage_commits, &message).map_err(&err)? {
             Some((stage, commit, files)) => {
-                repairs.push(Repair {
+                repairs.push(Repair::new(
                     stage,
-                    commit: commit.clone(),
-                    reason: format!(
+                    commit.clone(),
+                    format!(
                         "S{k} did not pass the build check (`{check}`); the error names {}, which this commit changed \
                          after stage {stage}: {}",
                         files.join(", "),
                         first_lines(&message, 3)
                     ),
-                });
+                ));
                 stage_commits[stage].push(commit);
                 let order = states.first_parent_order().map_err(&err)?;
                 stage_commits[stage].sort_by_key(|c| order.iter().position(|o| o == c).unwrap_or(usize::MAX));
@@ -867,85 +791,43 @@ pub fn build_traced(
         write(&dir.join(&sd).join("spec.md"), stage_spec.markdown.as_bytes())?;
         write(&dir.join(&sd).join("contract.json"), &json_bytes(&stage_spec.contract))?;
         unnamed.push(stage_spec.unnamed.clone());
-        let validation = json!({
-            "version": BUNDLE_VERSION,
-            "stage": k,
-            "gate": "stage",
-            "before_state": format!("S{k}"),
-            "after_state": format!("S{}", k + 1),
-            "runs_per_state": 2,
-            "f2p": sel.f2p, "p2p": sel.p2p,
-            "excluded": {"flaky": sel.flaky, "collateral": sel.collateral, "failing_after": sel.failing_after},
-            "before": sel.before, "after": sel.after,
-            "p2p_on_own_tests": sel.p2p_on_own_tests, "before_own_tests": sel.before_own_tests,
-            "identifier_scan": {"unnamed": stage_spec.unnamed, "flagged": !stage_spec.unnamed.is_empty()},
-            "passed": true,
-        });
+        let mut validation = gate_validation("stage", Some(k), format!("S{k}"), format!("S{}", k + 1), sel);
+        validation.identifier_scan = Some(IdentifierScan::new(stage_spec.unnamed.clone()));
+        validation.passed = true;
         let call_dependency = match tracer {
             Some(t) if k > 0 => Some(calls::check(t, &chain.stages, k, &idx_after, &after, &sel.f2p)),
             _ => None,
         };
-        let mut validation = validation;
-        if let Some(c) = &call_dependency {
-            validation["call_dependency"] = serde_json::to_value(c).expect("a call check serializes");
-        }
+        validation.call_dependency = call_dependency.clone();
         write(&dir.join(&sd).join("validation.json"), &json_bytes(&validation))?;
         let _ = std::fs::remove_dir_all(&after);
         let _ = std::fs::remove_dir_all(&before);
-        entries.push(StageEntry {
-            index: k,
-            commits: stage_commits[k].clone(),
-            title: st.title.clone(),
-            spec: format!("{sd}/spec.md"),
-            contract: format!("{sd}/contract.json"),
-            gold_patch: format!("{sd}/gold.patch"),
-            tests_dir: format!("{sd}/tests"),
-            f2p: sel.f2p.clone(),
-            p2p: sel.p2p.clone(),
-            p2p_on_own_tests: sel.p2p_on_own_tests,
-            evidence: st.evidence.clone(),
-            call_dependency,
-        });
+        let mut entry =
+            StageEntry::new(k, stage_commits[k].clone(), st.title.clone(), sel.f2p.clone(), sel.p2p.clone());
+        entry.p2p_on_own_tests = sel.p2p_on_own_tests;
+        entry.evidence = st.evidence.iter().map(crate::mine::Evidence::to_chain).collect();
+        entry.call_dependency = call_dependency;
+        entries.push(entry);
     }
     for (p, b) in &chain_ov {
         if let Some(b) = b {
             write(&dir.join("chain/tests").join(p), b)?;
         }
     }
-    let chain_validation = json!({
-        "version": BUNDLE_VERSION,
-        "gate": "chain",
-        "before_state": "S0",
-        "after_state": format!("S{n}"),
-        "runs_per_state": 2,
-        "f2p": chain_sel.f2p, "p2p": chain_sel.p2p,
-        "excluded": {"flaky": chain_sel.flaky, "collateral": chain_sel.collateral, "failing_after": chain_sel.failing_after},
-        "before": chain_sel.before, "after": chain_sel.after,
-        "p2p_on_own_tests": chain_sel.p2p_on_own_tests, "before_own_tests": chain_sel.before_own_tests,
-        "passed": !chain_sel.f2p.is_empty(),
-    });
+    let mut chain_validation = gate_validation("chain", None, "S0".into(), format!("S{n}"), &chain_sel);
+    chain_validation.passed = !chain_sel.f2p.is_empty();
     write(&dir.join("validation.json"), &json_bytes(&chain_validation))?;
-    let chain_file = ChainFile {
-        version: BUNDLE_VERSION,
-        chain_id: chain.chain_id.clone(),
-        repo: cfg.repo_name.clone(),
-        language: cfg.language,
-        final_commit,
-        stages: entries,
-        chain: ChainSuite {
-            tests_dir: "chain/tests".into(),
-            f2p: chain_sel.f2p.clone(),
-            p2p: chain_sel.p2p.clone(),
-            p2p_on_own_tests: chain_sel.p2p_on_own_tests,
-        },
-        shared_context: states.shared.clone(),
-        by_definition: states.by_definition.clone(),
-        pulled_files: states.pulled.clone(),
-        repairs,
-        inline_tests: inline.iter().cloned().collect(),
-        merged_stages: merged,
-        dependencies: states.dependencies(),
-    };
+    let suite =
+        ChainSuite::new("chain/tests".into(), chain_sel.f2p.clone(), chain_sel.p2p.clone(), chain_sel.p2p_on_own_tests);
+    let mut chain_file =
+        ChainFile::new(chain.chain_id.clone(), cfg.repo_name.clone(), cfg.language, final_commit, entries, suite);
+    chain_file.shared_context = states.shared.clone();
+    chain_file.by_definition = states.by_definition.clone();
+    chain_file.pulled_files = states.pulled.clone();
+    chain_file.repairs = repairs;
+    chain_file.inline_tests = inline.iter().cloned().collect();
+    chain_file.merged_stages = merged;
+    chain_file.dependencies = states.dependencies();
     write(&dir.join("chain.json"), &json_bytes(&chain_file))?;
     Ok(BuildOutcome { dir, chain: chain_file, selections, chain_selection: chain_sel, unnamed_identifiers: unnamed })
 }
@@ -990,10 +872,7 @@ pub fn validate(
     let text = std::fs::read_to_string(bundle.join("chain.json"))
         .map_err(HistoryError::io("read", &bundle.join("chain.json")))?;
     let chain: ChainFile =
-        serde_json::from_str(&text).map_err(|e| berr(format!("chain.json is not a chain bundle: {e}")))?;
-    if chain.version != BUNDLE_VERSION {
-        return Err(berr(format!("chain.json has version {}, this carve reads {BUNDLE_VERSION}", chain.version)));
-    }
+        carve_formats::from_str(&text, &bundle.join("chain.json")).map_err(|e| berr(e.to_string()))?;
     let inline: BTreeSet<String> = chain.inline_tests.iter().cloned().collect();
     let scratch =
         tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
@@ -1182,14 +1061,12 @@ mod tests {
             states: vec![],
             final_commit: String::new(),
             shared: vec![],
-            by_definition: vec![crate::states::DefinitionLevelFile {
-                path: "node.go".into(),
-                added: vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
-                changed: vec![vec![], vec!["node.go::UUID.NodeID".into()]],
-                imports: vec![],
-                created_by: None,
-                kept: vec![],
-            }],
+            by_definition: vec![crate::states::DefinitionLevelFile::new(
+                "node.go".into(),
+                vec![vec!["node.go::setNodeID".into(), "node.go::ID".into()], vec![]],
+                vec![vec![], vec!["node.go::UUID.NodeID".into()]],
+                None,
+            )],
             inline: BTreeMap::new(),
             code_states: vec![],
             language: Language::Go,
@@ -1232,7 +1109,7 @@ mod tests {
             review: None,
         };
         let mut commits: Vec<Vec<String>> = vec![vec!["a".into()], vec!["b".into()], vec!["c".into(), "r".into()]];
-        let mut repairs = vec![Repair { stage: 2, commit: "r".into(), reason: String::new() }];
+        let mut repairs = vec![Repair::new(2, "r".into(), String::new())];
         let order: Vec<String> = ["a", "b", "r", "c"].map(String::from).to_vec();
         let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 1);
         assert_eq!((m.commits, m.into.as_str()), (vec!["b".to_string()], "a"));

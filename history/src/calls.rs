@@ -9,7 +9,6 @@ use std::path::Path;
 
 use carve_languages::runner::TestId;
 use carve_languages::{DefinitionIndex, NodeId};
-use serde::{Deserialize, Serialize};
 
 use crate::mine::StageSummary;
 
@@ -19,27 +18,9 @@ pub trait StageTracer {
     fn executed(&self, tree: &Path, tests: &[TestId]) -> Result<BTreeSet<NodeId>, String>;
 }
 
-/// One definition of an earlier stage that a stage's F2P tests execute.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct CallDependency {
-    /// The earlier stage that added or changed it.
-    pub stage: usize,
-    pub definition: NodeId,
-}
-
-/// What tracing stage `k`'s F2P tests at S_(k+1) showed (`validation.json` `call_dependency`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CallCheck {
-    /// Whether the tests ran under the shim; when not, `reason` says why (no shim for the
-    /// language, or the traced run failed) and nothing is claimed either way.
-    pub traced: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The earlier stages' definitions the tests executed.
-    pub earlier: Vec<CallDependency>,
-    /// Traced, and `earlier` is not empty: the stage is shown to call code of an earlier stage.
-    pub verified: bool,
-}
+/// What tracing a stage's F2P tests showed (`validation.json` and `chain.json`
+/// `call_dependency`), typed in `carve_formats::chain`.
+pub use carve_formats::chain::{CallCheck, CallDependency};
 
 /// The non-test definitions of S_(k+1) (`after`) that stages before `k` added or changed, each
 /// with the last such stage.
@@ -49,7 +30,7 @@ pub fn earlier_definitions(stages: &[StageSummary], k: usize, after: &Definition
     for (j, s) in stages[..k].iter().enumerate().rev() {
         for id in s.definitions_added.iter().chain(&s.definitions_modified) {
             if after.definitions.get(id).is_some_and(|d| !d.is_test) && seen.insert(id.clone()) {
-                out.push(CallDependency { stage: j, definition: id.clone() });
+                out.push(CallDependency::new(j, id.clone()));
             }
         }
     }
@@ -72,10 +53,9 @@ pub fn check(
         Ok(hits) => {
             let earlier: Vec<CallDependency> =
                 candidates.into_iter().filter(|c| hits.contains(&c.definition)).collect();
-            let verified = !earlier.is_empty();
-            CallCheck { traced: true, reason: None, earlier, verified }
+            CallCheck::traced(earlier)
         }
-        Err(reason) => CallCheck { traced: false, reason: Some(reason), earlier: vec![], verified: false },
+        Err(reason) => CallCheck::untraced(reason),
     }
 }
 
@@ -142,8 +122,8 @@ mod tests {
         assert_eq!(
             cands,
             vec![
-                CallDependency { stage: 1, definition: "pkg/core.py::base".into() },
-                CallDependency { stage: 1, definition: "pkg/core.py::extended".into() },
+                CallDependency::new(1, "pkg/core.py::base".into()),
+                CallDependency::new(1, "pkg/core.py::extended".into()),
             ]
         );
         // The trace saw `newest` (stage 2's own) and `extended`, not `base`.
@@ -155,26 +135,16 @@ mod tests {
         );
         let f2p = vec!["tests/test_core.py::test_newest".to_string()];
         let got = check(&tracer, &stages, 2, &after, Path::new("/nonexistent"), &f2p);
-        assert_eq!(
-            got,
-            CallCheck {
-                traced: true,
-                reason: None,
-                earlier: vec![CallDependency { stage: 1, definition: "pkg/core.py::extended".into() }],
-                verified: true
-            }
-        );
+        assert_eq!(got.earlier, vec![CallDependency::new(1, "pkg/core.py::extended".into())]);
+        assert_eq!((got.traced, got.verified, got.reason), (true, true, None));
         assert_eq!(tracer.1.borrow().as_slice(), &[f2p.clone()], "the stage's F2P tests are what is traced");
         // Stage 1's tests executing nothing of stage 0: traced, not verified.
         let none = Hits(BTreeSet::new(), Default::default());
-        assert_eq!(
-            check(&none, &stages, 1, &after, Path::new("/nonexistent"), &f2p),
-            CallCheck { traced: true, reason: None, earlier: vec![], verified: false }
-        );
+        let nothing = check(&none, &stages, 1, &after, Path::new("/nonexistent"), &f2p);
+        assert_eq!((nothing.traced, nothing.verified, nothing.reason), (true, false, None));
+        assert!(nothing.earlier.is_empty());
         let failed = check(&Fails, &stages, 1, &after, Path::new("/nonexistent"), &f2p);
-        assert_eq!(
-            failed,
-            CallCheck { traced: false, reason: Some("no shim".into()), earlier: vec![], verified: false }
-        );
+        assert_eq!((failed.traced, failed.verified, failed.reason.as_deref()), (false, false, Some("no shim")));
+        assert!(failed.earlier.is_empty());
     }
 }

@@ -26,31 +26,9 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// Written into a finished install's folder; a folder without it is not used.
 const MARKER: &str = ".carve-installed";
 
-/// Which dependency set a state used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DependencySource {
-    /// The repository checkout's installed folder (the state's manifest declares what the
-    /// checkout's does), when the checkout has one.
-    Checkout,
-    /// Installed from the state's own manifest and lockfile.
-    Own,
-}
-
-/// One state's entry in `chain.json`'s `dependencies`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StateDependencies {
-    /// `S0` … `Sn`.
-    pub state: String,
-    pub source: DependencySource,
-    /// For `own`: the hex SHA-256 of the install command and the declarations it installs
-    /// (the cache key; equal digests are equal installs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<String>,
-    /// For `own`: the install command.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-}
+/// One state's entry in `chain.json`'s `dependencies`, and which set it used: typed in
+/// `carve_formats::chain`.
+pub use carve_formats::chain::{DependencySource, StateDependencies};
 
 /// What a tree gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,18 +112,8 @@ pub(crate) fn record(
     let command = deps.install_command(read);
     let checkout = deps.key(&checkout_reader(repo, deps));
     Some(match decide(false, Some(&key), checkout.as_deref(), &command) {
-        Decision::Install { digest } => StateDependencies {
-            state: state.to_string(),
-            source: DependencySource::Own,
-            digest: Some(digest),
-            command: Some(command.join(" ")),
-        },
-        _ => StateDependencies {
-            state: state.to_string(),
-            source: DependencySource::Checkout,
-            digest: None,
-            command: None,
-        },
+        Decision::Install { digest } => StateDependencies::own(state.to_string(), digest, command.join(" ")),
+        _ => StateDependencies::checkout(state.to_string()),
     })
 }
 

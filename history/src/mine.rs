@@ -23,22 +23,8 @@ use sha2::{Digest, Sha256};
 
 use crate::analysis::{CommitAnalysis, History, stable_id};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceKind {
-    SharedDefinition,
-    Calls,
-    Imports,
-    SharedFile,
-}
-
-impl EvidenceKind {
-    /// Evidence that the later commit builds on code the earlier one wrote (shared files
-    /// alone do not count).
-    pub fn builds_on(self) -> bool {
-        !matches!(self, EvidenceKind::SharedFile)
-    }
-}
+/// What a piece of evidence says: `chain.json`'s vocabulary (`carve_formats::chain`).
+pub use carve_formats::chain::EvidenceKind;
 
 /// One piece of evidence for a link: `from` is an element of the later commit (a definition
 /// id or a file), `to` one of the earlier commit.
@@ -55,6 +41,20 @@ pub struct Evidence {
     /// `to` was added (not merely modified) by the earlier commit.
     #[serde(skip)]
     pub onto_addition: bool,
+}
+
+impl Evidence {
+    /// The evidence as `chain.json` records it (without the mining weights).
+    pub fn to_chain(&self) -> carve_formats::chain::Evidence {
+        carve_formats::chain::Evidence::new(
+            self.kind,
+            self.from.clone(),
+            self.to.clone(),
+            self.detail.clone(),
+            self.from_commit.clone(),
+            self.to_commit.clone(),
+        )
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -76,20 +76,9 @@ pub struct States {
     pub moved: BTreeMap<String, String>,
 }
 
-/// A repository file that a state which did not build imports while only a later state has it:
-/// pulled into that state and the ones up to the later state, at its text there (a necessary
-/// dependency of the stage, III-C), so the stage that created it no longer does.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PulledFile {
-    pub path: String,
-    /// The first state that got it (S_from … S_(at-1) hold it).
-    pub from: usize,
-    /// The earliest later state that has it; its text there is the one pulled.
-    pub at: usize,
-    /// The file of S_from whose import resolves to it.
-    pub imported_by: String,
-    pub reason: String,
-}
+/// A repository file pulled into states that import it before the stage that created it
+/// (`chain.json` `pulled_files`, typed in `carve_formats::chain`).
+pub use carve_formats::chain::PulledFile;
 
 /// The files of a state commit.
 fn tree_files(dir: &Path, commit: &str) -> Result<BTreeSet<String>, String> {
@@ -151,25 +140,9 @@ struct ByDefinition {
     kept: BTreeSet<NodeId>,
 }
 
-/// What [`States::build`] made per definition, for the bundle.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct DefinitionLevelFile {
-    pub path: String,
-    /// Per stage, the definitions taken out of the file before that stage.
-    pub added: Vec<Vec<String>>,
-    /// Per stage, the definitions whose text before that stage the earlier states hold.
-    #[serde(default)]
-    pub changed: Vec<Vec<String>>,
-    /// Per stage, the names taken out of the file's module-level imports before that stage
-    /// (`module: name` or `module: name as alias`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub imports: Vec<Vec<String>>,
-    pub created_by: Option<usize>,
-    /// Definitions stages added or changed that every state holds at their final text, because
-    /// a state's build check named them (build repair).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kept: Vec<String>,
-}
+/// What [`States::build`] made per definition, for the bundle (`chain.json` `by_definition`,
+/// typed in `carve_formats::chain`).
+pub use carve_formats::chain::DefinitionLevelFile;
 
 impl ByDefinition {
     /// `commits`: the chain's commits that changed `path` (the path at the final checkpoint),
@@ -348,28 +321,29 @@ impl ByDefinition {
     }
 
     fn summary(self) -> DefinitionLevelFile {
-        DefinitionLevelFile {
-            path: self.path,
-            added: self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
-            changed: self.changed.into_iter().map(|m| m.into_keys().collect()).collect(),
-            imports: if self.imports.iter().all(BTreeSet::is_empty) {
-                Vec::new()
-            } else {
-                self.imports
-                    .into_iter()
-                    .map(|s| {
-                        s.into_iter()
-                            .map(|(module, name, alias)| match alias {
-                                Some(a) => format!("{module}: {name} as {a}"),
-                                None => format!("{module}: {name}"),
-                            })
-                            .collect()
-                    })
-                    .collect()
-            },
-            created_by: self.created_by,
-            kept: self.kept.into_iter().collect(),
-        }
+        let mut file = DefinitionLevelFile::new(
+            self.path,
+            self.added.into_iter().map(|s| s.into_iter().collect()).collect(),
+            self.changed.into_iter().map(|m| m.into_keys().collect()).collect(),
+            self.created_by,
+        );
+        file.imports = if self.imports.iter().all(BTreeSet::is_empty) {
+            Vec::new()
+        } else {
+            self.imports
+                .into_iter()
+                .map(|s| {
+                    s.into_iter()
+                        .map(|(module, name, alias)| match alias {
+                            Some(a) => format!("{module}: {name} as {a}"),
+                            None => format!("{module}: {name}"),
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        file.kept = self.kept.into_iter().collect();
+        file
     }
 }
 
@@ -409,14 +383,9 @@ fn imported_names(path: &str, bytes: &[u8]) -> BTreeSet<ImportedKey> {
     index.files.get(path).map(|f| f.imports.iter().flat_map(|i| i.keys()).collect()).unwrap_or_default()
 }
 
-/// One file of a chain commit left as shared context instead of being removed for S0.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SharedContext {
-    pub stage: usize,
-    pub commit: String,
-    pub path: String,
-    pub reason: String,
-}
+/// One file of a chain commit left as shared context instead of being removed for S0
+/// (`chain.json` `shared_context`, typed in `carve_formats::chain`).
+pub use carve_formats::chain::SharedContext;
 
 /// Why one file's patch did not come off, with the file as it was before the attempt.
 struct RemoveFailure {
@@ -729,14 +698,14 @@ impl States {
             if created && BUILD_MANIFESTS.contains(&name) && final_bytes.is_some() {
                 // Every chain commit's change to it stays, so none is re-applied onto it.
                 shared.extend(commits.iter().map(|t| {
-                    SharedContext {
-                        stage: t.stage,
-                        commit: t.commit.clone(),
-                        path: path.clone(),
-                        reason: "the chain created this build manifest; without it no state would build, so it stays \
+                    SharedContext::new(
+                        t.stage,
+                        t.commit.clone(),
+                        path.clone(),
+                        "the chain created this build manifest; without it no state would build, so it stays \
                              at its final content"
                             .into(),
-                    }
+                    )
                 }));
                 continue;
             }
@@ -747,16 +716,16 @@ impl States {
                     Ok(()) => {}
                     Err(reason) if role(language, path) == Role::Other => {
                         restore(&dir, path, reason.saved).map_err(err)?;
-                        shared.push(SharedContext {
-                            stage: *k,
-                            commit: c.clone(),
-                            path: path.clone(),
-                            reason: format!(
+                        shared.push(SharedContext::new(
+                            *k,
+                            c.clone(),
+                            path.clone(),
+                            format!(
                                 "removing this commit's change conflicts with a later commit; the file is not \
                                  code or tests, so it stays at its final content: {}",
                                 reason.message
                             ),
-                        });
+                        ));
                     }
                     Err(reason) => {
                         conflict = Some((*k, reason.message));
@@ -778,13 +747,13 @@ impl States {
                             None => restore(&dir, path, None),
                         }
                         .map_err(err)?;
-                        shared.extend(commits.iter().filter(|t| !kept.contains(&t.commit)).map(|t| SharedContext {
-                            stage: t.stage,
-                            commit: t.commit.clone(),
-                            path: path.clone(),
-                            reason: format!(
-                                "{problem}; the file is not code or tests, so it stays at its final content"
-                            ),
+                        shared.extend(commits.iter().filter(|t| !kept.contains(&t.commit)).map(|t| {
+                            SharedContext::new(
+                                t.stage,
+                                t.commit.clone(),
+                                path.clone(),
+                                format!("{problem}; the file is not code or tests, so it stays at its final content"),
+                            )
                         }));
                     } else {
                         conflict = Some((commits[0].stage, problem));
@@ -804,15 +773,17 @@ impl States {
                     // Nothing the stages did to it is a definition (an export list, a
                     // top-level call): the file stays at its final content, as shared context.
                     // Every chain commit's change to it stays (none came off).
-                    Err(e) => shared.extend(commits.iter().map(|t| SharedContext {
-                        stage: t.stage,
-                        commit: t.commit.clone(),
-                        path: path.clone(),
-                        reason: format!(
-                            "removing stage {k}'s change conflicts with a later commit ({}), and the file cannot \
+                    Err(e) => shared.extend(commits.iter().map(|t| {
+                        SharedContext::new(
+                            t.stage,
+                            t.commit.clone(),
+                            path.clone(),
+                            format!(
+                                "removing stage {k}'s change conflicts with a later commit ({}), and the file cannot \
                              be made per definition ({e}), so it stays at its final content",
-                            message.lines().next().unwrap_or_default()
-                        ),
+                                message.lines().next().unwrap_or_default()
+                            ),
+                        )
                     })),
                 }
             }
@@ -927,16 +898,11 @@ impl States {
                     with_file(&self.dir, &self.code_states[s], &path, &bytes, &format!("W{s}"), &modes)?
                 };
             }
-            pulled.push(PulledFile {
-                reason: format!(
-                    "S{k} did not pass the build check ({first_line}); {by} imports {path}, which S{k} lacks and S{m} \
-                     has, so it comes with S{k} at its text at S{m}"
-                ),
-                path,
-                from: k,
-                at: m,
-                imported_by: by,
-            });
+            let reason = format!(
+                "S{k} did not pass the build check ({first_line}); {by} imports {path}, which S{k} lacks and S{m} \
+                 has, so it comes with S{k} at its text at S{m}"
+            );
+            pulled.push(PulledFile::new(path, k, m, by, reason));
         }
         self.pulled.extend(pulled.iter().cloned());
         Ok(pulled)

@@ -65,17 +65,9 @@ pub struct Span {
     pub end_line: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ParameterKind {
-    PositionalOnly,
-    PositionalOrKeyword,
-    /// `*args`
-    VarPositional,
-    KeywordOnly,
-    /// `**kwargs`
-    VarKeyword,
-}
+/// How a parameter is passed: the contract format's vocabulary (`carve_formats::contract`),
+/// which the index writes too.
+pub use carve_formats::contract::ParameterKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parameter {

@@ -34,42 +34,9 @@ use std::time::Duration;
 /// (see `docs/trace-format.md` and the design's "Test ids").
 pub type TestId = String;
 
-/// What happened to one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestStatus {
-    Passed,
-    /// The test body failed (an assertion, an exception, a strict xpass).
-    Failed,
-    /// Set-up or tear-down failed, the test's file could not be collected, or the test
-    /// process died while the test ran.
-    Error,
-    /// Skipped, or an expected failure (xfail).
-    Skipped,
-    /// Requested, but the runner has no such test.
-    Missing,
-    /// Killed: no progress for the per-test timeout, or the whole run's time ran out.
-    Timeout,
-}
-
-impl TestStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            TestStatus::Passed => "passed",
-            TestStatus::Failed => "failed",
-            TestStatus::Error => "error",
-            TestStatus::Skipped => "skipped",
-            TestStatus::Missing => "missing",
-            TestStatus::Timeout => "timeout",
-        }
-    }
-}
-
-impl std::fmt::Display for TestStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// What happened to one test: the formats' status (`carve_formats::TestStatus`), which
+/// every format that records test runs writes.
+pub use carve_formats::TestStatus;
 
 /// One test's outcome. `duration_ms` varies from run to run: keep it out of anything that
 /// is hashed or compared for determinism.

@@ -12,24 +12,15 @@
 
 use crate::error::bail;
 use crate::{Context, Result};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
 use crate::workspace;
 
-/// What was written: the commit, its tree and the files it holds.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct AgentWorkspace {
-    pub commit: String,
-    /// `git write-tree` of the one commit: equal trees, equal workspaces.
-    pub tree: String,
-    /// Files committed (installed dependencies excluded).
-    pub files: usize,
-    /// Paths of the masked state left out, sorted (folders as `dir/`).
-    pub left_out: Vec<String>,
-}
+/// What was written: the commit, its tree and the files it holds (`validation.json`
+/// `workspace`, typed in `carve_formats::validation`).
+pub use carve_formats::validation::AgentWorkspace;
 
 /// Top-level build-output folders left out unless the original tracks files in them.
 const BUILD_DIRS: &[&str] = &["build", "dist", "target"];
@@ -132,12 +123,15 @@ pub fn write(masked: &Path, original: &Path, dest: &Path) -> Result<AgentWorkspa
     // Dependencies a run needs, present but never part of the commit.
     std::fs::write(dest.join(".git/info/exclude"), "node_modules/\n")?;
     link_dependencies(masked, dest, &tracked_top)?;
-    git(dest, &["add", "--all", "--force", "--", "."])?;
-    git(dest, &["rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", "node_modules"])?;
+    // Installed dependencies never enter the index. Staging them and taking them out again
+    // with `git rm --cached` failed now and then on the TypeScript fixture with two candidates
+    // at once ("staged content different from both the file and the HEAD"; likely the other
+    // candidate linking the same files between the two commands, which changes their ctime).
+    git(dest, &["add", "--all", "--force", "--", ".", ":(exclude,glob)**/node_modules/**"])?;
     git(dest, &["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "Task workspace"])?;
     let commit = git(dest, &["rev-parse", "HEAD"])?;
     let tree = git(dest, &["rev-parse", "HEAD^{tree}"])?;
-    Ok(AgentWorkspace { commit, tree, files, left_out: left.into_iter().collect() })
+    Ok(AgentWorkspace::new(commit, tree, files, left.into_iter().collect()))
 }
 
 fn link_dependencies(masked: &Path, dest: &Path, tracked_top: &BTreeSet<String>) -> Result<()> {

@@ -43,7 +43,7 @@ pub struct CandidateOptions {
 #[derive(Debug, Default)]
 pub struct Tasks {
     /// Every emitted task: its instance id and its `tasks.jsonl` row, in candidate order.
-    pub emitted: Vec<(String, Value)>,
+    pub emitted: Vec<(String, crate::emit::TaskInstance)>,
     /// Every candidate (or level) that gave no task, with the reason.
     pub rejected: Vec<Rejected>,
     /// With [`CandidateOptions::candidates`]: every candidate with its size and whether it was tried.
@@ -76,7 +76,7 @@ pub fn run_candidates(
     // Candidates are independent (each in its own scratch folder; bundle ids hash their
     // content): two at a time when the session allows two jobs, results in candidate order.
     let candidates: Vec<(usize, Candidate)> = candidates.into_iter().enumerate().collect();
-    let mut emitted: Vec<(String, Value)> = Vec::new();
+    let mut emitted: Vec<(String, crate::emit::TaskInstance)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
     for (ok, bad) in session.map_two_at_a_time(&candidates, |(n, cand)| run.candidate(*n, cand.clone())) {
         emitted.extend(ok);
@@ -223,7 +223,7 @@ impl Run<'_> {
     }
 }
 
-type Made = (Vec<(String, Value)>, Vec<Rejected>);
+type Made = (Vec<(String, crate::emit::TaskInstance)>, Vec<Rejected>);
 
 impl Run<'_> {
     /// The scope of candidate `tests` (first given as `own`) under the run's policy, with
@@ -467,7 +467,7 @@ fn feature_tasks(
         return Ok(Outcome::Made((ok, bad)));
     }
     let mut audit = audit_report(feature);
-    audit["protection"] = crate::classify::protection_report(feature, Some(&v1.broken_tests));
+    audit["protection"] = serde_json::json!(crate::classify::protection_report(feature, Some(&v1.broken_tests)));
     if levels.contains(&1) {
         let task = Task { level: 1, gold_patch: &ext.gold_patch, test_patch: &ext.test_patch, validation: &v1 };
         ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
@@ -584,19 +584,10 @@ mod tests {
     use super::*;
     use crate::validate::StateResult;
     use carve_languages::runner::TestStatus;
-    use std::collections::BTreeMap;
 
     fn state(name: &str, ok: bool, statuses: &[(&str, TestStatus)]) -> StateResult {
-        StateResult {
-            state: name.into(),
-            expect: String::new(),
-            ok,
-            problems: Vec::new(),
-            statuses: statuses.iter().map(|(t, s)| (t.to_string(), *s)).collect(),
-            tree_digest: None,
-            statuses_from: None,
-            messages: BTreeMap::new(),
-        }
+        let statuses = statuses.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+        StateResult::new(name.into(), String::new(), ok, Vec::new(), statuses)
     }
 
     /// Only P2P tests a failed masked state lacked are asked about again on the original

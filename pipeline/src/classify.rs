@@ -17,6 +17,7 @@ use crate::baseline::Baseline;
 use crate::protect::{FileScore, Protection};
 use crate::trace::{self, TraceMode, TraceRun};
 use crate::{Session, TestId, resolve_tests};
+use carve_formats::instance::{ProtectedFile, Protection as Protected};
 
 #[derive(Clone)]
 pub struct Feature {
@@ -358,24 +359,22 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
 /// validated, those that fail on the masked state (`broken_tests`: not P2P tests, never
 /// silently broken); under `feature` the tests that joined F2P because they failed on the
 /// masked state; the definitions the line budget kept.
-pub fn protection_report(feature: &Feature, broken: Option<&[TestId]>) -> serde_json::Value {
+pub fn protection_report(feature: &Feature, broken: Option<&[TestId]>) -> Protected {
     let c = &feature.classification;
-    let mut out = json!({"policy": feature.protection, "max_lines": c.max_lines});
+    let mut out = Protected::new(feature.protection.to_string(), c.max_lines);
     if let Protection::Sampled(n) = feature.protection {
-        out["files"] = json!(n);
-        out["p2p_files"] = json!(feature.p2p_files);
-        out["unprotected_count"] = json!(feature.unprotected.len());
+        out.files = Some(n);
+        out.p2p_files = Some(feature.p2p_files.iter().map(|f| ProtectedFile::new(f.file.clone(), f.shared)).collect());
+        out.unprotected_count = Some(feature.unprotected.len());
         if let Some(broken) = broken {
-            out["broken_count"] = json!(broken.len());
-            out["broken_tests"] = json!(broken);
+            out.broken_count = Some(broken.len());
+            out.broken_tests = Some(broken.to_vec());
         }
     }
     if feature.protection == Protection::Feature {
-        out["joined_f2p"] = json!(feature.joined);
+        out.joined_f2p = Some(feature.joined.iter().cloned().collect());
     }
-    if !c.over_budget.is_empty() {
-        out["over_budget"] = json!(c.over_budget);
-    }
+    out.over_budget = c.over_budget.clone();
     out
 }
 

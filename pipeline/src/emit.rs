@@ -3,7 +3,8 @@
 //! audit, and the `tasks.jsonl` dataset of every emitted task.
 
 use crate::{Context, Result};
-use serde_json::{Value, json};
+use carve_formats::instance::{CarveFields, ContractSummary, HarnessIds, Instance, WorkspaceRef};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,10 @@ pub fn instance_id(session: &Session, feature: &Feature, level: u8) -> String {
     )
 }
 
+/// A task's `instance.json` (`carve_formats::instance`), with the language as
+/// `carve_languages` names it.
+pub type TaskInstance = Instance<carve_languages::Language>;
+
 /// The FeatureBench-style size fields and carve's own, shared by both levels.
 fn instance_json(
     session: &Session,
@@ -56,76 +61,66 @@ fn instance_json(
     instance_id: &str,
     problem_statement: &str,
     trace_digest: &str,
-) -> Value {
-    let (level, patch, test_patch) = (task.level, task.gold_patch, task.test_patch);
+) -> TaskInstance {
     let id = &session.identity;
     let stats = &ext.outcome.stats;
     // FeatureBench's top objects: extracted definitions whose parent stays (or that have none).
-    let top: Vec<&str> = ext
+    let top: Vec<String> = ext
         .extracted
         .iter()
         .filter(|id| session.index.get(id).and_then(|d| d.parent.as_ref()).is_none_or(|p| !ext.extracted.contains(p)))
-        .map(String::as_str)
+        .cloned()
         .collect();
     // Ids that a common harness log parser (SWE-bench's) prints differently: id -> its id
     // there, or null when that parser cannot name the test at all.
-    let harness: serde_json::Map<String, Value> = feature
+    let harness: Vec<(String, Option<String>)> = feature
         .f2p
         .iter()
         .chain(&feature.p2p)
         .filter_map(|t| match carve_languages::harness_id(&session.config.test, t) {
             Some(h) if &h == t => None,
-            Some(h) => Some((t.clone(), Value::String(h))),
-            None => Some((t.clone(), Value::Null)),
+            h => Some((t.clone(), h)),
         })
         .collect();
-    json!({
-        "instance_id": instance_id,
-        "repo": id.full_name(),
-        "base_commit": id.commit,
-        "patch": patch,
-        "test_patch": test_patch,
-        "problem_statement": problem_statement,
-        "FAIL_TO_PASS": feature.f2p.iter().collect::<Vec<_>>(),
-        "PASS_TO_PASS": feature.p2p.iter().collect::<Vec<_>>(),
-        "created_at": id.created_at,
-        "version": "1.0",
-        "level": level,
-        "lines": stats.lines,
-        "files": stats.files,
-        "functions": stats.functions,
-        "top_objects": top,
-        "carve": {
-            "tool_version": TOOL_VERSION,
-            "language": session.config.language,
-            "feature": feature.slug,
-            "mask_patch": ext.mask_patch,
-            // mask.patch removes the F2P tests too (bundles without this flag left them in
-            // and `carve validate` took them out with the reversed f2p_tests_patch).
-            "mask_removes_f2p_tests": true,
-            // Masked state -> original F2P tests (test.patch of Level 1).
-            "f2p_tests_patch": ext.test_patch,
-            "extracted": ext.extracted.iter().collect::<Vec<_>>(),
-            "entry_points": feature.classification.entry_points,
-            "contract_summary": {
-                "objects": ext.contract.objects.len(),
-                "ids": top,
-            },
-            "trace_digest": trace_digest,
-            "protection": crate::classify::protection_report(feature, Some(&task.validation.broken_tests)),
-            "harness_ids": harness,
-            "tree_digest": session.tree_digest,
-            // `base_commit` is the original commit: its `.git` holds the gold code. What
-            // an agent is given is the workspace (`carve workspace`), one fresh commit.
-            "workspace": task.validation.workspace.as_ref().map(|w| json!({
-                "tree": w.tree,
-                "commit": w.commit,
-                "files": w.files,
-                "make": "carve workspace <bundle> --repo <repository at base_commit> --out <dir>",
-                "note": "give the agent this workspace, never a checkout of base_commit (its history holds the gold code)",
-            })),
-        }
-    })
+    let mut carve = CarveFields::new(TOOL_VERSION.to_string(), session.config.language, feature.slug.clone());
+    carve.mask_patch = ext.mask_patch.clone();
+    // mask.patch removes the F2P tests too (bundles without this flag left them in and
+    // `carve validate` took them out with the reversed f2p_tests_patch).
+    carve.mask_removes_f2p_tests = true;
+    // Masked state -> original F2P tests (test.patch of Level 1).
+    carve.f2p_tests_patch = Some(ext.test_patch.clone());
+    carve.extracted = ext.extracted.iter().cloned().collect();
+    carve.entry_points = feature.classification.entry_points.clone();
+    carve.contract_summary = ContractSummary::new(ext.contract.objects.len(), top.clone());
+    carve.trace_digest = trace_digest.to_string();
+    carve.protection = Some(crate::classify::protection_report(feature, Some(&task.validation.broken_tests)));
+    carve.harness_ids = HarnessIds(harness);
+    carve.tree_digest = session.tree_digest.clone();
+    // `base_commit` is the original commit: its `.git` holds the gold code. What an agent is
+    // given is the workspace (`carve workspace`), one fresh commit.
+    carve.workspace = task.validation.workspace.as_ref().map(|w| {
+        WorkspaceRef::new(
+            w.tree.clone(),
+            w.commit.clone(),
+            w.files,
+            "carve workspace <bundle> --repo <repository at base_commit> --out <dir>".into(),
+            "give the agent this workspace, never a checkout of base_commit (its history holds the gold code)".into(),
+        )
+    });
+    let mut inst = Instance::new(instance_id.to_string(), task.level, carve);
+    inst.repo = id.full_name();
+    inst.base_commit = id.commit.clone();
+    inst.patch = task.gold_patch.to_string();
+    inst.test_patch = task.test_patch.to_string();
+    inst.problem_statement = problem_statement.to_string();
+    inst.fail_to_pass = feature.f2p.iter().cloned().collect();
+    inst.pass_to_pass = feature.p2p.iter().cloned().collect();
+    inst.created_at = id.created_at.clone();
+    inst.lines = stats.lines;
+    inst.files = stats.files;
+    inst.functions = stats.functions;
+    inst.top_objects = top;
+    inst
 }
 
 /// Write a bundle atomically: every file into `<out>/.<id>.partial`, then rename.
@@ -143,10 +138,9 @@ pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) ->
     Ok(dest)
 }
 
+/// A format's file as carve writes it: pretty JSON and a newline.
 pub fn pretty(v: &impl serde::Serialize) -> Vec<u8> {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s.into_bytes()
+    carve_formats::to_pretty(v)
 }
 
 /// One task of a feature at one level: its patches and its validation.
@@ -167,7 +161,7 @@ pub fn emit_task(
     audit: &Value,
     trace_digest: &str,
     describe: Option<&str>,
-) -> Result<(String, Value)> {
+) -> Result<(String, TaskInstance)> {
     let id = instance_id(session, feature, task.level);
     let statement = crate::extract::statement(session, ext, &feature.f2p, task.level, describe)?;
     let (gold, test) = (task.gold_patch, task.test_patch);
@@ -190,7 +184,7 @@ pub fn emit_task(
 }
 
 /// `<out>/tasks.jsonl`: one instance per line, sorted by instance id.
-pub fn write_dataset(out: &Path, emitted: &mut [(String, Value)]) -> Result<()> {
+pub fn write_dataset(out: &Path, emitted: &mut [(String, TaskInstance)]) -> Result<()> {
     emitted.sort_by(|a, b| a.0.cmp(&b.0));
     let mut jsonl = String::new();
     for (_, inst) in emitted.iter() {

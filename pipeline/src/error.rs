@@ -38,6 +38,9 @@ pub enum Error {
     Extract(#[from] carve_extractor::ExtractError),
     #[error(transparent)]
     Eval(#[from] carve_eval::Error),
+    /// A file of one of carve's formats that could not be read (it names the file).
+    #[error(transparent)]
+    Format(#[from] carve_formats::FormatError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

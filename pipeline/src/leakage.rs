@@ -17,7 +17,6 @@
 //!   constants) are not checked.
 
 use crate::Result;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -28,35 +27,9 @@ pub const WINDOW: usize = 4;
 /// Characters a normalized line needs to count.
 pub const MIN_LINE_CHARS: usize = 8;
 
-/// One workspace file's lines that repeat gold code.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct GoldCopy {
-    pub file: String,
-    /// 1-based, inclusive.
-    pub lines: (usize, usize),
-    /// The gold patch's file whose added code the lines repeat.
-    pub gold_file: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct LeakageCheck {
-    pub ok: bool,
-    /// How the check compares (for readers of `validation.json`).
-    pub rule: String,
-    pub files_checked: usize,
-    pub gold_windows: usize,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub gold_copies: Vec<GoldCopy>,
-    /// Identifiers the F2P tests use that the workspace lacks.
-    pub needed_identifiers: Vec<String>,
-    /// Of those, the ones the contract does not name.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unnamed_identifiers: Vec<String>,
-    /// The workspace's history has exactly one commit.
-    pub single_commit: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub problems: Vec<String>,
-}
+/// The leakage check and the gold copies it found (`validation.json` `leakage`, typed in
+/// `carve_formats::validation`).
+pub use carve_formats::validation::{GoldCopy, LeakageCheck};
 
 fn rule() -> String {
     format!(
@@ -144,7 +117,7 @@ fn copies_in(file: &str, text: &str, windows: &BTreeMap<String, String>, public:
             // Overlapping windows of one copy are reported as one range.
             match out.last_mut() {
                 Some(last) if last.lines.1 >= start && &last.gold_file == gold_file => last.lines.1 = end,
-                _ => out.push(GoldCopy { file: file.to_string(), lines: (start, end), gold_file: gold_file.clone() }),
+                _ => out.push(GoldCopy::new(file.to_string(), (start, end), gold_file.clone())),
             }
         }
     }
@@ -224,17 +197,13 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     if !single_commit {
         problems.push("the workspace's git history has more than one commit".into());
     }
-    Ok(LeakageCheck {
-        ok: problems.is_empty(),
-        rule: rule(),
-        files_checked: files.len(),
-        gold_windows: windows.len(),
-        gold_copies: copies,
-        needed_identifiers: needed.into_iter().collect(),
-        unnamed_identifiers: unnamed,
-        single_commit,
-        problems,
-    })
+    let mut check = LeakageCheck::new(rule(), files.len(), windows.len(), single_commit);
+    check.ok = problems.is_empty();
+    check.gold_copies = copies;
+    check.needed_identifiers = needed.into_iter().collect();
+    check.unnamed_identifiers = unnamed;
+    check.problems = problems;
+    Ok(check)
 }
 
 #[cfg(test)]
@@ -260,7 +229,7 @@ mod tests {
         assert!(copies_in("docs/x.py", copy, &w, &BTreeSet::new()).is_empty());
         let copy = copy.replace("   # lower", "");
         let found = copies_in("docs/x.py", &copy, &w, &BTreeSet::new());
-        assert_eq!(found, vec![GoldCopy { file: "docs/x.py".into(), lines: (3, 7), gold_file: "pkg/text.py".into() }]);
+        assert_eq!(found, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
     }
 
     #[test]

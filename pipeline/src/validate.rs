@@ -11,99 +11,24 @@
 
 use crate::error::bail;
 use crate::{Context, Result};
+use carve_formats::instance::Instance;
 use carve_languages::runner::TestStatus;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::agent_workspace::AgentWorkspace;
 use crate::baseline::Baseline;
 use crate::classify::Feature;
 use crate::extract::{Extraction, Level2Package, write_empty_agent_code};
-use crate::leakage::{LeakageCheck, LeakageInputs};
+use crate::leakage::LeakageInputs;
 use crate::run::{RunExtras, run_tests};
 use crate::workspace;
 use crate::{Session, SessionOptions, TestId};
 
-pub const VALIDATION_VERSION: u32 = 1;
+/// Version of a task's `validation.json` (`carve_formats::validation::VERSION`).
+pub const VALIDATION_VERSION: u32 = carve_formats::validation::VERSION;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StateResult {
-    pub state: String,
-    /// What this state must show.
-    pub expect: String,
-    pub ok: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub problems: Vec<String>,
-    pub statuses: BTreeMap<TestId, TestStatus>,
-    /// A state that must be the original tree again: the digest of its tree as patched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tree_digest: Option<String>,
-    /// Set when the state was not run: why its statuses are the baseline's (its tree is
-    /// byte-identical to the original, `tree_digest` is the proof).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub statuses_from: Option<String>,
-    /// The runner's message of each test that had to pass and did not (the load repair
-    /// of `carve tasks` reads the definitions they name).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub messages: BTreeMap<TestId, String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Validation {
-    pub version: u32,
-    pub valid: bool,
-    pub f2p_pass_threshold: f64,
-    pub states: Vec<StateResult>,
-    /// The agent's workspace (the masked state as one fresh commit) and its leakage check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<AgentWorkspace>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leakage: Option<LeakageCheck>,
-    /// With `--p2p-files N`: tests outside the protected files that fail on the masked
-    /// state. They are not P2P tests; a harness should not run them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub broken_tests: Vec<TestId>,
-}
-
-impl Validation {
-    pub fn new(threshold: f64) -> Validation {
-        Validation {
-            version: VALIDATION_VERSION,
-            valid: true,
-            f2p_pass_threshold: threshold,
-            states: Vec::new(),
-            workspace: None,
-            leakage: None,
-            broken_tests: Vec::new(),
-        }
-    }
-
-    /// Record the leakage check of the workspace; a failing one invalidates the task.
-    pub fn set_leakage(&mut self, ws: AgentWorkspace, check: LeakageCheck) {
-        self.valid &= check.ok;
-        self.workspace = Some(ws);
-        self.leakage = Some(check);
-    }
-
-    pub fn push(&mut self, s: StateResult) {
-        self.valid &= s.ok;
-        self.states.push(s);
-    }
-
-    /// The first problem, for reports of rejected candidates.
-    pub fn reason(&self) -> Option<String> {
-        self.states
-            .iter()
-            .find(|s| !s.ok)
-            .map(|s| format!("{}: {}", s.state, s.problems.first().cloned().unwrap_or_else(|| s.expect.clone())))
-            .or_else(|| {
-                let l = self.leakage.as_ref().filter(|l| !l.ok)?;
-                Some(format!("leakage: {}", l.problems.join("; ")))
-            })
-    }
-}
+/// `validation.json` and its states: typed in `carve_formats::validation`.
+pub use carve_formats::validation::{StateResult, Validation};
 
 /// Apply a git-style patch inside `dir` with `git apply` (not discovering any enclosing
 /// repository).
@@ -147,16 +72,8 @@ pub fn baseline_state(baseline: &Baseline, f2p: &BTreeSet<TestId>, p2p: &BTreeSe
             }
         }
     }
-    StateResult {
-        state: "baseline".into(),
-        expect: "every F2P and P2P test passes, none is flaky".into(),
-        ok: problems.is_empty(),
-        problems,
-        statuses,
-        tree_digest: None,
-        statuses_from: None,
-        messages: BTreeMap::new(),
-    }
+    let ok = problems.is_empty();
+    StateResult::new("baseline".into(), "every F2P and P2P test passes, none is flaky".into(), ok, problems, statuses)
 }
 
 /// Run `tests` in `tree` and judge them: `must_pass` or must fail (at most `threshold` of
@@ -253,16 +170,9 @@ fn judge<'a>(
         }
     }
     let ok = problems.is_empty();
-    StateResult {
-        state: state.into(),
-        expect,
-        ok,
-        problems,
-        statuses,
-        tree_digest: None,
-        statuses_from: None,
-        messages,
-    }
+    let mut result = StateResult::new(state.into(), expect, ok, problems, statuses);
+    result.messages = messages;
+    result
 }
 
 /// A fresh copy of `src` at `dest` with patches applied in order.
@@ -483,7 +393,7 @@ pub fn run_level(
 
 /// A task bundle as `carve validate` and `carve workspace` read it.
 pub struct Bundle {
-    pub instance: Value,
+    pub instance: Instance,
     pub f2p: BTreeSet<TestId>,
     pub p2p: BTreeSet<TestId>,
     pub level: u8,
@@ -501,13 +411,7 @@ impl Bundle {
         let inst_path = bundle_dir.join("instance.json");
         let text = std::fs::read_to_string(&inst_path)
             .with_context(|| format!("{} is not a task bundle (no instance.json)", bundle_dir.display()))?;
-        let inst: Value =
-            serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", inst_path.display()))?;
-        let strs = |v: Option<&Value>, k: &str| -> Result<BTreeSet<TestId>> {
-            v.and_then(|v| v.as_array())
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-                .with_context(|| format!("{} has no `{k}` list", inst_path.display()))
-        };
+        let inst: Instance = carve_formats::from_str(&text, &inst_path)?;
         let read = |name: &str| {
             std::fs::read_to_string(bundle_dir.join(name))
                 .with_context(|| format!("bundle {} lacks {name}", bundle_dir.display()))
@@ -515,18 +419,17 @@ impl Bundle {
         let test_patch = read("test.patch")?;
         // mask.patch leaves the F2P tests in place; the Level 1 test patch in reverse takes
         // them out (for Level 2 bundles, test.patch adds the rewritten tests instead).
-        let f2p_tests_patch =
-            inst["carve"]["f2p_tests_patch"].as_str().map(String::from).unwrap_or_else(|| test_patch.clone());
+        let f2p_tests_patch = inst.carve.f2p_tests_patch.clone().unwrap_or_else(|| test_patch.clone());
         Ok(Bundle {
-            f2p: strs(inst.get("FAIL_TO_PASS"), "FAIL_TO_PASS")?,
-            p2p: strs(inst.get("PASS_TO_PASS"), "PASS_TO_PASS")?,
-            level: inst.get("level").and_then(|l| l.as_u64()).unwrap_or(1) as u8,
+            f2p: inst.fail_to_pass.iter().cloned().collect(),
+            p2p: inst.pass_to_pass.iter().cloned().collect(),
+            level: inst.level,
             mask_patch: read("mask.patch")?,
             gold_patch: read("gold.patch")?,
             test_patch,
             f2p_tests_patch,
             contract_json: read("contract.json").unwrap_or_default(),
-            extracted: strs(inst["carve"].get("extracted"), "carve.extracted").unwrap_or_default(),
+            extracted: inst.carve.extracted.iter().cloned().collect(),
             instance: inst,
         })
     }
@@ -536,7 +439,7 @@ impl Bundle {
     /// bundles of earlier versions it left them in place and the Level 1 test patch in
     /// reverse took them out (for Level 2 bundles, test.patch adds the rewritten tests).
     pub fn rebuild_masked(&self, session: &Session, dest: &Path) -> Result<()> {
-        if self.instance["carve"]["mask_removes_f2p_tests"].as_bool() == Some(true) {
+        if self.instance.carve.mask_removes_f2p_tests {
             prepare_state(&session.repo, dest, &[("mask", &self.mask_patch)])
         } else {
             prepare_state(&session.repo, dest, &[("mask", &self.mask_patch), ("-test", &self.f2p_tests_patch)])
@@ -556,7 +459,7 @@ impl Bundle {
 
     /// The workspace tree id the bundle was emitted with, if recorded.
     pub fn workspace_tree(&self) -> Option<&str> {
-        self.instance["carve"]["workspace"]["tree"].as_str()
+        self.instance.carve.workspace.as_ref().map(|w| w.tree.as_str())
     }
 }
 
