@@ -43,6 +43,11 @@ Standard library only.
     python3 bench/corpus.py --protect sampled:5 --module-groups=only --out /tmp/carve-corpus-groups
     python3 bench/corpus.py --only toolz boltons --pick ranked --candidates 4 --recheck
     python3 bench/corpus.py --pick spaced --candidates 2 --out /tmp/carve-corpus-spaced
+    python3 bench/corpus.py --dataset --protect sampled:5 --only msiemens/tinydb tkem/cachetools
+
+`--dataset` runs the public corpus of `bench/corpus/dataset-<language>.toml` instead (set
+up by hand as `oracle-<language>.toml` says: checkouts in /work/corpus/<owner>+<name>,
+virtualenvs in /work/corpus-envs/<owner>+<name>); held-out repositories are marked.
 """
 
 import argparse
@@ -63,15 +68,30 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def load_corpus(language, key="repo", only=None):
+def load_corpus(language, key="repo", only=None, dataset=False):
     """The entries of `bench/corpus/<language>.toml` (its `key` table list); with `only`,
-    the entries of those names, in the order given."""
-    with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
-        entries = tomllib.load(f)[key]
+    the entries of those names, in the order given. With `dataset`, the public corpus of
+    `dataset-<language>.toml` instead: each entry's `dir` is its `owner+name` folder and
+    `held_out` comes from `oracle-<language>.toml`."""
+    if dataset:
+        entries = dataset_corpus(language)
+    else:
+        with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
+            entries = tomllib.load(f)[key]
     if only:
         by_name = {e["name"]: e for e in entries}
         entries = [by_name[n] for n in only]
     return entries
+
+
+def dataset_corpus(language):
+    """The repositories of `dataset-<language>.toml` with their folder name and whether the
+    oracle marks them held out (nobody may tune carve on those)."""
+    with open(HERE / "corpus" / f"dataset-{language}.toml", "rb") as f:
+        entries = tomllib.load(f)["repo"]
+    with open(HERE / "corpus" / f"oracle-{language}.toml", "rb") as f:
+        held = {o["name"]: o.get("held_out", False) for o in tomllib.load(f)["repo"]}
+    return [dict(e, dir=e["name"].replace("/", "+"), held_out=held.get(e["name"], False)) for e in entries]
 
 
 def checked_out(e, repo, marker):
@@ -244,8 +264,13 @@ FEATUREBENCH = {"lines": 790, "files": 15.7, "functions": 29.2}
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--language", default="python")
-    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("CARVE_CORPUS", "/work/corpus/python")))
-    ap.add_argument("--venvs", type=Path, help="virtualenvs, one per repository (default: CORPUS-venvs)")
+    ap.add_argument("--corpus", type=Path, help="the checkouts (default: $CARVE_CORPUS or /work/corpus/python; "
+                    "with --dataset /work/corpus)")
+    ap.add_argument("--venvs", type=Path,
+                    help="virtualenvs, one per repository (default: CORPUS-venvs; with --dataset /work/corpus-envs)")
+    ap.add_argument("--dataset", action="store_true",
+                    help="the public corpus of bench/corpus/dataset-LANGUAGE.toml (set up by hand as "
+                         "oracle-LANGUAGE.toml says, in CORPUS/<owner>+<name>); held-out ones are marked")
     ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus"))
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
     ap.add_argument("--candidates", type=int, default=3,
@@ -263,8 +288,13 @@ def main():
     ap.add_argument("--table-only", action="store_true",
                     help="print the table of an earlier run from OUT (each repository's row.json) without running")
     args = ap.parse_args()
-    venvs = args.venvs or args.corpus.with_name(args.corpus.name + "-venvs")
-    entries = load_corpus(args.language, only=args.only)
+    if args.corpus is None:
+        args.corpus = Path("/work/corpus" if args.dataset else os.environ.get("CARVE_CORPUS", "/work/corpus/python"))
+    venvs = args.venvs or (Path("/work/corpus-envs") if args.dataset
+                           else args.corpus.with_name(args.corpus.name + "-venvs"))
+    entries = load_corpus(args.language, only=args.only, dataset=args.dataset)
+    if args.dataset and args.setup:
+        raise SystemExit("--dataset repositories are set up by hand (bench/corpus/oracle-LANGUAGE.toml says how)")
     if args.setup:
         args.corpus.mkdir(parents=True, exist_ok=True)
         for e in entries:
@@ -274,14 +304,15 @@ def main():
     rows, reasons = [], {}
     if args.table_only:
         for e in entries:
-            saved = saved_row(args.out / e["name"], e["name"])
+            saved = saved_row(args.out / e.get("dir", e["name"]), e["name"])
             if saved:
                 add_row(rows, reasons, *saved)
         print_table(rows, reasons, args)
         return 0
     for e in entries:
         mine = {}
-        repo, py, out = args.corpus / e["name"], venv_python(venvs, e["name"]), args.out / e["name"]
+        d = e.get("dir", e["name"])
+        repo, py, out = args.corpus / d, venv_python(venvs, d), args.out / d
         if not py.exists():
             print(f"{e['name']}: no virtualenv at {py}: run with --setup first", file=sys.stderr)
             continue
@@ -290,7 +321,7 @@ def main():
         r = run_carve(args.carve, e, repo, py, out / "carve", args.candidates, args.timeout, args.pick,
                       policy_args(args))
         row = {"name": e["name"], "candidates": len(r["candidates"]), "seconds": r["seconds"], "plain": plain,
-               "pick": args.pick, "k": args.candidates, **policy_row(args)}
+               "pick": args.pick, "k": args.candidates, "held_out": e.get("held_out", False), **policy_row(args)}
         tasks, stats = [], {"lines": [], "files": [], "functions": []}
         if "error" in r:
             row["error"] = r["error"]
@@ -356,7 +387,7 @@ def print_table(rows, reasons, args):
     for r in rows:
         y = f"{100 * r['tasks'] / r['candidates']:.0f}%" if r["candidates"] else "-"
         cells = [
-            r["name"], str(r["candidates"]), str(r["tasks"]), y, med_mean_max(r["lines"]),
+            r["name"] + (" (held out)" if r.get("held_out") else ""), str(r["candidates"]), str(r["tasks"]), y, med_mean_max(r["lines"]),
             med_mean_max(r["files"]), med_mean_max(r["functions"]), at_least(r["lines"], 100),
             at_least(r["lines"], 300), f"{r['seconds'] / r['plain']:.1f}x" if r["plain"] else "-",
         ]
