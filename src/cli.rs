@@ -23,6 +23,15 @@ pub enum Format {
     Html,
 }
 
+/// `carve tasks --module-groups[=also|only]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModuleGroups {
+    /// The module groups after the candidates of one test file each.
+    Also,
+    /// Only the module groups.
+    Only,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum EdgeMode {
     /// Callers captured on the first hits of each callee per test (cheap).
@@ -71,6 +80,39 @@ pub struct FeatureArgs {
     /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
     #[arg(long)]
     pub entry_filter: Option<String>,
+}
+
+/// How much a feature may take: the protection policy and the line budget (`tasks`,
+/// `audit`, `extract`).
+#[derive(Debug, Args, Clone)]
+pub struct ProtectArgs {
+    /// Which passing tests protect what they run. `all`: every other passing test (the
+    /// smallest, safest tasks). `sampled:N`: the tests of the N test files whose tests run
+    /// the most of the feature's reached code (ties by path) are the P2P tests; other tests
+    /// that fail on the masked state are reported as `broken_tests`. `feature`: no test
+    /// protects; everything the F2P tests reach that loading or building does not need is
+    /// extracted, and `carve tasks` makes every test that then fails F2P and every test that
+    /// still passes P2P (a test that fails only because its fixtures need extracted code
+    /// keeps that code instead). Import/collection-time code and what the build needs
+    /// always stay.
+    #[arg(long, value_name = "POLICY", default_value = "all", value_parser = parse_protection)]
+    pub protect: carve_pipeline::protect::Protection,
+    /// The line budget of one feature, counted over whole definitions (FeatureBench draws
+    /// 3,000-5,000): what does not fit stays whole and is listed in the audit
+    /// (`over_budget`). 0: no budget.
+    #[arg(long, value_name = "N", default_value_t = carve_pipeline::protect::DEFAULT_MAX_LINES)]
+    pub max_lines: usize,
+}
+
+impl ProtectArgs {
+    /// `--max-lines` for the pipeline (`None`: no budget).
+    pub fn budget(&self) -> Option<usize> {
+        (self.max_lines > 0).then_some(self.max_lines)
+    }
+}
+
+fn parse_protection(s: &str) -> Result<carve_pipeline::protect::Protection, String> {
+    s.parse()
 }
 
 /// How tasks name the repository and describe the feature (commands that write statements).
@@ -131,6 +173,8 @@ pub enum Command {
         common: Common,
         #[command(flatten)]
         feature: FeatureArgs,
+        #[command(flatten)]
+        protect: ProtectArgs,
     },
     /// Write the masked state, contract, problem statement and patches for a feature
     /// (from its F2P tests, or for explicit node ids with --remove).
@@ -148,6 +192,8 @@ pub enum Command {
         remove_tests: Vec<String>,
         #[arg(long, value_enum, default_value_t)]
         edges: EdgeMode,
+        #[command(flatten)]
+        protect: ProtectArgs,
         #[command(flatten)]
         statement: StatementArgs,
     },
@@ -188,11 +234,17 @@ pub enum Command {
         /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
         #[arg(long)]
         entry_filter: Option<String>,
-        /// Protect only the N test files that share the most executed code with the candidate
-        /// (FeatureBench-sized tasks); other tests that fail on the masked state are listed as
-        /// `broken_tests` in validation.json. Default: every passing test is P2P.
-        #[arg(long)]
+        #[command(flatten)]
+        protect: ProtectArgs,
+        /// The former name of `--protect sampled:N`.
+        #[arg(long, value_name = "N", hide = true, conflicts_with = "protect")]
         p2p_files: Option<usize>,
+        /// Also try, after the candidates of one test file each, one candidate per group of
+        /// two or more test files that test the same module (the source file holding the most
+        /// of the definitions their tests call), so that a feature can span test files;
+        /// `--module-groups=only`: only those.
+        #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "also")]
+        module_groups: Option<ModuleGroups>,
         /// Try only the K candidates that would extract the most: every candidate is
         /// classified first (no test runs) and they are tried in order of how many
         /// definitions they extract, most first (ties in candidate order); the others are
@@ -263,6 +315,17 @@ mod tests {
             .unwrap();
         let Command::Tasks { f2p_groups, .. } = cli.command else { panic!("not tasks") };
         assert_eq!(f2p_groups, vec![vec!["a.py".to_string(), "b.py::t".to_string()], vec!["c.py".to_string()]]);
+    }
+
+    #[test]
+    fn module_groups_take_an_optional_value() {
+        let groups = |args: &[&str]| match Cli::try_parse_grouped_from(args).unwrap().command {
+            Command::Tasks { module_groups, .. } => module_groups,
+            _ => panic!("not tasks"),
+        };
+        assert_eq!(groups(&["carve", "tasks", "repo"]), None);
+        assert_eq!(groups(&["carve", "tasks", "--module-groups", "repo"]), Some(ModuleGroups::Also));
+        assert_eq!(groups(&["carve", "tasks", "repo", "--module-groups=only"]), Some(ModuleGroups::Only));
     }
 
     #[test]

@@ -312,6 +312,13 @@ pub trait LanguageSupport: Sync {
     fn doctest_owner(&self, _index: &DefinitionIndex, _test: &str) -> Option<NodeId> {
         None
     }
+    /// Whether test-side definition `def` is a fixture or set-up code the runner calls
+    /// around tests (pytest's `@pytest.fixture`, `setUp`, conftest hooks), not part of any
+    /// one test's own code. The `feature` protection policy reads it: a test that reaches
+    /// the feature only through such code fails for want of a helper, not of the feature.
+    fn is_test_fixture(&self, _def: &Definition) -> bool {
+        false
+    }
     /// The qualified-name part of a file-form id's rest without its parameters or subtests
     /// (`test[1]` → `test`, Go `TestX/sub` → `TestX`).
     fn test_base<'t>(&self, rest: &'t str) -> &'t str {

@@ -81,6 +81,12 @@ pub fn doctest_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
     families().find_map(|s| s.doctest_owner(index, test))
 }
 
+/// Whether definition `id` is test-side fixture or set-up code (see
+/// [`LanguageSupport::is_test_fixture`]).
+pub fn is_test_fixture(index: &DefinitionIndex, id: &str) -> bool {
+    index.get(id).is_some_and(|d| support(d.language).is_test_fixture(d))
+}
+
 /// The definitions an F2P test id names, in any runner's id format (see
 /// `docs/architecture.md`, "Test ids"): carve's file form `path::Class::test[param]` first
 /// (the definition `path::Class.test`, every parametrization with it), then each language's

@@ -211,6 +211,7 @@ pub fn load_repair(
                 id,
                 found_by: test.clone(),
                 message: message.clone(),
+                helper: None,
             });
         }
     }
@@ -257,6 +258,7 @@ pub fn call_repair(
                     id: n,
                     found_by: test.clone(),
                     message: format!("failed without the call statements deleted with it: {message}"),
+                    helper: None,
                 });
             }
         }

@@ -6,7 +6,7 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use crate::Status;
-use crate::cli::{Common, EdgeMode, StatementArgs};
+use crate::cli::{Common, EdgeMode, ProtectArgs, StatementArgs};
 use crate::output::emit;
 use carve_core::fs::write_atomic;
 use carve_pipeline::classify::feature_for;
@@ -19,6 +19,7 @@ pub fn run(
     remove: &[String],
     remove_tests: &[String],
     edges: EdgeMode,
+    protect: &ProtectArgs,
     statement_args: &StatementArgs,
 ) -> Result<Status> {
     let session = super::open_named(common, statement_args.repo_name.as_deref())?;
@@ -30,7 +31,8 @@ pub fn run(
         let (files, tests) = split_test_args(&session, remove_tests);
         (set, files, tests, BTreeSet::new(), Vec::new())
     } else {
-        let (b, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), None)?;
+        let mode = super::trace_mode(edges);
+        let (b, _, feature) = feature_for(&session, f2p, mode, None, protect.protect, protect.budget())?;
         let (files, tests) = removal_of_tests(&session, &b.known(), &feature.f2p);
         (feature.extracted(), files, tests, feature.f2p.clone(), feature.classification.removed_calls.clone())
     };

@@ -26,11 +26,11 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Index { common } => index::run(&common),
         Command::Baseline { common, tests, fresh } => baseline::run(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace::run(&common, edges, &tests, fresh),
-        Command::Audit { common, feature } => {
-            audit::run(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref())
+        Command::Audit { common, feature, protect } => {
+            audit::run(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref(), &protect)
         }
-        Command::Extract { common, f2p, remove, remove_tests, edges, statement } => {
-            extract::run(&common, &f2p, &remove, &remove_tests, edges, &statement)
+        Command::Extract { common, f2p, remove, remove_tests, edges, protect, statement } => {
+            extract::run(&common, &f2p, &remove, &remove_tests, edges, &protect, &statement)
         }
         Command::Workspace { bundle, repo, out, format } => workspace::run(&bundle, &repo, &out, format),
         Command::Validate { bundle, repo, format, python, out } => {
@@ -43,16 +43,25 @@ pub fn run(cli: Cli) -> Result<Status> {
             level,
             f2p_pass_threshold,
             entry_filter,
+            protect,
             p2p_files,
+            module_groups,
             candidates,
             statement,
             ..
         } => {
+            let protection = p2p_files.map_or(protect.protect, carve_pipeline::protect::Protection::Sampled);
             let opts = tasks::TaskOptions {
                 levels: &level,
                 threshold: f2p_pass_threshold,
                 entry_filter: entry_filter.as_deref(),
-                p2p_files,
+                protection,
+                max_lines: protect.budget(),
+                kinds: match module_groups {
+                    None => carve_pipeline::classify::CandidateKinds::Files,
+                    Some(crate::cli::ModuleGroups::Also) => carve_pipeline::classify::CandidateKinds::FilesAndModules,
+                    Some(crate::cli::ModuleGroups::Only) => carve_pipeline::classify::CandidateKinds::Modules,
+                },
                 candidates,
                 statement: &statement,
             };

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::Language;
 use crate::edit::MaskedCheck;
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::index::{Definition, DefinitionIndex, FileIndex, LanguageIndex, NodeId};
 use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, TreeFacts, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::TestFacts;
@@ -145,6 +145,33 @@ impl LanguageSupport for Python {
         _test: &str,
     ) -> Option<Result<Vec<NodeId>, String>> {
         None
+    }
+    /// A pytest fixture (`@pytest.fixture`, `@fixture(scope=…)`, `@pytest_asyncio.fixture`), a
+    /// unittest or pytest set-up / tear-down method, or anything defined in a `conftest.py`.
+    fn is_test_fixture(&self, def: &Definition) -> bool {
+        const SET_UP: &[&str] = &[
+            "setUp",
+            "tearDown",
+            "setUpClass",
+            "tearDownClass",
+            "asyncSetUp",
+            "asyncTearDown",
+            "setup_method",
+            "teardown_method",
+            "setup_class",
+            "teardown_class",
+            "setup_module",
+            "teardown_module",
+            "setup_function",
+            "teardown_function",
+        ];
+        let fixture = |d: &str| {
+            let name = d.split('(').next().unwrap_or(d).trim();
+            name == "fixture" || name.ends_with(".fixture")
+        };
+        def.path.rsplit('/').next() == Some("conftest.py")
+            || SET_UP.contains(&def.name.as_str())
+            || def.signature.decorators.iter().any(|d| fixture(d))
     }
     /// pytest's `--doctest-modules` ids: `path::dotted.module.Qual.name`, in a file that is
     /// not a test file; the definition of that file whose qualified name ends the dotted name.
