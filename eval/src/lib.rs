@@ -16,6 +16,7 @@ pub mod grade;
 pub mod guard;
 pub mod html;
 pub mod metrics;
+pub mod plots;
 pub mod progress;
 pub mod project;
 pub mod report;
