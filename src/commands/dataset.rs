@@ -1,0 +1,107 @@
+//! `carve dataset run | merge`: parse, call `carve-dataset`, print.
+
+use anyhow::{Result, bail};
+use std::fmt::Write as _;
+
+use crate::Status;
+use crate::cli::{DatasetCommand, DatasetRunArgs, Format, RecheckArg};
+use crate::output::emit;
+use carve_dataset::manifest::Slice;
+use carve_dataset::merge::Merged;
+use carve_dataset::progress::Reporter;
+use carve_dataset::repo::{Recheck, RepoOptions};
+use carve_dataset::run::{RunOptions, RunReport};
+use carve_formats::dataset::RepoStatus;
+
+pub fn run(command: DatasetCommand) -> Result<Status> {
+    match command {
+        DatasetCommand::Run(args) => run_manifest(&args),
+        DatasetCommand::Merge { out, format } => {
+            let merged = carve_dataset::merge::merge(&out)?;
+            print_merged(format, &merged)?;
+            Ok(if merged.pending.is_empty() { Status::Success } else { Status::ValidationFailed })
+        }
+    }
+}
+
+fn run_manifest(args: &DatasetRunArgs) -> Result<Status> {
+    for l in &args.level {
+        if *l != 1 && *l != 2 {
+            bail!("--level takes 1 or 2, not {l}");
+        }
+    }
+    let manifest = carve_dataset::manifest::load(&args.manifest)?;
+    let slice = match (&args.index, &args.shard) {
+        (Some(i), _) => Slice::parse_index(i)?,
+        (None, Some(s)) => Slice::parse_shard(s)?,
+        (None, None) => Slice::All,
+    };
+    let opts = RunOptions {
+        out: args.out.clone(),
+        slice,
+        retry_failed: args.retry_failed,
+        repo: RepoOptions {
+            levels: args.level.clone(),
+            candidates: args.candidates,
+            jobs: args.jobs.map(usize::from),
+            recheck: match args.recheck {
+                RecheckArg::Local => Recheck::Local,
+                RecheckArg::Off => Recheck::Off,
+            },
+            keep_work: args.keep_work,
+            mirrors: carve_dataset::source::mirrors(&args.mirrors),
+            base_dir: manifest.base_dir(),
+        },
+    };
+    let report = carve_dataset::run::run(&manifest, &opts, &Reporter::new())?;
+    // A whole run ends with the dataset; a slice leaves merging to `carve dataset merge`.
+    let merged = if slice == Slice::All { Some(carve_dataset::merge::merge(&args.out)?) } else { None };
+    print_run(args.format, &report, merged.as_ref())?;
+    let failed = report.results.iter().any(|r| r.status == RepoStatus::Failed);
+    Ok(if failed { Status::ValidationFailed } else { Status::Success })
+}
+
+fn print_run(format: Format, report: &RunReport, merged: Option<&Merged>) -> Result<()> {
+    let json = serde_json::json!({
+        "slice": report.slice,
+        "skipped": report.skipped,
+        "summary": merged.map(|m| &m.summary),
+    });
+    emit(format, &json, || {
+        let mut s = String::new();
+        for r in &report.results {
+            let what = match (&r.status, &r.failure) {
+                (RepoStatus::Failed, Some(f)) => format!("failed in {}: {}", f.stage, f.reason),
+                _ => format!("{} task(s), {} rejected", r.tasks.len(), r.rejected.len()),
+            };
+            let _ = writeln!(s, "{} {}: {what}", r.name, &r.commit[..8.min(r.commit.len())]);
+        }
+        if report.skipped > 0 {
+            let _ = writeln!(s, "{} repositor(ies) finished by an earlier run were skipped", report.skipped);
+        }
+        if let Some(m) = merged {
+            s.push_str(&merged_text(m));
+        }
+        s
+    })
+}
+
+fn merged_text(m: &Merged) -> String {
+    let count = |k: &str| m.summary.repositories.get(k).copied().unwrap_or(0);
+    let mut s = format!(
+        "dataset: {} task(s) from {} repositories ({} done, {} failed, {} pending); tasks.jsonl, summary.json and summary.html written\n",
+        m.tasks,
+        count("total"),
+        count("done"),
+        count("failed"),
+        count("pending")
+    );
+    if !m.pending.is_empty() {
+        let _ = writeln!(s, "pending: {}", m.pending.join(", "));
+    }
+    s
+}
+
+fn print_merged(format: Format, m: &Merged) -> Result<()> {
+    emit(format, &m.summary, || merged_text(m))
+}
