@@ -250,6 +250,43 @@ pub enum DatasetCommand {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Write the Slurm job array that runs one manifest entry per task (`--index
+    /// $SLURM_ARRAY_TASK_ID`) and a merge job after it, to `<out>/slurm/`; `--submit` submits both.
+    Slurm(DatasetSlurmArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DatasetSlurmArgs {
+    /// The manifest (as for `carve dataset run`).
+    pub manifest: PathBuf,
+    /// The dataset's folder (on storage every node sees).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// At most K array tasks at once (`--array=0-N%K`).
+    #[arg(long, value_name = "K")]
+    pub max_parallel: Option<usize>,
+    /// CPUs each array task asks for.
+    #[arg(long, default_value_t = 2)]
+    pub cpus_per_task: usize,
+    /// Each task's time limit, in Slurm's syntax (`4:00:00`).
+    #[arg(long)]
+    pub time: Option<String>,
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// The carve binary the jobs run (default: this one).
+    #[arg(long)]
+    pub carve: Option<PathBuf>,
+    /// Try at most K candidates per repository (passed to every `carve dataset run`).
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Git mirrors (passed to every `carve dataset run`).
+    #[arg(long = "mirror", value_name = "DIR")]
+    pub mirrors: Vec<PathBuf>,
+    /// Submit with sbatch after writing.
+    #[arg(long)]
+    pub submit: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args, Clone)]

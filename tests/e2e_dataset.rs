@@ -166,3 +166,54 @@ fn a_held_folder_and_bad_manifests_are_errors_that_name_them() {
     assert!(e.contains("in use by another `carve dataset` run"), "{e}");
     assert!(!out.join("manifest.json").exists());
 }
+
+/// The state folder of the one-node cluster the Slurm test starts (`scripts/slurm-single-node`).
+fn start_slurm() -> PathBuf {
+    let dir = PathBuf::from("/tmp/carve-slurm");
+    let script = carve_testutil::workspace_root().join("scripts/slurm-single-node");
+    let o = Command::new(&script).arg(&dir).output().unwrap();
+    assert!(o.status.success(), "{} failed: {}", script.display(), String::from_utf8_lossy(&o.stderr));
+    dir.join("slurm.conf")
+}
+
+#[needs("pytest", "slurmd", "munged")]
+fn a_slurm_job_array_merges_to_the_same_dataset_as_one_run() {
+    let conf = start_slurm();
+    let d = tempfile::tempdir().unwrap();
+    let m = manifest(d.path());
+    let out = d.path().join("slurm-out");
+    let o = carve()
+        .env("SLURM_CONF", &conf)
+        .args(["dataset", "slurm", m.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--cpus-per-task", "1", "--max-parallel", "2", "--submit", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let jobs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let merge_job = jobs["merge_job"].as_str().unwrap().to_string();
+    assert!(read(&out.join("slurm/array.sbatch")).contains("#SBATCH --array=0-2%2"));
+    // Wait for the merge job (it runs after every array task) to leave the queue.
+    let start = std::time::Instant::now();
+    loop {
+        let q = Command::new("squeue").env("SLURM_CONF", &conf).args(["-h", "-j", &merge_job]).output().unwrap();
+        if String::from_utf8_lossy(&q.stdout).trim().is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 600,
+            "the Slurm jobs did not end in 10 minutes: see {}",
+            out.join("slurm/logs").display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let logs = out.join("slurm/logs");
+    assert!(
+        out.join("slices/index-0.json").is_file() && out.join("slices/index-2.json").is_file(),
+        "logs in {}",
+        logs.display()
+    );
+    assert!(out.join("tasks.jsonl").is_file(), "the merge job did not run: see {}", logs.display());
+    let whole = d.path().join("whole");
+    run(&m, &whole, &[], 1);
+    assert_eq!(dataset_files(&whole), dataset_files(&out), "the Slurm array's dataset differs from one run");
+}

@@ -42,6 +42,7 @@ pub mod merge;
 pub mod progress;
 pub mod repo;
 pub mod run;
+pub mod slurm;
 pub mod source;
 pub mod summary;
 mod summary_charts;

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use std::fmt::Write as _;
 
 use crate::Status;
-use crate::cli::{DatasetCommand, DatasetRunArgs, Format, RecheckArg};
+use crate::cli::{DatasetCommand, DatasetRunArgs, DatasetSlurmArgs, Format, RecheckArg};
 use crate::output::emit;
 use carve_dataset::manifest::Slice;
 use carve_dataset::merge::Merged;
@@ -21,7 +21,47 @@ pub fn run(command: DatasetCommand) -> Result<Status> {
             print_merged(format, &merged)?;
             Ok(if merged.pending.is_empty() { Status::Success } else { Status::ValidationFailed })
         }
+        DatasetCommand::Slurm(args) => slurm(&args),
     }
+}
+
+fn slurm(args: &DatasetSlurmArgs) -> Result<Status> {
+    let manifest = carve_dataset::manifest::load(&args.manifest)?;
+    let mut run_args = Vec::new();
+    if let Some(k) = args.candidates {
+        run_args.extend(["--candidates".to_string(), k.to_string()]);
+    }
+    for m in &args.mirrors {
+        run_args.extend(["--mirror".to_string(), std::path::absolute(m)?.display().to_string()]);
+    }
+    let carve = match &args.carve {
+        Some(c) => std::path::absolute(c)?,
+        None => std::env::current_exe()?,
+    };
+    let opts = carve_dataset::slurm::SlurmOptions {
+        out: std::path::absolute(&args.out)?,
+        carve,
+        max_parallel: args.max_parallel,
+        cpus_per_task: args.cpus_per_task,
+        time: args.time.clone(),
+        partition: args.partition.clone(),
+        run_args,
+    };
+    let scripts = carve_dataset::slurm::write(&manifest, &opts)?;
+    let jobs = if args.submit { Some(carve_dataset::slurm::submit(&scripts)?) } else { None };
+    let json = serde_json::json!({
+        "array": scripts.array, "merge": scripts.merge,
+        "array_job": jobs.as_ref().map(|j| &j.0), "merge_job": jobs.as_ref().map(|j| &j.1),
+    });
+    emit(args.format, &json, || match &jobs {
+        Some((a, m)) => format!("submitted array job {a} and merge job {m} ({})\n", scripts.array.display()),
+        None => format!(
+            "wrote {} and {}; submit with `sbatch`, or again with --submit\n",
+            scripts.array.display(),
+            scripts.merge.display()
+        ),
+    })?;
+    Ok(Status::Success)
 }
 
 fn run_manifest(args: &DatasetRunArgs) -> Result<Status> {
