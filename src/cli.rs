@@ -250,6 +250,15 @@ pub enum DatasetCommand {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// The summary of an output folder as it is now (read only; slices may still be running):
+    /// yield per repository and language, rejections by reason, task sizes, time per stage.
+    /// `--format html` prints the self-contained page with charts.
+    Summary {
+        /// The output folder of `carve dataset run`.
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// Write the Slurm job array that runs one manifest entry per task (`--index
     /// $SLURM_ARRAY_TASK_ID`) and a merge job after it, to `<out>/slurm/`; `--submit` submits both.
     Slurm(DatasetSlurmArgs),

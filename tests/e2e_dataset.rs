@@ -217,3 +217,30 @@ fn a_slurm_job_array_merges_to_the_same_dataset_as_one_run() {
     run(&m, &whole, &[], 1);
     assert_eq!(dataset_files(&whole), dataset_files(&out), "the Slurm array's dataset differs from one run");
 }
+
+#[needs("pytest", "chromium")]
+fn the_summary_is_json_and_a_page_that_renders_its_charts() {
+    let d = tempfile::tempdir().unwrap();
+    let m = manifest(d.path());
+    let out = d.path().join("out");
+    // One repository done, one pending: the summary of a folder still being made.
+    run(&m, &out, &["--index", "1"], 0);
+    let o = carve_ok(&["dataset", "summary", out.to_str().unwrap(), "--format", "json"], 0);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["repositories"]["done"], 1, "{s:#}");
+    assert_eq!(s["repositories"]["pending"], 2, "{s:#}");
+    assert_eq!(s["tasks"].as_u64().unwrap() as usize, s["repos"][1]["tasks"].as_u64().unwrap() as usize);
+    assert!(s["sizes"]["lines"]["count"].as_u64().unwrap() >= 1, "{s:#}");
+    assert!(s["stages"]["trace"]["seconds"].as_f64().unwrap() > 0.0, "{s:#}");
+    let o = carve_ok(&["dataset", "summary", out.to_str().unwrap(), "--format", "html"], 0);
+    let page = d.path().join("summary.html");
+    std::fs::write(&page, &o.stdout).unwrap();
+    let html = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !html.contains("http://") && !html.contains("https://") || html.contains("xmlns"),
+        "the page loads nothing"
+    );
+    let selectors =
+        ["#totals", "#repos", "#languages svg", "#rejections", "#sizes", "#size-lines svg", "#stage-chart svg"];
+    browser_check(&page, &selectors, &d.path().join("summary.png"));
+}

@@ -88,6 +88,13 @@ pub fn merge(out: &Path) -> Result<Merged> {
     Ok(Merged { tasks: lines.len(), summary, pending })
 }
 
+/// The summary of the folder `out` as it is now, without writing anything.
+pub fn summary(out: &Path) -> Result<Summary> {
+    let layout = Layout::new(std::path::absolute(out)?);
+    let rows = rows(&layout)?;
+    Ok(crate::summary::summarize(&rows, crate::manifest::digest_of(&folder_manifest(&layout)?)))
+}
+
 /// Whether every repository of the folder's manifest is done (none failed or pending).
 pub fn all_done(rows: &[Row]) -> bool {
     rows.iter().all(|r| r.result.as_ref().is_some_and(|r| r.status == RepoStatus::Done))

@@ -21,6 +21,15 @@ pub fn run(command: DatasetCommand) -> Result<Status> {
             print_merged(format, &merged)?;
             Ok(if merged.pending.is_empty() { Status::Success } else { Status::ValidationFailed })
         }
+        DatasetCommand::Summary { out, format } => {
+            let summary = carve_dataset::merge::summary(&out)?;
+            if format == Format::Html {
+                print!("{}", carve_dataset::summary_html::page(&summary)?);
+            } else {
+                emit(format, &summary, || summary_text(&summary))?;
+            }
+            Ok(Status::Success)
+        }
         DatasetCommand::Slurm(args) => slurm(&args),
     }
 }
@@ -140,6 +149,32 @@ fn merged_text(m: &Merged) -> String {
         let _ = writeln!(s, "pending: {}", m.pending.join(", "));
     }
     s
+}
+
+/// The summary's numbers as a few lines of text.
+fn summary_text(s: &carve_formats::dataset::Summary) -> String {
+    let count = |k: &str| s.repositories.get(k).copied().unwrap_or(0);
+    let mut t = format!(
+        "{} validated task(s) from {} repositories ({} done, {} failed, {} pending)\n",
+        s.tasks,
+        count("total"),
+        count("done"),
+        count("failed"),
+        count("pending")
+    );
+    for r in &s.repos {
+        let reason = r.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default();
+        let _ = writeln!(t, "  {} {}: {} task(s), {} rejected{reason}", r.name, r.status, r.tasks, r.rejected);
+    }
+    let mut reasons: Vec<(&String, &usize)> = s.rejections.iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (why, n) in reasons {
+        let _ = writeln!(t, "  rejected {n}: {why}");
+    }
+    if let Some(c) = s.cpu_seconds_per_task {
+        let _ = writeln!(t, "CPU seconds per validated task: {c:.1}");
+    }
+    t
 }
 
 fn print_merged(format: Format, m: &Merged) -> Result<()> {
