@@ -59,6 +59,13 @@ pub fn sections(s: &Summary) -> Result<String> {
             "A reason is the words of the rejection before its first colon.",
         )?);
     }
+    b.push_str(&sizes_and_stages(s)?);
+    Ok(b)
+}
+
+/// Task sizes beside FeatureBench's means, and time per stage.
+fn sizes_and_stages(s: &Summary) -> Result<String> {
+    let mut b = String::new();
     // Sizes.
     b.push_str("<h2>Task sizes</h2>\n<table id=\"sizes\"><tr><th>size</th><th>tasks</th><th>mean</th><th>median</th><th>p90</th><th>max</th><th>FeatureBench mean</th></tr>\n");
     for (k, d) in &s.sizes {
