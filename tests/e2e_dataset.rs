@@ -244,3 +244,18 @@ fn the_summary_is_json_and_a_page_that_renders_its_charts() {
         ["#totals", "#repos", "#languages svg", "#rejections", "#sizes", "#size-lines svg", "#stage-chart svg"];
     browser_check(&page, &selectors, &d.path().join("summary.png"));
 }
+
+#[needs("pytest")]
+fn a_candidate_cap_tries_that_many_and_records_how_many_were_found() {
+    let d = tempfile::tempdir().unwrap();
+    let m = manifest(d.path());
+    let out = d.path().join("out");
+    run(&m, &out, &["--index", "1", "--candidates", "1", "--recheck", "off"], 0);
+    let dir = std::fs::read_dir(out.join("repos/local+tally")).unwrap().next().unwrap().unwrap().path();
+    let r: serde_json::Value = serde_json::from_str(&read(&dir.join("result.json"))).unwrap();
+    assert_eq!(r["candidates"]["tried"], 1, "{r:#}");
+    assert!(r["candidates"]["found"].as_u64().unwrap() >= 2, "tally has several features: {r:#}");
+    let tasks = r["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "one candidate at level 1 gives at most one task: {r:#}");
+    assert_eq!(tasks[0]["recheck"], "off", "{r:#}");
+}
