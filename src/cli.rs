@@ -279,6 +279,124 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::commands::arc::ArcCommand,
     },
+    /// Many repositories to a dataset: run a manifest (or one slice of it), merge the slices,
+    /// write a Slurm job array, export to SWE-bench, FeatureBench and Harbor.
+    Dataset {
+        #[command(subcommand)]
+        command: DatasetCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// For every repository of the manifest (or of one slice of it): check out the commit, set
+    /// up its environment, baseline, trace once, try every candidate feature, validate, write
+    /// bundles and check each again. Resumable: a run killed and started again redoes nothing
+    /// finished. A whole run ends by merging the dataset (`carve dataset merge`).
+    Run(DatasetRunArgs),
+    /// Assemble the results of every slice in an output folder: tasks.jsonl, summary.json and
+    /// summary.html.
+    Merge {
+        /// The output folder of `carve dataset run`.
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// The summary of an output folder as it is now (read only; slices may still be running):
+    /// yield per repository and language, rejections by reason, task sizes, time per stage.
+    /// `--format html` prints the self-contained page with charts.
+    Summary {
+        /// The output folder of `carve dataset run`.
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Write the Slurm job array that runs one manifest entry per task (`--index
+    /// $SLURM_ARRAY_TASK_ID`) and a merge job after it, to `<out>/slurm/`; `--submit` submits both.
+    Slurm(DatasetSlurmArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DatasetSlurmArgs {
+    /// The manifest (as for `carve dataset run`).
+    pub manifest: PathBuf,
+    /// The dataset's folder (on storage every node sees).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// At most K array tasks at once (`--array=0-N%K`).
+    #[arg(long, value_name = "K")]
+    pub max_parallel: Option<usize>,
+    /// CPUs each array task asks for.
+    #[arg(long, default_value_t = 2)]
+    pub cpus_per_task: usize,
+    /// Each task's time limit, in Slurm's syntax (`4:00:00`).
+    #[arg(long)]
+    pub time: Option<String>,
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// The carve binary the jobs run (default: this one).
+    #[arg(long)]
+    pub carve: Option<PathBuf>,
+    /// Try at most K candidates per repository (passed to every `carve dataset run`).
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Git mirrors (passed to every `carve dataset run`).
+    #[arg(long = "mirror", value_name = "DIR")]
+    pub mirrors: Vec<PathBuf>,
+    /// Submit with sbatch after writing.
+    #[arg(long)]
+    pub submit: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DatasetRunArgs {
+    /// The manifest: TOML (`[[repo]]` tables with name, url, commit) or JSONL (one per line).
+    pub manifest: PathBuf,
+    /// The dataset's folder (content-addressed by repository and commit; safe to resume).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Run only entry N of the manifest (from 0); `env` reads SLURM_ARRAY_TASK_ID, else
+    /// JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "N|env", conflicts_with = "shard")]
+    pub index: Option<String>,
+    /// Run part I of N: the entries at positions p with p % N == I (I may be `env`).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// A folder of git mirrors: DIR/<owner>+<name> (a repository, or one in its `repo/`) or
+    /// DIR/<owner>+<name>.git; repeatable; CARVE_GIT_MIRRORS adds more (`:`-separated).
+    #[arg(long = "mirror", value_name = "DIR")]
+    pub mirrors: Vec<PathBuf>,
+    /// Levels to emit.
+    #[arg(long, num_args = 1.., default_values_t = vec![1u8])]
+    pub level: Vec<u8>,
+    /// Try at most K candidates per repository, the biggest first (a manifest entry's own
+    /// `candidates` wins). Default: every candidate.
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Test runs carve may run at once (see `carve tasks --jobs`).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Run again the repositories an earlier run recorded as failed.
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// How each bundle is checked again: `local` runs `carve validate` on the checkout;
+    /// `off` skips it (the dataset records that per task).
+    #[arg(long, value_enum, default_value_t)]
+    pub recheck: RecheckArg,
+    /// Keep each finished repository's work folder (checkout, caches).
+    #[arg(long)]
+    pub keep_work: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum RecheckArg {
+    #[default]
+    Local,
+    Off,
 }
 
 impl Cli {

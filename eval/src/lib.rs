@@ -17,6 +17,7 @@ pub mod grade;
 pub mod guard;
 pub mod html;
 pub mod metrics;
+pub mod plots;
 pub mod progress;
 pub mod report;
 pub mod results;

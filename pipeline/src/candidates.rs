@@ -298,7 +298,7 @@ fn cases_of_remaining(
 /// classified (a flaky F2P test, say) counts 0 and is rejected with its reason when tried.
 /// The ranking uses carve's own entry points, not `--entry-filter` (one external call per
 /// candidate would be too many); the filter still applies to the candidates tried.
-fn rank(
+pub fn rank(
     session: &Session,
     b: &Baseline,
     t: &trace::TraceRun,

@@ -11,6 +11,7 @@ use carve_pipeline::{Session, SessionOptions};
 pub mod arc;
 mod audit;
 mod baseline;
+mod dataset;
 pub mod eval;
 mod extract;
 mod index;
@@ -70,6 +71,7 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Grade(args) => eval::grade(&args),
         Command::Report(args) => eval::report(&args),
         Command::Arc { command } => arc::run(command),
+        Command::Dataset { command } => dataset::run(command),
     }
 }
 
