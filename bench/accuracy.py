@@ -26,7 +26,7 @@ mean of the per-commit figures (macro). Targets: ≥ 0.9 and ≥ 0.9.
 Each definition carve missed is printed with carve's first reason for keeping it (or "not
 reached by the F2P tests"), and the summary counts the misses by kind. As a diagnostic (not
 the target) it also prints the recall over the added definitions that no P2P test executes:
-a definition the other tests run stays by design (design.md §5), so that share of the miss
+a definition the other tests run stays by design (docs/formats.md, "Classification"), so that share of the miss
 is the commits' (they wired new code into paths every test takes), not the classifier's.
 `--reuse` takes a measured commit's F2P tests and audit from an earlier run's `--out` and
 runs no test (to re-print the table with a changed script).

@@ -7,35 +7,47 @@ its commit into the corpus folder and installs it into its own virtualenv beside
 a user would: the listed install command, run with that virtualenv first on PATH).
 
 For each repository the script runs `carve baseline` and `carve tasks` in one output
-folder (the second reuses the first's baseline). Two ways to choose the candidates
+folder (the second reuses the first's baseline). Three ways to choose the candidates
 (`--pick`):
 
-- `ranked` (the default): carve chooses. Every file of passing tests is a candidate;
-  carve classifies them all (no test runs) and tries the `--candidates K` that would
-  extract the most:
+- `all` (the default): every candidate carve makes (one per file of passing tests, and
+  with `--module-groups` one per group of test files that test one module), each tried:
 
       carve tasks REPO --out OUT/NAME --python VENV/bin/python --level 1 --format json \
-          --candidates K
+          --protect POLICY --max-lines N
 
-  The candidates counted are the ones carve tried (`tried` in the report's `ranking`).
+  The design's yield is over *all* candidates, not a ranked few.
+- `ranked`: carve classifies every candidate (no test runs) and tries the `--candidates K`
+  that would extract the most (`--candidates K` of `carve tasks`); the candidates counted
+  are the ones carve tried (`tried` in the report's `ranking`).
 - `spaced`: the script chooses, blind. It picks K of the files of the passing tests
-  (sorted, evenly spaced: deterministic) and names them:
+  (sorted, evenly spaced: deterministic) and names them (`--f2p FILE1 --f2p FILE2 ...`).
 
-      carve tasks REPO ... --f2p FILE1 --f2p FILE2 ...
-
-and reads what it wrote. Columns: candidates, valid tasks and yield (tasks / candidates),
-median and max lines / files / functions per task (from each bundle's `instance.json`),
-carve's wall time (baseline included) over one plain `python -m pytest` run of the same repository, and the
-rejections grouped by reason (the first line of carve's reason, with paths, numbers and
-names blanked so that equal causes count together). `--recheck` re-validates every
-emitted bundle with `carve validate` (an independent re-run from the bundle alone).
+`--protect all|sampled:N|feature` is carve's protection policy (default `all`), passed
+through with `--max-lines` and `--module-groups`; each row records them. Columns:
+candidates, valid tasks and yield (tasks / candidates), gold lines, files and functions
+per task (median / mean / max, from each bundle's `instance.json`), how many tasks have at
+least 100 and 300 gold lines, carve's wall time (baseline included) over one plain
+`python -m pytest` run of the same repository; then the whole corpus beside FeatureBench's
+task sizes (mean 790 lines, 15.7 files, 29.2 functions), and the rejections grouped by
+reason (the first line of carve's reason, with paths, numbers and names blanked so that
+equal causes count together). `--recheck` re-validates every emitted bundle with `carve
+validate` (an independent re-run from the bundle alone).
 
 Standard library only.
 
     python3 bench/corpus.py --setup                 # once: clone, venv, install
-    python3 bench/corpus.py                         # the table
-    python3 bench/corpus.py --only toolz boltons --candidates 4 --recheck
+    python3 bench/corpus.py                         # the table: every candidate, --protect all
+    python3 bench/corpus.py --protect sampled:5 --out /tmp/carve-corpus-sampled5
+    python3 bench/corpus.py --protect feature --recheck --out /tmp/carve-corpus-feature
+    python3 bench/corpus.py --protect sampled:5 --module-groups=only --out /tmp/carve-corpus-groups
+    python3 bench/corpus.py --only toolz boltons --pick ranked --candidates 4 --recheck
     python3 bench/corpus.py --pick spaced --candidates 2 --out /tmp/carve-corpus-spaced
+    python3 bench/corpus.py --dataset --protect sampled:5 --only msiemens/tinydb tkem/cachetools
+
+`--dataset` runs the public corpus of `bench/corpus/dataset-<language>.toml` instead (set
+up by hand as `oracle-<language>.toml` says: checkouts in /work/corpus/<owner>+<name>,
+virtualenvs in /work/corpus-envs/<owner>+<name>); held-out repositories are marked.
 """
 
 import argparse
@@ -56,15 +68,30 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def load_corpus(language, key="repo", only=None):
+def load_corpus(language, key="repo", only=None, dataset=False):
     """The entries of `bench/corpus/<language>.toml` (its `key` table list); with `only`,
-    the entries of those names, in the order given."""
-    with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
-        entries = tomllib.load(f)[key]
+    the entries of those names, in the order given. With `dataset`, the public corpus of
+    `dataset-<language>.toml` instead: each entry's `dir` is its `owner+name` folder and
+    `held_out` comes from `oracle-<language>.toml`."""
+    if dataset:
+        entries = dataset_corpus(language)
+    else:
+        with open(HERE / "corpus" / f"{language}.toml", "rb") as f:
+            entries = tomllib.load(f)[key]
     if only:
         by_name = {e["name"]: e for e in entries}
         entries = [by_name[n] for n in only]
     return entries
+
+
+def dataset_corpus(language):
+    """The repositories of `dataset-<language>.toml` with their folder name and whether the
+    oracle marks them held out (nobody may tune carve on those)."""
+    with open(HERE / "corpus" / f"dataset-{language}.toml", "rb") as f:
+        entries = tomllib.load(f)["repo"]
+    with open(HERE / "corpus" / f"oracle-{language}.toml", "rb") as f:
+        held = {o["name"]: o.get("held_out", False) for o in tomllib.load(f)["repo"]}
+    return [dict(e, dir=e["name"].replace("/", "+"), held_out=held.get(e["name"], False)) for e in entries]
 
 
 def checked_out(e, repo, marker):
@@ -149,10 +176,21 @@ def reason_key(reason):
     return line[:140]
 
 
-def run_carve(carve, entry, repo, py, out, k, timeout, pick_mode):
+def policy_args(args):
+    """The `carve tasks` flags of the protection policy, line budget and candidate groups."""
+    out = ["--protect", args.protect]
+    if args.max_lines is not None:
+        out += ["--max-lines", str(args.max_lines)]
+    if args.module_groups:
+        out.append(f"--module-groups={args.module_groups}")
+    return out
+
+
+def run_carve(carve, entry, repo, py, out, k, timeout, pick_mode, extra=()):
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--python", str(py), "--level", "1", "--format", "json"]
+    cmd += list(extra)
     if pick_mode == "spaced":
         try:
             cands = pick(test_files(carve, repo, py, out, timeout), k)
@@ -160,13 +198,17 @@ def run_carve(carve, entry, repo, py, out, k, timeout, pick_mode):
             return {"candidates": [], "error": f"carve baseline failed: {type(e).__name__}", "seconds": 0}
         for c in cands:
             cmd += ["--f2p", c]
-    else:
+    elif pick_mode == "ranked":
         cands = None  # carve's choice: read from the report's ranking
         cmd += ["--candidates", str(k if k > 0 else RANK_ALL)]
+    else:
+        cands = None  # every candidate: one task or one rejection each (--level 1)
     report, error, seconds = carve_tasks(cmd, out, timeout, carve_env(carve), start)
     if error:
         return {"candidates": cands or [], "error": error, "seconds": seconds}
-    if cands is None:
+    if pick_mode == "all":
+        cands = report["tasks"] + [r["feature"] for r in report["rejected"] if r.get("level") is None]
+    elif cands is None:
         if "ranking" not in report:
             return {"candidates": [], "error": "carve tasks --candidates wrote no `ranking`", "seconds": seconds}
         cands = [r["feature"] for r in report["ranking"] if r["tried"]]
@@ -209,17 +251,35 @@ def med_max(values):
     return f"{statistics.median(values):g}/{max(values)}"
 
 
+def med_mean_max(values):
+    if not values:
+        return "-"
+    return f"{statistics.median(values):g}/{statistics.mean(values):.0f}/{max(values)}"
+
+
+# FeatureBench's task sizes (its paper: mean gold lines, files and functions per task).
+FEATUREBENCH = {"lines": 790, "files": 15.7, "functions": 29.2}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--language", default="python")
-    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("CARVE_CORPUS", "/work/corpus/python")))
-    ap.add_argument("--venvs", type=Path, help="virtualenvs, one per repository (default: CORPUS-venvs)")
+    ap.add_argument("--corpus", type=Path, help="the checkouts (default: $CARVE_CORPUS or /work/corpus/python; "
+                    "with --dataset /work/corpus)")
+    ap.add_argument("--venvs", type=Path,
+                    help="virtualenvs, one per repository (default: CORPUS-venvs; with --dataset /work/corpus-envs)")
+    ap.add_argument("--dataset", action="store_true",
+                    help="the public corpus of bench/corpus/dataset-LANGUAGE.toml (set up by hand as "
+                         "oracle-LANGUAGE.toml says, in CORPUS/<owner>+<name>); held-out ones are marked")
     ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus"))
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
-    ap.add_argument("--candidates", type=int, default=3, help="test files per repository (0: all)")
-    ap.add_argument("--pick", choices=["ranked", "spaced"], default="ranked",
-                    help="ranked: carve tries the K candidates that extract the most (default); "
-                         "spaced: the script names K test files, evenly spaced over the sorted passing ones")
+    ap.add_argument("--candidates", type=int, default=3,
+                    help="with --pick ranked or spaced: candidates per repository (0: all)")
+    ap.add_argument("--pick", choices=["all", "ranked", "spaced"], default="all",
+                    help="all: every candidate carve makes, each tried (default); ranked: carve tries the K "
+                         "candidates that extract the most; spaced: the script names K test files, evenly "
+                         "spaced over the sorted passing ones")
+    add_policy_args(ap)
     ap.add_argument("--only", nargs="*", help="repository names")
     ap.add_argument("--setup", action="store_true", help="clone, create virtualenvs, install; then exit")
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
@@ -228,8 +288,13 @@ def main():
     ap.add_argument("--table-only", action="store_true",
                     help="print the table of an earlier run from OUT (each repository's row.json) without running")
     args = ap.parse_args()
-    venvs = args.venvs or args.corpus.with_name(args.corpus.name + "-venvs")
-    entries = load_corpus(args.language, only=args.only)
+    if args.corpus is None:
+        args.corpus = Path("/work/corpus" if args.dataset else os.environ.get("CARVE_CORPUS", "/work/corpus/python"))
+    venvs = args.venvs or (Path("/work/corpus-envs") if args.dataset
+                           else args.corpus.with_name(args.corpus.name + "-venvs"))
+    entries = load_corpus(args.language, only=args.only, dataset=args.dataset)
+    if args.dataset and args.setup:
+        raise SystemExit("--dataset repositories are set up by hand (bench/corpus/oracle-LANGUAGE.toml says how)")
     if args.setup:
         args.corpus.mkdir(parents=True, exist_ok=True)
         for e in entries:
@@ -239,22 +304,24 @@ def main():
     rows, reasons = [], {}
     if args.table_only:
         for e in entries:
-            saved = saved_row(args.out / e["name"], e["name"])
+            saved = saved_row(args.out / e.get("dir", e["name"]), e["name"])
             if saved:
                 add_row(rows, reasons, *saved)
         print_table(rows, reasons, args)
         return 0
     for e in entries:
         mine = {}
-        repo, py, out = args.corpus / e["name"], venv_python(venvs, e["name"]), args.out / e["name"]
+        d = e.get("dir", e["name"])
+        repo, py, out = args.corpus / d, venv_python(venvs, d), args.out / d
         if not py.exists():
             print(f"{e['name']}: no virtualenv at {py}: run with --setup first", file=sys.stderr)
             continue
         plain = plain_run(repo, py, out)
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
-        r = run_carve(args.carve, e, repo, py, out / "carve", args.candidates, args.timeout, args.pick)
+        r = run_carve(args.carve, e, repo, py, out / "carve", args.candidates, args.timeout, args.pick,
+                      policy_args(args))
         row = {"name": e["name"], "candidates": len(r["candidates"]), "seconds": r["seconds"], "plain": plain,
-               "pick": args.pick, "k": args.candidates}
+               "pick": args.pick, "k": args.candidates, "held_out": e.get("held_out", False), **policy_row(args)}
         tasks, stats = [], {"lines": [], "files": [], "functions": []}
         if "error" in r:
             row["error"] = r["error"]
@@ -279,31 +346,50 @@ def main():
     return 0
 
 
+def add_policy_args(ap):
+    """`--protect`, `--max-lines` and `--module-groups`, passed to `carve tasks`."""
+    ap.add_argument("--protect", default="all", help="carve's protection policy: all, sampled:N or feature")
+    ap.add_argument("--max-lines", type=int, help="carve's line budget per feature (default: carve's, 5000)")
+    ap.add_argument("--module-groups", nargs="?", const="also", choices=["also", "only"],
+                    help="also (or only) the candidates of test files grouped by the module they test")
+
+
+def policy_row(args):
+    return {"protect": args.protect, "max_lines": args.max_lines, "module_groups": args.module_groups}
+
+
 PICK_MODES = {
+    "all": "every candidate carve makes, each tried",
     "ranked": "carve tries the {k} candidates of every test file that extract the most (`--candidates {k}`)",
     "spaced": "{k} test files evenly spaced over the sorted passing ones (`--f2p`)",
 }
 
 
 def pick_header(rows, args):
-    """The pick mode of the rows (an earlier run's, with `--table-only`)."""
+    """The pick mode and protection policy of the rows (an earlier run's, with `--table-only`)."""
     # corpus_go.py has no --pick (its candidates are always carve's own): say so when no row does.
-    default = (getattr(args, "pick", "?"), getattr(args, "candidates", "?"))
-    modes = sorted({(r.get("pick", "?"), r.get("k", "?")) for r in rows}) or [default]
+    default = (getattr(args, "pick", "all"), getattr(args, "candidates", "?"))
+    modes = sorted({(r.get("pick", "all"), r.get("k", "?")) for r in rows}) or [default]
     said = [f"{m}: " + PICK_MODES.get(m, "unknown (a row from before `--pick`)").format(k=k) for m, k in modes]
-    return "Pick: " + "; ".join(said)
+    policies = sorted({(r.get("protect", "all"), r.get("max_lines") or 0, r.get("module_groups") or "") for r in rows})
+    told = [f"--protect {p}" + (f" --max-lines {m}" if m else "") + (f" --module-groups={g}" if g else "")
+            for p, m, g in policies]
+    return "Pick: " + "; ".join(said) + ". Policy: " + ("; ".join(told) or "--protect all")
 
 
 def print_table(rows, reasons, args):
-    head = ["repo", "cand", "tasks", "yield", "lines med/max", "files med/max", "funcs med/max", "wall/plain"]
+    head = ["repo", "cand", "tasks", "yield", "lines med/mean/max", "files med/mean/max", "funcs med/mean/max",
+            ">=100", ">=300", "wall/plain"]
     if args.recheck:
         head.append("recheck ok")
     lines = [head]
+    at_least = lambda vs, n: str(sum(1 for v in vs if v >= n))  # noqa: E731
     for r in rows:
         y = f"{100 * r['tasks'] / r['candidates']:.0f}%" if r["candidates"] else "-"
         cells = [
-            r["name"], str(r["candidates"]), str(r["tasks"]), y, med_max(r["lines"]), med_max(r["files"]),
-            med_max(r["functions"]), f"{r['seconds'] / r['plain']:.1f}x" if r["plain"] else "-",
+            r["name"] + (" (held out)" if r.get("held_out") else ""), str(r["candidates"]), str(r["tasks"]), y, med_mean_max(r["lines"]),
+            med_mean_max(r["files"]), med_mean_max(r["functions"]), at_least(r["lines"], 100),
+            at_least(r["lines"], 300), f"{r['seconds'] / r['plain']:.1f}x" if r["plain"] else "-",
         ]
         if args.recheck:
             cells.append(f"{r['rechecked']}/{r['tasks']}")
@@ -312,10 +398,14 @@ def print_table(rows, reasons, args):
     tasks = sum(r["tasks"] for r in rows)
     allv = lambda k: [v for r in rows for v in r[k]]  # noqa: E731
     total = ["all", str(cand), str(tasks), f"{100 * tasks / cand:.0f}%" if cand else "-",
-             med_max(allv("lines")), med_max(allv("files")), med_max(allv("functions")), ""]
+             med_mean_max(allv("lines")), med_mean_max(allv("files")), med_mean_max(allv("functions")),
+             at_least(allv("lines"), 100), at_least(allv("lines"), 300), ""]
     if args.recheck:
         total.append(f"{sum(r['rechecked'] for r in rows)}/{tasks}")
     lines.append(total)
+    fb = ["FeatureBench (mean)", "", "", "", f"{FEATUREBENCH['lines']}", f"{FEATUREBENCH['files']}",
+          f"{FEATUREBENCH['functions']}", "", "", ""] + ([""] if args.recheck else [])
+    lines.append(fb)
     print(pick_header(rows, args))
     print()
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
@@ -324,6 +414,11 @@ def print_table(rows, reasons, args):
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for line in lines[1:]:
         print(fmt(line))
+    mean_lines = statistics.mean(allv("lines")) if allv("lines") else 0
+    if mean_lines:
+        print()
+        print(f"Mean gold lines {mean_lines:.0f}: {100 * mean_lines / FEATUREBENCH['lines']:.0f}% of FeatureBench's "
+              f"{FEATUREBENCH['lines']}; median {statistics.median(allv('lines')):g}.")
     print()
     print("Rejections by reason (count: reason — candidates):")
     for key, who in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):

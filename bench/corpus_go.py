@@ -11,14 +11,18 @@ its commit into the corpus folder (Go: `/work/corpus/<name>`, TypeScript:
 Go module proxy, `npm install` from the npm registry, as a user would); `--setup` runs
 the install commands of the checkouts it finds.
 
-Candidates are carve's own: one per test file whose tests pass at baseline (a Go
-package's tests and subtests grouped by the `_test.go` file that defines them; a vitest
-or jest file's tests; sorted, so the choice is deterministic). For each project:
+Candidates are carve's own, every one tried: one per test file whose tests pass at
+baseline (a Go package's tests and subtests grouped by the `_test.go` file that defines
+them; a vitest or jest file's tests; sorted, so the choice is deterministic), and with
+`--module-groups` one per group of test files that test one module. `--candidates K`
+tries only the K that would extract the most (carve's ranking). `--protect` and
+`--max-lines` are carve's protection policy and line budget. For each project:
 
-    carve tasks PROJECT --out OUT/NAME --level 1 --format json
+    carve tasks PROJECT --out OUT/NAME --level 1 --format json --protect POLICY
 
-Columns: candidates, valid tasks and yield, median and max lines / files / functions per
-task (from each bundle's `instance.json`), carve's wall time over one plain run of the
+Columns as corpus.py's: candidates, valid tasks and yield, lines / files / functions per
+task (median / mean / max, from each bundle's `instance.json`), tasks of at least 100 and
+300 lines, carve's wall time over one plain run of the
 suite (`go test -count=1 ./...`, `npx vitest run`), and the rejections grouped by reason.
 `--recheck` re-validates every emitted bundle with `carve validate BUNDLE --repo PROJECT`
 (an independent re-run from the bundle alone, with the real toolchain).
@@ -30,6 +34,7 @@ Standard library only.
     python3 bench/corpus_go.py --recheck --vet   # and `go vet` each bundle's masked state
     python3 bench/corpus_go.py --only semver --carve target/debug/carve
     python3 bench/corpus_go.py --language typescript --recheck --json
+    python3 bench/corpus_go.py --protect feature --recheck --out /tmp/carve-corpus-go-feature
     python3 bench/corpus_go.py --table-only --recheck   # the table of the last run, from OUT
 """
 
@@ -78,12 +83,18 @@ def plain_run(repo, out, command):
     return seconds
 
 
-def run_carve(carve, repo, out, timeout):
+def run_carve(carve, repo, out, timeout, extra=(), k=0, env=None):
+    """`carve tasks` with carve's candidates (and the flags `extra`): every one, or with
+    `k` > 0 the `k` carve ranks first."""
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json"]
-    report, error, seconds = carve_tasks(cmd, out, timeout, go_env(), time.monotonic())
+    cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json", *extra]
+    if k > 0:
+        cmd += ["--candidates", str(k)]
+    report, error, seconds = carve_tasks(cmd, out, timeout, env or go_env(), time.monotonic())
     if error:
         return {"candidates": 0, "error": error, "seconds": seconds}
+    if k > 0 and "ranking" in report:
+        return {"candidates": sum(1 for r in report["ranking"] if r["tried"]), "report": report, "seconds": seconds}
     # With --level 1 every candidate gives one task or one rejection without a level.
     candidates = len(report["tasks"]) + sum(1 for r in report["rejected"] if r.get("level") is None)
     return {"candidates": candidates, "report": report, "seconds": seconds}
@@ -153,6 +164,9 @@ def main():
     ap.add_argument("--recheck", action="store_true", help="re-validate every bundle with `carve validate`")
     ap.add_argument("--vet", action="store_true",
                     help="Go: `go vet ./...` of every bundle's masked state (mask.patch applied to a copy)")
+    ap.add_argument("--candidates", type=int, default=0,
+                    help="try only the K candidates carve ranks first (0, the default: every candidate)")
+    corpus.add_policy_args(ap)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per module")
     ap.add_argument("--json", action="store_true", help="also print the rows as JSON lines")
     ap.add_argument("--table-only", action="store_true",
@@ -178,9 +192,10 @@ def main():
             continue
         plain = plain_run(repo, out, lang["plain"])
         shutil.rmtree(out / "carve", ignore_errors=True)  # a fresh run: no cached baseline or trace
-        r = run_carve(args.carve, repo, out / "carve", args.timeout)
+        r = run_carve(args.carve, repo, out / "carve", args.timeout, corpus.policy_args(args), args.candidates)
         row, mine = summarize(e["name"], r, plain, out / "carve",
                               (lambda t: recheck(args.carve, out / "carve" / t, repo)) if args.recheck else None)
+        row.update(corpus.policy_row(args), pick="ranked" if args.candidates else "all", k=args.candidates)
         if args.vet and args.language == "go":
             bundles = [out / "carve" / t for t in r.get("report", {}).get("tasks", [])]
             row["vetted"] = sum(vet_masked(b, repo) for b in bundles)

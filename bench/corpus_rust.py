@@ -12,11 +12,13 @@ Candidates: carve's default (one per test file) suits Rust badly — a crate's u
 share `src/lib.rs` with its code and most of its examples are doctests — so this script
 forms the groups from `carve baseline` (tests that pass and are not flaky): one per
 doctested item (its doctests together: `lib::doctest::src/lib.rs - Either<L,R>::left`),
-one per other test; `--candidates K` of them, each passed as one `--f2p` group. Which K:
-`--pick spaced` (the default), evenly spaced over the sorted list (deterministic,
-`corpus.pick`); `--pick ranked`, every group is passed with carve's `--candidates K`, so
-carve classifies them all first (no test runs) and tries the K that would extract the
-most (its report's `ranking`):
+one per other test; every group by default (`--candidates 0`), each passed as one `--f2p`
+group, or `--candidates K` of them. Which K: `--pick spaced` (the default), evenly spaced
+over the sorted list (deterministic, `corpus.pick`); `--pick ranked`, every group is passed
+with carve's `--candidates K`, so carve classifies them all first (no test runs) and tries
+the K that would extract the most (its report's `ranking`). `--protect`, `--max-lines` and
+`--module-groups` are passed to carve (its protection policy, line budget, and the
+candidates of test files grouped by module with `--per-file`):
 
     carve tasks CRATE --out OUT/NAME/carve --level 1 --format json --f2p G1... --f2p G2...
     carve tasks CRATE --out OUT/NAME/carve --level 1 --format json --candidates K --f2p G1... (every group)
@@ -29,6 +31,8 @@ the real toolchain).
 Standard library only.
 
     python3 bench/corpus_rust.py --setup
+    python3 bench/corpus_rust.py --recheck                         # every group
+    python3 bench/corpus_rust.py --protect feature --recheck --out /tmp/carve-corpus-rust-feature
     python3 bench/corpus_rust.py --candidates 3 --recheck
     python3 bench/corpus_rust.py --candidates 3 --recheck --pick ranked
     python3 bench/corpus_rust.py --only either --candidates 2
@@ -89,13 +93,13 @@ def plain_run(repo, out):
     return seconds
 
 
-def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced"):
+def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced", extra=()):
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     if per_file:
         # carve's own candidates: one per test file (a library's unit tests and doctests
-        # under its label), run as corpus_go.py runs them (its GOFLAGS mean nothing to cargo).
-        return corpus_go.run_carve(carve, repo, out, timeout)
+        # under its label), run as corpus_go.py runs them.
+        return corpus_go.run_carve(carve, repo, out, timeout, extra, k if pick == "ranked" else 0, rust_env())
     cmd = [str(carve), "baseline", str(repo), "--out", str(out), "--format", "json"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=rust_env())
@@ -104,7 +108,7 @@ def run_carve(carve, repo, out, k, timeout, per_file=False, pick="spaced"):
     except (subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1] if "p" in locals() else ""
         return {"candidates": 0, "error": f"carve baseline failed: {type(e).__name__} {tail}", "seconds": 0}
-    cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json"]
+    cmd = [str(carve), "tasks", str(repo), "--out", str(out), "--level", "1", "--format", "json", *extra]
     if pick == "ranked" and 0 < k < len(every):
         # Every group to carve, which classifies them all (no test runs) and tries the k
         # that would extract the most (`ranking` in its report).
@@ -133,9 +137,12 @@ def measure(args, e, repo, out):
         cached = args.cache_from / e["name"] / "carve" / "cache"
         if cached.is_dir():
             shutil.copytree(cached, out / "carve" / "cache")
-    r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file, args.pick)
+    r = run_carve(args.carve, repo, out / "carve", args.candidates, args.timeout, args.per_file, args.pick,
+                  corpus.policy_args(args))
     check = (lambda t: corpus_go.recheck(args.carve, out / "carve" / t, repo, rust_env())) if args.recheck else None
-    return corpus_go.summarize(e["name"], r, plain, out / "carve", check)
+    row, mine = corpus_go.summarize(e["name"], r, plain, out / "carve", check)
+    row.update(corpus.policy_row(args), pick=args.pick, k=args.candidates)
+    return row, mine
 
 
 def main():
@@ -144,7 +151,8 @@ def main():
     ap.add_argument("--out", type=Path, default=Path("/tmp/carve-corpus-rust"))
     ap.add_argument("--carve", type=Path, default=ROOT / "target" / "release" / "carve")
     ap.add_argument("--only", nargs="*", help="crate names")
-    ap.add_argument("--candidates", type=int, default=3, help="candidate groups per crate (0: all)")
+    ap.add_argument("--candidates", type=int, default=0, help="candidate groups per crate (0, the default: all)")
+    corpus.add_policy_args(ap)
     ap.add_argument("--pick", choices=["spaced", "ranked"], default="spaced",
                     help="spaced: K groups evenly spaced over the sorted list, passed as --f2p; ranked: every "
                          "group passed, with `--candidates K` (carve tries the K that extract the most)")

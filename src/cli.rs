@@ -23,6 +23,15 @@ pub enum Format {
     Html,
 }
 
+/// `carve tasks --module-groups[=also|only]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModuleGroups {
+    /// The module groups after the candidates of one test file each.
+    Also,
+    /// Only the module groups.
+    Only,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum EdgeMode {
     /// Callers captured on the first hits of each callee per test (cheap).
@@ -71,6 +80,39 @@ pub struct FeatureArgs {
     /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
     #[arg(long)]
     pub entry_filter: Option<String>,
+}
+
+/// How much a feature may take: the protection policy and the line budget (`tasks`,
+/// `audit`, `extract`).
+#[derive(Debug, Args, Clone)]
+pub struct ProtectArgs {
+    /// Which passing tests protect what they run. `all`: every other passing test (the
+    /// smallest, safest tasks). `sampled:N`: the tests of the N test files whose tests run
+    /// the most of the feature's reached code (ties by path) are the P2P tests; other tests
+    /// that fail on the masked state are reported as `broken_tests`. `feature`: no test
+    /// protects; everything the F2P tests reach that loading or building does not need is
+    /// extracted, and `carve tasks` makes every test that then fails F2P and every test that
+    /// still passes P2P (a test that fails only because its fixtures need extracted code
+    /// keeps that code instead). Import/collection-time code and what the build needs
+    /// always stay.
+    #[arg(long, value_name = "POLICY", default_value = "all", value_parser = parse_protection)]
+    pub protect: carve_pipeline::protect::Protection,
+    /// The line budget of one feature, counted over whole definitions (FeatureBench draws
+    /// 3,000-5,000): what does not fit stays whole and is listed in the audit
+    /// (`over_budget`). 0: no budget.
+    #[arg(long, value_name = "N", default_value_t = carve_pipeline::protect::DEFAULT_MAX_LINES)]
+    pub max_lines: usize,
+}
+
+impl ProtectArgs {
+    /// `--max-lines` for the pipeline (`None`: no budget).
+    pub fn budget(&self) -> Option<usize> {
+        (self.max_lines > 0).then_some(self.max_lines)
+    }
+}
+
+fn parse_protection(s: &str) -> Result<carve_pipeline::protect::Protection, String> {
+    s.parse()
 }
 
 /// How tasks name the repository and describe the feature (commands that write statements).
@@ -164,6 +206,8 @@ pub enum Command {
         common: Common,
         #[command(flatten)]
         feature: FeatureArgs,
+        #[command(flatten)]
+        protect: ProtectArgs,
     },
     /// Write the masked state, contract, problem statement and patches for a feature
     /// (from its F2P tests, or for explicit node ids with --remove).
@@ -181,6 +225,8 @@ pub enum Command {
         remove_tests: Vec<String>,
         #[arg(long, value_enum, default_value_t)]
         edges: EdgeMode,
+        #[command(flatten)]
+        protect: ProtectArgs,
         #[command(flatten)]
         statement: StatementArgs,
     },
@@ -221,11 +267,17 @@ pub enum Command {
         /// An external command that filters entry-point candidates (JSON on stdin, JSON list on stdout).
         #[arg(long)]
         entry_filter: Option<String>,
-        /// Protect only the N test files that share the most executed code with the candidate
-        /// (FeatureBench-sized tasks); other tests that fail on the masked state are listed as
-        /// `broken_tests` in validation.json. Default: every passing test is P2P.
-        #[arg(long)]
+        #[command(flatten)]
+        protect: ProtectArgs,
+        /// The former name of `--protect sampled:N`.
+        #[arg(long, value_name = "N", hide = true, conflicts_with = "protect")]
         p2p_files: Option<usize>,
+        /// Also try, after the candidates of one test file each, one candidate per group of
+        /// two or more test files that test the same module (the source file holding the most
+        /// of the definitions their tests call), so that a feature can span test files;
+        /// `--module-groups=only`: only those.
+        #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "also")]
+        module_groups: Option<ModuleGroups>,
         /// Try only the K candidates that would extract the most: every candidate is
         /// classified first (no test runs) and they are tried in order of how many
         /// definitions they extract, most first (ties in candidate order); the others are
@@ -266,6 +318,124 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::commands::arc::ArcCommand,
     },
+    /// Many repositories to a dataset: run a manifest (or one slice of it), merge the slices,
+    /// write a Slurm job array, export to SWE-bench, FeatureBench and Harbor.
+    Dataset {
+        #[command(subcommand)]
+        command: DatasetCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// For every repository of the manifest (or of one slice of it): check out the commit, set
+    /// up its environment, baseline, trace once, try every candidate feature, validate, write
+    /// bundles and check each again. Resumable: a run killed and started again redoes nothing
+    /// finished. A whole run ends by merging the dataset (`carve dataset merge`).
+    Run(DatasetRunArgs),
+    /// Assemble the results of every slice in an output folder: tasks.jsonl, summary.json and
+    /// summary.html.
+    Merge {
+        /// The output folder of `carve dataset run`.
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// The summary of an output folder as it is now (read only; slices may still be running):
+    /// yield per repository and language, rejections by reason, task sizes, time per stage.
+    /// `--format html` prints the self-contained page with charts.
+    Summary {
+        /// The output folder of `carve dataset run`.
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Write the Slurm job array that runs one manifest entry per task (`--index
+    /// $SLURM_ARRAY_TASK_ID`) and a merge job after it, to `<out>/slurm/`; `--submit` submits both.
+    Slurm(DatasetSlurmArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DatasetSlurmArgs {
+    /// The manifest (as for `carve dataset run`).
+    pub manifest: PathBuf,
+    /// The dataset's folder (on storage every node sees).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// At most K array tasks at once (`--array=0-N%K`).
+    #[arg(long, value_name = "K")]
+    pub max_parallel: Option<usize>,
+    /// CPUs each array task asks for.
+    #[arg(long, default_value_t = 2)]
+    pub cpus_per_task: usize,
+    /// Each task's time limit, in Slurm's syntax (`4:00:00`).
+    #[arg(long)]
+    pub time: Option<String>,
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// The carve binary the jobs run (default: this one).
+    #[arg(long)]
+    pub carve: Option<PathBuf>,
+    /// Try at most K candidates per repository (passed to every `carve dataset run`).
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Git mirrors (passed to every `carve dataset run`).
+    #[arg(long = "mirror", value_name = "DIR")]
+    pub mirrors: Vec<PathBuf>,
+    /// Submit with sbatch after writing.
+    #[arg(long)]
+    pub submit: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DatasetRunArgs {
+    /// The manifest: TOML (`[[repo]]` tables with name, url, commit) or JSONL (one per line).
+    pub manifest: PathBuf,
+    /// The dataset's folder (content-addressed by repository and commit; safe to resume).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Run only entry N of the manifest (from 0); `env` reads SLURM_ARRAY_TASK_ID, else
+    /// JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "N|env", conflicts_with = "shard")]
+    pub index: Option<String>,
+    /// Run part I of N: the entries at positions p with p % N == I (I may be `env`).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// A folder of git mirrors: DIR/<owner>+<name> (a repository, or one in its `repo/`) or
+    /// DIR/<owner>+<name>.git; repeatable; CARVE_GIT_MIRRORS adds more (`:`-separated).
+    #[arg(long = "mirror", value_name = "DIR")]
+    pub mirrors: Vec<PathBuf>,
+    /// Levels to emit.
+    #[arg(long, num_args = 1.., default_values_t = vec![1u8])]
+    pub level: Vec<u8>,
+    /// Try at most K candidates per repository, the biggest first (a manifest entry's own
+    /// `candidates` wins). Default: every candidate.
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Test runs carve may run at once (see `carve tasks --jobs`).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Run again the repositories an earlier run recorded as failed.
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// How each bundle is checked again: `local` runs `carve validate` on the checkout;
+    /// `off` skips it (the dataset records that per task).
+    #[arg(long, value_enum, default_value_t)]
+    pub recheck: RecheckArg,
+    /// Keep each finished repository's work folder (checkout, caches).
+    #[arg(long)]
+    pub keep_work: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum RecheckArg {
+    #[default]
+    Local,
+    Off,
 }
 
 impl Cli {
@@ -302,6 +472,17 @@ mod tests {
             .unwrap();
         let Command::Tasks { f2p_groups, .. } = cli.command else { panic!("not tasks") };
         assert_eq!(f2p_groups, vec![vec!["a.py".to_string(), "b.py::t".to_string()], vec!["c.py".to_string()]]);
+    }
+
+    #[test]
+    fn module_groups_take_an_optional_value() {
+        let groups = |args: &[&str]| match Cli::try_parse_grouped_from(args).unwrap().command {
+            Command::Tasks { module_groups, .. } => module_groups,
+            _ => panic!("not tasks"),
+        };
+        assert_eq!(groups(&["carve", "tasks", "repo"]), None);
+        assert_eq!(groups(&["carve", "tasks", "--module-groups", "repo"]), Some(ModuleGroups::Also));
+        assert_eq!(groups(&["carve", "tasks", "repo", "--module-groups=only"]), Some(ModuleGroups::Only));
     }
 
     #[test]

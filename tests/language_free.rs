@@ -1,6 +1,7 @@
 //! Everything language-specific lives in `languages/`, behind `LanguageSupport`: the code of
-//! `src/`, `pipeline/src/`, `tracer/src/`, `extractor/src/` and `formats/src/` must not name a
-//! language's runner, grammar, file extension, shim or variant. Test code (`#[cfg(test)]`
+//! `src/`, `core/src/`, `pipeline/src/`, `tracer/src/`, `extractor/src/`, `formats/src/`,
+//! `history/src/` and `eval/src/` must not name a language's runner, grammar, file extension,
+//! shim, variant, manifest or doctest id shape. Test code (`#[cfg(test)]`
 //! modules, `tests.rs`, `testutil.rs`) and comments may: tests run on fixtures of particular
 //! languages.
 
@@ -39,17 +40,33 @@ const FORBIDDEN: &[&str] = &[
     "carve_shim",
     "PYTHONPATH",
     "sitecustomize",
+    // Manifests and lock files (`LanguageFacts::project_files`, `LanguageSupport::lock_offline`).
+    "Cargo.toml",
+    "Cargo.lock",
+    "go.mod",
+    "go.sum",
+    "package.json",
+    "tsconfig",
+    "pyproject.toml",
+    "generate-lockfile",
+    // Doctests (`LanguageFacts::doctest_mark`, `LanguageSupport::doctests`).
+    "::doctest::",
+    "rustdoc",
 ];
 
 /// `(file, token, why)`: the few places that must keep naming a language, and why.
 const ALLOWED: &[(&str, &str, &str)] = &[
-    // Directory names skipped when a tree is copied: every tool's cache, listed as data.
-    ("extractor/src/mask.rs", "pytest", "the `.pytest_cache` directory is skipped when copying a tree"),
     // What detection looked for, in the error that says nothing was recognised.
     ("pipeline/src/config.rs", "pytest", "the error listing the project files detection looks for"),
     ("pipeline/src/config.rs", "vitest", "the error listing the project files detection looks for"),
     ("pipeline/src/config.rs", "jest", "the error listing the project files detection looks for"),
     ("pipeline/src/config.rs", "node:test", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "pyproject.toml", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "package.json", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "go.mod", "the error listing the project files detection looks for"),
+    ("pipeline/src/config.rs", "Cargo.toml", "the error listing the project files detection looks for"),
+    // The caches a FeatureArc run's recorded diffs leave out (carve-core's skip policy, from
+    // every language's tree facts, takes its place when the `core` branch lands).
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -76,10 +93,12 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 #[test]
-fn tracer_extractor_and_the_binary_name_no_language() {
+fn crates_outside_languages_name_no_language() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "pipeline/src", "tracer/src", "extractor/src", "formats/src"] {
+    for dir in
+        ["src", "core/src", "pipeline/src", "tracer/src", "extractor/src", "formats/src", "history/src", "eval/src"]
+    {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();

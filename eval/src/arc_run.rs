@@ -31,10 +31,13 @@ use crate::Error;
 use crate::chain::ChainBundle;
 use crate::guard::GroupGuard;
 use crate::progress::Progress;
-use crate::project::Project;
 use crate::results::{AgentTurn, ArcRun, DiffStats, Gate, StageResult};
 use crate::sandbox::{Sandbox, SandboxMode};
-use crate::tree;
+use crate::test_run;
+use carve_core::{fs, patch, tree};
+use carve_languages::skip_policy;
+use carve_pipeline::config::Config;
+use carve_pipeline::runs::TestRuns;
 
 pub const RUN_FILE: &str = "run.json";
 
@@ -136,7 +139,7 @@ fn checkout(repo: &Path, commit: &str, dest: &Path, scratch: &Path) -> Result<()
     // The working tree only when it is that commit: no tracked file changed.
     let clean = git(repo, &["status", "--porcelain", "--untracked-files=no"], &[]).is_ok_and(|s| s.trim().is_empty());
     if head == commit && clean {
-        return tree::shadow_copy(repo, dest);
+        return Ok(tree::shadow_copy(repo, dest, skip_policy()).map(|_| ())?);
     }
     git(repo, &["cat-file", "-e", &format!("{commit}^{{commit}}")], &[]).map_err(|_| {
         Error::Usage(format!("{} has no commit {commit} (the chain's final_commit); fetch it first", repo.display()))
@@ -207,35 +210,13 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     let bundle = ChainBundle::read(&opts.bundle)?;
     let chain = &bundle.chain;
     let config = opts.config.clone().unwrap_or_else(|| bundle.file("carve.toml"));
-    let project = Project::read(&config)?;
+    let runs = TestRuns::of(&Config::read(&config)?);
     let name = opts.name.clone().unwrap_or_else(|| default_name(&opts.agent_command));
     // Absolute: git runs in the repository's directory with paths under the run folder.
     let out = std::path::absolute(&opts.out).map_err(|e| Error::io("resolve", &opts.out, e))?;
     let rd = RunDir { root: out.join(&chain.chain_id).join(&name) };
     let run_file = rd.root.join(RUN_FILE);
-    let mut results = if run_file.is_file() {
-        let r = crate::results::read_arc_run(&run_file)?;
-        if r.agent_command != opts.agent_command || r.feedback != opts.feedback.name() {
-            return Err(Error::Usage(format!(
-                "{} holds a run of `{}` ({}); pass another --name or --out for `{}` ({})",
-                rd.root.display(),
-                r.agent_command,
-                r.feedback,
-                opts.agent_command,
-                opts.feedback.name()
-            )));
-        }
-        r
-    } else {
-        ArcRun::new(
-            chain.chain_id.clone(),
-            name.clone(),
-            opts.agent_command.clone(),
-            opts.feedback.name().into(),
-            chain.stages.len(),
-            opts.stage_budget.as_secs(),
-        )
-    };
+    let mut results = open_results(opts, chain, &name, &rd, &run_file)?;
     if results.complete() {
         return Ok((results, run_file));
     }
@@ -249,26 +230,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
     }
     if !s0_done {
         progress.message(format!("{}: building S0", chain.chain_id));
-        let staged = rd.root.join("workspace.partial");
-        let _ = std::fs::remove_dir_all(&staged);
-        checkout(&opts.repo, &chain.final_commit, &staged, &rd.private())?;
-        tree::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &rd.private())
-            .map_err(|e| Error::Usage(format!("s0.patch of {} does not apply: {e}", bundle.dir.display())))?;
-        git(&staged, &["init", "-q"], &[])?;
-        git(&staged, &["add", "-A"], &[])?;
-        git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
-        let _ = std::fs::remove_dir_all(rd.workspace());
-        let _ = std::fs::remove_dir_all(rd.track());
-        std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
-        std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
-        git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
-        // Caches and installed dependencies stay out of the recorded diffs.
-        let exclude = rd.track().join("info/exclude");
-        let patterns = "__pycache__/\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\nnode_modules/\ntarget/\n*.pyc\n";
-        tree::write_atomic(&exclude, patterns.as_bytes())?;
-        let s0 = rd.snapshot("S0")?;
-        git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
-        tree::write_atomic(&run_file, &tree::pretty(&results))?;
+        build_s0(opts, &bundle, &rd, &results, &run_file)?;
     }
     let n = chain.stages.len();
     for k in results.stages.len()..n {
@@ -283,7 +245,7 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
             None => {
                 progress.message(format!("{} stage {k}/{n}: agent", chain.chain_id));
                 let t = run_agent(&bundle, opts, &rd, k, &results, &sp)?;
-                tree::write_atomic(&turn_file, &tree::pretty(&t))?;
+                fs::write_atomic(&turn_file, &carve_formats::to_pretty(&t))?;
                 t
             }
         };
@@ -300,25 +262,19 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         git(&rd.root, &["--git-dir", &track, "tag", "-f", &format!("stage-{k}"), &commit], &[])?;
         let (patch, stats) = rd.diff(&base, &commit)?;
         let diff_rel = format!("private/stage-{k}/diff.patch");
-        tree::write_atomic(&rd.root.join(&diff_rel), patch.as_bytes())?;
-        let gate = run_gate(
-            &project,
-            &rd.workspace(),
-            &bundle.file(&stage.tests_dir),
-            &stage.f2p,
-            &stage.p2p,
-            &sp.join("gate"),
-        );
+        fs::write_atomic(&rd.root.join(&diff_rel), patch.as_bytes())?;
+        let gate =
+            run_gate(&runs, &rd.workspace(), &bundle.file(&stage.tests_dir), &stage.f2p, &stage.p2p, &sp.join("gate"));
         if opts.feedback != Feedback::L4 && k + 1 < n {
             write_feedback(opts.feedback, &rd.agent_dir(k + 1), k, &gate)?;
         }
         results.stages.push(StageResult::new(k, turn, diff_rel, stats, gate.gate));
-        tree::write_atomic(&run_file, &tree::pretty(&results))?;
+        fs::write_atomic(&run_file, &carve_formats::to_pretty(&results))?;
     }
     progress.set_position(n as u64);
     progress.message(format!("{}: chain gate", chain.chain_id));
     let g = run_gate(
-        &project,
+        &runs,
         &rd.workspace(),
         &bundle.file(&chain.chain.tests_dir),
         &chain.chain.f2p,
@@ -326,8 +282,77 @@ pub fn run(opts: &ArcRunOptions, progress: &Progress) -> Result<(ArcRun, PathBuf
         &rd.private().join("chain-gate"),
     );
     results.chain_gate = Some(g.gate);
-    tree::write_atomic(&run_file, &tree::pretty(&results))?;
+    fs::write_atomic(&run_file, &carve_formats::to_pretty(&results))?;
     Ok((results, run_file))
+}
+
+/// The results of an earlier run of the same agent in this folder (to resume), or new ones.
+fn open_results(
+    opts: &ArcRunOptions,
+    chain: &crate::chain::ChainFile,
+    name: &str,
+    rd: &RunDir,
+    run_file: &Path,
+) -> Result<ArcRun, Error> {
+    if run_file.is_file() {
+        let r = crate::results::read_arc_run(run_file)?;
+        if r.agent_command != opts.agent_command || r.feedback != opts.feedback.name() {
+            return Err(Error::Usage(format!(
+                "{} holds a run of `{}` ({}); pass another --name or --out for `{}` ({})",
+                rd.root.display(),
+                r.agent_command,
+                r.feedback,
+                opts.agent_command,
+                opts.feedback.name()
+            )));
+        }
+        Ok(r)
+    } else {
+        Ok(ArcRun::new(
+            chain.chain_id.clone(),
+            name.to_string(),
+            opts.agent_command.clone(),
+            opts.feedback.name().into(),
+            chain.stages.len(),
+            opts.stage_budget.as_secs(),
+        ))
+    }
+}
+
+/// S0, once: a fresh git repository with one commit as the agent's workspace, and the private
+/// record of its tree (`private/track.git`, tagged `s0`).
+fn build_s0(
+    opts: &ArcRunOptions,
+    bundle: &ChainBundle,
+    rd: &RunDir,
+    results: &ArcRun,
+    run_file: &Path,
+) -> Result<(), Error> {
+    let staged = rd.root.join("workspace.partial");
+    let _ = std::fs::remove_dir_all(&staged);
+    checkout(&opts.repo, &bundle.chain.final_commit, &staged, &rd.private())?;
+    let scratch = rd.private().join(format!("apply-{}.patch", std::process::id()));
+    patch::apply_patch(&staged, &bundle.read_text("s0.patch")?, false, &scratch).map_err(|e| {
+        Error::Usage(format!("s0.patch of {} does not apply: {}", bundle.dir.display(), e.git_message()))
+    })?;
+    git(&staged, &["init", "-q"], &[])?;
+    git(&staged, &["add", "-A"], &[])?;
+    git(&staged, &["commit", "-q", "--no-verify", "-m", "S0"], &[])?;
+    let _ = std::fs::remove_dir_all(rd.workspace());
+    let _ = std::fs::remove_dir_all(rd.track());
+    std::fs::rename(&staged, rd.workspace()).map_err(|e| Error::io("move into place", &rd.workspace(), e))?;
+    std::fs::create_dir_all(rd.private()).map_err(|e| Error::io("create", &rd.private(), e))?;
+    git(&rd.root, &["init", "-q", "--bare", &rd.track().to_string_lossy()], &[])?;
+    // What is not the project's own (caches, environments, installed dependencies, build
+    // outputs S0 tracks no file in, generated files) stays out of the recorded diffs.
+    let exclude = rd.track().join("info/exclude");
+    let tracked = git(&rd.workspace(), &["ls-files", "-z"], &[])?;
+    let tracked_top = tracked.split('\0').filter_map(|p| p.split_once('/').map(|(top, _)| top.to_string())).collect();
+    fs::write_atomic(&exclude, skip_policy().ignore_patterns(&tracked_top).as_bytes())?;
+    let s0 = rd.snapshot("S0")?;
+    git(&rd.root, &["--git-dir", &rd.track().to_string_lossy(), "tag", "-f", "s0", &s0], &[])?;
+    fs::write_atomic(run_file, &carve_formats::to_pretty(results))?;
+    Ok(())
 }
 
 fn root_commit(rd: &RunDir) -> Result<String, Error> {
@@ -362,7 +387,7 @@ fn run_agent(
     let attempts_file = private.join("attempts");
     let attempts =
         std::fs::read_to_string(&attempts_file).ok().and_then(|s| s.trim().parse::<u32>().ok()).unwrap_or(0) + 1;
-    tree::write_atomic(&attempts_file, attempts.to_string().as_bytes())?;
+    fs::write_atomic(&attempts_file, attempts.to_string().as_bytes())?;
     let ws = rd.workspace();
     // Appended: a resumed turn keeps the interrupted one's output before its own.
     let log = |name: &str| {
@@ -433,7 +458,7 @@ pub struct GateRun {
 /// A gate: copy of the workspace (without its `.git`), the hidden files overlaid, the
 /// listed tests run; the copy is removed afterwards.
 pub fn run_gate(
-    project: &Project,
+    runs: &TestRuns,
     workspace: &Path,
     overlay: &Path,
     f2p: &[String],
@@ -442,9 +467,10 @@ pub fn run_gate(
 ) -> GateRun {
     let copy = work.join("tree");
     let prepared =
-        tree::shadow_copy(workspace, &copy).and_then(|_| tree::overlay(overlay, &copy)).map_err(|e| e.to_string());
+        tree::shadow_copy(workspace, &copy, skip_policy()).and_then(|_| tree::overlay(overlay, &copy, skip_policy()));
+    let prepared = prepared.map_err(|e| e.to_string());
     let tests: Vec<String> = f2p.iter().chain(p2p).cloned().collect();
-    let out = match prepared.and_then(|_| project.run(&copy, &tests, &work.join("runner"))) {
+    let out = match prepared.and_then(|_| test_run::run(runs, &copy, &tests, &work.join("runner"))) {
         Ok(run) => GateRun {
             gate: Gate::from_statuses(run.of(f2p), run.of(p2p), None),
             messages: run.messages,
@@ -490,5 +516,5 @@ fn write_feedback(level: Feedback, dir: &Path, k: usize, g: &GateRun) -> Result<
             }
         }
     }
-    tree::write_atomic(&dir.join("feedback.md"), &s)
+    Ok(fs::write_atomic(&dir.join("feedback.md"), &s)?)
 }

@@ -26,13 +26,13 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
-type Res = Result<String, String>;
-type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
-type Chart<'a, 'b> = ChartContext<
+pub(crate) type Res = Result<String, String>;
+pub(crate) type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+pub(crate) type Chart<'a, 'b> = ChartContext<
     'a,
     SVGBackend<'b>,
     plotters::coord::cartesian::Cartesian2d<
@@ -42,7 +42,7 @@ type Chart<'a, 'b> = ChartContext<
 >;
 
 /// One chart's SVG: a white canvas `draw` paints on.
-fn svg(draw: impl FnOnce(&Area<'_>) -> Result<(), String>) -> Res {
+pub(crate) fn svg(draw: impl FnOnce(&Area<'_>) -> Result<(), String>) -> Res {
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (W, H)).into_drawing_area();
@@ -65,7 +65,7 @@ fn percent_chart<'a, 'b>(root: &'a Area<'b>, caption: &str, x: std::ops::Range<f
 }
 
 /// Axis labels naming category `i` at the whole number `i` (nothing between).
-fn category_label(names: Vec<String>) -> impl Fn(&f64) -> String {
+pub(crate) fn category_label(names: Vec<String>) -> impl Fn(&f64) -> String {
     move |x: &f64| {
         let i = x.round();
         if (x - i).abs() < 1e-6 && i >= 0.0 {
@@ -97,7 +97,7 @@ fn category_chart<'a, 'b>(
 }
 
 /// The series' legend, top right.
-fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<(), String> {
+pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<(), String> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
@@ -112,7 +112,7 @@ fn pct_label(y: &f64) -> String {
     if (0.0..=100.0).contains(y) { format!("{y:.0}") } else { String::new() }
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("drawing a chart failed: {e:?}")
 }
 

@@ -16,9 +16,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::Error;
 use crate::progress::Progress;
-use crate::project::Project;
 use crate::results::{GradeRun, GradedInstance};
-use crate::tree;
+use crate::test_run;
+use carve_core::{patch, tree};
+use carve_languages::skip_policy;
+use carve_pipeline::runs::TestRuns;
 
 pub const GRADE_FILE: &str = "grade.json";
 
@@ -70,7 +72,7 @@ impl TaskBundle {
 
     /// The hidden test files: every path `test.patch` touches.
     pub fn hidden_files(&self) -> Vec<String> {
-        tree::patch_paths(&self.test_patch)
+        patch::patch_paths(&self.test_patch)
     }
 }
 
@@ -127,7 +129,7 @@ pub struct GradeOptions {
     /// Scratch folder (removed per instance when done).
     pub work: PathBuf,
     /// The environment `carve env` made for the repository, when there is one.
-    pub environment: Option<crate::project::RunEnvironment>,
+    pub environment: Option<carve_pipeline::runs::RunEnvironment>,
 }
 
 /// Find the bundle of `id`: `bundles` is one bundle or a folder of bundles.
@@ -153,11 +155,11 @@ pub fn grade_all(
     opts: &GradeOptions,
     progress: &Progress,
 ) -> Result<GradeRun, Error> {
-    let mut project = Project::load(&opts.repo, opts.config.as_deref())?;
+    let mut runs = TestRuns::of(&test_run::config(&opts.repo, opts.config.as_deref())?);
+    let repo_digest = tree::tree_digest(&opts.repo, skip_policy())?;
     if let Some(env) = &opts.environment {
-        project.use_environment(env.clone());
+        runs.use_environment(env.clone());
     }
-    let repo_digest = tree::tree_digest(&opts.repo)?;
     let next = AtomicUsize::new(0);
     let out: Mutex<BTreeMap<usize, GradedInstance>> = Mutex::new(BTreeMap::new());
     std::thread::scope(|s| {
@@ -168,7 +170,7 @@ pub fn grade_all(
                     let Some((bundle, sub)) = pairs.get(i) else { break };
                     progress.message(sub.instance_id.clone());
                     let work = opts.work.join(format!("{i}-{}", sub.instance_id));
-                    let g = grade_one(bundle, sub, &project, &opts.repo, &repo_digest, &work);
+                    let g = grade_one(bundle, sub, &runs, &opts.repo, &repo_digest, &work);
                     let _ = std::fs::remove_dir_all(&work);
                     progress.inc();
                     out.lock().unwrap_or_else(|p| p.into_inner()).insert(i, g);
@@ -184,7 +186,7 @@ pub fn grade_all(
 pub fn grade_one(
     bundle: &TaskBundle,
     sub: &Submission,
-    project: &Project,
+    runs: &TestRuns,
     repo: &Path,
     repo_digest: &str,
     work: &Path,
@@ -192,7 +194,7 @@ pub fn grade_one(
     let mut g =
         GradedInstance::new(bundle.instance_id.clone(), bundle.level, sub.model.clone(), &bundle.f2p, &bundle.p2p);
     let hidden = bundle.hidden_files();
-    let touched: Vec<String> = tree::patch_paths(&sub.patch).into_iter().filter(|p| hidden.contains(p)).collect();
+    let touched: Vec<String> = patch::patch_paths(&sub.patch).into_iter().filter(|p| hidden.contains(p)).collect();
     if !touched.is_empty() {
         g.patch_problem = Some(format!(
             "refused: the patch touches hidden test files of the task ({}); a solution may not change the tests it is graded by",
@@ -213,32 +215,35 @@ pub fn grade_one(
         }
     }
     let tree_dir = work.join("tree");
-    let patches = work.join("patches");
+    let scratch = work.join("patches").join(format!("apply-{}.patch", std::process::id()));
+    let apply = |patch: &str, reverse: bool| patch::apply_patch(&tree_dir, patch, reverse, &scratch);
     let setup = || -> Result<(), String> {
-        tree::shadow_copy(repo, &tree_dir).map_err(|e| e.to_string())?;
-        tree::apply_patch(&tree_dir, &bundle.mask_patch, false, &patches)
-            .map_err(|e| format!("mask.patch of {} does not apply: {e}", bundle.dir.display()))?;
+        tree::shadow_copy(repo, &tree_dir, skip_policy()).map_err(|e| e.to_string())?;
+        apply(&bundle.mask_patch, false)
+            .map_err(|e| format!("mask.patch of {} does not apply: {}", bundle.dir.display(), e.git_message()))?;
         if bundle.f2p_tests_patch.is_empty() {
             return Ok(());
         }
-        tree::apply_patch(&tree_dir, &bundle.f2p_tests_patch, true, &patches)
-            .map_err(|e| format!("the F2P test patch of {} does not apply in reverse: {e}", bundle.dir.display()))
+        apply(&bundle.f2p_tests_patch, true).map_err(|e| {
+            format!("the F2P test patch of {} does not apply in reverse: {}", bundle.dir.display(), e.git_message())
+        })
     };
     if let Err(e) = setup() {
         g.error = Some(e);
         return g;
     }
-    if let Err(e) = tree::apply_patch(&tree_dir, &sub.patch, false, &patches) {
+    if let Err(e) = apply(&sub.patch, false) {
+        let e = e.git_message();
         g.patch_problem = Some(format!("the patch does not apply to the task's workspace (git apply): {e}"));
         return g;
     }
     g.applied = true;
-    if let Err(e) = tree::apply_patch(&tree_dir, &bundle.test_patch, false, &patches) {
-        g.error = Some(format!("test.patch does not apply after the solution: {e}"));
+    if let Err(e) = apply(&bundle.test_patch, false) {
+        g.error = Some(format!("test.patch does not apply after the solution: {}", e.git_message()));
         return g;
     }
     let tests: Vec<String> = bundle.f2p.iter().chain(&bundle.p2p).cloned().collect();
-    match project.run(&tree_dir, &tests, &work.join("runner")) {
+    match test_run::run(runs, &tree_dir, &tests, &work.join("runner")) {
         Err(e) => g.error = Some(e),
         Ok(run) => {
             g.f2p = run.of(&bundle.f2p);

@@ -4,8 +4,9 @@
 //! papers' metrics ([`metrics`]) with bootstrap intervals over tasks ([`bootstrap`]),
 //! reports ([`report`]) and self-contained HTML pages with SVG charts ([`html`]).
 //!
-//! It names no language: tests run through `carve-languages`' runners, chosen by the
-//! project's `carve.toml` (or detected, as `carve init` would).
+//! Trees, patches and atomic writes are `carve-core`'s. It names no language: tests run
+//! through the pipeline's test runs ([`carve_pipeline::runs`]), configured by the project's
+//! `carve.toml` (or detected, as `carve init` would).
 
 pub mod arc_run;
 pub mod audit_html;
@@ -16,12 +17,12 @@ pub mod grade;
 pub mod guard;
 pub mod html;
 pub mod metrics;
+pub mod plots;
 pub mod progress;
-pub mod project;
 pub mod report;
 pub mod results;
 pub mod sandbox;
-pub mod tree;
+pub mod test_run;
 
 use std::path::{Path, PathBuf};
 
@@ -35,10 +36,16 @@ pub enum Error {
     /// A file of one of carve's formats that could not be read (it names the file).
     #[error(transparent)]
     Formats(#[from] carve_formats::FormatError),
+    /// A file operation of `carve-core` (it names the path).
+    #[error(transparent)]
+    Fs(#[from] carve_core::fs::IoError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
     Environment(String),
+    /// The project's `carve.toml` could not be read.
+    #[error(transparent)]
+    Config(#[from] carve_pipeline::Error),
 }
 
 impl Error {

@@ -472,7 +472,18 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
         .or_else(|| index.files.values().next().map(|f| f.language))
         // An empty index: no objects to render, any language will do.
         .unwrap_or(Language::ALL[0]);
-    Contract(format::Contract::new(language, files.into_iter().collect(), objects))
+    let whole_modules = files
+        .iter()
+        .filter(|f| {
+            index.files.get(*f).is_some_and(|fi| {
+                !fi.is_test && !fi.definitions.is_empty() && fi.definitions.iter().all(|d| extracted.contains(d))
+            })
+        })
+        .cloned()
+        .collect();
+    let mut contract = format::Contract::new(language, files.into_iter().collect(), objects);
+    contract.whole_modules = whole_modules;
+    Contract(contract)
 }
 
 /// The index's signature as the contract writes it.

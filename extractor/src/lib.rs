@@ -5,7 +5,7 @@
 //!
 //! - [`mask`]: the masked tree (a copy of the repository with the feature deleted and the
 //!   F2P tests removed), checked to re-parse and compile;
-//! - [`patch`]: git-style patches between trees (`mask.patch`, `gold.patch`, `test.patch`);
+//! - [`patch`]: the bundle's patches between trees (`mask.patch`, `gold.patch`, `test.patch`);
 //! - [`contract`]: the interface contract (`contract.json`) of what a solver must implement;
 //! - [`statement`]: Level 1 and Level 2 problem statements rendered from our templates;
 //! - [`level2`]: the Level 2 tree: rewritten F2P tests and the `agent_code` package.
@@ -21,7 +21,7 @@ pub mod statement;
 
 pub use contract::{CONTRACT_VERSION, Contract, ContractObject, build_contract};
 pub use mask::{MaskOptions, MaskOutcome, MaskPlan, Stats, list_tree_files, mask_tree, mask_tree_with};
-pub use patch::{Patches, build_patches, unified_diff};
+pub use patch::{Patches, build_patches};
 pub use statement::{
     Level, SOLUTION_PACKAGE, StatementContext, feature_description, render_problem_statement, test_docstrings,
     test_facts,
@@ -35,8 +35,12 @@ use std::path::PathBuf;
 pub enum ExtractError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("walking {path}: {message}")]
-    Walk { path: PathBuf, message: String },
+    /// A file operation of `carve-core` (it names the path).
+    #[error(transparent)]
+    Fs(#[from] carve_core::fs::IoError),
+    /// A patch that could not be made (it names the file).
+    #[error(transparent)]
+    Patch(#[from] carve_core::patch::PatchError),
     #[error("output directory {out} is inside the repository {root}; choose a directory outside it")]
     OutputInsideRepository { out: PathBuf, root: PathBuf },
     #[error("output directory {0} already exists and is not empty; remove it or choose another")]

@@ -66,56 +66,15 @@ pub struct MaskOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Directories never copied: VCS data, virtual environments (any directory holding a
-/// `pyvenv.cfg`), caches and tool state.
-const SKIP_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-    ".nox",
-    "node_modules",
-    ".venv",
-    ".hypothesis",
-    ".eggs",
-];
-
-/// Repository-relative files of `root` (sorted, `/`-separated), skipping [`SKIP_DIRS`] and
-/// virtual environments. Git-ignored files are listed too: the masked state holds every
-/// file the tests can see, generated ones included (a `_version.py` written at install
-/// time), as the shadow copy the tests ran in at baseline does.
+/// Repository-relative files of `root` (sorted, `/`-separated) that a masked tree holds:
+/// those of a shadow copy without the installed dependencies
+/// (`carve_languages::skip_policy`, which leaves out version control, caches and
+/// environments; the dependencies are linked in afterwards, never masked). Git-ignored files
+/// are listed too: the masked state holds every file the tests can see, generated ones
+/// included (a `_version.py` written at install time), as the shadow copy the tests ran in at
+/// baseline does.
 pub fn list_tree_files(root: &Path) -> Result<Vec<String>, ExtractError> {
-    let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(false)
-        .git_exclude(false)
-        .git_global(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && e.depth() > 0
-                && (SKIP_DIRS.iter().any(|d| e.file_name() == *d) || e.path().join("pyvenv.cfg").exists()))
-        })
-        .build();
-    for entry in walker {
-        let entry = entry.map_err(|e| ExtractError::Walk { path: root.to_path_buf(), message: e.to_string() })?;
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        out.push(rel.join("/"));
-    }
-    out.sort();
-    Ok(out)
+    Ok(carve_core::tree::list_files(root, &carve_languages::skip_policy().without_dependencies())?)
 }
 
 /// [`mask_tree_with`] with default options.

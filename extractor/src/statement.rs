@@ -253,17 +253,19 @@ pub fn feature_description(contract: &Contract, ctx: &StatementContext) -> Strin
     out
 }
 
-/// One bullet per distinct test (parametrizations folded), with its docstring's first line.
+/// One bullet per distinct test (parametrizations folded), with its docstring's first line:
+/// every F2P test is covered (a feature whose tests a protection policy gathered from many
+/// files has as many behaviours). When the tests come from several files, the bullets are
+/// grouped under their file.
 fn behaviours(ctx: &StatementContext) -> String {
-    const MAX: usize = 30;
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut bullets = Vec::new();
+    let mut by_file: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for t in &ctx.f2p_tests {
         let base = t.split('[').next().unwrap_or(t);
         if !seen.insert(base.to_string()) {
             continue;
         }
-        let (_, parts) = test_parts(base);
+        let (path, parts) = test_parts(base);
         let Some((name, classes)) = parts.split_last() else { continue };
         let mut line = String::new();
         if !classes.is_empty() {
@@ -274,14 +276,16 @@ fn behaviours(ctx: &StatementContext) -> String {
         if let Some(first) = doc.and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty())) {
             let _ = write!(line, " — {first}");
         }
-        bullets.push(format!("- {line}"));
+        by_file.entry(path.to_string()).or_default().push(format!("- {line}"));
     }
-    let total = bullets.len();
     let mut out = String::from("The feature is what the following behaviours describe:\n\n");
-    out.push_str(&bullets.iter().take(MAX).cloned().collect::<Vec<_>>().join("\n"));
-    if total > MAX {
-        let _ = write!(out, "\n- … and {} more", total - MAX);
+    if by_file.len() == 1 {
+        out.push_str(&by_file.into_values().flatten().collect::<Vec<_>>().join("\n"));
+        return out;
     }
+    let sections: Vec<String> =
+        by_file.into_iter().map(|(file, bullets)| format!("From `{file}`:\n\n{}", bullets.join("\n"))).collect();
+    out.push_str(&sections.join("\n\n"));
     out
 }
 
@@ -547,6 +551,14 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
     if show_paths {
         notes.push(format!("Defined in `{}`.", o.path));
     }
+    if !o.members.is_empty() {
+        let word = kind_word(o.kind);
+        notes.push(format!(
+            "The whole {word} is part of the feature: implement the {word} `{}` with its {} member(s) below.",
+            o.name,
+            o.members.len()
+        ));
+    }
     if let Some(f) = &o.enclosing_function {
         notes.push(format!("It is a nested function: define it inside `{f}`, where the code that uses it calls it."));
     }
@@ -625,7 +637,15 @@ pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> 
     ];
     match ctx.level {
         Level::One => {
-            let files = contract.files.iter().map(|f| format!("- `{f}`")).collect::<Vec<_>>().join("\n");
+            let files = contract
+                .files
+                .iter()
+                .map(|f| match contract.whole_modules.contains(f) {
+                    true => format!("- `{f}` (the whole module: every definition in it is part of the feature)"),
+                    false => format!("- `{f}`"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
             let mut vars = common;
             vars.push(("files", files));
             vars.push(("interface", interface(contract, true)));

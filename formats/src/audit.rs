@@ -42,6 +42,9 @@ pub struct Audit {
     pub remained: Vec<AuditEntry>,
     pub build_repairs: Vec<BuildRepair>,
     pub load_repairs: Vec<LoadRepair>,
+    /// How the feature was protected; absent in audits made before protection policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<crate::instance::Protection>,
     pub classification: Classification,
 }
 
@@ -62,6 +65,7 @@ impl Audit {
             remained: Vec::new(),
             build_repairs: Vec::new(),
             load_repairs: Vec::new(),
+            protection: None,
             classification,
         }
     }
@@ -127,11 +131,15 @@ pub struct KeptToLoad {
     pub id: String,
     pub found_by: String,
     pub message: String,
+    /// The `feature` policy's helper repair: the fixture or set-up code of `found_by` that
+    /// called it (the test's own code never reached it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helper: Option<String>,
 }
 
 impl KeptToLoad {
     pub fn new(id: String, found_by: String, message: String) -> KeptToLoad {
-        KeptToLoad { id, found_by, message }
+        KeptToLoad { id, found_by, message, helper: None }
     }
 }
 
@@ -147,6 +155,9 @@ pub struct Classification {
     /// P2P tests absent from the trace, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub p2p_untraced: Vec<String>,
+    /// Number of tests that stay in the masked state without protecting what they run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unprotected_count: usize,
     /// Test files the masked state drops (F2P tests and no P2P test), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_test_files: Vec<String>,
@@ -158,6 +169,16 @@ pub struct Classification {
     /// definition they call, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_calls: Vec<RemovedCall>,
+    /// The line budget the classification ran with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lines: Option<usize>,
+    /// Definitions that stay because the line budget was spent before them, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_budget: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Classification {
@@ -167,10 +188,13 @@ impl Classification {
             f2p,
             p2p_count,
             p2p_untraced: Vec::new(),
+            unprotected_count: 0,
             removed_test_files: Vec::new(),
             entry_points,
             nodes: BTreeMap::new(),
             removed_calls: Vec::new(),
+            max_lines: None,
+            over_budget: Vec::new(),
         }
     }
 }
@@ -214,6 +238,11 @@ pub enum Reason {
     NeededToBuild { command: String, message: String },
     /// The masked state failed `found_by` with `message`, which names it.
     NeededToLoad { found_by: String, message: String },
+    /// `helper` (a fixture or set-up code) called it in `test`, which failed on the masked
+    /// state without it although the test's own code never reached the feature.
+    NeededByTestHelper { test: String, helper: String },
+    /// The line budget `max_lines` was spent before the walk reached it; it stays whole.
+    OverBudget { max_lines: usize },
     /// A member remains, so its container must too.
     HasRemainedMember { member: String, others: usize },
     /// Its enclosing function remains.

@@ -21,13 +21,18 @@ pub struct Contract<L = String, K = String> {
     pub language: L,
     /// Files that held extracted code (the files to touch), sorted.
     pub files: Vec<String>,
+    /// Of `files`, those every definition of which is extracted: the feature is the whole
+    /// module (what is left of it is its imports and module-level code), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub whole_modules: Vec<String>,
     /// One entry per top object, in file and source order.
     pub objects: Vec<ContractObject<L, K>>,
 }
 
 impl<L, K> Contract<L, K> {
+    /// A contract with no whole module; `whole_modules` is set afterwards.
     pub fn new(language: L, files: Vec<String>, objects: Vec<ContractObject<L, K>>) -> Contract<L, K> {
-        Contract { version: VERSION, language, files, objects }
+        Contract { version: VERSION, language, files, whole_modules: Vec::new(), objects }
     }
 }
 

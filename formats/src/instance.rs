@@ -103,6 +103,10 @@ pub struct CarveFields<L = String> {
     pub entry_points: Vec<String>,
     pub contract_summary: ContractSummary,
     pub trace_digest: String,
+    /// How the feature was protected (`--protect`, `--max-lines`); absent in bundles made
+    /// before protection policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<Protection>,
     /// For each F2P/P2P id that SWE-bench's log parser for the runner prints differently,
     /// that parser's id (null when it cannot name the test at all).
     pub harness_ids: HarnessIds,
@@ -129,11 +133,76 @@ impl<L> CarveFields<L> {
             entry_points: Vec::new(),
             contract_summary: ContractSummary::default(),
             trace_digest: String::new(),
+            protection: None,
             harness_ids: HarnessIds::default(),
             tree_digest: String::new(),
             workspace: None,
             environment: None,
         }
+    }
+}
+
+/// How a feature was protected: the policy and line budget it was classified under, and
+/// what the policy chose (`carve.protection` of `instance.json`, `protection` of the audit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct Protection {
+    /// `all`, `sampled:N` or `feature`.
+    pub policy: String,
+    /// The line budget (`--max-lines`); null: none.
+    pub max_lines: Option<usize>,
+    /// `sampled:N`: N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+    /// `sampled:N`: the chosen test files, closest to the feature first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_files: Option<Vec<ProtectedFile>>,
+    /// `sampled:N`: tests that stay in the masked state without protecting what they run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unprotected_count: Option<usize>,
+    /// `sampled:N`, once validated: how many unprotected tests fail on the masked state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken_count: Option<usize>,
+    /// `sampled:N`, once validated: those tests (never P2P tests), sorted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken_tests: Option<Vec<String>>,
+    /// `feature`: tests that passed at baseline, failed on the masked state and joined F2P.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joined_f2p: Option<Vec<String>>,
+    /// Definitions that stay because the line budget was spent before them, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_budget: Vec<String>,
+}
+
+impl Protection {
+    /// `policy` with `max_lines`; what the policy chose is set afterwards.
+    pub fn new(policy: String, max_lines: Option<usize>) -> Protection {
+        Protection {
+            policy,
+            max_lines,
+            files: None,
+            p2p_files: None,
+            unprotected_count: None,
+            broken_count: None,
+            broken_tests: None,
+            joined_f2p: None,
+            over_budget: Vec::new(),
+        }
+    }
+}
+
+/// One test file `sampled:N` chose: its path and how many distinct definitions of the
+/// feature's reached code its tests execute.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct ProtectedFile {
+    pub file: String,
+    pub shared: usize,
+}
+
+impl ProtectedFile {
+    pub fn new(file: String, shared: usize) -> ProtectedFile {
+        ProtectedFile { file, shared }
     }
 }
 

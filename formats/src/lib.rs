@@ -12,6 +12,7 @@
 //! | [`chain`] | `chain.json` | `carve arc build` | `carve arc validate`, `carve arc run` |
 //! | [`gate`] | `validation.json` of a chain gate | `carve arc build` | people |
 //! | [`results`] | `grade.json`, `run.json` | `carve grade`, `carve arc run` | `carve report`, `carve arc report` |
+//! | [`dataset`] | the manifest, `result.json`, `stats.json`, `slices/<slice>.json`, `summary.json` | `carve dataset run`, `merge` | `carve dataset merge`, `export`, people |
 //!
 //! The authoritative description of every field is `docs/formats.md`; a test checks that it
 //! names every field of every type here, and insta snapshots of each type's JSON schema show
@@ -35,6 +36,7 @@
 pub mod audit;
 pub mod chain;
 pub mod contract;
+pub mod dataset;
 pub mod gate;
 pub mod instance;
 mod read;
@@ -66,4 +68,9 @@ mod schema_snapshots {
     snapshot!(gate, crate::gate::GateValidation);
     snapshot!(grade, crate::results::GradeRun);
     snapshot!(arc_run, crate::results::ArcRun);
+    snapshot!(dataset_manifest, crate::dataset::Manifest);
+    snapshot!(dataset_result, crate::dataset::RepoResult);
+    snapshot!(dataset_stats, crate::dataset::RepoStats);
+    snapshot!(dataset_slice, crate::dataset::SliceRecord);
+    snapshot!(dataset_summary, crate::dataset::Summary);
 }

@@ -25,7 +25,7 @@ pub struct Validation {
     pub workspace: Option<AgentWorkspace>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leakage: Option<LeakageCheck>,
-    /// With `--p2p-files N`: tests outside the protected files that fail on the masked
+    /// With `--protect sampled:N`: tests outside the protected files that fail on the masked
     /// state. They are not P2P tests; a harness should not run them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken_tests: Vec<String>,

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use carve_languages::index::is_index_input;
-use carve_languages::{DefinitionIndex, DefinitionKind, Language};
+use carve_languages::{DefinitionIndex, DefinitionKind, Doctest, Language};
 use serde::{Deserialize, Serialize};
 
 use crate::HistoryError;
@@ -28,25 +28,15 @@ pub struct DefFact {
     pub is_test: bool,
     pub start_byte: usize,
     pub end_byte: usize,
-    /// Hash of the definition's text; equal text, equal hash. In Rust, doc-comment lines do
-    /// not count: a changed doc comment (or doctest) is no change to the code.
+    /// Hash of the definition's text as its language reads it
+    /// ([`LanguageSupport::definition_hash_input`](carve_languages::LanguageSupport::definition_hash_input)):
+    /// equal hash, unchanged code (in Rust a changed doc comment, or doctest, is no change).
     pub hash: u64,
-    /// Rust: the doctests of the definition's doc comments, when it has any.
+    /// The doctests of the definition's doc comments, when its language has them and it has any.
     pub doctest: Option<Doctest>,
-    /// Rust: a benchmark (a `#[bench]` function, or a definition in a `benches/` target), which
-    /// the indexer marks as test code but `cargo test` does not run as a test: not a test a
-    /// commit adds or changes.
+    /// A benchmark, which the indexer marks as test code but the runner does not run as a test
+    /// (Rust's `#[bench]` functions and `benches/` targets): not a test a commit adds or changes.
     pub bench: bool,
-}
-
-/// The doctests (code blocks rustdoc runs) of one Rust definition's doc comments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Doctest {
-    /// rustdoc's name of them without the line (`src/lib.rs - Either<L,R>::map`), the part of
-    /// carve's Rust runner's doctest ids after `<crate>::doctest::`.
-    pub id: String,
-    /// The code of the blocks, one after another.
-    pub code: String,
 }
 
 /// What the analysis knows of one source file of the current tree.
@@ -228,13 +218,8 @@ impl HistoryState {
                         .map(|d| {
                             let (s, e) = (d.span.start_byte.min(bytes.len()), d.span.end_byte.min(bytes.len()));
                             let mut h = std::hash::DefaultHasher::new();
-                            let rust = fi.language == Language::Rust;
-                            if rust {
-                                without_doc_lines(&bytes[s..e]).hash(&mut h);
-                            } else {
-                                bytes[s..e].hash(&mut h);
-                            }
-                            let doctest = if rust { doctest_of(d, &index) } else { None };
+                            let lang = carve_languages::support(fi.language);
+                            lang.definition_hash_input(&bytes[s..e]).hash(&mut h);
                             DefFact {
                                 id: d.id.clone(),
                                 name: d.name.clone(),
@@ -243,8 +228,8 @@ impl HistoryState {
                                 start_byte: s,
                                 end_byte: e,
                                 hash: h.finish(),
-                                doctest,
-                                bench: rust && is_bench(path, &d.signature.decorators),
+                                doctest: lang.doctests(d, &index),
+                                bench: lang.is_benchmark(d),
                             }
                         })
                         .collect();
@@ -506,140 +491,14 @@ fn analyze_commit(
     })
 }
 
-/// A Rust definition's text without its doc-comment lines (`///`, `//!`, `/** … */` lines
-/// starting with `*` are kept: rare, and code-like enough).
-fn without_doc_lines(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    for line in text.split_inclusive(|&b| b == b'\n') {
-        let t = line.trim_ascii_start();
-        if !(t.starts_with(b"///") || t.starts_with(b"//!")) {
-            out.extend_from_slice(line);
-        }
-    }
-    out
-}
-
-/// The code blocks of a doc comment that rustdoc runs as doctests: fenced blocks (```` ``` ````
-/// or `~~~`) whose info string is empty or names only Rust and doctest attributes
-/// (`rust`, `no_run`, `should_panic`, `compile_fail`, `edition2021` …); `ignore`d blocks and
-/// blocks of other languages (`text`, `toml` …) are not run. `None` when there is none.
-pub fn doctest_code(doc: &str) -> Option<String> {
-    let mut code = String::new();
-    let mut open: Option<(&str, bool)> = None; // (fence, runs)
-    let mut any = false;
-    for line in doc.lines() {
-        let t = line.trim_start();
-        match open {
-            None => {
-                let fence = if t.starts_with("```") {
-                    "```"
-                } else if t.starts_with("~~~") {
-                    "~~~"
-                } else {
-                    continue;
-                };
-                let info = t.trim_start_matches(fence.chars().next().unwrap_or('`'));
-                let runs = info.split([',', ' ', '\t']).filter(|w| !w.is_empty()).all(|w| {
-                    matches!(w, "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness" | "allow_fail")
-                        || w.starts_with("edition")
-                        || w.starts_with('{')
-                });
-                open = Some((fence, runs));
-                any |= runs;
-            }
-            Some((fence, runs)) => {
-                if t.starts_with(fence) && t.trim_start_matches(fence.chars().next().unwrap_or('`')).trim().is_empty() {
-                    open = None;
-                } else if runs {
-                    code.push_str(line);
-                    code.push('\n');
-                }
-            }
-        }
-    }
-    any.then_some(code)
-}
-
-/// The self type of a Rust impl header as rustdoc prints it in doctest names:
-/// `impl<L, R> Iterator for Either<L, R> where …` → `Either<L,R>`.
-fn impl_self_type(header: &str) -> String {
-    let mut rest = header.trim().strip_prefix("unsafe ").unwrap_or(header.trim());
-    rest = rest.strip_prefix("impl").unwrap_or(rest).trim_start();
-    if rest.starts_with('<') {
-        let mut depth = 0;
-        for (i, c) in rest.char_indices() {
-            match c {
-                '<' => depth += 1,
-                '>' => depth -= 1,
-                _ => {}
-            }
-            if depth == 0 {
-                rest = &rest[i + 1..];
-                break;
-            }
-        }
-    }
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let words = &words[..words.iter().position(|w| *w == "where").unwrap_or(words.len())];
-    let ty = match words.iter().rposition(|w| *w == "for") {
-        Some(i) => &words[i + 1..],
-        None => words,
-    };
-    ty.concat().trim_start_matches('!').to_string()
-}
-
-/// The doctests of Rust definition `d`, named as carve's Rust runner names them without the
-/// crate prefix and line: `<path> - <module path>::<item path>` (`src/lib.rs - Either<L,R>::map`).
-fn doctest_of(d: &carve_languages::Definition, index: &DefinitionIndex) -> Option<Doctest> {
-    let code = doctest_code(d.docstring.as_deref()?)?;
-    let mut parts = vec![d.name.clone()];
-    let mut parent = d.parent.as_ref().and_then(|p| index.definitions.get(p));
-    // An impl's parent in the index is its self type's definition: after the impl, only the
-    // modules around it name the doctest.
-    let mut in_impl = false;
-    while let Some(p) = parent {
-        match p.kind {
-            DefinitionKind::Impl => {
-                parts.push(impl_self_type(&p.signature.text));
-                in_impl = true;
-            }
-            DefinitionKind::Module => parts.push(p.name.clone()),
-            _ if !in_impl => parts.push(p.name.clone()),
-            _ => {}
-        }
-        parent = p.parent.as_ref().and_then(|q| index.definitions.get(q));
-    }
-    let module = index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or_default();
-    parts.extend(module.rsplit("::").filter(|m| !m.is_empty() && *m != "crate").map(str::to_string));
-    parts.reverse();
-    Some(Doctest { id: format!("{} - {}", d.path, parts.join("::")), code })
-}
-
-/// The name a test id gives its test: the last component of a definition id
-/// (`src/a.py::Tests.test_x` → `test_x`), or of the item of a Rust doctest id
-/// (`src/lib.rs - Either<L,R>::map` → `map`).
+/// The name a test id gives its test: the item of a doctest id (see
+/// [`carve_languages::doctest_name`]), or else the last component of a definition id
+/// (`src/a.py::Tests.test_x` → `test_x`).
 pub fn test_name(id: &str) -> &str {
-    match id.rsplit_once(" - ") {
-        Some((_, item)) => {
-            let mut depth = 0;
-            let mut start = 0;
-            let b = item.as_bytes();
-            for i in 0..b.len() {
-                match b[i] {
-                    b'<' => depth += 1,
-                    b'>' => depth -= 1,
-                    b':' if depth == 0 && i + 1 < b.len() && b[i + 1] == b':' => start = i + 2,
-                    _ => {}
-                }
-            }
-            let last = &item[start.min(item.len())..];
-            last.split('<').next().unwrap_or(last)
-        }
-        None => {
-            let last = id.rsplit(['.', ':']).next().unwrap_or(id);
-            last.split('@').next().unwrap_or(last)
-        }
-    }
+    carve_languages::doctest_name(id).unwrap_or_else(|| {
+        let last = id.rsplit(['.', ':']).next().unwrap_or(id);
+        last.split('@').next().unwrap_or(last)
+    })
 }
 
 /// A definition id without its `@L<line>` suffix (the suffix of a name defined twice in one
@@ -675,17 +534,6 @@ fn is_container(d: &DefFact) -> bool {
 /// added).
 fn is_test_function(d: &DefFact) -> bool {
     d.is_test && !d.bench && matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method)
-}
-
-/// A Rust benchmark: a function with a `#[bench]` attribute, or any definition of a file under
-/// a `benches/` directory (Cargo's bench targets; `cargo test` builds no bench target).
-fn is_bench(path: &str, attributes: &[String]) -> bool {
-    let dirs: Vec<&str> = path.split('/').collect();
-    dirs[..dirs.len().saturating_sub(1)].contains(&"benches")
-        || attributes.iter().any(|a| {
-            let a = a.trim().trim_start_matches("#[").trim_end_matches(']');
-            a.split('(').next().is_some_and(|h| h.trim() == "bench")
-        })
 }
 
 type Sided = Vec<(String, DefFact, Arc<Vec<u8>>)>;
@@ -937,22 +785,6 @@ mod tests {
     }
 
     #[test]
-    fn doctest_code_keeps_the_blocks_rustdoc_runs() {
-        let doc = "Maps the value.\n\n```\nlet x = Either::Left(1).map(f);\n```\n\n```text\nnot rust\n```\n\n```ignore\nskipped()\n```\n\n```rust,should_panic\npanics();\n```";
-        assert_eq!(doctest_code(doc).as_deref(), Some("let x = Either::Left(1).map(f);\npanics();\n"));
-        assert_eq!(doctest_code("Only prose.\n\n```text\nx\n```"), None);
-        assert_eq!(doctest_code("No blocks at all."), None);
-    }
-
-    #[test]
-    fn impl_self_types_print_as_rustdoc_names_them() {
-        assert_eq!(impl_self_type("impl<L, R> Either<L, R>"), "Either<L,R>");
-        assert_eq!(impl_self_type("impl<L: Iterator, R> Iterator for Either<L, R> where R: Iterator"), "Either<L,R>");
-        assert_eq!(impl_self_type("unsafe impl Send for Buffer"), "Buffer");
-        assert_eq!(impl_self_type("impl<T, F> Drain<'_, T, F>\nwhere\n    F: FnMut(&mut T) -> bool,"), "Drain<'_,T,F>");
-    }
-
-    #[test]
     fn test_names_of_definition_and_doctest_ids() {
         assert_eq!(test_name("tests/a.py::Tests.test_x@L12"), "test_x");
         assert_eq!(test_name("src/lib.rs::tests.adds"), "adds");
@@ -965,13 +797,6 @@ mod tests {
     /// commit adds: `cargo test` does not run them, so no gate could see them fail or pass.
     #[test]
     fn rust_benchmarks_are_no_tests() {
-        assert!(is_bench("benches/bench.rs", &[]));
-        assert!(is_bench("crates/a/benches/x.rs", &["inline".into()]));
-        assert!(is_bench("src/lib.rs", &["bench".into()]));
-        assert!(is_bench("src/lib.rs", &["#[bench]".into()]));
-        assert!(!is_bench("src/lib.rs", &["test".into()]));
-        assert!(!is_bench("src/benches.rs", &["cfg(feature = \"bench\")".into()]));
-        assert!(!is_bench("tests/bench_like.rs", &[]));
         let f = |bench| DefFact {
             id: "src/lib.rs::benches.push".into(),
             name: "push".into(),
@@ -984,14 +809,6 @@ mod tests {
             bench,
         };
         assert!(is_test_function(&f(false)) && !is_test_function(&f(true)));
-    }
-
-    #[test]
-    fn rust_doc_lines_do_not_change_a_definitions_hash_input() {
-        let a = b"/// Adds.\n/// ```\n/// add(1, 2);\n/// ```\npub fn add(a: i32, b: i32) -> i32 { a + b }\n";
-        let b = b"/// Adds two numbers.\npub fn add(a: i32, b: i32) -> i32 { a + b }\n";
-        assert_eq!(without_doc_lines(a), without_doc_lines(b));
-        assert_ne!(without_doc_lines(a), without_doc_lines(b"pub fn add(a: i32, b: i32) -> i32 { b + a }\n"));
     }
 
     /// A Rust commit whose tests are an inline `#[test]` and a doctest: both count as tests

@@ -14,7 +14,12 @@
 //! - [`recipe`] builds a git repository from a recipe of commits (fixtures and tests);
 //! - [`bundle`] constructs the reference states S0 … Sn of a chain, selects per-stage F2P
 //!   and P2P tests with the project's runner, writes specs and contracts and the chain
-//!   bundle (`docs/formats.md`, "Chain bundle"), and re-validates a bundle (III-C … III-E).
+//!   bundle (`docs/formats.md`, "Chain bundle"), and re-validates a bundle (III-C … III-E);
+//! - [`calls`] traces later stages' F2P tests to verify they call earlier stages' code.
+//!
+//! Chain states and stage gates are built on `carve-pipeline`, the single-feature pipeline:
+//! its test runs (`carve_pipeline::runs`, twice per state), its F2P/P2P selection, its
+//! reading of build errors for repairs, its judging of statuses, and its trace stage.
 //!
 //! Language facts come from `carve-languages` (index, test paths, runners, build checks)
 //! through the [`carve_languages::Language`] value; nothing here names a language.

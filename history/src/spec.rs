@@ -187,11 +187,9 @@ pub fn stage_spec(
     let mut used = BTreeSet::new();
     for f in test_files {
         if let Ok(t) = std::fs::read_to_string(after_dir.join(f)) {
-            // A Rust source file with inline tests: only its tests are hidden.
-            let t = match after.files.get(f) {
-                Some(file) if !file.is_test && f.ends_with(".rs") => {
-                    carve_languages::rust::inline_tests::tests_only(&t).unwrap_or(t)
-                }
+            // A source file with inline tests (Rust's): only its tests are hidden.
+            let t = match (after.files.get(f), carve_languages::inline_tests_of(f)) {
+                (Some(file), Some(split)) if !file.is_test => split.tests_only(&t).unwrap_or(t),
                 _ => t,
             };
             identifiers(&t, &mut used);

@@ -58,8 +58,8 @@ pub struct States {
     pub by_definition: Vec<DefinitionLevelFile>,
     /// Source files with tests inside (Rust's `#[cfg(test)]` modules and `#[test]` functions)
     /// whose tests differ between states: per state S_0 … S_n, the file's test part
-    /// (`carve_languages::rust::inline_tests::tests_only`; empty when it has none or there is
-    /// no file). Set by [`States::split_inline_tests`].
+    /// ([`carve_languages::InlineTests::tests_only`]; empty when it has none or there is no
+    /// file). Set by [`States::split_inline_tests`].
     pub inline: BTreeMap<String, Vec<String>>,
     /// The code states W_0 … W_n in the scratch clone: S_k with the tests of every
     /// [`States::inline`] file as at S_0, so that W_k → W_(k+1) is the stage's code alone
@@ -103,12 +103,6 @@ fn with_file(
     std::fs::write(&p, bytes).map_err(|e| format!("write {}: {e}", p.display()))?;
     commit_state(dir, label, modes)
 }
-
-/// Files that make a folder a project (module root, package, crate): one a chain commit created
-/// stays at its final content, since no state builds without it (a chain that starts with a
-/// repository's first commits created them).
-const BUILD_MANIFESTS: &[&str] =
-    &["go.mod", "go.sum", "Cargo.toml", "package.json", "tsconfig.json", "pyproject.toml", "setup.cfg"];
 
 /// A code or test file whose chain patches do not come off the final checkpoint whole,
 /// because a later commit rewrote lines a stage touched: its states are made per definition
@@ -695,7 +689,7 @@ impl States {
             let created =
                 git(&dir, &["cat-file", "-e", &format!("{}:{}", parent(&dir, &first.commit), first.path)], None)
                     .is_err();
-            if created && BUILD_MANIFESTS.contains(&name) && final_bytes.is_some() {
+            if created && carve_languages::is_project_file(name) && final_bytes.is_some() {
                 // Every chain commit's change to it stays, so none is re-applied onto it.
                 shared.extend(commits.iter().map(|t| {
                     SharedContext::new(
@@ -919,14 +913,14 @@ impl States {
         if !carve_languages::support(language).facts().tests_in_sources {
             return Ok(());
         }
-        use carve_languages::rust::inline_tests;
         let n = self.states.len() - 1;
         let mut paths = BTreeSet::new();
         for k in 0..n {
             paths.extend(self.changed_files(k, k + 1)?);
         }
         for path in paths {
-            if !path.ends_with(".rs") || role(language, &path) != Role::Code {
+            let Some(inline_tests) = carve_languages::inline_tests_of(&path) else { continue };
+            if role(language, &path) != Role::Code {
                 continue;
             }
             let mut parts = Vec::new();
@@ -934,7 +928,8 @@ impl States {
                 let part = match self.file_at(j, &path) {
                     Some(bytes) => {
                         let text = String::from_utf8(bytes).map_err(|_| format!("{path} at S{j} is not UTF-8"))?;
-                        inline_tests::tests_only(&text)
+                        inline_tests
+                            .tests_only(&text)
                             .map_err(|e| format!("{path} at S{j} cannot be split into code and inline tests: {e}"))?
                     }
                     None => String::new(),
@@ -954,7 +949,9 @@ impl States {
             for (path, parts) in &self.inline {
                 let Some(bytes) = self.file_at(j, path) else { continue };
                 let text = String::from_utf8_lossy(&bytes);
-                let joined = inline_tests::with_tests_of(&text, &parts[0])
+                let split = carve_languages::inline_tests_of(path).ok_or_else(|| format!("{path}: no inline tests"))?;
+                let joined = split
+                    .with_tests_of(&text, &parts[0])
                     .map_err(|e| format!("{path}: S{j}'s code with S0's inline tests: {e}"))?;
                 std::fs::write(self.dir.join(path), joined).map_err(|e| format!("write {path}: {e}"))?;
             }
@@ -1064,20 +1061,9 @@ impl States {
     }
 }
 
-/// A Cargo package state without a `Cargo.lock` (libraries often commit none) gets one
-/// resolved offline from the local cargo cache, as carve's cargo runner runs `--locked`. When
-/// that fails (a dependency not in the cache), the state stays without one and the runner
-/// says what is missing.
-pub(crate) fn lock_offline(out: &Path) {
-    if out.join("Cargo.toml").is_file() && !out.join("Cargo.lock").exists() {
-        let _ = Command::new("cargo")
-            .args(["generate-lockfile", "--offline"])
-            .current_dir(out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-}
+/// A state gets the lock files its language's runner needs where the project commits none
+/// (a crate without `Cargo.lock`: see [`carve_languages::lock_offline`]).
+pub(crate) use carve_languages::lock_offline;
 
 #[cfg(test)]
 mod tests {
@@ -1476,16 +1462,5 @@ mod tests {
             "{:?}",
             states.shared
         );
-    }
-
-    /// Regression (servo/rust-smallvec commits no Cargo.lock): an exported crate state gets one.
-    #[test]
-    fn a_crate_state_without_a_lock_file_gets_one_offline() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"s\"\nversion = \"0.1.0\"\n").unwrap();
-        std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
-        lock_offline(dir.path());
-        assert!(dir.path().join("Cargo.lock").is_file());
     }
 }

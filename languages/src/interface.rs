@@ -7,13 +7,15 @@
 //! Modelled on ast-grep's `Language` trait: a new implementation of the trait lists every
 //! method the new language must provide (see `docs/adding-a-language.md`).
 
+pub use carve_core::tree::TreeFacts;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::edit::{Edit, MaskError, MaskedCheck};
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::index::{Definition, DefinitionIndex, FileIndex, LanguageIndex, NodeId};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::ContractSyntax;
 use crate::trace::TraceShim;
@@ -100,6 +102,50 @@ pub struct LanguageFacts {
     /// of test code holds tests, and a table in its body feeds the tests its loop makes
     /// (FeatureArc mining reads a new row of such a table as naming what the block names).
     pub tests_in_blocks: bool,
+    /// What the language's tools write into a tree (caches, environments, installed
+    /// dependencies, build outputs, generated files): the registry's union of these is the
+    /// [`carve_core::tree::SkipPolicy`] every copy, digest, mask and workspace follows
+    /// ([`crate::skip_policy`]).
+    pub tree: TreeFacts,
+    /// Files whose presence makes a folder a project of the language (a module root, a
+    /// package, a crate: `go.mod`, `package.json`, `Cargo.toml`), by file name. FeatureArc keeps
+    /// one that a chain's commit created at its final content in every state: no state builds
+    /// without it.
+    pub project_files: &'static [&'static str],
+    /// The mark every doctest id of the language's runner holds, when its doctest ids have one
+    /// (cargo's `<crate>::doctest::<path> - <item> (line N)`: `::doctest::`). FeatureArc never
+    /// hides such a test: it lives in the code's doc comments, which the stage patch holds.
+    pub doctest_mark: Option<&'static str>,
+}
+
+/// The doctests of one definition's doc comments, as one test: FeatureArc's history analysis
+/// counts a changed doctest as a changed test, not as changed code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doctest {
+    /// The test's name as the language's runner names it, without a line or a position
+    /// (`src/lib.rs - Either<L,R>::map`: the part of cargo's doctest ids after
+    /// `<crate>::doctest::`).
+    pub id: String,
+    /// The code of the doctests, one after another.
+    pub code: String,
+}
+
+/// Why a source file could not be split into its code and its inline tests.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InlineTestsError(pub String);
+
+/// Tests that live inside source files as items of their own (Rust's `#[cfg(test)]` modules
+/// and `#[test]` functions): how one version of a source file splits into its code and its
+/// tests, and how one version's code joins another version's tests. FeatureArc uses it where
+/// a stage's patch of one file holds feature code and hidden tests alike.
+pub trait InlineTests: Sync {
+    /// The test part of `source`: its test items (inside the shells of the modules that hold
+    /// them), empty when it has none.
+    fn tests_only(&self, source: &str) -> Result<String, InlineTestsError>;
+    /// `code` with its test items replaced by those of `tests` (a whole file or a
+    /// [`tests_only`](Self::tests_only) part): `with_tests_of(a, a) == a`.
+    fn with_tests_of(&self, code: &str, tests: &str) -> Result<String, InlineTestsError>;
 }
 
 /// How a tree's installed dependencies — what the language's package manager writes and git
@@ -266,6 +312,13 @@ pub trait LanguageSupport: Sync {
     fn doctest_owner(&self, _index: &DefinitionIndex, _test: &str) -> Option<NodeId> {
         None
     }
+    /// Whether test-side definition `def` is a fixture or set-up code the runner calls
+    /// around tests (pytest's `@pytest.fixture`, `setUp`, conftest hooks), not part of any
+    /// one test's own code. The `feature` protection policy reads it: a test that reaches
+    /// the feature only through such code fails for want of a helper, not of the feature.
+    fn is_test_fixture(&self, _def: &Definition) -> bool {
+        false
+    }
     /// The qualified-name part of a file-form id's rest without its parameters or subtests
     /// (`test[1]` → `test`, Go `TestX/sub` → `TestX`).
     fn test_base<'t>(&self, rest: &'t str) -> &'t str {
@@ -298,6 +351,42 @@ pub trait LanguageSupport: Sync {
     /// repository's own metadata ([`crate::env::EnvSupport`]). Default: none.
     fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
         None
+    }
+    /// Give `tree` the lock file the language's runner needs where the project commits none,
+    /// resolved offline from the local cache (Rust: `Cargo.lock`, as carve's cargo runner
+    /// runs `--locked`). Best effort: when that fails, the tree stays as it is and the runner
+    /// says what is missing. Default: nothing to do.
+    fn lock_offline(&self, _tree: &Path) {}
+
+    // --- History (FeatureArc) ------------------------------------------------------------
+
+    /// How a source file splits into code and inline tests, for a language whose tests can be
+    /// items of its source files ([`InlineTests`]). Default: none.
+    fn inline_tests(&self) -> Option<&'static dyn InlineTests> {
+        None
+    }
+    /// What of a definition's text (`text`, its whole span) says whether its code changed:
+    /// equal inputs, unchanged code. Default: the whole text. Rust leaves out its doc-comment
+    /// lines, so a changed doc comment (or doctest) is no change to the code.
+    fn definition_hash_input<'a>(&self, text: &'a [u8]) -> Cow<'a, [u8]> {
+        Cow::Borrowed(text)
+    }
+    /// The doctests of definition `d`'s doc comments, named as the runner names them (see
+    /// [`Doctest::id`]), or `None` when it has none. Default: none.
+    fn doctests(&self, _d: &Definition, _index: &DefinitionIndex) -> Option<Doctest> {
+        None
+    }
+    /// The name of the item a doctest documents, from its [`Doctest::id`]
+    /// (`src/lib.rs - Either<L,R>::map` → `map`), or `None` when `id` is no doctest id of this
+    /// language. Default: none.
+    fn doctest_name<'a>(&self, _id: &'a str) -> Option<&'a str> {
+        None
+    }
+    /// Whether definition `d`, test code by the index, is a benchmark that the runner does not
+    /// run as a test (Rust's `#[bench]` functions and `benches/` targets), so no test a commit
+    /// adds or changes. Default: none is.
+    fn is_benchmark(&self, _d: &Definition) -> bool {
+        false
     }
 
     // --- Tracing -----------------------------------------------------------------------

@@ -12,7 +12,9 @@
 //!   registry [`support`], the only `match` on [`Language`] that dispatches (ast-grep's
 //!   `Language` + `SupportLang`). Convenience functions over it: [`detect`], [`run_tests`],
 //!   [`collect_tests`], [`harness_id`], [`test_definitions`], [`mask_file`],
-//!   [`parse_errors`], and [`DefinitionIndex::build`] / [`DefinitionIndex::from_sources`].
+//!   [`parse_errors`], FeatureArc's [`inline_tests_of`], [`is_project_file`],
+//!   [`is_doctest_id`], [`doctest_name`] and [`lock_offline`], and
+//!   [`DefinitionIndex::build`] / [`DefinitionIndex::from_sources`].
 //! - **Shared models** (they import no language module): [`index`] (the index model),
 //!   [`edit`] (edits as data, applied in one pass), [`runner`] (requests, outcomes, test
 //!   commands, the process supervision and reruns every runner uses), [`build`] (the one
@@ -31,7 +33,6 @@ pub mod index;
 pub mod runner;
 pub mod syntax;
 pub mod trace;
-pub mod tree;
 pub mod walk;
 
 // The interface (language-free) and its registry (the only dispatch over the languages).
@@ -48,11 +49,13 @@ pub mod typescript;
 pub use edit::Edit;
 pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, ImportedKey, NodeId, Span};
 pub use interface::{
-    Dependencies, LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, named_in_file,
+    Dependencies, Doctest, InlineTests, InlineTestsError, LanguageFacts, LanguageSupport, Level2Packaging, Masking,
+    NamedInError, named_in_file,
 };
 pub use registry::{
-    collect_tests, detect, doctest_owner, drop_imported_names, families, for_command, harness_id, is_test_path,
-    mask_file, parse_errors, run_tests, support, test_definitions, test_source_file,
+    collect_tests, detect, doctest_name, doctest_owner, drop_imported_names, families, for_command, harness_id,
+    inline_tests_of, is_doctest_id, is_project_file, is_test_fixture, is_test_path, lock_offline, mask_file,
+    parse_errors, run_tests, skip_policy, support, test_definitions, test_source_file,
 };
 
 use std::path::Path;

@@ -4,6 +4,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::LazyLock;
+
+use carve_core::tree::SkipPolicy;
 
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, IndexError, IndexOptions, NodeId};
@@ -78,9 +81,16 @@ pub fn doctest_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
     families().find_map(|s| s.doctest_owner(index, test))
 }
 
-/// The definitions an F2P test id names, in any runner's id format (see `design.md`, "Test
-/// ids"): carve's file form `path::Class::test[param]` first (the definition
-/// `path::Class.test`, every parametrization with it), then each language's own format.
+/// Whether definition `id` is test-side fixture or set-up code (see
+/// [`LanguageSupport::is_test_fixture`]).
+pub fn is_test_fixture(index: &DefinitionIndex, id: &str) -> bool {
+    index.get(id).is_some_and(|d| support(d.language).is_test_fixture(d))
+}
+
+/// The definitions an F2P test id names, in any runner's id format (see
+/// `docs/architecture.md`, "Test ids"): carve's file form `path::Class::test[param]` first
+/// (the definition `path::Class.test`, every parametrization with it), then each language's
+/// own format.
 /// `Err` says why nothing was found, for the warning.
 pub fn test_definitions(root: &Path, index: &DefinitionIndex, test: &str) -> Result<Vec<NodeId>, String> {
     if let Some((path, rest)) = test.split_once("::")
@@ -168,9 +178,50 @@ pub fn drop_imported_names(
     support(lang).drop_imported_names(source, file, drop)
 }
 
+/// What no copy, digest, masked tree or agent's workspace of carve holds: the union of every
+/// language's [`crate::LanguageFacts::tree`] (with version control), computed once.
+pub fn skip_policy() -> &'static SkipPolicy {
+    static POLICY: LazyLock<SkipPolicy> =
+        LazyLock::new(|| SkipPolicy::new(Language::ALL.iter().map(|l| &support(*l).facts().tree)));
+    &POLICY
+}
+
 /// Test code by the conventions of the file's language.
 pub fn is_test_path(language: Language, rel: &str) -> bool {
     support(language).is_test_path(rel)
+}
+
+/// Whether a file named `name` (a path's last component) makes a folder a project of some
+/// language (see [`LanguageFacts::project_files`](crate::LanguageFacts::project_files)).
+pub fn is_project_file(name: &str) -> bool {
+    Language::ALL.iter().any(|l| support(*l).facts().project_files.contains(&name))
+}
+
+/// Whether runner test id `id` is a doctest's, by the mark some language's doctest ids hold
+/// (see [`LanguageFacts::doctest_mark`](crate::LanguageFacts::doctest_mark)).
+pub fn is_doctest_id(id: &str) -> bool {
+    Language::ALL.iter().any(|l| support(*l).facts().doctest_mark.is_some_and(|m| id.contains(m)))
+}
+
+/// The item name of a doctest named in some language's form (see
+/// [`LanguageSupport::doctest_name`]), or `None`.
+pub fn doctest_name(id: &str) -> Option<&str> {
+    families().find_map(|s| s.doctest_name(id))
+}
+
+/// How a file splits into code and inline tests, when its language has tests inside its
+/// sources as items of their own (see [`LanguageSupport::inline_tests`]); `None` otherwise
+/// (and for a file carve does not index).
+pub fn inline_tests_of(path: &str) -> Option<&'static dyn crate::interface::InlineTests> {
+    Language::from_path(Path::new(path)).and_then(|l| support(l).inline_tests())
+}
+
+/// Give `tree` the lock files the languages' runners need where the project commits none
+/// (see [`LanguageSupport::lock_offline`]).
+pub fn lock_offline(tree: &Path) {
+    for s in families() {
+        s.lock_offline(tree);
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +238,34 @@ mod tests {
         }
         let owners: Vec<Language> = families().map(|s| s.language()).collect();
         assert_eq!(owners, [Language::Python, Language::TypeScript, Language::Go, Language::Rust]);
+    }
+
+    /// The data FeatureArc reads through the registry: project files of every language, and
+    /// cargo's doctest ids (`::doctest::`) as the only marked ones.
+    #[test]
+    fn project_files_and_doctest_ids_are_each_languages_own() {
+        for name in ["go.mod", "go.sum", "Cargo.toml", "package.json", "tsconfig.json", "pyproject.toml", "setup.cfg"] {
+            assert!(is_project_file(name), "{name}");
+        }
+        assert!(!is_project_file("Cargo.lock") && !is_project_file("README.md"));
+        assert!(is_doctest_id("c::doctest::src/lib.rs - SmallVec::new"));
+        assert!(!is_doctest_id("pkg/tree.py::pkg.tree.Node.dump"));
+        assert_eq!(doctest_name("src/lib.rs - Either<L,R>::map"), Some("map"));
+        assert_eq!(doctest_name("tests/a.py::Tests.test_x"), None);
+        assert!(inline_tests_of("src/lib.rs").is_some());
+        assert!(inline_tests_of("src/a.py").is_none() && inline_tests_of("Cargo.toml").is_none());
+    }
+
+    #[test]
+    fn the_skip_policy_is_every_languages_tree_facts() {
+        let p = skip_policy();
+        let names: Vec<&str> = p.folder_names().into_iter().collect();
+        for name in [".git", "__pycache__", ".venv", "node_modules", "target", "build"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+        assert!(p.is_dependency("web/node_modules/x/index.js"));
+        // carve's tests copy fixtures without carve's crates: their list is this union.
+        assert_eq!(names, carve_testutil::NOT_COPIED, "testutil's NOT_COPIED is the registry's union, sorted");
     }
 
     #[test]

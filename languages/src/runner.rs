@@ -3,8 +3,9 @@
 //!
 //! This module owns the language-neutral side: the request ([`RunRequest`]), the result
 //! ([`RunResult`], one [`TestOutcome`] per [`TestId`]), the errors ([`RunnerError`]), the
-//! process supervision every runner shares (own process group, output to files, a watchdog
-//! that kills the whole group when the run or one test hangs — see `process`) and the rerun
+//! use every runner makes of carve-core's process supervision (own process group, output to
+//! files, a watchdog that kills the whole group when the run or one test hangs — see
+//! `carve_core::process`) and the rerun
 //! logic that keeps one hung or crashing test from costing the rest of the suite (see
 //! `attempts`), and the id syntax shared by every runner ([`test_parts`], [`is_ancestor`]).
 //! Language-free: each language's adapter (`<lang>/runner.rs`) only builds the command line
@@ -12,7 +13,7 @@
 //!
 //! Adding a runner: add a [`TestCommand`] variant (and its arms in
 //! [`TestCommand::language`] …), implement one *attempt* in the language's `runner.rs`
-//! (spawn through `process::supervise` with a `process::Progress` reader for the runner's
+//! (spawn through `carve_core::process::supervise` with a `Progress` reader for the runner's
 //! machine-readable output, return an `attempts::Attempt`), and return it from the
 //! language's `LanguageSupport::run_tests`/`collect_tests`. Reruns, missing ids, timeouts
 //! and crash handling come for free.
@@ -21,8 +22,9 @@
 //! into [`RunRequest::root`]; it is removed when the run ends.
 
 pub(crate) mod attempts;
-pub(crate) mod process;
 pub(crate) mod steps;
+#[cfg(test)]
+pub(crate) mod tests_support;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

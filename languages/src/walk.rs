@@ -4,31 +4,22 @@
 //! relative to the root.
 
 use std::path::Path;
+use std::sync::LazyLock;
+
+use carve_core::tree::SkipPolicy;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::Language;
 use crate::index::{IndexError, SkippedFile};
 
-/// Directory names never walked into.
-pub const SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    "node_modules",
-    "__pycache__",
-    ".venv",
-    "venv",
-    "site-packages",
-    "build",
-    "dist",
-    ".tox",
-    ".nox",
-    ".eggs",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-];
+/// Directory names never walked into, beyond what no copy holds ([`crate::skip_policy`]:
+/// version control, caches, environments, installed dependencies): other virtualenv and
+/// install folders, and build outputs (see [`is_skipped_dir`]).
+pub const SKIPPED_DIRS: &[&str] = &["venv", "site-packages", "build", "dist"];
+
+/// What no copy holds, installed dependencies included.
+static NOT_WALKED: LazyLock<SkipPolicy> = LazyLock::new(|| crate::skip_policy().without_dependencies());
 
 /// A source file found by [`source_files`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -120,8 +111,8 @@ pub fn is_skipped_dir(dir: &Path) -> bool {
         return false;
     }
     SKIPPED_DIRS.contains(&name)
+        || NOT_WALKED.skips_dir(dir)
         || name.ends_with(".egg-info")
-        || dir.join("pyvenv.cfg").is_file()
         // Cache directories tagged per https://bford.info/cachedir/ (cargo's `target/`, …).
         || dir.join("CACHEDIR.TAG").is_file()
 }

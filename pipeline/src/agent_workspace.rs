@@ -4,11 +4,11 @@
 //! original commit's `.git` holds the gold code). The commit is deterministic (fixed author,
 //! committer and date), so its tree id, recorded in the bundle, identifies the workspace.
 //!
-//! Left out of the workspace (on top of what a shadow copy already leaves out: `.git`,
-//! `__pycache__`, tool caches, virtualenvs): `*.pyc` / `*.pyo` files, `*.egg-info` and
-//! `*.dist-info` folders at any depth, the top-level `build/`, `dist/` and `target/` folders
-//! unless the original tracks files in them, and `node_modules/.cache`. Installed
-//! dependencies (`node_modules`) are linked in but not committed (`.git/info/exclude`).
+//! Left out of the workspace, on top of what a shadow copy already leaves out (version
+//! control, caches, environments): what the languages' tree facts call generated — generated
+//! files and packaging folders at any depth, build outputs at the top unless the original
+//! tracks files in them, caches inside dependency folders ([`SkipPolicy::generated`]).
+//! Installed dependencies are linked in but not committed (`.git/info/exclude`).
 
 use crate::error::bail;
 use crate::{Context, Result};
@@ -16,37 +16,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use crate::workspace;
+use carve_core::tree::{self, SkipPolicy};
+use carve_languages::skip_policy;
 
 /// What was written: the commit, its tree and the files it holds (`validation.json`
 /// `workspace`, typed in `carve_formats::validation`).
 pub use carve_formats::validation::AgentWorkspace;
-
-/// Top-level build-output folders left out unless the original tracks files in them.
-const BUILD_DIRS: &[&str] = &["build", "dist", "target"];
-
-/// Why `rel` stays out of the workspace (`None`: it goes in). `tracked_top` holds the
-/// top-level folders the original repository tracks files in.
-fn left_out(rel: &str, tracked_top: &BTreeSet<String>) -> Option<String> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let (dirs, file) = parts.split_at(parts.len() - 1);
-    if file[0].ends_with(".pyc") || file[0].ends_with(".pyo") {
-        return Some(rel.to_string());
-    }
-    for (i, d) in dirs.iter().enumerate() {
-        let dir = || format!("{}/", parts[..=i].join("/"));
-        if d.ends_with(".egg-info") || d.ends_with(".dist-info") || *d == "__pycache__" {
-            return Some(dir());
-        }
-        if i == 0 && BUILD_DIRS.contains(d) && !tracked_top.contains(*d) {
-            return Some(dir());
-        }
-        if *d == ".cache" && i > 0 && dirs[i - 1] == "node_modules" {
-            return Some(dir());
-        }
-    }
-    None
-}
 
 /// Top-level folders that hold files git tracks in `repo` (empty when it is no git work tree).
 fn tracked_top_dirs(repo: &Path) -> BTreeSet<String> {
@@ -92,16 +67,17 @@ pub fn write(masked: &Path, original: &Path, dest: &Path) -> Result<AgentWorkspa
         bail!("the workspace folder {} exists and is not empty; choose a new --out", dest.display());
     }
     let tracked_top = tracked_top_dirs(original);
+    let policy = skip_policy();
     let mut left: BTreeSet<String> = BTreeSet::new();
     let mut files = 0usize;
-    for rel in workspace::list_files(masked)? {
-        if workspace::is_dependency_file(&rel) {
-            if let Some(why) = left_out(&rel, &tracked_top) {
+    for rel in tree::list_files(masked, policy)? {
+        if policy.is_dependency(&rel) {
+            if let Some(why) = policy.generated(&rel, &tracked_top) {
                 left.insert(why);
             }
             continue;
         }
-        if let Some(why) = left_out(&rel, &tracked_top) {
+        if let Some(why) = policy.generated(&rel, &tracked_top) {
             left.insert(why);
             continue;
         }
@@ -121,25 +97,28 @@ pub fn write(masked: &Path, original: &Path, dest: &Path) -> Result<AgentWorkspa
     std::fs::create_dir_all(dest)?;
     git(dest, &["init", "--quiet"])?;
     // Dependencies a run needs, present but never part of the commit.
-    std::fs::write(dest.join(".git/info/exclude"), "node_modules/\n")?;
-    link_dependencies(masked, dest, &tracked_top)?;
+    let exclude: String = policy.dependency_dirs().map(|d| format!("{d}/\n")).collect();
+    std::fs::write(dest.join(".git/info/exclude"), exclude)?;
+    link_dependencies(masked, dest, policy, &tracked_top)?;
     // Installed dependencies never enter the index. Staging them and taking them out again
     // with `git rm --cached` failed now and then on the TypeScript fixture with two candidates
     // at once ("staged content different from both the file and the HEAD"; likely the other
     // candidate linking the same files between the two commands, which changes their ctime).
-    git(dest, &["add", "--all", "--force", "--", ".", ":(exclude,glob)**/node_modules/**"])?;
+    let mut add: Vec<String> = ["add", "--all", "--force", "--", "."].map(String::from).to_vec();
+    add.extend(policy.dependency_dirs().map(|d| format!(":(exclude,glob)**/{d}/**")));
+    git(dest, &add.iter().map(String::as_str).collect::<Vec<_>>())?;
     git(dest, &["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "Task workspace"])?;
     let commit = git(dest, &["rev-parse", "HEAD"])?;
     let tree = git(dest, &["rev-parse", "HEAD^{tree}"])?;
     Ok(AgentWorkspace::new(commit, tree, files, left.into_iter().collect()))
 }
 
-fn link_dependencies(masked: &Path, dest: &Path, tracked_top: &BTreeSet<String>) -> Result<()> {
-    for rel in workspace::list_files(masked)?.iter().filter(|r| workspace::is_dependency_file(r)) {
-        if left_out(rel, tracked_top).is_some() {
+fn link_dependencies(masked: &Path, dest: &Path, policy: &SkipPolicy, tracked_top: &BTreeSet<String>) -> Result<()> {
+    for rel in tree::list_files(masked, policy)?.iter().filter(|r| policy.is_dependency(r)) {
+        if policy.generated(rel, tracked_top).is_some() {
             continue;
         }
-        workspace::link_file(&masked.join(rel), &dest.join(rel))?;
+        tree::link_file(&masked.join(rel), &dest.join(rel))?;
     }
     Ok(())
 }
@@ -161,9 +140,12 @@ pub fn commit_count(dest: &Path) -> Result<usize> {
 mod tests {
     use super::*;
 
+    /// The languages' tree facts as the workspace applies them (the rule itself is
+    /// `SkipPolicy::generated`'s, tested in carve-core).
     #[test]
     fn caches_build_outputs_and_egg_info_stay_out() {
         let none = BTreeSet::new();
+        let left_out = |rel: &str, tracked: &BTreeSet<String>| skip_policy().generated(rel, tracked);
         assert_eq!(left_out("pkg/mod.pyc", &none).as_deref(), Some("pkg/mod.pyc"));
         assert_eq!(left_out("src/pkg.egg-info/PKG-INFO", &none).as_deref(), Some("src/pkg.egg-info/"));
         assert_eq!(left_out("build/lib/pkg/a.py", &none).as_deref(), Some("build/"));

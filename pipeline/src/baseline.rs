@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::run::{RunExtras, run_tests};
-use crate::workspace;
+use crate::runs::{RunExtras, run_tests};
 use crate::{Session, TestId};
+use carve_core::{fs, tree};
 
 /// Version 2: `second_run`, `traced_rerun`, `plain_rerun` and `shim_failure`.
 pub const BASELINE_VERSION: u32 = 2;
@@ -187,7 +187,7 @@ pub fn cached(session: &Session, tests: Option<&[TestId]>) -> Option<Baseline> {
 
 /// Cache `b` as the baseline of `tests`.
 pub fn store(session: &Session, tests: Option<&[TestId]>, b: &Baseline) -> Result<()> {
-    workspace::write_atomic(&cache_path(session, tests), serde_json::to_string_pretty(b)?.as_bytes())?;
+    fs::write_atomic(&cache_path(session, tests), serde_json::to_string_pretty(b)?.as_bytes())?;
     Ok(())
 }
 
@@ -199,7 +199,7 @@ pub fn plain_run(session: &Session, tests: Option<&[TestId]>, what: &str) -> Res
     let scratch = session.out.join("work").join("baseline");
     let tree = scratch.join("tree");
     std::fs::create_dir_all(&scratch).with_context(|| format!("failed to create {}", scratch.display()))?;
-    workspace::shadow_copy(&session.repo, &tree)?;
+    tree::shadow_copy(&session.repo, &tree, carve_languages::skip_policy())?;
     let result = run_tests(session, &tree, tests.map(|t| t.to_vec()), &RunExtras::default(), &scratch.join("runner"))
         .with_context(|| format!("baseline {what} failed"));
     let _ = std::fs::remove_dir_all(&tree);

@@ -11,9 +11,10 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use crate::baseline::Baseline;
-use crate::classify::{self, Feature, LoadRepair, audit_report, classify_feature, slug_for};
+use crate::classify::{Candidate, Feature, LoadRepair, Scope, audit_report, classify_feature, scope_for};
 use crate::emit::{Rejected, Task, emit_task};
 use crate::extract::{self, removal_of_tests};
+use crate::protect::{Protection, triage};
 use crate::repair::{call_repair, load_repair};
 use crate::trace;
 use crate::validate::{Validation, validate_level1, validate_level2};
@@ -28,8 +29,10 @@ pub struct CandidateOptions {
     pub threshold: f64,
     /// `--entry-filter CMD`: an external command that filters entry points.
     pub entry_filter: Option<String>,
-    /// `--p2p-files N`: protect only the N test files closest to the candidate.
-    pub p2p_files: Option<usize>,
+    /// `--protect`: which passing tests protect what they run.
+    pub protection: Protection,
+    /// `--max-lines N`: the line budget of one feature (`None`: none).
+    pub max_lines: Option<usize>,
     /// `--candidates K`: try only the K candidates that extract the most.
     pub candidates: Option<usize>,
     /// `--describe CMD`: an external command that writes the feature description.
@@ -53,7 +56,7 @@ pub fn run_candidates(
     session: &Session,
     b: &Baseline,
     t: &trace::TraceRun,
-    candidates: Vec<BTreeSet<TestId>>,
+    candidates: Vec<Candidate>,
     opts: &CandidateOptions,
 ) -> Tasks {
     let graph = carve_tracer::graph::ObjectGraph::build(&session.index, &t.trace);
@@ -64,7 +67,7 @@ pub fn run_candidates(
             let sizes: Vec<Value> = ranked
                 .iter()
                 .enumerate()
-                .map(|(n, (cand, size))| json!({"feature": slug_for(session, cand), "extracted": size, "tried": n < k}))
+                .map(|(n, (cand, size))| json!({"feature": cand.slug(session), "extracted": size, "tried": n < k}))
                 .collect();
             (ranked.into_iter().take(k).map(|(cand, _)| cand).collect(), Some(sizes))
         }
@@ -72,7 +75,7 @@ pub fn run_candidates(
     let run = Run { session, b, t, graph: &graph, opts, trace_digest: t.trace.digest() };
     // Candidates are independent (each in its own scratch folder; bundle ids hash their
     // content): two at a time when the session allows two jobs, results in candidate order.
-    let candidates: Vec<(usize, BTreeSet<TestId>)> = candidates.into_iter().enumerate().collect();
+    let candidates: Vec<(usize, Candidate)> = candidates.into_iter().enumerate().collect();
     let mut emitted: Vec<(String, crate::emit::TaskInstance)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
     for (ok, bad) in session.map_two_at_a_time(&candidates, |(n, cand)| run.candidate(*n, cand.clone())) {
@@ -93,15 +96,20 @@ struct Run<'a> {
 }
 
 /// Where the repair rounds of one candidate stand: its F2P tests now, and what earlier
-/// rounds moved to P2P, dropped, set aside or kept to load.
+/// rounds moved to P2P, dropped, set aside, kept to load or (policy `feature`) made F2P.
 #[derive(Default)]
 struct Rounds {
+    /// The candidate's tests as given.
+    own: BTreeSet<TestId>,
     cand: BTreeSet<TestId>,
     moved: BTreeSet<TestId>,
     dropped: BTreeSet<TestId>,
     unstable: BTreeSet<TestId>,
     load_repairs: Vec<LoadRepair>,
     p2p_rounds: usize,
+    /// `feature`: tests that failed on a masked state and joined F2P.
+    joined: BTreeSet<TestId>,
+    join_rounds: usize,
 }
 
 /// What one round ends with: go round again, or this candidate's tasks and rejections.
@@ -112,10 +120,10 @@ enum Next {
 
 impl Run<'_> {
     /// Classify, extract, validate and repair candidate `n` until it gives tasks or a reason.
-    fn candidate(&self, n: usize, cand: BTreeSet<TestId>) -> Made {
-        let slug = slug_for(self.session, &cand);
+    fn candidate(&self, n: usize, cand: Candidate) -> Made {
+        let slug = cand.slug(self.session);
         self.session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let mut rounds = Rounds { cand, ..Rounds::default() };
+        let mut rounds = Rounds { own: cand.tests.clone(), cand: cand.tests, ..Rounds::default() };
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
         // stay as P2P tests; definitions a load error of the masked state names remain; the
         // rest is classified, masked and validated again.
@@ -131,25 +139,10 @@ impl Run<'_> {
         let reject = |reason: String| {
             Next::Done((Vec::new(), vec![Rejected { feature: slug.to_string(), level: None, reason }]))
         };
-        let (unprotected, mut excluded) = excluded_tests(session, self.b, self.t, &r.cand, opts);
-        excluded.extend(r.dropped.iter().chain(&r.unstable).cloned());
-        let kept: BTreeSet<carve_languages::NodeId> =
-            r.load_repairs.iter().flat_map(|l| l.moved.iter().map(|k| k.id.clone())).collect();
-        let entry_filter = opts.entry_filter.as_deref();
-        let feature = match classify_feature(
-            session,
-            self.b,
-            &self.t.trace,
-            self.graph,
-            r.cand.clone(),
-            &excluded,
-            entry_filter,
-            &kept,
-        ) {
+        let mut feature = match self.feature(slug, r) {
             Ok(f) => f,
             Err(e) => return reject(e.chain()),
         };
-        let mut feature = feature.with_load_repairs(&r.load_repairs);
         feature.moved_to_p2p = r.moved.clone();
         feature.dropped_cases = r.dropped.clone();
         feature.unstable_ids = r.unstable.clone();
@@ -164,19 +157,8 @@ impl Run<'_> {
                 )
             });
         }
-        let unprotected = unprotected.unwrap_or_default();
         let load_round = (r.load_repairs.len() < MAX_LOAD_REPAIR_ROUNDS).then_some(r.load_repairs.len() + 1);
-        let outcome = feature_tasks(
-            session,
-            n,
-            self.b,
-            &feature,
-            opts,
-            &unprotected,
-            &self.t.trace,
-            &self.trace_digest,
-            load_round,
-        );
+        let outcome = feature_tasks(session, n, self.b, &feature, opts, &self.t.trace, &self.trace_digest, load_round);
         match outcome {
             Ok(Outcome::Retry(still_passing)) if r.p2p_rounds < MAX_REPAIR_ROUNDS => {
                 session.progress.note(format!(
@@ -185,6 +167,7 @@ impl Run<'_> {
                 ));
                 r.p2p_rounds += 1;
                 r.cand = r.cand.difference(&still_passing).cloned().collect();
+                r.joined = r.joined.difference(&still_passing).cloned().collect();
                 // A case of a test function whose other cases stay F2P leaves the masked
                 // state with that function: it can be neither F2P nor P2P.
                 let (drop, keep) = cases_of_remaining(session, &r.cand, still_passing);
@@ -216,6 +199,21 @@ impl Run<'_> {
                 r.load_repairs.push(repair);
                 Next::Again
             }
+            Ok(Outcome::Join(tests)) if r.join_rounds < MAX_JOIN_ROUNDS => {
+                session.progress.note(format!(
+                    "{slug}: {} test(s) fail on the masked state (first: {}); they join the F2P tests",
+                    tests.len(),
+                    tests.first().map(String::as_str).unwrap_or_default()
+                ));
+                r.join_rounds += 1;
+                r.joined.extend(tests);
+                Next::Again
+            }
+            Ok(Outcome::Join(tests)) => reject(format!(
+                "tests still fail on the masked state after {MAX_JOIN_ROUNDS} rounds of making failing tests F2P \
+                 (first: {})",
+                tests.first().map(String::as_str).unwrap_or_default()
+            )),
             Ok(Outcome::Made(made)) => Next::Done(made),
             Err(e) => Next::Done((
                 Vec::new(),
@@ -226,6 +224,57 @@ impl Run<'_> {
 }
 
 type Made = (Vec<(String, crate::emit::TaskInstance)>, Vec<Rejected>);
+
+impl Run<'_> {
+    /// The scope of candidate `tests` (first given as `own`) under the run's policy, with
+    /// `excluded` (besides the tests that fail under the shim) and what repairs kept.
+    fn scope(
+        &self,
+        tests: &BTreeSet<TestId>,
+        own: &BTreeSet<TestId>,
+        excluded: &BTreeSet<TestId>,
+        kept: BTreeSet<carve_languages::NodeId>,
+    ) -> Result<(Scope<'_>, Vec<crate::protect::FileScore>)> {
+        let base = Scope {
+            excluded: self.t.shim_failures.iter().chain(excluded).cloned().collect(),
+            unprotected: BTreeSet::new(),
+            entry_filter: self.opts.entry_filter.as_deref(),
+            kept,
+            max_lines: self.opts.max_lines,
+            protection: self.opts.protection,
+        };
+        scope_for(self.session, self.b, &self.t.trace, self.graph, tests, own, base)
+    }
+
+    /// The classified feature of this round: the candidate's F2P tests as they stand, under
+    /// the run's policy, with the repairs so far. Under `feature` the tests that joined F2P
+    /// are F2P too (they leave the masked state) but not classified as such (what they
+    /// reach is not extracted for them), and every other test is P2P — those that fail
+    /// under the shim too, so that the masked state checks them.
+    fn feature(&self, slug: &str, r: &Rounds) -> Result<Feature> {
+        let excluded: BTreeSet<TestId> = r.dropped.iter().chain(&r.unstable).chain(&r.joined).cloned().collect();
+        let kept = r.load_repairs.iter().flat_map(|l| l.moved.iter().map(|k| k.id.clone())).collect();
+        let (scope, files) = self.scope(&r.cand, &r.own, &excluded, kept)?;
+        let mut feature = classify_feature(self.session, self.b, &self.t.trace, self.graph, r.cand.clone(), &scope)?;
+        feature = feature.with_load_repairs(&r.load_repairs);
+        feature.slug = slug.to_string();
+        feature.p2p_files = files;
+        if self.opts.protection == Protection::Feature {
+            let stable = self.b.stable_passing();
+            let untraced: BTreeSet<TestId> = (self.t.shim_failures.iter())
+                .filter(|t| stable.contains(*t) && !feature.f2p.contains(*t) && !excluded.contains(*t))
+                .cloned()
+                .collect();
+            let mut p2p = std::mem::take(&mut feature.unprotected);
+            p2p.extend(untraced);
+            p2p.extend(std::mem::take(&mut feature.p2p));
+            feature.p2p = p2p;
+            feature.f2p.extend(r.joined.iter().cloned());
+            feature.joined = r.joined.clone();
+        }
+        Ok(feature)
+    }
+}
 
 /// Split tests that leave a candidate's F2P set into those whose test function (the
 /// definition the test id maps to, e.g. a parametrized function) still holds F2P tests of
@@ -243,44 +292,35 @@ fn cases_of_remaining(
     leaving.into_iter().partition(|t| !defs(t).is_disjoint(&kept_functions))
 }
 
-/// The tests that are no P2P tests of candidate `cand`: those that fail under the shim and,
-/// with `--p2p-files N`, the tests outside the N protected files (also returned alone).
-fn excluded_tests(
-    session: &Session,
-    b: &Baseline,
-    t: &trace::TraceRun,
-    cand: &BTreeSet<TestId>,
-    opts: &CandidateOptions,
-) -> (Option<BTreeSet<TestId>>, BTreeSet<TestId>) {
-    let unprotected = opts.p2p_files.map(|n| classify::unprotected_tests(session, b, &t.trace, cand, n));
-    let excluded = t.shim_failures.iter().chain(unprotected.iter().flatten()).cloned().collect();
-    (unprotected, excluded)
-}
-
 /// `--candidates K`: the candidates with the number of definitions each would extract,
 /// most first; a stable sort, so equal sizes keep the candidates' order. Classification
 /// runs no test, so this costs one BFS per candidate. A candidate that cannot be
 /// classified (a flaky F2P test, say) counts 0 and is rejected with its reason when tried.
 /// The ranking uses carve's own entry points, not `--entry-filter` (one external call per
 /// candidate would be too many); the filter still applies to the candidates tried.
-fn rank(
+pub fn rank(
     session: &Session,
     b: &Baseline,
     t: &trace::TraceRun,
     graph: &carve_tracer::graph::ObjectGraph,
-    candidates: Vec<BTreeSet<TestId>>,
+    candidates: Vec<Candidate>,
     opts: &CandidateOptions,
-) -> Vec<(BTreeSet<TestId>, usize)> {
-    let mut ranked: Vec<(BTreeSet<TestId>, usize)> = candidates
+) -> Vec<(Candidate, usize)> {
+    let run = Run { session, b, t, graph, opts, trace_digest: String::new() };
+    let mut ranked: Vec<(Candidate, usize)> = candidates
         .into_iter()
         .map(|cand| {
-            let (_, excluded) = excluded_tests(session, b, t, &cand, opts);
-            let size = classify_feature(session, b, &t.trace, graph, cand.clone(), &excluded, None, &BTreeSet::new())
+            let size = run
+                .scope(&cand.tests, &cand.tests, &BTreeSet::new(), BTreeSet::new())
+                .and_then(|(scope, _)| {
+                    let scope = Scope { entry_filter: None, ..scope };
+                    classify_feature(session, b, &t.trace, graph, cand.tests.clone(), &scope)
+                })
                 .map_or(0, |f| f.extracted().len());
             (cand, size)
         })
         .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.1));
     ranked
 }
 
@@ -290,6 +330,10 @@ const MAX_REPAIR_ROUNDS: usize = 2;
 /// Rounds of load repair (keeping what a load error of the masked state names) before a
 /// candidate is rejected with the masked state's failure.
 const MAX_LOAD_REPAIR_ROUNDS: usize = 3;
+
+/// `feature`: rounds of making the tests that fail on the masked state F2P before a
+/// candidate is rejected.
+const MAX_JOIN_ROUNDS: usize = 4;
 
 /// `id (found by test: message)`, one per kept definition, for progress and rejections.
 fn load_summary(repairs: &[LoadRepair]) -> String {
@@ -310,6 +354,8 @@ enum Outcome {
     /// P2P tests missing from the masked state that the original tree, run again, does not
     /// have either: their ids change from run to run.
     Unstable(BTreeSet<TestId>),
+    /// `feature`: these P2P tests failed on the masked state because the feature went.
+    Join(BTreeSet<TestId>),
 }
 
 /// The P2P tests the masked state did not have (`Missing`) that a fresh copy of the original
@@ -370,7 +416,6 @@ fn feature_tasks(
     b: &Baseline,
     feature: &Feature,
     opts: &CandidateOptions,
-    unprotected: &BTreeSet<TestId>,
     trace: &carve_tracer::trace::Trace,
     trace_digest: &str,
     load_round: Option<usize>,
@@ -390,8 +435,8 @@ fn feature_tasks(
         &repaired
     };
     let mut v1 = validate_level1(session, b, feature, &ext, threshold, &dir)?;
-    if v1.valid && !unprotected.is_empty() {
-        v1.broken_tests = broken_tests(session, &ext, unprotected, &dir)?;
+    if v1.valid && !feature.unprotected.is_empty() {
+        v1.broken_tests = broken_tests(session, &ext, &feature.unprotected, &dir)?;
     }
     let mut ok = Vec::new();
     let mut bad = Vec::new();
@@ -404,6 +449,12 @@ fn feature_tasks(
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(Outcome::Unstable(unstable));
         }
+        if feature.protection == Protection::Feature
+            && let Some(outcome) = feature_failures(session, feature, &ext, trace, &v1, load_round)
+        {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(outcome);
+        }
         let repair = load_round.and_then(|round| {
             load_repair(session, &ext.extracted, &v1, round)
                 .or_else(|| call_repair(session, feature, trace, &v1, round))
@@ -415,7 +466,8 @@ fn feature_tasks(
         bad.push(Rejected { feature: feature.slug.clone(), level: None, reason: v1.reason().unwrap_or_default() });
         return Ok(Outcome::Made((ok, bad)));
     }
-    let audit = audit_report(feature);
+    let mut audit = audit_report(feature);
+    audit["protection"] = serde_json::json!(crate::classify::protection_report(feature, Some(&v1.broken_tests)));
     if levels.contains(&1) {
         let task = Task { level: 1, gold_patch: &ext.gold_patch, test_patch: &ext.test_patch, validation: &v1 };
         ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
@@ -466,7 +518,52 @@ fn run_on_copy(
     result
 }
 
-/// The unprotected tests (`--p2p-files`) that do not pass on the masked state, sorted.
+/// `feature`: what the P2P tests that failed on the masked state mean ([`triage`]): the
+/// definitions only their fixtures reached stay (a repair round, when one is left), else
+/// the tests join F2P. `None` when no P2P test failed there, or when the tests could not be
+/// collected at all (a load problem, for the load repair).
+fn feature_failures(
+    session: &Session,
+    feature: &Feature,
+    ext: &extract::Extraction,
+    trace: &carve_tracer::trace::Trace,
+    v: &Validation,
+    load_round: Option<usize>,
+) -> Option<Outcome> {
+    let masked = v.states.iter().find(|s| s.state == "masked" && !s.ok)?;
+    if masked.messages.values().any(|m| m.starts_with("could not collect the tests")) {
+        return None;
+    }
+    let failing: std::collections::BTreeMap<TestId, String> = masked
+        .statuses
+        .iter()
+        .filter(|(t, s)| **s != carve_languages::runner::TestStatus::Passed && feature.p2p.contains(*t))
+        .map(|(t, s)| (t.clone(), masked.messages.get(t).cloned().unwrap_or_else(|| format!("{s:?}"))))
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let sorted = triage(&session.index, trace, &ext.extracted, &failing);
+    match load_round {
+        Some(round) if !sorted.keep.is_empty() => {
+            let moved = sorted
+                .keep
+                .into_iter()
+                .map(|(id, need)| crate::classify::KeptToLoad {
+                    id,
+                    found_by: need.test,
+                    message: need.message,
+                    helper: Some(need.helper),
+                })
+                .collect();
+            Some(Outcome::Reload(LoadRepair { round, moved }))
+        }
+        _ if !sorted.join.is_empty() => Some(Outcome::Join(sorted.join)),
+        _ => None,
+    }
+}
+
+/// The unprotected tests (`sampled:N`) that do not pass on the masked state, sorted.
 fn broken_tests(
     session: &Session,
     ext: &extract::Extraction,

@@ -4,7 +4,7 @@
 
 use crate::Result;
 use crate::error::bail;
-use carve_tracer::classify::{Classification, Status, classify_keeping, entry_points};
+use carve_tracer::classify::{Classification, ClassifyOptions, Status, classify_with, entry_points};
 use carve_tracer::graph::ObjectGraph;
 use carve_tracer::trace::Trace;
 use serde_json::json;
@@ -14,8 +14,10 @@ use std::io::{Seek, Write};
 use std::process::{Command, Stdio};
 
 use crate::baseline::Baseline;
+use crate::protect::{FileScore, Protection};
 use crate::trace::{self, TraceMode, TraceRun};
 use crate::{Session, TestId, resolve_tests};
+use carve_formats::instance::{ProtectedFile, Protection as Protected};
 
 #[derive(Clone)]
 pub struct Feature {
@@ -43,6 +45,17 @@ pub struct Feature {
     /// Rounds in which the masked state did not load or run a test and the definitions its
     /// error named were kept (see `carve tasks`); empty when the first masked state ran.
     pub load_repairs: Vec<LoadRepair>,
+    /// The protection policy the feature was classified under.
+    pub protection: Protection,
+    /// Tests that stay in the masked state without protecting what they run (`sampled:N`:
+    /// those outside the chosen files; checked on the masked state, `broken_tests` when
+    /// they fail). Empty under `all` and `feature` (every other test is P2P there).
+    pub unprotected: BTreeSet<TestId>,
+    /// `sampled:N`: the chosen test files, closest to the feature first.
+    pub p2p_files: Vec<FileScore>,
+    /// `feature`: tests that passed at baseline, failed on the masked state and joined F2P
+    /// (they are in `f2p`).
+    pub joined: BTreeSet<TestId>,
 }
 
 /// One round of load repair: the tests (or uncollectable test files) that failed on the
@@ -56,12 +69,16 @@ pub struct LoadRepair {
 }
 
 /// A definition a load repair kept: the first test (by id) whose error named it, and that
-/// error's message.
-#[derive(Debug, Clone, serde::Serialize)]
+/// error's message. With the `feature` policy's helper repair, `helper` is the fixture or
+/// set-up code of `found_by` that called it (the test failed without it, its own code never
+/// reached it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct KeptToLoad {
     pub id: carve_languages::NodeId,
     pub found_by: TestId,
     pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub helper: Option<String>,
 }
 
 /// One round of build repair: the build check that failed, the source locations its
@@ -104,7 +121,10 @@ impl Feature {
             for k in &r.moved {
                 if let Some(d) = self.classification.nodes.get_mut(&k.id) {
                     d.status = Status::Remained;
-                    d.reasons.push(Reason::NeededToLoad { found_by: k.found_by.clone(), message: k.message.clone() });
+                    d.reasons.push(match &k.helper {
+                        Some(helper) => Reason::NeededByTestHelper { test: k.found_by.clone(), helper: helper.clone() },
+                        None => Reason::NeededToLoad { found_by: k.found_by.clone(), message: k.message.clone() },
+                    });
                     d.reasons.sort();
                     d.reasons.dedup();
                 }
@@ -138,32 +158,117 @@ pub fn slug_for(session: &Session, f2p: &BTreeSet<TestId>) -> String {
     slug.trim_matches('-').to_string()
 }
 
+/// One candidate feature: its F2P tests, and a name when it is not the stem of its first
+/// test file (a group of test files, see [`crate::groups`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub tests: BTreeSet<TestId>,
+    pub slug: Option<String>,
+}
+
+impl Candidate {
+    /// A candidate named after its first test's file.
+    pub fn of(tests: BTreeSet<TestId>) -> Candidate {
+        Candidate { tests, slug: None }
+    }
+
+    /// Its slug: the given name, else [`slug_for`] its tests.
+    pub fn slug(&self, session: &Session) -> String {
+        self.slug.clone().unwrap_or_else(|| slug_for(session, &self.tests))
+    }
+}
+
 /// Baseline, trace, graph and classification of the feature whose F2P tests are
 /// `f2p_args` (test ids or test files).
+/// `protection` and `max_lines` as `carve audit` and `carve extract` take them: under
+/// `feature` every other test stays unprotected (these commands run no test on the masked
+/// state, so no test joins F2P: `carve tasks` does that).
 pub fn feature_for(
     session: &Session,
     f2p_args: &[String],
     mode: TraceMode,
     entry_filter: Option<&str>,
+    protection: Protection,
+    max_lines: Option<usize>,
 ) -> Result<(Baseline, TraceRun, Feature)> {
     let (b, t) = trace::baseline_and_trace(session, mode)?;
     let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
-    let feature =
-        classify_feature(session, &b, &t.trace, &graph, f2p, &t.shim_failures, entry_filter, &BTreeSet::new())?;
+    let base = Scope { excluded: t.shim_failures.clone(), entry_filter, max_lines, protection, ..Scope::default() };
+    let (scope, files) = scope_for(session, &b, &t.trace, &graph, &f2p, &f2p, base)?;
+    let mut feature = classify_feature(session, &b, &t.trace, &graph, f2p, &scope)?;
+    feature.p2p_files = files;
     Ok((b, t, feature))
 }
 
-/// The F2P test groups `carve tasks` tries: the `--f2p` groups, else one per test file of
-/// the tests usable as F2P (stable at baseline, and passing under the shim). A test's file
-/// is the one its definition lives in (see [`crate::test_definition_file`]): a Go package's
-/// tests and subtests group by their `_test` file, not one candidate per subtest.
+/// `base` with the tests its protection policy leaves unprotected: none under `all`; under
+/// `sampled:N` those outside the `N` test files closest to the feature (returned, in rank
+/// order; see [`crate::protect::closest_files`]: the reached code is what the BFS from the
+/// candidate's tests as first given reaches with no test protecting); under `feature` every other stable passing test
+/// that `base` does not exclude. `own` are the candidate's tests as first given: those that
+/// left F2P (still passing on a masked state) stay P2P under `sampled:N` and their files
+/// are not among the ranked ones, so that repair rounds do not change the choice.
+pub fn scope_for<'a>(
+    session: &Session,
+    baseline: &Baseline,
+    trace: &Trace,
+    graph: &ObjectGraph,
+    f2p: &BTreeSet<TestId>,
+    own: &BTreeSet<TestId>,
+    base: Scope<'a>,
+) -> Result<(Scope<'a>, Vec<FileScore>)> {
+    let others: BTreeSet<TestId> =
+        baseline.stable_passing().difference(f2p).filter(|t| !base.excluded.contains(*t)).cloned().collect();
+    match base.protection {
+        Protection::All => Ok((base, Vec::new())),
+        Protection::Feature => Ok((Scope { unprotected: others, ..base }, Vec::new())),
+        Protection::Sampled(n) => {
+            // What the candidate as given reaches, with no test protecting.
+            let open_others =
+                baseline.stable_passing().difference(own).filter(|t| !base.excluded.contains(*t)).cloned().collect();
+            let open = Scope { unprotected: open_others, max_lines: None, kept: BTreeSet::new(), ..base.clone() };
+            let reached: BTreeSet<carve_languages::NodeId> =
+                classify_feature(session, baseline, trace, graph, own.clone(), &open)?
+                    .classification
+                    .nodes
+                    .into_keys()
+                    .collect();
+            let file_of = |t: &str| crate::test_definition_file(&session.repo, &session.index, t);
+            let own_files: BTreeSet<String> = own.iter().map(|t| file_of(t)).collect();
+            let ranked: BTreeSet<TestId> =
+                others.iter().filter(|t| !own.contains(*t) && !own_files.contains(&file_of(t))).cloned().collect();
+            let ranked = crate::protect::closest_files(trace, &reached, &ranked, file_of);
+            let (chosen, unprotected) = crate::protect::sample(ranked, n);
+            Ok((Scope { unprotected, ..base }, chosen))
+        }
+    }
+}
+
+/// Which candidates [`candidates`] makes when no `--f2p` group is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CandidateKinds {
+    /// One per test file.
+    #[default]
+    Files,
+    /// One per test file, then one per module group ([`crate::groups`]).
+    FilesAndModules,
+    /// One per module group only.
+    Modules,
+}
+
+/// The F2P test groups `carve tasks` tries: the `--f2p` groups, else (by `kinds`) one per
+/// test file of the tests usable as F2P (stable at baseline, and passing under the shim),
+/// and one per group of two or more such files that test the same module (see
+/// [`crate::groups`]), after them. A test's file is the one its definition lives in
+/// (see [`crate::test_definition_file`]): a Go package's tests and subtests group by their
+/// `_test` file, not one candidate per subtest.
 pub fn candidates(
     session: &Session,
     baseline: &Baseline,
     run: &TraceRun,
     groups: &[Vec<String>],
-) -> Result<Vec<BTreeSet<TestId>>> {
+    kinds: CandidateKinds,
+) -> Result<Vec<Candidate>> {
     let usable: BTreeSet<TestId> = baseline.stable_passing().difference(&run.shim_failures).cloned().collect();
     let mut out = Vec::new();
     if !groups.is_empty() {
@@ -174,7 +279,7 @@ pub fn candidates(
         for g in groups {
             let all = resolve_tests(session, g, &known)?;
             let left: BTreeSet<TestId> = all.intersection(&usable).cloned().collect();
-            out.push(if left.is_empty() { all } else { left });
+            out.push(Candidate::of(if left.is_empty() { all } else { left }));
         }
     } else {
         let mut by_file: BTreeMap<String, BTreeSet<TestId>> = BTreeMap::new();
@@ -182,9 +287,19 @@ pub fn candidates(
             let file = crate::test_definition_file(&session.repo, &session.index, id);
             by_file.entry(file).or_default().insert(id.clone());
         }
-        out = by_file.into_values().collect();
+        let by_file: BTreeMap<String, BTreeSet<TestId>> =
+            by_file.into_iter().map(|(f, c)| (f, without_untraced(session, &run.trace, c))).collect();
+        let grouped = match kinds {
+            CandidateKinds::Files => Vec::new(),
+            _ => crate::groups::module_groups(&session.index, &run.trace, &by_file),
+        };
+        if kinds != CandidateKinds::Modules {
+            out = by_file.into_values().map(Candidate::of).collect();
+        }
+        out.extend(grouped.into_iter().map(|(slug, tests)| Candidate { tests, slug: Some(slug) }));
+        return Ok(out);
     }
-    Ok(out.into_iter().map(|cand| without_untraced(session, &run.trace, cand)).collect())
+    Ok(out.into_iter().map(|c| Candidate { tests: without_untraced(session, &run.trace, c.tests), ..c }).collect())
 }
 
 /// A candidate without its tests that passed under the shim yet left no record in the
@@ -233,24 +348,68 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "remained": list(false),
         "build_repairs": feature.build_repairs,
         "load_repairs": feature.load_repairs,
+        "protection": protection_report(feature, None),
         "classification": c,
     })
 }
 
-/// Classify a feature given its F2P tests; `kept` remain whatever the rules say (what load
-/// repairs kept: the caller adds their reasons with [`Feature::with_load_repairs`]).
-#[allow(clippy::too_many_arguments)]
+/// How the feature was protected, for `audit.json` and `instance.json` (`carve.protection`):
+/// the policy and line budget; under `sampled:N` the chosen files (with how much of the
+/// feature's reached code each one's tests run), the number of unprotected tests and, once
+/// validated, those that fail on the masked state (`broken_tests`: not P2P tests, never
+/// silently broken); under `feature` the tests that joined F2P because they failed on the
+/// masked state; the definitions the line budget kept.
+pub fn protection_report(feature: &Feature, broken: Option<&[TestId]>) -> Protected {
+    let c = &feature.classification;
+    let mut out = Protected::new(feature.protection.to_string(), c.max_lines);
+    if let Protection::Sampled(n) = feature.protection {
+        out.files = Some(n);
+        out.p2p_files = Some(feature.p2p_files.iter().map(|f| ProtectedFile::new(f.file.clone(), f.shared)).collect());
+        out.unprotected_count = Some(feature.unprotected.len());
+        if let Some(broken) = broken {
+            out.broken_count = Some(broken.len());
+            out.broken_tests = Some(broken.to_vec());
+        }
+    }
+    if feature.protection == Protection::Feature {
+        out.joined_f2p = Some(feature.joined.iter().cloned().collect());
+    }
+    out.over_budget = c.over_budget.clone();
+    out
+}
+
+/// What a classification is told besides the feature's F2P tests: which tests are neither
+/// F2P nor P2P, which stay unprotected, what a repair kept, the line budget and the policy.
+#[derive(Debug, Clone, Default)]
+pub struct Scope<'a> {
+    /// Tests that are neither F2P nor P2P: failing under the shim, cases that leave with
+    /// their function, ids that change from run to run.
+    pub excluded: BTreeSet<TestId>,
+    /// Tests that stay in the masked state but protect nothing they run.
+    pub unprotected: BTreeSet<TestId>,
+    /// `--entry-filter CMD`.
+    pub entry_filter: Option<&'a str>,
+    /// Definitions that remain whatever the rules say (what load repairs kept: the caller
+    /// adds their reasons with [`Feature::with_load_repairs`]).
+    pub kept: BTreeSet<carve_languages::NodeId>,
+    /// `--max-lines N`.
+    pub max_lines: Option<usize>,
+    /// Recorded in the feature.
+    pub protection: Protection,
+}
+
+/// Classify a feature given its F2P tests: every other stable passing test is P2P, except
+/// those `scope` excludes or leaves unprotected.
 pub fn classify_feature(
     session: &Session,
     baseline: &Baseline,
     trace: &Trace,
     graph: &ObjectGraph,
     f2p: BTreeSet<TestId>,
-    excluded: &BTreeSet<TestId>,
-    entry_filter: Option<&str>,
-    kept: &BTreeSet<carve_languages::NodeId>,
+    scope: &Scope<'_>,
 ) -> Result<Feature> {
     let stable = baseline.stable_passing();
+    let excluded = &scope.excluded;
     for t in &f2p {
         match baseline.tests.get(t) {
             Some(e) if e.flaky => {
@@ -269,18 +428,25 @@ pub fn classify_feature(
             bail!("F2P test {t} passed at baseline but failed under the tracing shim; it cannot be traced");
         }
     }
-    let p2p: BTreeSet<TestId> = stable.difference(&f2p).filter(|t| !excluded.contains(*t)).cloned().collect();
+    let p2p: BTreeSet<TestId> = stable
+        .difference(&f2p)
+        .filter(|t| !excluded.contains(*t) && !scope.unprotected.contains(*t))
+        .cloned()
+        .collect();
+    let unprotected: BTreeSet<TestId> = scope.unprotected.difference(&f2p).cloned().collect();
     let candidates = entry_points(&session.index, trace, &f2p)?;
-    let entries = match entry_filter {
+    let entries = match scope.entry_filter {
         None => candidates.into_keys().collect(),
         Some(cmd) => run_entry_filter(cmd, &f2p, &candidates)?,
     };
-    let classification = classify_keeping(&session.index, graph, trace, &f2p, &p2p, entries, kept)?;
+    let options =
+        ClassifyOptions { unprotected: unprotected.clone(), kept: scope.kept.clone(), max_lines: scope.max_lines };
+    let classification = classify_with(&session.index, graph, trace, &f2p, &p2p, entries, &options)?;
     let slug = slug_for(session, &f2p);
-    let FeatureTests { f2p, p2p, classification, doctests } = match entry_filter {
+    let FeatureTests { f2p, p2p, classification, doctests } = match scope.entry_filter {
         // The filter chose entry points for the given F2P tests; doctests would add others.
         Some(_) => FeatureTests { f2p, p2p, classification, doctests: BTreeSet::new() },
-        None => with_owned_doctests(session, trace, graph, f2p, p2p, classification, kept)?,
+        None => with_owned_doctests(session, trace, graph, f2p, p2p, classification, &options)?,
     };
     Ok(Feature {
         slug,
@@ -293,6 +459,10 @@ pub fn classify_feature(
         unstable_ids: BTreeSet::new(),
         build_repairs: Vec::new(),
         load_repairs: Vec::new(),
+        protection: scope.protection,
+        unprotected,
+        p2p_files: Vec::new(),
+        joined: BTreeSet::new(),
     })
 }
 
@@ -316,7 +486,7 @@ fn with_owned_doctests(
     f2p: BTreeSet<TestId>,
     p2p: BTreeSet<TestId>,
     first: Classification,
-    kept: &BTreeSet<carve_languages::NodeId>,
+    options: &ClassifyOptions,
 ) -> Result<FeatureTests> {
     let index = &session.index;
     let owners: BTreeMap<&TestId, carve_languages::NodeId> =
@@ -334,7 +504,7 @@ fn with_owned_doctests(
         let feature: BTreeSet<TestId> = f2p.union(&moved).cloned().collect();
         let others: BTreeSet<TestId> = p2p.difference(&moved).cloned().collect();
         let entries = entry_points(index, trace, &feature)?.into_keys().collect();
-        let next = classify_keeping(index, graph, trace, &feature, &others, entries, kept)?;
+        let next = classify_with(index, graph, trace, &feature, &others, entries, options)?;
         let keep: BTreeSet<TestId> =
             moved.iter().filter(|t| within(&next, &owners[t], Some(Status::Extracted))).cloned().collect();
         if keep == moved {
@@ -390,43 +560,4 @@ pub fn run_entry_filter(
         bail!("the entry filter `{cmd}` chose no entry point");
     }
     Ok(chosen.into_iter().collect())
-}
-
-/// `--p2p-files N` (FeatureBench-sized tasks): of the stable passing tests outside `f2p`,
-/// the ones in the `n` test files whose tests executed the most non-test definitions the
-/// F2P tests executed too (ties: the file path, ascending) stay protected as P2P; the rest
-/// are returned as *unprotected* — they are not P2P, and those of them that fail on the
-/// masked state are the task's `broken_tests`.
-pub fn unprotected_tests(
-    session: &Session,
-    baseline: &Baseline,
-    trace: &Trace,
-    f2p: &BTreeSet<TestId>,
-    n: usize,
-) -> BTreeSet<TestId> {
-    let is_code =
-        |id: &str| session.index.get(id).is_some_and(|d| session.index.files.get(&d.path).is_none_or(|f| !f.is_test));
-    let feature_nodes: BTreeSet<&str> = f2p
-        .iter()
-        .filter_map(|t| trace.test(t))
-        .flat_map(|tt| tt.hits.iter().map(String::as_str))
-        .filter(|id| is_code(id))
-        .collect();
-    let stable = baseline.stable_passing();
-    let mut by_file: BTreeMap<&str, (BTreeSet<&str>, Vec<&TestId>)> = BTreeMap::new();
-    for t in stable.iter().filter(|t| !f2p.contains(*t)) {
-        let entry = by_file.entry(crate::test_file(t)).or_default();
-        entry.1.push(t);
-        if let Some(tt) = trace.test(t) {
-            entry.0.extend(tt.hits.iter().map(String::as_str).filter(|id| feature_nodes.contains(id)));
-        }
-    }
-    let mut ranked: Vec<(usize, &str)> = by_file.iter().map(|(f, (shared, _))| (shared.len(), *f)).collect();
-    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-    let protected: BTreeSet<&str> = ranked.iter().take(n).map(|(_, f)| *f).collect();
-    by_file
-        .iter()
-        .filter(|(f, _)| !protected.contains(*f))
-        .flat_map(|(_, (_, tests))| tests.iter().map(|t| (*t).clone()))
-        .collect()
 }

@@ -4,7 +4,7 @@ use crate::error::bail;
 use crate::{Context, Result};
 use carve_languages::runner::TestCommand;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub const CONFIG_VERSION: u32 = 1;
 
@@ -50,8 +50,21 @@ impl EnvConfig {
     }
 }
 
-/// `[timeouts]`: one definition with evaluation's reader of `carve.toml`.
-pub use carve_eval::project::Timeouts;
+/// `[timeouts]`: a field left out takes its default; an unknown one is an error.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    /// A whole test run, seconds.
+    pub run: u64,
+    /// One test without progress, seconds.
+    pub test: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { run: 1800, test: 120 }
+    }
+}
 
 impl Config {
     pub fn read(path: &Path) -> Result<Config> {
@@ -114,18 +127,20 @@ impl Config {
     }
 }
 
+/// The carve.toml of a repository: `explicit` (`--config`), else `<repo>/carve.toml` when
+/// there is one; `None`: there is none to read, detect the configuration.
+pub fn find(repo: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
+    explicit.map(Path::to_path_buf).or_else(|| Some(repo.join("carve.toml")).filter(|p| p.is_file()))
+}
+
 /// Load the configuration: `--config`, else `<repo>/carve.toml`, else `<out>/carve.toml`,
 /// else detect. Returns where it came from.
 pub fn load(repo: &Path, out: &Path, explicit: Option<&Path>) -> Result<(Config, String)> {
-    if let Some(p) = explicit {
-        return Ok((Config::read(p)?, p.display().to_string()));
+    let in_out = || Some(out.join("carve.toml")).filter(|p| p.is_file());
+    match find(repo, explicit).or_else(in_out) {
+        Some(p) => Ok((Config::read(&p)?, p.display().to_string())),
+        None => Ok((Config::detect(repo)?, "detected".to_string())),
     }
-    for p in [repo.join("carve.toml"), out.join("carve.toml")] {
-        if p.is_file() {
-            return Ok((Config::read(&p)?, p.display().to_string()));
-        }
-    }
-    Ok((Config::detect(repo)?, "detected".to_string()))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::Session;
 use crate::classify::Feature;
 use crate::extract::Extraction;
 use crate::validate::Validation;
-use crate::workspace;
+use carve_core::fs;
 
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -93,6 +93,7 @@ fn instance_json(
     carve.entry_points = feature.classification.entry_points.clone();
     carve.contract_summary = ContractSummary::new(ext.contract.objects.len(), top.clone());
     carve.trace_digest = trace_digest.to_string();
+    carve.protection = Some(crate::classify::protection_report(feature, Some(&task.validation.broken_tests)));
     carve.harness_ids = HarnessIds(harness);
     carve.tree_digest = session.tree_digest.clone();
     // `base_commit` is the original commit: its `.git` holds the gold code. What an agent is
@@ -148,7 +149,7 @@ pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) ->
         std::fs::write(&path, bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
     }
     let dest = out.join(instance_id);
-    workspace::replace_dir(&staged, &dest)?;
+    fs::replace_dir(&staged, &dest)?;
     Ok(dest)
 }
 
@@ -209,5 +210,5 @@ pub fn write_dataset(out: &Path, emitted: &mut [(String, TaskInstance)]) -> Resu
         jsonl.push_str(&serde_json::to_string(inst)?);
         jsonl.push('\n');
     }
-    workspace::write_atomic(&out.join("tasks.jsonl"), jsonl.as_bytes())
+    Ok(fs::write_atomic(&out.join("tasks.jsonl"), jsonl.as_bytes())?)
 }

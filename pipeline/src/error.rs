@@ -17,9 +17,15 @@ pub enum Error {
     Message(String),
     /// A test run that could not run (the runner's error, with the set-up hint).
     #[error(transparent)]
-    RunFailed(crate::run::RunFailed),
+    RunFailed(crate::runs::RunFailed),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A file operation of `carve-core` (it names the path).
+    #[error(transparent)]
+    Fs(#[from] carve_core::fs::IoError),
+    /// A patch that could not be made or applied (it names the file or the tree).
+    #[error(transparent)]
+    Patch(#[from] carve_core::patch::PatchError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
@@ -36,8 +42,6 @@ pub enum Error {
     Trace(#[from] carve_tracer::trace::TraceError),
     #[error(transparent)]
     Extract(#[from] carve_extractor::ExtractError),
-    #[error(transparent)]
-    Eval(#[from] carve_eval::Error),
     /// A file of one of carve's formats that could not be read (it names the file).
     #[error(transparent)]
     Format(#[from] carve_formats::FormatError),
@@ -52,7 +56,7 @@ impl Error {
     }
 
     /// The failed test run this error is, or was caused by.
-    pub fn run_failed(&self) -> Option<&crate::run::RunFailed> {
+    pub fn run_failed(&self) -> Option<&crate::runs::RunFailed> {
         match self {
             Error::RunFailed(r) => Some(r),
             Error::Context { source, .. } => source.run_failed(),

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use crate::classify::{BuildRepair, Feature};
 use crate::repair;
-use crate::workspace;
 use crate::{Session, TestId};
+use carve_core::{fs, tree};
 use carve_languages::build::BuildCheckError;
 use carve_tracer::classify::removal;
 
@@ -128,7 +128,7 @@ pub fn extract(
         let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
             .context("failed to write the masked state")?;
         // Tests and build checks of the masked state need the installed dependencies too.
-        workspace::link_dependencies(&session.repo, &masked)?;
+        tree::link_dependencies(&session.repo, &masked, carve_languages::skip_policy())?;
         let Some((lang, command, output, report)) = build_check(session, &outcome, &masked)? else {
             for w in &outcome.warnings {
                 session.progress.note(format!("warning: {w}"));
@@ -382,7 +382,7 @@ pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path
         feature.f2p.iter().map(|t| crate::test_definition_file(&session.repo, &session.index, t)).collect();
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
-    workspace::shadow_copy(&ext.masked, &with_tests)?;
+    tree::shadow_copy(&ext.masked, &with_tests, carve_languages::skip_policy())?;
     level2::write_rewritten_tests(
         &session.repo,
         &session.index,
@@ -391,13 +391,13 @@ pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path
         AGENT_PACKAGE,
         &with_tests,
     )?;
-    let test_patch = carve_extractor::unified_diff(&ext.masked, &with_tests, &test_files)?;
+    let test_patch = carve_core::patch::unified_diff(&ext.masked, &with_tests, &test_files)?;
     let agent = dir.join("l2-agent");
     std::fs::create_dir_all(agent.join("before"))?;
     let reference = level2::reference_package(&ext.contract, AGENT_PACKAGE)?;
-    workspace::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
+    fs::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
     let agent_files: BTreeSet<String> = [reference.path.clone()].into();
-    let agent_patch = carve_extractor::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
+    let agent_patch = carve_core::patch::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
     Ok(Level2Package { gold_patch: format!("{}{}", ext.gold_patch, agent_patch), test_patch })
 }
 
@@ -405,5 +405,5 @@ pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path
 /// solution is written.
 pub fn write_empty_agent_code(tree: &Path, language: carve_languages::Language) -> Result<()> {
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
-    workspace::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())
+    Ok(fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?)
 }

@@ -28,6 +28,6 @@ pub fn init(repo: &Path, out: Option<&Path>, python: Option<&Path>, force: bool)
         config.set_python(p)?;
         config.detected.push(format!("python = {}: from --python", p.display()));
     }
-    workspace::write_atomic(&path, config.to_toml().as_bytes())?;
+    carve_core::fs::write_atomic(&path, config.to_toml().as_bytes())?;
     Ok(Initialized { path, config })
 }

@@ -6,11 +6,13 @@
 //! ```
 //!
 //! One module per stage; each is a function over a [`Session`] and what the stages before it
-//! produced, and imports only from earlier stages (data flows one way). [`run`] is the one test
-//! run every stage that runs tests uses; [`candidates`] is the candidate loop (classify →
-//! extract → validate → repair, then emit) that `carve tasks` runs for every candidate feature.
-//! The `carve` binary parses arguments, calls these functions and prints; FeatureArc
-//! (`carve-history`) and evaluation (`carve-eval`) build on the same runs.
+//! produced, and imports only from earlier stages (data flows one way). [`runs`] is the one test
+//! run layer: every stage that runs tests uses it, and it needs only a [`config::Config`] and a
+//! tree, so FeatureArc (`carve-history`) runs its chain states and evaluation (`carve-eval`)
+//! its gates through it too; [`selection`] picks F2P and P2P tests from the runs of a pair of
+//! states. [`candidates`] is the candidate loop (classify → extract → validate → repair, then
+//! emit) that `carve tasks` runs for every candidate feature. The `carve` binary parses
+//! arguments, calls these functions and prints.
 //!
 //! Errors are [`Error`]: what failed, with the file, test or command it concerns, and the
 //! cause chain ([`Error::chain`]).
@@ -24,12 +26,15 @@ pub mod emit;
 pub mod env;
 mod error;
 pub mod extract;
+pub mod groups;
 pub mod identity;
 pub mod init;
 pub mod leakage;
 pub mod progress;
+pub mod protect;
 pub mod repair;
-pub mod run;
+pub mod runs;
+pub mod selection;
 mod session;
 pub mod trace;
 pub mod validate;

@@ -37,6 +37,37 @@ fn words(text: &str) -> BTreeSet<&str> {
         .collect()
 }
 
+/// The definitions among `candidates` whose name (the last component of the node id) a
+/// build error's `message` names as a whole word (`undefined: setNodeID` names
+/// `node.go::setNodeID`; `IDs` names no `ID`).
+pub fn named_in_message<'a>(message: &str, candidates: impl IntoIterator<Item = &'a NodeId>) -> BTreeSet<NodeId> {
+    let words = words(message);
+    candidates
+        .into_iter()
+        .filter(|id| {
+            let qual = id.rsplit("::").next().unwrap_or(id);
+            words.contains(qual.rsplit('.').next().unwrap_or(qual))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Whether a build error's `message` names the file `path`: its repository path, or its file
+/// name after a path separator, a space or a quote (compilers print paths relative to their
+/// own directory).
+pub fn message_names_file(message: &str, path: &str) -> bool {
+    if message.contains(path) {
+        return true;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    message.match_indices(name).any(|(i, _)| {
+        let before = message[..i].chars().next_back();
+        let after = message[i + name.len()..].chars().next();
+        before.is_none_or(|b| matches!(b, '/' | ' ' | '"' | '\'' | '\n' | '('))
+            && after.is_none_or(|a| matches!(a, ':' | ' ' | '"' | '\'' | '\n' | ')' | ','))
+    })
+}
+
 /// The extracted definitions a build error at `path`:`line` (original line) names: the
 /// innermost extracted definition whose span holds the line, else the extracted
 /// definitions whose name is a word of the compiler's message or of the masked source
@@ -180,6 +211,7 @@ pub fn load_repair(
                 id,
                 found_by: test.clone(),
                 message: message.clone(),
+                helper: None,
             });
         }
     }
@@ -226,6 +258,7 @@ pub fn call_repair(
                     id: n,
                     found_by: test.clone(),
                     message: format!("failed without the call statements deleted with it: {message}"),
+                    helper: None,
                 });
             }
         }
@@ -289,6 +322,26 @@ mod tests {
         // TypeScript's form `src/x.ts(12,5): error TS2304: …`.
         let ts = "src/x.ts(12,5): error TS2304: Cannot find name 'area'.";
         assert_eq!(message_at(ts, "src/x.ts", 99), ts);
+    }
+
+    #[test]
+    fn a_build_message_names_files_by_path_or_by_name_alone() {
+        let go = "./node.go:77:5: undefined: setNodeID";
+        assert!(message_names_file(go, "pkg/node.go"), "the compiler printed it relative to its package");
+        assert!(message_names_file("error[E0425]: cannot find `f` in src/lib.rs", "src/lib.rs"));
+        assert!(message_names_file("Cannot find module 'util.js'", "lib/util.js"));
+        assert!(!message_names_file("./mynode.go:7: undefined: x", "pkg/node.go"), "part of another name");
+        assert!(!message_names_file("./node.gob: bad", "pkg/node.go"));
+    }
+
+    #[test]
+    fn a_build_message_names_definitions_by_whole_words() {
+        let ids = ["node.go::setNodeID", "node.go::ID", "node.go::UUID.NodeID"].map(String::from);
+        let msg = "./node.go:77:5: undefined: setNodeID\n./uuid.go:9: uuid.NodeID undefined\nIDs";
+        assert_eq!(
+            named_in_message(msg, &ids),
+            BTreeSet::from(["node.go::UUID.NodeID".to_string(), "node.go::setNodeID".to_string()])
+        );
     }
 
     /// A small Go module indexed for real: `geo` with a type and two methods, `cmd` using it.

@@ -65,7 +65,7 @@ impl Session {
         if let Some(t) = opts.test_timeout {
             config.timeouts.test = t;
         }
-        let progress = Progress::new();
+        let progress = Progress::spinner();
         progress.step("indexing");
         let index = DefinitionIndex::build(
             &repo,
@@ -76,7 +76,7 @@ impl Session {
             progress.note(format!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
         progress.step("hashing the tree");
-        let tree_digest = workspace::tree_digest(&repo)?;
+        let tree_digest = carve_core::tree::tree_digest(&repo, carve_languages::skip_policy())?;
         let identity = RepoIdentity::detect(&repo, &tree_digest, opts.repo_name.as_ref());
         let jobs = opts.jobs.unwrap_or_else(default_jobs).max(1);
         let mut session =
@@ -192,23 +192,12 @@ pub fn default_jobs() -> usize {
 /// their subtests). An argument that matches nothing is an error that lists close matches.
 pub fn resolve_tests(session: &Session, args: &[String], known: &BTreeSet<TestId>) -> Result<BTreeSet<TestId>> {
     let mut out = BTreeSet::new();
-    for arg in args {
-        let arg = arg.trim().trim_start_matches("./");
-        if known.contains(arg) {
-            // A test with its subtests (Go `importpath/TestX` -> `importpath/TestX/sub`).
-            out.extend(known.iter().filter(|id| id.strip_prefix(arg).is_some_and(|r| r.starts_with('/'))).cloned());
-            out.insert(arg.to_string());
+    for raw in args {
+        if let Some(ids) = ids_named(raw, known) {
+            out.extend(ids);
             continue;
         }
-        // A file, a class or a parametrized family: every id under that prefix.
-        let prefixed: Vec<&TestId> = known
-            .iter()
-            .filter(|id| id.strip_prefix(arg).is_some_and(|rest| rest.starts_with("::") || rest.starts_with('[')))
-            .collect();
-        if !prefixed.is_empty() {
-            out.extend(prefixed.into_iter().cloned());
-            continue;
-        }
+        let arg = raw.strip_prefix("./").unwrap_or(raw);
         if session.index.files.get(arg).is_some_and(|f| f.is_test) {
             let in_file: Vec<&TestId> =
                 known.iter().filter(|id| test_definition_file(&session.repo, &session.index, id) == arg).collect();
@@ -224,6 +213,32 @@ pub fn resolve_tests(session: &Session, args: &[String], known: &BTreeSet<TestId
         bail!("no test `{arg}` in this repository; close matches:\n  {}", close.join("\n  "));
     }
     Ok(out)
+}
+
+/// The known ids an argument names by id: the test itself (with its subtests, Go
+/// `importpath/TestX` -> `importpath/TestX/sub`), or every id under it as a prefix (a file, a
+/// class or a parametrized family). Ids are data: spaces at either end are part of them (a
+/// vitest title may end in one), so the argument is compared as given, then without a leading
+/// `./`, and never trimmed.
+fn ids_named(raw: &str, known: &BTreeSet<TestId>) -> Option<BTreeSet<TestId>> {
+    let forms = [Some(raw), raw.strip_prefix("./")];
+    for arg in forms.into_iter().flatten() {
+        if known.contains(arg) {
+            let mut out: BTreeSet<TestId> =
+                known.iter().filter(|id| id.strip_prefix(arg).is_some_and(|r| r.starts_with('/'))).cloned().collect();
+            out.insert(arg.to_string());
+            return Some(out);
+        }
+        let prefixed: BTreeSet<TestId> = known
+            .iter()
+            .filter(|id| id.strip_prefix(arg).is_some_and(|rest| rest.starts_with("::") || rest.starts_with('[')))
+            .cloned()
+            .collect();
+        if !prefixed.is_empty() {
+            return Some(prefixed);
+        }
+    }
+    None
 }
 
 /// The file part of a test id (`path::Class::test`, `path > describe > test`).
@@ -253,5 +268,36 @@ pub fn test_definition_file(repo: &Path, index: &DefinitionIndex, id: &str) -> S
 fn progress_note_detected(line: &str) {
     if std::env::var_os("CARVE_QUIET_DETECT").is_none() {
         eprintln!("carve: detected {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known(ids: &[&str]) -> BTreeSet<TestId> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_id_that_ends_in_a_space_is_selected_as_given() {
+        let k = known(&["tests/a.test.ts > \"\" => \"\" ", "tests/a.test.ts > \"\" => \"\""]);
+        let got = ids_named("tests/a.test.ts > \"\" => \"\" ", &k).unwrap();
+        assert_eq!(got, known(&["tests/a.test.ts > \"\" => \"\" "]));
+        let got = ids_named("tests/a.test.ts > \"\" => \"\"", &k).unwrap();
+        assert_eq!(got, known(&["tests/a.test.ts > \"\" => \"\""]));
+    }
+
+    #[test]
+    fn a_leading_dot_slash_prefix_and_subtests() {
+        let k =
+            known(&["tests/test_a.py::test_x", "tests/test_a.py::test_y[1]", "m/TestT", "m/TestT/sub", "m/TestTwo"]);
+        assert_eq!(
+            ids_named("./tests/test_a.py", &k).unwrap(),
+            known(&["tests/test_a.py::test_x", "tests/test_a.py::test_y[1]"])
+        );
+        assert_eq!(ids_named("tests/test_a.py::test_y", &k).unwrap(), known(&["tests/test_a.py::test_y[1]"]));
+        assert_eq!(ids_named("m/TestT", &k).unwrap(), known(&["m/TestT", "m/TestT/sub"]));
+        assert_eq!(ids_named(" m/TestT", &k), None, "a space is part of the id, not trimmed away");
     }
 }

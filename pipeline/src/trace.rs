@@ -14,9 +14,9 @@ use sha2::{Digest, Sha256};
 use carve_languages::runner::{RunResult, TestStatus};
 
 use crate::baseline::{self, Baseline};
-use crate::run::{RunExtras, run_tests};
-use crate::workspace;
+use crate::runs::{RunExtras, run_tests};
 use crate::{Session, TestId, resolve_tests};
+use carve_core::tree;
 
 pub struct TraceRun {
     pub trace: Trace,
@@ -320,7 +320,7 @@ fn traced_run(
     session.progress.step("trace: installing the shim");
     let scratch = session.scratch("trace")?;
     let tree = scratch.join("tree");
-    workspace::shadow_copy(&session.repo, &tree)?;
+    tree::shadow_copy(&session.repo, &tree, carve_languages::skip_policy())?;
     let trace_dir = scratch.join("trace");
     std::fs::create_dir_all(&trace_dir)?;
     // The output folder: the shim installs under it and keeps what it hands its runtime

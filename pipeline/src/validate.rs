@@ -20,9 +20,9 @@ use crate::baseline::Baseline;
 use crate::classify::Feature;
 use crate::extract::{Extraction, Level2Package, write_empty_agent_code};
 use crate::leakage::LeakageInputs;
-use crate::run::{RunExtras, run_tests};
-use crate::workspace;
+use crate::runs::{RunExtras, run_tests};
 use crate::{Session, SessionOptions, TestId};
+use carve_core::tree;
 
 /// Version of a task's `validation.json` (`carve_formats::validation::VERSION`).
 pub const VALIDATION_VERSION: u32 = carve_formats::validation::VERSION;
@@ -42,15 +42,13 @@ pub fn apply_patch(dir: &Path, patch: &str, what: &str) -> Result<()> {
         None => (false, what),
     };
     let file = dir.with_extension(format!("{what}.patch"));
-    std::fs::write(&file, patch)?;
-    let out =
-        carve_eval::tree::git_apply(dir, &file, reverse).context("failed to run `git apply` (is git installed?)")?;
-    let _ = std::fs::remove_file(&file);
-    if !out.status.success() {
-        let how = if reverse { " in reverse" } else { "" };
-        bail!("{what}.patch does not apply{how} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr).trim());
+    match carve_core::patch::apply_patch(dir, patch, reverse, &file) {
+        Err(e @ carve_core::patch::PatchError::DoesNotApply { .. }) => {
+            let how = if reverse { " in reverse" } else { "" };
+            bail!("{what}.patch does not apply{how} in {}: {}", dir.display(), e.git_message())
+        }
+        applied => Ok(applied?),
     }
-    Ok(())
 }
 
 pub fn baseline_state(baseline: &Baseline, f2p: &BTreeSet<TestId>, p2p: &BTreeSet<TestId>) -> StateResult {
@@ -132,6 +130,34 @@ fn baseline_statuses(
     judge(state, outcomes, must_pass, threshold)
 }
 
+/// What a test must do in a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    Pass,
+    /// Fail, error, be skipped or be missing: anything but pass.
+    NotPass,
+}
+
+impl Expect {
+    pub fn holds(self, status: TestStatus) -> bool {
+        (status == TestStatus::Passed) == (self == Expect::Pass)
+    }
+}
+
+/// The tests of `tests`, in order, whose status in `statuses` (`missing` when it has none)
+/// breaks `expect`, each with that status.
+pub fn unmet<'a>(
+    statuses: &BTreeMap<TestId, TestStatus>,
+    tests: impl IntoIterator<Item = &'a TestId>,
+    expect: Expect,
+) -> Vec<(&'a TestId, TestStatus)> {
+    tests
+        .into_iter()
+        .map(|t| (t, statuses.get(t).copied().unwrap_or(TestStatus::Missing)))
+        .filter(|(_, s)| !expect.holds(*s))
+        .collect()
+}
+
 /// Judge the outcomes (test, status, message) of a state: `must_pass`, or must fail (at
 /// most `threshold` of them may pass).
 fn judge<'a>(
@@ -145,7 +171,7 @@ fn judge<'a>(
     let mut messages = BTreeMap::new();
     for (t, status, msg) in outcomes {
         statuses.insert(t.clone(), status);
-        if must_pass && status != TestStatus::Passed {
+        if must_pass && !Expect::Pass.holds(status) {
             let msg = msg.unwrap_or_default();
             problems.push(format!("{t} is {status:?}, expected passed {msg}").trim_end().to_string());
             if !msg.is_empty() {
@@ -177,7 +203,7 @@ fn judge<'a>(
 
 /// A fresh copy of `src` at `dest` with patches applied in order.
 pub fn prepare_state(src: &Path, dest: &Path, patches: &[(&str, &str)]) -> Result<()> {
-    workspace::shadow_copy(src, dest)?;
+    tree::shadow_copy(src, dest, carve_languages::skip_policy())?;
     for (name, patch) in patches {
         apply_patch(dest, patch, name)?;
     }
@@ -334,7 +360,7 @@ pub fn run_level(
         // The tree as patched, before its tests run: a suite that writes into its working
         // directory (junit.xml, coverage reports) must not count against the restore.
         let restored_digest = match (spec.is_original, trees.original_digest) {
-            (true, Some(_)) => Some(workspace::tree_digest(&tree)?),
+            (true, Some(_)) => Some(tree::tree_digest(&tree, carve_languages::skip_policy())?),
             _ => None,
         };
         let identical = restored_digest.is_some() && restored_digest.as_deref() == trees.original_digest;
@@ -367,7 +393,8 @@ pub fn run_level(
         if let (Some(restored), Some(_)) = (&p.restored_digest, trees.original_digest) {
             if !p.identical {
                 state.ok = false;
-                let diffs = carve_languages::tree::tree_differences(&session.repo, &p.tree).unwrap_or_default();
+                let diffs =
+                    tree::tree_differences(&session.repo, &p.tree, carve_languages::skip_policy()).unwrap_or_default();
                 let named: Vec<String> = diffs
                     .iter()
                     .take(5)
@@ -611,4 +638,19 @@ pub fn validate_level2(
     };
     run_level(session, LEVEL2, &trees, threshold, dir, &mut v)?;
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TestStatus::{Failed, Passed};
+
+    #[test]
+    fn unmet_expectations_name_each_test_with_its_status() {
+        let statuses = BTreeMap::from([("a".to_string(), Passed), ("b".to_string(), Failed)]);
+        let tests = ["a", "b", "c"].map(String::from);
+        let unmet_pass: Vec<(&TestId, TestStatus)> = unmet(&statuses, &tests, Expect::Pass);
+        assert_eq!(unmet_pass, [(&tests[1], Failed), (&tests[2], TestStatus::Missing)], "a test not run is missing");
+        assert_eq!(unmet(&statuses, &tests, Expect::NotPass), [(&tests[0], Passed)]);
+    }
 }

@@ -1,6 +1,6 @@
-//! Where carve works: the output folder, shadow copies of the repository (carve never runs
-//! anything inside the user's working tree), content hashes, atomic writes, and the
-//! repository's identity (owner, name, commit) for instance ids.
+//! Where carve works: the output folder (never inside the repository), the repository
+//! folder, and the repository's identity (owner, name, commit) for instance ids. Shadow
+//! copies, digests and atomic writes are `carve_core`'s (`tree`, `fs`).
 
 use crate::error::bail;
 use crate::{Context, Result};
@@ -49,70 +49,6 @@ pub fn repo_dir(repo: &Path) -> Result<PathBuf> {
         bail!("repository {} is not a directory", abs.display());
     }
     Ok(abs)
-}
-
-// The copy and digest rules live in `carve_languages::tree`, shared with `carve-eval`.
-pub use carve_languages::tree::is_dependency_file;
-
-/// Every file of the tree that a shadow copy holds, repository-relative, sorted.
-pub fn list_files(root: &Path) -> Result<Vec<String>> {
-    Ok(carve_languages::tree::list_files(root)?)
-}
-
-/// Copy the tree into `dest` (replacing it). Returns the copied files.
-pub fn shadow_copy(root: &Path, dest: &Path) -> Result<Vec<String>> {
-    Ok(carve_languages::tree::shadow_copy(root, dest)?)
-}
-
-/// Hard-link (or copy) the installed-dependency folders of `root` into `dest`, which holds
-/// a copy of the rest of the tree (the extractor's masked tree leaves them out).
-pub fn link_dependencies(root: &Path, dest: &Path) -> Result<()> {
-    for rel in list_files(root)?.iter().filter(|r| is_dependency_file(r)) {
-        let (from, to) = (root.join(rel), dest.join(rel));
-        if !to.exists() {
-            link_file(&from, &to)?;
-        }
-    }
-    Ok(())
-}
-
-/// Put the file `from` at `to` (parents created) without copying where it can: a link as
-/// the same link, else a hard link, else a copy.
-pub fn link_file(from: &Path, to: &Path) -> Result<()> {
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let meta = std::fs::symlink_metadata(from)?;
-    if meta.file_type().is_symlink() {
-        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
-    } else if std::fs::hard_link(from, to).is_err() {
-        std::fs::copy(from, to).with_context(|| format!("failed to copy {}", from.display()))?;
-    }
-    Ok(())
-}
-
-/// SHA-256 over the tree's relative paths and contents: the key of cached results.
-pub fn tree_digest(root: &Path) -> Result<String> {
-    Ok(carve_languages::tree::tree_digest(root)?)
-}
-
-/// Write a file atomically: a temporary sibling, then rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    Ok(carve_languages::tree::write_atomic(path, bytes)?)
-}
-
-/// Replace directory `dest` by the complete directory `staged` (same parent) so that a
-/// killed run never leaves a half-written `dest`: the old one is moved aside first.
-pub fn replace_dir(staged: &Path, dest: &Path) -> Result<()> {
-    if dest.exists() {
-        let trash = dest.with_extension(format!("old-{}", std::process::id()));
-        std::fs::rename(dest, &trash).with_context(|| format!("failed to move {} aside", dest.display()))?;
-        std::fs::rename(staged, dest).with_context(|| format!("failed to move {} into place", dest.display()))?;
-        let _ = std::fs::remove_dir_all(&trash);
-    } else {
-        std::fs::rename(staged, dest).with_context(|| format!("failed to move {} into place", dest.display()))?;
-    }
-    Ok(())
 }
 
 /// Who and what the repository is, for instance ids and `instance.json`.
@@ -178,20 +114,6 @@ impl RepoIdentity {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shadow_copy_skips_caches_and_virtualenvs() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path().join("r");
-        std::fs::create_dir_all(root.join("pkg/__pycache__")).unwrap();
-        std::fs::create_dir_all(root.join(".venv")).unwrap();
-        std::fs::write(root.join(".venv/pyvenv.cfg"), "").unwrap();
-        std::fs::write(root.join("pkg/a.py"), "x = 1\n").unwrap();
-        std::fs::write(root.join("pkg/__pycache__/a.pyc"), "x").unwrap();
-        let files = shadow_copy(&root, &d.path().join("s")).unwrap();
-        assert_eq!(files, vec!["pkg/a.py".to_string()]);
-        assert_eq!(tree_digest(&root).unwrap(), tree_digest(&d.path().join("s")).unwrap());
-    }
 
     #[test]
     fn output_folder_inside_the_repository_is_refused() {

@@ -279,9 +279,8 @@ fn build(
             many.iter().map(|c| c.chain_id.as_str()).collect::<Vec<_>>().join(", ")
         ),
     };
-    let mut cfg = match config {
-        Some(p) => carve_pipeline::config::Config::read(p)?,
-        None if repo.join("carve.toml").is_file() => carve_pipeline::config::Config::read(&repo.join("carve.toml"))?,
+    let mut cfg = match carve_pipeline::config::find(repo, config) {
+        Some(p) => carve_pipeline::config::Config::read(&p)?,
         None => carve_pipeline::config::Config::detect(repo)
             .with_context(|| format!("{} has no working tree to detect from: pass --config", repo.display()))?,
     };
@@ -297,107 +296,54 @@ fn build(
         repo_name: opts.repo_name.clone(),
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let tracer = StateTracer::new(&bcfg.carve_toml)?;
-    let outcome = carve_history::bundle::build_traced(repo, chain, &bcfg, out, Some(&tracer))?;
-    emit(format, &outcome.chain, || {
-        let mut s = format!("{}\n", outcome.dir.display());
-        for (st, sel) in outcome.chain.stages.iter().zip(&outcome.selections) {
-            let _ = writeln!(
-                s,
-                "  stage {} {}: F2P {} P2P {} (excluded: flaky {}, collateral {}, failing after {}){}",
-                st.index,
-                &st.commits[0][..8],
-                st.f2p.len(),
-                st.p2p.len(),
-                sel.flaky.len(),
-                sel.collateral.len(),
-                sel.failing_after.len(),
-                match outcome.unnamed_identifiers.get(st.index) {
-                    Some(u) if !u.is_empty() => format!("; spec does not name {}", u.join(", ")),
-                    _ => String::new(),
-                }
-            );
-            match &st.call_dependency {
-                Some(c) if c.traced => {
-                    let _ = writeln!(
-                        s,
-                        "    calls earlier stages' code: {}",
-                        if c.earlier.is_empty() {
-                            "none (not verified)".to_string()
-                        } else {
-                            c.earlier
-                                .iter()
-                                .map(|d| format!("{} (stage {})", d.definition, d.stage))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        }
-                    );
-                }
-                Some(c) => {
-                    let _ = writeln!(s, "    call dependency not traced: {}", c.reason.as_deref().unwrap_or(""));
-                }
-                None => {}
-            }
-        }
-        let _ =
-            writeln!(s, "  chain gate: F2P {} P2P {}", outcome.chain.chain.f2p.len(), outcome.chain.chain.p2p.len());
-        s
-    })?;
+    let outcome = carve_history::bundle::build_traced(repo, chain, &bcfg, out)?;
+    emit(format, &outcome.chain, || build_report(&outcome))?;
     Ok(Status::Success)
 }
 
-/// `message` with each of `paths` replaced by its label, in order (a folder inside another
-/// comes before it).
-fn plain_message(message: &str, paths: &[(&Path, &str)]) -> String {
-    paths.iter().fold(message.to_string(), |m, (p, label)| m.replace(&p.display().to_string(), label))
-}
-
-/// Traces a stage's F2P tests in a state's tree for the verified call dependency: a session
-/// opened on the tree with the chain's configuration, everything it writes in a scratch folder.
-struct StateTracer {
-    scratch: tempfile::TempDir,
-    config: PathBuf,
-}
-
-impl StateTracer {
-    fn new(carve_toml: &str) -> Result<StateTracer> {
-        let scratch = tempfile::tempdir().context("creating a scratch folder for the stage traces")?;
-        let config = scratch.path().join("carve.toml");
-        std::fs::write(&config, carve_toml).with_context(|| format!("writing {}", config.display()))?;
-        Ok(StateTracer { scratch, config })
+/// What `carve arc build` prints: the bundle, each stage's tests and call dependency, the chain gate.
+fn build_report(outcome: &carve_history::bundle::BuildOutcome) -> String {
+    let mut s = format!("{}\n", outcome.dir.display());
+    for (st, sel) in outcome.chain.stages.iter().zip(&outcome.selections) {
+        let _ = writeln!(
+            s,
+            "  stage {} {}: F2P {} P2P {} (excluded: flaky {}, collateral {}, failing after {}){}",
+            st.index,
+            &st.commits[0][..8],
+            st.f2p.len(),
+            st.p2p.len(),
+            sel.flaky.len(),
+            sel.collateral.len(),
+            sel.failing_after.len(),
+            match outcome.unnamed_identifiers.get(st.index) {
+                Some(u) if !u.is_empty() => format!("; spec does not name {}", u.join(", ")),
+                _ => String::new(),
+            }
+        );
+        match &st.call_dependency {
+            Some(c) if c.traced => {
+                let _ = writeln!(
+                    s,
+                    "    calls earlier stages' code: {}",
+                    if c.earlier.is_empty() {
+                        "none (not verified)".to_string()
+                    } else {
+                        c.earlier
+                            .iter()
+                            .map(|d| format!("{} (stage {})", d.definition, d.stage))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                );
+            }
+            Some(c) => {
+                let _ = writeln!(s, "    call dependency not traced: {}", c.reason.as_deref().unwrap_or(""));
+            }
+            None => {}
+        }
     }
-}
-
-impl carve_history::calls::StageTracer for StateTracer {
-    fn executed(
-        &self,
-        tree: &Path,
-        tests: &[carve_languages::runner::TestId],
-    ) -> std::result::Result<std::collections::BTreeSet<carve_languages::NodeId>, String> {
-        // Messages name the tree and the scratch folder by role, not by their temporary paths,
-        // so that a bundle is the same from run to run even when tracing fails.
-        let out = tempfile::tempdir_in(self.scratch.path())
-            .map_err(|e| plain_message(&e.to_string(), &[(self.scratch.path(), "<scratch>"), (tree, "<state>")]))?;
-        // The run's own folder first: its random name is inside the scratch folder.
-        let plain = |e: String| {
-            plain_message(&e, &[(out.path(), "<scratch>/<run>"), (self.scratch.path(), "<scratch>"), (tree, "<state>")])
-        };
-        let session = carve_pipeline::Session::open(carve_pipeline::SessionOptions {
-            repo: tree,
-            out: Some(out.path()),
-            config: Some(&self.config),
-            python: None,
-            timeout: None,
-            test_timeout: None,
-            jobs: None,
-            repo_name: None,
-        })
-        .map_err(|e| plain(e.chain()))?;
-        std::fs::create_dir_all(session.cache_dir()).map_err(|e| plain(e.to_string()))?;
-        let run = carve_pipeline::trace::trace(&session, tests, carve_pipeline::trace::TraceMode::FirstHits, true)
-            .map_err(|e| plain(e.chain()))?;
-        Ok(tests.iter().filter_map(|t| run.trace.tests.get(t)).flat_map(|t| t.hits.iter().cloned()).collect())
-    }
+    let _ = writeln!(s, "  chain gate: F2P {} P2P {}", outcome.chain.chain.f2p.len(), outcome.chain.chain.p2p.len());
+    s
 }
 
 fn validate(bundle: &Path, repo: &Path, python: Option<&Path>, format: Format) -> Result<Status> {
@@ -420,22 +366,4 @@ fn validate(bundle: &Path, repo: &Path, python: Option<&Path>, format: Format) -
         s
     })?;
     Ok(if ok { Status::Success } else { Status::ValidationFailed })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression (unjs/pathe `resolve-alias`, built twice): a failed stage trace's message
-    /// named the run's random folder inside the scratch folder (`<scratch>/.tmp1RZamW/work/…`),
-    /// so `chain.json` differed from run to run; the run's folder is replaced first.
-    #[test]
-    fn trace_messages_name_no_temporary_folder() {
-        let (scratch, run, tree) = (Path::new("/tmp/.tmpA"), Path::new("/tmp/.tmpA/.tmpB"), Path::new("/tmp/s1-after"));
-        let m = "no trace files in /tmp/.tmpA/.tmpB/work/trace (config /tmp/.tmpA/carve.toml, tree /tmp/s1-after)";
-        assert_eq!(
-            plain_message(m, &[(run, "<scratch>/<run>"), (scratch, "<scratch>"), (tree, "<state>")]),
-            "no trace files in <scratch>/<run>/work/trace (config <scratch>/carve.toml, tree <state>)"
-        );
-    }
 }

@@ -2,8 +2,9 @@
 //! call `carve-eval`, print.
 
 use anyhow::{Context, Result, bail};
+use carve_core::fs::write_atomic;
 use carve_eval::report::{self, Bootstrap};
-use carve_eval::{arc_run, grade, html, progress::Progress, tree};
+use carve_eval::{arc_run, grade, html, progress::Progress};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -146,21 +147,21 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
     let work = tempfile::Builder::new().prefix("carve-grade-").tempdir()?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).div_ceil(2));
     // The environment `carve env` made for the repository, unless carve.toml names an interpreter.
-    let project = carve_eval::project::Project::load(&repo, a.config.as_deref())?;
-    let environment = match project.test.interpreter() {
+    let config = carve_eval::test_run::config(&repo, a.config.as_deref())?;
+    let environment = match config.test.interpreter() {
         Some(p) if p.components().count() > 1 => None,
-        _ => carve_pipeline::env::store::find(&repo, project.language).map(|e| {
+        _ => carve_pipeline::env::store::find(&repo, config.language).map(|e| {
             eprintln!("carve: using the environment {}", e.dir.display());
             e.for_runs()
         }),
     };
     let opts =
         grade::GradeOptions { repo, config: a.config.clone(), jobs, work: work.path().to_path_buf(), environment };
-    let progress = Progress::new(pairs.len() as u64, "grading");
+    let progress = Progress::bar(pairs.len() as u64, "grading");
     let run = grade::grade_all(pairs, &opts, &progress)?;
     progress.finish();
     let path = out.join(grade::GRADE_FILE);
-    tree::write_atomic(&path, &tree::pretty(&run))?;
+    write_atomic(&path, &carve_pipeline::emit::pretty(&run))?;
     emit(a.format, &run, || {
         let mut s = String::new();
         for i in &run.instances {
@@ -181,7 +182,7 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
 }
 
 fn write_html(path: &Path, page: &str) -> Result<()> {
-    tree::write_atomic(path, page.as_bytes())?;
+    write_atomic(path, page.as_bytes())?;
     Ok(())
 }
 
@@ -276,7 +277,7 @@ pub fn arc_run(a: &ArcRunArgs) -> Result<Status> {
         agent_env: a.agent_env.clone(),
     };
     let stages = carve_eval::chain::ChainBundle::read(&a.bundle)?.chain.stages.len();
-    let progress = Progress::new(stages as u64, "stage");
+    let progress = Progress::bar(stages as u64, "stage");
     let (run, path) = arc_run::run(&opts, &progress)?;
     progress.finish();
     emit(a.format, &run, || {

@@ -6,12 +6,12 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use crate::Status;
-use crate::cli::{Common, EdgeMode, StatementArgs};
+use crate::cli::{Common, EdgeMode, ProtectArgs, StatementArgs};
 use crate::output::emit;
+use carve_core::fs::write_atomic;
 use carve_pipeline::classify::feature_for;
 use carve_pipeline::emit::pretty;
 use carve_pipeline::extract::{self, explicit_removal, removal_of_tests, split_test_args};
-use carve_pipeline::workspace;
 
 pub fn run(
     common: &Common,
@@ -19,6 +19,7 @@ pub fn run(
     remove: &[String],
     remove_tests: &[String],
     edges: EdgeMode,
+    protect: &ProtectArgs,
     statement_args: &StatementArgs,
 ) -> Result<Status> {
     let session = super::open_named(common, statement_args.repo_name.as_deref())?;
@@ -30,7 +31,8 @@ pub fn run(
         let (files, tests) = split_test_args(&session, remove_tests);
         (set, files, tests, BTreeSet::new(), Vec::new())
     } else {
-        let (b, _, feature) = feature_for(&session, f2p, super::trace_mode(edges), None)?;
+        let mode = super::trace_mode(edges);
+        let (b, _, feature) = feature_for(&session, f2p, mode, None, protect.protect, protect.budget())?;
         let (files, tests) = removal_of_tests(&session, &b.known(), &feature.f2p);
         (feature.extracted(), files, tests, feature.f2p.clone(), feature.classification.removed_calls.clone())
     };
@@ -38,11 +40,11 @@ pub fn run(
     std::fs::create_dir_all(&dir)?;
     let ext = extract::extract(&session, &extracted, &calls, test_files, tests, &dir)?;
     let statement = extract::statement(&session, &ext, &f2p_set, 1, statement_args.describe.as_deref())?;
-    workspace::write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
-    workspace::write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
-    workspace::write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;
-    workspace::write_atomic(&dir.join("gold.patch"), ext.gold_patch.as_bytes())?;
-    workspace::write_atomic(&dir.join("test.patch"), ext.test_patch.as_bytes())?;
+    write_atomic(&dir.join("contract.json"), &pretty(&ext.contract))?;
+    write_atomic(&dir.join("problem_statement.md"), statement.as_bytes())?;
+    write_atomic(&dir.join("mask.patch"), ext.mask_patch.as_bytes())?;
+    write_atomic(&dir.join("gold.patch"), ext.gold_patch.as_bytes())?;
+    write_atomic(&dir.join("test.patch"), ext.test_patch.as_bytes())?;
     let summary = json!({
         "out": dir,
         "masked": ext.masked,

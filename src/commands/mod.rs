@@ -11,6 +11,7 @@ use carve_pipeline::{Session, SessionOptions};
 pub mod arc;
 mod audit;
 mod baseline;
+mod dataset;
 mod env;
 pub mod eval;
 mod extract;
@@ -30,11 +31,11 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Index { common } => index::run(&common),
         Command::Baseline { common, tests, fresh } => baseline::run(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace::run(&common, edges, &tests, fresh),
-        Command::Audit { common, feature } => {
-            audit::run(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref())
+        Command::Audit { common, feature, protect } => {
+            audit::run(&common, &feature.f2p, feature.edges, feature.entry_filter.as_deref(), &protect)
         }
-        Command::Extract { common, f2p, remove, remove_tests, edges, statement } => {
-            extract::run(&common, &f2p, &remove, &remove_tests, edges, &statement)
+        Command::Extract { common, f2p, remove, remove_tests, edges, protect, statement } => {
+            extract::run(&common, &f2p, &remove, &remove_tests, edges, &protect, &statement)
         }
         Command::Workspace { bundle, repo, out, format } => workspace::run(&bundle, &repo, &out, format),
         Command::Validate { bundle, repo, format, python, out } => {
@@ -47,18 +48,27 @@ pub fn run(cli: Cli) -> Result<Status> {
             level,
             f2p_pass_threshold,
             entry_filter,
+            protect,
             p2p_files,
+            module_groups,
             candidates,
             statement,
             env,
             no_env,
             ..
         } => {
+            let protection = p2p_files.map_or(protect.protect, carve_pipeline::protect::Protection::Sampled);
             let opts = tasks::TaskOptions {
                 levels: &level,
                 threshold: f2p_pass_threshold,
                 entry_filter: entry_filter.as_deref(),
-                p2p_files,
+                protection,
+                max_lines: protect.budget(),
+                kinds: match module_groups {
+                    None => carve_pipeline::classify::CandidateKinds::Files,
+                    Some(crate::cli::ModuleGroups::Also) => carve_pipeline::classify::CandidateKinds::FilesAndModules,
+                    Some(crate::cli::ModuleGroups::Only) => carve_pipeline::classify::CandidateKinds::Modules,
+                },
                 candidates,
                 statement: &statement,
                 env: (!no_env).then_some(&env),
@@ -68,6 +78,7 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Grade(args) => eval::grade(&args),
         Command::Report(args) => eval::report(&args),
         Command::Arc { command } => arc::run(command),
+        Command::Dataset { command } => dataset::run(command),
     }
 }
 

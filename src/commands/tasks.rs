@@ -2,8 +2,6 @@
 //! feature classify -> extract (with the build check) -> validate -> emit (the pipeline's
 //! candidate loop), and the `tasks.jsonl` dataset of what passed.
 
-use std::collections::BTreeSet;
-
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
@@ -40,8 +38,12 @@ pub struct TaskOptions<'a> {
     pub levels: &'a [u8],
     pub threshold: f64,
     pub entry_filter: Option<&'a str>,
-    /// `--p2p-files N`: protect only the N test files closest to the candidate.
-    pub p2p_files: Option<usize>,
+    /// `--protect`.
+    pub protection: carve_pipeline::protect::Protection,
+    /// `--max-lines` (`None`: no budget).
+    pub max_lines: Option<usize>,
+    /// `--module-groups`: which candidates carve makes.
+    pub kinds: carve_pipeline::classify::CandidateKinds,
     /// `--candidates K`: try only the K candidates that extract the most.
     pub candidates: Option<usize>,
     pub statement: &'a StatementArgs,
@@ -64,12 +66,16 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         set_up_environment(&mut session, args)?;
     }
     let (b, t) = trace::baseline_and_trace(&session, super::trace_mode(edges))?;
-    let candidates: Vec<BTreeSet<_>> = classify::candidates(&session, &b, &t, groups)?;
+    if opts.protection == carve_pipeline::protect::Protection::Sampled(0) {
+        bail!("--p2p-files takes a number of test files of at least 1");
+    }
+    let candidates = classify::candidates(&session, &b, &t, groups, opts.kinds)?;
     let loop_opts = CandidateOptions {
         levels: levels.to_vec(),
         threshold,
         entry_filter: opts.entry_filter.map(str::to_string),
-        p2p_files: opts.p2p_files,
+        protection: opts.protection,
+        max_lines: opts.max_lines,
         candidates: opts.candidates,
         describe: opts.statement.describe.clone(),
     };

@@ -2,7 +2,10 @@
 //! snapshots and tool checks come from `carve-testutil`).
 #![allow(dead_code, unused_imports)]
 
+pub mod browser;
 pub mod expected;
+
+pub use browser::browser_check;
 
 pub use carve_testutil::{copy_dir, fixture, fixture_copy, needs, tree_snapshot, write_files};
 use std::path::Path;

@@ -27,9 +27,28 @@ pub fn fixture(rel: &str) -> PathBuf {
     workspace_root().join("fixtures").join(rel)
 }
 
-/// Folders a fixture copy leaves out: bytecode and test caches, build outputs, and installed
-/// dependencies (tests that need those link them in).
-pub const NOT_COPIED: &[&str] = &["__pycache__", ".pytest_cache", "node_modules", "target"];
+/// Folders a fixture copy leaves out, wherever they are: version control, caches, installed
+/// environments and dependencies (tests that need those link them in), build outputs. This
+/// crate depends on no carve crate, so the list is a copy: a test of `carve-languages` checks
+/// that it equals the union its languages declare (`carve_languages::skip_policy`), sorted.
+pub const NOT_COPIED: &[&str] = &[
+    ".eggs",
+    ".git",
+    ".hg",
+    ".hypothesis",
+    ".mypy_cache",
+    ".nox",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    "target",
+];
 
 /// Copy `fixtures/<rel>` into a fresh temporary folder, as `<tmp>/<last component of rel>`,
 /// so a test never touches the checkout. Keep the `TempDir` alive while using the copy.

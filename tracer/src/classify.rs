@@ -1,4 +1,4 @@
-//! BFS classification (design.md §5): which definitions a group of fail-to-pass (F2P) tests
+//! BFS classification (docs/formats.md, "Classification"): which definitions a group of fail-to-pass (F2P) tests
 //! reaches, and of those, which are the feature (**extracted**) and which the rest of the
 //! project still needs (**remained**), each with structured reasons.
 //!
@@ -26,10 +26,12 @@
 //!
 //! The rules live one per file in `classify/rules/` (what each decides, why, an example,
 //! the check and its test; `rules/mod.rs` lists them in the order they apply). This file
-//! is the driver: the entry points, then [`classify_keeping`] runs the steps — `context.rs`
+//! is the driver: the entry points, then [`classify_with`] runs the steps — `context.rs`
 //! (facts computed once), `reach.rs` (the BFS and the candidates), `fixpoint.rs` (the rules
-//! to a fixpoint), `decide.rs` (one decision per definition).
+//! to a fixpoint), `decide.rs` (one decision per definition); `budget.rs` keeps what a line
+//! budget cannot fit, and the steps run again.
 
+mod budget;
 mod context;
 mod decide;
 mod decision;
@@ -170,6 +172,42 @@ pub fn classify_keeping(
     entries: BTreeSet<NodeId>,
     kept: &BTreeSet<NodeId>,
 ) -> Result<Classification, ClassifyError> {
+    let options = ClassifyOptions { kept: kept.clone(), ..ClassifyOptions::default() };
+    classify_with(index, graph, trace, f2p, p2p, entries, &options)
+}
+
+/// What a classification is told beyond the feature's tests and the tests that protect
+/// what they run (see [`classify_with`]).
+#[derive(Debug, Clone, Default)]
+pub struct ClassifyOptions {
+    /// Tests that stay in the masked state but protect nothing they run (the protection
+    /// policies `sampled:N` and `feature`): a test file holding one is not deleted, so its
+    /// module-level code still runs at collection time and keeps what it names.
+    pub unprotected: BTreeSet<TestId>,
+    /// Definitions that remain whatever the rules say (what a repair kept; the caller
+    /// records why).
+    pub kept: BTreeSet<NodeId>,
+    /// The line budget: at most this many source lines of extracted definitions, counted
+    /// whole (see `budget.rs`); `None`: no budget.
+    pub max_lines: Option<usize>,
+}
+
+/// Rounds of the line budget: each keeps what did not fit and classifies again.
+const BUDGET_ROUNDS: usize = 3;
+
+/// Classifies starting from `entries` (see [`classify_with_entries`]) with `options`: the
+/// tests that stay without protecting, what a repair kept, and the line budget. Over the
+/// budget, the definitions the walk of `budget.rs` could not fit remain (each with
+/// [`Reason::OverBudget`]) and the rules decide again, at most [`BUDGET_ROUNDS`] times.
+pub fn classify_with(
+    index: &DefinitionIndex,
+    graph: &ObjectGraph,
+    trace: &Trace,
+    f2p: &BTreeSet<TestId>,
+    p2p: &BTreeSet<TestId>,
+    entries: BTreeSet<NodeId>,
+    options: &ClassifyOptions,
+) -> Result<Classification, ClassifyError> {
     // Import-time code has its own rule; `<import>` among the P2P tests would keep everything
     // any module load ran, including loads of the removed F2P test files.
     let p2p_tests: BTreeSet<TestId> = p2p.iter().filter(|t| *t != IMPORT_TEST).cloned().collect();
@@ -184,19 +222,42 @@ pub fn classify_keeping(
     if let Some(node) = entries.iter().find(|e| !candidates.contains_key(*e)) {
         return Err(ClassifyError::NotACandidate { node: node.clone(), candidates: candidates.into_keys().collect() });
     }
-    let cx = Context::new(index, trace, f2p, p2p, entries.clone(), kept.clone());
-    let mut origin = reach::reached(index, graph, f2p, &entries, &candidates);
-    let mut extracted = reach::candidates(&cx, &origin);
-    fixpoint::settle(&cx, &mut extracted, &mut origin);
-    let (nodes, removed_calls) = decide::decisions(&cx, &origin, &extracted);
+    let unprotected: BTreeSet<TestId> =
+        options.unprotected.iter().filter(|t| *t != IMPORT_TEST && !f2p.contains(*t)).cloned().collect();
+    let mut kept = options.kept.clone();
+    let mut over_budget: BTreeSet<NodeId> = BTreeSet::new();
+    let mut round = 0;
+    let (cx, origin, extracted) = loop {
+        round += 1;
+        let cx = Context::new(index, trace, f2p, p2p, &unprotected, entries.clone(), kept.clone());
+        let mut origin = reach::reached(index, graph, f2p, &entries, &candidates);
+        let mut extracted = reach::candidates(&cx, &origin);
+        fixpoint::settle(&cx, &mut extracted, &mut origin);
+        let cut = match options.max_lines {
+            Some(max) if round <= BUDGET_ROUNDS => budget::over_budget(&cx, graph, f2p, &extracted, &origin, max),
+            _ => BTreeSet::new(),
+        };
+        if cut.is_empty() {
+            break (cx, origin, extracted);
+        }
+        kept.extend(cut.iter().cloned());
+        over_budget.extend(cut);
+    };
+    let (mut nodes, removed_calls) = decide::decisions(&cx, &origin, &extracted);
+    if let Some(max_lines) = options.max_lines {
+        budget::explain(&mut nodes, &over_budget, max_lines);
+    }
     Ok(Classification {
         version: CLASSIFICATION_VERSION,
         f2p: f2p.iter().cloned().collect(),
         p2p_count: p2p.len(),
         p2p_untraced: p2p.iter().filter(|t| !trace.tests.contains_key(*t)).cloned().collect(),
+        unprotected_count: unprotected.len(),
         removed_test_files: cx.removed_files.iter().map(|s| s.to_string()).collect(),
         entry_points: entries.into_iter().collect(),
         nodes,
         removed_calls,
+        max_lines: options.max_lines,
+        over_budget: over_budget.into_iter().collect(),
     })
 }

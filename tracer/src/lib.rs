@@ -25,8 +25,8 @@ pub mod trace;
 mod testutil;
 
 pub use classify::{
-    CLASSIFICATION_VERSION, Classification, ClassifyError, Decision, Reason, Status, classify, classify_with_entries,
-    entry_points,
+    CLASSIFICATION_VERSION, Classification, ClassifyError, ClassifyOptions, Decision, Reason, Status, classify,
+    classify_with, classify_with_entries, entry_points,
 };
 pub use graph::{EdgeKind, GraphCounts, ObjectGraph};
 pub use probe_map::{PROBE_MAP_VERSION, ProbeFile, ProbeMap};

@@ -96,6 +96,13 @@ impl IndexBuilder {
         self
     }
 
+    /// Set a definition's lines (first and last, 1-based).
+    pub fn lines(mut self, id: &str, start_line: usize, end_line: usize) -> Self {
+        let def = self.index.definitions.get_mut(id).expect("known id");
+        (def.span.start_line, def.span.end_line) = (start_line, end_line);
+        self
+    }
+
     /// Functions on consecutive lines, for tests that do not care about lines.
     pub fn funcs(mut self, ids: &[&str]) -> Self {
         for id in ids {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::runner::process::{self, Limits, Progress, Stop};
+use carve_core::process::{self, Limits, Progress, Stop};
 
 /// How one step ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -241,9 +241,13 @@ vet: geometry/shape.go:11:19: cannot use Circle{…} (value of struct type Circl
         std::fs::create_dir(&generator).unwrap();
         std::fs::write(generator.join("go.mod"), "module example.com/lib/generator\n\ngo 1.21\n").unwrap();
         std::fs::write(generator.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
-        let before = crate::tree::tree_digest(dir.path()).unwrap();
+        let before = carve_core::tree::tree_digest(dir.path(), crate::skip_policy()).unwrap();
         build_check(dir.path()).expect("the tree builds");
-        assert_eq!(crate::tree::tree_digest(dir.path()).unwrap(), before, "the build check changed the tree");
+        assert_eq!(
+            carve_core::tree::tree_digest(dir.path(), crate::skip_policy()).unwrap(),
+            before,
+            "the build check changed the tree"
+        );
         assert!(!generator.join("generator").exists());
     }
 
@@ -254,10 +258,14 @@ vet: geometry/shape.go:11:19: cannot use Circle{…} (value of struct type Circl
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("go.mod"), "module example.com/bare\n").unwrap();
         std::fs::write(dir.path().join("lib.go"), "package bare\n\nfunc One() int { return 1 }\n").unwrap();
-        let before = crate::tree::tree_digest(dir.path()).unwrap();
+        let before = carve_core::tree::tree_digest(dir.path(), crate::skip_policy()).unwrap();
         build_check(dir.path()).expect("the tree builds");
         assert_eq!(std::fs::read_to_string(dir.path().join("go.mod")).unwrap(), "module example.com/bare\n");
         assert!(!dir.path().join("go.sum").exists());
-        assert_eq!(crate::tree::tree_digest(dir.path()).unwrap(), before, "the build check changed the tree");
+        assert_eq!(
+            carve_core::tree::tree_digest(dir.path(), crate::skip_policy()).unwrap(),
+            before,
+            "the build check changed the tree"
+        );
     }
 }

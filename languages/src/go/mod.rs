@@ -18,7 +18,7 @@ use std::path::Path;
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Masking, NamedInError, PlannedMask};
+use crate::interface::{LanguageFacts, LanguageSupport, Masking, NamedInError, PlannedMask, TreeFacts};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -51,6 +51,9 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: false,
     tests_in_blocks: false,
+    tree: TreeFacts::NONE,
+    project_files: &["go.mod", "go.sum"],
+    doctest_mark: None,
 };
 
 impl LanguageSupport for Go {

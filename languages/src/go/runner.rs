@@ -30,11 +30,11 @@ use std::time::Instant;
 use events::{GoReader, test_id};
 
 use crate::runner::attempts::{self, Attempt};
-use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{self, Step, WorkDir, last_lines};
 use crate::runner::{
     Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
+use carve_core::process::{self, Ended, Limits, Stop};
 
 /// The command that fetches a module's dependencies, named in errors.
 pub const SETUP: &str = "go mod download";

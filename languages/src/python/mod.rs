@@ -19,8 +19,8 @@ use std::path::Path;
 
 use crate::Language;
 use crate::edit::MaskedCheck;
-use crate::index::{DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, sources_of};
+use crate::index::{Definition, DefinitionIndex, FileIndex, LanguageIndex, NodeId};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, TreeFacts, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::TestFacts;
 use crate::syntax::{
@@ -54,6 +54,18 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: false,
     tests_in_sources: false,
     tests_in_blocks: false,
+    tree: TreeFacts {
+        caches: &["__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".eggs"],
+        // A virtualenv is found by its `pyvenv.cfg` whatever its name.
+        environments: &[".venv"],
+        environment_markers: &["pyvenv.cfg"],
+        build_outputs: &["build", "dist"],
+        generated_files: &[".pyc", ".pyo"],
+        generated_dirs: &[".egg-info", ".dist-info"],
+        ..TreeFacts::NONE
+    },
+    project_files: &["pyproject.toml", "setup.cfg"],
+    doctest_mark: None,
 };
 
 impl LanguageSupport for Python {
@@ -137,6 +149,33 @@ impl LanguageSupport for Python {
         _test: &str,
     ) -> Option<Result<Vec<NodeId>, String>> {
         None
+    }
+    /// A pytest fixture (`@pytest.fixture`, `@fixture(scope=…)`, `@pytest_asyncio.fixture`), a
+    /// unittest or pytest set-up / tear-down method, or anything defined in a `conftest.py`.
+    fn is_test_fixture(&self, def: &Definition) -> bool {
+        const SET_UP: &[&str] = &[
+            "setUp",
+            "tearDown",
+            "setUpClass",
+            "tearDownClass",
+            "asyncSetUp",
+            "asyncTearDown",
+            "setup_method",
+            "teardown_method",
+            "setup_class",
+            "teardown_class",
+            "setup_module",
+            "teardown_module",
+            "setup_function",
+            "teardown_function",
+        ];
+        let fixture = |d: &str| {
+            let name = d.split('(').next().unwrap_or(d).trim();
+            name == "fixture" || name.ends_with(".fixture")
+        };
+        def.path.rsplit('/').next() == Some("conftest.py")
+            || SET_UP.contains(&def.name.as_str())
+            || def.signature.decorators.iter().any(|d| fixture(d))
     }
     /// pytest's `--doctest-modules` ids: `path::dotted.module.Qual.name`, in a file that is
     /// not a test file; the definition of that file whose qualified name ends the dotted name.

@@ -31,10 +31,10 @@ use serde::Deserialize;
 
 use super::interpreter;
 use crate::runner::attempts::{self, Attempt};
-use crate::runner::process::{self, Appended, Ended, Limits, Progress, Stop};
 use crate::runner::steps::WorkDir;
 use crate::runner::{Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus};
 use args::selection_paths;
+use carve_core::process::{self, Appended, Ended, Limits, Progress, Stop};
 
 /// The report plugin, loaded with `-p carve_report`.
 const PLUGIN: &str = include_str!("carve_report.py");

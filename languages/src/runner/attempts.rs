@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use super::process::{Ended, Stop};
 use super::{Collection, RunRequest, RunResult, RunnerError, TestId, TestOutcome, TestStatus, is_ancestor};
+use carve_core::process::{Ended, Stop};
 
 /// At most this many extra processes after the first one.
 pub(crate) const MAX_RERUNS: u32 = 10;

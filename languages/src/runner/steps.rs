@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::process::{self, Ended, Limits, Progress, Stop};
 use super::{RunRequest, RunnerError};
+use carve_core::process::{self, Ended, Limits, Progress, Stop};
 
 /// A reader that follows one process's output file after another.
 pub(crate) trait StepReader: Progress {

@@ -75,6 +75,18 @@ fn item_is_sound(n: Node) -> bool {
     items_are_sound(&inner)
 }
 
+/// [`tests_only`] and [`with_tests_of`] behind the language interface.
+pub(crate) struct Split;
+
+impl crate::interface::InlineTests for Split {
+    fn tests_only(&self, source: &str) -> Result<String, crate::interface::InlineTestsError> {
+        tests_only(source).map_err(|e| crate::interface::InlineTestsError(e.0))
+    }
+    fn with_tests_of(&self, code: &str, tests: &str) -> Result<String, crate::interface::InlineTestsError> {
+        with_tests_of(code, tests).map_err(|e| crate::interface::InlineTestsError(e.0))
+    }
+}
+
 /// Why a file could not be split.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitError(pub String);

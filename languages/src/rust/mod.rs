@@ -1,8 +1,10 @@
 //! Rust: the definition index (tree-sitter-rust), masking edits, the `cargo check`
-//! build check and the tracing shim (`trace`).
+//! build check, the tracing shim (`trace`), and the tests inside source files FeatureArc
+//! reads (`inline_tests`, `doctests`).
 
 pub mod build;
 pub mod detect;
+pub mod doctests;
 pub mod edit;
 pub mod env;
 pub mod index;
@@ -13,13 +15,14 @@ pub mod trace;
 pub use build::build_check;
 pub use index::{index_source, is_test_path};
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
-use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask};
+use crate::index::{Definition, DefinitionIndex, LanguageIndex, NodeId};
+use crate::interface::{Doctest, InlineTests, LanguageFacts, LanguageSupport, Masking, PlannedMask, TreeFacts};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -52,6 +55,10 @@ static FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: true,
     tests_in_blocks: false,
+    // cargo's build folder; carve's runs build elsewhere (CARGO_TARGET_DIR).
+    tree: TreeFacts { build_outputs: &["target"], ..TreeFacts::NONE },
+    project_files: &["Cargo.toml"],
+    doctest_mark: Some(runner::DOCTEST_MARK),
 };
 
 impl LanguageSupport for Rust {
@@ -119,5 +126,23 @@ impl LanguageSupport for Rust {
     }
     fn build_error_locations(&self, root: &Path, output: &str) -> Vec<(String, u32)> {
         build::error_locations(root, output)
+    }
+    fn lock_offline(&self, tree: &Path) {
+        runner::lock_offline(tree)
+    }
+    fn inline_tests(&self) -> Option<&'static dyn InlineTests> {
+        Some(&inline_tests::Split)
+    }
+    fn definition_hash_input<'a>(&self, text: &'a [u8]) -> Cow<'a, [u8]> {
+        doctests::without_doc_lines(text)
+    }
+    fn doctests(&self, d: &Definition, index: &DefinitionIndex) -> Option<Doctest> {
+        doctests::doctests(d, index)
+    }
+    fn doctest_name<'a>(&self, id: &'a str) -> Option<&'a str> {
+        doctests::doctest_name(id)
+    }
+    fn is_benchmark(&self, d: &Definition) -> bool {
+        doctests::is_bench(&d.path, &d.signature.decorators)
     }
 }

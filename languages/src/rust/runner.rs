@@ -41,11 +41,29 @@ use libtest::LibtestReader;
 use targets::{Workspace, split_id};
 
 use crate::runner::attempts::{self, Attempt};
-use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{self, Step, WorkDir, last_lines};
 use crate::runner::{
     Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
+use carve_core::process::{self, Ended, Limits, Stop};
+
+/// What the id of every doctest holds, between its target and its rustdoc name
+/// (`either::doctest::src/lib.rs - Either<L,R>::map (line 161)`).
+pub const DOCTEST_MARK: &str = "::doctest::";
+
+/// A package without a `Cargo.lock` (libraries often commit none) gets one resolved offline
+/// from the local cargo cache, as this runner runs `--locked`. When that fails (a dependency
+/// not in the cache), the tree stays without one and the run says what is missing.
+pub fn lock_offline(tree: &Path) {
+    if tree.join("Cargo.toml").is_file() && !tree.join("Cargo.lock").exists() {
+        let _ = Command::new("cargo")
+            .args(["generate-lockfile", "--offline"])
+            .current_dir(tree)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
 
 /// Run the tests `req` asks for with `cargo test`.
 pub fn run(req: &RunRequest) -> Result<RunResult, RunnerError> {

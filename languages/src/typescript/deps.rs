@@ -42,9 +42,12 @@ fn canonical(value: &serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// Where npm installs a tree's dependencies.
+pub(crate) const FOLDER: &str = "node_modules";
+
 impl Dependencies for Npm {
     fn folder(&self) -> &'static str {
-        "node_modules"
+        FOLDER
     }
 
     fn inputs(&self) -> &'static [&'static str] {

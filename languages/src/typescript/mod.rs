@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask, sources_of};
+use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask, TreeFacts, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -81,6 +81,11 @@ const fn syntax(fence: &'static str) -> ContractSyntax {
     }
 }
 
+/// npm's installed packages, and the caches tools keep inside them (vite's pre-bundled
+/// dependencies, vitest's results, the `.cache` of babel, eslint and others), which runs
+/// rewrite in place.
+const TREE: TreeFacts =
+    TreeFacts { dependencies: &[deps::FOLDER], dependency_caches: &[".vite", ".vitest", ".cache"], ..TreeFacts::NONE };
 static TS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::TypeScript,
     family: FAMILY,
@@ -92,6 +97,9 @@ static TS_FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: false,
     tests_in_blocks: true,
+    tree: TREE,
+    project_files: &["package.json", "tsconfig.json"],
+    doctest_mark: None,
 };
 static JS_FACTS: LanguageFacts = LanguageFacts {
     language: Language::JavaScript,
@@ -104,6 +112,9 @@ static JS_FACTS: LanguageFacts = LanguageFacts {
     stubs_referenced: true,
     tests_in_sources: false,
     tests_in_blocks: true,
+    tree: TREE,
+    project_files: &["package.json"],
+    doctest_mark: None,
 };
 static TS_SYNTAX: ContractSyntax = syntax("typescript");
 static JS_SYNTAX: ContractSyntax = syntax("javascript");

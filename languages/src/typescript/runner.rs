@@ -41,11 +41,11 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::runner::attempts::{self, Attempt};
-use crate::runner::process::{self, Ended, Limits, Stop};
 use crate::runner::steps::{WorkDir, last_lines};
 use crate::runner::{
     Collection, RunRequest, RunResult, RunnerError, TestCommand, TestId, TestOutcome, TestStatus, is_ancestor,
 };
+use carve_core::process::{self, Ended, Limits, Stop};
 
 pub use crate::typescript::detect::PackageManager;
 use progress::ProgressReader;

@@ -81,7 +81,7 @@ pub fn write_context(recipe: &ImageRecipe, dir: &Path) -> Result<()> {
     let ctx = dir.join(CONTEXT_DIR);
     std::fs::create_dir_all(&ctx)?;
     for (name, text) in &recipe.context_files {
-        crate::workspace::write_atomic(&ctx.join(name), text.as_bytes())?;
+        carve_core::fs::write_atomic(&ctx.join(name), text.as_bytes())?;
     }
     Ok(())
 }

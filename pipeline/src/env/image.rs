@@ -35,7 +35,7 @@ pub fn build_image(repo: &Path, env_dir: &Path, record: &Environment) -> Result<
     let ctx =
         tempfile::Builder::new().prefix("carve-image-context-").tempdir().context("failed to make a build context")?;
     let root = ctx.path().join("context");
-    carve_languages::tree::shadow_copy(repo, &root)
+    carve_core::tree::shadow_copy(repo, &root, carve_languages::skip_policy())
         .with_context(|| format!("failed to copy {} into the build context", repo.display()))?;
     for (rel, bytes) in super::image_files(env_dir)? {
         let to = root.join(&rel);

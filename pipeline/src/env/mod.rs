@@ -273,7 +273,7 @@ fn verify_and_repair(
 fn copy_inputs(session: &Session, plan: &EnvPlan, dir: &Path) -> Result<()> {
     let src = dir.join("src");
     if plan.whole_source {
-        crate::workspace::shadow_copy(&session.repo, &src)?;
+        carve_core::tree::shadow_copy(&session.repo, &src, carve_languages::skip_policy())?;
         return Ok(());
     }
     std::fs::create_dir_all(&src)?;
@@ -432,9 +432,9 @@ fn write_record(
     recipe: &carve_languages::env::ImageRecipe,
 ) -> Result<()> {
     std::fs::create_dir_all(dir)?;
-    crate::workspace::write_atomic(&dir.join(ENVIRONMENT_FILE), record.to_json().as_bytes())?;
+    carve_core::fs::write_atomic(&dir.join(ENVIRONMENT_FILE), record.to_json().as_bytes())?;
     let text = dockerfile::render(recipe, &record.repo, &record.commit, &record.image.name);
-    crate::workspace::write_atomic(&dir.join(DOCKERFILE), text.as_bytes())?;
+    carve_core::fs::write_atomic(&dir.join(DOCKERFILE), text.as_bytes())?;
     dockerfile::write_context(recipe, dir)?;
     let _ = session;
     Ok(())
@@ -461,10 +461,10 @@ pub fn image_files(env_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
 /// Copy the record, Dockerfile and context files into the session's output folder.
 fn write_outputs(session: &Session, env_dir: &Path, record: &Environment) -> Result<()> {
     let out = &session.out;
-    crate::workspace::write_atomic(&out.join(ENVIRONMENT_FILE), record.to_json().as_bytes())?;
+    carve_core::fs::write_atomic(&out.join(ENVIRONMENT_FILE), record.to_json().as_bytes())?;
     let docker = std::fs::read(env_dir.join(DOCKERFILE))
         .with_context(|| format!("failed to read the Dockerfile in {}", env_dir.display()))?;
-    crate::workspace::write_atomic(&out.join(DOCKERFILE), &docker)?;
+    carve_core::fs::write_atomic(&out.join(DOCKERFILE), &docker)?;
     let ctx = env_dir.join(CONTEXT_DIR);
     if ctx.is_dir() {
         for entry in std::fs::read_dir(&ctx)?.flatten() {

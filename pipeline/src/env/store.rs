@@ -67,8 +67,8 @@ impl ActiveEnv {
     }
 
     /// The environment as carve-eval's runs take it (interpreter, variables, folders).
-    pub fn for_runs(&self) -> carve_eval::project::RunEnvironment {
-        carve_eval::project::RunEnvironment {
+    pub fn for_runs(&self) -> crate::runs::RunEnvironment {
+        crate::runs::RunEnvironment {
             interpreter: self.activation().interpreter_in(&self.dir),
             vars: self.vars(),
             linked: self.activation().linked.iter().map(|rel| (self.dir.join("src").join(rel), rel.clone())).collect(),
@@ -115,15 +115,15 @@ pub fn find(repo: &Path, language: carve_languages::Language) -> Option<ActiveEn
         return None;
     }
     let support = carve_languages::support(language).environment()?;
-    let digest = crate::workspace::tree_digest(repo).ok()?;
+    let digest = carve_core::tree::tree_digest(repo, carve_languages::skip_policy()).ok()?;
     let identity = RepoIdentity::detect(repo, &digest, None);
     lookup(repo, &identity, language.name(), support)
 }
 
 /// Hard-link the files of `from` (a folder or a file) at `to` (see
-/// [`carve_languages::tree::link_tree`]).
+/// [`carve_core::tree::link_tree`]).
 pub fn link_tree(from: &Path, to: &Path) -> Result<()> {
-    Ok(carve_languages::tree::link_tree(from, to)?)
+    Ok(carve_core::tree::link_tree(from, to, carve_languages::skip_policy())?)
 }
 
 /// A folder to build an environment in, beside where it will live: removed on drop unless
@@ -150,7 +150,7 @@ impl Partial {
 
     /// Move the finished environment into place (replacing an older one as one rename).
     pub fn commit(mut self) -> Result<PathBuf> {
-        crate::workspace::replace_dir(&self.dir, &self.dest)?;
+        carve_core::fs::replace_dir(&self.dir, &self.dest)?;
         self.done = true;
         Ok(self.dest.clone())
     }

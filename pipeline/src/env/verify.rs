@@ -26,7 +26,7 @@ pub fn command_in(command: &TestCommand, activation: &Activation, dir: &Path) ->
 /// (a copy that cannot be made), a run that cannot start is in the counts' `run_error`.
 pub fn run_suite(session: &Session, env: &ActiveEnv, scratch: &Path) -> Result<(BaselineCounts, Failures)> {
     let tree = scratch.join("tree");
-    crate::workspace::shadow_copy(&session.repo, &tree)?;
+    carve_core::tree::shadow_copy(&session.repo, &tree, carve_languages::skip_policy())?;
     env.prepare(&tree)?;
     let runner_scratch = scratch.join("run");
     std::fs::create_dir_all(&runner_scratch)?;

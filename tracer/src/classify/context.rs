@@ -73,10 +73,11 @@ impl<'a> Context<'a> {
         trace: &'a Trace,
         f2p: &'a BTreeSet<TestId>,
         p2p: &'a BTreeSet<TestId>,
+        unprotected: &BTreeSet<TestId>,
         entries: BTreeSet<NodeId>,
         kept: BTreeSet<NodeId>,
     ) -> Self {
-        let deletable = deletable_test_files(index, f2p, p2p);
+        let deletable = deletable_test_files(index, f2p, &p2p.iter().chain(unprotected).collect());
         let removed_files: BTreeSet<&str> =
             index.files.keys().filter(|f| deletable.contains(*f)).map(String::as_str).collect();
         let p2p_hits = p2p_hits(trace, p2p);
@@ -187,10 +188,15 @@ impl<'a> StayingCode<'a> {
     }
 }
 
-/// Test files the masked state deletes whole: those with F2P tests and no P2P test that no
-/// file that stays imports ([`removal::deletable_test_files`]).
-fn deletable_test_files(index: &DefinitionIndex, f2p: &BTreeSet<TestId>, p2p: &BTreeSet<TestId>) -> BTreeSet<String> {
-    let p2p_files: BTreeSet<&str> = p2p.iter().map(|t| test_file_in(index, t)).collect();
+/// Test files the masked state deletes whole: those with F2P tests and no other test that
+/// stays (`staying`: the P2P tests and those that stay unprotected) that no file that stays
+/// imports ([`removal::deletable_test_files`]).
+fn deletable_test_files(
+    index: &DefinitionIndex,
+    f2p: &BTreeSet<TestId>,
+    staying: &BTreeSet<&TestId>,
+) -> BTreeSet<String> {
+    let p2p_files: BTreeSet<&str> = staying.iter().map(|t| test_file_in(index, t)).collect();
     let whole: BTreeSet<String> = f2p
         .iter()
         .map(|t| test_file_in(index, t))

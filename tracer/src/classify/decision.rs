@@ -49,6 +49,14 @@ pub enum Reason {
     /// test file that failed to collect) failed with `message`, which names it. Set by the
     /// load repair of `carve tasks`, after classification.
     NeededToLoad { found_by: TestId, message: String },
+    /// Test code that stays needs it: `helper` (a fixture, a set-up method, a helper of a test
+    /// file, or module-level code of one) called it in `test`, which failed on the masked
+    /// state without it although the test's own code never reached the feature. Set by the
+    /// repair of the `feature` protection policy, after classification.
+    NeededByTestHelper { test: TestId, helper: String },
+    /// The line budget (`max_lines`) was spent before the walk from the entry points reached
+    /// it; it stays whole, with everything nested in it (see `budget.rs`).
+    OverBudget { max_lines: usize },
     /// A member (method, nested definition) remains, so its container must too.
     HasRemainedMember { member: NodeId, others: usize },
     /// Its enclosing function remains; a nested definition is part of that body.
@@ -122,6 +130,12 @@ impl fmt::Display for Reason {
             }
             Reason::NeededToLoad { found_by, message } => {
                 write!(f, "needed to load (found by {found_by}: {message})")
+            }
+            Reason::NeededByTestHelper { test, helper } => {
+                write!(f, "needed by test code that stays ({helper}, in {test})")
+            }
+            Reason::OverBudget { max_lines } => {
+                write!(f, "beyond the line budget of {max_lines} lines (kept whole)")
             }
             Reason::HasRemainedMember { member, others } => {
                 write!(f, "has remained member {member}")?;
@@ -206,6 +220,10 @@ pub struct Classification {
     /// P2P tests absent from the trace (they could not keep anything), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub p2p_untraced: Vec<TestId>,
+    /// Number of tests that stay in the masked state without protecting what they run (the
+    /// protection policies `sampled:N` and `feature`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unprotected_count: usize,
     /// Test files removed from the masked state (they hold F2P tests and no P2P test):
     /// their code keeps nothing alive. Sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -217,6 +235,17 @@ pub struct Classification {
     /// definition they call (see [`Reason::P2pOnlyThroughRemoved`]), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_calls: Vec<RemovedCall>,
+    /// The line budget the classification ran with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lines: Option<usize>,
+    /// Definitions that stay because the line budget was spent before them (each has
+    /// [`Reason::OverBudget`]), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_budget: Vec<NodeId>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A call statement whose value is discarded (`self._validate_crit(headers)`), in `caller`,

@@ -200,3 +200,47 @@ fn golden_classification() {
     assert_eq!(c, again);
     insta::assert_json_snapshot!("golden_classification", c);
 }
+
+/// The protection policies `sampled:N` and `feature`: a test that stays unprotected keeps
+/// nothing it runs, but its file stays in the masked state, so that file's module-level code
+/// still keeps what it names (collection time is always protected).
+#[test]
+fn unprotected_tests_protect_nothing_they_run_but_keep_their_file() {
+    const UNPROTECTED: &str = "tests/test_feat.py::test_neighbour";
+    let index = base()
+        .funcs(&[UNPROTECTED, "pkg/core.py::feat", "pkg/core.py::shared", "pkg/core.py::param"])
+        .module_ref("tests/test_feat.py", "pkg/core.py::param", 3)
+        .build();
+    let t = trace(&[
+        (
+            F2P,
+            &[],
+            &[
+                (F2P, "pkg/core.py::feat"),
+                ("pkg/core.py::feat", "pkg/core.py::shared"),
+                ("pkg/core.py::feat", "pkg/core.py::param"),
+            ],
+        ),
+        (UNPROTECTED, &[], &[(UNPROTECTED, "pkg/core.py::shared")]),
+    ]);
+    let graph = ObjectGraph::build(&index, &t);
+    let f2p = set(&[F2P]);
+    let entries: BTreeSet<NodeId> = entry_points(&index, &t, &f2p).unwrap().into_keys().collect();
+    // Protected, the neighbour keeps `shared`; its file stays either way.
+    let protected = classify_with_entries(&index, &graph, &t, &f2p, &set(&[UNPROTECTED]), entries.clone()).unwrap();
+    assert_eq!(status(&protected, "pkg/core.py::shared"), Status::Remained);
+    let options = ClassifyOptions { unprotected: set(&[UNPROTECTED]), ..ClassifyOptions::default() };
+    let c = classify_with(&index, &graph, &t, &f2p, &set(&[]), entries.clone(), &options).unwrap();
+    assert_eq!(status(&c, "pkg/core.py::shared"), Status::Extracted);
+    assert_eq!(status(&c, "pkg/core.py::feat"), Status::Extracted);
+    assert!(c.removed_test_files.is_empty(), "{:?}", c.removed_test_files);
+    assert_eq!(
+        reasons(&c, "pkg/core.py::param")[0],
+        Reason::ModuleLevel { path: "tests/test_feat.py".into(), line: 3 }
+    );
+    assert_eq!(c.unprotected_count, 1);
+    // Without it, the file goes with the F2P test and its module-level code keeps nothing.
+    let alone = classify_with(&index, &graph, &t, &f2p, &set(&[]), entries, &ClassifyOptions::default()).unwrap();
+    assert_eq!(alone.removed_test_files, ["tests/test_feat.py"]);
+    assert_eq!(status(&alone, "pkg/core.py::param"), Status::Extracted);
+}

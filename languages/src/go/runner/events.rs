@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
-use crate::runner::process::{Appended, Ended, Progress};
 use crate::runner::steps::{StepReader, last_lines};
 use crate::runner::{TestId, TestOutcome, TestStatus};
+use carve_core::process::{Appended, Ended, Progress};
 
 /// Output lines kept per test and per package for messages.
 const KEEP_LINES: usize = 40;

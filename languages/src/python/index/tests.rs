@@ -518,3 +518,23 @@ fn a_doctest_id_names_the_definition_that_holds_it() {
     assert_eq!(owner("src/pkg/tree.py::pkg.tree"), None);
     assert_eq!(owner("tests/test_tree.py::test_dump"), None);
 }
+
+/// The `feature` protection policy tells a test's fixtures and set-up from its own code.
+#[test]
+fn fixtures_set_up_methods_and_conftest_code_are_test_fixtures() {
+    let index = repo(&[
+        (
+            "tests/test_a.py",
+            "import pytest\n\n@pytest.fixture(scope=\"module\")\ndef cart():\n    return 1\n\n\
+             def helper():\n    return 2\n\nclass TestA:\n    def setUp(self):\n        pass\n\n    def test_a(self):\n        pass\n",
+        ),
+        ("tests/conftest.py", "def make():\n    return 3\n"),
+    ]);
+    let fixture = |id: &str| crate::is_test_fixture(&index, id);
+    assert!(fixture("tests/test_a.py::cart"));
+    assert!(fixture("tests/test_a.py::TestA.setUp"));
+    assert!(fixture("tests/conftest.py::make"));
+    assert!(!fixture("tests/test_a.py::helper"));
+    assert!(!fixture("tests/test_a.py::TestA.test_a"));
+    assert!(!fixture("tests/test_a.py::nope"));
+}

@@ -278,7 +278,7 @@ def test_c():
     assert!(!r.crashed);
     assert_eq!(r.processes, 2);
     let pid = std::fs::read_to_string(&pidfile).unwrap();
-    assert!(crate::runner::process::tests::process_gone(pid.trim()), "the test's child {pid} outlived the run");
+    assert!(crate::runner::tests_support::process_gone(pid.trim()), "the test's child {pid} outlived the run");
     assert_eq!(p.tree(), before);
 }
 

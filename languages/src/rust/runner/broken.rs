@@ -9,9 +9,9 @@ use std::time::Instant;
 use super::libtest::LibtestReader;
 use super::targets::{Kind, Workspace};
 use super::{cargo_command, display, spawn_error, startup_error};
-use crate::runner::process::{Limits, Stop};
 use crate::runner::steps::{self, Step, WorkDir};
 use crate::runner::{RunRequest, RunnerError, TestCommand, TestId};
+use carve_core::process::{Limits, Stop};
 
 /// At most this many rounds of "build, leave out what failed, build again".
 const MAX_ROUNDS: usize = 6;

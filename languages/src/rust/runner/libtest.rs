@@ -10,13 +10,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::targets::{Target, Workspace};
-use crate::runner::process::{self, Appended, Ended, Progress};
 use crate::runner::steps::StepReader;
 use crate::runner::{TestId, TestOutcome, TestStatus};
+use carve_core::process::{self, Appended, Ended, Progress};
 
 /// The carve id of libtest test `name` in `target`.
 pub(crate) fn test_id(target: &Target, doc: bool, name: &str) -> TestId {
-    if doc { format!("{}::doctest::{name}", target.label) } else { format!("{}::{name}", target.label) }
+    if doc { format!("{}{}{name}", target.label, super::DOCTEST_MARK) } else { format!("{}::{name}", target.label) }
 }
 
 pub(crate) struct LibtestReader<'w> {
@@ -248,7 +248,7 @@ impl StepReader for LibtestReader<'_> {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.stdout.pending)).into_owned();
             self.handle(&rest);
         }
-        if ended.stop == crate::runner::process::Stop::Exited {
+        if ended.stop == carve_core::process::Stop::Exited {
             self.end_binary();
         }
     }

@@ -20,9 +20,9 @@ use super::libtest::{test_id, without_thread_id};
 use super::targets::{Kind, Target, Workspace, split_id};
 use super::{Suite, cargo_command, display, spawn_error, startup_error};
 use crate::runner::attempts::Attempt;
-use crate::runner::process::{Ended, Limits, Progress, Stop};
 use crate::runner::steps::{self, Step, StepReader, WorkDir};
 use crate::runner::{RunRequest, RunnerError, TestCommand, TestId, TestOutcome, TestStatus};
+use carve_core::process::{Ended, Limits, Progress, Stop};
 
 /// What the nextest part of an attempt gives: outcomes, how nextest ended, its command.
 pub(crate) type Part = (BTreeMap<TestId, TestOutcome>, Option<Ended>, Option<String>);

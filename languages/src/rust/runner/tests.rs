@@ -268,3 +268,15 @@ fn the_commands_own_thread_count_wins() {
         "test --locked --no-fail-fast --workspace --features x -- --test-threads=1"
     );
 }
+
+/// Regression (servo/rust-smallvec commits no Cargo.lock): an exported crate state gets
+/// one (history's states call it through `carve_languages::lock_offline`).
+#[test]
+fn a_crate_state_without_a_lock_file_gets_one_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"s\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+    crate::lock_offline(dir.path());
+    assert!(dir.path().join("Cargo.lock").is_file());
+}

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::runner::RunRequest;
-use crate::runner::process::{self, Limits, Progress};
+use carve_core::process::{self, Limits, Progress};
 
 use super::{Job, Kind};
 

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
-use crate::runner::process::{self, Appended, Progress};
 use crate::runner::{TestId, TestOutcome, TestStatus};
+use carve_core::process::{self, Appended, Progress};
 
 /// The version of the reporters' JSON lines this reader understands.
 const VERSION: u32 = 1;

@@ -19,17 +19,17 @@ const POLL: Duration = Duration::from_millis(25);
 /// How long a group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How much of stdout and of stderr is kept.
-pub(crate) const TAIL_BYTES: u64 = 8 * 1024;
+pub const TAIL_BYTES: u64 = 8 * 1024;
 
 /// A reader of the runner's machine-readable progress (a report file, a JSON stream).
-pub(crate) trait Progress {
+pub trait Progress {
     /// Reads whatever the runner reported since the last call; true if it reported anything.
     fn poll(&mut self) -> bool;
 }
 
 /// A file a runner appends to while it runs (a report, a captured stdout), read as it grows.
 #[derive(Debug, Default)]
-pub(crate) struct Appended {
+pub struct Appended {
     pub path: PathBuf,
     offset: u64,
     /// What was read and not taken yet (after the last complete line).
@@ -74,10 +74,9 @@ impl Appended {
     }
 }
 
-/// Line `number` of the JSON-lines report `path` (carve's pytest plugin's, its JavaScript
-/// reporters') as an `E`, or `None` with what is wrong noted in `problem` (the first problem
+/// Line `number` of the JSON-lines report `path` (a test runner's plugin or reporter) as an `E`, or `None` with what is wrong noted in `problem` (the first problem
 /// stays).
-pub(crate) fn json_line<E: serde::de::DeserializeOwned>(
+pub fn json_line<E: serde::de::DeserializeOwned>(
     path: &Path,
     number: usize,
     line: &[u8],
@@ -102,19 +101,19 @@ fn read_appended(path: &Path, offset: &mut u64, pending: &mut Vec<u8>) -> std::i
 }
 
 /// Takes the first complete line (with its `\n`) off the front of `pending`.
-pub(crate) fn take_line(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
+pub fn take_line(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
     let end = pending.iter().position(|b| *b == b'\n')?;
     Some(pending.drain(..=end).collect())
 }
 
 /// Like [`take_line`], passing over lines of only white space.
-pub(crate) fn take_nonblank_line(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
+pub fn take_nonblank_line(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
     std::iter::from_fn(|| take_line(pending)).find(|line| !line.iter().all(u8::is_ascii_whitespace))
 }
 
 /// Why supervision ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub enum Stop {
     /// The process exited by itself (or no process was needed).
     Exited,
     /// Killed: nothing was reported for the per-test timeout.
@@ -125,7 +124,7 @@ pub(crate) enum Stop {
 
 /// How a supervised process ended.
 #[derive(Debug, Clone)]
-pub(crate) struct Ended {
+pub struct Ended {
     /// False when the attempt needed no process at all.
     pub spawned: bool,
     pub stop: Stop,
@@ -164,7 +163,7 @@ impl Ended {
 
 /// The limits of one supervised process.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub struct Limits {
     pub deadline: Instant,
     /// Killed when nothing progressed for this long...
     pub no_progress: Duration,
@@ -174,7 +173,7 @@ pub(crate) struct Limits {
 
 /// What a test run's start-up gets at least, whatever the per-test timeout: importing and
 /// collecting a large suite on a loaded machine takes seconds, and is not a test hanging.
-pub(crate) const STARTUP_ALLOWANCE: Duration = Duration::from_secs(60);
+pub const STARTUP_ALLOWANCE: Duration = Duration::from_secs(60);
 
 impl Limits {
     /// One allowance for everything the process does.
@@ -190,7 +189,7 @@ impl Limits {
 
 /// Spawn `cmd` (its own process group, stdin closed, output into `stdout`/`stderr`) and
 /// watch it until it exits or a limit is hit. Errors are spawn failures only.
-pub(crate) fn supervise(
+pub fn supervise(
     mut cmd: Command,
     stdout: &Path,
     stderr: &Path,
@@ -250,7 +249,7 @@ fn signal_group(pgid: i32, signal: i32) {
 }
 
 /// The last [`TAIL_BYTES`] of a file, from a line start, lossily decoded.
-pub(crate) fn tail(path: &Path) -> String {
+pub fn tail(path: &Path) -> String {
     let Ok(mut f) = File::open(path) else { return String::new() };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let start = len.saturating_sub(TAIL_BYTES);
@@ -269,7 +268,7 @@ pub(crate) fn tail(path: &Path) -> String {
 }
 
 /// `args` as a shell would need them quoted, for messages.
-pub(crate) fn display_command(program: &Path, args: &[String]) -> String {
+pub fn display_command(program: &Path, args: &[String]) -> String {
     std::iter::once(program.display().to_string())
         .chain(args.iter().cloned())
         .map(|a| shell_quote(&a))
@@ -283,7 +282,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     struct Never;
@@ -395,7 +394,7 @@ pub(crate) mod tests {
     }
 
     /// A process that no longer exists, or a zombie waiting for init to reap it.
-    pub(crate) fn process_gone(pid: &str) -> bool {
+    fn process_gone(pid: &str) -> bool {
         for _ in 0..50 {
             match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
                 Err(_) => return true,

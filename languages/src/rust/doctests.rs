@@ -1,0 +1,198 @@
+//! Rust tests of a source file that are not inline test items, as FeatureArc's history
+//! analysis reads them: doctests (the code blocks of doc comments that rustdoc runs, named as
+//! cargo names them), doc-comment lines (no code: a changed doctest is no change to the code)
+//! and benchmarks (test code `cargo test` does not run as tests).
+
+use std::borrow::Cow;
+
+use crate::index::{Definition, DefinitionIndex, DefinitionKind};
+use crate::interface::Doctest;
+
+/// A definition's text without its doc-comment lines (`///`, `//!`; `/** … */` lines
+/// starting with `*` are kept: rare, and code-like enough): what says whether its code changed.
+pub fn without_doc_lines(text: &[u8]) -> Cow<'_, [u8]> {
+    let mut out = Vec::with_capacity(text.len());
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let t = line.trim_ascii_start();
+        if !(t.starts_with(b"///") || t.starts_with(b"//!")) {
+            out.extend_from_slice(line);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The code blocks of a doc comment that rustdoc runs as doctests: fenced blocks (```` ``` ````
+/// or `~~~`) whose info string is empty or names only Rust and doctest attributes
+/// (`rust`, `no_run`, `should_panic`, `compile_fail`, `edition2021` …); `ignore`d blocks and
+/// blocks of other languages (`text`, `toml` …) are not run. `None` when there is none.
+pub fn doctest_code(doc: &str) -> Option<String> {
+    let mut code = String::new();
+    let mut open: Option<(&str, bool)> = None; // (fence, runs)
+    let mut any = false;
+    for line in doc.lines() {
+        let t = line.trim_start();
+        match open {
+            None => {
+                let fence = if t.starts_with("```") {
+                    "```"
+                } else if t.starts_with("~~~") {
+                    "~~~"
+                } else {
+                    continue;
+                };
+                let info = t.trim_start_matches(fence.chars().next().unwrap_or('`'));
+                let runs = info.split([',', ' ', '\t']).filter(|w| !w.is_empty()).all(|w| {
+                    matches!(w, "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness" | "allow_fail")
+                        || w.starts_with("edition")
+                        || w.starts_with('{')
+                });
+                open = Some((fence, runs));
+                any |= runs;
+            }
+            Some((fence, runs)) => {
+                if t.starts_with(fence) && t.trim_start_matches(fence.chars().next().unwrap_or('`')).trim().is_empty() {
+                    open = None;
+                } else if runs {
+                    code.push_str(line);
+                    code.push('\n');
+                }
+            }
+        }
+    }
+    any.then_some(code)
+}
+
+/// The self type of an impl header as rustdoc prints it in doctest names:
+/// `impl<L, R> Iterator for Either<L, R> where …` → `Either<L,R>`.
+fn impl_self_type(header: &str) -> String {
+    let mut rest = header.trim().strip_prefix("unsafe ").unwrap_or(header.trim());
+    rest = rest.strip_prefix("impl").unwrap_or(rest).trim_start();
+    if rest.starts_with('<') {
+        let mut depth = 0;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                rest = &rest[i + 1..];
+                break;
+            }
+        }
+    }
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let words = &words[..words.iter().position(|w| *w == "where").unwrap_or(words.len())];
+    let ty = match words.iter().rposition(|w| *w == "for") {
+        Some(i) => &words[i + 1..],
+        None => words,
+    };
+    ty.concat().trim_start_matches('!').to_string()
+}
+
+/// The doctests of definition `d`, named as carve's cargo runner names them without the
+/// crate prefix and line: `<path> - <module path>::<item path>` (`src/lib.rs - Either<L,R>::map`).
+pub fn doctests(d: &Definition, index: &DefinitionIndex) -> Option<Doctest> {
+    let code = doctest_code(d.docstring.as_deref()?)?;
+    let mut parts = vec![d.name.clone()];
+    let mut parent = d.parent.as_ref().and_then(|p| index.definitions.get(p));
+    // An impl's parent in the index is its self type's definition: after the impl, only the
+    // modules around it name the doctest.
+    let mut in_impl = false;
+    while let Some(p) = parent {
+        match p.kind {
+            DefinitionKind::Impl => {
+                parts.push(impl_self_type(&p.signature.text));
+                in_impl = true;
+            }
+            DefinitionKind::Module => parts.push(p.name.clone()),
+            _ if !in_impl => parts.push(p.name.clone()),
+            _ => {}
+        }
+        parent = p.parent.as_ref().and_then(|q| index.definitions.get(q));
+    }
+    let module = index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or_default();
+    parts.extend(module.rsplit("::").filter(|m| !m.is_empty() && *m != "crate").map(str::to_string));
+    parts.reverse();
+    Some(Doctest { id: format!("{} - {}", d.path, parts.join("::")), code })
+}
+
+/// The item name of a doctest named as [`doctests`] names it (`src/lib.rs - Either<L,R>::map`
+/// → `map`, generics dropped), or `None` when `id` is no such name.
+pub fn doctest_name(id: &str) -> Option<&str> {
+    let (_, item) = id.rsplit_once(" - ")?;
+    let mut depth = 0;
+    let mut start = 0;
+    let b = item.as_bytes();
+    for i in 0..b.len() {
+        match b[i] {
+            b'<' => depth += 1,
+            b'>' => depth -= 1,
+            b':' if depth == 0 && i + 1 < b.len() && b[i + 1] == b':' => start = i + 2,
+            _ => {}
+        }
+    }
+    let last = &item[start.min(item.len())..];
+    Some(last.split('<').next().unwrap_or(last))
+}
+
+/// A benchmark: a function with a `#[bench]` attribute, or any definition of a file under a
+/// `benches/` directory (Cargo's bench targets; `cargo test` builds no bench target).
+pub fn is_bench(path: &str, attributes: &[String]) -> bool {
+    let dirs: Vec<&str> = path.split('/').collect();
+    dirs[..dirs.len().saturating_sub(1)].contains(&"benches")
+        || attributes.iter().any(|a| {
+            let a = a.trim().trim_start_matches("#[").trim_end_matches(']');
+            a.split('(').next().is_some_and(|h| h.trim() == "bench")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doctest_code_keeps_the_blocks_rustdoc_runs() {
+        let doc = "Maps the value.\n\n```\nlet x = Either::Left(1).map(f);\n```\n\n```text\nnot rust\n```\n\n```ignore\nskipped()\n```\n\n```rust,should_panic\npanics();\n```";
+        assert_eq!(doctest_code(doc).as_deref(), Some("let x = Either::Left(1).map(f);\npanics();\n"));
+        assert_eq!(doctest_code("Only prose.\n\n```text\nx\n```"), None);
+        assert_eq!(doctest_code("No blocks at all."), None);
+    }
+
+    #[test]
+    fn impl_self_types_print_as_rustdoc_names_them() {
+        assert_eq!(impl_self_type("impl<L, R> Either<L, R>"), "Either<L,R>");
+        assert_eq!(impl_self_type("impl<L: Iterator, R> Iterator for Either<L, R> where R: Iterator"), "Either<L,R>");
+        assert_eq!(impl_self_type("unsafe impl Send for Buffer"), "Buffer");
+        assert_eq!(impl_self_type("impl<T, F> Drain<'_, T, F>\nwhere\n    F: FnMut(&mut T) -> bool,"), "Drain<'_,T,F>");
+    }
+
+    #[test]
+    fn doctest_names_are_the_last_item_without_generics() {
+        assert_eq!(doctest_name("src/lib.rs - Either<L,R>::map"), Some("map"));
+        assert_eq!(doctest_name("src/lib.rs - add"), Some("add"));
+        assert_eq!(doctest_name("src/buf.rs - buf::Buffer<T>::push<U>"), Some("push"));
+        assert_eq!(doctest_name("src/lib.rs::tests.adds"), None);
+    }
+
+    /// servo/rust-smallvec's `benches/bench.rs` and `#[bench]` functions count as no test a
+    /// commit adds: `cargo test` does not run them, so no gate could see them fail or pass.
+    #[test]
+    fn rust_benchmarks_are_no_tests() {
+        assert!(is_bench("benches/bench.rs", &[]));
+        assert!(is_bench("crates/a/benches/x.rs", &["inline".into()]));
+        assert!(is_bench("src/lib.rs", &["bench".into()]));
+        assert!(is_bench("src/lib.rs", &["#[bench]".into()]));
+        assert!(!is_bench("src/lib.rs", &["test".into()]));
+        assert!(!is_bench("src/benches.rs", &["cfg(feature = \"bench\")".into()]));
+        assert!(!is_bench("tests/bench_like.rs", &[]));
+    }
+
+    #[test]
+    fn rust_doc_lines_do_not_change_a_definitions_hash_input() {
+        let a = b"/// Adds.\n/// ```\n/// add(1, 2);\n/// ```\npub fn add(a: i32, b: i32) -> i32 { a + b }\n";
+        let b = b"/// Adds two numbers.\npub fn add(a: i32, b: i32) -> i32 { a + b }\n";
+        assert_eq!(without_doc_lines(a), without_doc_lines(b));
+        assert_ne!(without_doc_lines(a), without_doc_lines(b"pub fn add(a: i32, b: i32) -> i32 { b + a }\n"));
+    }
+}
