@@ -128,6 +128,18 @@ pub struct StatementArgs {
     pub describe: Option<String>,
 }
 
+/// How the environment is set up (`carve env`, and the same step of `carve tasks`).
+#[derive(Debug, Args, Clone)]
+pub struct EnvArgs {
+    /// A command that proposes set-up commands when carve's rules find nothing more to try
+    /// (JSON on stdin, JSON on stdout; overrides `[env] helper` in carve.toml).
+    #[arg(long)]
+    pub env_helper: Option<String>,
+    /// Repair rounds after the first verification run.
+    #[arg(long, default_value_t = 3)]
+    pub env_rounds: u32,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Detect the language and test command, and write carve.toml into the output folder.
@@ -137,6 +149,27 @@ pub enum Command {
         /// Overwrite an existing carve.toml in the output folder.
         #[arg(long)]
         force: bool,
+    },
+    /// Set up the repository's tests from its own metadata in an environment carve owns
+    /// (under the cache, never in the repository), verify it by running the suite, repair
+    /// from what fails, and record environment.json and a Dockerfile. Later commands on the
+    /// same repository use it without being told.
+    Env {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        env: EnvArgs,
+        /// Make it again even when one is recorded for these install inputs.
+        #[arg(long)]
+        fresh: bool,
+        /// `owner/name` of the repository, for the environment's folder and image name
+        /// (default: from the `origin` remote URL, else `local/<folder name>`).
+        #[arg(long)]
+        repo_name: Option<String>,
+        /// Then build the environment's image (its name is image_name) with the OCI engine
+        /// present (docker, podman or buildah; CARVE_OCI_ENGINE chooses).
+        #[arg(long)]
+        build_image: bool,
     },
     /// Print the definition index of the repository.
     Index {
@@ -253,6 +286,12 @@ pub enum Command {
         candidates: Option<usize>,
         #[command(flatten)]
         statement: StatementArgs,
+        #[command(flatten)]
+        env: EnvArgs,
+        /// Do not set up an environment first (use the interpreter and installed
+        /// dependencies as found; also `CARVE_ENV=off`).
+        #[arg(long)]
+        no_env: bool,
     },
     /// Write the agent's workspace of a task bundle: the masked state as a fresh git
     /// repository with one commit, without history, caches or build outputs.

@@ -128,6 +128,8 @@ pub struct GradeOptions {
     pub jobs: usize,
     /// Scratch folder (removed per instance when done).
     pub work: PathBuf,
+    /// The environment `carve env` made for the repository, when there is one.
+    pub environment: Option<carve_pipeline::runs::RunEnvironment>,
 }
 
 /// Find the bundle of `id`: `bundles` is one bundle or a folder of bundles.
@@ -153,8 +155,11 @@ pub fn grade_all(
     opts: &GradeOptions,
     progress: &Progress,
 ) -> Result<GradeRun, Error> {
-    let runs = TestRuns::of(&test_run::config(&opts.repo, opts.config.as_deref())?);
+    let mut runs = TestRuns::of(&test_run::config(&opts.repo, opts.config.as_deref())?);
     let repo_digest = tree::tree_digest(&opts.repo, skip_policy())?;
+    if let Some(env) = &opts.environment {
+        runs.use_environment(env.clone());
+    }
     let next = AtomicUsize::new(0);
     let out: Mutex<BTreeMap<usize, GradedInstance>> = Mutex::new(BTreeMap::new());
     std::thread::scope(|s| {

@@ -19,6 +19,10 @@ pub struct Instance<L = String> {
     pub repo: String,
     /// The commit, or `tree-<digest16>` when the repository is no git work tree.
     pub base_commit: String,
+    /// The image of the environment `carve env` recorded (`carve-env/<owner>__<name>:<commit12>`,
+    /// built from the bundle's `Dockerfile`); null when the task was made without one.
+    #[serde(default)]
+    pub image_name: Option<String>,
     /// The gold patch: masked state → original (Level 2: also the reference `agent_code`).
     pub patch: String,
     /// Adds the F2P tests back (Level 2: the rewritten ones).
@@ -52,6 +56,7 @@ impl<L> Instance<L> {
             instance_id,
             repo: String::new(),
             base_commit: String::new(),
+            image_name: None,
             patch: String::new(),
             test_patch: String::new(),
             problem_statement: String::new(),
@@ -110,6 +115,9 @@ pub struct CarveFields<L = String> {
     /// The agent's workspace (null when the task has none recorded).
     #[serde(default)]
     pub workspace: Option<WorkspaceRef>,
+    /// The environment the task's tests ran in (null when made without one).
+    #[serde(default)]
+    pub environment: Option<EnvironmentRef>,
 }
 
 impl<L> CarveFields<L> {
@@ -129,6 +137,7 @@ impl<L> CarveFields<L> {
             harness_ids: HarnessIds::default(),
             tree_digest: String::new(),
             workspace: None,
+            environment: None,
         }
     }
 }
@@ -230,6 +239,31 @@ pub struct WorkspaceRef {
 impl WorkspaceRef {
     pub fn new(tree: String, commit: String, files: usize, make: String, note: String) -> WorkspaceRef {
         WorkspaceRef { tree, commit, files, make, note }
+    }
+}
+
+/// The environment of a task: which one `carve env` recorded (`environment.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct EnvironmentRef {
+    /// The digest of the install inputs that names the environment.
+    pub key: String,
+    /// `verified` (every test that ran passed) or `partial` (some still fail).
+    pub status: String,
+    /// The bundle's file that builds the image (`Dockerfile`).
+    pub dockerfile: String,
+    /// Toolchain and interpreter versions, by tool.
+    pub tools: std::collections::BTreeMap<String, String>,
+}
+
+impl EnvironmentRef {
+    pub fn new(
+        key: String,
+        status: String,
+        dockerfile: String,
+        tools: std::collections::BTreeMap<String, String>,
+    ) -> EnvironmentRef {
+        EnvironmentRef { key, status, dockerfile, tools }
     }
 }
 

@@ -345,6 +345,13 @@ pub trait LanguageSupport: Sync {
         None
     }
 
+    // --- Environments --------------------------------------------------------------------
+
+    /// How `carve env` finds, installs, repairs and records the test environment from the
+    /// repository's own metadata ([`crate::env::EnvSupport`]). Default: none.
+    fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
+        None
+    }
     /// Give `tree` the lock file the language's runner needs where the project commits none,
     /// resolved offline from the local cache (Rust: `Cargo.lock`, as carve's cargo runner
     /// runs `--locked`). Best effort: when that fails, the tree stays as it is and the runner

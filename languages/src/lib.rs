@@ -28,6 +28,7 @@
 // Shared models: they import no language module.
 pub mod build;
 pub mod edit;
+pub mod env;
 pub mod index;
 pub mod runner;
 pub mod syntax;

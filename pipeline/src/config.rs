@@ -29,6 +29,25 @@ pub struct Config {
     /// Why each setting was chosen (printed by `carve init`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub detected: Vec<String>,
+    /// `[env]`: how `carve env` sets up the environment.
+    #[serde(default, skip_serializing_if = "EnvConfig::is_empty")]
+    pub env: EnvConfig,
+}
+
+/// `[env]` of carve.toml.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EnvConfig {
+    /// A command (`sh -c`) that proposes set-up commands when the rules find no more: JSON in,
+    /// JSON out (see `pipeline::env::helper`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helper: Option<String>,
+}
+
+impl EnvConfig {
+    fn is_empty(&self) -> bool {
+        self.helper.is_none()
+    }
 }
 
 /// `[timeouts]`: a field left out takes its default; an unknown one is an error.
@@ -95,6 +114,7 @@ impl Config {
             exclude: Vec::new(),
             timeouts: Timeouts::default(),
             detected,
+            env: EnvConfig::default(),
         })
     }
 

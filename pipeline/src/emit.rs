@@ -3,7 +3,7 @@
 //! audit, and the `tasks.jsonl` dataset of every emitted task.
 
 use crate::{Context, Result};
-use carve_formats::instance::{CarveFields, ContractSummary, HarnessIds, Instance, WorkspaceRef};
+use carve_formats::instance::{CarveFields, ContractSummary, EnvironmentRef, HarnessIds, Instance, WorkspaceRef};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -107,9 +107,20 @@ fn instance_json(
             "give the agent this workspace, never a checkout of base_commit (its history holds the gold code)".into(),
         )
     });
+    carve.environment = session.environment.as_ref().map(|e| {
+        let status = serde_json::to_value(e.record.status).ok().and_then(|v| v.as_str().map(String::from));
+        EnvironmentRef::new(
+            e.record.key.clone(),
+            status.unwrap_or_default(),
+            "Dockerfile".into(),
+            e.record.tools.clone(),
+        )
+    });
     let mut inst = Instance::new(instance_id.to_string(), task.level, carve);
     inst.repo = id.full_name();
     inst.base_commit = id.commit.clone();
+    // The image of the environment `carve env` recorded (its Dockerfile is in the bundle).
+    inst.image_name = session.environment.as_ref().map(|e| e.record.image.name.clone());
     inst.patch = task.gold_patch.to_string();
     inst.test_patch = task.test_patch.to_string();
     inst.problem_statement = problem_statement.to_string();
@@ -131,7 +142,11 @@ pub fn write_bundle(out: &Path, instance_id: &str, files: &[(&str, Vec<u8>)]) ->
     }
     std::fs::create_dir_all(&staged)?;
     for (name, bytes) in files {
-        std::fs::write(staged.join(name), bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
+        let path = staged.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("failed to write {name} of {instance_id}"))?;
     }
     let dest = out.join(instance_id);
     fs::replace_dir(&staged, &dest)?;
@@ -166,20 +181,24 @@ pub fn emit_task(
     let statement = crate::extract::statement(session, ext, &feature.f2p, task.level, describe)?;
     let (gold, test) = (task.gold_patch, task.test_patch);
     let inst = instance_json(session, feature, ext, task, &id, &statement, trace_digest);
-    write_bundle(
-        &session.out,
-        &id,
-        &[
-            ("instance.json", pretty(&inst)),
-            ("problem_statement.md", statement.into_bytes()),
-            ("contract.json", pretty(&ext.contract)),
-            ("gold.patch", gold.as_bytes().to_vec()),
-            ("test.patch", test.as_bytes().to_vec()),
-            ("mask.patch", ext.mask_patch.as_bytes().to_vec()),
-            ("validation.json", pretty(task.validation)),
-            ("audit.json", pretty(audit)),
-        ],
-    )?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("instance.json", pretty(&inst)),
+        ("problem_statement.md", statement.into_bytes()),
+        ("contract.json", pretty(&ext.contract)),
+        ("gold.patch", gold.as_bytes().to_vec()),
+        ("test.patch", test.as_bytes().to_vec()),
+        ("mask.patch", ext.mask_patch.as_bytes().to_vec()),
+        ("validation.json", pretty(task.validation)),
+        ("audit.json", pretty(audit)),
+    ]
+    .into_iter()
+    .map(|(n, b)| (n.to_string(), b))
+    .collect();
+    if let Some(env) = &session.environment {
+        files.extend(crate::env::image_files(&env.dir)?);
+    }
+    let named: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    write_bundle(&session.out, &id, &named)?;
     Ok((id, inst))
 }
 

@@ -2,7 +2,7 @@
 //! feature to validated task bundles.
 //!
 //! ```text
-//! init -> baseline -> trace -> graph -> classify -> extract (+ repair) -> validate -> emit
+//! init -> env -> baseline -> trace -> graph -> classify -> extract (+ repair) -> validate -> emit
 //! ```
 //!
 //! One module per stage; each is a function over a [`Session`] and what the stages before it
@@ -23,6 +23,7 @@ pub mod candidates;
 pub mod classify;
 pub mod config;
 pub mod emit;
+pub mod env;
 mod error;
 pub mod extract;
 pub mod groups;

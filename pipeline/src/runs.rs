@@ -23,6 +23,17 @@ pub struct TestRuns {
     pub test_timeout: Duration,
     /// `carve.toml`'s `setup`: a run that cannot start says to run it.
     pub setup: Option<String>,
+    /// The environment `carve env` made, when the runs use one.
+    pub environment: Option<RunEnvironment>,
+}
+
+/// How runs use an environment `carve env` made: its interpreter, its variables, and its
+/// installed folders (`(folder, repository-relative place)`) linked into a tree that has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunEnvironment {
+    pub interpreter: Option<PathBuf>,
+    pub vars: Vec<(String, String)>,
+    pub linked: Vec<(PathBuf, String)>,
 }
 
 /// Extra settings of one run (for the traced run: the shim's environment and plugin).
@@ -60,7 +71,7 @@ impl std::error::Error for RunFailed {}
 impl TestRuns {
     /// Runs with `command` and these timeouts, and no set-up command to name.
     pub fn new(command: TestCommand, run_timeout: Duration, test_timeout: Duration) -> TestRuns {
-        TestRuns { command, run_timeout, test_timeout, setup: None }
+        TestRuns { command, run_timeout, test_timeout, setup: None, environment: None }
     }
 
     /// Runs as `carve.toml` says: its `[test]` runner, `[timeouts]` and `setup`.
@@ -70,7 +81,16 @@ impl TestRuns {
             run_timeout: Duration::from_secs(config.timeouts.run),
             test_timeout: Duration::from_secs(config.timeouts.test),
             setup: config.setup.clone(),
+            environment: None,
         }
+    }
+
+    /// Run with `env` from now on (its interpreter replaces the configured one).
+    pub fn use_environment(&mut self, env: RunEnvironment) {
+        if let Some(python) = &env.interpreter {
+            self.command.set_interpreter(python);
+        }
+        self.environment = Some(env);
     }
 
     /// Run `tests` (ids or files; all: `None`) of `tree` once; the runner keeps what it
@@ -82,11 +102,26 @@ impl TestRuns {
         extras: &RunExtras,
         scratch: &Path,
     ) -> Result<RunResult, RunFailed> {
+        let mut env = Vec::new();
+        if let Some(e) = &self.environment {
+            for (from, rel) in &e.linked {
+                if from.exists() && std::fs::symlink_metadata(tree.join(rel)).is_err() {
+                    carve_core::tree::link_tree(from, &tree.join(rel), carve_languages::skip_policy()).map_err(
+                        |err| RunFailed {
+                            message: format!("could not link the environment's {rel} into {}: {err}", tree.display()),
+                            collection_tail: None,
+                        },
+                    )?;
+                }
+            }
+            env = e.vars.clone();
+        }
+        env.extend(extras.env.iter().cloned());
         let request = RunRequest {
             root: tree.to_path_buf(),
             command: self.command.clone(),
             tests: tests.map(<[TestId]>::to_vec),
-            env: extras.env.clone(),
+            env,
             pythonpath_prepend: extras.pythonpath.clone(),
             extra_args: extras.args.clone(),
             timeout: self.run_timeout,
@@ -183,7 +218,15 @@ pub fn run_tests(
     scratch: &Path,
 ) -> Result<RunResult> {
     let cfg = &session.config;
-    let result = TestRuns::of(cfg).run(tree, tests.as_deref(), extras, scratch).map_err(crate::Error::RunFailed)?;
+    // The environment `carve env` made: its installed folders in the tree, its variables.
+    let mut extras = extras.clone();
+    if let Some(active) = &session.environment {
+        active.prepare(tree)?;
+        let mut env = active.vars();
+        env.append(&mut extras.env);
+        extras.env = env;
+    }
+    let result = TestRuns::of(cfg).run(tree, tests.as_deref(), &extras, scratch).map_err(crate::Error::RunFailed)?;
     // Test files that cannot import a module usually mean dependencies are not installed.
     if let Some((file, err)) =
         result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module"))

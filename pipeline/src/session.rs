@@ -26,6 +26,10 @@ pub struct Session {
     pub progress: Progress,
     /// Test runs that may run at once ([`Session::both`]); at least 1.
     pub jobs: usize,
+    /// The environment `carve env` made for this repository and its install inputs, used by
+    /// every test run (see [`crate::env`]); `None` when there is none or `--python` chose the
+    /// interpreter.
+    pub environment: Option<crate::env::ActiveEnv>,
 }
 
 pub struct SessionOptions<'a> {
@@ -75,7 +79,33 @@ impl Session {
         let tree_digest = carve_core::tree::tree_digest(&repo, carve_languages::skip_policy())?;
         let identity = RepoIdentity::detect(&repo, &tree_digest, opts.repo_name.as_ref());
         let jobs = opts.jobs.unwrap_or_else(default_jobs).max(1);
-        Ok(Session { repo, out, config, index, tree_digest, identity, progress, jobs })
+        let mut session =
+            Session { repo, out, config, index, tree_digest, identity, progress, jobs, environment: None };
+        if opts.python.is_none() {
+            session.use_recorded_environment();
+        }
+        Ok(session)
+    }
+
+    /// Use the environment `carve env` recorded for this repository's install inputs, unless
+    /// the configuration names an interpreter by path (a virtualenv the user chose).
+    pub fn use_recorded_environment(&mut self) {
+        if std::env::var("CARVE_ENV").is_ok_and(|v| v == "off" || v == "0") {
+            return;
+        }
+        if self.config.test.interpreter().is_some_and(|p| p.components().count() > 1) {
+            return;
+        }
+        let Some(support) = carve_languages::support(self.config.language).environment() else { return };
+        let Some(env) = crate::env::store::lookup(&self.repo, &self.identity, self.config.language.name(), support)
+        else {
+            return;
+        };
+        if let Some(python) = env.activation().interpreter_in(&env.dir) {
+            self.config.test.set_interpreter(&python);
+        }
+        self.progress.note(format!("using the environment {} ({})", env.dir.display(), env.record.baseline.summary()));
+        self.environment = Some(env);
     }
 
     /// `a` and `b`, at once on two threads when [`Session::jobs`] allows two test runs at

@@ -146,7 +146,17 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
     std::fs::create_dir_all(&out).with_context(|| format!("failed to create {}", out.display()))?;
     let work = tempfile::Builder::new().prefix("carve-grade-").tempdir()?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).div_ceil(2));
-    let opts = grade::GradeOptions { repo, config: a.config.clone(), jobs, work: work.path().to_path_buf() };
+    // The environment `carve env` made for the repository, unless carve.toml names an interpreter.
+    let config = carve_eval::test_run::config(&repo, a.config.as_deref())?;
+    let environment = match config.test.interpreter() {
+        Some(p) if p.components().count() > 1 => None,
+        _ => carve_pipeline::env::store::find(&repo, config.language).map(|e| {
+            eprintln!("carve: using the environment {}", e.dir.display());
+            e.for_runs()
+        }),
+    };
+    let opts =
+        grade::GradeOptions { repo, config: a.config.clone(), jobs, work: work.path().to_path_buf(), environment };
     let progress = Progress::bar(pairs.len() as u64, "grading");
     let run = grade::grade_all(pairs, &opts, &progress)?;
     progress.finish();

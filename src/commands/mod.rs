@@ -12,6 +12,7 @@ pub mod arc;
 mod audit;
 mod baseline;
 mod dataset;
+mod env;
 pub mod eval;
 mod extract;
 mod index;
@@ -24,6 +25,9 @@ mod workspace;
 pub fn run(cli: Cli) -> Result<Status> {
     match cli.command {
         Command::Init { common, force } => init::run(&common, force),
+        Command::Env { common, env, fresh, repo_name, build_image } => {
+            env::run(&common, &env, fresh, repo_name.as_deref(), build_image)
+        }
         Command::Index { common } => index::run(&common),
         Command::Baseline { common, tests, fresh } => baseline::run(&common, &tests, fresh),
         Command::Trace { common, edges, tests, fresh } => trace::run(&common, edges, &tests, fresh),
@@ -49,6 +53,8 @@ pub fn run(cli: Cli) -> Result<Status> {
             module_groups,
             candidates,
             statement,
+            env,
+            no_env,
             ..
         } => {
             let protection = p2p_files.map_or(protect.protect, carve_pipeline::protect::Protection::Sampled);
@@ -65,6 +71,7 @@ pub fn run(cli: Cli) -> Result<Status> {
                 },
                 candidates,
                 statement: &statement,
+                env: (!no_env).then_some(&env),
             };
             tasks::run(&common, &f2p_groups, edges, &opts)
         }

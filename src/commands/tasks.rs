@@ -13,6 +13,26 @@ use carve_pipeline::classify;
 use carve_pipeline::emit::write_dataset;
 use carve_pipeline::trace;
 
+/// The env step at the start of `carve tasks`: when no environment is recorded and none is
+/// given (see `carve_pipeline::env::given`), set one up as `carve env` would and use it.
+fn set_up_environment(session: &mut carve_pipeline::Session, args: &crate::cli::EnvArgs) -> Result<()> {
+    if session.environment.is_some() {
+        return Ok(());
+    }
+    if let Some(why) = carve_pipeline::env::given(session) {
+        session.progress.note(format!("no environment set up: {why}"));
+        return Ok(());
+    }
+    let report = carve_pipeline::env::setup(session, &super::env::options(session, args, false))?;
+    session.progress.note(format!(
+        "environment set up in {:.0}s: {}",
+        report.seconds,
+        report.environment.baseline.summary()
+    ));
+    session.use_recorded_environment();
+    Ok(())
+}
+
 /// The flags of `carve tasks` beyond the common ones.
 pub struct TaskOptions<'a> {
     pub levels: &'a [u8],
@@ -27,6 +47,8 @@ pub struct TaskOptions<'a> {
     /// `--candidates K`: try only the K candidates that extract the most.
     pub candidates: Option<usize>,
     pub statement: &'a StatementArgs,
+    /// How to set up an environment first when none is recorded (`None`: `--no-env`).
+    pub env: Option<&'a crate::cli::EnvArgs>,
 }
 
 pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &TaskOptions<'_>) -> Result<Status> {
@@ -39,7 +61,10 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
     if !(0.0..=1.0).contains(&threshold) {
         bail!("--f2p-pass-threshold is a share between 0 and 1, not {threshold}");
     }
-    let session = super::open_named(common, opts.statement.repo_name.as_deref())?;
+    let mut session = super::open_named(common, opts.statement.repo_name.as_deref())?;
+    if let Some(args) = opts.env {
+        set_up_environment(&mut session, args)?;
+    }
     let (b, t) = trace::baseline_and_trace(&session, super::trace_mode(edges))?;
     if opts.protection == carve_pipeline::protect::Protection::Sampled(0) {
         bail!("--p2p-files takes a number of test files of at least 1");

@@ -82,6 +82,31 @@ pub fn link_file(from: &Path, to: &Path) -> Result<(), IoError> {
     Ok(())
 }
 
+/// Put the files of `from` (a folder or a file) at `to` with [`link_file`], leaving out the
+/// folders `policy` skips (the tool caches a run rewrites, as a shadow copy leaves them out).
+/// Environments' installed folders reach a run's tree this way.
+pub fn link_tree(from: &Path, to: &Path, policy: &SkipPolicy) -> Result<(), IoError> {
+    let meta = std::fs::symlink_metadata(from).map_err(IoError::on("inspect", from))?;
+    if !meta.is_dir() {
+        return link_file(from, to);
+    }
+    std::fs::create_dir_all(to).map_err(IoError::on("create", to))?;
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(from)
+        .map_err(IoError::on("list", from))?
+        .collect::<Result<_, _>>()
+        .map_err(IoError::on("list", from))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let ft = entry.file_type().map_err(IoError::on("inspect", &path))?;
+        if ft.is_dir() && policy.skips_dir(&path) && !policy.is_dependency(&entry.file_name().to_string_lossy()) {
+            continue;
+        }
+        link_tree(&path, &to.join(entry.file_name()), policy)?;
+    }
+    Ok(())
+}
+
 /// Link (or copy) the installed-dependency files of `root` into `dest`, which holds a copy
 /// of the rest of the tree (a masked tree leaves them out); files `dest` has stay.
 pub fn link_dependencies(root: &Path, dest: &Path, policy: &SkipPolicy) -> Result<(), IoError> {

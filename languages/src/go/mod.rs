@@ -4,6 +4,7 @@
 pub mod build;
 pub mod detect;
 pub mod edit;
+pub mod env;
 pub mod index;
 pub mod runner;
 pub mod trace;
@@ -88,6 +89,9 @@ impl LanguageSupport for Go {
     /// the trace could not see (google/uuid's lazily set node id).
     fn load_error_names(&self, message: &str) -> Vec<NamedInError> {
         runner::panics::named_in_panic(message).map(|(name, owner)| NamedInError { name, owner }).into_iter().collect()
+    }
+    fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
+        Some(&env::GO_ENV)
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

@@ -4,6 +4,7 @@
 pub mod build;
 pub mod detect;
 pub mod edit;
+pub mod env;
 pub mod examples;
 pub mod index;
 pub mod interpreter;
@@ -127,6 +128,9 @@ impl LanguageSupport for Python {
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()
+    }
+    fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
+        Some(&env::PYTHON_ENV)
     }
     fn run_tests(&self, req: &RunRequest) -> Result<RunResult, RunnerError> {
         runner::run(req)

@@ -6,6 +6,7 @@ pub mod build;
 pub mod detect;
 pub mod doctests;
 pub mod edit;
+pub mod env;
 pub mod index;
 pub mod inline_tests;
 pub mod runner;
@@ -89,6 +90,9 @@ impl LanguageSupport for Rust {
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
+    }
+    fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
+        Some(&env::RUST_ENV)
     }
     fn detect(&self, repo: &Path) -> Vec<Detection> {
         detect::detect(repo).into_iter().collect()

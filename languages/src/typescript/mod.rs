@@ -14,6 +14,7 @@ pub mod build;
 pub mod deps;
 pub mod detect;
 pub mod edit;
+pub mod env;
 pub mod index;
 pub mod runner;
 #[cfg(test)]
@@ -195,6 +196,9 @@ impl LanguageSupport for Script {
     }
     fn trace_shim(&self) -> Option<&'static dyn TraceShim> {
         Some(&trace::SHIM)
+    }
+    fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
+        Some(&env::SCRIPT_ENV)
     }
     fn dependencies(&self) -> Option<&'static dyn crate::interface::Dependencies> {
         Some(&deps::NPM)

@@ -1,0 +1,344 @@
+//! Test environments as data (`carve env`): what a repository's own files say about installing
+//! what its tests need ([`EnvPlan`]: findings with their sources, the toolchain it asks for,
+//! the install steps), how a test run uses an installed environment ([`Activation`]), what a
+//! failed verification run says to install next ([`Repairs`]), the exact installed set
+//! ([`Inventory`]) and the image recipe the Dockerfile is written from ([`ImageRecipe`]).
+//! Language-free: each language implements [`EnvSupport`] in its `env/` folder; the pipeline's
+//! `env` stage runs the steps, verifies, repairs and records, and never looks inside them.
+//!
+//! Paths in steps and activations are templates: [`ENV`] stands for the environment's own
+//! folder (carve's cache locally, [`IMAGE_ENV`] in an image) and [`SRC`] for the copy of the
+//! repository's install inputs inside it (`<env>/src`), so the same plan runs here and in a
+//! Dockerfile.
+
+pub mod exec;
+pub mod range;
+pub mod shell;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The environment's folder in a step or an activation.
+pub const ENV: &str = "{env}";
+/// The copy of the repository's install inputs (`{env}/src`).
+pub const SRC: &str = "{src}";
+/// Where an image keeps the environment (`{env}`).
+pub const IMAGE_ENV: &str = "/opt/carve-env";
+/// Where an image keeps the repository's source (the working directory of test runs).
+pub const IMAGE_REPO: &str = "/work/repo";
+
+/// One thing found in the repository's files (or decided for it), and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Finding {
+    /// What kind of fact: `interpreter`, `toolchain`, `package-manager`, `install`, `plugin`,
+    /// `note` (something found and not used, and why).
+    pub what: String,
+    pub value: String,
+    /// Where it came from: a file and the part of it (`pyproject.toml [project.optional-dependencies] test`),
+    /// or `carve` for a decision of carve's own, with its reason.
+    pub source: String,
+}
+
+impl Finding {
+    pub fn new(what: &str, value: impl Into<String>, source: impl Into<String>) -> Finding {
+        Finding { what: what.to_string(), value: value.into(), source: source.into() }
+    }
+}
+
+/// A tool the environment needs and the version range the repository asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRequirement {
+    /// `python`, `node`, `go`, `rust`, `npm`, `pnpm`, `yarn`.
+    pub tool: String,
+    /// The range as the repository writes it (`>=3.9`, `1.22`, `^20`), `None` for any.
+    pub wanted: Option<String>,
+    pub source: String,
+}
+
+/// The tool chosen for a requirement: what is present here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tool {
+    pub tool: String,
+    /// The version present (`3.11.7`, `go1.26.8`).
+    pub version: String,
+    /// The program, as found on this machine (not recorded in images).
+    pub program: String,
+}
+
+/// Where a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepDir {
+    /// The environment's folder ([`ENV`]).
+    Env,
+    /// The copy of the install inputs ([`SRC`]).
+    Src,
+}
+
+/// One install command: a program and its arguments (templates), where it runs, the extra
+/// variables it gets, and why carve runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub argv: Vec<String>,
+    pub dir: StepDir,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+    /// How it was found: the finding(s) it installs, or the repair that asked for it.
+    pub why: String,
+    /// Whether it needs the whole source (a project install) rather than the install inputs
+    /// alone; in an image it runs after the source is copied in.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_source: bool,
+}
+
+impl Step {
+    pub fn new(argv: &[&str], dir: StepDir, why: impl Into<String>) -> Step {
+        Step {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            dir,
+            env: Vec::new(),
+            why: why.into(),
+            needs_source: false,
+        }
+    }
+
+    pub fn with_env(mut self, key: &str, value: &str) -> Step {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn needing_source(mut self) -> Step {
+        self.needs_source = true;
+        self
+    }
+
+    /// The command line as a shell would run it, templates as written.
+    pub fn display(&self) -> String {
+        let mut words: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={}", shell::quote(v))).collect();
+        words.extend(self.argv.iter().map(|w| shell::quote(w)));
+        words.join(" ")
+    }
+}
+
+/// How test runs use an installed environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Activation {
+    /// The interpreter the tests run with (template), for runners that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+    /// Variables every test run gets (templates; `PATH` is prepended to, never replaced).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vars: Vec<(String, String)>,
+    /// Folders of `{src}` put into every tree a test run uses, when the tree has none of
+    /// its own (`node_modules`, a generated `Cargo.lock`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linked: Vec<String>,
+}
+
+impl Activation {
+    /// The interpreter with `{env}` replaced by `env`.
+    pub fn interpreter_in(&self, env: &Path) -> Option<std::path::PathBuf> {
+        self.interpreter.as_ref().map(|t| std::path::PathBuf::from(expand(t, env)))
+    }
+
+    /// The variables with `{env}` replaced by `env`; `PATH` entries go before `path`.
+    pub fn vars_in(&self, env: &Path, path: Option<&str>) -> Vec<(String, String)> {
+        self.vars
+            .iter()
+            .map(|(k, v)| {
+                let v = expand(v, env);
+                match (k.as_str(), path) {
+                    ("PATH", Some(p)) if !p.is_empty() => (k.clone(), format!("{v}:{p}")),
+                    _ => (k.clone(), v),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `template` with [`ENV`] and [`SRC`] replaced for the environment at `env`.
+pub fn expand(template: &str, env: &Path) -> String {
+    let env = env.display().to_string();
+    template.replace(SRC, &format!("{env}/src")).replace(ENV, &env)
+}
+
+/// What a repository's files say about installing its tests, for one language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvPlan {
+    pub language: crate::Language,
+    /// Every file the plan was made from (repository-relative, sorted): their bytes key the
+    /// environment, and they are copied into `{src}` before the install.
+    pub inputs: Vec<String>,
+    /// Whether the install needs the whole source (the project itself is installed), not
+    /// only [`inputs`](Self::inputs).
+    pub whole_source: bool,
+    pub requires: Vec<ToolRequirement>,
+    pub findings: Vec<Finding>,
+}
+
+/// One round's repairs: steps to run, and what no step can fix (a missing system tool).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repairs {
+    pub steps: Vec<Step>,
+    pub unresolved: Vec<String>,
+}
+
+/// What a verification run showed, for [`EnvSupport::repairs`].
+#[derive(Debug, Clone, Default)]
+pub struct Failures {
+    /// Messages of tests that did not pass, and of files that could not be collected.
+    pub messages: Vec<String>,
+    /// The runner's output tails (or the error of a run that could not start).
+    pub output: String,
+    /// The repository (read only): what it provides itself is never installed as a repair.
+    pub repo: std::path::PathBuf,
+}
+
+/// The exact installed set: packages and versions, the lockfile it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inventory {
+    /// Package name → version, as the package manager reports it.
+    pub packages: BTreeMap<String, String>,
+    /// The lockfile the set is pinned by (`package-lock.json`, `go.sum`, `Cargo.lock`,
+    /// `requirements.lock` written by carve), and its SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lockfile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lockfile_sha256: Option<String>,
+    /// Versions of the tools the install used (`pip`, `npm`, `pnpm` …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, String>,
+}
+
+/// What the Dockerfile is written from: a base image, files copied before the install, the
+/// install steps, then the source, then steps that need it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageRecipe {
+    /// The official image (`python:3.11-slim-bookworm`).
+    pub base: String,
+    /// Install inputs copied from the repository before the install (repository-relative).
+    pub inputs: Vec<String>,
+    /// Files carve writes into the build context (`.carve-env/<name>`): a pinned set the
+    /// repository does not hold (a `requirements.lock`, a generated lockfile).
+    pub context_files: BTreeMap<String, String>,
+    /// The dependency layer: steps over the inputs (templates as in [`Step`]).
+    pub install: Vec<Step>,
+    /// Steps after the source is copied in (the project's own install).
+    pub after_source: Vec<Step>,
+    /// Variables of the final image (templates), e.g. the activation's.
+    pub env: Vec<(String, String)>,
+    /// Folders of `{src}` the repository's copy gets as links (the activation's `linked`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linked: Vec<String>,
+}
+
+/// A set-up error a language reports: what is missing or wrong, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnvError {
+    /// Nothing in the repository says how to install it.
+    #[error("{0}")]
+    NoMetadata(String),
+    /// A file that could not be read or parsed.
+    #[error("{file}: {message}")]
+    BadFile { file: String, message: String },
+    /// The interpreter or toolchain version asked for is not on this machine.
+    #[error("{tool} {wanted} is needed ({origin}), but this machine has {present}; {hint}")]
+    Unavailable { tool: String, wanted: String, origin: String, present: String, hint: String },
+    /// A tool the install needs is missing.
+    #[error("`{tool}` is needed to {why} and was not found: {hint}")]
+    ToolMissing { tool: String, why: String, hint: String },
+}
+
+/// A language's environment set-up. Every method but [`detect`](Self::detect) is given the
+/// plan it made.
+pub trait EnvSupport: Sync {
+    /// The files of `repo` (relative) a plan would be made from, cheaply (no parsing): their
+    /// bytes key the environment, so later commands find it without planning again.
+    fn inputs(&self, repo: &Path) -> Vec<String>;
+    /// What the repository's files say; [`EnvError::NoMetadata`] (naming what was looked
+    /// for) when there is nothing to read.
+    fn detect(&self, repo: &Path) -> Result<EnvPlan, EnvError>;
+    /// The tools to install with, present on this machine, chosen for the plan's
+    /// requirements; an error names what is needed and what is present.
+    fn toolchain(&self, plan: &EnvPlan) -> Result<Vec<Tool>, EnvError>;
+    /// The install steps, in order.
+    fn install_steps(&self, plan: &EnvPlan, tools: &[Tool]) -> Vec<Step>;
+    /// How test runs use the environment.
+    fn activation(&self, plan: &EnvPlan, tools: &[Tool]) -> Activation;
+    /// What to install after a verification run that did not pass, given the steps already
+    /// run (a repair is never repeated).
+    fn repairs(&self, plan: &EnvPlan, failures: &Failures, done: &[Step]) -> Repairs;
+    /// The installed set of the environment at `env`.
+    fn inventory(&self, plan: &EnvPlan, tools: &[Tool], env: &Path) -> Inventory;
+    /// The image recipe that rebuilds the environment (at `env`) from the official base image.
+    fn image(&self, plan: &EnvPlan, tools: &[Tool], steps: &[Step], inventory: &Inventory, env: &Path) -> ImageRecipe;
+    /// Another way to run `step` after it failed with `output` (npm's peer-dependency
+    /// conflict → `--legacy-peer-deps`, yarn's engines check → `--ignore-engines`), tried once;
+    /// `None`: the failure stands. Default: none.
+    fn retry(&self, _plan: &EnvPlan, _step: &Step, _output: &str) -> Option<Step> {
+        None
+    }
+    /// Files the install wrote into the copy of the source (`{src}`) that the repository does
+    /// not hold and its code imports (a version file setuptools-scm or hatch-vcs writes at build
+    /// time): relative paths, linked into every run tree like [`Activation::linked`]. Called
+    /// after the install. Default: none.
+    fn generated(&self, _plan: &EnvPlan, _env: &Path, _repo: &Path) -> Vec<String> {
+        Vec::new()
+    }
+    /// What the repository brings itself that makes an environment of carve's unnecessary
+    /// (its own virtualenv, its own `node_modules`), said as a reason; `None`: nothing.
+    fn provided(&self, _repo: &Path) -> Option<String> {
+        None
+    }
+    /// How long one install step may take.
+    fn step_timeout(&self) -> Duration {
+        Duration::from_secs(20 * 60)
+    }
+}
+
+/// Compare dotted version numbers (`3.9` < `3.11`, `1.22.0` = `1.22`).
+pub fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |s: &str| -> Vec<u64> {
+        s.trim().trim_start_matches(['v', 'V']).split(['.', '-', '+']).map_while(|p| p.parse::<u64>().ok()).collect()
+    };
+    let (mut pa, mut pb) = (parts(a), parts(b));
+    let n = pa.len().max(pb.len());
+    pa.resize(n, 0);
+    pb.resize(n, 0);
+    pa.cmp(&pb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_numerically() {
+        use std::cmp::Ordering::*;
+        assert_eq!(version_cmp("3.9", "3.11"), Less);
+        assert_eq!(version_cmp("1.22.0", "1.22"), Equal);
+        assert_eq!(version_cmp("go1.26.8", "1.26"), Less, "a prefix that is not a number stops the parse");
+        assert_eq!(version_cmp("v20.1", "20"), Greater);
+    }
+
+    #[test]
+    fn templates_expand_and_path_is_prepended() {
+        let a = Activation {
+            interpreter: Some("{env}/venv/bin/python".into()),
+            vars: vec![("PATH".into(), "{env}/bin".into()), ("X".into(), "{src}/y".into())],
+            linked: vec![],
+        };
+        let env = Path::new("/c/e");
+        assert_eq!(a.interpreter_in(env).unwrap(), Path::new("/c/e/venv/bin/python"));
+        assert_eq!(
+            a.vars_in(env, Some("/usr/bin")),
+            vec![("PATH".to_string(), "/c/e/bin:/usr/bin".to_string()), ("X".to_string(), "/c/e/src/y".to_string())]
+        );
+        let s = Step::new(&["pip", "install", "a b"], StepDir::Src, "x").with_env("K", "v");
+        assert_eq!(s.display(), "K=v pip install 'a b'");
+    }
+}
