@@ -95,6 +95,13 @@ pub fn write_files(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// A temporary folder holding `files` (see [`write_files`]).
+pub fn temp_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("a temporary folder");
+    write_files(d.path(), files);
+    d
+}
+
 /// Every file under `root` with the hash of its bytes, and every directory (with a `/`),
 /// sorted: two equal snapshots mean a byte-identical tree.
 pub fn tree_snapshot(root: &Path) -> Vec<(String, String)> {

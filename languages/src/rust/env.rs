@@ -274,13 +274,7 @@ impl EnvSupport for RustEnv {
 mod tests {
     use super::*;
 
-    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            std::fs::write(d.path().join(p), text).unwrap();
-        }
-        d
-    }
+    use carve_testutil::temp_tree as repo;
 
     #[test]
     fn rust_version_pins_and_the_lockfile() {

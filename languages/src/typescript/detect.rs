@@ -285,15 +285,7 @@ fn imports_node_test(repo: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = d.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        d
-    }
+    use carve_testutil::temp_tree as repo;
 
     #[test]
     fn the_test_script_decides_and_the_lockfile_names_the_package_manager() {

@@ -489,15 +489,7 @@ pub(super) fn read_input(repo: &Path, rel: &str, meta: &mut Meta) -> Option<Stri
 mod tests {
     use super::*;
 
-    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = d.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        d
-    }
+    use carve_testutil::temp_tree as repo;
 
     fn reqs(m: &Meta) -> Vec<(&str, &str)> {
         m.requirements.iter().map(|(r, s)| (r.as_str(), s.as_str())).collect()

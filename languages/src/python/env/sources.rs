@@ -237,15 +237,7 @@ fn keyword_at(text: &str, keyword: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = d.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        d
-    }
+    use carve_testutil::temp_tree as repo;
 
     #[test]
     fn tox_deps_and_extras() {

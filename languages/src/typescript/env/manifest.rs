@@ -192,15 +192,7 @@ fn pnpm_for_lockfile(repo: &Path) -> String {
 mod tests {
     use super::*;
 
-    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let path = d.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        d
-    }
+    use carve_testutil::temp_tree as repo;
 
     #[test]
     fn package_manager_field_wins_over_the_lockfile_found() {
