@@ -30,7 +30,9 @@ from the revision's worktree (with its node_modules) to OUT/work/fixtures/LANG/N
 binary to OUT/work/bin/carve, the revision's recorder extension to OUT/work/shim/ (handed
 to carve as CARVE_SHIM_NATIVE), the --out folder is OUT/work/out and TMPDIR OUT/work/tmp;
 each is emptied before every command and its outputs moved to OUT/runs/REV/LANG/NAME/CMD/
-after it. GIT_CEILING_DIRECTORIES stops git in a fixture copy from finding an enclosing
+after it. Environments (`carve env`) live in one store for both revisions, OUT/envs
+(CARVE_ENV_DIR), and `carve env FIXTURE` runs before each `tasks` outside the record, so
+neither revision's `tasks` output says how long an environment took to set up. GIT_CEILING_DIRECTORIES stops git in a fixture copy from finding an enclosing
 checkout (a fixture is identified by content either way).
 
 Two things no two runs can share, and how they are compared:
@@ -170,6 +172,9 @@ class Work:
         self.shim = self.root / "shim"
         self.out = self.root / "out"
         self.tmp = self.root / "tmp"
+        # One environment store for both revisions, outside the emptied work folder: `tasks`
+        # sets an environment up when it finds none, and says how long that took.
+        self.envs = out / "envs"
 
     def fixture(self, fixture: str) -> Path:
         return self.root / "fixtures" / fixture
@@ -191,6 +196,7 @@ class Work:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CARVE_")}
         env.update(
             TMPDIR=str(self.tmp),
+            CARVE_ENV_DIR=str(self.envs),
             CARVE_NO_PROGRESS="1",
             GIT_CEILING_DIRECTORIES=str(self.root),
         )
@@ -245,6 +251,11 @@ def run_command(work: Work, rev: Revision, fixture: str, command: str, features:
         for i, f2p in enumerate(features):
             run_carve(work, ["audit", repo, "--f2p", *f2p, "--format", "json", *out], record, f"audit-{i}", timeout)
     elif command == "tasks":
+        # The environment first, outside the record: whichever revision comes first would
+        # otherwise be the one that prints "environment set up in 24s".
+        warmup = runs / "env-warmup" / rev.label / fixture
+        warmup.mkdir(parents=True, exist_ok=True)
+        run_carve(work, ["env", repo], warmup, "env", timeout)
         run_carve(work, ["tasks", repo, *out], record, "tasks", timeout)
     else:
         run_arc(work, fixture, repo, out, record, timeout)

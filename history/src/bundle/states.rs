@@ -171,6 +171,16 @@ fn pull_dependency(
     Ok(())
 }
 
+/// `message` with the scratch folder it was made in (`dirs`: its canonical and given paths) written as `.`: the folder is a
+/// fresh temporary name per run, and the message goes into chain.json (byte-identical output).
+fn without_dir(message: &str, dirs: &[&Path]) -> String {
+    let mut out = message.to_string();
+    for d in dirs {
+        out = out.replace(&format!("{}/", d.display()), "./").replace(&d.display().to_string(), ".");
+    }
+    out
+}
+
 fn first_lines(text: &str, n: usize) -> String {
     text.lines().filter(|l| !l.trim().is_empty()).take(n).collect::<Vec<_>>().join(" | ")
 }
@@ -182,9 +192,10 @@ fn first_build_failure(states: &States, language: Language, scratch: &Path) -> R
         let _ = std::fs::remove_dir_all(&dir);
         states.export(k, &dir)?;
         let res = carve_languages::support(language).build_check(&dir);
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.clone());
         let _ = std::fs::remove_dir_all(&dir);
         if let Err(e) = res {
-            return Ok(Some((k, e.to_string())));
+            return Ok(Some((k, without_dir(&e.to_string(), &[&canonical, &dir]))));
         }
     }
     Ok(None)
@@ -327,6 +338,16 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
     use std::path::PathBuf;
+
+    /// A build error printed from a scratch folder (`go vet` names it) reads the same from
+    /// every run: the folder's fresh temporary name does not reach chain.json.
+    #[test]
+    fn a_build_message_does_not_name_its_scratch_folder() {
+        let dir = Path::new("/tmp/.tmpAb12/build-s0");
+        let real = Path::new("/private/tmp/.tmpAb12/build-s0");
+        let msg = "# m\n/tmp/.tmpAb12/build-s0/a.go:3:1: undefined: x\nvet: /private/tmp/.tmpAb12/build-s0";
+        assert_eq!(without_dir(msg, &[real, dir]), "# m\n./a.go:3:1: undefined: x\nvet: .");
+    }
 
     /// A build error that names a definition taken out of a per-definition file (google/uuid:
     /// `undefined: setNodeID`) makes the states keep it; names that are only part of a word,

@@ -367,7 +367,9 @@ fn step_error(
         "setting up the {} environment of {}: `{}` {what}\nwhy it ran: {}{hint}\n--- output tail ---\n{}",
         plan.language,
         session.repo.display(),
-        out.command,
+        // `{env}`, not the `.partial-<pid>` folder the step ran in: that folder is gone once
+        // the set-up fails, and its name differs from run to run.
+        step.display(),
         step.why,
         out.tail.trim_end()
     ))
