@@ -57,13 +57,30 @@ pub struct MaskOutcome {
     pub changed_files: BTreeSet<String>,
     /// Files absent from the masked tree (the F2P test files).
     pub removed_files: BTreeSet<String>,
-    /// Files that differ only because F2P tests were taken out of them (part of
-    /// `changed_files`); they belong to the test patch, not to the gold patch.
+    /// Changed files whose every change belongs to the test patch, not to the gold patch
+    /// (part of `changed_files`): files that differ only because F2P tests were taken out
+    /// of them, and changed test files (whatever a test file loses, the import of a removed
+    /// definition included, is test code).
     pub test_edited_files: BTreeSet<String>,
+    /// Changed files that are not test files and lost both feature code and F2P tests (a
+    /// Rust source file and its inline test module): their changes are split between the
+    /// gold and the test patch through the two intermediate states.
+    pub split_files: BTreeMap<String, SplitFile>,
     pub stats: Stats,
     /// Things the user should know (no interpreter for the compile check, a listed test
     /// that was not found …).
     pub warnings: Vec<String>,
+}
+
+/// The two intermediate states of a file whose changes are split between the gold and the
+/// test patch: masked + gold.patch holds `code_restored`, masked + test.patch holds
+/// `tests_restored`, and both patches applied (in either order) give the original.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SplitFile {
+    /// The original with only the F2P tests taken out (the feature's code is back).
+    pub code_restored: String,
+    /// The original with only the feature's code masked (the F2P tests are back).
+    pub tests_restored: String,
 }
 
 /// Repository-relative files of `root` (sorted, `/`-separated) that a masked tree holds:
@@ -231,14 +248,23 @@ pub fn mask_tree_with(
         if let Ok(meta) = std::fs::metadata(&src) {
             let _ = std::fs::set_permissions(&dst, meta.permissions());
         }
-        let only_tests = extra.is_some() && {
-            let plain = plan_for(file.language)
-                .mask_file(&source, file)
-                .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?;
-            plain.is_empty()
-        };
-        if only_tests {
-            outcome.test_edited_files.insert(rel.clone());
+        match extra {
+            // Every change of a test file is test code.
+            _ if file.is_test => {
+                outcome.test_edited_files.insert(rel.clone());
+            }
+            None => {}
+            Some(tests) => {
+                let code_only = plan_for(file.language)
+                    .mask_file(&source, file)
+                    .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?;
+                if code_only.is_empty() {
+                    outcome.test_edited_files.insert(rel.clone());
+                } else {
+                    let split = split_file(index, file, rel, &source, &code_only, tests)?;
+                    outcome.split_files.insert(rel.clone(), split);
+                }
+            }
         }
         outcome.changed_files.insert(rel.clone());
         originals.insert(rel.clone(), source);
@@ -271,6 +297,8 @@ pub fn mask_tree_with(
             continue;
         }
         let new = std::fs::read_to_string(out.join(rel)).map_err(io_err(out.join(rel)))?;
+        // A split file's F2P tests are not lines of the feature.
+        let old = outcome.split_files.get(rel).map_or(old.as_str(), |s| s.code_restored.as_str());
         outcome.stats.files += 1;
         outcome.stats.lines += removed_lines(old, &new);
     }
@@ -284,6 +312,27 @@ pub fn mask_tree_with(
         }
     }
     Ok(outcome)
+}
+
+/// The intermediate states of a non-test file that loses feature code (`code_only`, the
+/// edits of the tree's plan) and the F2P test definitions `tests`.
+fn split_file(
+    index: &DefinitionIndex,
+    file: &carve_languages::index::FileIndex,
+    rel: &str,
+    source: &str,
+    code_only: &[carve_languages::edit::Edit],
+    tests: &BTreeSet<NodeId>,
+) -> Result<SplitFile, ExtractError> {
+    let (no_stubs, no_calls) = (BTreeSet::new(), BTreeMap::new());
+    let tests_only = support(file.language)
+        .plan_mask_with_calls(index, tests, &no_stubs, &no_calls)
+        .mask_file(source, file)
+        .map_err(|source| ExtractError::Mask { path: rel.to_string(), source })?;
+    let apply = |edits: &[carve_languages::edit::Edit]| {
+        edit::apply(source, edits).map_err(|source| ExtractError::Apply { path: rel.to_string(), source })
+    };
+    Ok(SplitFile { code_restored: apply(&tests_only)?, tests_restored: apply(code_only)? })
 }
 
 fn removed_lines(old: &str, new: &str) -> usize {
@@ -354,13 +403,17 @@ mod tests {
         assert!(masked.join("data/blob.bin").exists());
         assert!(!masked.join(".git").exists() && !masked.join("venv").exists());
         assert_eq!(outcome.changed_files, ["pkg/lib.py".to_string(), "tests/test_lib.py".to_string()].into());
-        // The test file also lost an import of the feature, so it is not a test-only edit.
-        assert!(outcome.test_edited_files.is_empty());
+        // The test file also lost an import of the feature: that is test code too.
+        assert_eq!(outcome.test_edited_files, ["tests/test_lib.py".to_string()].into());
         assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
         assert!(outcome.warnings[0].contains("test_missing"));
         assert_eq!(outcome.stats, Stats { lines: 4, files: 1, functions: 1, top_objects: 1 });
         let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
-        assert!(patches.mask.contains("a/tests/test_lib.py") && patches.test.is_empty());
+        assert!(patches.mask.contains("a/tests/test_lib.py"), "{}", patches.mask);
+        // test.patch alone gives the test file back, import included; gold.patch has no test code.
+        assert!(patches.test.contains("+from pkg.lib import keep, feature"), "{}", patches.test);
+        assert!(patches.test.contains("+def test_feature():"), "{}", patches.test);
+        assert!(!patches.gold.contains("tests/test_lib.py") && patches.gold.contains("+def feature():"), "{}", patches.gold);
     }
 
     /// A test-configuration line that only lists a deleted definition goes with it, and the
