@@ -561,6 +561,44 @@ mod tests {
         assert_eq!(outcome.test_edited_files, ["src/lib.rs".to_string()].into());
     }
 
+    /// A Rust source file that loses a feature function and its inline F2P test: gold.patch
+    /// puts the function back, test.patch the test, each alone on the masked file and both
+    /// in either order.
+    #[test]
+    fn a_rust_file_losing_code_and_its_inline_test_is_split_between_the_patches() {
+        let lib = "pub fn keep() -> u32 { 1 }\n\npub fn area() -> u32 { 2 }\n\npub fn other() -> u32 { 3 }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn keeps() { assert_eq!(keep(), 1); }\n\n    #[test]\n    fn other_is_three() { assert_eq!(other(), 3); }\n\n    #[test]\n    fn area_is_two() { assert_eq!(area(), 2); }\n}\n";
+        let (dir, index) = repo(&[("Cargo.toml", CARGO), ("src/lib.rs", lib)]);
+        let out = tempfile::tempdir().unwrap();
+        let masked = out.path().join("m");
+        let plan = MaskPlan {
+            extracted: ["src/lib.rs::area".to_string()].into(),
+            remove_tests: ["geo_lib::tests::area_is_two".to_string()].into(),
+            ..Default::default()
+        };
+        let outcome = mask_tree(dir.path(), &index, &plan, &masked).unwrap();
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        assert!(outcome.test_edited_files.is_empty());
+        assert_eq!(outcome.split_files.keys().collect::<Vec<_>>(), ["src/lib.rs"]);
+        let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
+        assert!(patches.warnings.is_empty(), "{:?}", patches.warnings);
+        assert!(patches.gold.contains("+pub fn area()") && !patches.gold.contains("area_is_two"), "{}", patches.gold);
+        assert!(patches.test.contains("+    fn area_is_two()") && !patches.test.contains("+pub fn area"), "{}", patches.test);
+        let apply = |tree: &Path, patch: &str| {
+            carve_core::patch::apply_patch(tree, patch, false, &out.path().join("p.patch")).unwrap();
+        };
+        for (first, second) in [(&patches.gold, &patches.test), (&patches.test, &patches.gold)] {
+            let tree = out.path().join("t");
+            let _ = std::fs::remove_dir_all(&tree);
+            std::fs::create_dir_all(tree.join("src")).unwrap();
+            std::fs::copy(masked.join("src/lib.rs"), tree.join("src/lib.rs")).unwrap();
+            apply(&tree, first);
+            apply(&tree, second);
+            assert_eq!(std::fs::read_to_string(tree.join("src/lib.rs")).unwrap(), lib);
+        }
+        // The feature's lines only: the test is not part of it.
+        assert_eq!(outcome.stats.lines, removed_lines(lib, &lib.replace("pub fn area() -> u32 { 2 }\n\n", "")));
+    }
+
     #[test]
     fn js_test_ids_name_describe_and_it_blocks() {
         let test = "import { describe, it, test } from \"vitest\";\n\ndescribe(\"Money\", () => {\n  it(\"adds\", () => {});\n  it(\"keeps cents\", () => {});\n});\n\ntest(\"alone\", () => {});\n\ntest.each([1, 2])(\"case %i\", (n) => {});\n";
