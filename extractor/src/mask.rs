@@ -175,6 +175,7 @@ pub fn mask_tree_with(
         config_drops.entry(r.path.as_str()).or_default().insert(r.line);
     }
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
+    let remove_calls = &plan.remove_calls;
     for rel in files.iter().filter(|f| !outcome.removed_files.contains(*f)) {
         let (src, dst) = (root.join(rel), out.join(rel));
         if let Some(parent) = dst.parent() {
@@ -254,17 +255,14 @@ pub fn mask_tree_with(
                 outcome.test_edited_files.insert(rel.clone());
             }
             None => {}
-            Some(tests) => {
-                let code_only = plan_for(file.language)
-                    .mask_file(&source, file)
-                    .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?;
-                if code_only.is_empty() {
-                    outcome.test_edited_files.insert(rel.clone());
-                } else {
-                    let split = split_file(index, file, rel, &source, &code_only, tests)?;
+            Some(tests) => match split_file(index, file, rel, &source, &removals, remove_calls, tests)? {
+                Some(split) => {
                     outcome.split_files.insert(rel.clone(), split);
                 }
-            }
+                None => {
+                    outcome.test_edited_files.insert(rel.clone());
+                }
+            },
         }
         outcome.changed_files.insert(rel.clone());
         originals.insert(rel.clone(), source);
@@ -314,25 +312,40 @@ pub fn mask_tree_with(
     Ok(outcome)
 }
 
-/// The intermediate states of a non-test file that loses feature code (`code_only`, the
-/// edits of the tree's plan) and the F2P test definitions `tests`.
+/// The intermediate states of a non-test file that loses the F2P test definitions `tests`
+/// and maybe feature code too. Removed definitions that are test code themselves (a helper
+/// of a `#[cfg(test)]` module only the F2P tests used) go with the tests. `None`: the file
+/// loses test code only.
 fn split_file(
     index: &DefinitionIndex,
     file: &carve_languages::index::FileIndex,
     rel: &str,
     source: &str,
-    code_only: &[carve_languages::edit::Edit],
+    removals: &crate::plan::Removals,
+    calls: &BTreeMap<String, Vec<carve_languages::index::Span>>,
     tests: &BTreeSet<NodeId>,
-) -> Result<SplitFile, ExtractError> {
-    let (no_stubs, no_calls) = (BTreeSet::new(), BTreeMap::new());
-    let tests_only = support(file.language)
-        .plan_mask_with_calls(index, tests, &no_stubs, &no_calls)
-        .mask_file(source, file)
-        .map_err(|source| ExtractError::Mask { path: rel.to_string(), source })?;
+) -> Result<Option<SplitFile>, ExtractError> {
+    let is_test = |id: &NodeId| index.get(id).is_some_and(|d| d.is_test);
+    let (test_delete, code_delete): (BTreeSet<NodeId>, BTreeSet<NodeId>) =
+        removals.delete.iter().cloned().partition(|id| is_test(id));
+    let (test_stub, code_stub): (BTreeSet<NodeId>, BTreeSet<NodeId>) =
+        removals.stub.iter().cloned().partition(|id| is_test(id));
+    let test_delete: BTreeSet<NodeId> = test_delete.union(tests).cloned().collect();
+    let edits = |delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>, calls: &BTreeMap<String, Vec<_>>| {
+        support(file.language)
+            .plan_mask_with_calls(index, delete, stub, calls)
+            .mask_file(source, file)
+            .map_err(|source| ExtractError::Mask { path: rel.to_string(), source })
+    };
+    let code_only = edits(&code_delete, &code_stub, calls)?;
+    if code_only.is_empty() {
+        return Ok(None);
+    }
+    let tests_only = edits(&test_delete, &test_stub, &BTreeMap::new())?;
     let apply = |edits: &[carve_languages::edit::Edit]| {
         edit::apply(source, edits).map_err(|source| ExtractError::Apply { path: rel.to_string(), source })
     };
-    Ok(SplitFile { code_restored: apply(&tests_only)?, tests_restored: apply(code_only)? })
+    Ok(Some(SplitFile { code_restored: apply(&tests_only)?, tests_restored: apply(&code_only)? }))
 }
 
 fn removed_lines(old: &str, new: &str) -> usize {

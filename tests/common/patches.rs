@@ -22,6 +22,13 @@ pub fn check_tasks_out(repo: &Path, out: &Path) -> usize {
         if inst["level"].as_u64() == Some(1) {
             check_bundle(repo, &bundle, &inst);
             checked += 1;
+            let lines = |f: &str| super::read(&bundle.join(f)).lines().count();
+            eprintln!(
+                "patch contract ok: {} (gold.patch {} lines, test.patch {} lines)",
+                bundle.file_name().unwrap().to_string_lossy(),
+                lines("gold.patch"),
+                lines("test.patch")
+            );
         }
     }
     checked
