@@ -426,7 +426,11 @@ mod tests {
         // test.patch alone gives the test file back, import included; gold.patch has no test code.
         assert!(patches.test.contains("+from pkg.lib import keep, feature"), "{}", patches.test);
         assert!(patches.test.contains("+def test_feature():"), "{}", patches.test);
-        assert!(!patches.gold.contains("tests/test_lib.py") && patches.gold.contains("+def feature():"), "{}", patches.gold);
+        assert!(
+            !patches.gold.contains("tests/test_lib.py") && patches.gold.contains("+def feature():"),
+            "{}",
+            patches.gold
+        );
     }
 
     /// A test-configuration line that only lists a deleted definition goes with it, and the
@@ -595,7 +599,11 @@ mod tests {
         let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
         assert!(patches.warnings.is_empty(), "{:?}", patches.warnings);
         assert!(patches.gold.contains("+pub fn area()") && !patches.gold.contains("area_is_two"), "{}", patches.gold);
-        assert!(patches.test.contains("+    fn area_is_two()") && !patches.test.contains("+pub fn area"), "{}", patches.test);
+        assert!(
+            patches.test.contains("+    fn area_is_two()") && !patches.test.contains("+pub fn area"),
+            "{}",
+            patches.test
+        );
         let apply = |tree: &Path, patch: &str| {
             carve_core::patch::apply_patch(tree, patch, false, &out.path().join("p.patch")).unwrap();
         };

@@ -79,8 +79,7 @@ fn split_patches(
     for context in [3, 2, 1] {
         let gold = file_diff(rel, masked, &parts.code_restored, context);
         let test = file_diff(rel, masked, &parts.tests_restored, context);
-        if gives_original(rel, masked, original, &gold, &test)?
-            && gives_original(rel, masked, original, &test, &gold)?
+        if gives_original(rel, masked, original, &gold, &test)? && gives_original(rel, masked, original, &test, &gold)?
         {
             return Ok(Some((gold, test)));
         }

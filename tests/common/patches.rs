@@ -91,9 +91,16 @@ pub fn check_bundle(repo: &Path, bundle: &Path, inst: &serde_json::Value) {
     let masked = state("masked", &[]);
     let with_gold = state("masked+gold", &[("gold.patch", &gold)]);
     let with_test = state("masked+test", &[("test.patch", &test)]);
-    for (label, order) in [("gold then test", [("gold.patch", &gold), ("test.patch", &test)]), ("test then gold", [("test.patch", &test), ("gold.patch", &gold)])] {
+    for (label, order) in [
+        ("gold then test", [("gold.patch", &gold), ("test.patch", &test)]),
+        ("test then gold", [("test.patch", &test), ("gold.patch", &gold)]),
+    ] {
         let order: Vec<(&str, &str)> = order.iter().map(|(n, p)| (*n, p.as_str())).collect();
-        assert_eq!(state(label, &order), original, "{name}: masked + {label} is not the original for the touched files");
+        assert_eq!(
+            state(label, &order),
+            original,
+            "{name}: masked + {label} is not the original for the touched files"
+        );
     }
 
     let index = index_of(repo, &touched);
@@ -135,10 +142,8 @@ pub fn check_bundle(repo: &Path, bundle: &Path, inst: &serde_json::Value) {
 /// An index of the touched files that exist in `repo` (and the manifests the test-id
 /// resolution reads from disk).
 fn index_of(repo: &Path, touched: &BTreeSet<String>) -> DefinitionIndex {
-    let sources: Vec<(String, Vec<u8>)> = touched
-        .iter()
-        .filter_map(|f| std::fs::read(repo.join(f)).ok().map(|b| (f.clone(), b)))
-        .collect();
+    let sources: Vec<(String, Vec<u8>)> =
+        touched.iter().filter_map(|f| std::fs::read(repo.join(f)).ok().map(|b| (f.clone(), b))).collect();
     DefinitionIndex::from_sources(&sources)
 }
 
