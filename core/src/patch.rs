@@ -137,14 +137,30 @@ pub fn unified_diff(old_root: &Path, new_root: &Path, files: &BTreeSet<String>) 
         let a = if old.is_some() { format!("a/{rel}") } else { "/dev/null".to_string() };
         let b = if new.is_some() { format!("b/{rel}") } else { "/dev/null".to_string() };
         let _ = writeln!(out, "--- {a}\n+++ {b}");
-        write_hunks(&mut out, old_text, new_text);
+        write_hunks(&mut out, old_text, new_text, 3);
     }
     Ok(out)
 }
 
-fn write_hunks(out: &mut String, old: &str, new: &str) {
+/// The git-style patch of one file `rel` that exists on both sides, from the text `old` to
+/// the text `new`, with `context` lines of context around each change (at least 1: `git
+/// apply` wants context). Empty when the texts are equal. For a file whose edits are split
+/// between two patches that must apply in either order: less context keeps their hunks
+/// apart.
+pub fn file_diff(rel: &str, old: &str, new: &str, context: usize) -> String {
+    let mut out = String::new();
+    if old == new {
+        return out;
+    }
+    let _ = writeln!(out, "diff --git a/{rel} b/{rel}\n--- a/{rel}\n+++ b/{rel}");
+    write_hunks(&mut out, old, new, context.max(1));
+    out
+}
+
+fn write_hunks(out: &mut String, old: &str, new: &str, context: usize) {
     let diff = similar::TextDiff::from_lines(old, new);
-    let udiff = diff.unified_diff();
+    let mut udiff = diff.unified_diff();
+    udiff.context_radius(context);
     for hunk in udiff.iter_hunks() {
         let _ = writeln!(out, "{}", hunk.header());
         for change in hunk.iter_changes() {

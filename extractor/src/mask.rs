@@ -57,13 +57,30 @@ pub struct MaskOutcome {
     pub changed_files: BTreeSet<String>,
     /// Files absent from the masked tree (the F2P test files).
     pub removed_files: BTreeSet<String>,
-    /// Files that differ only because F2P tests were taken out of them (part of
-    /// `changed_files`); they belong to the test patch, not to the gold patch.
+    /// Changed files whose every change belongs to the test patch, not to the gold patch
+    /// (part of `changed_files`): files that differ only because F2P tests were taken out
+    /// of them, and changed test files (whatever a test file loses, the import of a removed
+    /// definition included, is test code).
     pub test_edited_files: BTreeSet<String>,
+    /// Changed files that are not test files and lost both feature code and F2P tests (a
+    /// Rust source file and its inline test module): their changes are split between the
+    /// gold and the test patch through the two intermediate states.
+    pub split_files: BTreeMap<String, SplitFile>,
     pub stats: Stats,
     /// Things the user should know (no interpreter for the compile check, a listed test
     /// that was not found …).
     pub warnings: Vec<String>,
+}
+
+/// The two intermediate states of a file whose changes are split between the gold and the
+/// test patch: masked + gold.patch holds `code_restored`, masked + test.patch holds
+/// `tests_restored`, and both patches applied (in either order) give the original.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SplitFile {
+    /// The original with only the F2P tests taken out (the feature's code is back).
+    pub code_restored: String,
+    /// The original with only the feature's code masked (the F2P tests are back).
+    pub tests_restored: String,
 }
 
 /// Repository-relative files of `root` (sorted, `/`-separated) that a masked tree holds:
@@ -158,6 +175,7 @@ pub fn mask_tree_with(
         config_drops.entry(r.path.as_str()).or_default().insert(r.line);
     }
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
+    let remove_calls = &plan.remove_calls;
     for rel in files.iter().filter(|f| !outcome.removed_files.contains(*f)) {
         let (src, dst) = (root.join(rel), out.join(rel));
         if let Some(parent) = dst.parent() {
@@ -231,14 +249,20 @@ pub fn mask_tree_with(
         if let Ok(meta) = std::fs::metadata(&src) {
             let _ = std::fs::set_permissions(&dst, meta.permissions());
         }
-        let only_tests = extra.is_some() && {
-            let plain = plan_for(file.language)
-                .mask_file(&source, file)
-                .map_err(|source| ExtractError::Mask { path: rel.clone(), source })?;
-            plain.is_empty()
-        };
-        if only_tests {
-            outcome.test_edited_files.insert(rel.clone());
+        match extra {
+            // Every change of a test file is test code.
+            _ if file.is_test => {
+                outcome.test_edited_files.insert(rel.clone());
+            }
+            None => {}
+            Some(tests) => match split_file(index, file, rel, &source, &removals, remove_calls, tests)? {
+                Some(split) => {
+                    outcome.split_files.insert(rel.clone(), split);
+                }
+                None => {
+                    outcome.test_edited_files.insert(rel.clone());
+                }
+            },
         }
         outcome.changed_files.insert(rel.clone());
         originals.insert(rel.clone(), source);
@@ -271,6 +295,8 @@ pub fn mask_tree_with(
             continue;
         }
         let new = std::fs::read_to_string(out.join(rel)).map_err(io_err(out.join(rel)))?;
+        // A split file's F2P tests are not lines of the feature.
+        let old = outcome.split_files.get(rel).map_or(old.as_str(), |s| s.code_restored.as_str());
         outcome.stats.files += 1;
         outcome.stats.lines += removed_lines(old, &new);
     }
@@ -284,6 +310,42 @@ pub fn mask_tree_with(
         }
     }
     Ok(outcome)
+}
+
+/// The intermediate states of a non-test file that loses the F2P test definitions `tests`
+/// and maybe feature code too. Removed definitions that are test code themselves (a helper
+/// of a `#[cfg(test)]` module only the F2P tests used) go with the tests. `None`: the file
+/// loses test code only.
+fn split_file(
+    index: &DefinitionIndex,
+    file: &carve_languages::index::FileIndex,
+    rel: &str,
+    source: &str,
+    removals: &crate::plan::Removals,
+    calls: &BTreeMap<String, Vec<carve_languages::index::Span>>,
+    tests: &BTreeSet<NodeId>,
+) -> Result<Option<SplitFile>, ExtractError> {
+    let is_test = |id: &NodeId| index.get(id).is_some_and(|d| d.is_test);
+    let (test_delete, code_delete): (BTreeSet<NodeId>, BTreeSet<NodeId>) =
+        removals.delete.iter().cloned().partition(|id| is_test(id));
+    let (test_stub, code_stub): (BTreeSet<NodeId>, BTreeSet<NodeId>) =
+        removals.stub.iter().cloned().partition(|id| is_test(id));
+    let test_delete: BTreeSet<NodeId> = test_delete.union(tests).cloned().collect();
+    let edits = |delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>, calls: &BTreeMap<String, Vec<_>>| {
+        support(file.language)
+            .plan_mask_with_calls(index, delete, stub, calls)
+            .mask_file(source, file)
+            .map_err(|source| ExtractError::Mask { path: rel.to_string(), source })
+    };
+    let code_only = edits(&code_delete, &code_stub, calls)?;
+    if code_only.is_empty() {
+        return Ok(None);
+    }
+    let tests_only = edits(&test_delete, &test_stub, &BTreeMap::new())?;
+    let apply = |edits: &[carve_languages::edit::Edit]| {
+        edit::apply(source, edits).map_err(|source| ExtractError::Apply { path: rel.to_string(), source })
+    };
+    Ok(Some(SplitFile { code_restored: apply(&tests_only)?, tests_restored: apply(&code_only)? }))
 }
 
 fn removed_lines(old: &str, new: &str) -> usize {
@@ -354,13 +416,21 @@ mod tests {
         assert!(masked.join("data/blob.bin").exists());
         assert!(!masked.join(".git").exists() && !masked.join("venv").exists());
         assert_eq!(outcome.changed_files, ["pkg/lib.py".to_string(), "tests/test_lib.py".to_string()].into());
-        // The test file also lost an import of the feature, so it is not a test-only edit.
-        assert!(outcome.test_edited_files.is_empty());
+        // The test file also lost an import of the feature: that is test code too.
+        assert_eq!(outcome.test_edited_files, ["tests/test_lib.py".to_string()].into());
         assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
         assert!(outcome.warnings[0].contains("test_missing"));
         assert_eq!(outcome.stats, Stats { lines: 4, files: 1, functions: 1, top_objects: 1 });
         let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
-        assert!(patches.mask.contains("a/tests/test_lib.py") && patches.test.is_empty());
+        assert!(patches.mask.contains("a/tests/test_lib.py"), "{}", patches.mask);
+        // test.patch alone gives the test file back, import included; gold.patch has no test code.
+        assert!(patches.test.contains("+from pkg.lib import keep, feature"), "{}", patches.test);
+        assert!(patches.test.contains("+def test_feature():"), "{}", patches.test);
+        assert!(
+            !patches.gold.contains("tests/test_lib.py") && patches.gold.contains("+def feature():"),
+            "{}",
+            patches.gold
+        );
     }
 
     /// A test-configuration line that only lists a deleted definition goes with it, and the
@@ -506,6 +576,48 @@ mod tests {
             "{lib}"
         );
         assert_eq!(outcome.test_edited_files, ["src/lib.rs".to_string()].into());
+    }
+
+    /// A Rust source file that loses a feature function and its inline F2P test: gold.patch
+    /// puts the function back, test.patch the test, each alone on the masked file and both
+    /// in either order.
+    #[test]
+    fn a_rust_file_losing_code_and_its_inline_test_is_split_between_the_patches() {
+        let lib = "pub fn keep() -> u32 { 1 }\n\npub fn area() -> u32 { 2 }\n\npub fn other() -> u32 { 3 }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn keeps() { assert_eq!(keep(), 1); }\n\n    #[test]\n    fn other_is_three() { assert_eq!(other(), 3); }\n\n    #[test]\n    fn area_is_two() { assert_eq!(area(), 2); }\n}\n";
+        let (dir, index) = repo(&[("Cargo.toml", CARGO), ("src/lib.rs", lib)]);
+        let out = tempfile::tempdir().unwrap();
+        let masked = out.path().join("m");
+        let plan = MaskPlan {
+            extracted: ["src/lib.rs::area".to_string()].into(),
+            remove_tests: ["geo_lib::tests::area_is_two".to_string()].into(),
+            ..Default::default()
+        };
+        let outcome = mask_tree(dir.path(), &index, &plan, &masked).unwrap();
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        assert!(outcome.test_edited_files.is_empty());
+        assert_eq!(outcome.split_files.keys().collect::<Vec<_>>(), ["src/lib.rs"]);
+        let patches = build_patches(dir.path(), &masked, &outcome).unwrap();
+        assert!(patches.warnings.is_empty(), "{:?}", patches.warnings);
+        assert!(patches.gold.contains("+pub fn area()") && !patches.gold.contains("area_is_two"), "{}", patches.gold);
+        assert!(
+            patches.test.contains("+    fn area_is_two()") && !patches.test.contains("+pub fn area"),
+            "{}",
+            patches.test
+        );
+        let apply = |tree: &Path, patch: &str| {
+            carve_core::patch::apply_patch(tree, patch, false, &out.path().join("p.patch")).unwrap();
+        };
+        for (first, second) in [(&patches.gold, &patches.test), (&patches.test, &patches.gold)] {
+            let tree = out.path().join("t");
+            let _ = std::fs::remove_dir_all(&tree);
+            std::fs::create_dir_all(tree.join("src")).unwrap();
+            std::fs::copy(masked.join("src/lib.rs"), tree.join("src/lib.rs")).unwrap();
+            apply(&tree, first);
+            apply(&tree, second);
+            assert_eq!(std::fs::read_to_string(tree.join("src/lib.rs")).unwrap(), lib);
+        }
+        // The feature's lines only: the test is not part of it.
+        assert_eq!(outcome.stats.lines, removed_lines(lib, &lib.replace("pub fn area() -> u32 { 2 }\n\n", "")));
     }
 
     #[test]

@@ -163,6 +163,9 @@ pub fn extract(
         }
     };
     let patches = build_patches(&session.repo, &masked, &outcome)?;
+    for w in &patches.warnings {
+        session.progress.note(format!("warning: {w}"));
+    }
     let contract = build_contract(&session.index, &extracted);
     let removed_calls = calls.iter().filter(|c| extracted.contains(&c.target)).cloned().collect();
     Ok(Extraction {

@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod expected;
+pub mod patches;
 
 pub use browser::browser_check;
 
@@ -62,7 +63,16 @@ pub fn carve_ok(args: &[&str], code: i32) -> Output {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    check_bundles_of(args);
     out
+}
+
+/// After `carve tasks REPO --out OUT …`: the patch contract of every Level 1 bundle it wrote
+/// ([`patches::check_tasks_out`]).
+fn check_bundles_of(args: &[&str]) {
+    let (Some(&"tasks"), Some(repo)) = (args.first(), args.get(1)) else { return };
+    let Some(out) = args.iter().position(|a| *a == "--out").and_then(|i| args.get(i + 1)) else { return };
+    patches::check_tasks_out(Path::new(repo), Path::new(out));
 }
 
 /// `carve CMD REPO --out OUT ARGS…`, exiting with `code` (see [`carve_ok`]).
@@ -166,8 +176,10 @@ pub fn recheck_level1(repo: &Path, bundle: &Path, inst: &serde_json::Value) {
     expect(&p2p, true, "on the masked state (P2P)");
     // The F2P tests are not in the masked state: none of them runs there.
     expect(&f2p, false, "on the masked state, without the F2P tests");
-    // Empty when the F2P test files also lost imports of the feature: gold.patch restores them.
-    if !std::fs::read_to_string(bundle.join("test.patch")).unwrap().is_empty() {
+    // test.patch alone puts the F2P tests back, imports of the feature included. It is empty
+    // only when no F2P test left the masked state (tests a class there inherits: they run,
+    // and fail, where they are); `patches::check_bundle` holds it to that.
+    if !read(&bundle.join("test.patch")).is_empty() {
         git_apply(&copy, &bundle.join("test.patch"));
     }
     // Two runs: pytest runs nothing at all when a named id's file fails to import.
