@@ -151,164 +151,15 @@ impl EvidenceGraph {
     pub fn build(commits: &[CommitAnalysis]) -> EvidenceGraph {
         let mut edges: Vec<BTreeMap<usize, Vec<Evidence>>> = vec![BTreeMap::new(); commits.len()];
         // Inverted indexes over earlier commits, filled as the walk goes forward.
-        let mut touched_def: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
-        let mut added_name: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
-        let mut added_file: HashMap<&str, usize> = HashMap::new();
-        let mut touched_file: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut earlier = Earlier::default();
         for (l, c) in commits.iter().enumerate() {
-            let lc = &c.commit;
-            let mut push = |e: usize, ev: Evidence| {
-                let list = edges[l].entry(e).or_default();
-                if !list.iter().any(|x| x.kind == ev.kind && x.from == ev.from && x.to == ev.to) {
-                    list.push(ev);
-                }
-            };
-            // shared definitions
-            let touched: Vec<&str> = c
-                .definitions
-                .modified
-                .iter()
-                .map(String::as_str)
-                .chain(c.definitions.renamed.iter().map(|r| r.from.as_str()))
-                .collect();
-            for id in &touched {
-                // Classes change with every method; tests are not the feature's code.
-                if c.containers.contains(*id) || c.test_defs.contains(*id) {
-                    continue;
-                }
-                for &(e, was_added) in touched_def.get(stable_id(id)).map(Vec::as_slice).unwrap_or(&[]) {
-                    push(
-                        e,
-                        Evidence {
-                            kind: EvidenceKind::SharedDefinition,
-                            from: id.to_string(),
-                            to: id.to_string(),
-                            detail: format!(
-                                "{} {} {}, which {} {}",
-                                &lc[..8],
-                                if c.definitions.modified.iter().any(|m| m == id) { "modifies" } else { "renames" },
-                                id,
-                                &commits[e].commit[..8],
-                                if was_added { "added" } else { "modified" }
-                            ),
-                            from_commit: lc.clone(),
-                            to_commit: commits[e].commit.clone(),
-                            weight: if was_added { 4.0 } else { 2.0 },
-                            onto_addition: was_added,
-                        },
-                    );
-                }
-            }
-            // calls / references by name into earlier additions
-            for (path, idents) in &c.added_identifiers {
-                let imports = c.file_imports.get(path);
-                for ident in idents {
-                    let Some(defs) = added_name.get(ident.as_str()) else { continue };
-                    let distinct: BTreeSet<usize> = defs.iter().map(|d| d.0).collect();
-                    for &(e, def_id) in defs {
-                        if e == l {
-                            continue;
-                        }
-                        let def_path = def_id.split("::").next().unwrap_or("");
-                        // Same file, a file importing it, or a file of the same directory
-                        // (a package in several languages) links the use to the definition.
-                        let dir = |p: &str| p.rsplit_once('/').map_or("", |x| x.0).to_string();
-                        let linked = def_path == path
-                            || imports.is_some_and(|i| i.contains(def_path))
-                            || dir(def_path) == dir(path);
-                        let by_name = !linked && ident.len() >= 6 && distinct.len() <= 2;
-                        if !linked && !by_name {
-                            continue;
-                        }
-                        push(
-                            e,
-                            Evidence {
-                                kind: EvidenceKind::Calls,
-                                from: path.clone(),
-                                to: def_id.to_string(),
-                                detail: format!(
-                                    "{path} in {} names `{ident}`{}",
-                                    &lc[..8],
-                                    if linked { "" } else { " (by name only)" }
-                                ),
-                                from_commit: lc.clone(),
-                                to_commit: commits[e].commit.clone(),
-                                weight: if linked { 3.0 } else { 1.5 },
-                                onto_addition: true,
-                            },
-                        );
-                    }
-                }
-            }
-            // imports of files an earlier commit added
-            for imp in &c.imports_added {
-                if let Some(&e) = added_file.get(imp.to.as_str()) {
-                    if e != l {
-                        push(
-                            e,
-                            Evidence {
-                                kind: EvidenceKind::Imports,
-                                from: imp.from.clone(),
-                                to: imp.to.clone(),
-                                detail: format!(
-                                    "{} imports {}, added by {}",
-                                    imp.from,
-                                    imp.to,
-                                    &commits[e].commit[..8]
-                                ),
-                                from_commit: lc.clone(),
-                                to_commit: commits[e].commit.clone(),
-                                weight: 2.0,
-                                onto_addition: true,
-                            },
-                        );
-                    }
-                }
-            }
-            // shared files (the last few earlier commits touching each)
-            for f in c.files.iter().filter(|f| f.language.is_some() && !f.is_test) {
-                for &e in touched_file.get(f.path.as_str()).map(Vec::as_slice).unwrap_or(&[]).iter().rev().take(8) {
-                    push(
-                        e,
-                        Evidence {
-                            kind: EvidenceKind::SharedFile,
-                            from: f.path.clone(),
-                            to: f.path.clone(),
-                            detail: format!("both change {}", f.path),
-                            from_commit: lc.clone(),
-                            to_commit: commits[e].commit.clone(),
-                            weight: 1.0,
-                            onto_addition: false,
-                        },
-                    );
-                }
-            }
+            let out = &mut edges[l];
+            earlier.shared_definitions(commits, c, out);
+            earlier.calls(commits, l, c, out);
+            earlier.imports(commits, l, c, out);
+            earlier.shared_files(commits, c, out);
             // this commit becomes "earlier" for the ones after it
-            for id in &c.definitions.added {
-                touched_def.entry(stable_id(id)).or_default().push((l, true));
-                if !c.test_defs.contains(id) {
-                    if let Some(name) = c.names.get(id) {
-                        added_name.entry(name).or_default().push((l, id));
-                    }
-                }
-            }
-            for r in &c.definitions.renamed {
-                touched_def.entry(stable_id(&r.to)).or_default().push((l, false));
-                if let Some(name) = c.names.get(&r.to) {
-                    added_name.entry(name).or_default().push((l, &r.to));
-                }
-            }
-            for id in &c.definitions.modified {
-                touched_def.entry(stable_id(id)).or_default().push((l, false));
-            }
-            for f in &c.files {
-                if f.status == crate::analysis::FileStatus::Added {
-                    added_file.insert(&f.path, l);
-                }
-                if f.language.is_some() && !f.is_test {
-                    touched_file.entry(&f.path).or_default().push(l);
-                }
-            }
+            earlier.record(l, c);
         }
         EvidenceGraph { edges }
     }
@@ -328,6 +179,208 @@ impl EvidenceGraph {
     /// Score of appending `n` to `chain`: its best link to a stage of the chain.
     fn link(&self, chain: &[usize], n: usize) -> f64 {
         chain.iter().map(|&s| self.weight(n, s)).fold(0.0, f64::max)
+    }
+}
+
+/// Add `ev` to the edge to earlier commit `e`, unless the same evidence is there already.
+fn push(out: &mut BTreeMap<usize, Vec<Evidence>>, e: usize, ev: Evidence) {
+    let list = out.entry(e).or_default();
+    if !list.iter().any(|x| x.kind == ev.kind && x.from == ev.from && x.to == ev.to) {
+        list.push(ev);
+    }
+}
+
+/// What the commits before the current one of [`EvidenceGraph::build`]'s walk did, indexed
+/// by what a later commit's evidence looks up.
+#[derive(Default)]
+struct Earlier<'a> {
+    /// Stable definition id → the commits that added (`true`) or modified it.
+    touched_def: HashMap<&'a str, Vec<(usize, bool)>>,
+    /// Name → the commits that added (or renamed to) a non-test definition of that name, with its id.
+    added_name: HashMap<&'a str, Vec<(usize, &'a str)>>,
+    /// File → the commit that added it.
+    added_file: HashMap<&'a str, usize>,
+    /// Non-test source file → the commits that changed it.
+    touched_file: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Earlier<'a> {
+    /// `shared_definition`: `c` modifies or renames a definition an earlier commit added or modified.
+    fn shared_definitions(
+        &self,
+        commits: &[CommitAnalysis],
+        c: &CommitAnalysis,
+        out: &mut BTreeMap<usize, Vec<Evidence>>,
+    ) {
+        let lc = &c.commit;
+        let touched: Vec<&str> = c
+            .definitions
+            .modified
+            .iter()
+            .map(String::as_str)
+            .chain(c.definitions.renamed.iter().map(|r| r.from.as_str()))
+            .collect();
+        for id in &touched {
+            // Classes change with every method; tests are not the feature's code.
+            if c.containers.contains(*id) || c.test_defs.contains(*id) {
+                continue;
+            }
+            for &(e, was_added) in self.touched_def.get(stable_id(id)).map(Vec::as_slice).unwrap_or(&[]) {
+                push(
+                    out,
+                    e,
+                    Evidence {
+                        kind: EvidenceKind::SharedDefinition,
+                        from: id.to_string(),
+                        to: id.to_string(),
+                        detail: format!(
+                            "{} {} {}, which {} {}",
+                            &lc[..8],
+                            if c.definitions.modified.iter().any(|m| m == id) { "modifies" } else { "renames" },
+                            id,
+                            &commits[e].commit[..8],
+                            if was_added { "added" } else { "modified" }
+                        ),
+                        from_commit: lc.clone(),
+                        to_commit: commits[e].commit.clone(),
+                        weight: if was_added { 4.0 } else { 2.0 },
+                        onto_addition: was_added,
+                    },
+                );
+            }
+        }
+    }
+
+    /// `calls`: references by name from the lines commit `l` added into earlier additions.
+    fn calls(
+        &self,
+        commits: &[CommitAnalysis],
+        l: usize,
+        c: &CommitAnalysis,
+        out: &mut BTreeMap<usize, Vec<Evidence>>,
+    ) {
+        let lc = &c.commit;
+        for (path, idents) in &c.added_identifiers {
+            let imports = c.file_imports.get(path);
+            for ident in idents {
+                let Some(defs) = self.added_name.get(ident.as_str()) else { continue };
+                let distinct: BTreeSet<usize> = defs.iter().map(|d| d.0).collect();
+                for &(e, def_id) in defs {
+                    if e == l {
+                        continue;
+                    }
+                    let def_path = def_id.split("::").next().unwrap_or("");
+                    // Same file, a file importing it, or a file of the same directory
+                    // (a package in several languages) links the use to the definition.
+                    let dir = |p: &str| p.rsplit_once('/').map_or("", |x| x.0).to_string();
+                    let linked =
+                        def_path == path || imports.is_some_and(|i| i.contains(def_path)) || dir(def_path) == dir(path);
+                    let by_name = !linked && ident.len() >= 6 && distinct.len() <= 2;
+                    if !linked && !by_name {
+                        continue;
+                    }
+                    push(
+                        out,
+                        e,
+                        Evidence {
+                            kind: EvidenceKind::Calls,
+                            from: path.clone(),
+                            to: def_id.to_string(),
+                            detail: format!(
+                                "{path} in {} names `{ident}`{}",
+                                &lc[..8],
+                                if linked { "" } else { " (by name only)" }
+                            ),
+                            from_commit: lc.clone(),
+                            to_commit: commits[e].commit.clone(),
+                            weight: if linked { 3.0 } else { 1.5 },
+                            onto_addition: true,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// `imports`: imports commit `l` added of files an earlier commit added.
+    fn imports(
+        &self,
+        commits: &[CommitAnalysis],
+        l: usize,
+        c: &CommitAnalysis,
+        out: &mut BTreeMap<usize, Vec<Evidence>>,
+    ) {
+        for imp in &c.imports_added {
+            if let Some(&e) = self.added_file.get(imp.to.as_str()) {
+                if e != l {
+                    push(
+                        out,
+                        e,
+                        Evidence {
+                            kind: EvidenceKind::Imports,
+                            from: imp.from.clone(),
+                            to: imp.to.clone(),
+                            detail: format!("{} imports {}, added by {}", imp.from, imp.to, &commits[e].commit[..8]),
+                            from_commit: c.commit.clone(),
+                            to_commit: commits[e].commit.clone(),
+                            weight: 2.0,
+                            onto_addition: true,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// `shared_file`: non-test source files `c` changes (the last few earlier commits touching each).
+    fn shared_files(&self, commits: &[CommitAnalysis], c: &CommitAnalysis, out: &mut BTreeMap<usize, Vec<Evidence>>) {
+        for f in c.files.iter().filter(|f| f.language.is_some() && !f.is_test) {
+            for &e in self.touched_file.get(f.path.as_str()).map(Vec::as_slice).unwrap_or(&[]).iter().rev().take(8) {
+                push(
+                    out,
+                    e,
+                    Evidence {
+                        kind: EvidenceKind::SharedFile,
+                        from: f.path.clone(),
+                        to: f.path.clone(),
+                        detail: format!("both change {}", f.path),
+                        from_commit: c.commit.clone(),
+                        to_commit: commits[e].commit.clone(),
+                        weight: 1.0,
+                        onto_addition: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Index commit `l` for the commits after it.
+    fn record(&mut self, l: usize, c: &'a CommitAnalysis) {
+        for id in &c.definitions.added {
+            self.touched_def.entry(stable_id(id)).or_default().push((l, true));
+            if !c.test_defs.contains(id) {
+                if let Some(name) = c.names.get(id) {
+                    self.added_name.entry(name).or_default().push((l, id));
+                }
+            }
+        }
+        for r in &c.definitions.renamed {
+            self.touched_def.entry(stable_id(&r.to)).or_default().push((l, false));
+            if let Some(name) = c.names.get(&r.to) {
+                self.added_name.entry(name).or_default().push((l, &r.to));
+            }
+        }
+        for id in &c.definitions.modified {
+            self.touched_def.entry(stable_id(id)).or_default().push((l, false));
+        }
+        for f in &c.files {
+            if f.status == crate::analysis::FileStatus::Added {
+                self.added_file.insert(&f.path, l);
+            }
+            if f.language.is_some() && !f.is_test {
+                self.touched_file.entry(&f.path).or_default().push(l);
+            }
+        }
     }
 }
 

@@ -136,6 +136,23 @@ pub fn stage_spec(
         "This stage extends the feature built so far (earlier stages are already implemented in the \
          workspace). Implement the behaviour below on top of the existing code.\n"
     );
+    write_interface(&mut md, &contract, before, &extracted);
+    // Acceptance criteria from the F2P tests.
+    write_acceptance(&mut md, f2p, after, test_files, after_dir);
+    // Names the hidden tests use that this stage introduces.
+    let used = names_the_tests_use(after, test_files, after_dir);
+    let new_names = new_names(before, after, before_dir, after_dir);
+    let needed: BTreeSet<&String> = used.intersection(&new_names).collect();
+    write_other_names(&mut md, &needed, after, after_dir);
+    let mut named = BTreeSet::new();
+    identifiers(&md, &mut named);
+    let unnamed = needed.into_iter().filter(|n| !named.contains(n.as_str())).cloned().collect();
+    StageSpec { markdown: md, contract, unnamed }
+}
+
+/// The spec's interface section: each object of the contract (added, changed or extended),
+/// its signature, the first line of its docs, and its members the stage adds or changes.
+fn write_interface(md: &mut String, contract: &Contract, before: &DefinitionIndex, extracted: &BTreeSet<String>) {
     let _ = writeln!(md, "## Interface\n");
     for o in &contract.objects {
         let what = if o.existing {
@@ -164,7 +181,11 @@ pub fn stage_spec(
             }
         }
     }
-    // Acceptance criteria from the F2P tests.
+}
+
+/// The spec's acceptance criteria: per F2P test, its humanized name with the literals it
+/// asserts, or that it passes when its definition is not found.
+fn write_acceptance(md: &mut String, f2p: &[String], after: &DefinitionIndex, test_files: &[String], after_dir: &Path) {
     let _ = writeln!(md, "\n## Acceptance criteria\n");
     let tests: Vec<_> = after.definitions.values().filter(|d| d.is_test && test_files.contains(&d.path)).collect();
     for id in f2p {
@@ -183,7 +204,10 @@ pub fn stage_spec(
         }
         let _ = writeln!(md);
     }
-    // Names the hidden tests use that this stage introduces.
+}
+
+/// The identifiers of the hidden test files (of a source file with inline tests, its tests).
+fn names_the_tests_use(after: &DefinitionIndex, test_files: &[String], after_dir: &Path) -> BTreeSet<String> {
     let mut used = BTreeSet::new();
     for f in test_files {
         if let Ok(t) = std::fs::read_to_string(after_dir.join(f)) {
@@ -195,17 +219,29 @@ pub fn stage_spec(
             identifiers(&t, &mut used);
         }
     }
-    // New names of the stage's code: definitions, and names assigned at the start of a line
-    // (constants); other new tokens (attributes of library objects …) are not interface.
+    used
+}
+
+/// New names of the stage's code: definitions, and names assigned at the start of a line
+/// (constants); other new tokens (attributes of library objects …) are not interface.
+fn new_names(
+    before: &DefinitionIndex,
+    after: &DefinitionIndex,
+    before_dir: &Path,
+    after_dir: &Path,
+) -> BTreeSet<String> {
     let (now, then) = (source_idents(after, after_dir, false), source_idents(before, before_dir, false));
     let introduced = now.difference(&then);
     let defined: BTreeSet<&str> = after.definitions.values().filter(|d| !d.is_test).map(|d| d.name.as_str()).collect();
     let assigned = assigned_names(after, after_dir);
-    let new_names: BTreeSet<String> =
-        introduced.filter(|n| defined.contains(n.as_str()) || assigned.contains(n.as_str())).cloned().collect();
-    let needed: BTreeSet<&String> = used.intersection(&new_names).collect();
+    introduced.filter(|n| defined.contains(n.as_str()) || assigned.contains(n.as_str())).cloned().collect()
+}
+
+/// The spec's "other names" section: each name the tests need that the spec does not name
+/// yet, with the line of the stage's code that introduces it.
+fn write_other_names(md: &mut String, needed: &BTreeSet<&String>, after: &DefinitionIndex, after_dir: &Path) {
     let mut named = BTreeSet::new();
-    identifiers(&md, &mut named);
+    identifiers(md, &mut named);
     let mut extra = String::new();
     for n in needed.iter().filter(|n| !named.contains(n.as_str())) {
         // Quote the line of the stage's code that introduces it.
@@ -225,10 +261,6 @@ pub fn stage_spec(
     if !extra.is_empty() {
         let _ = writeln!(md, "\n## Other names the tests use\n\n{extra}");
     }
-    let mut named = BTreeSet::new();
-    identifiers(&md, &mut named);
-    let unnamed = needed.into_iter().filter(|n| !named.contains(n.as_str())).cloned().collect();
-    StageSpec { markdown: md, contract, unnamed }
 }
 
 #[cfg(test)]

@@ -198,38 +198,77 @@ pub fn mask_file(
     }
     let tree = parse(&file.path, source)?;
     let root = tree.root_node();
-    let not_found =
-        |d: &Definition| MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line };
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    let mut edits: Vec<Edit> = Vec::new();
-    for (d, f) in defs.iter().zip(&fates) {
-        if d.span.end_byte > source.len()
-            || !source.is_char_boundary(d.span.start_byte)
-            || !source.is_char_boundary(d.span.end_byte)
-        {
-            return Err(not_found(d));
-        }
-        let parent_fate = d.parent.as_deref().map_or(Fate::Keep, |p| fate(index, p, delete, stub));
-        match f {
-            Fate::Delete if parent_fate != Fate::Delete => {
-                let (s, e) = (d.span.start_byte, d.span.end_byte);
-                match node_at(root, s, e).filter(|n| n.kind() == "variable_declarator") {
-                    Some(n) => ranges.push(declarator_range(source, n)),
-                    None => ranges.push(deletion_range(source, s, e, root)),
-                }
-            }
-            Fate::Stub if parent_fate != Fate::Delete && !in_stubbed_body(index, d, delete, stub) => {
-                if let Some(e) = stub_edit(source, root, d, index)? {
-                    edits.push(e);
-                }
-            }
-            _ => {}
-        }
+    let mut masking =
+        Masking { source, root, file, index, delete, stub, defs, fates, ranges: Vec::new(), edits: Vec::new() };
+    masking.definitions()?;
+    masking.imports()?;
+    let Masking { mut ranges, mut edits, .. } = masking;
+    local_exports(source, root, file, index, delete, stub, &mut ranges, &mut edits);
+    Ok(merge_deletions(ranges, edits))
+}
+
+/// One file being masked: its definitions with their fates, and the deletions (byte ranges)
+/// and other edits found so far.
+struct Masking<'a> {
+    source: &'a str,
+    root: Node<'a>,
+    file: &'a FileIndex,
+    index: &'a DefinitionIndex,
+    delete: &'a BTreeSet<NodeId>,
+    stub: &'a BTreeSet<NodeId>,
+    defs: Vec<&'a Definition>,
+    fates: Vec<Fate>,
+    ranges: Vec<(usize, usize)>,
+    edits: Vec<Edit>,
+}
+
+impl Masking<'_> {
+    fn fate(&self, id: &str) -> Fate {
+        fate(self.index, id, self.delete, self.stub)
     }
-    // Imports and re-exports of deleted definitions, and imports that only removed code used.
-    let uses = |keep_only: bool| -> BTreeSet<&str> {
-        let mut out: BTreeSet<&str> = file.module_references.iter().map(|m| m.target.as_str()).collect();
-        for (d, f) in defs.iter().zip(&fates) {
+
+    /// Delete or stub each definition whose fate says so (not those inside a deleted parent
+    /// or a stubbed body, which go with it).
+    fn definitions(&mut self) -> Result<(), MaskError> {
+        let (source, root) = (self.source, self.root);
+        for (d, f) in self.defs.iter().zip(&self.fates) {
+            if d.span.end_byte > source.len()
+                || !source.is_char_boundary(d.span.start_byte)
+                || !source.is_char_boundary(d.span.end_byte)
+            {
+                return Err(MaskError::DefinitionNotFound {
+                    path: self.file.path.clone(),
+                    id: d.id.clone(),
+                    line: d.def_line,
+                });
+            }
+            let parent_fate = d.parent.as_deref().map_or(Fate::Keep, |p| self.fate(p));
+            match f {
+                Fate::Delete if parent_fate != Fate::Delete => {
+                    let (s, e) = (d.span.start_byte, d.span.end_byte);
+                    match node_at(root, s, e).filter(|n| n.kind() == "variable_declarator") {
+                        Some(n) => self.ranges.push(declarator_range(source, n)),
+                        None => self.ranges.push(deletion_range(source, s, e, root)),
+                    }
+                }
+                Fate::Stub
+                    if parent_fate != Fate::Delete && !in_stubbed_body(self.index, d, self.delete, self.stub) =>
+                {
+                    if let Some(e) = stub_edit(source, root, d, self.index)? {
+                        self.edits.push(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The references of the file's code: all of them (`keep_only` false), or those of the
+    /// code the mask keeps (a stub keeps its signature's).
+    fn uses(&self, keep_only: bool) -> BTreeSet<&str> {
+        let mut out: BTreeSet<&str> = self.file.module_references.iter().map(|m| m.target.as_str()).collect();
+        for (d, f) in self.defs.iter().zip(&self.fates) {
             let (body, signature) = match (keep_only, f) {
                 (false, _) | (true, Fate::Keep) => (true, true),
                 (true, Fate::Stub) => (false, true),
@@ -243,43 +282,54 @@ pub fn mask_file(
             }
         }
         out
-    };
-    let (before, after) = (uses(false), uses(true));
-    let became_unused = |t: &str| before.contains(t) && !after.contains(t);
-    // Names the mask leaves unread, by the syntax tree (packages and plain constants too).
-    let removed: Vec<(usize, usize)> =
-        ranges.iter().copied().chain(edits.iter().map(|e| (e.position, e.end()))).collect();
-    let unread = unread::unread(source, root, file, &removed);
-    ranges.extend(unread.ranges);
-    edits.extend(unread.edits);
-    for (i, imp) in file.imports.iter().enumerate() {
-        let is_import = src_starts_with_import(source, imp.span.start_byte);
-        let dropped: Vec<bool> = imp
-            .names
-            .iter()
-            .enumerate()
-            .map(|(j, n)| {
-                unread.names.contains(&(i, j))
-                    || n.target.as_deref().is_some_and(|t| deleted_target(t) || (is_import && became_unused(t)))
-            })
-            .collect();
-        if !dropped.iter().any(|d| *d) {
-            continue;
-        }
-        let Some(stmt) = node_at(root, imp.span.start_byte, imp.span.end_byte) else {
-            return Err(MaskError::ImportNotFound { path: file.path.clone(), line: imp.span.start_line });
-        };
-        let kept: Vec<&crate::index::ImportedName> =
-            imp.names.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(n, _)| n).collect();
-        if kept.is_empty() {
-            ranges.push(deletion_range(source, imp.span.start_byte, imp.span.end_byte, root));
-        } else {
-            edits.push(Edit::replace(imp.span.start_byte, imp.span.end_byte, render_import(source, stmt, &kept)));
-        }
     }
-    local_exports(source, root, file, index, delete, stub, &mut ranges, &mut edits);
 
-    // Merge overlapping deletions; drop edits inside them.
+    /// Imports and re-exports of deleted definitions, and imports that only removed code used.
+    fn imports(&mut self) -> Result<(), MaskError> {
+        let (source, root, file) = (self.source, self.root, self.file);
+        let (before, after) = (self.uses(false), self.uses(true));
+        let became_unused = |t: &str| before.contains(t) && !after.contains(t);
+        // Names the mask leaves unread, by the syntax tree (packages and plain constants too).
+        let removed: Vec<(usize, usize)> =
+            self.ranges.iter().copied().chain(self.edits.iter().map(|e| (e.position, e.end()))).collect();
+        let unread = unread::unread(source, root, file, &removed);
+        let mut ranges = unread.ranges;
+        let mut edits = unread.edits;
+        for (i, imp) in file.imports.iter().enumerate() {
+            let is_import = src_starts_with_import(source, imp.span.start_byte);
+            let dropped: Vec<bool> = imp
+                .names
+                .iter()
+                .enumerate()
+                .map(|(j, n)| {
+                    unread.names.contains(&(i, j))
+                        || n.target
+                            .as_deref()
+                            .is_some_and(|t| self.fate(t) == Fate::Delete || (is_import && became_unused(t)))
+                })
+                .collect();
+            if !dropped.iter().any(|d| *d) {
+                continue;
+            }
+            let Some(stmt) = node_at(root, imp.span.start_byte, imp.span.end_byte) else {
+                return Err(MaskError::ImportNotFound { path: file.path.clone(), line: imp.span.start_line });
+            };
+            let kept: Vec<&crate::index::ImportedName> =
+                imp.names.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(n, _)| n).collect();
+            if kept.is_empty() {
+                ranges.push(deletion_range(source, imp.span.start_byte, imp.span.end_byte, root));
+            } else {
+                edits.push(Edit::replace(imp.span.start_byte, imp.span.end_byte, render_import(source, stmt, &kept)));
+            }
+        }
+        self.ranges.extend(ranges);
+        self.edits.extend(edits);
+        Ok(())
+    }
+}
+
+/// Merge overlapping deletions; drop edits inside them; the edits sorted.
+fn merge_deletions(mut ranges: Vec<(usize, usize)>, mut edits: Vec<Edit>) -> Vec<Edit> {
     ranges.sort();
     let mut merged: Vec<(usize, usize)> = Vec::new();
     for (s, e) in ranges {
@@ -291,7 +341,7 @@ pub fn mask_file(
     edits.retain(|e| !merged.iter().any(|(s, end)| e.position < *end && e.end() > *s));
     edits.extend(merged.into_iter().map(|(s, e)| Edit::delete(s, e)));
     edits.sort();
-    Ok(edits)
+    edits
 }
 
 /// Whether the statement at `at` is an `import` (not an `export … from`).

@@ -95,54 +95,64 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
         _ => {}
     }
     if stmt.kind() == "import_statement" {
-        let Some(module) = source_of(stmt, src) else {
-            return;
-        };
-        let mut names = Vec::new();
-        let mut c = stmt.walk();
-        for clause in stmt.named_children(&mut c) {
-            match clause.kind() {
-                "import_clause" => {
-                    let mut c2 = clause.walk();
-                    for part in clause.named_children(&mut c2) {
-                        match part.kind() {
-                            "identifier" => {
-                                names.push(("default".to_string(), Some(text(part, src).to_string()), part))
-                            }
-                            "namespace_import" => {
-                                let mut c3 = part.walk();
-                                if let Some(id) = part.named_children(&mut c3).find(|n| n.kind() == "identifier") {
-                                    names.push(("*".to_string(), Some(text(id, src).to_string()), part));
-                                }
-                            }
-                            "named_imports" => {
-                                let mut c3 = part.walk();
-                                for spec in part.named_children(&mut c3).filter(|n| n.kind() == "import_specifier") {
-                                    let Some(name) = spec.child_by_field_name("name") else {
-                                        continue;
-                                    };
-                                    let alias = spec.child_by_field_name("alias").map(|a| text(a, src).to_string());
-                                    let name = text(name, src).trim_matches(['"', '\'']).to_string();
-                                    names.push((name, alias, spec));
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                "import_require_clause" => {
-                    let mut c2 = clause.walk();
-                    if let Some(id) = clause.named_children(&mut c2).find(|n| n.kind() == "identifier") {
-                        names.push(("*".to_string(), Some(text(id, src).to_string()), id));
-                    }
-                }
-                _ => {}
-            }
-        }
-        push_import(file, stmt, module, names, module_level);
-        return;
+        read_import(file, stmt, src, module_level);
+    } else {
+        read_export(file, stmt, src, module_level);
     }
-    // `export` without a declaration.
+}
+
+/// One `import` statement: its default, namespace and named bindings, and TypeScript's
+/// `import x = require(…)`.
+fn read_import(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool) {
+    let Some(module) = source_of(stmt, src) else {
+        return;
+    };
+    let mut names = Vec::new();
+    let mut c = stmt.walk();
+    for clause in stmt.named_children(&mut c) {
+        match clause.kind() {
+            "import_clause" => {
+                let mut c2 = clause.walk();
+                for part in clause.named_children(&mut c2) {
+                    match part.kind() {
+                        "identifier" => names.push(("default".to_string(), Some(text(part, src).to_string()), part)),
+                        "namespace_import" => {
+                            let mut c3 = part.walk();
+                            if let Some(id) = part.named_children(&mut c3).find(|n| n.kind() == "identifier") {
+                                names.push(("*".to_string(), Some(text(id, src).to_string()), part));
+                            }
+                        }
+                        "named_imports" => {
+                            let mut c3 = part.walk();
+                            for spec in part.named_children(&mut c3).filter(|n| n.kind() == "import_specifier") {
+                                let Some(name) = spec.child_by_field_name("name") else {
+                                    continue;
+                                };
+                                let alias = spec.child_by_field_name("alias").map(|a| text(a, src).to_string());
+                                let name = text(name, src).trim_matches(['"', '\'']).to_string();
+                                names.push((name, alias, spec));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "import_require_clause" => {
+                let mut c2 = clause.walk();
+                if let Some(id) = clause.named_children(&mut c2).find(|n| n.kind() == "identifier") {
+                    names.push(("*".to_string(), Some(text(id, src).to_string()), id));
+                }
+            }
+            _ => {}
+        }
+    }
+    push_import(file, stmt, module, names, module_level);
+}
+
+/// An `export` statement without a declaration: a re-export from another module
+/// (`export { a as b } from`, `export * as ns from`, `export *`), or local exports
+/// (`export { a }`, `export default a`).
+fn read_export(file: &mut ParsedFile, stmt: Node, src: &str, module_level: bool) {
     let source = source_of(stmt, src);
     let mut c = stmt.walk();
     let children: Vec<Node> = stmt.children(&mut c).collect();
@@ -160,31 +170,8 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
     }
     match source {
         Some(module) => {
-            let at = file.imports.len();
-            let mut names = Vec::new();
-            if clause.is_some() {
-                for (name, alias, spec) in specifiers {
-                    file.reexports.push(ReExport {
-                        import: at,
-                        imported: Some(name.clone()),
-                        exported: Some(alias.clone().unwrap_or_else(|| name.clone())),
-                    });
-                    names.push(ImportedName { name, alias, span: name_span(spec), target: None });
-                }
-            } else if let Some(ns) = children.iter().find(|n| n.kind() == "namespace_export") {
-                let mut c3 = ns.walk();
-                let alias = ns.named_children(&mut c3).last().map(|a| text(a, src).to_string());
-                names.push(ImportedName { name: "*".to_string(), alias, span: name_span(*ns), target: None });
-            } else {
-                file.reexports.push(ReExport { import: at, imported: None, exported: None });
-                names.push(ImportedName {
-                    name: "*".to_string(),
-                    alias: None,
-                    span: span_of(stmt, stmt),
-                    target: None,
-                });
-            }
-            file.imports.push(Import { span: span_of(stmt, stmt), module, resolved_path: None, names, module_level });
+            let clause = clause.is_some().then_some(specifiers);
+            read_reexport(file, stmt, src, module, clause, &children, module_level)
         }
         None => {
             for (name, alias, _) in specifiers {
@@ -198,6 +185,40 @@ pub(super) fn read_import_or_export(file: &mut ParsedFile, stmt: Node, src: &str
             }
         }
     }
+}
+
+/// An `export … from module` statement: an [`Import`] of the names it re-exports (all of
+/// them, `*`, without a clause) and the re-exports themselves. `clause`: the specifiers of
+/// its export clause, when it has one.
+fn read_reexport(
+    file: &mut ParsedFile,
+    stmt: Node,
+    src: &str,
+    module: String,
+    clause: Option<Vec<(String, Option<String>, Node)>>,
+    children: &[Node],
+    module_level: bool,
+) {
+    let at = file.imports.len();
+    let mut names = Vec::new();
+    if let Some(specifiers) = clause {
+        for (name, alias, spec) in specifiers {
+            file.reexports.push(ReExport {
+                import: at,
+                imported: Some(name.clone()),
+                exported: Some(alias.clone().unwrap_or_else(|| name.clone())),
+            });
+            names.push(ImportedName { name, alias, span: name_span(spec), target: None });
+        }
+    } else if let Some(ns) = children.iter().find(|n| n.kind() == "namespace_export") {
+        let mut c3 = ns.walk();
+        let alias = ns.named_children(&mut c3).last().map(|a| text(a, src).to_string());
+        names.push(ImportedName { name: "*".to_string(), alias, span: name_span(*ns), target: None });
+    } else {
+        file.reexports.push(ReExport { import: at, imported: None, exported: None });
+        names.push(ImportedName { name: "*".to_string(), alias: None, span: span_of(stmt, stmt), target: None });
+    }
+    file.imports.push(Import { span: span_of(stmt, stmt), module, resolved_path: None, names, module_level });
 }
 
 /// `const x = require("./m")` (a namespace binding, whose bare use means the module's

@@ -249,103 +249,14 @@ impl Job {
                 startup_error: None,
             });
         }
-        let reporter = self.reporter.display().to_string();
+        let files = Files { progress: &progress, report: &report };
         match self.kind {
-            Kind::Vitest => {
-                let installed = version::installed(root, "vitest");
-                version::vitest_supported(installed)
-                    .map_err(|hint| RunnerError::ToolNotFound { program: "vitest 0.10 or later".into(), hint })?;
-                args.push("run".into());
-                args.extend(self.args.iter().cloned());
-                args.extend(req.extra_args.iter().cloned());
-                args.extend([
-                    format!("--reporter={reporter}"),
-                    "--reporter=json".into(),
-                    "--reporter=verbose".into(),
-                    format!("--outputFile.json={}", report.display()),
-                    "--passWithNoTests".into(),
-                    "--watch=false".into(),
-                ]);
-                if version::vitest_knows_no_cache(installed) {
-                    args.push("--no-cache".into());
-                }
-                if collect_only {
-                    args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
-                } else if let Some(p) = plan.as_ref().and_then(|p| p.name_pattern()) {
-                    args.extend(["-t".to_string(), p]);
-                }
-                if let Some(plan) = &plan {
-                    // vitest's file filters (substrings of the path; extra matches are not reported).
-                    args.extend(plan.files.iter().cloned());
-                }
-            }
-            Kind::Jest => {
-                args.extend(self.args.iter().cloned());
-                args.extend(req.extra_args.iter().cloned());
-                args.extend([
-                    "--ci".to_string(),
-                    "--json".into(),
-                    format!("--outputFile={}", report.display()),
-                    format!("--reporters={reporter}"),
-                    "--reporters=default".into(),
-                    "--verbose".into(),
-                    format!("--cacheDirectory={}", self.dir.dir.join("jest-cache").display()),
-                    "--passWithNoTests".into(),
-                    "--watchAll=false".into(),
-                    "--no-watchman".into(),
-                ]);
-                if let Some(first) = setup::extra(req, setup::JEST_ENV) {
-                    let (program, pre) = self.program(root)?;
-                    let configured = self.args.iter().chain(&req.extra_args).cloned().collect::<Vec<_>>();
-                    args.extend(setup::jest_args(&program, &pre, &configured, req, root, &first)?);
-                }
-                if collect_only {
-                    args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
-                } else if let Some(p) = plan.as_ref().and_then(|p| p.name_pattern()) {
-                    args.extend(["-t".to_string(), p]);
-                }
-                if let Some(plan) = &plan {
-                    args.push("--runTestsByPath".into());
-                    args.extend(plan.files.iter().cloned());
-                }
-            }
-            Kind::NodeTest => {
-                if let Some(first) = setup::extra(req, setup::NODE_ENV) {
-                    args.extend(["--require".to_string(), first]);
-                }
-                args.extend([
-                    "--test".to_string(),
-                    format!("--test-reporter={reporter}"),
-                    format!("--test-reporter-destination={}", progress.display()),
-                    "--test-reporter=spec".into(),
-                    "--test-reporter-destination=stdout".into(),
-                ]);
-                args.extend(self.args.iter().cloned());
-                args.extend(req.extra_args.iter().cloned());
-                if collect_only {
-                    args.push(format!("--test-name-pattern={}", selection::NOTHING));
-                } else if let Some(plan) = &plan {
-                    args.extend(plan.node_name_patterns().into_iter().map(|p| format!("--test-name-pattern={p}")));
-                }
-                if let Some(plan) = &plan {
-                    args.extend(plan.files.iter().cloned());
-                }
-            }
+            Kind::Vitest => self.vitest_args(req, plan.as_ref(), collect_only, &files, &mut args)?,
+            Kind::Jest => self.jest_args(req, plan.as_ref(), collect_only, &files, &mut args)?,
+            Kind::NodeTest => self.node_args(req, plan.as_ref(), collect_only, &files, &mut args),
         }
         let command_line = process::display_command(&program, &args);
-        let mut cmd = Command::new(&program);
-        cmd.args(&args).current_dir(root);
-        cmd.env("CARVE_PROGRESS", &progress)
-            .env("CARVE_ROOT", root)
-            .env("NO_COLOR", "1")
-            .env("FORCE_COLOR", "0")
-            .env("CI", "1");
-        if self.kind == Kind::Vitest {
-            cmd.env("CARVE_VITEST_SETUP", self.dir.dir.join("carve_vitest_setup.mjs"));
-        }
-        for (k, v) in &req.env {
-            cmd.env(k, v);
-        }
+        let cmd = self.command(req, &program, &args, &progress);
         let stdout = self.dir.dir.join(format!("stdout-{number}.log"));
         let stderr = self.dir.dir.join(format!("stderr-{number}.log"));
         let mut reader = ProgressReader::new(progress);
@@ -368,45 +279,16 @@ impl Job {
             return Err(RunnerError::Unparseable { command: command_line, detail, tail: ended.tail() });
         }
         let mut out = reader.into_outcome();
-        if out.finished && self.kind != Kind::NodeTest {
-            match report::read(&report, root) {
-                Ok(rep) => {
-                    for (id, outcome) in rep.results {
-                        if !out.collected.contains(&id) {
-                            out.collected.push(id.clone());
-                        }
-                        out.results.insert(id, outcome);
-                    }
-                    out.collection_errors.extend(rep.file_errors);
-                }
-                Err(detail) if out.results.is_empty() => {
-                    return Err(RunnerError::Unparseable { command: command_line, detail, tail: ended.tail() });
-                }
-                Err(_) => {}
-            }
+        if out.finished
+            && self.kind != Kind::NodeTest
+            && let Err(detail) = merge_report(&mut out, &report, root)
+        {
+            return Err(RunnerError::Unparseable { command: command_line, detail, tail: ended.tail() });
         }
         if !out.finished && out.header && !collect_only {
             self.add_unreached(&mut out, plan.as_ref(), req, deadline);
         }
-        // A rerun reports the tests it left out as skipped: their outcomes are earlier ones.
-        out.results.retain(|id, _| !self.done.borrow().contains(id));
-        if let Some(plan) = &plan {
-            let wanted = |id: &str| plan.wants(id);
-            out.collected.retain(|id| wanted(id));
-            out.results.retain(|id, o| wanted(id) && o.message.as_deref() != Some(selection::NODE_DESELECTED));
-            if out.running.as_ref().is_some_and(|(id, _)| !wanted(id) && !plan.files.contains(id)) {
-                out.running = None;
-            }
-        }
-        if collect_only {
-            // Deselected by the pattern: reported as skipped, but they were only collected.
-            out.results.clear();
-        }
-        {
-            let mut done = self.done.borrow_mut();
-            done.extend(out.results.keys().cloned());
-            done.extend(out.running.iter().map(|(id, _)| id.clone()));
-        }
+        self.keep_wanted(&mut out, plan.as_ref(), collect_only);
         let startup_error =
             if out.header { None } else { Some(self.startup_failure(root, &command_line, &ended, started.elapsed())) };
         Ok(Attempt {
@@ -419,6 +301,166 @@ impl Job {
             ended,
             startup_error,
         })
+    }
+
+    /// vitest's arguments: `run`, the configured ones, carve's reporter next to the JSON and
+    /// verbose ones, and the plan's name pattern and file filters.
+    fn vitest_args(
+        &self,
+        req: &RunRequest,
+        plan: Option<&selection::Plan>,
+        collect_only: bool,
+        files: &Files,
+        args: &mut Vec<String>,
+    ) -> Result<(), RunnerError> {
+        let root = &self.dir.root;
+        let reporter = self.reporter.display().to_string();
+        let installed = version::installed(root, "vitest");
+        version::vitest_supported(installed)
+            .map_err(|hint| RunnerError::ToolNotFound { program: "vitest 0.10 or later".into(), hint })?;
+        args.push("run".into());
+        args.extend(self.args.iter().cloned());
+        args.extend(req.extra_args.iter().cloned());
+        args.extend([
+            format!("--reporter={reporter}"),
+            "--reporter=json".into(),
+            "--reporter=verbose".into(),
+            format!("--outputFile.json={}", files.report.display()),
+            "--passWithNoTests".into(),
+            "--watch=false".into(),
+        ]);
+        if version::vitest_knows_no_cache(installed) {
+            args.push("--no-cache".into());
+        }
+        if collect_only {
+            args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
+        } else if let Some(p) = plan.and_then(|p| p.name_pattern()) {
+            args.extend(["-t".to_string(), p]);
+        }
+        if let Some(plan) = plan {
+            // vitest's file filters (substrings of the path; extra matches are not reported).
+            args.extend(plan.files.iter().cloned());
+        }
+        Ok(())
+    }
+
+    /// jest's arguments: the configured ones, carve's reporter next to the JSON and default
+    /// ones, the set-up files the request adds, and the plan's name pattern and paths.
+    fn jest_args(
+        &self,
+        req: &RunRequest,
+        plan: Option<&selection::Plan>,
+        collect_only: bool,
+        files: &Files,
+        args: &mut Vec<String>,
+    ) -> Result<(), RunnerError> {
+        let root = &self.dir.root;
+        let reporter = self.reporter.display().to_string();
+        args.extend(self.args.iter().cloned());
+        args.extend(req.extra_args.iter().cloned());
+        args.extend([
+            "--ci".to_string(),
+            "--json".into(),
+            format!("--outputFile={}", files.report.display()),
+            format!("--reporters={reporter}"),
+            "--reporters=default".into(),
+            "--verbose".into(),
+            format!("--cacheDirectory={}", self.dir.dir.join("jest-cache").display()),
+            "--passWithNoTests".into(),
+            "--watchAll=false".into(),
+            "--no-watchman".into(),
+        ]);
+        if let Some(first) = setup::extra(req, setup::JEST_ENV) {
+            let (program, pre) = self.program(root)?;
+            let configured = self.args.iter().chain(&req.extra_args).cloned().collect::<Vec<_>>();
+            args.extend(setup::jest_args(&program, &pre, &configured, req, root, &first)?);
+        }
+        if collect_only {
+            args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
+        } else if let Some(p) = plan.and_then(|p| p.name_pattern()) {
+            args.extend(["-t".to_string(), p]);
+        }
+        if let Some(plan) = plan {
+            args.push("--runTestsByPath".into());
+            args.extend(plan.files.iter().cloned());
+        }
+        Ok(())
+    }
+
+    /// node --test's arguments: the request's set-up file, carve's reporter (to the progress
+    /// file) next to the spec one, the configured ones, and the plan's name patterns and files.
+    fn node_args(
+        &self,
+        req: &RunRequest,
+        plan: Option<&selection::Plan>,
+        collect_only: bool,
+        files: &Files,
+        args: &mut Vec<String>,
+    ) {
+        let reporter = self.reporter.display().to_string();
+        if let Some(first) = setup::extra(req, setup::NODE_ENV) {
+            args.extend(["--require".to_string(), first]);
+        }
+        args.extend([
+            "--test".to_string(),
+            format!("--test-reporter={reporter}"),
+            format!("--test-reporter-destination={}", files.progress.display()),
+            "--test-reporter=spec".into(),
+            "--test-reporter-destination=stdout".into(),
+        ]);
+        args.extend(self.args.iter().cloned());
+        args.extend(req.extra_args.iter().cloned());
+        if collect_only {
+            args.push(format!("--test-name-pattern={}", selection::NOTHING));
+        } else if let Some(plan) = plan {
+            args.extend(plan.node_name_patterns().into_iter().map(|p| format!("--test-name-pattern={p}")));
+        }
+        if let Some(plan) = plan {
+            args.extend(plan.files.iter().cloned());
+        }
+    }
+
+    /// The runner's process: in the project root, with carve's progress file and root, no
+    /// colours, CI mode, and the request's environment.
+    fn command(&self, req: &RunRequest, program: &Path, args: &[String], progress: &Path) -> Command {
+        let root = &self.dir.root;
+        let mut cmd = Command::new(program);
+        cmd.args(args).current_dir(root);
+        cmd.env("CARVE_PROGRESS", progress)
+            .env("CARVE_ROOT", root)
+            .env("NO_COLOR", "1")
+            .env("FORCE_COLOR", "0")
+            .env("CI", "1");
+        if self.kind == Kind::Vitest {
+            cmd.env("CARVE_VITEST_SETUP", self.dir.dir.join("carve_vitest_setup.mjs"));
+        }
+        for (k, v) in &req.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Keep what this attempt was asked for: a rerun's left-out tests (reported as skipped,
+    /// their outcomes are earlier ones), tests outside the plan, and, when only collecting,
+    /// every result; then remember what is done.
+    fn keep_wanted(&self, out: &mut progress::Outcome, plan: Option<&selection::Plan>, collect_only: bool) {
+        // A rerun reports the tests it left out as skipped: their outcomes are earlier ones.
+        out.results.retain(|id, _| !self.done.borrow().contains(id));
+        if let Some(plan) = plan {
+            let wanted = |id: &str| plan.wants(id);
+            out.collected.retain(|id| wanted(id));
+            out.results.retain(|id, o| wanted(id) && o.message.as_deref() != Some(selection::NODE_DESELECTED));
+            if out.running.as_ref().is_some_and(|(id, _)| !wanted(id) && !plan.files.contains(id)) {
+                out.running = None;
+            }
+        }
+        if collect_only {
+            // Deselected by the pattern: reported as skipped, but they were only collected.
+            out.results.clear();
+        }
+        let mut done = self.done.borrow_mut();
+        done.extend(out.results.keys().cloned());
+        done.extend(out.running.iter().map(|(id, _)| id.clone()));
     }
 
     /// The run was killed or crashed before it finished: what it never reached goes into
@@ -491,6 +533,31 @@ impl Job {
             tail,
         }
     }
+}
+
+/// The files one attempt's runner writes: carve's progress stream and the runner's report.
+struct Files<'a> {
+    progress: &'a Path,
+    report: &'a Path,
+}
+
+/// Merge the runner's JSON report (vitest, jest) into the outcome read from the progress
+/// stream. An unreadable report is an error only when the stream has no result either.
+fn merge_report(out: &mut progress::Outcome, report: &Path, root: &Path) -> Result<(), String> {
+    match report::read(report, root) {
+        Ok(rep) => {
+            for (id, outcome) in rep.results {
+                if !out.collected.contains(&id) {
+                    out.collected.push(id.clone());
+                }
+                out.results.insert(id, outcome);
+            }
+            out.collection_errors.extend(rep.file_errors);
+        }
+        Err(detail) if out.results.is_empty() => return Err(detail),
+        Err(_) => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

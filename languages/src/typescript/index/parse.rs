@@ -1,17 +1,24 @@
 //! One TypeScript/JavaScript file → plain data: its definitions (with signatures, JSDoc,
 //! nesting), the names each one uses (unresolved), its imports, exports and re-exports.
 //! The tree is dropped when the file is done; `link` resolves names across files.
+//!
+//! Submodules: `family` (parents and siblings from the walk), `definition` (one match → a
+//! definition with its signature; overloads folded, names qualified).
+
+mod definition;
+mod family;
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor, QueryMatch};
+use tree_sitter::{Node, Parser, QueryCursor, QueryMatch, Tree};
 
-use super::queries::{Captures, Dialect, Kinds};
-use super::signature::{heritage, interface_members, jsdoc, parameters, string_content};
+use super::queries::{Captures, Dialect, Kinds, Queries};
 use crate::Language;
-use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Signature, Span};
+use crate::index::{Definition, DefinitionKind, Import, IndexError, LoadRole, Span};
+use definition::{merge_overloads, qualify, raw_def};
+use family::Family;
 
 /// The Fx hash (as in rustc): much cheaper than SipHash for the short keys the indexer
 /// hashes (node ids, names); no protection against crafted collisions is needed here.
@@ -178,129 +185,6 @@ struct Found<'t> {
 
 const TEST_CALLEES: &[&str] = &["describe", "it", "test", "suite", "context", "bench"];
 
-/// Parents and siblings of the nodes definitions are read from. `Node::parent` and
-/// `Node::prev_sibling` search down from the root on every call; the walk knows each
-/// node's ancestors, so parents are taken from it (and remembered), and siblings from one
-/// list of a parent's children.
-struct Family<'t> {
-    kinds: &'static Kinds,
-    parents: FxHashMap<usize, Option<Node<'t>>>,
-    children: FxHashMap<usize, Vec<Node<'t>>>,
-    /// The node the walk is on, and its ancestors (root first).
-    at: Option<Node<'t>>,
-    ancestors: Vec<Node<'t>>,
-}
-
-impl<'t> Family<'t> {
-    fn new(kinds: &'static Kinds) -> Family<'t> {
-        Family { kinds, parents: FxHashMap::default(), children: FxHashMap::default(), at: None, ancestors: Vec::new() }
-    }
-
-    fn children_of(&mut self, p: Node<'t>) -> &[Node<'t>] {
-        self.children.entry(p.id()).or_insert_with(|| {
-            let mut c = p.walk();
-            p.children(&mut c).collect()
-        })
-    }
-
-    /// The parent of `n`: from the walk when `n` is the current node, one of its
-    /// ancestors or one of its children, else `Node::parent`.
-    fn parent(&mut self, n: Node<'t>) -> Option<Node<'t>> {
-        if let Some(p) = self.parents.get(&n.id()) {
-            return *p;
-        }
-        let p = match self.at {
-            Some(at) if at.id() == n.id() => self.ancestors.last().copied(),
-            Some(at) => match self.ancestors.iter().rposition(|a| a.id() == n.id()) {
-                Some(i) => i.checked_sub(1).map(|i| self.ancestors[i]),
-                None if self.children_of(at).iter().any(|k| k.id() == n.id()) => Some(at),
-                None => n.parent(),
-            },
-            None => n.parent(),
-        };
-        self.parents.insert(n.id(), p);
-        p
-    }
-
-    fn parent_kind(&mut self, n: Node<'t>) -> Option<u16> {
-        self.parent(n).map(|p| p.kind_id())
-    }
-
-    fn in_class_body(&mut self, n: Node<'t>) -> bool {
-        self.parent_kind(n) == Some(self.kinds.class_body)
-    }
-
-    /// The sibling before `n` (named or not), as `Node::prev_sibling`.
-    fn prev_sibling(&mut self, n: Node<'t>) -> Option<Node<'t>> {
-        let Some(p) = self.parent(n) else {
-            return n.prev_sibling();
-        };
-        let kids = self.children_of(p);
-        match kids.iter().position(|k| k.id() == n.id()) {
-            Some(i) => i.checked_sub(1).map(|i| kids[i]),
-            None => n.prev_sibling(),
-        }
-    }
-
-    /// Wrap a declaration in the statements that own it: `export`, `declare`, and the
-    /// expression statement of a namespace.
-    fn statement_of(&mut self, node: Node<'t>) -> Node<'t> {
-        let k = self.kinds;
-        let mut n = node;
-        while let Some(p) = self.parent(n) {
-            let kind = p.kind_id();
-            if kind == k.export_statement || kind == k.ambient_declaration || kind == k.expression_statement {
-                n = p;
-            } else {
-                break;
-            }
-        }
-        n
-    }
-
-    /// The node of a variable definition: the whole `const`/`let`/`var` statement when it
-    /// declares only this name, else the declarator alone.
-    fn variable_statement(&mut self, declarator: Node<'t>) -> Node<'t> {
-        let k = self.kinds;
-        let Some(decl) = self.parent(declarator) else {
-            return declarator;
-        };
-        if decl.kind_id() != k.lexical_declaration && decl.kind_id() != k.variable_declaration {
-            return declarator;
-        }
-        let mut c = decl.walk();
-        let count = decl.named_children(&mut c).filter(|n| n.kind_id() == k.variable_declarator).count();
-        if count == 1 { self.statement_of(decl) } else { declarator }
-    }
-
-    /// First decorator sibling before a class member (TypeScript puts member decorators in
-    /// the class body).
-    fn first_decorator(&mut self, member: Node<'t>) -> Node<'t> {
-        let mut start = member;
-        let mut prev = self.prev_sibling(member);
-        while let Some(p) = prev {
-            if p.kind_id() == self.kinds.decorator {
-                start = p;
-                prev = self.prev_sibling(p);
-            } else {
-                break;
-            }
-        }
-        start
-    }
-}
-
-fn first_non_decorator<'t>(k: &Kinds, n: Node<'t>) -> Node<'t> {
-    let mut c = n.walk();
-    n.children(&mut c).find(|c| c.kind_id() != k.decorator && c.kind_id() != k.comment).unwrap_or(n)
-}
-
-/// Whether `n` has the anonymous token of kind `token` among its children.
-fn has_token(n: Node, token: u16) -> bool {
-    let mut c = n.walk();
-    n.children(&mut c).any(|k| !k.is_named() && k.kind_id() == token)
-}
-
 /// What one indexing thread reuses from file to file.
 pub(crate) struct Worker {
     parser: Parser,
@@ -456,17 +340,61 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
     let tree = parser.parse(src, None).ok_or_else(|| syntax("tree-sitter produced no tree"))?;
     let is_test = super::super::is_test_path(path);
     let q = dialect.queries();
+    let kinds = &q.kinds;
+    let mut fam = Family::new(kinds);
+    let (st, mut refs) = walk(&tree, cursor, q, src, is_test, &mut fam);
+    let Collect { mut found, mut names, imports, exports } = st;
+    drop_declaring_names(&mut refs, &mut names, &imports, &exports);
+    found.sort_by_key(|f| (f.start.start_byte(), std::cmp::Reverse(f.stmt.end_byte())));
+    found.dedup_by(|a, b| a.stmt.id() == b.stmt.id() && a.name.id() == b.name.id());
+    let parents = nesting(&found);
+    let mut defs: Vec<RawDef> = found.iter().map(|f| raw_def(f, src, dialect, is_test, &mut fam)).collect();
+    for (d, p) in defs.iter_mut().zip(&parents) {
+        d.parent = *p;
+    }
+    merge_overloads(&mut defs);
+    qualify(&mut defs);
+    let module_refs = attribute_refs(&mut defs, refs, src, source);
+    let mut file = ParsedFile {
+        path: path.to_string(),
+        language: dialect.language(),
+        is_test,
+        sha256: crate::syntax::sha256_hex(source),
+        lines: count_lines(source),
+        defs,
+        imports: Vec::new(),
+        bindings: Vec::new(),
+        local_exports: Vec::new(),
+        reexports: Vec::new(),
+        module_refs,
+    };
+    let mut statements: Vec<Node> = imports.into_iter().chain(exports).collect();
+    statements.sort_by_key(|n| n.start_byte());
+    statements.dedup_by_key(|n| n.id());
+    for s in statements {
+        let module_level = fam.parent_kind(s) == Some(kinds.program);
+        super::read_import_or_export(&mut file, s, src, module_level);
+    }
+    Ok(file)
+}
+
+/// One walk over the tree: it reads the names used (references) itself, and runs the
+/// definitions/imports query only on the nodes where one of its patterns starts, no
+/// deeper than those patterns reach.
+fn walk<'t>(
+    tree: &'t Tree,
+    cursor: &mut QueryCursor,
+    q: &Queries,
+    src: &str,
+    is_test: bool,
+    fam: &mut Family<'t>,
+) -> (Collect<'t>, Vec<(usize, RawRef)>) {
     // Test cases are only kept in test files: other files run the query without them.
     let (query, roots) = if is_test { (&q.query, &q.roots) } else { (&q.query_no_tests, &q.roots_no_tests) };
     let kinds = &q.kinds;
-
     let mut st = Collect { found: Vec::new(), names: Vec::new(), imports: Vec::new(), exports: Vec::new() };
     let mut refs: Vec<(usize, RawRef)> = Vec::new();
-    // One walk over the tree: it reads the names used (references) itself, and runs the
-    // definitions/imports query only on the nodes where one of its patterns starts, no
-    // deeper than those patterns reach.
     cursor.set_max_start_depth(Some(0));
-    let mut fam = Family::new(kinds);
     let mut walk = tree.walk();
     'walk: loop {
         let node = walk.node();
@@ -475,32 +403,11 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
             fam.at = Some(node);
             let mut matches = cursor.matches(query, node, src.as_bytes());
             while let Some(m) = matches.next() {
-                take_match(m, &q.captures, src, is_test, &mut st, &mut fam);
+                take_match(m, &q.captures, src, is_test, &mut st, fam);
             }
         }
-        if kind == kinds.identifier || kind == kinds.type_identifier || kind == kinds.shorthand_property_identifier {
-            refs.push((node.start_byte(), RawRef::Name(node.byte_range())));
-        } else if kind == kinds.member_expression || kind == kinds.nested_type_identifier {
-            let (object, member) = if kind == kinds.member_expression {
-                (kinds.field_object, kinds.field_property)
-            } else {
-                (kinds.field_module, kinds.field_name)
-            };
-            let object = object.and_then(|f| node.child_by_field_id(f.get()));
-            let member = member.and_then(|f| node.child_by_field_id(f.get())).filter(|m| {
-                m.kind_id()
-                    == if kind == kinds.member_expression { kinds.property_identifier } else { kinds.type_identifier }
-            });
-            if let (Some(o), Some(mem)) = (object.filter(|o| o.is_named()), member) {
-                let object = if o.kind_id() == kinds.this {
-                    RawObject::This
-                } else if o.kind_id() == kinds.identifier {
-                    RawObject::Name(o.byte_range())
-                } else {
-                    RawObject::Other
-                };
-                refs.push((mem.start_byte(), RawRef::Member { object, member: mem.byte_range() }));
-            }
+        if let Some(r) = reference_at(node, kinds) {
+            refs.push(r);
         }
         if walk.goto_first_child() {
             fam.ancestors.push(node);
@@ -514,11 +421,45 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
         }
     }
     fam.at = None;
-    let Collect { mut found, mut names, imports, exports } = st;
-    // Names that declare rather than use: definition names, import and re-export
-    // specifiers, `export { a }` lists and `export default a` (read as exports below).
+    (st, refs)
+}
+
+/// The name `node` uses, with where it starts: an identifier, or the member of `obj.member`
+/// (`ns.Type` in types).
+fn reference_at(node: Node, kinds: &Kinds) -> Option<(usize, RawRef)> {
+    let kind = node.kind_id();
+    if kind == kinds.identifier || kind == kinds.type_identifier || kind == kinds.shorthand_property_identifier {
+        return Some((node.start_byte(), RawRef::Name(node.byte_range())));
+    }
+    if kind != kinds.member_expression && kind != kinds.nested_type_identifier {
+        return None;
+    }
+    let (object, member) = if kind == kinds.member_expression {
+        (kinds.field_object, kinds.field_property)
+    } else {
+        (kinds.field_module, kinds.field_name)
+    };
+    let object = object.and_then(|f| node.child_by_field_id(f.get()));
+    let member = member.and_then(|f| node.child_by_field_id(f.get())).filter(|m| {
+        m.kind_id() == if kind == kinds.member_expression { kinds.property_identifier } else { kinds.type_identifier }
+    });
+    let (Some(o), Some(mem)) = (object.filter(|o| o.is_named()), member) else { return None };
+    let object = if o.kind_id() == kinds.this {
+        RawObject::This
+    } else if o.kind_id() == kinds.identifier {
+        RawObject::Name(o.byte_range())
+    } else {
+        RawObject::Other
+    };
+    Some((mem.start_byte(), RawRef::Member { object, member: mem.byte_range() }))
+}
+
+/// Drop the plain names that declare rather than use: definition names (`names`), import
+/// and re-export specifiers, `export { a }` lists and `export default a` (read as exports
+/// later).
+fn drop_declaring_names(refs: &mut Vec<(usize, RawRef)>, names: &mut Vec<usize>, imports: &[Node], exports: &[Node]) {
     let mut skip: Vec<(usize, usize)> = Vec::new();
-    for st in imports.iter().chain(&exports) {
+    for st in imports.iter().chain(exports) {
         if st.kind() == "expression_statement" {
             // CommonJS `module.exports = { a, b: c }` / `exports.x = a` name exports; other
             // right-hand sides (functions, calls) are code.
@@ -548,10 +489,11 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
     refs.retain(|(start, r)| {
         !(matches!(r, RawRef::Name(_)) && (names.binary_search(start).is_ok() || skipped(*start)))
     });
-    found.sort_by_key(|f| (f.start.start_byte(), std::cmp::Reverse(f.stmt.end_byte())));
-    found.dedup_by(|a, b| a.stmt.id() == b.stmt.id() && a.name.id() == b.name.id());
+}
 
-    // Nesting by containment of spans.
+/// Nesting by containment of spans (`found` sorted by start, outermost first): each
+/// definition's parent.
+fn nesting(found: &[Found]) -> Vec<Option<usize>> {
     let mut parents: Vec<Option<usize>> = Vec::with_capacity(found.len());
     let mut stack: Vec<usize> = Vec::new();
     for (i, f) in found.iter().enumerate() {
@@ -565,17 +507,14 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
         parents.push(stack.last().copied());
         stack.push(i);
     }
+    parents
+}
 
-    let mut defs: Vec<RawDef> = found.iter().map(|f| raw_def(f, src, dialect, is_test, &mut fam)).collect();
-    for (d, p) in defs.iter_mut().zip(&parents) {
-        d.parent = *p;
-    }
-    merge_overloads(&mut defs);
-    qualify(&mut defs);
-
-    // Attribute references to the innermost definition whose span holds them. A name used
-    // again with the same role adds nothing (the linker resolves each the same way), so
-    // each definition keeps the first of each.
+/// Attribute references to the innermost definition whose span holds them. A name used
+/// again with the same role adds nothing (the linker resolves each the same way), so
+/// each definition keeps the first of each. Returns the module-level references, with
+/// their lines.
+fn attribute_refs(defs: &mut [RawDef], mut refs: Vec<(usize, RawRef)>, src: &str, source: &[u8]) -> Vec<(Ref, usize)> {
     refs.sort_by_key(|r| r.0);
     let mut module_refs = Vec::new();
     let mut seen: Vec<FxHashSet<(RefKey<'_>, Option<LoadRole>)>> = vec![FxHashSet::default(); defs.len()];
@@ -584,7 +523,7 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
     let (mut line, mut counted) = (1usize, 0usize);
     for (at, r) in refs {
         let key = r.key(src);
-        match innermost(&defs, at) {
+        match innermost(defs, at) {
             Some(i) => {
                 let role = load_role(&defs[i], at);
                 if seen[i].insert((key, role)) {
@@ -600,28 +539,7 @@ pub(crate) fn parse_file(worker: &mut Worker, path: &str, source: &[u8]) -> Resu
             }
         }
     }
-
-    let mut file = ParsedFile {
-        path: path.to_string(),
-        language: dialect.language(),
-        is_test,
-        sha256: crate::syntax::sha256_hex(source),
-        lines: count_lines(source),
-        defs,
-        imports: Vec::new(),
-        bindings: Vec::new(),
-        local_exports: Vec::new(),
-        reexports: Vec::new(),
-        module_refs,
-    };
-    let mut statements: Vec<Node> = imports.into_iter().chain(exports).collect();
-    statements.sort_by_key(|n| n.start_byte());
-    statements.dedup_by_key(|n| n.id());
-    for s in statements {
-        let module_level = fam.parent_kind(s) == Some(kinds.program);
-        super::read_import_or_export(&mut file, s, src, module_level);
-    }
-    Ok(file)
+    module_refs
 }
 
 /// How a name used at byte `at` inside `d` is needed when `d` is stubbed: `None` for the
@@ -649,236 +567,5 @@ fn innermost(defs: &[RawDef], at: usize) -> Option<usize> {
             return Some(i);
         }
         i = defs[i].parent?;
-    }
-}
-
-fn raw_def<'t>(f: &Found<'t>, src: &str, dialect: Dialect, is_test: bool, fam: &mut Family<'t>) -> RawDef {
-    let k = fam.kinds;
-    let node = f.node;
-    let stmt_parent = fam.parent_kind(f.stmt);
-    let in_class_body = stmt_parent == Some(k.class_body);
-    // The function node for variables and fields is their value.
-    let func = match f.cap {
-        Cap::Variable | Cap::Field => {
-            k.child(node, k.field_value).or_else(|| k.child(node, k.field_right)).unwrap_or(node)
-        }
-        Cap::Class if node.kind_id() == k.variable_declarator => k.child(node, k.field_value).unwrap_or(node),
-        Cap::Test => {
-            let args = k.child(node, k.field_arguments);
-            let mut c = node.walk();
-            args.and_then(|a| {
-                a.named_children(&mut c)
-                    .find(|n| n.kind_id() == k.arrow_function || n.kind_id() == k.function_expression)
-            })
-            .unwrap_or(node)
-        }
-        _ => node,
-    };
-    let body = match f.cap {
-        Cap::TypeAlias | Cap::Overload | Cap::Property => None,
-        _ => k.child(func, k.field_body),
-    };
-    let name = if f.cap == Cap::Test { string_content(f.name, src) } else { text(f.name, src).to_string() };
-    let kind = match f.cap {
-        Cap::Function | Cap::Variable | Cap::Test => DefinitionKind::Function,
-        Cap::Overload if in_class_body => DefinitionKind::Method,
-        Cap::Overload => DefinitionKind::Function,
-        Cap::Method | Cap::Field => DefinitionKind::Method,
-        Cap::Property => DefinitionKind::Field,
-        Cap::Class => DefinitionKind::Class,
-        Cap::Interface => DefinitionKind::Interface,
-        Cap::TypeAlias => DefinitionKind::TypeAlias,
-        Cap::Enum => DefinitionKind::Enum,
-        Cap::Namespace => DefinitionKind::Module,
-    };
-    // Signature: from `export`/modifiers (decorators excluded) to the body.
-    let sig_start = first_non_decorator(k, f.stmt).start_byte();
-    let sig_end = match f.cap {
-        Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Overload | Cap::Property => f.stmt.end_byte(),
-        Cap::Test => f.name.end_byte(),
-        _ => body.map_or(f.stmt.end_byte(), |b| b.start_byte()),
-    };
-    let sig_text = if f.cap == Cap::Test {
-        name.clone()
-    } else {
-        src.get(sig_start..sig_end.max(sig_start)).unwrap_or("").trim().trim_end_matches(';').trim_end().to_string()
-    };
-    let mut decorators: Vec<String> = Vec::new();
-    let mut collect_decorators = |n: Node| {
-        let mut c = n.walk();
-        for d in n.children(&mut c).filter(|d| d.kind_id() == k.decorator) {
-            decorators.push(text(d, src).trim_start_matches('@').trim().to_string());
-        }
-    };
-    let exported_stmt = f.stmt.kind_id() == k.export_statement;
-    if exported_stmt {
-        collect_decorators(f.stmt);
-    }
-    collect_decorators(node);
-    let mut before = Vec::new();
-    if in_class_body {
-        let mut prev = fam.prev_sibling(f.stmt);
-        while let Some(p) = prev.filter(|p| p.kind_id() == k.decorator) {
-            before.push(text(p, src).trim_start_matches('@').trim().to_string());
-            prev = fam.prev_sibling(p);
-        }
-    }
-    before.reverse();
-    before.append(&mut decorators);
-    let decorators = before;
-    let (bases, heritage_names) =
-        if matches!(f.cap, Cap::Class | Cap::Interface) { heritage(func, src) } else { Default::default() };
-    let is_fn =
-        !matches!(f.cap, Cap::Class | Cap::Interface | Cap::TypeAlias | Cap::Enum | Cap::Namespace | Cap::Property);
-    let signature = Signature {
-        text: sig_text,
-        parameters: if is_fn && f.cap != Cap::Test {
-            parameters(k, k.child(func, k.field_parameters).or_else(|| k.child(func, k.field_parameter)), src)
-        } else {
-            Vec::new()
-        },
-        returns: if is_fn {
-            k.child(func, k.field_return_type).map(|r| text(r, src).trim_start_matches(':').trim().to_string())
-        } else {
-            None
-        },
-        is_async: is_fn && has_token(func, k.async_token),
-        decorators,
-        bases,
-        receiver: None,
-        type_parameters: k.child(func, k.field_type_parameters).map(|t| text(t, src).to_string()),
-    };
-    let exported_as = if exported_stmt && stmt_parent == Some(k.program) {
-        if has_token(f.stmt, k.default_token) { vec!["default".to_string()] } else { vec![name.clone()] }
-    } else if node.kind_id() == k.assignment_expression {
-        // `exports.f = …` (the query only matches `exports` / `module.exports`).
-        vec![name.clone()]
-    } else {
-        Vec::new()
-    };
-    let def_line = first_non_decorator(
-        k,
-        match f.cap {
-            Cap::Variable | Cap::Field | Cap::Test => f.stmt,
-            _ => node,
-        },
-    )
-    .start_position()
-    .row + 1;
-    let doc_anchor = if in_class_body { f.start } else { f.stmt };
-    let doc_prev = fam.prev_sibling(doc_anchor);
-    RawDef {
-        def: Definition {
-            id: String::new(),
-            language: dialect.language(),
-            path: String::new(),
-            qualname: String::new(),
-            name,
-            kind,
-            span: span_of(f.start, f.stmt),
-            def_line,
-            body: body.map(|b| span_of(b, b)),
-            signature,
-            docstring: jsdoc(k, doc_anchor, doc_prev, src),
-            parent: None,
-            is_test,
-            references: Vec::new(),
-            load_references: Vec::new(),
-        },
-        parent: None,
-        exported_as,
-        refs: Vec::new(),
-        heritage: heritage_names,
-        member_names: if f.cap == Cap::Interface { interface_members(k, body, src) } else { Vec::new() },
-        overload: f.cap == Cap::Overload,
-        test_case: f.cap == Cap::Test,
-        sig_start,
-    }
-}
-
-/// Fold overload signatures into the implementation that follows them (same parent, same
-/// name): one definition whose span starts at the first signature and whose signature
-/// text lists every overload, then the implementation header.
-fn merge_overloads(defs: &mut Vec<RawDef>) {
-    let overload = |d: &RawDef| d.overload;
-    let mut keep = vec![true; defs.len()];
-    let mut i = 0;
-    while i < defs.len() {
-        if !overload(&defs[i]) {
-            i += 1;
-            continue;
-        }
-        // A run of signatures with the same name and parent.
-        let mut j = i + 1;
-        while j < defs.len()
-            && defs[j].parent == defs[i].parent
-            && defs[j].def.name == defs[i].def.name
-            && overload(&defs[j])
-        {
-            j += 1;
-        }
-        let target = if j < defs.len()
-            && defs[j].parent == defs[i].parent
-            && defs[j].def.name == defs[i].def.name
-            && defs[j].def.body.is_some()
-        {
-            j
-        } else {
-            // No implementation (`declare`, `.d.ts`): the first signature stands for all.
-            i
-        };
-        let texts: Vec<String> = (i..j).map(|k| defs[k].def.signature.text.clone()).collect();
-        let start = defs[i].def.span;
-        let doc = defs[i].def.docstring.clone();
-        let exported = defs[i].exported_as.clone();
-        let t = &mut defs[target];
-        let own = if target == i { None } else { Some(t.def.signature.text.clone()) };
-        // Overload signatures end with `;` as written; the implementation header follows.
-        t.def.signature.text = match own {
-            Some(own) => format!("{};\n{own}", texts.join(";\n")),
-            None => texts.join(";\n"),
-        };
-        t.def.span.start_byte = start.start_byte;
-        t.def.span.start_line = start.start_line;
-        if t.def.docstring.is_none() {
-            t.def.docstring = doc;
-        }
-        if t.exported_as.is_empty() {
-            t.exported_as = exported;
-        }
-        for (k, flag) in keep.iter_mut().enumerate().take(j).skip(i) {
-            if k != target {
-                *flag = false;
-            }
-        }
-        i = j.max(i + 1);
-    }
-    if keep.iter().all(|k| *k) {
-        return;
-    }
-    let mut remap = vec![None; defs.len()];
-    let mut n = 0;
-    for (k, flag) in keep.iter().enumerate() {
-        if *flag {
-            remap[k] = Some(n);
-            n += 1;
-        }
-    }
-    let old = std::mem::take(defs);
-    for (k, mut d) in old.into_iter().enumerate() {
-        if keep[k] {
-            d.parent = d.parent.and_then(|p| remap[p]);
-            defs.push(d);
-        }
-    }
-}
-
-fn qualify(defs: &mut [RawDef]) {
-    for i in 0..defs.len() {
-        let q = match defs[i].parent {
-            Some(p) if p < i => format!("{}.{}", defs[p].def.qualname, defs[i].def.name),
-            _ => defs[i].def.name.clone(),
-        };
-        defs[i].def.qualname = q;
     }
 }
