@@ -142,6 +142,9 @@ fn an_example_goes_with_the_method_it_documents() {
     assert_eq!(json_strings(&audit["owned_doctests"]), BTreeSet::from([example]), "{audit}");
     // The example is a test function of its own: it leaves the masked state, and only it.
     let test_patch = read(&bundle.join("test.patch"));
-    assert!(test_patch.contains("+func ExampleLabel_Shout(") && !test_patch.contains("+func ExampleNew("), "{test_patch}");
+    assert!(
+        test_patch.contains("+func ExampleLabel_Shout(") && !test_patch.contains("+func ExampleNew("),
+        "{test_patch}"
+    );
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
 }
