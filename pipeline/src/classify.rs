@@ -549,8 +549,13 @@ fn with_owned_doctests(
         }
         let feature: BTreeSet<TestId> = f2p.union(&moved).cloned().collect();
         let others: BTreeSet<TestId> = p2p.difference(&moved).cloned().collect();
-        let entries = entry_points(index, trace, &feature)?.into_keys().collect();
-        let next = classify_with(index, graph, trace, &feature, &others, entries, options)?;
+        // A doctest that left no trace (it ran only what the compiler evaluates: arrayvec's
+        // `ArrayString::new_const`) goes with its definition all the same; it adds no entry
+        // point, and the classifier is given the traced ones.
+        let traced: BTreeSet<TestId> =
+            feature.iter().filter(|t| f2p.contains(*t) || trace.tests.contains_key(*t)).cloned().collect();
+        let entries = entry_points(index, trace, &traced)?.into_keys().collect();
+        let next = classify_with(index, graph, trace, &traced, &others, entries, options)?;
         let keep: BTreeSet<TestId> =
             moved.iter().filter(|t| within(&next, &owners[t], Some(Status::Extracted))).cloned().collect();
         if keep == moved {
