@@ -8,6 +8,7 @@ mod common;
 use common::expected::*;
 use common::*;
 use serde_json::Value;
+use std::collections::BTreeSet;
 
 /// The line of `masked` declaring method `Type.Method` (value or pointer receiver).
 fn method_line<'a>(masked: &'a str, qual: &str) -> Option<(usize, &'a str)> {
@@ -95,4 +96,55 @@ fn tasks_restore_the_tree_exactly_beside_a_nested_main_module() {
     assert_eq!(restored["tree_digest"], inst["carve"]["tree_digest"], "{validation}");
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo_s], 0);
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}
+
+const LABEL: &str = "example.com/subtests/label";
+
+/// `fixtures/go/subtests`: the F2P test is one subtest, `TestLabel/WithUpper`. Its parent
+/// `TestLabel` is no P2P test that ran everything its subtests ran (which kept the feature):
+/// it is an F2P test too (it fails when its subtest does), what it ran itself (`New`) and
+/// what its other subtests ran (`WithPrefix`) stays, and those subtests, which leave the
+/// masked state with the `TestLabel` function, are neither F2P nor P2P. The bundle
+/// re-validates on its own.
+#[needs("go")]
+fn an_f2p_subtest_takes_its_feature_although_its_parent_test_passes() {
+    let (_tmp, repo) = fixture_copy("go/subtests");
+    let before = tree_snapshot(&repo);
+    let with_upper = format!("{LABEL}/TestLabel/WithUpper");
+    let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &[&with_upper]);
+    assert_eq!(extracted(&inst), ["label/label.go::WithUpper", "label/label.go::upper"], "{inst:#}");
+    let f2p = json_strings(&inst["FAIL_TO_PASS"]);
+    assert_eq!(f2p, BTreeSet::from([format!("{LABEL}/TestLabel"), with_upper.clone()]), "{inst:#}");
+    let p2p = json_strings(&inst["PASS_TO_PASS"]);
+    assert!(p2p.contains(&format!("{LABEL}/TestShout")), "{p2p:?}");
+    assert!(!p2p.iter().any(|t| t.starts_with(&format!("{LABEL}/TestLabel"))), "{p2p:?}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    let dropped = json_strings(&audit["dropped_cases"]);
+    assert_eq!(dropped, BTreeSet::from([format!("{LABEL}/TestLabel/Plain"), format!("{LABEL}/TestLabel/WithPrefix")]));
+    let remained = ids(&audit["remained"]);
+    assert!(remained.contains("label/label.go::New") && remained.contains("label/label.go::Label.String"), "{audit}");
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}
+
+/// `fixtures/go/subtests`: `ExampleLabel_Shout` documents `Label.Shout`, the feature
+/// `TestShout` tests. The example goes with the method (an F2P test, `owned_doctests`)
+/// instead of keeping it alive as a P2P test; `ExampleNew`, of a method that stays, is P2P.
+#[needs("go")]
+fn an_example_goes_with_the_method_it_documents() {
+    let (_tmp, repo) = fixture_copy("go/subtests");
+    let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &[&format!("{LABEL}/TestShout")]);
+    assert_eq!(extracted(&inst), ["label/label.go::Label.Shout", "label/label.go::exclaim"], "{inst:#}");
+    let example = format!("{LABEL}/ExampleLabel_Shout");
+    assert!(json_strings(&inst["FAIL_TO_PASS"]).contains(&example), "{inst:#}");
+    assert!(json_strings(&inst["PASS_TO_PASS"]).contains(&format!("{LABEL}/ExampleNew")), "{inst:#}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    assert_eq!(json_strings(&audit["owned_doctests"]), BTreeSet::from([example]), "{audit}");
+    // The example is a test function of its own: it leaves the masked state, and only it.
+    let test_patch = read(&bundle.join("test.patch"));
+    assert!(
+        test_patch.contains("+func ExampleLabel_Shout(") && !test_patch.contains("+func ExampleNew("),
+        "{test_patch}"
+    );
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
 }

@@ -312,6 +312,22 @@ pub trait LanguageSupport: Sync {
     fn doctest_owner(&self, _index: &DefinitionIndex, _test: &str) -> Option<NodeId> {
         None
     }
+    /// The definition a test function of its own documents by example (Go's
+    /// `importpath/ExampleType_Method` → `Type.Method` of package `importpath`), or `None`.
+    /// Like a doctest, an example goes with its definition: when the definition is extracted,
+    /// the example is one of the feature's tests. Unlike a doctest it lives in a test file,
+    /// so it leaves the masked state as tests do, not with the definition.
+    fn example_owner(&self, _index: &DefinitionIndex, _test: &str) -> Option<NodeId> {
+        None
+    }
+    /// The ids that would name tests enclosing test `id` in the runner's hierarchy (Go's
+    /// `importpath/TestX/sub/case` → `importpath/TestX/sub`, `importpath/TestX`, …),
+    /// innermost first; empty where a test's record holds no other test's (a pytest
+    /// parametrized function or a vitest `describe` block is no test of its own). Some
+    /// need not be tests at all: the caller keeps the ids it knows.
+    fn enclosing_tests<'t>(&self, _id: &'t str) -> Vec<&'t str> {
+        Vec::new()
+    }
     /// Whether test-side definition `def` is a fixture or set-up code the runner calls
     /// around tests (pytest's `@pytest.fixture`, `setUp`, conftest hooks), not part of any
     /// one test's own code. The `feature` protection policy reads it: a test that reaches

@@ -81,6 +81,18 @@ pub fn doctest_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
     families().find_map(|s| s.doctest_owner(index, test))
 }
 
+/// The definition test `test` documents by example (see [`LanguageSupport::example_owner`]),
+/// or `None`.
+pub fn example_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
+    families().find_map(|s| s.example_owner(index, test))
+}
+
+/// The ids that would name tests enclosing test `id`, innermost first (see
+/// [`LanguageSupport::enclosing_tests`]).
+pub fn enclosing_tests(id: &str) -> Vec<&str> {
+    families().flat_map(|s| s.enclosing_tests(id)).collect()
+}
+
 /// Whether definition `id` is test-side fixture or set-up code (see
 /// [`LanguageSupport::is_test_fixture`]).
 pub fn is_test_fixture(index: &DefinitionIndex, id: &str) -> bool {

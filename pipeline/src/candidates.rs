@@ -144,7 +144,9 @@ impl Run<'_> {
             Err(e) => return reject(e.chain()),
         };
         feature.moved_to_p2p = r.moved.clone();
-        feature.dropped_cases = r.dropped.clone();
+        // Besides the cases dropped in earlier rounds, the classification's own (the
+        // subtests of a test function that leaves with an F2P subtest).
+        feature.dropped_cases.extend(r.dropped.iter().cloned());
         feature.unstable_ids = r.unstable.clone();
         if feature.extracted().is_empty() {
             return reject(if r.load_repairs.is_empty() {

@@ -26,9 +26,14 @@ pub struct Feature {
     pub f2p: BTreeSet<TestId>,
     pub p2p: BTreeSet<TestId>,
     pub classification: Classification,
-    /// P2P doctests of extracted definitions, moved into `f2p`: they leave the masked state
-    /// with their definition (see [`with_owned_doctests`]).
+    /// P2P doctests (and examples, Go's `ExampleType_Method`) of extracted definitions,
+    /// moved into `f2p`: they go with their definition (see [`with_owned_doctests`]).
     pub owned_doctests: BTreeSet<TestId>,
+    /// Tests enclosing F2P tests in the runner's hierarchy (Go's `TestX` of an F2P
+    /// `TestX/sub`), in `f2p`: they fail when their F2P subtest does, so they cannot be P2P
+    /// tests, yet what they ran themselves (outside their subtests) protects like a P2P
+    /// test's run (see [`enclosing_f2p`]).
+    pub enclosing: BTreeSet<TestId>,
     /// Tests of the candidate that still passed on an earlier masked state: they left the
     /// F2P set and stay in the repository as P2P tests (repair, not rejection).
     pub moved_to_p2p: BTreeSet<TestId>,
@@ -433,6 +438,7 @@ pub fn classify_feature(
         .filter(|t| !excluded.contains(*t) && !scope.unprotected.contains(*t))
         .cloned()
         .collect();
+    let (enclosing, leaving) = enclosing_f2p(&f2p, &p2p);
     let unprotected: BTreeSet<TestId> = scope.unprotected.difference(&f2p).cloned().collect();
     let candidates = entry_points(&session.index, trace, &f2p)?;
     let entries = match scope.entry_filter {
@@ -448,14 +454,28 @@ pub fn classify_feature(
         Some(_) => FeatureTests { f2p, p2p, classification, doctests: BTreeSet::new() },
         None => with_owned_doctests(session, trace, graph, f2p, p2p, classification, &options)?,
     };
+    // Classified as P2P tests (what they ran themselves protects); listed as F2P tests, or
+    // as neither when they leave the masked state with an F2P test's function.
+    let f2p: BTreeSet<TestId> = f2p.union(&enclosing).cloned().collect();
+    let p2p: BTreeSet<TestId> = p2p.difference(&enclosing).filter(|t| !leaving.contains(*t)).cloned().collect();
+    if let Some(first) = enclosing.first() {
+        session.progress.note(format!(
+            "note: {slug}: {} test(s) enclose F2P subtests (first: {first}): F2P tests too, as they fail when \
+             their subtests do; {} other subtest(s) of theirs leave the masked state with them (neither F2P nor \
+             P2P); what they all run outside the F2P subtests stays",
+            enclosing.len(),
+            leaving.len()
+        ));
+    }
     Ok(Feature {
         slug,
         f2p,
         p2p,
         owned_doctests: doctests,
+        enclosing,
         classification,
         moved_to_p2p: BTreeSet::new(),
-        dropped_cases: BTreeSet::new(),
+        dropped_cases: leaving,
         unstable_ids: BTreeSet::new(),
         build_repairs: Vec::new(),
         load_repairs: Vec::new(),
@@ -464,6 +484,30 @@ pub fn classify_feature(
         p2p_files: Vec::new(),
         joined: BTreeSet::new(),
     })
+}
+
+/// The P2P tests that enclose an F2P test in the runner's hierarchy
+/// ([`carve_languages::enclosing_tests`]: Go's `pkg/TestX` of `pkg/TestX/WithOption`), and
+/// the P2P tests enclosed by an F2P or such a test (`pkg/TestX/Plain`). A test's trace
+/// record holds what it ran itself, its subtests' records what they ran, so each of these
+/// protects its own code like any P2P test and never the F2P subtest's. But an enclosing
+/// test fails when its F2P subtest fails (listed with the F2P tests), and the subtests of
+/// the function that leaves the masked state with the F2P tests are not there to run:
+/// neither F2P nor P2P (as the cases of a parametrized function, see `carve tasks`).
+fn enclosing_f2p(f2p: &BTreeSet<TestId>, p2p: &BTreeSet<TestId>) -> (BTreeSet<TestId>, BTreeSet<TestId>) {
+    let enclosing: BTreeSet<TestId> = f2p
+        .iter()
+        .flat_map(|t| carve_languages::enclosing_tests(t))
+        .filter(|e| p2p.contains(*e))
+        .map(str::to_string)
+        .collect();
+    let leaving: BTreeSet<TestId> = p2p
+        .iter()
+        .filter(|t| !enclosing.contains(*t))
+        .filter(|t| carve_languages::enclosing_tests(t).iter().any(|e| f2p.contains(*e) || enclosing.contains(*e)))
+        .cloned()
+        .collect();
+    (enclosing, leaving)
 }
 
 /// A feature's tests and its classification, with the doctests that moved to its F2P set.
@@ -475,7 +519,8 @@ struct FeatureTests {
 }
 
 /// Doctests go with the definition whose docstring holds them (parso's `NodeOrLeaf.dump`,
-/// whose own doctest is a P2P test that runs it): a P2P doctest of a definition the F2P tests
+/// whose own doctest is a P2P test that runs it; a Rust doctest of `Type::method`), and so
+/// do examples (Go's `ExampleType_Method`): a P2P doctest of a definition the F2P tests
 /// reach becomes one of the feature's tests, and the feature is classified again; where its
 /// definition then stays anyway, the doctest is a P2P test again (and classified once more,
 /// at most a few rounds: each round only gives back).
@@ -489,8 +534,9 @@ fn with_owned_doctests(
     options: &ClassifyOptions,
 ) -> Result<FeatureTests> {
     let index = &session.index;
+    let owner = |t: &str| carve_languages::doctest_owner(index, t).or_else(|| carve_languages::example_owner(index, t));
     let owners: BTreeMap<&TestId, carve_languages::NodeId> =
-        p2p.iter().filter_map(|t| carve_languages::doctest_owner(index, t).map(|o| (t, o))).collect();
+        p2p.iter().filter_map(|t| owner(t).map(|o| (t, o))).collect();
     // Whether `owner` or a definition it is nested in is classified (with `status`).
     let within = |c: &Classification, owner: &str, status: Option<Status>| {
         index.lineage(owner).any(|a| c.nodes.get(a).is_some_and(|d| status.is_none_or(|s| d.status == s)))
@@ -503,8 +549,13 @@ fn with_owned_doctests(
         }
         let feature: BTreeSet<TestId> = f2p.union(&moved).cloned().collect();
         let others: BTreeSet<TestId> = p2p.difference(&moved).cloned().collect();
-        let entries = entry_points(index, trace, &feature)?.into_keys().collect();
-        let next = classify_with(index, graph, trace, &feature, &others, entries, options)?;
+        // A doctest that left no trace (it ran only what the compiler evaluates: arrayvec's
+        // `ArrayString::new_const`) goes with its definition all the same; it adds no entry
+        // point, and the classifier is given the traced ones.
+        let traced: BTreeSet<TestId> =
+            feature.iter().filter(|t| f2p.contains(*t) || trace.tests.contains_key(*t)).cloned().collect();
+        let entries = entry_points(index, trace, &traced)?.into_keys().collect();
+        let next = classify_with(index, graph, trace, &traced, &others, entries, options)?;
         let keep: BTreeSet<TestId> =
             moved.iter().filter(|t| within(&next, &owners[t], Some(Status::Extracted))).cloned().collect();
         if keep == moved {

@@ -20,9 +20,21 @@ pub fn read(p: &Path) -> String {
 /// `carve tasks --level 1` on `repo` (with `python3`) with the F2P tests `f2p`: exactly one
 /// task; its output folder (kept alive), bundle and `instance.json`.
 pub fn one_level1_task(repo: &Path, f2p: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, serde_json::Value) {
+    one_level1_task_with(repo, &["--python", "python3"], f2p)
+}
+
+/// [`one_level1_task`] with `extra` arguments instead of `--python python3` (a runner that
+/// takes no interpreter: go test, cargo).
+pub fn one_level1_task_with(
+    repo: &Path,
+    extra: &[&str],
+    f2p: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, serde_json::Value) {
     let out = tempfile::tempdir().unwrap();
     let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
-    args.extend(["--level", "1", "--format", "json", "--python", "python3", "--f2p"]);
+    args.extend(["--level", "1", "--format", "json"]);
+    args.extend(extra);
+    args.push("--f2p");
     args.extend(f2p);
     let o = carve_ok(&args, 0);
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

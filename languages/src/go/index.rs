@@ -146,6 +146,35 @@ pub fn test_definition(index: &crate::index::DefinitionIndex, test_id: &str) -> 
     })
 }
 
+/// The definition a `go test` example documents, by Go's naming rule for examples:
+/// `importpath/ExampleF` → func or type `F`, `ExampleT_M` → method `T.M`, each optionally
+/// followed by `_suffix` (lower-case first letter), in the package's non-test files. A
+/// package's example (`Example`, `Example_suffix`) and a name the package does not define
+/// have none.
+pub fn example_owner(index: &crate::index::DefinitionIndex, test_id: &str) -> Option<crate::index::NodeId> {
+    if test_id.contains("::") || test_id.contains(" > ") {
+        return None;
+    }
+    let (package, name) = test_id.rsplit_once('/')?;
+    let rest = name.strip_prefix("Example")?;
+    let parts: Vec<&str> = rest.split('_').collect();
+    let upper = |p: &str| p.chars().next().is_some_and(char::is_uppercase);
+    if !parts.first().is_some_and(|p| upper(p)) {
+        return None;
+    }
+    let wanted = match parts.get(1) {
+        Some(m) if upper(m) => format!("{}.{}", parts[0], m),
+        _ => parts[0].to_string(),
+    };
+    index
+        .files
+        .values()
+        .filter(|f| f.language == crate::Language::Go && !f.is_test && f.module.as_deref() == Some(package))
+        .flat_map(|f| f.definitions.iter())
+        .find(|id| index.get(id).is_some_and(|d| d.qualname == wanted))
+        .cloned()
+}
+
 /// Why a `go test` id names no test function.
 pub(crate) fn go_miss(index: &crate::index::DefinitionIndex, test: &str) -> String {
     let package = index

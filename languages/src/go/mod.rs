@@ -10,7 +10,7 @@ pub mod runner;
 pub mod trace;
 
 pub use build::build_check;
-pub use index::{GoIndex, index_files, index_sources, is_test_path, test_definition};
+pub use index::{GoIndex, example_owner, index_files, index_sources, is_test_path, test_definition};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -121,6 +121,18 @@ impl LanguageSupport for Go {
             Some(id) => Ok(vec![id]),
             None => Err(index::go_miss(index, test)),
         })
+    }
+    /// `importpath/ExampleType_Method` documents `Type.Method` (see [`example_owner`]).
+    fn example_owner(&self, index: &DefinitionIndex, test: &str) -> Option<NodeId> {
+        example_owner(index, test)
+    }
+    /// `importpath/TestX/sub`: the record of `importpath/TestX` is its own code only (the
+    /// subtest's is its own, see `shims/go/carveprobe`), yet `TestX` fails when `sub` does.
+    fn enclosing_tests<'t>(&self, id: &'t str) -> Vec<&'t str> {
+        if id.contains("::") || id.contains(" > ") {
+            return Vec::new();
+        }
+        id.rmatch_indices('/').map(|(i, _)| &id[..i]).collect()
     }
     /// `path::TestX/sub` names `TestX`.
     fn test_base<'t>(&self, rest: &'t str) -> &'t str {

@@ -5,7 +5,8 @@
 
 use std::borrow::Cow;
 
-use crate::index::{Definition, DefinitionIndex, DefinitionKind};
+use crate::Language;
+use crate::index::{Definition, DefinitionIndex, DefinitionKind, NodeId};
 use crate::interface::Doctest;
 
 /// A definition's text without its doc-comment lines (`///`, `//!`; `/** … */` lines
@@ -136,6 +137,48 @@ pub fn doctest_name(id: &str) -> Option<&str> {
     Some(last.split('<').next().unwrap_or(last))
 }
 
+/// The definition whose doc comment holds cargo doctest `test`
+/// (`<crate>::doctest::<path> - <item>`, carve's id, or rustdoc's with ` (line N)`; a later
+/// example of the same item ends in ` (example k)`): the definition of a Rust source file at
+/// `<path>` (relative to its package) that [`doctests`] names `<path> - <item>`. A crate's or
+/// module's doctest has none. When packages of a workspace share the path (`src/lib.rs`), the
+/// one whose directory is named as `<crate>` is taken, and none when that does not decide.
+pub fn doctest_owner(index: &DefinitionIndex, test: &str) -> Option<NodeId> {
+    let (krate, rest) = test.split_once(super::runner::DOCTEST_MARK)?;
+    let (file, item) = rest.split_once(" - ")?;
+    let mut item = item;
+    for suffix in [" (line ", " (example "] {
+        if let Some(at) = item.rfind(suffix).filter(|_| item.ends_with(')')) {
+            item = &item[..at];
+        }
+    }
+    let name = doctest_name(rest)?;
+    let name = name.split(" (").next().unwrap_or(name);
+    let in_package = |path: &str| path == file || path.strip_suffix(file).is_some_and(|p| p.ends_with('/'));
+    let found: Vec<&Definition> = index
+        .files
+        .values()
+        .filter(|f| f.language == Language::Rust && !f.is_test && in_package(&f.path))
+        .flat_map(|f| f.definitions.iter().filter_map(|id| index.get(id)))
+        .filter(|d| d.name == name && d.kind != DefinitionKind::Module)
+        .filter(|d| doctests(d, index).is_some_and(|t| t.id.split_once(" - ").is_some_and(|(_, i)| i == item)))
+        .collect();
+    let chosen: Vec<&&Definition> = match found.len() {
+        0 | 1 => found.iter().collect(),
+        _ => found
+            .iter()
+            .filter(|d| {
+                let package = d.path.strip_suffix(file).unwrap_or("").trim_end_matches('/');
+                package.rsplit('/').next().is_some_and(|dir| dir.replace('-', "_") == krate)
+            })
+            .collect(),
+    };
+    match chosen.as_slice() {
+        [one] => Some(one.id.clone()),
+        _ => None,
+    }
+}
+
 /// A benchmark: a function with a `#[bench]` attribute, or any definition of a file under a
 /// `benches/` directory (Cargo's bench targets; `cargo test` builds no bench target).
 pub fn is_bench(path: &str, attributes: &[String]) -> bool {
@@ -173,6 +216,26 @@ mod tests {
         assert_eq!(doctest_name("src/lib.rs - add"), Some("add"));
         assert_eq!(doctest_name("src/buf.rs - buf::Buffer<T>::push<U>"), Some("push"));
         assert_eq!(doctest_name("src/lib.rs::tests.adds"), None);
+    }
+
+    #[test]
+    fn a_doctest_belongs_to_the_definition_whose_doc_comment_holds_it() {
+        let src = "/// A stack.\npub struct Stack { v: Vec<i32> }\n\nimpl Stack {\n    /// Pushes.\n    ///\n    /// ```\n    /// let mut s = st::Stack::new();\n    /// s.push(1);\n    /// ```\n    pub fn push(&mut self, x: i32) { self.v.push(x) }\n\n    /// Without a doctest.\n    pub fn pop(&mut self) -> Option<i32> { self.v.pop() }\n}\n\n/// Adds.\n///\n/// ```\n/// assert_eq!(st::add(1, 2), 3);\n/// ```\npub fn add(a: i32, b: i32) -> i32 { a + b }\n\n/// A module.\n///\n/// ```\n/// st::inner::f();\n/// ```\npub mod inner {\n    /// Does nothing.\n    ///\n    /// ```\n    /// st::inner::f();\n    /// ```\n    pub fn f() {}\n}\n";
+        let index = DefinitionIndex::from_sources(&[("crates/st/src/lib.rs".to_string(), src.as_bytes().to_vec())]);
+        let owner = |t: &str| doctest_owner(&index, t);
+        assert_eq!(owner("st::doctest::src/lib.rs - Stack::push").as_deref(), Some("crates/st/src/lib.rs::Stack.push"));
+        assert_eq!(
+            owner("st::doctest::src/lib.rs - Stack::push (line 7)").as_deref(),
+            Some("crates/st/src/lib.rs::Stack.push")
+        );
+        assert_eq!(owner("st::doctest::src/lib.rs - add (example 2)").as_deref(), Some("crates/st/src/lib.rs::add"));
+        assert_eq!(owner("st::doctest::src/lib.rs - inner::f").as_deref(), Some("crates/st/src/lib.rs::inner.f"));
+        // A module's doctest, a method without one, a crate's, and no doctest at all.
+        assert_eq!(owner("st::doctest::src/lib.rs - inner"), None);
+        assert_eq!(owner("st::doctest::src/lib.rs - Stack::pop"), None);
+        assert_eq!(owner("st::doctest::src/lib.rs - (line 1)"), None);
+        assert_eq!(owner("st::tests::adds"), None);
+        assert_eq!(owner("st::doctest::src/other.rs - add"), None);
     }
 
     /// servo/rust-smallvec's `benches/bench.rs` and `#[bench]` functions count as no test a

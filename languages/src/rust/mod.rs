@@ -142,6 +142,10 @@ impl LanguageSupport for Rust {
     fn doctest_name<'a>(&self, id: &'a str) -> Option<&'a str> {
         doctests::doctest_name(id)
     }
+    /// cargo's `<crate>::doctest::src/lib.rs - Type::method`: `Type.method` of that file.
+    fn doctest_owner(&self, index: &DefinitionIndex, test: &str) -> Option<NodeId> {
+        doctests::doctest_owner(index, test)
+    }
     fn is_benchmark(&self, d: &Definition) -> bool {
         doctests::is_bench(&d.path, &d.signature.decorators)
     }

@@ -10,8 +10,10 @@
 //     for code outside the repository);
 //   - T(t, pkg) at the top of every test-file function and literal taking a *testing.T or
 //     *testing.F: makes `pkg/t.Name()` the current test until t's cleanup runs (subtests
-//     included: a test's record also holds everything its subtests ran, since it fails
-//     when they do); Pause/Resume around t.Parallel() hand the process back to the parent;
+//     included: a subtest's hits are its own, and its parent's record holds only what the
+//     parent ran outside its subtests; carve knows the hierarchy from the ids, so an F2P
+//     subtest's code is not kept alive by its parent); Pause/Resume around t.Parallel()
+//     hand the process back to the parent;
 //   - E(pkg, name) deferred at the top of every example function: pkg/name is current
 //     while it runs;
 //   - Begin() at the top of TestMain (a generated one when the package has none) and of
@@ -65,7 +67,6 @@ type TB interface {
 
 type record struct {
 	id     string
-	parent *record // the test this one is a subtest of: it gets everything this one ran
 	hits   map[int32]struct{}
 	edges  map[[2]int32]struct{}
 	dirty  bool
@@ -213,15 +214,6 @@ func T(t TB, pkg string) {
 	}
 	writeImports()
 	r := newRecord(id)
-	// The nearest open ancestor (subtest names are `parent/sub`).
-	for name := t.Name(); r.parent == nil; {
-		i := strings.LastIndex(name, "/")
-		if i < 0 {
-			break
-		}
-		name = name[:i]
-		r.parent = open[pkg+"/"+name]
-	}
 	open[id] = r
 	stack = append(stack, r)
 	switched()
@@ -299,14 +291,6 @@ func end(t TB, r *record) {
 	delete(open, r.id)
 	finished[r.id] = true
 	write(testRecord(r, outcome))
-	if p := r.parent; p != nil {
-		for n := range r.hits {
-			p.hits[n] = struct{}{}
-		}
-		for e := range r.edges {
-			p.edges[e] = struct{}{}
-		}
-	}
 	switched()
 }
 

@@ -286,3 +286,18 @@ fn imports_match_the_whole_file_query_despite_syntax_errors() {
         assert_eq!(got, expected, "{src:?}");
     }
 }
+
+#[test]
+fn examples_belong_to_the_definitions_their_names_give() {
+    let index = shapes_index();
+    let owner = |name: &str| example_owner(&index, &format!("example.com/shapes/catalog/{name}"));
+    assert_eq!(owner("ExampleNew").as_deref(), Some("catalog/catalog.go::New"));
+    assert_eq!(owner("ExampleCatalog_Add").as_deref(), Some("catalog/catalog.go::Catalog.Add"));
+    assert_eq!(owner("ExampleCatalog_Add_twice").as_deref(), Some("catalog/catalog.go::Catalog.Add"));
+    assert_eq!(owner("ExampleCatalog_second").as_deref(), Some("catalog/catalog.go::Catalog"));
+    // A package's example, a name the package lacks, a test, another package's name.
+    for none in ["Example", "Example_package", "ExampleNope", "TestNew", "ExampleNew/sub"] {
+        assert_eq!(owner(none), None, "{none}");
+    }
+    assert_eq!(example_owner(&index, "example.com/shapes/stats/ExampleNew"), None);
+}
