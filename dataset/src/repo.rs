@@ -6,7 +6,8 @@
 //! assembled beside its final place and renamed into it (see [`crate::layout`]).
 
 use carve_formats::dataset::{
-    CandidateCounts, Failure, ManifestEntry, RejectedRow, RepoResult, RepoStats, RepoStatus, StageTime, TaskRow,
+    CandidateCounts, Failure, ManifestEntry, RejectedRow, RepoEnvironment, RepoResult, RepoStats, RepoStatus,
+    StageTime, TaskRow,
 };
 use carve_pipeline::candidates::CandidateOptions;
 use carve_pipeline::{Session, SessionOptions};
@@ -76,6 +77,8 @@ struct Stages<'a> {
     job: &'a RepoJob<'a>,
     stats: RepoStats,
     path: PathBuf,
+    /// The environment once its stage is done (a later stage's failure records it too).
+    environment: Option<RepoEnvironment>,
 }
 
 impl Stages<'_> {
@@ -105,7 +108,7 @@ impl RepoJob<'_> {
             let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
             RepoStats::new(carve_pipeline::emit::TOOL_VERSION.to_string(), host)
         });
-        let mut stages = Stages { job: self, stats, path: stats_path };
+        let mut stages = Stages { job: self, stats, path: stats_path, environment: None };
         let result = match self.stages(&work, &mut stages).map_err(|b| *b) {
             Ok(r) => r,
             Err((stage, e)) if e.is_disk_full() => {
@@ -120,6 +123,7 @@ impl RepoJob<'_> {
                 self.reporter.failed(&self.at, &stage, &reason);
                 let mut r = self.result(RepoStatus::Failed);
                 r.failure = Some(Failure::new(stage, reason));
+                r.environment = stages.environment.clone();
                 r
             }
         };
@@ -142,13 +146,16 @@ impl RepoJob<'_> {
             source::checkout(&origin, &e.url, &e.commit, &checkout)
         })?;
         let mut session = st.run("index", || self.open_session(&checkout, &work.join("session")))?;
-        let env_note = st.run("environment", || environment(&mut session, e))?;
-        self.reporter.note(&self.at, &format!("environment: {env_note}"));
+        let env = st.run("environment", || environment(&mut session, e))?;
+        let image = env.image_name.as_deref().map(|i| format!(", image {i}")).unwrap_or_default();
+        self.reporter.note(&self.at, &format!("environment: {} ({}){image}", env.status, env.note));
+        st.environment = Some(env.clone());
         let (b, t) = st.run("trace", || {
             Ok(carve_pipeline::trace::baseline_and_trace(&session, carve_pipeline::trace::TraceMode::FirstHits)?)
         })?;
         let mut r = self.result(RepoStatus::Done);
         r.language = Some(session.config.language.name().to_string());
+        r.environment = Some(env);
         let outcome = st.run("candidates", || {
             let all = carve_pipeline::classify::candidates(&session, &b, &t, &[], Default::default())?;
             let found = all.len();
@@ -286,16 +293,36 @@ impl RepoJob<'_> {
     }
 }
 
-/// The environment the repository's tests run in. Today: the one the checkout and the
-/// manifest give (an interpreter named in `env.python`, else what detection finds); this is
-/// the one call that becomes `carve_pipeline::env::setup` (and `use_recorded_environment`)
-/// once carve sets environments up itself.
-fn environment(session: &mut Session, entry: &ManifestEntry) -> Result<String> {
-    let given = entry.env.as_ref().and_then(|e| e.python.clone().or_else(|| e.config.clone()));
-    Ok(match given {
-        Some(g) => format!("as the manifest gives it ({g})"),
-        None => format!("as found ({})", session.config.test.runner_name()),
-    })
+/// The environment the repository's tests run in: the manifest's `env` hints when it gives
+/// an interpreter, else the one `carve env` made for these install inputs (found in the
+/// environment store, so a resumed run never makes it again), else one set up now with
+/// [`carve_pipeline::env::setup`]. An environment that cannot be set up is the stage's error.
+fn environment(session: &mut Session, entry: &ManifestEntry) -> Result<RepoEnvironment> {
+    let given = |why: String| RepoEnvironment::new(None, None, "given".into(), why);
+    if let Some(p) = entry.env.as_ref().and_then(|e| e.python.as_ref()) {
+        return Ok(given(format!("the manifest gives env.python = {p}")));
+    }
+    if let Some(why) = carve_pipeline::env::given(session) {
+        return Ok(given(why));
+    }
+    if session.environment.is_none() {
+        let opts = carve_pipeline::env::EnvOptions {
+            helper: session.config.env.helper.clone(),
+            ..carve_pipeline::env::EnvOptions::default()
+        };
+        carve_pipeline::env::setup(session, &opts)?;
+        session.use_recorded_environment();
+    }
+    let Some(env) = &session.environment else {
+        bail!(
+            "the environment set up for {} is not found in the environment store ({}): check that it is writable",
+            session.repo.display(),
+            carve_pipeline::env::store::root().map(|p| p.display().to_string()).unwrap_or_default()
+        );
+    };
+    let r = &env.record;
+    let status = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    Ok(RepoEnvironment::new(Some(r.key.clone()), Some(r.image.name.clone()), status, r.baseline.summary()))
 }
 
 /// Hard-link (or copy) every file of `from` into `to`.

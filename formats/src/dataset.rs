@@ -112,6 +112,9 @@ pub struct RepoResult {
     /// The language carve worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// The environment the repository's tests ran in (absent when the run stopped before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<RepoEnvironment>,
     /// Candidate features found, and how many were tried.
     pub candidates: CandidateCounts,
     /// Every validated task, re-checked, by instance id (its bundle is `tasks/<instance_id>/`).
@@ -130,6 +133,7 @@ impl RepoResult {
             status,
             failure: None,
             language: None,
+            environment: None,
             candidates: CandidateCounts::default(),
             tasks: Vec::new(),
             rejected: Vec::new(),
@@ -140,6 +144,29 @@ impl RepoResult {
 impl Format for RepoResult {
     const FILE: &'static str = "result.json";
     const VERSION: Version = Version::Number(VERSION);
+}
+
+/// The environment of a repository's runs: the one carve set up (`carve env`: its key, image
+/// and status), or, without one, why none was (the manifest's `env` hints, `CARVE_ENV=off`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct RepoEnvironment {
+    /// The key of carve's environment (the digest of the language and the install inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The image every bundle of the repository names (`image_name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_name: Option<String>,
+    /// `verified` or `partial` (`environment.json`'s status), or `given` without one.
+    pub status: String,
+    /// The suite's counts with the environment, or why carve set none up.
+    pub note: String,
+}
+
+impl RepoEnvironment {
+    pub fn new(key: Option<String>, image_name: Option<String>, status: String, note: String) -> RepoEnvironment {
+        RepoEnvironment { key, image_name, status, note }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
