@@ -302,10 +302,12 @@ fn environment(session: &mut Session, entry: &ManifestEntry) -> Result<RepoEnvir
     if let Some(p) = entry.env.as_ref().and_then(|e| e.python.as_ref()) {
         return Ok(given(format!("the manifest gives env.python = {p}")));
     }
-    if let Some(why) = carve_pipeline::env::given(session) {
-        return Ok(given(why));
-    }
+    // Found in the store (a resumed run) before asking `given`: the found environment has set
+    // the session's interpreter to its own, which `given` would take for one given by path.
     if session.environment.is_none() {
+        if let Some(why) = carve_pipeline::env::given(session) {
+            return Ok(given(why));
+        }
         let opts = carve_pipeline::env::EnvOptions {
             helper: session.config.env.helper.clone(),
             ..carve_pipeline::env::EnvOptions::default()
