@@ -332,11 +332,7 @@ impl Job {
         if version::vitest_knows_no_cache(installed) {
             args.push("--no-cache".into());
         }
-        if collect_only {
-            args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
-        } else if let Some(p) = plan.and_then(|p| p.name_pattern()) {
-            args.extend(["-t".to_string(), p]);
-        }
+        args.extend(name_filter(plan, collect_only));
         if let Some(plan) = plan {
             // vitest's file filters (substrings of the path; extra matches are not reported).
             args.extend(plan.files.iter().cloned());
@@ -375,11 +371,7 @@ impl Job {
             let configured = self.args.iter().chain(&req.extra_args).cloned().collect::<Vec<_>>();
             args.extend(setup::jest_args(&program, &pre, &configured, req, root, &first)?);
         }
-        if collect_only {
-            args.extend(["-t".to_string(), selection::NOTHING.to_string()]);
-        } else if let Some(p) = plan.and_then(|p| p.name_pattern()) {
-            args.extend(["-t".to_string(), p]);
-        }
+        args.extend(name_filter(plan, collect_only));
         if let Some(plan) = plan {
             args.push("--runTestsByPath".into());
             args.extend(plan.files.iter().cloned());
@@ -558,6 +550,13 @@ fn merge_report(out: &mut progress::Outcome, report: &Path, root: &Path) -> Resu
         Err(_) => {}
     }
     Ok(())
+}
+
+/// vitest's and jest's `-t` name filter: a pattern nothing matches when only collecting,
+/// else the plan's name pattern (none when the plan runs whole files).
+fn name_filter(plan: Option<&selection::Plan>, collect_only: bool) -> Vec<String> {
+    let pattern = if collect_only { Some(selection::NOTHING.to_string()) } else { plan.and_then(|p| p.name_pattern()) };
+    pattern.map(|p| vec!["-t".to_string(), p]).unwrap_or_default()
 }
 
 #[cfg(test)]
