@@ -84,3 +84,38 @@ fn tasks_give_several_validated_bundles_that_recheck_independently() {
     }
     assert!(per_block >= 1, "at least one task removes single test blocks from a shared file");
 }
+
+/// A project that pins vitest 0.8 (no reporter files before 0.10) is traced per test and
+/// carved like any other: the `format` feature goes, `units` stays (format's code runs it).
+#[needs("node", "fixtures/typescript/vitest-old/node_modules")]
+fn a_project_on_vitest_0_8_is_traced_per_test_and_carved() {
+    let (tmp, repo) = fixture_copy("typescript/vitest-old");
+    if !repo.join("node_modules").exists() {
+        let from = fixture("typescript/vitest-old").join("node_modules");
+        let ok =
+            std::process::Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
+        assert!(ok.success(), "cp -al {}", from.display());
+    }
+    let (out, tasks) = tasks_of(&repo);
+    let format = tasks
+        .iter()
+        .find(|t| {
+            t["FAIL_TO_PASS"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|id| id.as_str().unwrap().starts_with("tests/format.test.ts > "))
+        })
+        .unwrap_or_else(|| panic!("no task for tests/format.test.ts: {tasks:#?}"));
+    let p2p: Vec<&str> = format["PASS_TO_PASS"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(p2p.contains(&"tests/units.test.ts > units > converts between units"), "{p2p:?}");
+    let gold =
+        std::fs::read_to_string(out.path().join(format["instance_id"].as_str().unwrap()).join("gold.patch")).unwrap();
+    for name in ["function bestUnit", "function humanize", "function round"] {
+        assert!(gold.contains(name), "the gold patch restores {name}:\n{gold}");
+    }
+    assert!(!gold.contains("function convert"), "convert stays: the units tests run it");
+    let bundle = out.path().join(format["instance_id"].as_str().unwrap());
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+    drop(tmp);
+}

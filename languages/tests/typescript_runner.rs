@@ -455,3 +455,39 @@ fn a_test_file_that_does_not_load_is_a_collection_error_and_its_requested_tests_
         assert!(r.collection_errors.contains_key(&broken), "{:?}", r.collection_errors);
     }
 }
+
+/// vitest 0.8 loads no reporter file: carve runs it through a configuration file of its own
+/// that loads the project's (whose set-up file must still run) and adds carve's reporter.
+#[carve_testutil::needs("node", "fixtures/typescript/vitest-old/node_modules/.bin/vitest")]
+fn old_vitest_runs_collects_and_selects_through_carves_configuration() {
+    let root = fixture("fixtures/typescript/vitest-old");
+    let scratch = tempfile::tempdir().unwrap();
+    let before = snapshot(&root);
+    let command = TestCommand::Vitest { package_manager: PackageManager::Npm, args: vec![] };
+    let request = |tests: Option<Vec<String>>| {
+        let mut req = RunRequest::new(&root, command.clone(), scratch.path());
+        req.tests = tests;
+        req.timeout = Duration::from_secs(300);
+        req
+    };
+    let ids = [
+        "tests/format.test.ts > format > humanizes lengths",
+        "tests/format.test.ts > format > picks the best unit",
+        "tests/format.test.ts > format > rounds to digits",
+        "tests/units.test.ts > runs after the project's own set-up file",
+        "tests/units.test.ts > units > converts between units",
+        "tests/units.test.ts > units > knows its factors",
+    ];
+    let all = carve_languages::run_tests(&request(None)).unwrap();
+    let want: BTreeMap<String, TestStatus> = ids.iter().map(|id| (id.to_string(), Passed)).collect();
+    assert_eq!(statuses(&all), want, "{}\n{}", all.stdout_tail, all.stderr_tail);
+
+    let picked = vec![ids[4].to_string(), "tests/units.test.ts > units > no such test".to_string()];
+    let some = carve_languages::run_tests(&request(Some(picked.clone()))).unwrap();
+    let want: BTreeMap<String, TestStatus> = picked.into_iter().zip([Passed, Missing]).collect();
+    assert_eq!(statuses(&some), want, "{}\n{}", some.stdout_tail, some.stderr_tail);
+
+    let collected = carve_languages::collect_tests(&request(None)).unwrap();
+    assert_eq!(collected.ids, ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>());
+    assert_eq!(snapshot(&root), before, "the run wrote into the tree");
+}

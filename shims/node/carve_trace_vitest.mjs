@@ -8,7 +8,9 @@ import { createRequire } from "node:module";
 import { relative, sep } from "node:path";
 
 const require = createRequire(import.meta.url);
-const rt = require("./carve_trace_runtime.cjs").runtime("vitest");
+// carve names the runtime's path: vite-node before vitest 0.10 gives a set-up file outside the
+// project root a wrong import.meta.url (the root joined with the file's path).
+const rt = require(process.env.CARVE_NODE_RUNTIME || "./carve_trace_runtime.cjs").runtime("vitest");
 const root = process.env.CARVE_ROOT || process.cwd();
 
 function id(task) {
@@ -20,12 +22,18 @@ function id(task) {
   return [path, ...names].join(" > ");
 }
 
+// The running test: vitest 1+ passes a context with `task` (or `meta`), 0.x the task itself.
+function taskOf(ctx) {
+  if (!ctx) return undefined;
+  return ctx.task || ctx.meta || (ctx.type === "test" ? ctx : undefined);
+}
+
 beforeEach((ctx) => {
-  const task = ctx && (ctx.task || ctx.meta);
+  const task = taskOf(ctx);
   if (task) rt.begin(id(task));
 });
 afterEach((ctx) => {
-  const task = ctx && (ctx.task || ctx.meta);
+  const task = taskOf(ctx);
   const state = task && task.result && task.result.state;
   // Only a failure is final here (vitest settles a pass after every hook ran).
   rt.finish(state === "fail" ? "failed" : undefined);

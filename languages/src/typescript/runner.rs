@@ -27,6 +27,7 @@
 
 mod files;
 pub mod harness;
+mod old_vitest;
 mod progress;
 mod report;
 pub mod selection;
@@ -304,7 +305,8 @@ impl Job {
     }
 
     /// vitest's arguments: `run`, the configured ones, carve's reporter next to the JSON and
-    /// verbose ones, and the plan's name pattern and file filters.
+    /// verbose ones (before vitest 0.10 through carve's configuration file, see
+    /// [`old_vitest`]), and the plan's name pattern and file filters.
     fn vitest_args(
         &self,
         req: &RunRequest,
@@ -316,19 +318,25 @@ impl Job {
         let root = &self.dir.root;
         let reporter = self.reporter.display().to_string();
         let installed = version::installed(root, "vitest");
-        version::vitest_supported(installed)
-            .map_err(|hint| RunnerError::ToolNotFound { program: "vitest 0.10 or later".into(), hint })?;
         args.push("run".into());
-        args.extend(self.args.iter().cloned());
-        args.extend(req.extra_args.iter().cloned());
-        args.extend([
-            format!("--reporter={reporter}"),
-            "--reporter=json".into(),
-            "--reporter=verbose".into(),
-            format!("--outputFile.json={}", files.report.display()),
-            "--passWithNoTests".into(),
-            "--watch=false".into(),
-        ]);
+        let mut configured: Vec<String> = self.args.iter().chain(&req.extra_args).cloned().collect();
+        if version::vitest_loads_reporter_files(installed) {
+            args.extend(configured);
+            args.extend([
+                format!("--reporter={reporter}"),
+                "--reporter=json".into(),
+                "--reporter=verbose".into(),
+                format!("--outputFile.json={}", files.report.display()),
+            ]);
+        } else {
+            let project = old_vitest::take_project_config(root, &mut configured);
+            let config = self.dir.dir.join("carve_vitest_config.mjs");
+            let text = old_vitest::config_text(root, project.as_deref(), &self.reporter);
+            std::fs::write(&config, text).map_err(RunnerError::io("write", &config))?;
+            args.extend(configured);
+            args.extend([format!("--config={}", config.display()), format!("--outputFile={}", files.report.display())]);
+        }
+        args.extend(["--passWithNoTests".into(), "--watch=false".into()]);
         if version::vitest_knows_no_cache(installed) {
             args.push("--no-cache".into());
         }

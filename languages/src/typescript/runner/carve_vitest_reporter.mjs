@@ -1,4 +1,5 @@
-// carve's progress reporter for vitest 1-3 (ESM; loaded with --reporter=<this file>).
+// carve's progress reporter for vitest 0.6-3 (ESM; loaded with --reporter=<this file>, or before
+// vitest 0.10 as an object from carve's configuration file, carve_vitest_config.mjs).
 // Appends one JSON object per line to $CARVE_PROGRESS as the run goes: the tests of each
 // collected file, each test's start and result, files that failed to load, the end of the
 // session. carve's watchdog reads it to see progress and to know which test was running
@@ -14,6 +15,12 @@ function emit(event) {
 
 function rel(root, file) {
   return relative(root, file).split(sep).join("/");
+}
+
+// vitest 1+ keeps a result's errors in `errors`, vitest 0.x one in `error`.
+function errorsOf(result) {
+  if (!result) return [];
+  return result.errors || (result.error ? [result.error] : []);
 }
 
 function message(errors) {
@@ -61,7 +68,7 @@ export default class CarveVitestReporter {
       walk(file);
       emit({ event: "collected", file: rel(this.root, file.filepath), ids });
       if (file.result && file.result.state === "fail" && ids.length === 0) {
-        emit({ event: "collect_error", file: rel(this.root, file.filepath), message: message(file.result.errors) ?? "failed to load" });
+        emit({ event: "collect_error", file: rel(this.root, file.filepath), message: message(errorsOf(file.result)) ?? "failed to load" });
       }
     }
   }
@@ -82,8 +89,8 @@ export default class CarveVitestReporter {
       const task = this.ctx.state.idMap.get(taskId);
       if (!task || !result) continue;
       if (task.type !== "test" && task.type !== "custom") {
-        if (!task.suite && result.state === "fail" && result.errors && result.errors.length) {
-          emit({ event: "file_error", file: rel(this.root, task.filepath), message: message(result.errors) });
+        if (!task.suite && result.state === "fail" && errorsOf(result).length) {
+          emit({ event: "file_error", file: rel(this.root, task.filepath), message: message(errorsOf(result)) });
         }
         continue;
       }
@@ -93,7 +100,7 @@ export default class CarveVitestReporter {
         emit({ event: "start", id });
       } else if (["pass", "fail", "skip", "todo"].includes(result.state)) {
         const status = { pass: "passed", fail: "failed", skip: "skipped", todo: "skipped" }[result.state];
-        emit({ event: "result", id, status, duration: result.duration, message: message(result.errors) });
+        emit({ event: "result", id, status, duration: result.duration, message: message(errorsOf(result)) });
       }
     }
   }

@@ -19,7 +19,9 @@ function id(task) {
 }
 
 function emit(event, ctx) {
-  if (out && ctx && ctx.task) appendFileSync(out, JSON.stringify({ event, id: id(ctx.task) }) + "\n");
+  // vitest 1+ passes a context with `task`, 0.x the task itself.
+  const task = ctx && (ctx.task || (ctx.type === "test" ? ctx : undefined));
+  if (out && task) appendFileSync(out, JSON.stringify({ event, id: id(task) }) + "\n");
 }
 
 beforeEach((ctx) => emit("start", ctx));

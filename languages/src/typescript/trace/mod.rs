@@ -12,6 +12,7 @@
 //! | variable | meaning |
 //! | --- | --- |
 //! | `CARVE_NODE_PROBES` | the probe table (number → node id / module path) |
+//! | `CARVE_NODE_RUNTIME` | the runtime's file, which the vitest set-up file loads |
 //! | `CARVE_TRACE_DIR` | where every realm writes `<pid>-<thread>-<n>.jsonl` |
 //! | `CARVE_TRACE_MODE` | `first-hits` (default) or `exact` |
 //! | `CARVE_EXTRA_SETUP` | set-up files carve's vitest reporter puts first in `setupFiles` |
@@ -215,6 +216,7 @@ impl TraceShim for TypeScriptShim {
         Ok(TraceSetup {
             env: vec![
                 ("CARVE_NODE_PROBES".into(), table_path.display().to_string()),
+                ("CARVE_NODE_RUNTIME".into(), runtime.join("carve_trace_runtime.cjs").display().to_string()),
                 ("CARVE_TRACE_DIR".into(), req.trace_dir.display().to_string()),
                 ("CARVE_TRACE_MODE".into(), req.mode.as_str().into()),
                 ("CARVE_EXTRA_SETUP".into(), runtime.join("carve_trace_vitest.mjs").display().to_string()),
