@@ -59,6 +59,12 @@ pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
     for_command(command).harness_id(command, id)
 }
 
+/// The command line of an exported task's evaluation script that runs `tests` with the
+/// runner `command` names (see [`LanguageSupport::eval_command`]).
+pub fn eval_command(command: &TestCommand, tests: &[String]) -> Option<String> {
+    for_command(command).eval_command(command, tests)
+}
+
 /// Detect the test set-up of every language the repository's own files show: those found
 /// by a project manifest at the root first, then those found by loose source files only
 /// (`scripts/*.py` beside a `Cargo.toml`), each part in `Language::ALL` order. Empty when
