@@ -47,5 +47,6 @@ pub mod source;
 pub mod summary;
 mod summary_charts;
 pub mod summary_html;
+pub mod export;
 
 pub use error::{Error, Result};

@@ -301,6 +301,11 @@ pub trait LanguageSupport: Sync {
     fn eval_command(&self, _command: &TestCommand, _tests: &[String]) -> Option<String> {
         None
     }
+    /// The name of SWE-bench's log parser (its `PARSER_REGISTRY` key) that reads the output
+    /// of [`LanguageSupport::eval_command`], or `None` when SWE-bench has none for this runner.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        None
+    }
     /// The definitions a test id of this language's runner names, or `None` when `test` is
     /// not in its id format (or the index has none of its tests). `Err` says why nothing
     /// was found. Ids in carve's file form (`path::Name`) are resolved before any language

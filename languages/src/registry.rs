@@ -65,6 +65,12 @@ pub fn eval_command(command: &TestCommand, tests: &[String]) -> Option<String> {
     for_command(command).eval_command(command, tests)
 }
 
+/// SWE-bench's log parser for the runner `command` names (see
+/// [`LanguageSupport::harness_log_parser`]).
+pub fn harness_log_parser(command: &TestCommand) -> Option<&'static str> {
+    for_command(command).harness_log_parser(command)
+}
+
 /// Detect the test set-up of every language the repository's own files show: those found
 /// by a project manifest at the root first, then those found by loose source files only
 /// (`scripts/*.py` beside a `Cargo.toml`), each part in `Language::ALL` order. Empty when

@@ -141,6 +141,10 @@ impl LanguageSupport for Python {
     fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
         runner::harness::harness_id(id)
     }
+    /// SWE-bench's parser of this runner's output.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        Some("parse_log_pytest")
+    }
     /// `python -m pytest -rA -p no:cacheprovider <args> <ids>`: pytest's exit status is 0
     /// only when every selected test passed; `-rA` prints the `PASSED id` lines SWE-bench's
     /// log parser reads.

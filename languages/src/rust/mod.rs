@@ -106,6 +106,10 @@ impl LanguageSupport for Rust {
     fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
         runner::harness::harness_id(id)
     }
+    /// SWE-bench's parser of this runner's output.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        Some("parse_log_cargo")
+    }
     /// `cargo test --no-fail-fast <args> -- --exact <names>`: every target runs the tests of
     /// these names it has (libtest ORs its filters). Doctests are not named this way: `None`.
     fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
