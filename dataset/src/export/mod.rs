@@ -131,7 +131,7 @@ pub fn export(opts: &ExportOptions) -> Result<ExportReport> {
             None => layout.root.parent().map(Path::to_path_buf).unwrap_or_default(),
         };
         let ctx = check::CheckContext { layout: &layout, base, mirrors: opts.mirrors.clone() };
-        check::check(&ctx, opts.format, &opts.to, &tasks, &written)?
+        check::check(&ctx, opts.format, &std::path::absolute(&opts.to)?, &tasks, &written)?
     } else {
         Vec::new()
     };
