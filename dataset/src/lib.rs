@@ -35,6 +35,7 @@
 mod chunks;
 mod cpu;
 mod error;
+pub mod export;
 pub mod layout;
 pub mod lock;
 pub mod manifest;
@@ -47,6 +48,5 @@ pub mod source;
 pub mod summary;
 mod summary_charts;
 pub mod summary_html;
-pub mod export;
 
 pub use error::{Error, Result};

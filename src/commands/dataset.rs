@@ -47,7 +47,8 @@ fn export(args: &DatasetExportArgs) -> Result<Status> {
     };
     let report = carve_dataset::export::export(&opts)?;
     emit(args.report, &report, || {
-        let mut s = format!("{} task(s) exported as {} to {}\n", report.tasks.len(), report.format, report.to.display());
+        let mut s =
+            format!("{} task(s) exported as {} to {}\n", report.tasks.len(), report.format, report.to.display());
         for k in &report.skipped {
             let _ = writeln!(s, "left out {}: {}", k.instance_id, k.reason);
         }

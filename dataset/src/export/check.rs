@@ -62,18 +62,12 @@ pub fn check(
         }
         let checkout = &checkouts[&key];
         let result = match check_task(format, to, t, checkout, scratch.path()) {
-            Ok((gold, empty)) => CheckResult {
-                instance_id: t.id().into(),
-                gold_passes: gold,
-                empty_fails: !empty,
-                note: String::new(),
-            },
-            Err(e) => CheckResult {
-                instance_id: t.id().into(),
-                gold_passes: false,
-                empty_fails: false,
-                note: e.chain(),
-            },
+            Ok((gold, empty)) => {
+                CheckResult { instance_id: t.id().into(), gold_passes: gold, empty_fails: !empty, note: String::new() }
+            }
+            Err(e) => {
+                CheckResult { instance_id: t.id().into(), gold_passes: false, empty_fails: false, note: e.chain() }
+            }
         };
         out.push(result);
     }
@@ -169,7 +163,16 @@ fn masked_testbed(checkout: &Path, testbed: &Path, mask: &str, remove: &[String]
     sh(git(testbed).args(["init", "-q"]), "git init")?;
     sh(git(testbed).args(["add", "-A"]), "git add")?;
     sh(
-        git(testbed).args(["-c", "user.name=carve", "-c", "user.email=carve@localhost", "commit", "-q", "-m", "masked"]),
+        git(testbed).args([
+            "-c",
+            "user.name=carve",
+            "-c",
+            "user.email=carve@localhost",
+            "commit",
+            "-q",
+            "-m",
+            "masked",
+        ]),
         "git commit",
     )
 }

@@ -70,10 +70,7 @@ pub fn case(t: &Task) -> Result<Case, String> {
     }
     let parts: Vec<FileDiff> = split(&i.test_patch);
     let [f2p] = parts.as_slice() else {
-        return Err(format!(
-            "its F2P tests are in {} files; a FeatureBench case runs one F2P test file",
-            parts.len()
-        ));
+        return Err(format!("its F2P tests are in {} files; a FeatureBench case runs one F2P test file", parts.len()));
     };
     let Some(test_patch) = deletion_of(f2p) else {
         return Err(format!(

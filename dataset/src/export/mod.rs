@@ -56,9 +56,10 @@ impl ExportFormat {
 impl std::str::FromStr for ExportFormat {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        ExportFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
-            Error::msg(format!("unknown export format `{s}` (known: swebench, featurebench, harbor)"))
-        })
+        ExportFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| Error::msg(format!("unknown export format `{s}` (known: swebench, featurebench, harbor)")))
     }
 }
 

@@ -72,7 +72,10 @@ mod tests {
     #[test]
     fn a_patch_splits_by_file_and_drops_some() {
         let parts = split(PATCH);
-        assert_eq!(parts.iter().map(|p| (p.path.as_str(), p.added)).collect::<Vec<_>>(), [("t/test_a.py", true), ("m.py", false)]);
+        assert_eq!(
+            parts.iter().map(|p| (p.path.as_str(), p.added)).collect::<Vec<_>>(),
+            [("t/test_a.py", true), ("m.py", false)]
+        );
         assert_eq!(parts.iter().map(|p| p.text.as_str()).collect::<String>(), PATCH);
         assert!(without(PATCH, &["t/test_a.py".into()]).starts_with("diff --git a/m.py"));
     }

@@ -106,7 +106,8 @@ fn task_yaml(t: &Task, parser: &str) -> String {
         ("split", q("test")),
         ("version", q(&i.version)),
     ];
-    fields.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()
+    let sep = |v: &str| if v.starts_with('\n') { "" } else { " " };
+    fields.iter().map(|(k, v)| format!("{k}:{}{v}\n", sep(v))).collect()
 }
 
 /// `eval.sh`: from `/testbed` (or `$CARVE_TESTBED`, for carve's own checks) with the

@@ -100,7 +100,8 @@ pub fn load_all(layout: &Layout) -> Result<(Vec<Task>, Vec<Skipped>)> {
 fn commands(instance: &Instance) -> std::result::Result<(TestCommand, String, String), String> {
     let record = environment(instance)?.1;
     let ids: Vec<String> = instance.fail_to_pass.iter().chain(&instance.pass_to_pass).cloned().collect();
-    let none = || format!("the {} runner of its environment cannot name its tests on one command line", record.language);
+    let none =
+        || format!("the {} runner of its environment cannot name its tests on one command line", record.language);
     let all = carve_languages::eval_command(&record.test, &ids).ok_or_else(none)?;
     let base = carve_languages::eval_command(&record.test, &[]).ok_or_else(none)?;
     Ok((record.test, all, base))

@@ -150,7 +150,8 @@ impl LanguageSupport for Python {
     /// log parser reads.
     fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
         let TestCommand::Pytest { args, .. } = command else { return None };
-        let mut words: Vec<String> = ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider"].map(String::from).into();
+        let mut words: Vec<String> =
+            ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider"].map(String::from).into();
         words.extend(args.iter().cloned());
         words.extend(tests.iter().cloned());
         Some(crate::env::shell::join(&words))
