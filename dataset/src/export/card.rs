@@ -5,10 +5,14 @@ use super::{ExportFormat, Skipped};
 
 /// The card of an export of `tasks`, listing what was left out and why.
 pub fn card(format: ExportFormat, tasks: &[String], skipped: &[Skipped]) -> String {
+    let data = match format {
+        ExportFormat::Swebench => "data/test.parquet",
+        ExportFormat::Featurebench | ExportFormat::Harbor => "data/test.jsonl",
+    };
     let (title, how) = match format {
         ExportFormat::Swebench => (
             "SWE-bench",
-            "`data/test.jsonl` holds one SWE-bench row per task (FAIL_TO_PASS and PASS_TO_PASS as JSON-encoded lists). `sweb.yaml` and `tasks/` are a SWE-bench 5.0 task repo: `swebench dataset check .` checks it and `swebench dataset build .` compiles it. Each task's `Dockerfile` builds on the task's environment image (`image_name`, built from the carve bundle's Dockerfile) and copies `mask.patch` from its own folder.",
+            "`data/test.parquet` and `data/test.jsonl` hold one SWE-bench row per task (FAIL_TO_PASS and PASS_TO_PASS as JSON-encoded lists). `sweb.yaml` and `tasks/` are a SWE-bench 5.0 task repo: `swebench dataset check .` checks it and `swebench dataset build .` compiles it. Each task's `Dockerfile` builds on the task's environment image (`image_name`, built from the carve bundle's Dockerfile) and copies `mask.patch` from its own folder.",
         ),
         ExportFormat::Featurebench => (
             "FeatureBench",
@@ -20,7 +24,7 @@ pub fn card(format: ExportFormat, tasks: &[String], skipped: &[Skipped]) -> Stri
         ),
     };
     let mut s = format!(
-        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test.jsonl\nlicense: other\ntags:\n- code\n- carve\n- {}\npretty_name: carve tasks ({title})\n---\n\n",
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: {data}\nlicense: other\ntags:\n- code\n- carve\n- {}\npretty_name: carve tasks ({title})\n---\n\n",
         format.name()
     );
     s.push_str(&format!("# carve tasks, {title} layout\n\n"));

@@ -2,7 +2,7 @@
 //! tasks of a `carve dataset run` folder in a layout an existing harness reads, with a dataset
 //! card (`README.md` with the YAML Hugging Face reads):
 //!
-//! - [`swebench`]: rows (`data/test.jsonl`) and the SWE-bench 5.0 task repo (`sweb.yaml`,
+//! - [`swebench`]: rows (`data/test.jsonl`, `data/test.parquet`) and the SWE-bench 5.0 task repo (`sweb.yaml`,
 //!   `tasks/<instance_id>/{task.yaml, tests.json, problem_statement.md, gold.patch,
 //!   test.patch, eval.sh, Dockerfile, mask.patch}`);
 //! - [`featurebench`]: FeatureBench's cases (`cases/<owner>__<repo>.<commit8>/<test
@@ -21,6 +21,7 @@ pub mod card;
 pub mod check;
 pub mod featurebench;
 pub mod harbor;
+pub mod parquet;
 pub mod patch;
 pub mod swebench;
 pub mod task;
@@ -117,7 +118,7 @@ pub fn export(opts: &ExportOptions) -> Result<ExportReport> {
     check_empty(&opts.to)?;
     let (tasks, mut skipped) = task::load_all(&layout)?;
     let (files, written, more) = match opts.format {
-        ExportFormat::Swebench => swebench::files(&tasks),
+        ExportFormat::Swebench => swebench::files(&tasks)?,
         ExportFormat::Featurebench => featurebench::files(&tasks),
         ExportFormat::Harbor => harbor::files(&tasks),
     };

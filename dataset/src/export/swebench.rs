@@ -11,13 +11,14 @@
 
 use serde_json::{Value, json};
 
+use super::parquet::Column;
 use super::{Files, Skipped, Task, jsonl, pretty};
 
 /// The dataset name `sweb.yaml` publishes.
 pub const DATASET: &str = "carve/dataset";
 
 /// The files of the export, the tasks written, and those left out.
-pub fn files(tasks: &[Task]) -> (Files, Vec<String>, Vec<Skipped>) {
+pub fn files(tasks: &[Task]) -> crate::Result<(Files, Vec<String>, Vec<Skipped>)> {
     let mut files = Files::new();
     let mut rows = Vec::new();
     let mut written = Vec::new();
@@ -45,8 +46,32 @@ pub fn files(tasks: &[Task]) -> (Files, Vec<String>, Vec<Skipped>) {
     }
     files.insert("sweb.yaml".into(), format!("datasets:\n- {DATASET}\nsplits:\n- test\n").into_bytes());
     files.insert("data/test.jsonl".into(), jsonl(&rows));
-    (files, written, skipped)
+    files.insert("data/test.parquet".into(), super::parquet::write(&rows, &COLUMNS)?);
+    Ok((files, written, skipped))
 }
+
+/// The Parquet columns of a row, in order.
+const COLUMNS: [(&str, Column); 19] = [
+    ("instance_id", Column::Text),
+    ("repo", Column::Text),
+    ("base_commit", Column::Text),
+    ("patch", Column::Text),
+    ("test_patch", Column::Text),
+    ("problem_statement", Column::Text),
+    ("hints_text", Column::Text),
+    ("created_at", Column::Text),
+    ("version", Column::Text),
+    ("FAIL_TO_PASS", Column::Text),
+    ("PASS_TO_PASS", Column::Text),
+    ("environment_setup_commit", Column::Text),
+    ("image_name", Column::Text),
+    ("image", Column::Text),
+    ("eval_script", Column::Text),
+    ("log_parser", Column::Text),
+    ("eval_type", Column::Text),
+    ("level", Column::Integer),
+    ("language", Column::Text),
+];
 
 /// The image name SWE-bench's harness derives for an instance (`checks.expected_image`).
 pub fn harness_image(instance_id: &str) -> String {
