@@ -15,18 +15,19 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-/// A dataset run over a git repository of `fixtures/python/tokens`: the output folder and the
-/// commit (volatile: its date is in it).
-fn dataset(dir: &Path) -> (PathBuf, String) {
-    let repo = dir.join("tokens");
-    copy_dir(&fixture("python/tokens"), &repo);
+/// A dataset run over a git repository of `fixtures/<fixture>` (`extra`: more manifest keys):
+/// the output folder and the commit (volatile: its date is in it).
+fn dataset(dir: &Path, fixture_name: &str, extra: &str) -> (PathBuf, String) {
+    let name = fixture_name.rsplit('/').next().unwrap();
+    let repo = dir.join(name);
+    copy_dir(&fixture(fixture_name), &repo);
     git(&repo, &["init", "-q"]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixture"]);
     let commit = git(&repo, &["rev-parse", "HEAD"]);
     let m = dir.join("manifest.toml");
-    std::fs::write(&m, format!("[[repo]]\nname = \"local/tokens\"\nurl = \"./tokens\"\ncommit = \"{commit}\"\n"))
-        .unwrap();
+    let entry = format!("[[repo]]\nname = \"local/{name}\"\nurl = \"./{name}\"\ncommit = \"{commit}\"\n{extra}");
+    std::fs::write(&m, entry).unwrap();
     let out = dir.join("out");
     with_env(&["dataset", "run", m.to_str().unwrap(), "--out", out.to_str().unwrap()], 0);
     (out, commit)
@@ -81,7 +82,7 @@ fn regex_free_date(text: &str) -> Option<String> {
 #[needs("pytest")]
 fn every_export_passes_its_own_evaluation_with_gold_and_fails_without_it() {
     let d = tempfile::tempdir().unwrap();
-    let (out, commit) = dataset(d.path());
+    let (out, commit) = dataset(d.path(), "python/tokens", "");
     for format in ["swebench", "featurebench", "harbor"] {
         let to = d.path().join(format!("export-{format}"));
         let o = export(&out, format, &to, &["--check", "--report", "json"], 0);
@@ -143,6 +144,33 @@ fn every_export_passes_its_own_evaluation_with_gold_and_fails_without_it() {
         std::fs::read_dir(&hb).unwrap().flatten().map(|e| e.path()).find(|p| p.join("task.toml").is_file()).unwrap();
     insta::assert_snapshot!("harbor_task_toml", redact(&read(&t.join("task.toml")), &commit));
     assert!(read(&t.join("tests/test.sh")).contains("/logs/verifier"));
+}
+
+/// Go: SWE-bench and Harbor exports pass their own evaluation with gold and fail without it;
+/// FeatureBench (whose P2P are test files) leaves the tasks out and says why.
+#[needs("go")]
+fn go_tasks_export_to_swebench_and_harbor_and_featurebench_says_why_not() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, _) = dataset(d.path(), "go/shapes", "candidates = 2\n");
+    for format in ["swebench", "harbor"] {
+        let o = export(&out, format, &d.path().join(format), &["--check", "--report", "json"], 0);
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let checks = report["checks"].as_array().unwrap();
+        assert!(!checks.is_empty(), "{format}: {report:#}");
+        assert!(checks.iter().all(|c| c["gold_passes"] == true && c["empty_fails"] == true), "{format}: {report:#}");
+    }
+    let tasks = d.path().join("swebench/tasks");
+    let first = std::fs::read_dir(&tasks).unwrap().next().unwrap().unwrap().path();
+    let eval = read(&first.join("eval.sh"));
+    assert!(eval.contains("go test -count=1 -v -run"), "{eval}");
+    let o = export(&out, "featurebench", &d.path().join("fb"), &["--report", "json"], 0);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(report["tasks"].as_array().unwrap().is_empty(), "{report:#}");
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(
+        !skipped.is_empty() && skipped.iter().all(|s| s["reason"].as_str().unwrap().contains("names no test file")),
+        "{report:#}"
+    );
 }
 
 #[test]
