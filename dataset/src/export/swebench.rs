@@ -7,7 +7,9 @@
 //! `harness/utils.py`): `task.yaml` holds `instance_id`, `repo`, `version`, `base_commit`,
 //! `split`, `image` (the name the harness derives), `log_parser`, `eval_type` and `datasets`;
 //! `eval.sh` brackets the test output with `>>>>> Start/End Test Output` and runs in
-//! `/testbed`, where the harness has applied the prediction.
+//! `/testbed`, where the harness has applied the prediction. FAIL_TO_PASS and PASS_TO_PASS
+//! hold the ids SWE-bench's log parser prints (`carve.harness_ids`), the eval script runs the
+//! tests by carve's ids.
 
 use serde_json::{Value, json};
 
@@ -31,17 +33,24 @@ pub fn files(tasks: &[Task]) -> crate::Result<(Files, Vec<String>, Vec<Skipped>)
             });
             continue;
         };
+        let (f2p, p2p) = match (harness_ids(t, &t.instance.fail_to_pass), harness_ids(t, &t.instance.pass_to_pass)) {
+            (Ok(f), Ok(p)) => (f, p),
+            (Err(reason), _) | (_, Err(reason)) => {
+                skipped.push(Skipped { instance_id: t.id().to_string(), reason });
+                continue;
+            }
+        };
         let dir = format!("tasks/{}", t.id());
         let script = eval_script(t);
         files.insert(format!("{dir}/task.yaml"), task_yaml(t, parser).into_bytes());
-        files.insert(format!("{dir}/tests.json"), pretty(&tests(t)));
+        files.insert(format!("{dir}/tests.json"), pretty(&json!({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p})));
         files.insert(format!("{dir}/problem_statement.md"), t.instance.problem_statement.clone().into_bytes());
         files.insert(format!("{dir}/gold.patch"), t.instance.patch.clone().into_bytes());
         files.insert(format!("{dir}/test.patch"), t.instance.test_patch.clone().into_bytes());
         files.insert(format!("{dir}/mask.patch"), t.instance.carve.mask_patch.clone().into_bytes());
         files.insert(format!("{dir}/eval.sh"), script.clone().into_bytes());
         files.insert(format!("{dir}/Dockerfile"), t.dockerfile().into_bytes());
-        rows.push(row(t, parser, &script));
+        rows.push(row(t, parser, &script, &f2p, &p2p));
         written.push(t.id().to_string());
     }
     files.insert("sweb.yaml".into(), format!("datasets:\n- {DATASET}\nsplits:\n- test\n").into_bytes());
@@ -78,15 +87,29 @@ pub fn harness_image(instance_id: &str) -> String {
     format!("swebench/sweb.eval.x86_64.{}:latest", instance_id.to_lowercase()).replace("__", "_1776_")
 }
 
-fn tests(t: &Task) -> Value {
-    json!({"FAIL_TO_PASS": t.instance.fail_to_pass, "PASS_TO_PASS": t.instance.pass_to_pass})
+/// `ids` as SWE-bench's log parser names them (`carve.harness_ids` of the task, recorded where
+/// it prints them differently: `go test` drops the package), in order, each once; an error
+/// when the parser cannot name one of them.
+fn harness_ids(t: &Task, ids: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in ids {
+        let h = match t.instance.carve.harness_ids.0.iter().find(|(k, _)| k == id) {
+            Some((_, Some(h))) => h.clone(),
+            Some((_, None)) => return Err(format!("SWE-bench's log parser cannot name its test {id}")),
+            None => id.clone(),
+        };
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    Ok(out)
 }
 
 /// One row: SWE-bench's columns, the 5.0 harness's (`image`, `eval_script`, `log_parser`,
 /// `eval_type`), and carve's `image_name`, `level` and `language`.
-fn row(t: &Task, parser: &str, script: &str) -> Value {
+fn row(t: &Task, parser: &str, script: &str, f2p: &[String], p2p: &[String]) -> Value {
     let i = &t.instance;
-    let list = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
+    let list = |v: &[String]| serde_json::to_string(v).unwrap_or_default();
     json!({
         "instance_id": i.instance_id,
         "repo": i.repo,
@@ -97,8 +120,8 @@ fn row(t: &Task, parser: &str, script: &str) -> Value {
         "hints_text": "",
         "created_at": i.created_at.clone().unwrap_or_default(),
         "version": i.version,
-        "FAIL_TO_PASS": list(&i.fail_to_pass),
-        "PASS_TO_PASS": list(&i.pass_to_pass),
+        "FAIL_TO_PASS": list(f2p),
+        "PASS_TO_PASS": list(p2p),
         "environment_setup_commit": i.base_commit,
         "image_name": t.image(),
         "image": harness_image(&i.instance_id),
