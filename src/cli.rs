@@ -353,6 +353,35 @@ pub enum DatasetCommand {
     /// Write the Slurm job array that runs one manifest entry per task (`--index
     /// $SLURM_ARRAY_TASK_ID`) and a merge job after it, to `<out>/slurm/`; `--submit` submits both.
     Slurm(DatasetSlurmArgs),
+    /// Export the validated tasks of an output folder for an existing harness: SWE-bench rows
+    /// and its 5.0 task repo, FeatureBench cases, or Harbor tasks, with a dataset card.
+    /// `--check` runs each task's own evaluation script with the gold patch (it must pass) and
+    /// an empty one (it must fail).
+    Export(DatasetExportArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DatasetExportArgs {
+    /// The output folder of `carve dataset run`.
+    pub dir: PathBuf,
+    /// swebench, featurebench or harbor.
+    #[arg(long = "format", value_name = "FORMAT")]
+    pub export_format: String,
+    /// The export's folder (absent or empty).
+    #[arg(long)]
+    pub to: PathBuf,
+    /// Run every task's evaluation script with the gold patch and with an empty patch.
+    #[arg(long)]
+    pub check: bool,
+    /// The folder local `url`s of the manifest are relative to (default: DIR's parent).
+    #[arg(long)]
+    pub base: Option<PathBuf>,
+    /// A folder of git mirrors for the checks' checkouts (repeatable).
+    #[arg(long = "mirror")]
+    pub mirrors: Vec<PathBuf>,
+    /// How to print the report.
+    #[arg(long = "report", value_enum, default_value_t)]
+    pub report: Format,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -35,6 +35,7 @@
 mod chunks;
 mod cpu;
 mod error;
+pub mod export;
 pub mod layout;
 pub mod lock;
 pub mod manifest;

@@ -292,6 +292,20 @@ pub trait LanguageSupport: Sync {
     fn collect_tests(&self, req: &RunRequest) -> Result<Collection, RunnerError>;
     /// The shorter id a common harness log parser (SWE-bench's) reports for `id`.
     fn harness_id(&self, command: &TestCommand, id: &str) -> Option<String>;
+    /// The shell command line that runs exactly `tests` (ids of `command`'s runner; for
+    /// runners that take them, test files too) from the project's root, for the evaluation
+    /// script of an exported task (SWE-bench's `eval.sh`, Harbor's `tests/test.sh`,
+    /// FeatureBench's `test_cmd` with no tests). Tools are found on `PATH` (the environment's
+    /// image puts its interpreter there). Its exit status is 0 exactly when every test ran
+    /// and passed. `None`: this runner cannot name these tests on one command line.
+    fn eval_command(&self, _command: &TestCommand, _tests: &[String]) -> Option<String> {
+        None
+    }
+    /// The name of SWE-bench's log parser (its `PARSER_REGISTRY` key) that reads the output
+    /// of [`LanguageSupport::eval_command`], or `None` when SWE-bench has none for this runner.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        None
+    }
     /// The definitions a test id of this language's runner names, or `None` when `test` is
     /// not in its id format (or the index has none of its tests). `Err` says why nothing
     /// was found. Ids in carve's file form (`path::Name`) are resolved before any language

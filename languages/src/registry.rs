@@ -59,6 +59,18 @@ pub fn harness_id(command: &TestCommand, id: &str) -> Option<String> {
     for_command(command).harness_id(command, id)
 }
 
+/// The command line of an exported task's evaluation script that runs `tests` with the
+/// runner `command` names (see [`LanguageSupport::eval_command`]).
+pub fn eval_command(command: &TestCommand, tests: &[String]) -> Option<String> {
+    for_command(command).eval_command(command, tests)
+}
+
+/// SWE-bench's log parser for the runner `command` names (see
+/// [`LanguageSupport::harness_log_parser`]).
+pub fn harness_log_parser(command: &TestCommand) -> Option<&'static str> {
+    for_command(command).harness_log_parser(command)
+}
+
 /// Detect the test set-up of every language the repository's own files show: those found
 /// by a project manifest at the root first, then those found by loose source files only
 /// (`scripts/*.py` beside a `Cargo.toml`), each part in `Language::ALL` order. Empty when
@@ -239,6 +251,33 @@ pub fn lock_offline(tree: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The command lines exported tasks' evaluation scripts run, per runner.
+    #[test]
+    fn eval_commands_name_exactly_the_given_tests() {
+        let py = TestCommand::pytest("{env}/venv/bin/python", vec!["-q".into()]);
+        assert_eq!(
+            eval_command(&py, &["t/test_a.py::test_x[a b]".into(), "t/test_a.py::test_y".into()]).unwrap(),
+            "python -m pytest -rA -p no:cacheprovider -q 't/test_a.py::test_x[a b]' t/test_a.py::test_y"
+        );
+        assert_eq!(harness_log_parser(&py), Some("parse_log_pytest"));
+        let go = TestCommand::GoTest { args: vec![], packages: None };
+        assert_eq!(
+            eval_command(&go, &["example.com/m/geo/TestArea/square".into(), "example.com/m/TestMain".into()]).unwrap(),
+            "go test -count=1 -v -run '^(TestArea|TestMain)$' example.com/m example.com/m/geo"
+        );
+        assert_eq!(eval_command(&go, &["not-a-go-id".into()]), None);
+        let cargo: TestCommand =
+            serde_json::from_value(serde_json::json!({"runner": "cargo", "args": ["--features", "x"]})).unwrap();
+        assert_eq!(
+            eval_command(&cargo, &["mycrate::shapes::tests::area".into()]).unwrap(),
+            "cargo test --no-fail-fast --features x -- --exact shapes::tests::area"
+        );
+        assert_eq!(eval_command(&cargo, &["mycrate::doctest::src/lib.rs - f".into()]), None);
+        let vitest: TestCommand =
+            serde_json::from_value(serde_json::json!({"runner": "vitest", "package_manager": "npm"})).unwrap();
+        assert_eq!(eval_command(&vitest, &["a.test.ts > b".into()]), None, "no TypeScript evaluation command yet");
+    }
 
     #[test]
     fn every_language_has_an_implementation_of_its_own_family() {

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use std::fmt::Write as _;
 
 use crate::Status;
-use crate::cli::{DatasetCommand, DatasetRunArgs, DatasetSlurmArgs, Format, RecheckArg};
+use crate::cli::{DatasetCommand, DatasetExportArgs, DatasetRunArgs, DatasetSlurmArgs, Format, RecheckArg};
 use crate::output::emit;
 use carve_dataset::manifest::Slice;
 use carve_dataset::merge::Merged;
@@ -31,7 +31,38 @@ pub fn run(command: DatasetCommand) -> Result<Status> {
             Ok(Status::Success)
         }
         DatasetCommand::Slurm(args) => slurm(&args),
+        DatasetCommand::Export(args) => export(&args),
     }
+}
+
+fn export(args: &DatasetExportArgs) -> Result<Status> {
+    let format: carve_dataset::export::ExportFormat = args.export_format.parse()?;
+    let opts = carve_dataset::export::ExportOptions {
+        dir: args.dir.clone(),
+        format,
+        to: args.to.clone(),
+        check: args.check,
+        base: args.base.clone(),
+        mirrors: carve_dataset::source::mirrors(&args.mirrors),
+    };
+    let report = carve_dataset::export::export(&opts)?;
+    emit(args.report, &report, || {
+        let mut s =
+            format!("{} task(s) exported as {} to {}\n", report.tasks.len(), report.format, report.to.display());
+        for k in &report.skipped {
+            let _ = writeln!(s, "left out {}: {}", k.instance_id, k.reason);
+        }
+        for c in &report.checks {
+            let what = if c.ok() {
+                "gold passes, empty fails".to_string()
+            } else {
+                format!("gold passes: {}, empty fails: {} {}", c.gold_passes, c.empty_fails, c.note)
+            };
+            let _ = writeln!(s, "check {}: {what}", c.instance_id);
+        }
+        s
+    })?;
+    Ok(if report.all_checks_pass() { Status::Success } else { Status::ValidationFailed })
 }
 
 fn slurm(args: &DatasetSlurmArgs) -> Result<Status> {

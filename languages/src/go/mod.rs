@@ -105,6 +105,15 @@ impl LanguageSupport for Go {
     fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
         runner::harness::harness_id(id)
     }
+    /// SWE-bench's parser of this runner's output.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        Some("parse_log_gotest")
+    }
+    /// `go test -count=1 -v <args> -run <pattern> <packages>`: one `-run` pattern over every
+    /// package (a package without one of the tests runs none).
+    fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
+        runner::eval_command(command, tests)
+    }
     /// `go test` `importpath/TestX/sub`: the `TestX` function of a `_test.go` file of package
     /// `importpath` (a subtest takes its whole top-level test along).
     fn test_definitions(

@@ -342,6 +342,30 @@ fn run_pattern(tests: &[&str]) -> Option<String> {
     Some(levels.join("/"))
 }
 
+/// The evaluation command of `tests` (see `LanguageSupport::eval_command`): their packages,
+/// split from each id by [`harness::split_id`], and one `-run` pattern for their top-level
+/// tests (a subtest's parent runs whole, as `go test` would report it).
+pub(crate) fn eval_command(command: &TestCommand, tests: &[String]) -> Option<String> {
+    let TestCommand::GoTest { args, .. } = command else { return None };
+    let mut packages = BTreeSet::new();
+    let mut names = Vec::new();
+    for id in tests {
+        let (pkg, path) = harness::split_id(id)?;
+        packages.insert(pkg.to_string());
+        names.push(path.split('/').next().unwrap_or(path));
+    }
+    let mut words: Vec<String> = ["go", "test", "-count=1", "-v"].map(String::from).into();
+    words.extend(args.iter().cloned());
+    if let Some(pattern) = run_pattern(&names) {
+        words.extend(["-run".to_string(), pattern]);
+    }
+    if packages.is_empty() {
+        words.push("./...".into());
+    }
+    words.extend(packages);
+    Some(crate::env::shell::join(&words))
+}
+
 /// Go's `regexp.QuoteMeta`.
 fn quote_meta(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

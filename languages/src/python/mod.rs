@@ -141,6 +141,21 @@ impl LanguageSupport for Python {
     fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
         runner::harness::harness_id(id)
     }
+    /// SWE-bench's parser of this runner's output.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        Some("parse_log_pytest")
+    }
+    /// `python -m pytest -rA -p no:cacheprovider <args> <ids>`: pytest's exit status is 0
+    /// only when every selected test passed; `-rA` prints the `PASSED id` lines SWE-bench's
+    /// log parser reads.
+    fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
+        let TestCommand::Pytest { args, .. } = command else { return None };
+        let mut words: Vec<String> =
+            ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider"].map(String::from).into();
+        words.extend(args.iter().cloned());
+        words.extend(tests.iter().cloned());
+        Some(crate::env::shell::join(&words))
+    }
     /// pytest ids are carve's file form, handled before any language is asked.
     fn test_definitions(
         &self,

@@ -106,6 +106,33 @@ impl LanguageSupport for Rust {
     fn harness_id(&self, _command: &TestCommand, id: &str) -> Option<String> {
         runner::harness::harness_id(id)
     }
+    /// SWE-bench's parser of this runner's output.
+    fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
+        Some("parse_log_cargo")
+    }
+    /// `cargo test --no-fail-fast <args> -- --exact <names>`: every target runs the tests of
+    /// these names it has (libtest ORs its filters). Doctests are not named this way: `None`.
+    fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
+        let TestCommand::Cargo { args, test_args, workspace, .. } = command else { return None };
+        let mut words: Vec<String> = ["cargo", "test", "--no-fail-fast"].map(String::from).into();
+        if *workspace {
+            words.push("--workspace".into());
+        }
+        words.extend(args.iter().cloned());
+        words.push("--".into());
+        words.extend(test_args.iter().cloned());
+        if !tests.is_empty() {
+            words.push("--exact".into());
+        }
+        for id in tests {
+            let (_, doctest, name) = runner::targets::split_id(id);
+            if doctest || name.is_empty() {
+                return None;
+            }
+            words.push(name.to_string());
+        }
+        Some(crate::env::shell::join(&words))
+    }
     /// cargo `target::module::test`: the `#[test]` function whose module path inside its
     /// crate is `module` — in a `#[cfg(test)]` module of a source file or in `tests/*.rs` —
     /// and whose crate is `target` (read from the package's `Cargo.toml`).
