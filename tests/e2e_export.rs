@@ -29,15 +29,14 @@ fn dataset(dir: &Path, fixture_name: &str, extra: &str) -> (PathBuf, String) {
     let entry = format!("[[repo]]\nname = \"local/{name}\"\nurl = \"./{name}\"\ncommit = \"{commit}\"\n{extra}");
     std::fs::write(&m, entry).unwrap();
     let out = dir.join("out");
-    with_env(&["dataset", "run", m.to_str().unwrap(), "--out", out.to_str().unwrap()], 0);
+    with_env(&dir.join("envs"), &["dataset", "run", m.to_str().unwrap(), "--out", out.to_str().unwrap()], 0);
     (out, commit)
 }
 
 /// carve with environments switched on (the exports take the test command `carve env`
-/// recorded), kept beside the dataset (`<tmp>/envs`).
-fn with_env(args: &[&str], code: i32) -> std::process::Output {
-    let envs = std::env::temp_dir().join(format!("carve-e2e-export-envs-{}", std::process::id()));
-    let o = carve().env_remove("CARVE_ENV").env("CARVE_ENV_DIR", &envs).args(args).output().unwrap();
+/// recorded), kept in `envs`, beside the dataset in the test's temporary folder.
+fn with_env(envs: &Path, args: &[&str], code: i32) -> std::process::Output {
+    let o = carve().env_remove("CARVE_ENV").env("CARVE_ENV_DIR", envs).args(args).output().unwrap();
     assert_eq!(
         o.status.code(),
         Some(code),
@@ -51,7 +50,7 @@ fn with_env(args: &[&str], code: i32) -> std::process::Output {
 fn export(out: &Path, format: &str, to: &Path, extra: &[&str], code: i32) -> std::process::Output {
     let mut args = vec!["dataset", "export", out.to_str().unwrap(), "--format", format, "--to", to.to_str().unwrap()];
     args.extend(extra);
-    with_env(&args, code)
+    with_env(&out.parent().unwrap().join("envs"), &args, code)
 }
 
 /// `text` with the commit, its 8-character prefix and the date it was made redacted.
