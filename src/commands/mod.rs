@@ -38,8 +38,12 @@ pub fn run(cli: Cli) -> Result<Status> {
             extract::run(&common, &f2p, &remove, &remove_tests, edges, &protect, &statement)
         }
         Command::Workspace { bundle, repo, out, format } => workspace::run(&bundle, &repo, &out, format),
-        Command::Validate { bundle, repo, format, python, out } => {
-            validate::run(&bundle, &repo, format, python.as_deref(), out.as_deref())
+        Command::Validate { bundle, repo, format, python, out, runtime } => {
+            validate::run(&bundle, &repo, format, python.as_deref(), out.as_deref(), runtime.runtime())
+        }
+        Command::RunInImage { request, result } => {
+            carve_pipeline::image_runs::run_inside(&request, &result)?;
+            Ok(Status::Success)
         }
         Command::Tasks {
             common,
