@@ -270,10 +270,7 @@ pub enum Command {
     },
     /// Run tests inside an environment's image (what `--runtime oci` starts in the container).
     #[command(hide = true)]
-    RunInImage {
-        request: PathBuf,
-        result: PathBuf,
-    },
+    RunInImage { request: PathBuf, result: PathBuf },
     /// Everything: one traced run for the whole repository, candidate features (test files
     /// or --f2p groups), and one validated bundle per task plus tasks.jsonl.
     Tasks {

@@ -130,7 +130,8 @@ impl ImageRuntime {
             .run(&self.image, &spec)
             .map_err(|e| failed(format!("could not run the tests in the image {} with {engine}: {e}", self.image)))?;
         if !out.missing_out.is_empty() {
-            let tail = |s: &str| s.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            let tail =
+                |s: &str| s.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
             return Err(failed(format!(
                 "carve inside the image {} gave no result (exit code {:?}{}); its output:\n{}\n{}",
                 self.image,

@@ -13,8 +13,8 @@ use sha2::Digest;
 
 use crate::Language;
 use crate::env::{
-    Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, IMAGE_REPO, ImageRecipe, Inventory, Repairs, Step, StepDir, Tool,
-    ToolRequirement, version_cmp,
+    Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, IMAGE_REPO, ImageRecipe, Inventory, Repairs, Step,
+    StepDir, Tool, ToolRequirement, version_cmp,
 };
 
 pub struct GoEnv;

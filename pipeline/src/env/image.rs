@@ -11,8 +11,8 @@ pub use carve_core::oci::ImageInfo;
 use carve_core::oci::{BuildSpec, Engine};
 
 use super::record::{EnvStatus, Environment};
-use crate::image_runs::ImageRuntime;
 use crate::error::bail;
+use crate::image_runs::ImageRuntime;
 use crate::{Context, Error, Result};
 
 /// How long one image build may take (`CARVE_ENV_BUILD_TIMEOUT` seconds, default one hour).
@@ -87,7 +87,8 @@ pub fn bundle_runtime(bundle_dir: &Path, repo: &Path, progress: &crate::progress
         })?;
         files.push((super::DOCKERFILE.to_string(), bytes));
         let ctx = bundle_dir.join(super::CONTEXT_DIR);
-        let mut names: Vec<_> = std::fs::read_dir(&ctx).into_iter().flatten().flatten().map(|e| e.file_name()).collect();
+        let mut names: Vec<_> =
+            std::fs::read_dir(&ctx).into_iter().flatten().flatten().map(|e| e.file_name()).collect();
         names.sort();
         for name in names {
             let bytes = std::fs::read(ctx.join(&name)).with_context(|| format!("failed to read {}", ctx.display()))?;
