@@ -146,6 +146,16 @@ fn a_go_bundle_validates_the_same_in_its_image_as_here() {
     same_inside_and_out(envs.path(), &repo, &bundle);
 }
 
+#[needs("python3", "buildah")]
+fn a_python_bundle_validates_the_same_in_its_image_as_here() {
+    base_images(&["python"]);
+    let envs = tempfile::tempdir().unwrap();
+    let (_keep, repo) = common::fixture_copy("env/python-tasks");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/test_initials.py");
+    same_inside_and_out(envs.path(), &repo, &bundle);
+}
+
 /// A bundle made without an environment names no image: `--runtime oci` says so, and what
 /// to do, before anything runs.
 #[needs("go")]
