@@ -318,6 +318,10 @@ pub enum Command {
         /// dependencies as found; also `CARVE_ENV=off`).
         #[arg(long)]
         no_env: bool,
+        /// Where the validation of each candidate runs: here, or inside the environment's
+        /// image (built when missing; the baseline and the trace always run here).
+        #[arg(long, value_enum, default_value_t)]
+        runtime: RuntimeArg,
     },
     /// Write the agent's workspace of a task bundle: the masked state as a fresh git
     /// repository with one commit, without history, caches or build outputs.

@@ -93,8 +93,7 @@ fn validate(envs: &Path, bundle: &Path, repo: &Path, runtime: &str) -> (Value, S
 /// Validate `bundle` here and in its image (built from the bundle, as it is removed first),
 /// grade its gold patch in the image, and compare.
 fn same_inside_and_out(envs: &Path, repo: &Path, bundle: &Path) {
-    let inst: Value = serde_json::from_str(&common::read(&bundle.join("instance.json"))).unwrap();
-    let image = inst["image_name"].as_str().expect("the bundle names its image").to_string();
+    let image = image_of(bundle);
     let engine = carve_core::oci::Engine::detect().expect("an OCI engine");
     let _ = engine.remove_image(&image);
     let before = common::tree_snapshot(repo);
@@ -133,7 +132,12 @@ fn same_inside_and_out(envs: &Path, repo: &Path, bundle: &Path) {
     let grade: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(grade["instances"][0]["resolved"], true, "{grade:#}");
     assert_eq!(before, common::tree_snapshot(repo), "the repository changed");
-    let _ = engine.remove_image(&image);
+}
+
+/// The image `bundle` names.
+fn image_of(bundle: &Path) -> String {
+    let inst: Value = serde_json::from_str(&common::read(&bundle.join("instance.json"))).unwrap();
+    inst["image_name"].as_str().unwrap().to_string()
 }
 
 #[needs("go", "buildah")]
@@ -144,6 +148,20 @@ fn a_go_bundle_validates_the_same_in_its_image_as_here() {
     let out = tempfile::tempdir().unwrap();
     let bundle = bundle_of(envs.path(), &repo, out.path(), "initials_test.go");
     same_inside_and_out(envs.path(), &repo, &bundle);
+
+    // `carve tasks --runtime oci` validates its candidates in the image: the same bundle,
+    // with the same statuses in validation.json.
+    let tasks = out.path().join("tasks-oci");
+    let args = ["tasks", repo.to_str().unwrap(), "--out", tasks.to_str().unwrap(), "--level", "1", "--format", "json"];
+    let o = carve(envs.path(), &[&args[..], &["--runtime", "oci", "--f2p", "initials_test.go"]].concat(), 0);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(&format!("validating in the image {}", image_of(&bundle))), "{stderr}");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let made = tasks.join(report["tasks"][0].as_str().unwrap());
+    assert_eq!(made.file_name(), bundle.file_name(), "{report:#}");
+    let validation = |b: &Path| -> Value { serde_json::from_str(&common::read(&b.join("validation.json"))).unwrap() };
+    assert_eq!(states(&validation(&made)), states(&validation(&bundle)));
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
 }
 
 #[needs("python3", "buildah")]
@@ -154,6 +172,7 @@ fn a_python_bundle_validates_the_same_in_its_image_as_here() {
     let out = tempfile::tempdir().unwrap();
     let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/test_initials.py");
     same_inside_and_out(envs.path(), &repo, &bundle);
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
 }
 
 /// A bundle made without an environment names no image: `--runtime oci` says so, and what

@@ -59,6 +59,7 @@ pub fn run(cli: Cli) -> Result<Status> {
             statement,
             env,
             no_env,
+            runtime,
             ..
         } => {
             let protection = p2p_files.map_or(protect.protect, carve_pipeline::protect::Protection::Sampled);
@@ -76,6 +77,7 @@ pub fn run(cli: Cli) -> Result<Status> {
                 candidates,
                 statement: &statement,
                 env: (!no_env).then_some(&env),
+                runtime: runtime.runtime(),
             };
             tasks::run(&common, &f2p_groups, edges, &opts)
         }

@@ -99,3 +99,26 @@ pub fn bundle_runtime(bundle_dir: &Path, repo: &Path, progress: &crate::progress
     let carve = std::env::current_exe().context("could not find this carve's own binary to run inside the image")?;
     Ok(ImageRuntime { engine, image, carve })
 }
+
+/// `carve tasks --runtime oci`: the image of the session's environment, built when this
+/// machine does not have it yet, with the engine found here and this carve to run in it.
+pub fn session_runtime(session: &crate::Session) -> Result<ImageRuntime> {
+    let Some(env) = &session.environment else {
+        bail!(
+            "--runtime oci runs the tests in the image of the environment `carve env` makes, and {} has none \
+             (--no-env, CARVE_ENV=off or an interpreter given by path): drop those, or use --runtime local",
+            session.repo.display()
+        );
+    };
+    let engine = Engine::detect().map_err(|e| Error::msg(format!("--runtime oci needs an OCI engine: {e}")))?;
+    let image = env.record.image.name.clone();
+    let exists = engine
+        .image_exists(&image)
+        .map_err(|e| Error::msg(format!("could not ask {} about the image {image}: {e}", engine.kind().name())))?;
+    if !exists {
+        session.progress.note(format!("building the image {image} of the environment {}", env.dir.display()));
+        build_from(&engine, &session.repo, super::image_files(&env.dir)?, &image)?;
+    }
+    let carve = std::env::current_exe().context("could not find this carve's own binary to run inside the image")?;
+    Ok(ImageRuntime { engine, image, carve })
+}
