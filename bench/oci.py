@@ -19,9 +19,18 @@ Prints one JSON line per measurement, then a summary table:
   over alternating runs and the in-image/direct ratio. `command_s` is the command alone
   inside the container (buildah run).
 
+- `fixture`: per fixture of `fixtures/env/` with two features (go-tasks, python-tasks), on a
+  fresh copy: `carve env --build-image` (set-up: finding, installing and verifying the
+  environment, then building its image, each timed; the image's size as environment.json
+  records it), `carve tasks --level 1` for one feature, then `carve validate` of that bundle
+  with `--runtime local` and with `--runtime oci` (timed), and whether every state gives every
+  test the same status both ways (`agree` = tests whose statuses agree / all, over the states).
+  The image is removed afterwards.
+
 Usage: python3 bench/oci.py [--runs 5] [--make debian,python,node,go,rust] [--make-runs 1]
+                            [--fixtures go-tasks,python-tasks] [--only-fixtures]
 Needs root, buildah and the base images (`scripts/base-images`); builds carve-core's `oci`
-example (release) and drives it.
+example (release) and drives it, and carve itself (debug, `target/debug/carve`) for the fixtures.
 """
 
 import argparse
@@ -165,12 +174,78 @@ def runs_compared(tag, runs, work):
     return rows
 
 
+CARVE = ROOT / "target" / "debug" / "carve"
+FIXTURE_F2P = {"go-tasks": "initials_test.go", "python-tasks": "tests/test_initials.py"}
+
+
+def carve(envs, *args):
+    """carve with its environments under `envs`: (stdout, seconds)."""
+    env = {**os.environ, "CARVE_ENV_DIR": str(envs), "CARVE_NO_PROGRESS": "1"}
+    env.pop("CARVE_ENV", None)
+    start = time.perf_counter()
+    out = check([str(CARVE), *map(str, args)], env=env)
+    return out, time.perf_counter() - start
+
+
+def statuses(validation):
+    return [(s["state"], s["statuses"]) for s in validation["states"]]
+
+
+def fixture_row(name, work):
+    """Set up, build, make one task and validate it here and in its image."""
+    repo = work / name
+    shutil.copytree(ROOT / "fixtures" / "env" / name, repo)
+    envs = work / f"envs-{name}"
+    out, total = carve(envs, "env", repo, "--out", work / f"env-{name}", "--build-image", "--format", "json")
+    report = json.loads(out)
+    image = report["environment"]["image"]["name"]
+    tasks = work / f"tasks-{name}"
+    out, _ = carve(envs, "tasks", repo, "--out", tasks, "--level", "1", "--format", "json", "--f2p", FIXTURE_F2P[name])
+    bundle = tasks / json.loads(out)["tasks"][0]
+    try:
+        here, local_s = carve(envs, "validate", bundle, "--repo", repo, "--format", "json", "--runtime", "local")
+        there, oci_s = carve(envs, "validate", bundle, "--repo", repo, "--format", "json", "--runtime", "oci")
+    finally:
+        subprocess.run(["buildah", "rmi", image], capture_output=True)
+    a, b = json.loads(here), json.loads(there)
+    pairs = [(t, st, b_st.get(t)) for (_, st), (_, b_st) in zip(statuses(a), statuses(b)) for t in st]
+    agree = sum(1 for t, st, other in pairs if st[t] == other) if len(statuses(a)) == len(statuses(b)) else 0
+    return emit({
+        "what": "fixture", "fixture": name, "image": image,
+        "env_s": round(report["seconds"], 1), "build_s": round(total - report["seconds"], 1),
+        "image_mb": round(report["environment"]["image"]["size_bytes"] / 1e6, 1),
+        "validate_local_s": round(local_s, 1), "validate_oci_s": round(oci_s, 1),
+        "valid_local": a["valid"], "valid_oci": b["valid"], "agree": agree, "tests": len(pairs),
+    })
+
+
+def fixtures_table(names):
+    check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
+    with tempfile.TemporaryDirectory(prefix="carve-bench-oci-fx-") as tmp:
+        rows = [fixture_row(n, Path(tmp)) for n in names]
+    print()
+    print(f"{'fixture':14} {'env s':>6} {'build s':>8} {'image MB':>9} {'local s':>8} {'oci s':>6} {'valid':>11} {'agree':>6}")
+    for r in rows:
+        valid = f"{r['valid_local']}/{r['valid_oci']}".lower()
+        print(f"{r['fixture']:14} {r['env_s']:>6} {r['build_s']:>8} {r['image_mb']:>9} {r['validate_local_s']:>8} "
+              f"{r['validate_oci_s']:>6} {valid:>11} {r['agree']:>3}/{r['tests']}")
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--make", default="", help="base images to remake and time (comma-separated, or 'all')")
     ap.add_argument("--make-runs", type=int, default=1)
+    ap.add_argument("--fixtures", default="go-tasks,python-tasks", help="fixtures of fixtures/env/ ('' for none)")
+    ap.add_argument("--only-fixtures", action="store_true", help="only the fixtures' set-up and validation")
     args = ap.parse_args()
+    fixtures = [f for f in args.fixtures.split(",") if f]
+    if unknown := set(fixtures) - set(FIXTURE_F2P):
+        raise SystemExit(f"unknown fixture(s): {', '.join(sorted(unknown))}")
+    if args.only_fixtures:
+        fixtures_table(fixtures)
+        return
     make = set(BASES) if args.make == "all" else {m for m in args.make.split(",") if m}
     if unknown := make - set(BASES):
         raise SystemExit(f"unknown base image(s): {', '.join(sorted(unknown))}")
@@ -196,6 +271,8 @@ def main():
     print(f"{'run':18} {'direct s':>9} {'in image s':>11} {'inside s':>9} {'ratio':>6}")
     for r in runs:
         print(f"{r['command']:18} {r['direct_s']:>9} {r['in_image_s']:>11} {r['command_in_image_s']:>9} {r['ratio']:>6}")
+    if fixtures:
+        fixtures_table(fixtures)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,26 @@ pub enum Format {
     Html,
 }
 
+/// `--runtime`: where test runs happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum RuntimeArg {
+    /// On this machine, with the environment `carve env` made here (or the tools on PATH).
+    #[default]
+    Local,
+    /// Inside the environment's OCI image that the bundle names (built from its Dockerfile
+    /// when missing) with docker, podman or buildah; the repository is copied in.
+    Oci,
+}
+
+impl RuntimeArg {
+    pub fn runtime(self) -> carve_pipeline::image_runs::Runtime {
+        match self {
+            RuntimeArg::Local => carve_pipeline::image_runs::Runtime::Local,
+            RuntimeArg::Oci => carve_pipeline::image_runs::Runtime::Oci,
+        }
+    }
+}
+
 /// `carve tasks --module-groups[=also|only]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModuleGroups {
@@ -244,7 +264,13 @@ pub enum Command {
         /// Where to put scratch copies (default: a temporary folder).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Where the tests run: here, or inside the image the bundle names.
+        #[arg(long, value_enum, default_value_t)]
+        runtime: RuntimeArg,
     },
+    /// Run tests inside an environment's image (what `--runtime oci` starts in the container).
+    #[command(hide = true)]
+    RunInImage { request: PathBuf, result: PathBuf },
     /// Everything: one traced run for the whole repository, candidate features (test files
     /// or --f2p groups), and one validated bundle per task plus tasks.jsonl.
     Tasks {
@@ -292,6 +318,10 @@ pub enum Command {
         /// dependencies as found; also `CARVE_ENV=off`).
         #[arg(long)]
         no_env: bool,
+        /// Where the validation of each candidate runs: here, or inside the environment's
+        /// image (built when missing; the baseline and the trace always run here).
+        #[arg(long, value_enum, default_value_t)]
+        runtime: RuntimeArg,
     },
     /// Write the agent's workspace of a task bundle: the masked state as a fresh git
     /// repository with one commit, without history, caches or build outputs.

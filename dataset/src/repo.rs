@@ -250,6 +250,7 @@ impl RepoJob<'_> {
                         checkout,
                         python.as_deref(),
                         Some(&scratch),
+                        carve_pipeline::image_runs::Runtime::Local,
                     )?;
                     let _ = std::fs::remove_dir_all(&scratch);
                     write_atomic(&record, &carve_formats::to_pretty(&v))?;

@@ -130,6 +130,8 @@ pub struct GradeOptions {
     pub work: PathBuf,
     /// The environment `carve env` made for the repository, when there is one.
     pub environment: Option<carve_pipeline::runs::RunEnvironment>,
+    /// `--runtime oci`: the tests run inside this image (its own environment, not the one above).
+    pub image: Option<std::sync::Arc<carve_pipeline::image_runs::ImageRuntime>>,
 }
 
 /// Find the bundle of `id`: `bundles` is one bundle or a folder of bundles.
@@ -160,6 +162,7 @@ pub fn grade_all(
     if let Some(env) = &opts.environment {
         runs.use_environment(env.clone());
     }
+    runs.image = opts.image.clone();
     let next = AtomicUsize::new(0);
     let out: Mutex<BTreeMap<usize, GradedInstance>> = Mutex::new(BTreeMap::new());
     std::thread::scope(|s| {

@@ -28,6 +28,7 @@ mod error;
 pub mod extract;
 pub mod groups;
 pub mod identity;
+pub mod image_runs;
 pub mod init;
 pub mod leakage;
 pub mod progress;

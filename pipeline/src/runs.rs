@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::Result;
 use crate::config::Config;
+use crate::image_runs::ImageRuntime;
 use crate::{Session, TestId};
 
 /// How a project's tests run: its runner, the timeouts of a run and of one test, and the
@@ -25,6 +26,9 @@ pub struct TestRuns {
     pub setup: Option<String>,
     /// The environment `carve env` made, when the runs use one.
     pub environment: Option<RunEnvironment>,
+    /// `--runtime oci`: the runs happen inside this image (with its own environment; the
+    /// local one above is not used).
+    pub image: Option<std::sync::Arc<ImageRuntime>>,
 }
 
 /// How runs use an environment `carve env` made: its interpreter, its variables, and its
@@ -71,7 +75,7 @@ impl std::error::Error for RunFailed {}
 impl TestRuns {
     /// Runs with `command` and these timeouts, and no set-up command to name.
     pub fn new(command: TestCommand, run_timeout: Duration, test_timeout: Duration) -> TestRuns {
-        TestRuns { command, run_timeout, test_timeout, setup: None, environment: None }
+        TestRuns { command, run_timeout, test_timeout, setup: None, environment: None, image: None }
     }
 
     /// Runs as `carve.toml` says: its `[test]` runner, `[timeouts]` and `setup`.
@@ -82,6 +86,7 @@ impl TestRuns {
             test_timeout: Duration::from_secs(config.timeouts.test),
             setup: config.setup.clone(),
             environment: None,
+            image: None,
         }
     }
 
@@ -102,6 +107,10 @@ impl TestRuns {
         extras: &RunExtras,
         scratch: &Path,
     ) -> Result<RunResult, RunFailed> {
+        if let Some(image) = &self.image {
+            let limits = (self.run_timeout, self.test_timeout);
+            return image.run(&self.command, limits, tree, tests, extras, scratch).map_err(|e| self.with_hint(e));
+        }
         let mut env = Vec::new();
         if let Some(e) = &self.environment {
             for (from, rel) in &e.linked {
@@ -129,13 +138,20 @@ impl TestRuns {
             scratch: scratch.to_path_buf(),
         };
         carve_languages::run_tests(&request).map_err(|e| {
-            let hint = self.setup.as_deref().map(|s| format!(" (set-up command: `{s}`)")).unwrap_or_default();
             let collection_tail = match &e {
                 carve_languages::runner::RunnerError::Collection { tail, .. } => Some(tail.clone()),
                 _ => None,
             };
-            RunFailed { message: format!("{e}{hint}"), collection_tail }
+            self.with_hint(RunFailed { message: e.to_string(), collection_tail })
         })
+    }
+
+    /// `failed` naming the set-up command of `carve.toml`, when there is one.
+    fn with_hint(&self, mut failed: RunFailed) -> RunFailed {
+        if let Some(s) = self.setup.as_deref() {
+            failed.message.push_str(&format!(" (set-up command: `{s}`)"));
+        }
+        failed
     }
 
     /// Run `tests` (all: `None`) of `tree` `n` times, one run after the other in the same
@@ -220,13 +236,15 @@ pub fn run_tests(
     let cfg = &session.config;
     // The environment `carve env` made: its installed folders in the tree, its variables.
     let mut extras = extras.clone();
-    if let Some(active) = &session.environment {
+    let mut runs = TestRuns::of(cfg);
+    runs.image = session.image.clone();
+    if let (Some(active), None) = (&session.environment, &session.image) {
         active.prepare(tree)?;
         let mut env = active.vars();
         env.append(&mut extras.env);
         extras.env = env;
     }
-    let result = TestRuns::of(cfg).run(tree, tests.as_deref(), &extras, scratch).map_err(crate::Error::RunFailed)?;
+    let result = runs.run(tree, tests.as_deref(), &extras, scratch).map_err(crate::Error::RunFailed)?;
     // Test files that cannot import a module usually mean dependencies are not installed.
     if let Some((file, err)) =
         result.collection_errors.iter().find(|(_, e)| e.contains("No module named") || e.contains("Cannot find module"))

@@ -30,6 +30,9 @@ pub struct Session {
     /// every test run (see [`crate::env`]); `None` when there is none or `--python` chose the
     /// interpreter.
     pub environment: Option<crate::env::ActiveEnv>,
+    /// `--runtime oci`: every test run happens inside this image instead of on this machine
+    /// (see [`crate::image_runs`]); `None`: locally.
+    pub image: Option<std::sync::Arc<crate::image_runs::ImageRuntime>>,
 }
 
 pub struct SessionOptions<'a> {
@@ -80,7 +83,7 @@ impl Session {
         let identity = RepoIdentity::detect(&repo, &tree_digest, opts.repo_name.as_ref());
         let jobs = opts.jobs.unwrap_or_else(default_jobs).max(1);
         let mut session =
-            Session { repo, out, config, index, tree_digest, identity, progress, jobs, environment: None };
+            Session { repo, out, config, index, tree_digest, identity, progress, jobs, environment: None, image: None };
         if opts.python.is_none() {
             session.use_recorded_environment();
         }

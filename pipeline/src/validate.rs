@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::baseline::Baseline;
 use crate::classify::Feature;
 use crate::extract::{Extraction, Level2Package, write_empty_agent_code};
+use crate::image_runs::Runtime;
 use crate::leakage::LeakageInputs;
 use crate::runs::{RunExtras, run_tests};
 use crate::{Session, SessionOptions, TestId};
@@ -510,15 +511,22 @@ pub fn bundle_session(repo: &Path, python: Option<&Path>, out: Option<&Path>) ->
 
 /// `carve validate BUNDLE --repo REPO`: rebuild the masked state from the repository and
 /// `mask.patch`, check its workspace for leakage, then re-run the baseline and every state
-/// of the bundle's level.
+/// of the bundle's level, on this machine or (`Runtime::Oci`) each run inside the image the
+/// bundle names (built from its Dockerfile when missing).
 pub fn validate_bundle(
     bundle_dir: &Path,
     repo: &Path,
     python: Option<&Path>,
     out: Option<&Path>,
+    runtime: Runtime,
 ) -> Result<Validation> {
     let bundle = Bundle::read(bundle_dir)?;
-    let (session, _scratch) = bundle_session(repo, python, out)?;
+    let (mut session, _scratch) = bundle_session(repo, python, out)?;
+    if runtime == Runtime::Oci {
+        let image = crate::env::image::bundle_runtime(bundle_dir, &session.repo, &session.progress)?;
+        session.progress.note(format!("running the tests in the image {} ({})", image.image, image.engine.kind()));
+        session.image = Some(std::sync::Arc::new(image));
+    }
     let dir = session.scratch("validate")?;
     let masked = dir.join("masked");
     bundle.rebuild_masked(&session, &masked)?;

@@ -9,7 +9,7 @@ use crate::output::emit;
 use carve_pipeline::env::record::EnvStatus;
 
 use carve_pipeline::env::image::{self, ImageInfo};
-use carve_pipeline::env::{EnvOptions, EnvReport, setup};
+use carve_pipeline::env::{EnvOptions, EnvReport, record_image_size, setup};
 
 /// What `carve env` prints: the set-up, and the image when `--build-image` built one.
 #[derive(serde::Serialize)]
@@ -22,9 +22,13 @@ struct Printed {
 pub fn run(common: &Common, args: &EnvArgs, fresh: bool, repo_name: Option<&str>, build_image: bool) -> Result<Status> {
     let session = super::open_named(common, repo_name)?;
     let opts = options(&session, args, fresh);
-    let report = setup(&session, &opts)?;
+    let mut report = setup(&session, &opts)?;
     let image = match (&report.dir, build_image) {
-        (Some(dir), true) => Some(image::build_image(&session.repo, dir, &report.environment)?),
+        (Some(dir), true) => {
+            let built = image::build_image(&session.repo, dir, &report.environment)?;
+            record_image_size(&session, dir, &mut report.environment, built.size_bytes)?;
+            Some(built)
+        }
         (None, true) => {
             anyhow::bail!("the environment of {} was not kept, so no image is built", session.repo.display())
         }

@@ -40,6 +40,9 @@ pub struct GradeArgs {
     pub out: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+    /// Where the tests run: here, or inside the image the bundles name.
+    #[arg(long, value_enum, default_value_t)]
+    pub runtime: crate::cli::RuntimeArg,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -122,6 +125,32 @@ fn est(e: &carve_eval::bootstrap::Estimate) -> String {
     }
 }
 
+/// The one image the bundles of `pairs` name (`--runtime oci`), built when missing.
+fn image_of(
+    pairs: &[(grade::TaskBundle, grade::Submission)],
+    repo: &std::path::Path,
+) -> Result<carve_pipeline::image_runs::ImageRuntime> {
+    let Some((first, _)) = pairs.first() else { bail!("nothing to grade") };
+    let progress = carve_pipeline::progress::Progress::spinner();
+    let image = carve_pipeline::env::image::bundle_runtime(&first.dir, repo, &progress)?;
+    for (b, _) in pairs {
+        let path = b.dir.join("instance.json");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("failed to read {}", path.display()))?;
+        let inst: carve_formats::instance::Instance = carve_formats::from_str(&text, &path)?;
+        if inst.image_name.as_deref() != Some(image.image.as_str()) {
+            bail!(
+                "{} names the image {:?}, {} names {}: grade bundles of one image at a time with --runtime oci",
+                b.dir.display(),
+                inst.image_name,
+                first.dir.display(),
+                image.image
+            );
+        }
+    }
+    eprintln!("carve: running the tests in the image {} ({})", image.image, image.engine.kind());
+    Ok(image)
+}
+
 pub fn grade(a: &GradeArgs) -> Result<Status> {
     let repo = here(&a.repo)?;
     let subs = match (&a.patch, &a.predictions) {
@@ -155,8 +184,18 @@ pub fn grade(a: &GradeArgs) -> Result<Status> {
             e.for_runs()
         }),
     };
-    let opts =
-        grade::GradeOptions { repo, config: a.config.clone(), jobs, work: work.path().to_path_buf(), environment };
+    let image = match a.runtime {
+        crate::cli::RuntimeArg::Local => None,
+        crate::cli::RuntimeArg::Oci => Some(std::sync::Arc::new(image_of(&pairs, &repo)?)),
+    };
+    let opts = grade::GradeOptions {
+        repo,
+        config: a.config.clone(),
+        jobs,
+        work: work.path().to_path_buf(),
+        environment,
+        image,
+    };
     let progress = Progress::bar(pairs.len() as u64, "grading");
     let run = grade::grade_all(pairs, &opts, &progress)?;
     progress.finish();

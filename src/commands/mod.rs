@@ -38,8 +38,12 @@ pub fn run(cli: Cli) -> Result<Status> {
             extract::run(&common, &f2p, &remove, &remove_tests, edges, &protect, &statement)
         }
         Command::Workspace { bundle, repo, out, format } => workspace::run(&bundle, &repo, &out, format),
-        Command::Validate { bundle, repo, format, python, out } => {
-            validate::run(&bundle, &repo, format, python.as_deref(), out.as_deref())
+        Command::Validate { bundle, repo, format, python, out, runtime } => {
+            validate::run(&bundle, &repo, format, python.as_deref(), out.as_deref(), runtime.runtime())
+        }
+        Command::RunInImage { request, result } => {
+            carve_pipeline::image_runs::run_inside(&request, &result)?;
+            Ok(Status::Success)
         }
         Command::Tasks {
             common,
@@ -55,6 +59,7 @@ pub fn run(cli: Cli) -> Result<Status> {
             statement,
             env,
             no_env,
+            runtime,
             ..
         } => {
             let protection = p2p_files.map_or(protect.protect, carve_pipeline::protect::Protection::Sampled);
@@ -72,6 +77,7 @@ pub fn run(cli: Cli) -> Result<Status> {
                 candidates,
                 statement: &statement,
                 env: (!no_env).then_some(&env),
+                runtime: runtime.runtime(),
             };
             tasks::run(&common, &f2p_groups, edges, &opts)
         }

@@ -49,6 +49,8 @@ pub struct TaskOptions<'a> {
     pub statement: &'a StatementArgs,
     /// How to set up an environment first when none is recorded (`None`: `--no-env`).
     pub env: Option<&'a crate::cli::EnvArgs>,
+    /// `--runtime`: where the candidates' validation runs.
+    pub runtime: carve_pipeline::image_runs::Runtime,
 }
 
 pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &TaskOptions<'_>) -> Result<Status> {
@@ -70,6 +72,12 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         bail!("--p2p-files takes a number of test files of at least 1");
     }
     let candidates = classify::candidates(&session, &b, &t, groups, opts.kinds)?;
+    if opts.runtime == carve_pipeline::image_runs::Runtime::Oci {
+        // From here on every test run (validation, the repairs' re-runs) is in the image.
+        let image = carve_pipeline::env::image::session_runtime(&session)?;
+        session.progress.note(format!("validating in the image {} ({})", image.image, image.engine.kind()));
+        session.image = Some(std::sync::Arc::new(image));
+    }
     let loop_opts = CandidateOptions {
         levels: levels.to_vec(),
         threshold,

@@ -6,10 +6,18 @@ use std::path::Path;
 use crate::Status;
 use crate::cli::Format;
 use crate::output::emit;
+use carve_pipeline::image_runs::Runtime;
 use carve_pipeline::validate::validate_bundle;
 
-pub fn run(bundle: &Path, repo: &Path, format: Format, python: Option<&Path>, out: Option<&Path>) -> Result<Status> {
-    let v = validate_bundle(bundle, repo, python, out)?;
+pub fn run(
+    bundle: &Path,
+    repo: &Path,
+    format: Format,
+    python: Option<&Path>,
+    out: Option<&Path>,
+    runtime: Runtime,
+) -> Result<Status> {
+    let v = validate_bundle(bundle, repo, python, out, runtime)?;
     emit(format, &v, || {
         let mut s = String::new();
         for st in &v.states {

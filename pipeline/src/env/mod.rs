@@ -182,6 +182,7 @@ fn draft(
             name: record::image_name(&id.owner, &id.name, &id.commit),
             base: String::new(),
             dockerfile: DOCKERFILE.into(),
+            size_bytes: None,
         },
     }
 }
@@ -458,6 +459,16 @@ pub fn image_files(env_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
         out.push((format!("{CONTEXT_DIR}/{}", name.to_string_lossy()), bytes));
     }
     Ok(out)
+}
+
+/// Record the size of the environment's built image in `environment.json`, in the
+/// environment's folder `env_dir` and in the session's output folder.
+pub fn record_image_size(session: &Session, env_dir: &Path, record: &mut Environment, size_bytes: u64) -> Result<()> {
+    record.image.size_bytes = Some(size_bytes);
+    let json = record.to_json();
+    carve_core::fs::write_atomic(&env_dir.join(ENVIRONMENT_FILE), json.as_bytes())?;
+    carve_core::fs::write_atomic(&session.out.join(ENVIRONMENT_FILE), json.as_bytes())?;
+    Ok(())
 }
 
 /// Copy the record, Dockerfile and context files into the session's output folder.

@@ -74,6 +74,9 @@ pub struct ImageInfo {
     pub name: String,
     pub base: String,
     pub dockerfile: String,
+    /// The size of the built image's layers, uncompressed (set by `carve env --build-image`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
 }
 
 /// `environment.json`.

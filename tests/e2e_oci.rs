@@ -1,0 +1,191 @@
+//! `--runtime oci` end to end: a task bundle made with the environment `carve env` set up is
+//! validated and graded inside the image it names (built from the bundle's Dockerfile, since
+//! the test removes it first) and here, and every state gives the same status to every test.
+//! The test makes the base image it needs with `scripts/base-images` (skipped there when
+//! present); it needs buildah (`#[needs]`: ignored with the reason without it, a failure in CI).
+
+mod common;
+
+use common::needs;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// carve with `carve env` switched on and its environments under `envs`.
+fn carve(envs: &Path, args: &[&str], code: i32) -> Output {
+    let mut c = common::carve();
+    c.env_remove("CARVE_ENV").env("CARVE_ENV_DIR", envs);
+    let out = c.args(args).output().expect("failed to start carve");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "carve {args:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `scripts/base-images NAME…`: the local base images under their official names.
+fn base_images(names: &[&str]) {
+    let script = carve_testutil::workspace_root().join("scripts/base-images");
+    let out = Command::new(&script).args(names).output().expect("failed to start scripts/base-images");
+    assert!(
+        out.status.success(),
+        "{} {names:?} failed (it needs root, debootstrap and buildah):\n{}\n{}",
+        script.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Each state of a `validation.json` with its per-test statuses, in order.
+fn states(v: &Value) -> Vec<(String, Value)> {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["state"].as_str().unwrap().to_string(), s["statuses"].clone()))
+        .collect()
+}
+
+/// `carve env`, then `carve tasks --level 1 --f2p F2P` on `repo`: the one bundle's folder.
+fn bundle_of(envs: &Path, repo: &Path, out: &Path, f2p: &str) -> PathBuf {
+    carve(envs, &["env", repo.to_str().unwrap(), "--out", out.join("env").to_str().unwrap()], 0);
+    let tasks = out.join("tasks");
+    let o = carve(
+        envs,
+        &[
+            "tasks",
+            repo.to_str().unwrap(),
+            "--out",
+            tasks.to_str().unwrap(),
+            "--level",
+            "1",
+            "--format",
+            "json",
+            "--f2p",
+            f2p,
+        ],
+        0,
+    );
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["tasks"].as_array().unwrap().len(), 1, "{report:#}");
+    tasks.join(report["tasks"][0].as_str().unwrap())
+}
+
+/// `carve validate BUNDLE --repo REPO --runtime RUNTIME --format json`: the validation and stderr.
+fn validate(envs: &Path, bundle: &Path, repo: &Path, runtime: &str) -> (Value, String) {
+    let args = [
+        "validate",
+        bundle.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--format",
+        "json",
+        "--runtime",
+        runtime,
+    ];
+    let o = carve(envs, &args, 0);
+    (serde_json::from_slice(&o.stdout).unwrap(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Validate `bundle` here and in its image (built from the bundle, as it is removed first),
+/// grade its gold patch in the image, and compare.
+fn same_inside_and_out(envs: &Path, repo: &Path, bundle: &Path) {
+    let image = image_of(bundle);
+    let engine = carve_core::oci::Engine::detect().expect("an OCI engine");
+    let _ = engine.remove_image(&image);
+    let before = common::tree_snapshot(repo);
+
+    let (local, _) = validate(envs, bundle, repo, "local");
+    let (oci, stderr) = validate(envs, bundle, repo, "oci");
+    assert!(stderr.contains(&format!("building the image {image}")), "{stderr}");
+    assert!(stderr.contains(&format!("running the tests in the image {image}")), "{stderr}");
+    assert!(engine.image_exists(&image).unwrap(), "{image} was not built");
+    assert_eq!(local["valid"], true, "{local:#}");
+    assert_eq!(oci["valid"], true, "{oci:#}");
+    let (here, inside) = (states(&local), states(&oci));
+    assert_eq!(
+        here.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
+        ["baseline", "masked", "masked+tests", "restored"]
+    );
+    assert_eq!(here, inside, "statuses here and in the image differ");
+
+    let graded = tempfile::tempdir().unwrap();
+    let gold = bundle.join("gold.patch");
+    let args = [
+        "grade",
+        bundle.to_str().unwrap(),
+        "--patch",
+        gold.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--out",
+        graded.path().to_str().unwrap(),
+        "--runtime",
+        "oci",
+        "--format",
+        "json",
+    ];
+    let o = carve(envs, &args, 0);
+    let grade: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(grade["instances"][0]["resolved"], true, "{grade:#}");
+    assert_eq!(before, common::tree_snapshot(repo), "the repository changed");
+}
+
+/// The image `bundle` names.
+fn image_of(bundle: &Path) -> String {
+    let inst: Value = serde_json::from_str(&common::read(&bundle.join("instance.json"))).unwrap();
+    inst["image_name"].as_str().unwrap().to_string()
+}
+
+#[needs("go", "buildah")]
+fn a_go_bundle_validates_the_same_in_its_image_as_here() {
+    base_images(&["go"]);
+    let envs = tempfile::tempdir().unwrap();
+    let (_keep, repo) = common::fixture_copy("env/go-tasks");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = bundle_of(envs.path(), &repo, out.path(), "initials_test.go");
+    same_inside_and_out(envs.path(), &repo, &bundle);
+
+    // `carve tasks --runtime oci` validates its candidates in the image: the same bundle,
+    // with the same statuses in validation.json.
+    let tasks = out.path().join("tasks-oci");
+    let args = ["tasks", repo.to_str().unwrap(), "--out", tasks.to_str().unwrap(), "--level", "1", "--format", "json"];
+    let o = carve(envs.path(), &[&args[..], &["--runtime", "oci", "--f2p", "initials_test.go"]].concat(), 0);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(&format!("validating in the image {}", image_of(&bundle))), "{stderr}");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let made = tasks.join(report["tasks"][0].as_str().unwrap());
+    assert_eq!(made.file_name(), bundle.file_name(), "{report:#}");
+    let validation = |b: &Path| -> Value { serde_json::from_str(&common::read(&b.join("validation.json"))).unwrap() };
+    assert_eq!(states(&validation(&made)), states(&validation(&bundle)));
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
+}
+
+#[needs("python3", "buildah")]
+fn a_python_bundle_validates_the_same_in_its_image_as_here() {
+    base_images(&["python"]);
+    let envs = tempfile::tempdir().unwrap();
+    let (_keep, repo) = common::fixture_copy("env/python-tasks");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/test_initials.py");
+    same_inside_and_out(envs.path(), &repo, &bundle);
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
+}
+
+/// A bundle made without an environment names no image: `--runtime oci` says so, and what
+/// to do, before anything runs.
+#[needs("go")]
+fn a_bundle_without_an_image_is_refused_with_the_reason() {
+    let (_keep, repo) = common::fixture_copy("env/go-tasks");
+    let (_out, bundle, inst) = common::one_level1_task_with(&repo, &[], &["initials_test.go"]);
+    assert_eq!(inst["image_name"], Value::Null);
+    let args = ["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--runtime", "oci"];
+    let o = common::carve().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("names no environment image"), "{stderr}");
+    assert!(stderr.contains("or use --runtime local"), "{stderr}");
+}
