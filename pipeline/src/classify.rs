@@ -56,7 +56,8 @@ pub struct Feature {
     /// those outside the chosen files; checked on the masked state, `broken_tests` when
     /// they fail). Empty under `all` and `feature` (every other test is P2P there).
     pub unprotected: BTreeSet<TestId>,
-    /// `sampled:N`: the chosen test files, closest to the feature first.
+    /// `sampled:N`: the chosen test files (none runs an entry point of the feature), closest
+    /// to the feature first.
     pub p2p_files: Vec<FileScore>,
     /// `feature`: tests that passed at baseline, failed on the masked state and joined F2P
     /// (they are in `f2p`).
@@ -207,9 +208,11 @@ pub fn feature_for(
 }
 
 /// `base` with the tests its protection policy leaves unprotected: none under `all`; under
-/// `sampled:N` those outside the `N` test files closest to the feature (returned, in rank
-/// order; see [`crate::protect::closest_files`]: the reached code is what the BFS from the
-/// candidate's tests as first given reaches with no test protecting); under `feature` every other stable passing test
+/// `sampled:N` those outside the at most `N` test files chosen as FeatureBench chooses them
+/// (returned, in rank order; see [`crate::protect::sample`]: files that run none of the
+/// feature's entry points, closest first by [`crate::protect::closest_files`]; the entry
+/// points and the reached code are what the BFS from the candidate's tests as first given
+/// finds with no test protecting); under `feature` every other stable passing test
 /// that `base` does not exclude. `own` are the candidate's tests as first given: those that
 /// left F2P (still passing on a masked state) stay P2P under `sampled:N` and their files
 /// are not among the ranked ones, so that repair rounds do not change the choice.
@@ -232,19 +235,16 @@ pub fn scope_for<'a>(
             let open_others =
                 baseline.stable_passing().difference(own).filter(|t| !base.excluded.contains(*t)).cloned().collect();
             let open = Scope { unprotected: open_others, max_lines: None, kept: BTreeSet::new(), ..base.clone() };
-            let reached: BTreeSet<carve_languages::NodeId> =
-                classify_feature(session, baseline, trace, graph, own.clone(), &open)?
-                    .classification
-                    .nodes
-                    .into_keys()
-                    .collect();
+            let open = classify_feature(session, baseline, trace, graph, own.clone(), &open)?.classification;
+            let entries: BTreeSet<carve_languages::NodeId> = open.entry_points.iter().cloned().collect();
+            let reached: BTreeSet<carve_languages::NodeId> = open.nodes.into_keys().collect();
             let file_of = |t: &str| crate::test_definition_file(&session.repo, &session.index, t);
             let own_files: BTreeSet<String> = own.iter().map(|t| file_of(t)).collect();
             let ranked: BTreeSet<TestId> =
                 others.iter().filter(|t| !own.contains(*t) && !own_files.contains(&file_of(t))).cloned().collect();
             let ranked = crate::protect::closest_files(trace, &reached, &ranked, file_of);
-            let (chosen, unprotected) = crate::protect::sample(ranked, n);
-            Ok((Scope { unprotected, ..base }, chosen))
+            let sampled = crate::protect::sample(trace, &entries, ranked, n);
+            Ok((Scope { unprotected: sampled.unprotected, ..base }, sampled.chosen))
         }
     }
 }
