@@ -77,6 +77,7 @@ fn sampled_and_feature_make_bigger_validated_tasks_than_all() {
     assert_eq!(p["policy"], "sampled:2");
     let chosen: Vec<&str> = p["p2p_files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
     assert_eq!(chosen, ["tests/test_books.py"], "{p:#}");
+    assert_eq!(p.get("shared_entries"), None, "test_books qualifies with every entry point in place: {p:#}");
     let p2p = strings(&sampled["PASS_TO_PASS"]);
     assert_eq!(files_of(&p2p), ["tests/test_books.py"].into());
     let broken = strings(&p["broken_tests"]);

@@ -59,6 +59,9 @@ pub struct Feature {
     /// `sampled:N`: the chosen test files (none runs an entry point of the feature), closest
     /// to the feature first.
     pub p2p_files: Vec<FileScore>,
+    /// `sampled:N`: the entry points that gave way because too many test files run them
+    /// (see [`crate::protect::sample`]); the chosen files may protect them.
+    pub p2p_shared_entries: Vec<carve_languages::NodeId>,
     /// `feature`: tests that passed at baseline, failed on the masked state and joined F2P
     /// (they are in `f2p`).
     pub joined: BTreeSet<TestId>,
@@ -201,9 +204,10 @@ pub fn feature_for(
     let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
     let base = Scope { excluded: t.shim_failures.clone(), entry_filter, max_lines, protection, ..Scope::default() };
-    let (scope, files) = scope_for(session, &b, &t.trace, &graph, &f2p, &f2p, base)?;
+    let (scope, choice) = scope_for(session, &b, &t.trace, &graph, &f2p, &f2p, base)?;
     let mut feature = classify_feature(session, &b, &t.trace, &graph, f2p, &scope)?;
-    feature.p2p_files = files;
+    feature.p2p_files = choice.files;
+    feature.p2p_shared_entries = choice.shared_entries;
     Ok((b, t, feature))
 }
 
@@ -224,12 +228,12 @@ pub fn scope_for<'a>(
     f2p: &BTreeSet<TestId>,
     own: &BTreeSet<TestId>,
     base: Scope<'a>,
-) -> Result<(Scope<'a>, Vec<FileScore>)> {
+) -> Result<(Scope<'a>, crate::protect::Choice)> {
     let others: BTreeSet<TestId> =
         baseline.stable_passing().difference(f2p).filter(|t| !base.excluded.contains(*t)).cloned().collect();
     match base.protection {
-        Protection::All => Ok((base, Vec::new())),
-        Protection::Feature => Ok((Scope { unprotected: others, ..base }, Vec::new())),
+        Protection::All => Ok((base, Default::default())),
+        Protection::Feature => Ok((Scope { unprotected: others, ..base }, Default::default())),
         Protection::Sampled(n) => {
             // What the candidate as given reaches, with no test protecting.
             let open_others =
@@ -244,7 +248,8 @@ pub fn scope_for<'a>(
                 others.iter().filter(|t| !own.contains(*t) && !own_files.contains(&file_of(t))).cloned().collect();
             let ranked = crate::protect::closest_files(trace, &reached, &ranked, file_of);
             let sampled = crate::protect::sample(trace, &entries, ranked, n);
-            Ok((Scope { unprotected: sampled.unprotected, ..base }, sampled.chosen))
+            let choice = crate::protect::Choice { files: sampled.chosen, shared_entries: sampled.shared_entries };
+            Ok((Scope { unprotected: sampled.unprotected, ..base }, choice))
         }
     }
 }
@@ -370,6 +375,7 @@ pub fn protection_report(feature: &Feature, broken: Option<&[TestId]>) -> Protec
     if let Protection::Sampled(n) = feature.protection {
         out.files = Some(n);
         out.p2p_files = Some(feature.p2p_files.iter().map(|f| ProtectedFile::new(f.file.clone(), f.shared)).collect());
+        out.shared_entries = feature.p2p_shared_entries.clone();
         out.unprotected_count = Some(feature.unprotected.len());
         if let Some(broken) = broken {
             out.broken_count = Some(broken.len());
@@ -482,6 +488,7 @@ pub fn classify_feature(
         protection: scope.protection,
         unprotected,
         p2p_files: Vec::new(),
+        p2p_shared_entries: Vec::new(),
         joined: BTreeSet::new(),
     })
 }

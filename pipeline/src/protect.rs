@@ -113,6 +113,14 @@ pub fn closest_files(
 /// before its entry points give way ([`sample`]).
 pub const MIN_P2P_FILES: usize = 1;
 
+/// What a protection policy chose besides its scope: under `sampled:N` the P2P test files
+/// and the entry points that gave way ([`Sampled`]); empty under the other policies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choice {
+    pub files: Vec<FileScore>,
+    pub shared_entries: Vec<NodeId>,
+}
+
 /// What `sampled:N` chose ([`sample`]).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Sampled {
