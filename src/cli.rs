@@ -107,9 +107,11 @@ pub struct FeatureArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ProtectArgs {
     /// Which passing tests protect what they run. `all`: every other passing test (the
-    /// smallest, safest tasks). `sampled:N`: the tests of the N test files whose tests run
-    /// the most of the feature's reached code (ties by path) are the P2P tests; other tests
-    /// that fail on the masked state are reported as `broken_tests`. `feature`: no test
+    /// smallest, safest tasks). `sampled:N` (FeatureBench's choice): the tests of at most N test
+    /// files that run none of the feature's entry points (the one most files run gives way
+    /// while none qualifies) are the P2P tests, those running the most of the feature's
+    /// reached code first (ties by path); other tests that fail on the masked state are
+    /// reported as `broken_tests`. `feature`: no test
     /// protects; everything the F2P tests reach that loading or building does not need is
     /// extracted, and `carve tasks` makes every test that then fails F2P and every test that
     /// still passes P2P (a test that fails only because its fixtures need extracted code

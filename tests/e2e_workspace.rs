@@ -150,7 +150,7 @@ fn the_workspace_is_one_fresh_commit_without_caches_and_the_leakage_check_reject
 }
 
 #[needs("pytest", "git")]
-fn p2p_files_protects_the_closest_test_files_only() {
+fn p2p_files_protects_one_test_file_only() {
     let (_tmp, repo) = clone_with_remote("https://github.com/acme/inventory");
     let out = tempfile::tempdir().unwrap();
     let all = tasks(&repo, out.path(), &[]);

@@ -157,6 +157,10 @@ pub struct Protection {
     /// `sampled:N`: the chosen test files, closest to the feature first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p2p_files: Option<Vec<ProtectedFile>>,
+    /// `sampled:N`: the feature's entry points that gave way because every test file ran
+    /// one of them (the most used first); the chosen files may run, and so protect, them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_entries: Vec<String>,
     /// `sampled:N`: tests that stay in the masked state without protecting what they run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unprotected_count: Option<usize>,
@@ -182,6 +186,7 @@ impl Protection {
             max_lines,
             files: None,
             p2p_files: None,
+            shared_entries: Vec::new(),
             unprotected_count: None,
             broken_count: None,
             broken_tests: None,

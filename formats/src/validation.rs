@@ -168,6 +168,11 @@ pub struct LeakageCheck {
     pub gold_windows: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_copies: Vec<GoldCopy>,
+    /// Windows of gold code found in source files of the workspace that the original
+    /// repository repeats outside the gold code (one idiom in two functions, one extracted
+    /// and one kept): the project's own code, not leaks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeated_in_original: Vec<GoldCopy>,
     /// Identifiers the F2P tests use that the workspace lacks.
     pub needed_identifiers: Vec<String>,
     /// Of those, the ones the contract does not name.
@@ -188,6 +193,7 @@ impl LeakageCheck {
             files_checked,
             gold_windows,
             gold_copies: Vec::new(),
+            repeated_in_original: Vec::new(),
             needed_identifiers: Vec::new(),
             unnamed_identifiers: Vec::new(),
             single_commit,

@@ -236,7 +236,7 @@ impl Run<'_> {
         own: &BTreeSet<TestId>,
         excluded: &BTreeSet<TestId>,
         kept: BTreeSet<carve_languages::NodeId>,
-    ) -> Result<(Scope<'_>, Vec<crate::protect::FileScore>)> {
+    ) -> Result<(Scope<'_>, crate::protect::Choice)> {
         let base = Scope {
             excluded: self.t.shim_failures.iter().chain(excluded).cloned().collect(),
             unprotected: BTreeSet::new(),
@@ -256,11 +256,12 @@ impl Run<'_> {
     fn feature(&self, slug: &str, r: &Rounds) -> Result<Feature> {
         let excluded: BTreeSet<TestId> = r.dropped.iter().chain(&r.unstable).chain(&r.joined).cloned().collect();
         let kept = r.load_repairs.iter().flat_map(|l| l.moved.iter().map(|k| k.id.clone())).collect();
-        let (scope, files) = self.scope(&r.cand, &r.own, &excluded, kept)?;
+        let (scope, choice) = self.scope(&r.cand, &r.own, &excluded, kept)?;
         let mut feature = classify_feature(self.session, self.b, &self.t.trace, self.graph, r.cand.clone(), &scope)?;
         feature = feature.with_load_repairs(&r.load_repairs);
         feature.slug = slug.to_string();
-        feature.p2p_files = files;
+        feature.p2p_files = choice.files;
+        feature.p2p_shared_entries = choice.shared_entries;
         if self.opts.protection == Protection::Feature {
             let stable = self.b.stable_passing();
             let untraced: BTreeSet<TestId> = (self.t.shim_failures.iter())

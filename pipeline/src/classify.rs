@@ -56,8 +56,12 @@ pub struct Feature {
     /// those outside the chosen files; checked on the masked state, `broken_tests` when
     /// they fail). Empty under `all` and `feature` (every other test is P2P there).
     pub unprotected: BTreeSet<TestId>,
-    /// `sampled:N`: the chosen test files, closest to the feature first.
+    /// `sampled:N`: the chosen test files (none runs an entry point of the feature), closest
+    /// to the feature first.
     pub p2p_files: Vec<FileScore>,
+    /// `sampled:N`: the entry points that gave way because too many test files run them
+    /// (see [`crate::protect::sample`]); the chosen files may protect them.
+    pub p2p_shared_entries: Vec<carve_languages::NodeId>,
     /// `feature`: tests that passed at baseline, failed on the masked state and joined F2P
     /// (they are in `f2p`).
     pub joined: BTreeSet<TestId>,
@@ -200,16 +204,19 @@ pub fn feature_for(
     let f2p = resolve_tests(session, f2p_args, &b.known())?;
     let graph = ObjectGraph::build(&session.index, &t.trace);
     let base = Scope { excluded: t.shim_failures.clone(), entry_filter, max_lines, protection, ..Scope::default() };
-    let (scope, files) = scope_for(session, &b, &t.trace, &graph, &f2p, &f2p, base)?;
+    let (scope, choice) = scope_for(session, &b, &t.trace, &graph, &f2p, &f2p, base)?;
     let mut feature = classify_feature(session, &b, &t.trace, &graph, f2p, &scope)?;
-    feature.p2p_files = files;
+    feature.p2p_files = choice.files;
+    feature.p2p_shared_entries = choice.shared_entries;
     Ok((b, t, feature))
 }
 
 /// `base` with the tests its protection policy leaves unprotected: none under `all`; under
-/// `sampled:N` those outside the `N` test files closest to the feature (returned, in rank
-/// order; see [`crate::protect::closest_files`]: the reached code is what the BFS from the
-/// candidate's tests as first given reaches with no test protecting); under `feature` every other stable passing test
+/// `sampled:N` those outside the at most `N` test files chosen as FeatureBench chooses them
+/// (returned, in rank order; see [`crate::protect::sample`]: files that run none of the
+/// feature's entry points, closest first by [`crate::protect::closest_files`]; the entry
+/// points and the reached code are what the BFS from the candidate's tests as first given
+/// finds with no test protecting); under `feature` every other stable passing test
 /// that `base` does not exclude. `own` are the candidate's tests as first given: those that
 /// left F2P (still passing on a masked state) stay P2P under `sampled:N` and their files
 /// are not among the ranked ones, so that repair rounds do not change the choice.
@@ -221,30 +228,28 @@ pub fn scope_for<'a>(
     f2p: &BTreeSet<TestId>,
     own: &BTreeSet<TestId>,
     base: Scope<'a>,
-) -> Result<(Scope<'a>, Vec<FileScore>)> {
+) -> Result<(Scope<'a>, crate::protect::Choice)> {
     let others: BTreeSet<TestId> =
         baseline.stable_passing().difference(f2p).filter(|t| !base.excluded.contains(*t)).cloned().collect();
     match base.protection {
-        Protection::All => Ok((base, Vec::new())),
-        Protection::Feature => Ok((Scope { unprotected: others, ..base }, Vec::new())),
+        Protection::All => Ok((base, Default::default())),
+        Protection::Feature => Ok((Scope { unprotected: others, ..base }, Default::default())),
         Protection::Sampled(n) => {
             // What the candidate as given reaches, with no test protecting.
             let open_others =
                 baseline.stable_passing().difference(own).filter(|t| !base.excluded.contains(*t)).cloned().collect();
             let open = Scope { unprotected: open_others, max_lines: None, kept: BTreeSet::new(), ..base.clone() };
-            let reached: BTreeSet<carve_languages::NodeId> =
-                classify_feature(session, baseline, trace, graph, own.clone(), &open)?
-                    .classification
-                    .nodes
-                    .into_keys()
-                    .collect();
+            let open = classify_feature(session, baseline, trace, graph, own.clone(), &open)?.classification;
+            let entries: BTreeSet<carve_languages::NodeId> = open.entry_points.iter().cloned().collect();
+            let reached: BTreeSet<carve_languages::NodeId> = open.nodes.into_keys().collect();
             let file_of = |t: &str| crate::test_definition_file(&session.repo, &session.index, t);
             let own_files: BTreeSet<String> = own.iter().map(|t| file_of(t)).collect();
             let ranked: BTreeSet<TestId> =
                 others.iter().filter(|t| !own.contains(*t) && !own_files.contains(&file_of(t))).cloned().collect();
             let ranked = crate::protect::closest_files(trace, &reached, &ranked, file_of);
-            let (chosen, unprotected) = crate::protect::sample(ranked, n);
-            Ok((Scope { unprotected, ..base }, chosen))
+            let sampled = crate::protect::sample(trace, &entries, ranked, n);
+            let choice = crate::protect::Choice { files: sampled.chosen, shared_entries: sampled.shared_entries };
+            Ok((Scope { unprotected: sampled.unprotected, ..base }, choice))
         }
     }
 }
@@ -370,6 +375,7 @@ pub fn protection_report(feature: &Feature, broken: Option<&[TestId]>) -> Protec
     if let Protection::Sampled(n) = feature.protection {
         out.files = Some(n);
         out.p2p_files = Some(feature.p2p_files.iter().map(|f| ProtectedFile::new(f.file.clone(), f.shared)).collect());
+        out.shared_entries = feature.p2p_shared_entries.clone();
         out.unprotected_count = Some(feature.unprotected.len());
         if let Some(broken) = broken {
             out.broken_count = Some(broken.len());
@@ -482,6 +488,7 @@ pub fn classify_feature(
         protection: scope.protection,
         unprotected,
         p2p_files: Vec::new(),
+        p2p_shared_entries: Vec::new(),
         joined: BTreeSet::new(),
     })
 }

@@ -8,7 +8,12 @@
 //!   comments: every line of a string in `contract.json`) count as trivial, since the
 //!   agent is given them. A workspace file leaks when [`WINDOW`] consecutive
 //!   non-trivial lines of it equal such a window. Shorter runs are too small to tell a copy
-//!   from a coincidence and are not checked.
+//!   from a coincidence and are not checked. A window the original repository's own source
+//!   files hold more often than the gold patch adds it (an idiom written out in two
+//!   functions, one extracted and one kept) is the project's code, not a copy of the
+//!   solution, when the workspace holds it in such a source file: it is recorded as
+//!   `repeated_in_original`, not as a leak. A copy anywhere else (documentation, examples,
+//!   tests) leaks whatever the source repeats.
 //! - **Interface**: the contract names every identifier the F2P tests use (the lines
 //!   `test.patch` adds) that is the name of a definition the workspace lacks: an extracted
 //!   definition, or a non-test definition of the original whose name the workspace's files
@@ -34,7 +39,9 @@ pub use carve_formats::validation::{GoldCopy, LeakageCheck};
 fn rule() -> String {
     format!(
         "white space removed; comment lines and lines under {MIN_LINE_CHARS} characters skipped; \
-         {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines added by one gold.patch hunk"
+         {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines added by one gold.patch hunk, \
+         unless the original's source files hold them more often than gold.patch adds them and the copy is in \
+         a source file"
     )
 }
 
@@ -90,12 +97,41 @@ fn public_lines(contract_json: &str) -> BTreeSet<String> {
 }
 
 /// Windows of the gold code: joined normalized lines -> the gold file.
+#[cfg(test)]
 fn gold_windows(gold_patch: &str, public: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+    gold_window_counts(gold_patch, public).into_iter().map(|(w, (file, _))| (w, file)).collect()
+}
+
+/// Windows of the gold code: joined normalized lines -> the first gold file and how many
+/// times the patch adds the window.
+fn gold_window_counts(gold_patch: &str, public: &BTreeSet<String>) -> BTreeMap<String, (String, usize)> {
+    let mut out: BTreeMap<String, (String, usize)> = BTreeMap::new();
     for (file, lines) in added_runs(gold_patch) {
         let norm: Vec<String> = lines.iter().filter_map(|l| normalize(l)).filter(|n| !public.contains(n)).collect();
         for w in norm.windows(WINDOW) {
-            out.entry(w.join("\n")).or_insert_with(|| file.clone());
+            out.entry(w.join("\n")).or_insert_with(|| (file.clone(), 0)).1 += 1;
+        }
+    }
+    out
+}
+
+/// How many times the non-test source files of the original repository at `original` (the
+/// files of `index`) hold each window of `windows`.
+fn original_counts(
+    original: &Path,
+    index: &DefinitionIndex,
+    windows: &BTreeMap<String, String>,
+    public: &BTreeSet<String>,
+) -> BTreeMap<String, usize> {
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for (rel, _) in index.files.iter().filter(|(_, f)| !f.is_test) {
+        let Ok(text) = std::fs::read_to_string(original.join(rel)) else { continue };
+        let norm: Vec<String> = text.lines().filter_map(normalize).filter(|n| !public.contains(n)).collect();
+        for w in norm.windows(WINDOW) {
+            let key = w.join("\n");
+            if windows.contains_key(&key) {
+                *out.entry(key).or_default() += 1;
+            }
         }
     }
     out
@@ -143,18 +179,31 @@ pub struct LeakageInputs<'a> {
     pub test_patch: &'a str,
     /// `contract.json` as written.
     pub contract_json: &'a str,
+    /// The original repository (its source files tell the project's own repetitions).
+    pub original: &'a Path,
 }
 
 /// Check the workspace at `ws` (written by [`crate::agent_workspace::write`]).
 pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let files = crate::agent_workspace::committed_files(ws)?;
     let public = public_lines(inputs.contract_json);
-    let windows = gold_windows(inputs.gold_patch, &public);
+    let counts = gold_window_counts(inputs.gold_patch, &public);
+    let windows: BTreeMap<String, String> = counts.iter().map(|(w, (file, _))| (w.clone(), file.clone())).collect();
+    let in_original = original_counts(inputs.original, inputs.index, &windows, &public);
+    let (repeated, unique): (BTreeMap<String, String>, BTreeMap<String, String>) =
+        windows.iter().map(|(w, f)| (w.clone(), f.clone())).partition(|(w, _)| in_original.get(w) > Some(&counts[w].1));
     let mut copies = Vec::new();
+    let mut repeated_copies = Vec::new();
     let mut ws_words = BTreeSet::new();
     for rel in &files {
         let Ok(text) = std::fs::read_to_string(ws.join(rel)) else { continue };
-        copies.extend(copies_in(rel, &text, &windows, &public));
+        let source = inputs.index.files.get(rel).is_some_and(|f| !f.is_test);
+        if source {
+            copies.extend(copies_in(rel, &text, &unique, &public));
+            repeated_copies.extend(copies_in(rel, &text, &repeated, &public));
+        } else {
+            copies.extend(copies_in(rel, &text, &windows, &public));
+        }
         let is_test = inputs.index.files.get(rel).is_some_and(|f| f.is_test);
         if !is_test {
             words(&text, &mut ws_words);
@@ -201,6 +250,7 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut check = LeakageCheck::new(rule(), files.len(), windows.len(), single_commit);
     check.ok = problems.is_empty();
     check.gold_copies = copies;
+    check.repeated_in_original = repeated_copies;
     check.needed_identifiers = needed.into_iter().collect();
     check.unnamed_identifiers = unnamed;
     check.problems = problems;
@@ -231,6 +281,64 @@ mod tests {
         let copy = copy.replace("   # lower", "");
         let found = copies_in("docs/x.py", &copy, &w, &BTreeSet::new());
         assert_eq!(found, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
+    }
+
+    /// A git repository at `dir` with `files`, committed once (as the agent's workspace is).
+    fn committed(dir: &Path, files: &[(&str, &str)]) {
+        for (rel, text) in files {
+            std::fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(dir.join(rel), text).unwrap();
+        }
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+            assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "masked"]);
+    }
+
+    /// `check_valid` is extracted, `check_partial` stays, and both open with the same four
+    /// lines (toolz's `_signatures.py`): the project's own repetition, not a leak. The same
+    /// lines in a document still leak.
+    #[test]
+    fn an_idiom_the_original_repeats_outside_the_gold_code_is_no_leak_in_source() {
+        let idiom = "    num_pos_only, func, keyword_exclude, sigspec = sig\n    if len(args) < num_pos_only:\n        \
+                     args = args + pad_args\n    if keyword_exclude:\n        kwargs = dict(kwargs)\n";
+        let valid = format!("def check_valid(sig, args, kwargs):\n{idiom}    return call(func, args, kwargs)\n");
+        let partial = format!("def check_partial(sig, args, kwargs):\n{idiom}    return partial(func, args, kwargs)\n");
+        let original = tempfile::tempdir().unwrap();
+        let source = format!("{valid}\n\n{partial}");
+        committed(original.path(), &[("pkg/sigs.py", &source)]);
+        let index = DefinitionIndex::from_sources(&[("pkg/sigs.py".to_string(), source.as_bytes().to_vec())]);
+        let added: String = valid.lines().map(|l| format!("+{l}\n")).collect();
+        let gold = format!("+++ b/pkg/sigs.py\n@@ -1,0 +1,7 @@\n{added}");
+        let extracted: BTreeSet<String> = ["pkg/sigs.py::check_valid".to_string()].into();
+        let inputs = |original| LeakageInputs {
+            index: &index,
+            extracted: &extracted,
+            gold_patch: &gold,
+            test_patch: "",
+            contract_json: "{}",
+            original,
+        };
+        let ws = tempfile::tempdir().unwrap();
+        committed(ws.path(), &[("pkg/sigs.py", &format!("\n\n{partial}")), ("docs/guide.md", &valid)]);
+        let check = check(ws.path(), &inputs(original.path())).unwrap();
+        assert_eq!(check.repeated_in_original.len(), 1, "{check:#?}");
+        assert_eq!(check.repeated_in_original[0].file, "pkg/sigs.py");
+        // The document's copy of check_valid leaks, whatever the source repeats.
+        assert_eq!(check.gold_copies.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), ["docs/guide.md"]);
+        assert!(!check.ok);
+        // Had the original held the idiom once (check_partial written differently), the kept
+        // copy would be the gold code itself left behind: a leak.
+        let once = tempfile::tempdir().unwrap();
+        committed(once.path(), &[("pkg/sigs.py", &valid)]);
+        let ws = tempfile::tempdir().unwrap();
+        committed(ws.path(), &[("pkg/sigs.py", &format!("\n\n{partial}"))]);
+        let check = super::check(ws.path(), &inputs(once.path())).unwrap();
+        assert!(check.repeated_in_original.is_empty());
+        assert_eq!(check.gold_copies.len(), 1, "{check:#?}");
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //!
 //! - `all` (the default): every other stable passing test is P2P and protects everything it
 //!   executes. The smallest, safest tasks.
-//! - `sampled:N` (FeatureBench-compatible): the tests of `N` test files protect, chosen
-//!   deterministically, closest to the feature first ([`closest_files`]); they are the
-//!   bundle's P2P tests. Every other test stays in the masked state unprotected; those that
+//! - `sampled:N` (FeatureBench-compatible): the tests of at most `N` test files protect,
+//!   chosen deterministically as FeatureBench chooses them: only files that run none of the
+//!   feature's entry points qualify ([`sample`]), closest to the feature first among them
+//!   ([`closest_files`]); they are the bundle's P2P tests. Every other test stays in the masked state unprotected; those that
 //!   then fail are reported in the bundle (`broken_tests`), never silently.
 //! - `feature`: no test protects what it runs. The feature is everything the F2P tests
 //!   reach that loading or building needs not (import / collection time, the build, what
@@ -108,19 +109,75 @@ pub fn closest_files(
     ranked
 }
 
-/// `sampled:N`: the `n` closest files of [`closest_files`] with their tests (the P2P tests),
-/// and every other test (unprotected).
-pub fn sample(ranked: Vec<(FileScore, BTreeSet<TestId>)>, n: usize) -> (Vec<FileScore>, BTreeSet<TestId>) {
-    let mut chosen = Vec::new();
-    let mut unprotected = BTreeSet::new();
-    for (i, (score, tests)) in ranked.into_iter().enumerate() {
-        if i < n {
-            chosen.push(score);
+/// FeatureBench's `min_p2p_files`: the fewest P2P test files a `sampled:N` feature may have
+/// before its entry points give way ([`sample`]).
+pub const MIN_P2P_FILES: usize = 1;
+
+/// What a protection policy chose besides its scope: under `sampled:N` the P2P test files
+/// and the entry points that gave way ([`Sampled`]); empty under the other policies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choice {
+    pub files: Vec<FileScore>,
+    pub shared_entries: Vec<NodeId>,
+}
+
+/// What `sampled:N` chose ([`sample`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Sampled {
+    /// The chosen files, closest to the feature first: their tests are the P2P tests.
+    pub chosen: Vec<FileScore>,
+    /// The tests of every other file: they stay in the masked state unprotected.
+    pub unprotected: BTreeSet<TestId>,
+    /// Entry points that too many test files run to leave [`MIN_P2P_FILES`] of them that
+    /// run none, in the order they gave way (most used first): the chosen files may run
+    /// them, and then protect them.
+    pub shared_entries: Vec<NodeId>,
+}
+
+/// `sampled:N` as FeatureBench chooses its P2P files: only files whose tests run none of the
+/// feature's entry points (its *top objects*, `entries`) are eligible, so that no P2P file
+/// protects the feature wholesale — it may still protect the deeper code the feature shares
+/// with the rest of the project. While fewer than [`MIN_P2P_FILES`] files are eligible, the
+/// entry point the most files run gives way (ties: the smaller id) and the files are counted
+/// again. Of the eligible files the `n` closest in `ranked` ([`closest_files`]'s order) are
+/// chosen; FeatureBench draws them at random, carve takes them in that order, so the result
+/// is deterministic and the P2P tests are those nearest the feature.
+pub fn sample(
+    trace: &Trace,
+    entries: &BTreeSet<NodeId>,
+    ranked: Vec<(FileScore, BTreeSet<TestId>)>,
+    n: usize,
+) -> Sampled {
+    let runs: Vec<BTreeSet<&NodeId>> = ranked
+        .iter()
+        .map(|(_, tests)| {
+            tests
+                .iter()
+                .filter_map(|t| trace.test(t))
+                .flat_map(|tt| tt.hits.iter().filter(|h| entries.contains(*h)))
+                .collect()
+        })
+        .collect();
+    let mut working: BTreeSet<&NodeId> = entries.iter().collect();
+    let mut shared_entries = Vec::new();
+    let eligible = |working: &BTreeSet<&NodeId>| runs.iter().filter(|r| r.is_disjoint(working)).count();
+    while !working.is_empty() && eligible(&working) < MIN_P2P_FILES.min(ranked.len()) {
+        let used = |id: &NodeId| runs.iter().filter(|r| r.contains(id)).count();
+        let Some(most) = working.iter().copied().max_by(|a, b| used(a).cmp(&used(b)).then_with(|| b.cmp(a))) else {
+            break;
+        };
+        working.remove(most);
+        shared_entries.push(most.clone());
+    }
+    let mut out = Sampled { shared_entries, ..Sampled::default() };
+    for ((score, tests), run) in ranked.into_iter().zip(&runs) {
+        if out.chosen.len() < n && run.is_disjoint(&working) {
+            out.chosen.push(score);
         } else {
-            unprotected.extend(tests);
+            out.unprotected.extend(tests);
         }
     }
-    (chosen, unprotected)
+    out
 }
 
 /// What the masked state's failures mean under the `feature` policy ([`triage`]).
@@ -249,19 +306,55 @@ mod tests {
     }
 
     #[test]
-    fn sampling_keeps_the_first_files_and_leaves_the_rest_unprotected() {
-        let tests = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<BTreeSet<TestId>>();
+    fn sampling_keeps_the_closest_files_that_run_no_entry_point() {
+        let trace = trace_of(&[
+            ("tests/test_b.py::t", &["pkg/a.py::feat", "pkg/a.py::helper"], &[]),
+            ("tests/test_a.py::t", &["pkg/a.py::helper"], &[]),
+            ("tests/test_c.py::t", &["pkg/a.py::helper"], &[]),
+            ("tests/test_c.py::u", &[], &[]),
+            ("tests/test_d.py::t", &[], &[]),
+        ]);
         let ranked = vec![
-            (FileScore { file: "tests/test_b.py".into(), shared: 4 }, tests(&["tests/test_b.py::t"])),
-            (FileScore { file: "tests/test_a.py".into(), shared: 1 }, tests(&["tests/test_a.py::t"])),
+            (FileScore { file: "tests/test_b.py".into(), shared: 2 }, ids(&["tests/test_b.py::t"])),
+            (FileScore { file: "tests/test_a.py".into(), shared: 1 }, ids(&["tests/test_a.py::t"])),
             (
                 FileScore { file: "tests/test_c.py".into(), shared: 1 },
-                tests(&["tests/test_c.py::t", "tests/test_c.py::u"]),
+                ids(&["tests/test_c.py::t", "tests/test_c.py::u"]),
             ),
+            (FileScore { file: "tests/test_d.py".into(), shared: 0 }, ids(&["tests/test_d.py::t"])),
         ];
-        let (chosen, unprotected) = sample(ranked, 2);
-        assert_eq!(chosen.iter().map(|s| s.file.as_str()).collect::<Vec<_>>(), ["tests/test_b.py", "tests/test_a.py"]);
-        assert_eq!(unprotected, tests(&["tests/test_c.py::t", "tests/test_c.py::u"]));
+        let s = sample(&trace, &ids(&["pkg/a.py::feat"]), ranked, 2);
+        // test_b is the closest but runs the entry point `feat`: it would protect the feature
+        // wholesale, so it stays unprotected; test_a and test_c share only `helper`.
+        assert_eq!(
+            s.chosen.iter().map(|s| s.file.as_str()).collect::<Vec<_>>(),
+            ["tests/test_a.py", "tests/test_c.py"]
+        );
+        assert_eq!(s.unprotected, ids(&["tests/test_b.py::t", "tests/test_d.py::t"]));
+        assert!(s.shared_entries.is_empty());
+    }
+
+    #[test]
+    fn when_every_file_runs_an_entry_point_the_most_used_one_gives_way() {
+        let trace = trace_of(&[
+            ("tests/test_a.py::t", &["pkg/a.py::curry", "pkg/a.py::feat"], &[]),
+            ("tests/test_b.py::t", &["pkg/a.py::curry"], &[]),
+            ("tests/test_c.py::t", &["pkg/a.py::curry", "pkg/a.py::other"], &[]),
+        ]);
+        let ranked = vec![
+            (FileScore { file: "tests/test_a.py".into(), shared: 2 }, ids(&["tests/test_a.py::t"])),
+            (FileScore { file: "tests/test_c.py".into(), shared: 2 }, ids(&["tests/test_c.py::t"])),
+            (FileScore { file: "tests/test_b.py".into(), shared: 1 }, ids(&["tests/test_b.py::t"])),
+        ];
+        let entries = ids(&["pkg/a.py::curry", "pkg/a.py::feat", "pkg/a.py::other"]);
+        let s = sample(&trace, &entries, ranked.clone(), 5);
+        // Every file runs `curry` (3 files): it gives way; then test_b runs no entry point.
+        assert_eq!(s.shared_entries, ["pkg/a.py::curry"]);
+        assert_eq!(s.chosen.iter().map(|s| s.file.as_str()).collect::<Vec<_>>(), ["tests/test_b.py"]);
+        assert_eq!(s.unprotected, ids(&["tests/test_a.py::t", "tests/test_c.py::t"]));
+        assert_eq!(s, sample(&trace, &entries, ranked, 5), "deterministic");
+        let none = sample(&trace, &entries, Vec::new(), 5);
+        assert!(none.chosen.is_empty() && none.shared_entries.is_empty(), "no other file: nothing gives way");
     }
 
     /// `(test, hits, (caller, callee) edges)`.
