@@ -440,6 +440,8 @@ pub struct DatasetSlurmArgs {
     /// Try at most K candidates per repository (passed to every `carve dataset run`).
     #[arg(long, value_name = "K")]
     pub candidates: Option<usize>,
+    #[command(flatten)]
+    pub protect: ProtectArgs,
     /// Git mirrors (passed to every `carve dataset run`).
     #[arg(long = "mirror", value_name = "DIR")]
     pub mirrors: Vec<PathBuf>,
@@ -475,6 +477,8 @@ pub struct DatasetRunArgs {
     /// `candidates` wins). Default: every candidate.
     #[arg(long, value_name = "K")]
     pub candidates: Option<usize>,
+    #[command(flatten)]
+    pub protect: ProtectArgs,
     /// Test runs carve may run at once (see `carve tasks --jobs`).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,

@@ -259,3 +259,28 @@ fn a_candidate_cap_tries_that_many_and_records_how_many_were_found() {
     assert_eq!(tasks.len(), 1, "one candidate at level 1 gives at most one task: {r:#}");
     assert_eq!(tasks[0]["recheck"], "off", "{r:#}");
 }
+
+/// `--protect` reaches every bundle of the run, the folder records it, and a later run with
+/// another policy on that folder is refused rather than mixing policies.
+#[needs("pytest")]
+fn the_protection_policy_reaches_the_bundles_and_a_folder_keeps_one() {
+    let d = tempfile::tempdir().unwrap();
+    let m = manifest(d.path());
+    let out = d.path().join("out");
+    run(&m, &out, &["--index", "1", "--protect", "feature", "--recheck", "off"], 0);
+    let dir = std::fs::read_dir(out.join("repos/local+tally")).unwrap().next().unwrap().unwrap().path();
+    let r: serde_json::Value = serde_json::from_str(&read(&dir.join("result.json"))).unwrap();
+    let tasks = r["tasks"].as_array().unwrap();
+    assert!(!tasks.is_empty(), "tally gives tasks under feature: {r:#}");
+    for t in tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        let instance: serde_json::Value =
+            serde_json::from_str(&read(&dir.join("tasks").join(id).join("instance.json"))).unwrap();
+        assert_eq!(instance["carve"]["protection"]["policy"], "feature", "{id}");
+    }
+    let policy: serde_json::Value = serde_json::from_str(&read(&out.join("policy.json"))).unwrap();
+    assert_eq!(policy["protect"], "feature");
+    let e = run(&m, &out, &["--index", "0", "--protect", "sampled:5"], 2);
+    let e = String::from_utf8_lossy(&e.stderr);
+    assert!(e.contains("was carved with") && e.contains("--protect sampled:5"), "{e}");
+}

@@ -32,6 +32,11 @@ impl Layout {
         self.root.join("manifest.json")
     }
 
+    /// The protection policy and line budget every repository of the folder was carved with.
+    pub fn policy(&self) -> PathBuf {
+        self.root.join("policy.json")
+    }
+
     /// `repos/<owner>+<name>/<commit>`: a finished repository.
     pub fn repo(&self, e: &ManifestEntry) -> PathBuf {
         self.root.join("repos").join(repo_dir_name(&e.name)).join(&e.commit)

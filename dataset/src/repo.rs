@@ -43,6 +43,10 @@ pub struct RepoOptions {
     pub levels: Vec<u8>,
     /// A cap on candidates for every repository (an entry's own `candidates` wins).
     pub candidates: Option<usize>,
+    /// `--protect`: which passing tests protect what they run.
+    pub protection: carve_pipeline::protect::Protection,
+    /// `--max-lines`: the line budget of one feature (`None`: none).
+    pub max_lines: Option<usize>,
     pub jobs: Option<usize>,
     pub recheck: Recheck,
     /// Keep the work folder of a finished repository (checkout, caches).
@@ -164,7 +168,12 @@ impl RepoJob<'_> {
                 _ => all,
             };
             r.candidates = CandidateCounts::new(found, cands.len());
-            let opts = CandidateOptions { levels: self.opts.levels.clone(), ..CandidateOptions::default() };
+            let opts = CandidateOptions {
+                levels: self.opts.levels.clone(),
+                protection: self.opts.protection,
+                max_lines: self.opts.max_lines,
+                ..CandidateOptions::default()
+            };
             let out = chunks::run(&session, &b, &t, &cands, &opts, &work.join("chunks"), |done, total| {
                 self.reporter.note(&self.at, &format!("candidates: {done} of {total} tried"))
             })?;

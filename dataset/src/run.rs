@@ -40,6 +40,7 @@ pub fn run(manifest: &LoadedManifest, opts: &RunOptions, reporter: &Reporter) ->
     let slice_name = opts.slice.name();
     let _locks = take_locks(&layout, opts.slice, &slice_name)?;
     check_manifest(&layout, manifest)?;
+    check_policy(&layout, &opts.repo)?;
     let entries = manifest.entries();
     let positions = opts.slice.positions(entries.len())?;
     let mut record = SliceRecord::new(slice_name.clone(), manifest.digest());
@@ -91,6 +92,28 @@ fn take_locks(layout: &Layout, slice: Slice, name: &str) -> Result<Vec<Lock>> {
 
 /// The folder's `manifest.json`: written by the first run, the same for every later one (a
 /// slice of another manifest would mix two datasets).
+/// The folder's tasks were all carved with one protection policy and line budget: the first
+/// run records them, a later run with others is refused (its tasks would mix policies).
+fn check_policy(layout: &Layout, opts: &RepoOptions) -> Result<()> {
+    let path = layout.policy();
+    let ours = carve_formats::to_pretty(&serde_json::json!({
+        "protect": opts.protection.to_string(),
+        "max_lines": opts.max_lines,
+    }));
+    match std::fs::read(&path) {
+        Ok(existing) if existing == ours => Ok(()),
+        Ok(existing) => bail!(
+            "{} was carved with {} and this run asks for --protect {} --max-lines {}: use another --out, or the same options",
+            layout.root.display(),
+            String::from_utf8_lossy(&existing).split_whitespace().collect::<Vec<_>>().join(" "),
+            opts.protection,
+            opts.max_lines.unwrap_or(0)
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_atomic(&path, &ours),
+        Err(e) => Err(Error::from(e)).context(format!("failed to read {}", path.display())),
+    }
+}
+
 fn check_manifest(layout: &Layout, manifest: &LoadedManifest) -> Result<()> {
     let path = layout.manifest();
     let ours = carve_formats::to_pretty(&manifest.manifest);

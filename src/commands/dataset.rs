@@ -71,6 +71,12 @@ fn slurm(args: &DatasetSlurmArgs) -> Result<Status> {
     if let Some(k) = args.candidates {
         run_args.extend(["--candidates".to_string(), k.to_string()]);
     }
+    run_args.extend([
+        "--protect".to_string(),
+        args.protect.protect.to_string(),
+        "--max-lines".to_string(),
+        args.protect.max_lines.to_string(),
+    ]);
     for m in &args.mirrors {
         run_args.extend(["--mirror".to_string(), std::path::absolute(m)?.display().to_string()]);
     }
@@ -123,6 +129,8 @@ fn run_manifest(args: &DatasetRunArgs) -> Result<Status> {
         repo: RepoOptions {
             levels: args.level.clone(),
             candidates: args.candidates,
+            protection: args.protect.protect,
+            max_lines: args.protect.budget(),
             jobs: args.jobs.map(usize::from),
             recheck: match args.recheck {
                 RecheckArg::Local => Recheck::Local,
