@@ -1,14 +1,18 @@
 //! The leakage check of a task's workspace, recorded in `validation.json`:
 //!
-//! - **Gold code**: no file of the workspace holds a body of the gold code. Lines are
+//! - **Gold code**: no file of the workspace holds a copy of the gold code. Lines are
 //!   normalized (all white space removed); a line is *non-trivial* when it is not a comment
-//!   (`#`, `//`, `/*`, `*`) and keeps at least [`MIN_LINE_CHARS`] characters. Every run of
-//!   lines the gold patch adds (one hunk's `+` lines) gives windows of [`WINDOW`]
-//!   consecutive non-trivial lines; lines the contract shows anyway (signatures, doc
-//!   comments: every line of a string in `contract.json`) count as trivial, since the
-//!   agent is given them. A workspace file leaks when [`WINDOW`] consecutive
-//!   non-trivial lines of it equal such a window. Shorter runs are too small to tell a copy
-//!   from a coincidence and are not checked.
+//!   (`#`, `//`, `/*`, `*`) and keeps at least [`MIN_LINE_CHARS`] characters; lines the
+//!   contract shows anyway (signatures, doc comments: every line of a string in
+//!   `contract.json`) count as trivial, since the agent is given them. The lines the gold
+//!   patch adds are cut into *pieces*: each extracted top definition (the outermost
+//!   extracted definition holding a line), and the lines of each hunk outside any. A
+//!   workspace file repeats a piece's line when [`WINDOW`] consecutive non-trivial lines of
+//!   it equal [`WINDOW`] consecutive lines of the piece holding that line. It *leaks* the
+//!   piece when it repeats at least [`LEAK_PERCENT`]% of the piece's lines: a whole
+//!   definition, or most of one. Fewer are context, not the answer: sibling classes that
+//!   override the same methods the same way share such windows. The share is recorded per
+//!   piece (`similarity`) whether or not it leaks.
 //! - **Interface**: the contract names every identifier the F2P tests use (the lines
 //!   `test.patch` adds) that is the name of a definition the workspace lacks: an extracted
 //!   definition, or a non-test definition of the original whose name the workspace's files
@@ -26,15 +30,21 @@ use carve_languages::DefinitionIndex;
 pub const WINDOW: usize = 4;
 /// Characters a normalized line needs to count.
 pub const MIN_LINE_CHARS: usize = 8;
+/// Share of one gold piece's compared lines, in percent, that one workspace file must repeat
+/// to leak it: sibling definitions that override the same methods the same way share a few
+/// windows of a piece; a copy of the answer repeats most of it.
+pub const LEAK_PERCENT: usize = 50;
 
 /// The leakage check and the gold copies it found (`validation.json` `leakage`, typed in
 /// `carve_formats::validation`).
-pub use carve_formats::validation::{GoldCopy, LeakageCheck};
+pub use carve_formats::validation::{GoldCopy, GoldSimilarity, LeakageCheck};
 
 fn rule() -> String {
     format!(
-        "white space removed; comment lines and lines under {MIN_LINE_CHARS} characters skipped; \
-         {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines added by one gold.patch hunk"
+        "white space removed; comment lines, lines under {MIN_LINE_CHARS} characters and lines the contract shows skipped; \
+         the gold code in pieces (each extracted top definition, else each gold.patch hunk); a file leaks a piece when its \
+         windows of {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines of the piece cover at least \
+         {LEAK_PERCENT}% of the piece's lines"
     )
 }
 
@@ -89,39 +99,152 @@ fn public_lines(contract_json: &str) -> BTreeSet<String> {
     out
 }
 
-/// Windows of the gold code: joined normalized lines -> the gold file.
-fn gold_windows(gold_patch: &str, public: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for (file, lines) in added_runs(gold_patch) {
-        let norm: Vec<String> = lines.iter().filter_map(|l| normalize(l)).filter(|n| !public.contains(n)).collect();
-        for w in norm.windows(WINDOW) {
-            out.entry(w.join("\n")).or_insert_with(|| file.clone());
+/// One piece of the gold code: an extracted top definition (the outermost extracted
+/// definition holding the lines), or the lines of one hunk outside any.
+#[derive(Debug)]
+struct GoldPiece {
+    file: String,
+    definition: Option<String>,
+    /// Normalized, non-trivial lines the contract does not show, in order.
+    lines: Vec<String>,
+}
+
+/// `(file, new-file line, hunk number, text)` of every line a unified diff adds.
+fn added_lines(patch: &str) -> Vec<(String, usize, usize, &str)> {
+    let mut out = Vec::new();
+    let (mut file, mut line, mut hunk) = (String::new(), 0usize, 0usize);
+    for l in patch.lines() {
+        if let Some(path) = l.strip_prefix("+++ ") {
+            file = path.strip_prefix("b/").unwrap_or(path).to_string();
+        } else if l.starts_with("--- ") || l.starts_with("diff --git") {
+        } else if let Some(header) = l.strip_prefix("@@") {
+            hunk += 1;
+            // `@@ -a,b +c,d @@`: the new file's lines start at c.
+            let new = header.split_whitespace().find_map(|w| w.strip_prefix('+'));
+            line = new.and_then(|n| n.split(',').next()?.parse().ok()).unwrap_or(1);
+        } else if let Some(added) = l.strip_prefix('+') {
+            out.push((file.clone(), line, hunk, added));
+            line += 1;
+        } else if l.starts_with(' ') || l.is_empty() {
+            line += 1;
         }
     }
     out
 }
 
-/// Gold-code copies in one file's text.
-fn copies_in(file: &str, text: &str, windows: &BTreeMap<String, String>, public: &BTreeSet<String>) -> Vec<GoldCopy> {
+/// The outermost extracted definition of `file` whose span holds `line`.
+fn outermost_extracted<'i>(
+    index: &'i DefinitionIndex,
+    extracted: &BTreeSet<String>,
+    file: &str,
+    line: usize,
+) -> Option<&'i str> {
+    let defs = index.files.get(file).map(|f| f.definitions.as_slice()).unwrap_or(&[]);
+    defs.iter()
+        .filter(|id| extracted.contains(*id))
+        .filter_map(|id| index.definitions.get(id))
+        .filter(|d| d.span.start_line <= line && line <= d.span.end_line)
+        .max_by_key(|d| (d.span.end_line - d.span.start_line, std::cmp::Reverse(d.id.as_str())))
+        .map(|d| d.id.as_str())
+}
+
+/// The gold patch cut into pieces (extracted top definitions, else hunks), in patch order.
+fn gold_pieces(
+    gold_patch: &str,
+    public: &BTreeSet<String>,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<String>,
+) -> Vec<GoldPiece> {
+    let mut pieces: Vec<GoldPiece> = Vec::new();
+    let mut at: BTreeMap<(String, Option<String>, usize), usize> = BTreeMap::new();
+    for (file, line, hunk, text) in added_lines(gold_patch) {
+        let definition = outermost_extracted(index, extracted, &file, line).map(str::to_string);
+        // Lines outside any definition are grouped per hunk.
+        let key = (file.clone(), definition.clone(), if definition.is_some() { 0 } else { hunk });
+        let pos = *at.entry(key).or_insert_with(|| {
+            pieces.push(GoldPiece { file, definition, lines: Vec::new() });
+            pieces.len() - 1
+        });
+        if let Some(n) = normalize(text).filter(|n| !public.contains(n)) {
+            pieces[pos].lines.push(n);
+        }
+    }
+    pieces
+}
+
+/// Windows of the gold pieces: joined normalized lines -> (piece, first line) of each.
+fn gold_windows(pieces: &[GoldPiece]) -> BTreeMap<String, Vec<(usize, usize)>> {
+    let mut out: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+    for (p, piece) in pieces.iter().enumerate() {
+        for (i, w) in piece.lines.windows(WINDOW).enumerate() {
+            out.entry(w.join("\n")).or_default().push((p, i));
+        }
+    }
+    out
+}
+
+/// What one workspace file repeats of one gold piece: the piece's lines it covers and the
+/// file's line ranges that repeat them.
+#[derive(Debug, Default)]
+struct Repeat {
+    covered: BTreeSet<usize>,
+    ranges: Vec<(usize, usize)>,
+}
+
+/// Per gold piece, what one file's text repeats of it.
+fn repeats_in(
+    text: &str,
+    windows: &BTreeMap<String, Vec<(usize, usize)>>,
+    public: &BTreeSet<String>,
+) -> BTreeMap<usize, Repeat> {
     let norm: Vec<(usize, String)> = text
         .lines()
         .enumerate()
         .filter_map(|(i, l)| normalize(l).map(|n| (i + 1, n)))
         .filter(|(_, n)| !public.contains(n))
         .collect();
-    let mut out: Vec<GoldCopy> = Vec::new();
+    let mut out: BTreeMap<usize, Repeat> = BTreeMap::new();
     for w in norm.windows(WINDOW) {
         let key = w.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join("\n");
-        if let Some(gold_file) = windows.get(&key) {
-            let (start, end) = (w[0].0, w[WINDOW - 1].0);
+        let Some(at) = windows.get(&key) else { continue };
+        let (start, end) = (w[0].0, w[WINDOW - 1].0);
+        for &(piece, first) in at {
+            let r = out.entry(piece).or_default();
+            r.covered.extend(first..first + WINDOW);
             // Overlapping windows of one copy are reported as one range.
-            match out.last_mut() {
-                Some(last) if last.lines.1 >= start && &last.gold_file == gold_file => last.lines.1 = end,
-                _ => out.push(GoldCopy::new(file.to_string(), (start, end), gold_file.clone())),
+            match r.ranges.last_mut() {
+                Some(last) if last.1 >= start => last.1 = last.1.max(end),
+                _ => r.ranges.push((start, end)),
             }
         }
     }
     out
+}
+
+/// Whether `copied` of a piece's `lines` is a copy of it rather than shared boilerplate.
+fn leaks(copied: usize, lines: usize) -> bool {
+    lines > 0 && copied * 100 >= LEAK_PERCENT * lines
+}
+
+/// The gold pieces some file repeats part of (the file repeating most, first in path order on
+/// ties), most first, and the copies of those that leak.
+fn similarity(pieces: &[GoldPiece], best: BTreeMap<usize, (String, Repeat)>) -> (Vec<GoldSimilarity>, Vec<GoldCopy>) {
+    let mut sims = Vec::new();
+    let mut copies = Vec::new();
+    for (p, (file, r)) in best {
+        let piece = &pieces[p];
+        let (lines, copied) = (piece.lines.len(), r.covered.len());
+        if leaks(copied, lines) {
+            for range in &r.ranges {
+                copies.push(GoldCopy::new(file.clone(), *range, piece.file.clone()));
+            }
+        }
+        sims.push(GoldSimilarity::new(piece.file.clone(), piece.definition.clone(), lines, file, copied));
+    }
+    sims.sort_by(|a, b| b.percent.cmp(&a.percent).then(b.copied.cmp(&a.copied)));
+    copies.sort_by(|a, b| (&a.file, a.lines).cmp(&(&b.file, b.lines)));
+    copies.dedup();
+    (sims, copies)
 }
 
 /// Identifier words of `text` (letters, digits, `_`; not starting with a digit).
@@ -131,6 +254,53 @@ fn words(text: &str, out: &mut BTreeSet<String>) {
             out.insert(w.to_string());
         }
     }
+}
+
+/// Identifier words of the lines `test_patch` adds (the F2P tests' code).
+fn test_words(test_patch: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (_, lines) in added_runs(test_patch) {
+        for l in lines {
+            words(l, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `id` or one of its ancestors is in `extracted`.
+fn in_extracted(index: &DefinitionIndex, extracted: &BTreeSet<String>, id: &str) -> bool {
+    let mut cur = Some(id.to_string());
+    for _ in 0..64 {
+        let Some(c) = cur else { return false };
+        if extracted.contains(&c) {
+            return true;
+        }
+        cur = index.definitions.get(&c).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
+/// The definitions the contract must still show for the interface check to hold: extracted
+/// non-test definitions (or ones nested in extracted code) whose name the F2P tests' code
+/// (`test_patch`'s added lines) uses and no word of `contract_json` is. The extract stage
+/// adds them to the contract (`Contract::add_needed`) instead of letting the check reject.
+pub fn unnamed_extracted(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<String>,
+    test_patch: &str,
+    contract_json: &str,
+) -> BTreeSet<String> {
+    let used = test_words(test_patch);
+    let mut named = BTreeSet::new();
+    words(contract_json, &mut named);
+    index
+        .definitions
+        .values()
+        .filter(|d| !d.is_test && !index.files.get(&d.path).is_some_and(|f| f.is_test))
+        .filter(|d| used.contains(&d.name) && !named.contains(&d.name))
+        .filter(|d| in_extracted(index, extracted, &d.id))
+        .map(|d| d.id.clone())
+        .collect()
 }
 
 /// What the check reads about the task.
@@ -149,24 +319,25 @@ pub struct LeakageInputs<'a> {
 pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let files = crate::agent_workspace::committed_files(ws)?;
     let public = public_lines(inputs.contract_json);
-    let windows = gold_windows(inputs.gold_patch, &public);
-    let mut copies = Vec::new();
+    let pieces = gold_pieces(inputs.gold_patch, &public, inputs.index, inputs.extracted);
+    let windows = gold_windows(&pieces);
+    // Per piece, the file that repeats most of it (`files` is sorted: the first on ties).
+    let mut best: BTreeMap<usize, (String, Repeat)> = BTreeMap::new();
     let mut ws_words = BTreeSet::new();
     for rel in &files {
         let Ok(text) = std::fs::read_to_string(ws.join(rel)) else { continue };
-        copies.extend(copies_in(rel, &text, &windows, &public));
+        for (p, r) in repeats_in(&text, &windows, &public) {
+            if best.get(&p).is_none_or(|(_, b)| r.covered.len() > b.covered.len()) {
+                best.insert(p, (rel.clone(), r));
+            }
+        }
         let is_test = inputs.index.files.get(rel).is_some_and(|f| f.is_test);
         if !is_test {
             words(&text, &mut ws_words);
         }
     }
     // Identifiers of the F2P tests' code.
-    let mut test_words = BTreeSet::new();
-    for (_, lines) in added_runs(inputs.test_patch) {
-        for l in lines {
-            words(l, &mut test_words);
-        }
-    }
+    let test_words = test_words(inputs.test_patch);
     let mut needed = BTreeSet::new();
     for (id, d) in &inputs.index.definitions {
         // Test code (a helper of a `#[cfg(test)]` module) comes back with test.patch.
@@ -181,12 +352,23 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut named = BTreeSet::new();
     words(inputs.contract_json, &mut named);
     let unnamed: Vec<String> = needed.iter().filter(|n| !named.contains(*n)).cloned().collect();
+    let (similarity, copies) = similarity(&pieces, best);
     let single_commit = crate::agent_workspace::commit_count(ws)? == 1;
     let mut problems = Vec::new();
-    for c in &copies {
+    for s in similarity.iter().filter(|s| leaks(s.copied, s.lines)) {
+        let ranges: Vec<String> = (copies.iter())
+            .filter(|c| c.file == s.file && c.gold_file == s.gold_file)
+            .map(|c| format!("{}-{}", c.lines.0, c.lines.1))
+            .collect();
         problems.push(format!(
-            "{} lines {}-{} repeat gold code of {} (the workspace leaks the solution)",
-            c.file, c.lines.0, c.lines.1, c.gold_file
+            "{} lines {} repeat gold code of {} ({} of the {} compared lines of {}, {}%: at least {LEAK_PERCENT}% is a copy of the answer)",
+            s.file,
+            ranges.join(", "),
+            s.gold_file,
+            s.copied,
+            s.lines,
+            s.definition.as_deref().unwrap_or("a gold.patch hunk"),
+            s.percent,
         ));
     }
     if !unnamed.is_empty() {
@@ -201,6 +383,7 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut check = LeakageCheck::new(rule(), files.len(), windows.len(), single_commit);
     check.ok = problems.is_empty();
     check.gold_copies = copies;
+    check.similarity = similarity;
     check.needed_identifiers = needed.into_iter().collect();
     check.unnamed_identifiers = unnamed;
     check.problems = problems;
@@ -213,30 +396,87 @@ mod tests {
 
     const GOLD: &str = "diff --git a/pkg/text.py b/pkg/text.py\n--- a/pkg/text.py\n+++ b/pkg/text.py\n@@ -1,2 +1,8 @@\n import re\n+def slugify(text, sep=\"-\"):\n+    # lower-case first\n+    text = text.strip().lower()\n+    text = re.sub(r\"[^a-z0-9]+\", sep, text)\n+    return text.strip(sep)\n+\n";
 
+    fn no_index() -> DefinitionIndex {
+        DefinitionIndex::build(tempfile::tempdir().unwrap().path(), &Default::default()).unwrap()
+    }
+
     #[test]
     fn windows_of_normalized_added_lines() {
-        let w = gold_windows(GOLD, &BTreeSet::new());
+        let pieces = gold_pieces(GOLD, &BTreeSet::new(), &no_index(), &BTreeSet::new());
+        assert_eq!(pieces.len(), 1, "{pieces:?}");
+        assert_eq!((pieces[0].file.as_str(), pieces[0].definition.as_deref()), ("pkg/text.py", None));
+        let w = gold_windows(&pieces);
         assert_eq!(w.len(), 1, "{w:?}");
         let key = w.keys().next().unwrap();
         assert!(key.starts_with("defslugify(text,sep=\"-\"):\ntext=text.strip().lower()"), "{key}");
-        assert_eq!(w[key], "pkg/text.py");
+        assert_eq!(w[key], [(0, 0)]);
     }
 
     #[test]
     fn a_reformatted_copy_is_found_with_its_lines() {
-        let w = gold_windows(GOLD, &BTreeSet::new());
+        let pieces = gold_pieces(GOLD, &BTreeSet::new(), &no_index(), &BTreeSet::new());
+        let w = gold_windows(&pieces);
         let copy = "x = 1\n\ndef slugify(text,  sep=\"-\"):\n    text = text.strip().lower()   # lower\n    # a comment between\n    text = re.sub(r\"[^a-z0-9]+\", sep, text)\n    return text.strip(sep)\n";
         // The trailing comment changes that line, so it is no copy; without it it is.
-        assert!(copies_in("docs/x.py", copy, &w, &BTreeSet::new()).is_empty());
+        assert!(repeats_in(copy, &w, &BTreeSet::new()).is_empty());
         let copy = copy.replace("   # lower", "");
-        let found = copies_in("docs/x.py", &copy, &w, &BTreeSet::new());
-        assert_eq!(found, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
+        let found = repeats_in(&copy, &w, &BTreeSet::new());
+        assert_eq!(found[&0].ranges, [(3, 7)]);
+        assert_eq!(found[&0].covered.len(), 4);
+        let (sims, copies) =
+            similarity(&pieces, BTreeMap::from([(0, ("docs/x.py".to_string(), found.into_values().next().unwrap()))]));
+        assert_eq!(copies, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
+        assert_eq!(sims[0].percent, 100);
+    }
+
+    /// Two cache classes that update their order the same way: the extracted one's gold code
+    /// shares one method (4 compared lines of 11) with its sibling, which stays. The
+    /// share is recorded, and is no leak; the whole class copied elsewhere is one.
+    #[test]
+    fn a_sibling_sharing_one_method_is_context_and_a_whole_copy_leaks() {
+        let fifo = "class FIFOCache(Cache):\n    def __init__(self, maxsize):\n        Cache.__init__(self, maxsize)\n        self.__order = collections.OrderedDict()\n\n    def __setitem__(self, key, value, cache_setitem=Cache.__setitem__):\n        cache_setitem(self, key, value)\n        try:\n            self.__order.move_to_end(key)\n        except KeyError:\n            self.__order[key] = None\n\n    def popitem(self):\n        try:\n            key = next(iter(self.__order))\n        except StopIteration:\n            raise KeyError(type(self).__name__) from None\n        else:\n            return (key, self.pop(key))\n";
+        let lru = fifo.replace("FIFOCache", "LRUCache").replace(
+            "        try:\n            key = next(iter(self.__order))",
+            "        try:\n            key = next(reversed(self.__order))",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        carve_testutil::write_files(dir.path(), &[("pkg/caches.py", &format!("import collections\n\n\n{fifo}"))]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let class = "pkg/caches.py::FIFOCache".to_string();
+        let extracted: BTreeSet<String> =
+            index.definitions.keys().filter(|id| id.starts_with(&class)).cloned().collect();
+        assert!(extracted.contains(&class), "{:?}", index.definitions.keys());
+        let added: String = fifo.lines().map(|l| format!("+{l}\n")).collect();
+        let gold = format!("--- a/pkg/caches.py\n+++ b/pkg/caches.py\n@@ -3,0 +4,19 @@\n{added}");
+        let pieces = gold_pieces(&gold, &BTreeSet::new(), &index, &extracted);
+        assert_eq!(pieces.len(), 1, "one piece, the class: {pieces:?}");
+        assert_eq!(pieces[0].definition.as_deref(), Some(class.as_str()));
+        let w = gold_windows(&pieces);
+        let sibling = format!(
+            "import collections\n\n\n{}",
+            lru.replace(
+                "    def __setitem__",
+                "    def other(self):\n        return self.maxsize\n\n    def __setitem__"
+            )
+        );
+        let found = repeats_in(&sibling, &w, &BTreeSet::new());
+        let (sims, copies) =
+            similarity(&pieces, found.into_iter().map(|(p, r)| (p, ("pkg/caches.py".to_string(), r))).collect());
+        assert!(copies.is_empty(), "{copies:?}");
+        assert_eq!((sims[0].copied, sims[0].lines), (sims[0].copied, pieces[0].lines.len()));
+        assert!(sims[0].copied >= WINDOW && sims[0].percent < LEAK_PERCENT, "{sims:?}");
+        let found = repeats_in(&format!("{fifo}\n# copied\n"), &w, &BTreeSet::new());
+        let (sims, copies) =
+            similarity(&pieces, found.into_iter().map(|(p, r)| (p, ("docs/x.py".to_string(), r))).collect());
+        assert_eq!(sims[0].percent, 100, "{sims:?}");
+        assert_eq!(copies.len(), 1);
     }
 
     #[test]
     fn short_or_trivial_runs_are_not_windows() {
         let patch = "+++ b/a.py\n@@ -1 +1,5 @@\n+def f():\n+    pass\n+    return None\n+}\n";
-        assert!(gold_windows(patch, &BTreeSet::new()).is_empty());
+        let pieces = gold_pieces(patch, &BTreeSet::new(), &no_index(), &BTreeSet::new());
+        assert!(gold_windows(&pieces).is_empty());
         assert_eq!(normalize("    # comment here"), None);
         assert_eq!(normalize("  return x  "), None);
         assert_eq!(normalize("  return value"), Some("returnvalue".into()));
