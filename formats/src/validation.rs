@@ -175,12 +175,16 @@ pub struct GoldSimilarity {
     pub copied: usize,
     /// `copied / lines` in percent, rounded down.
     pub percent: usize,
+    /// `file` is source code of the repository (not a test, doc or other file), where
+    /// sibling definitions live: a repeat there leaks only a piece of some size.
+    #[serde(default)]
+    pub source: bool,
 }
 
 impl GoldSimilarity {
     pub fn new(gold_file: String, definition: Option<String>, lines: usize, file: String, copied: usize) -> Self {
         let percent = (copied * 100).checked_div(lines).unwrap_or(0);
-        GoldSimilarity { gold_file, definition, lines, file, copied, percent }
+        GoldSimilarity { gold_file, definition, lines, file, copied, percent, source: false }
     }
 }
 

@@ -31,9 +31,14 @@ pub const WINDOW: usize = 4;
 /// Characters a normalized line needs to count.
 pub const MIN_LINE_CHARS: usize = 8;
 /// Share of one gold piece's compared lines, in percent, that one workspace file must repeat
-/// to leak it: sibling definitions that override the same methods the same way share a few
-/// windows of a piece; a copy of the answer repeats most of it.
+/// to leak it: a copy of the answer repeats most of it.
 pub const LEAK_PERCENT: usize = 50;
+/// Compared lines a piece needs for a repeat in the repository's own source code to leak it.
+/// Sibling definitions there that override the same methods the same way repeat small
+/// pieces whole: in cachetools (28d4506), `_Link.unlink` (5 compared lines, 100%) and
+/// `TTLCache.popitem` (8, 50%) repeat `LRUCache`'s; they are context, not the answer. A
+/// near-copy of a real definition still leaks there (`_cached._condition`: 17 of 24, 70%).
+pub const SIBLING_MIN_LINES: usize = 10;
 
 /// The leakage check and the gold copies it found (`validation.json` `leakage`, typed in
 /// `carve_formats::validation`).
@@ -221,30 +226,66 @@ fn repeats_in(
     out
 }
 
-/// Whether `copied` of a piece's `lines` is a copy of it rather than shared boilerplate.
-fn leaks(copied: usize, lines: usize) -> bool {
-    lines > 0 && copied * 100 >= LEAK_PERCENT * lines
+/// Whether a file that repeats `copied` of a piece's `lines` leaks it: at least
+/// [`LEAK_PERCENT`]% of them, and, when the file is source code of the repository (where
+/// sibling definitions live), a piece of at least [`SIBLING_MIN_LINES`] lines.
+fn leaks(copied: usize, lines: usize, source: bool) -> bool {
+    lines > 0 && copied * 100 >= LEAK_PERCENT * lines && (!source || lines >= SIBLING_MIN_LINES)
 }
 
-/// The gold pieces some file repeats part of (the file repeating most, first in path order on
-/// ties), most first, and the copies of those that leak.
-fn similarity(pieces: &[GoldPiece], best: BTreeMap<usize, (String, Repeat)>) -> (Vec<GoldSimilarity>, Vec<GoldCopy>) {
-    let mut sims = Vec::new();
-    let mut copies = Vec::new();
-    for (p, (file, r)) in best {
+/// One workspace file's repeat of one gold piece.
+struct Found {
+    file: String,
+    /// The file is non-test source code of the repository.
+    source: bool,
+    repeat: Repeat,
+}
+
+/// What the check found of the gold code: per piece repeated at all, the file repeating most
+/// (the first in path order on ties), most first; the copies that leak; their problems.
+fn judge_repeats(
+    pieces: &[GoldPiece],
+    found: BTreeMap<usize, Vec<Found>>,
+) -> (Vec<GoldSimilarity>, Vec<GoldCopy>, Vec<String>) {
+    let (mut sims, mut copies, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+    for (p, all) in found {
         let piece = &pieces[p];
-        let (lines, copied) = (piece.lines.len(), r.covered.len());
-        if leaks(copied, lines) {
-            for range in &r.ranges {
-                copies.push(GoldCopy::new(file.clone(), *range, piece.file.clone()));
+        let lines = piece.lines.len();
+        let what = piece.definition.as_deref().unwrap_or("a gold.patch hunk");
+        for f in all.iter().filter(|f| leaks(f.repeat.covered.len(), lines, f.source)) {
+            let copied = f.repeat.covered.len();
+            let ranges: Vec<String> = f.repeat.ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect();
+            problems.push(format!(
+                "{} lines {} repeat gold code of {} ({copied} of the {lines} compared lines of {what}, {}%: a copy of the answer)",
+                f.file,
+                ranges.join(", "),
+                piece.file,
+                copied * 100 / lines,
+            ));
+            copies.extend(f.repeat.ranges.iter().map(|r| GoldCopy::new(f.file.clone(), *r, piece.file.clone())));
+        }
+        let mut best: Option<&Found> = None;
+        for f in &all {
+            if best.is_none_or(|b| f.repeat.covered.len() > b.repeat.covered.len()) {
+                best = Some(f);
             }
         }
-        sims.push(GoldSimilarity::new(piece.file.clone(), piece.definition.clone(), lines, file, copied));
+        if let Some(b) = best {
+            let mut sim = GoldSimilarity::new(
+                piece.file.clone(),
+                piece.definition.clone(),
+                lines,
+                b.file.clone(),
+                b.repeat.covered.len(),
+            );
+            sim.source = b.source;
+            sims.push(sim);
+        }
     }
     sims.sort_by(|a, b| b.percent.cmp(&a.percent).then(b.copied.cmp(&a.copied)));
     copies.sort_by(|a, b| (&a.file, a.lines).cmp(&(&b.file, b.lines)));
     copies.dedup();
-    (sims, copies)
+    (sims, copies, problems)
 }
 
 /// Identifier words of `text` (letters, digits, `_`; not starting with a digit).
@@ -321,15 +362,14 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let public = public_lines(inputs.contract_json);
     let pieces = gold_pieces(inputs.gold_patch, &public, inputs.index, inputs.extracted);
     let windows = gold_windows(&pieces);
-    // Per piece, the file that repeats most of it (`files` is sorted: the first on ties).
-    let mut best: BTreeMap<usize, (String, Repeat)> = BTreeMap::new();
+    // Per piece, every file that repeats part of it (`files` is sorted).
+    let mut found: BTreeMap<usize, Vec<Found>> = BTreeMap::new();
     let mut ws_words = BTreeSet::new();
     for rel in &files {
         let Ok(text) = std::fs::read_to_string(ws.join(rel)) else { continue };
-        for (p, r) in repeats_in(&text, &windows, &public) {
-            if best.get(&p).is_none_or(|(_, b)| r.covered.len() > b.covered.len()) {
-                best.insert(p, (rel.clone(), r));
-            }
+        let source = inputs.index.files.get(rel).is_some_and(|f| !f.is_test);
+        for (p, repeat) in repeats_in(&text, &windows, &public) {
+            found.entry(p).or_default().push(Found { file: rel.clone(), source, repeat });
         }
         let is_test = inputs.index.files.get(rel).is_some_and(|f| f.is_test);
         if !is_test {
@@ -352,25 +392,10 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut named = BTreeSet::new();
     words(inputs.contract_json, &mut named);
     let unnamed: Vec<String> = needed.iter().filter(|n| !named.contains(*n)).cloned().collect();
-    let (similarity, copies) = similarity(&pieces, best);
+    let (similarity, copies, leaked) = judge_repeats(&pieces, found);
     let single_commit = crate::agent_workspace::commit_count(ws)? == 1;
     let mut problems = Vec::new();
-    for s in similarity.iter().filter(|s| leaks(s.copied, s.lines)) {
-        let ranges: Vec<String> = (copies.iter())
-            .filter(|c| c.file == s.file && c.gold_file == s.gold_file)
-            .map(|c| format!("{}-{}", c.lines.0, c.lines.1))
-            .collect();
-        problems.push(format!(
-            "{} lines {} repeat gold code of {} ({} of the {} compared lines of {}, {}%: at least {LEAK_PERCENT}% is a copy of the answer)",
-            s.file,
-            ranges.join(", "),
-            s.gold_file,
-            s.copied,
-            s.lines,
-            s.definition.as_deref().unwrap_or("a gold.patch hunk"),
-            s.percent,
-        ));
-    }
+    problems.extend(leaked);
     if !unnamed.is_empty() {
         problems.push(format!(
             "the contract does not name {}, which the F2P tests use and the workspace lacks",
@@ -395,6 +420,10 @@ mod tests {
     use super::*;
 
     const GOLD: &str = "diff --git a/pkg/text.py b/pkg/text.py\n--- a/pkg/text.py\n+++ b/pkg/text.py\n@@ -1,2 +1,8 @@\n import re\n+def slugify(text, sep=\"-\"):\n+    # lower-case first\n+    text = text.strip().lower()\n+    text = re.sub(r\"[^a-z0-9]+\", sep, text)\n+    return text.strip(sep)\n+\n";
+
+    fn in_file(file: &str, source: bool, found: BTreeMap<usize, Repeat>) -> BTreeMap<usize, Vec<Found>> {
+        found.into_iter().map(|(p, repeat)| (p, vec![Found { file: file.into(), source, repeat }])).collect()
+    }
 
     fn no_index() -> DefinitionIndex {
         DefinitionIndex::build(tempfile::tempdir().unwrap().path(), &Default::default()).unwrap()
@@ -423,10 +452,19 @@ mod tests {
         let found = repeats_in(&copy, &w, &BTreeSet::new());
         assert_eq!(found[&0].ranges, [(3, 7)]);
         assert_eq!(found[&0].covered.len(), 4);
-        let (sims, copies) =
-            similarity(&pieces, BTreeMap::from([(0, ("docs/x.py".to_string(), found.into_values().next().unwrap()))]));
+        let (sims, copies, problems) = judge_repeats(&pieces, in_file("docs/x.py", false, found));
         assert_eq!(copies, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
         assert_eq!(sims[0].percent, 100);
+        assert!(
+            problems[0].starts_with("docs/x.py lines 3-7 repeat gold code of pkg/text.py (4 of the 4"),
+            "{problems:?}"
+        );
+        // The same lines in a sibling definition of the repository's source: a piece this
+        // small is shared boilerplate there.
+        let found = repeats_in(&copy, &w, &BTreeSet::new());
+        let (sims, copies, problems) = judge_repeats(&pieces, in_file("pkg/other.py", true, found));
+        assert!(copies.is_empty() && problems.is_empty(), "{problems:?}");
+        assert!(sims[0].source && sims[0].percent == 100, "the figure is recorded: {sims:?}");
     }
 
     /// Two cache classes that update their order the same way: the extracted one's gold code
@@ -460,14 +498,12 @@ mod tests {
             )
         );
         let found = repeats_in(&sibling, &w, &BTreeSet::new());
-        let (sims, copies) =
-            similarity(&pieces, found.into_iter().map(|(p, r)| (p, ("pkg/caches.py".to_string(), r))).collect());
+        let (sims, copies, _) = judge_repeats(&pieces, in_file("pkg/caches.py", true, found));
         assert!(copies.is_empty(), "{copies:?}");
         assert_eq!((sims[0].copied, sims[0].lines), (sims[0].copied, pieces[0].lines.len()));
         assert!(sims[0].copied >= WINDOW && sims[0].percent < LEAK_PERCENT, "{sims:?}");
         let found = repeats_in(&format!("{fifo}\n# copied\n"), &w, &BTreeSet::new());
-        let (sims, copies) =
-            similarity(&pieces, found.into_iter().map(|(p, r)| (p, ("docs/x.py".to_string(), r))).collect());
+        let (sims, copies, _) = judge_repeats(&pieces, in_file("docs/x.py", false, found));
         assert_eq!(sims[0].percent, 100, "{sims:?}");
         assert_eq!(copies.len(), 1);
     }
