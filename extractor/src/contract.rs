@@ -486,6 +486,51 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
     Contract(contract)
 }
 
+impl Contract {
+    /// Complete the contract with `ids`, definitions the hidden tests name that it does not
+    /// show yet (a function nested in an extracted function, such as the `decorator` a
+    /// decorator factory returns): each is listed, with its signature, among the members of
+    /// the entry of its nearest ancestor the contract lists, else as an object of its own.
+    /// Ids already listed or missing from the index are ignored.
+    pub fn add_needed(&mut self, index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, ids: &BTreeSet<NodeId>) {
+        let b = Builder { index, extracted, types: BTreeMap::new() };
+        for id in ids {
+            let Some(d) = index.definitions.get(id) else { continue };
+            if find_object(&mut self.0.objects, id).is_some() {
+                continue;
+            }
+            let mut ancestor = d.parent.clone();
+            let mut hops = 0;
+            let owner = loop {
+                let Some(a) = ancestor.filter(|_| hops < 64) else { break None };
+                if find_object(&mut self.0.objects, &a).is_some() {
+                    break Some(a);
+                }
+                ancestor = index.definitions.get(&a).and_then(|p| p.parent.clone());
+                hops += 1;
+            };
+            let object = b.object(d, false);
+            match owner.and_then(|a| find_object(&mut self.0.objects, &a)) {
+                Some(o) => o.members.push(object),
+                None => self.0.objects.push(object),
+            }
+        }
+    }
+}
+
+/// The object or member with node id `id`, at any depth.
+fn find_object<'o>(objects: &'o mut [ContractObject], id: &str) -> Option<&'o mut ContractObject> {
+    for o in objects {
+        if o.id == id {
+            return Some(o);
+        }
+        if let Some(m) = find_object(&mut o.members, id) {
+            return Some(m);
+        }
+    }
+    None
+}
+
 /// The index's signature as the contract writes it.
 fn contract_signature(s: &carve_languages::index::Signature) -> Signature {
     let parameters = s

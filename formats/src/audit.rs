@@ -37,6 +37,10 @@ pub struct Audit {
     pub owned_doctests: Vec<String>,
     /// Passing P2P tests whose ids change from run to run, set aside.
     pub unstable_ids: Vec<String>,
+    /// `--protect feature`: tests that failed on a masked state as P2P tests and then passed
+    /// there as F2P tests (their outcome depends on the tests run with them), set aside.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order_dependent: Vec<String>,
     pub entry_points: Vec<String>,
     pub extracted: Vec<AuditEntry>,
     pub remained: Vec<AuditEntry>,
@@ -60,6 +64,7 @@ impl Audit {
             dropped_cases: Vec::new(),
             owned_doctests: Vec::new(),
             unstable_ids: Vec::new(),
+            order_dependent: Vec::new(),
             entry_points: Vec::new(),
             extracted: Vec::new(),
             remained: Vec::new(),

@@ -157,6 +157,37 @@ impl GoldCopy {
     }
 }
 
+/// How much of one piece of the gold code (an extracted top definition, or the lines of one
+/// `gold.patch` hunk outside any) the workspace file that repeats most of it repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct GoldSimilarity {
+    /// The gold patch's file the piece is in.
+    pub gold_file: String,
+    /// The extracted definition (node id) the piece is, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
+    /// The piece's compared lines (normalized, non-trivial, not shown by the contract).
+    pub lines: usize,
+    /// The workspace file that repeats most of them.
+    pub file: String,
+    /// How many of the piece's compared lines that file repeats (in windows of equal lines).
+    pub copied: usize,
+    /// `copied / lines` in percent, rounded down.
+    pub percent: usize,
+    /// `file` is source code of the repository (not a test, doc or other file), where
+    /// sibling definitions live: a repeat there leaks only a piece of some size.
+    #[serde(default)]
+    pub source: bool,
+}
+
+impl GoldSimilarity {
+    pub fn new(gold_file: String, definition: Option<String>, lines: usize, file: String, copied: usize) -> Self {
+        let percent = (copied * 100).checked_div(lines).unwrap_or(0);
+        GoldSimilarity { gold_file, definition, lines, file, copied, percent, source: false }
+    }
+}
+
 /// The leakage check of the agent's workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[non_exhaustive]
@@ -168,11 +199,11 @@ pub struct LeakageCheck {
     pub gold_windows: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_copies: Vec<GoldCopy>,
-    /// Windows of gold code found in source files of the workspace that the original
-    /// repository repeats outside the gold code (one idiom in two functions, one extracted
-    /// and one kept): the project's own code, not leaks.
+    /// Every piece of the gold code some workspace file repeats part of, with how much
+    /// (most first): the figure the leak threshold is judged on, recorded whether or not it
+    /// leaks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeated_in_original: Vec<GoldCopy>,
+    pub similarity: Vec<GoldSimilarity>,
     /// Identifiers the F2P tests use that the workspace lacks.
     pub needed_identifiers: Vec<String>,
     /// Of those, the ones the contract does not name.
@@ -193,7 +224,7 @@ impl LeakageCheck {
             files_checked,
             gold_windows,
             gold_copies: Vec::new(),
-            repeated_in_original: Vec::new(),
+            similarity: Vec::new(),
             needed_identifiers: Vec::new(),
             unnamed_identifiers: Vec::new(),
             single_commit,

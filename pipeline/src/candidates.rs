@@ -109,6 +109,9 @@ struct Rounds {
     p2p_rounds: usize,
     /// `feature`: tests that failed on a masked state and joined F2P.
     joined: BTreeSet<TestId>,
+    /// `feature`: tests that joined F2P and then passed on the masked state with the F2P
+    /// tests: their outcome depends on the tests run with them; they judge no state.
+    order_dependent: BTreeSet<TestId>,
     join_rounds: usize,
 }
 
@@ -148,6 +151,7 @@ impl Run<'_> {
         // subtests of a test function that leaves with an F2P subtest).
         feature.dropped_cases.extend(r.dropped.iter().cloned());
         feature.unstable_ids = r.unstable.clone();
+        feature.order_dependent = r.order_dependent.clone();
         if feature.extracted().is_empty() {
             return reject(if r.load_repairs.is_empty() {
                 "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".to_string()
@@ -169,7 +173,19 @@ impl Run<'_> {
                 ));
                 r.p2p_rounds += 1;
                 r.cand = r.cand.difference(&still_passing).cloned().collect();
+                // Tests that failed among the P2P tests and pass as F2P tests would go back
+                // and forth between the two: they are set aside instead.
+                let flipped: BTreeSet<TestId> = still_passing.intersection(&r.joined).cloned().collect();
+                if !flipped.is_empty() {
+                    session.progress.note(format!(
+                        "{slug}: {} test(s) failed among the P2P tests and pass with the F2P tests (first: {}); their outcome depends on the tests run with them, set aside",
+                        flipped.len(),
+                        flipped.first().map(String::as_str).unwrap_or_default()
+                    ));
+                }
                 r.joined = r.joined.difference(&still_passing).cloned().collect();
+                let still_passing: BTreeSet<TestId> = still_passing.difference(&flipped).cloned().collect();
+                r.order_dependent.extend(flipped);
                 // A case of a test function whose other cases stay F2P leaves the masked
                 // state with that function: it can be neither F2P nor P2P.
                 let (drop, keep) = cases_of_remaining(session, &r.cand, still_passing);
@@ -254,7 +270,8 @@ impl Run<'_> {
     /// reach is not extracted for them), and every other test is P2P — those that fail
     /// under the shim too, so that the masked state checks them.
     fn feature(&self, slug: &str, r: &Rounds) -> Result<Feature> {
-        let excluded: BTreeSet<TestId> = r.dropped.iter().chain(&r.unstable).chain(&r.joined).cloned().collect();
+        let excluded: BTreeSet<TestId> =
+            r.dropped.iter().chain(&r.unstable).chain(&r.joined).chain(&r.order_dependent).cloned().collect();
         let kept = r.load_repairs.iter().flat_map(|l| l.moved.iter().map(|k| k.id.clone())).collect();
         let (scope, choice) = self.scope(&r.cand, &r.own, &excluded, kept)?;
         let mut feature = classify_feature(self.session, self.b, &self.t.trace, self.graph, r.cand.clone(), &scope)?;

@@ -44,6 +44,9 @@ pub struct Feature {
     /// Passing P2P tests whose ids a fresh run of the original tree no longer has (an id made
     /// from the current time): neither F2P nor P2P tests (see `carve tasks`).
     pub unstable_ids: BTreeSet<TestId>,
+    /// `feature`: tests that failed on a masked state among the P2P tests and passed there as
+    /// F2P tests: neither F2P nor P2P tests (see `carve tasks`).
+    pub order_dependent: BTreeSet<TestId>,
     /// Rounds in which the masked project did not build and definitions the compiler named
     /// were kept (see `extract`); empty when it built at once.
     pub build_repairs: Vec<BuildRepair>,
@@ -353,6 +356,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "dropped_cases": feature.dropped_cases,
         "owned_doctests": feature.owned_doctests,
         "unstable_ids": feature.unstable_ids,
+        "order_dependent": feature.order_dependent,
         "entry_points": c.entry_points,
         "extracted": list(true),
         "remained": list(false),
@@ -483,6 +487,7 @@ pub fn classify_feature(
         moved_to_p2p: BTreeSet::new(),
         dropped_cases: leaving,
         unstable_ids: BTreeSet::new(),
+        order_dependent: BTreeSet::new(),
         build_repairs: Vec::new(),
         load_repairs: Vec::new(),
         protection: scope.protection,

@@ -166,7 +166,17 @@ pub fn extract(
     for w in &patches.warnings {
         session.progress.note(format!("warning: {w}"));
     }
-    let contract = build_contract(&session.index, &extracted);
+    let mut contract = build_contract(&session.index, &extracted);
+    // A name the hidden tests use that the contract does not show yet belongs in it.
+    let shown = serde_json::to_string(&contract)?;
+    let needed = crate::leakage::unnamed_extracted(&session.index, &extracted, &patches.test, &shown);
+    if !needed.is_empty() {
+        session.progress.note(format!(
+            "the F2P tests use {} that the contract did not show; listed in it",
+            needed.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+        contract.add_needed(&session.index, &extracted, &needed);
+    }
     let removed_calls = calls.iter().filter(|c| extracted.contains(&c.target)).cloned().collect();
     Ok(Extraction {
         masked,

@@ -1,19 +1,18 @@
 //! The leakage check of a task's workspace, recorded in `validation.json`:
 //!
-//! - **Gold code**: no file of the workspace holds a body of the gold code. Lines are
+//! - **Gold code**: no file of the workspace holds a copy of the gold code. Lines are
 //!   normalized (all white space removed); a line is *non-trivial* when it is not a comment
-//!   (`#`, `//`, `/*`, `*`) and keeps at least [`MIN_LINE_CHARS`] characters. Every run of
-//!   lines the gold patch adds (one hunk's `+` lines) gives windows of [`WINDOW`]
-//!   consecutive non-trivial lines; lines the contract shows anyway (signatures, doc
-//!   comments: every line of a string in `contract.json`) count as trivial, since the
-//!   agent is given them. A workspace file leaks when [`WINDOW`] consecutive
-//!   non-trivial lines of it equal such a window. Shorter runs are too small to tell a copy
-//!   from a coincidence and are not checked. A window the original repository's own source
-//!   files hold more often than the gold patch adds it (an idiom written out in two
-//!   functions, one extracted and one kept) is the project's code, not a copy of the
-//!   solution, when the workspace holds it in such a source file: it is recorded as
-//!   `repeated_in_original`, not as a leak. A copy anywhere else (documentation, examples,
-//!   tests) leaks whatever the source repeats.
+//!   (`#`, `//`, `/*`, `*`) and keeps at least [`MIN_LINE_CHARS`] characters; lines the
+//!   contract shows anyway (signatures, doc comments: every line of a string in
+//!   `contract.json`) count as trivial, since the agent is given them. The lines the gold
+//!   patch adds are cut into *pieces*: each extracted top definition (the outermost
+//!   extracted definition holding a line), and the lines of each hunk outside any. A
+//!   workspace file repeats a piece's line when [`WINDOW`] consecutive non-trivial lines of
+//!   it equal [`WINDOW`] consecutive lines of the piece holding that line. It *leaks* the
+//!   piece when it repeats at least [`LEAK_PERCENT`]% of the piece's lines: a whole
+//!   definition, or most of one. Fewer are context, not the answer: sibling classes that
+//!   override the same methods the same way share such windows. The share is recorded per
+//!   piece (`similarity`) whether or not it leaks.
 //! - **Interface**: the contract names every identifier the F2P tests use (the lines
 //!   `test.patch` adds) that is the name of a definition the workspace lacks: an extracted
 //!   definition, or a non-test definition of the original whose name the workspace's files
@@ -31,17 +30,26 @@ use carve_languages::DefinitionIndex;
 pub const WINDOW: usize = 4;
 /// Characters a normalized line needs to count.
 pub const MIN_LINE_CHARS: usize = 8;
+/// Share of one gold piece's compared lines, in percent, that one workspace file must repeat
+/// to leak it: a copy of the answer repeats most of it.
+pub const LEAK_PERCENT: usize = 50;
+/// Compared lines a piece needs for a repeat in the repository's own source code to leak it.
+/// Sibling definitions there that override the same methods the same way repeat small
+/// pieces whole: in cachetools (28d4506), `_Link.unlink` (5 compared lines, 100%) and
+/// `TTLCache.popitem` (8, 50%) repeat `LRUCache`'s; they are context, not the answer. A
+/// near-copy of a real definition still leaks there (`_cached._condition`: 17 of 24, 70%).
+pub const SIBLING_MIN_LINES: usize = 10;
 
 /// The leakage check and the gold copies it found (`validation.json` `leakage`, typed in
 /// `carve_formats::validation`).
-pub use carve_formats::validation::{GoldCopy, LeakageCheck};
+pub use carve_formats::validation::{GoldCopy, GoldSimilarity, LeakageCheck};
 
 fn rule() -> String {
     format!(
-        "white space removed; comment lines and lines under {MIN_LINE_CHARS} characters skipped; \
-         {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines added by one gold.patch hunk, \
-         unless the original's source files hold them more often than gold.patch adds them and the copy is in \
-         a source file"
+        "white space removed; comment lines, lines under {MIN_LINE_CHARS} characters and lines the contract shows skipped; \
+         the gold code in pieces (each extracted top definition, else each gold.patch hunk); a file leaks a piece when its \
+         windows of {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines of the piece cover at least \
+         {LEAK_PERCENT}% of the piece's lines"
     )
 }
 
@@ -96,68 +104,188 @@ fn public_lines(contract_json: &str) -> BTreeSet<String> {
     out
 }
 
-/// Windows of the gold code: joined normalized lines -> the gold file.
-#[cfg(test)]
-fn gold_windows(gold_patch: &str, public: &BTreeSet<String>) -> BTreeMap<String, String> {
-    gold_window_counts(gold_patch, public).into_iter().map(|(w, (file, _))| (w, file)).collect()
+/// One piece of the gold code: an extracted top definition (the outermost extracted
+/// definition holding the lines), or the lines of one hunk outside any.
+#[derive(Debug)]
+struct GoldPiece {
+    file: String,
+    definition: Option<String>,
+    /// Normalized, non-trivial lines the contract does not show, in order.
+    lines: Vec<String>,
 }
 
-/// Windows of the gold code: joined normalized lines -> the first gold file and how many
-/// times the patch adds the window.
-fn gold_window_counts(gold_patch: &str, public: &BTreeSet<String>) -> BTreeMap<String, (String, usize)> {
-    let mut out: BTreeMap<String, (String, usize)> = BTreeMap::new();
-    for (file, lines) in added_runs(gold_patch) {
-        let norm: Vec<String> = lines.iter().filter_map(|l| normalize(l)).filter(|n| !public.contains(n)).collect();
-        for w in norm.windows(WINDOW) {
-            out.entry(w.join("\n")).or_insert_with(|| (file.clone(), 0)).1 += 1;
+/// `(file, new-file line, hunk number, text)` of every line a unified diff adds.
+fn added_lines(patch: &str) -> Vec<(String, usize, usize, &str)> {
+    let mut out = Vec::new();
+    let (mut file, mut line, mut hunk) = (String::new(), 0usize, 0usize);
+    for l in patch.lines() {
+        if let Some(path) = l.strip_prefix("+++ ") {
+            file = path.strip_prefix("b/").unwrap_or(path).to_string();
+        } else if l.starts_with("--- ") || l.starts_with("diff --git") {
+        } else if let Some(header) = l.strip_prefix("@@") {
+            hunk += 1;
+            // `@@ -a,b +c,d @@`: the new file's lines start at c.
+            let new = header.split_whitespace().find_map(|w| w.strip_prefix('+'));
+            line = new.and_then(|n| n.split(',').next()?.parse().ok()).unwrap_or(1);
+        } else if let Some(added) = l.strip_prefix('+') {
+            out.push((file.clone(), line, hunk, added));
+            line += 1;
+        } else if l.starts_with(' ') || l.is_empty() {
+            line += 1;
         }
     }
     out
 }
 
-/// How many times the non-test source files of the original repository at `original` (the
-/// files of `index`) hold each window of `windows`.
-fn original_counts(
-    original: &Path,
-    index: &DefinitionIndex,
-    windows: &BTreeMap<String, String>,
+/// The outermost extracted definition of `file` whose span holds `line`.
+fn outermost_extracted<'i>(
+    index: &'i DefinitionIndex,
+    extracted: &BTreeSet<String>,
+    file: &str,
+    line: usize,
+) -> Option<&'i str> {
+    let defs = index.files.get(file).map(|f| f.definitions.as_slice()).unwrap_or(&[]);
+    defs.iter()
+        .filter(|id| extracted.contains(*id))
+        .filter_map(|id| index.definitions.get(id))
+        .filter(|d| d.span.start_line <= line && line <= d.span.end_line)
+        .max_by_key(|d| (d.span.end_line - d.span.start_line, std::cmp::Reverse(d.id.as_str())))
+        .map(|d| d.id.as_str())
+}
+
+/// The gold patch cut into pieces (extracted top definitions, else hunks), in patch order.
+fn gold_pieces(
+    gold_patch: &str,
     public: &BTreeSet<String>,
-) -> BTreeMap<String, usize> {
-    let mut out: BTreeMap<String, usize> = BTreeMap::new();
-    for (rel, _) in index.files.iter().filter(|(_, f)| !f.is_test) {
-        let Ok(text) = std::fs::read_to_string(original.join(rel)) else { continue };
-        let norm: Vec<String> = text.lines().filter_map(normalize).filter(|n| !public.contains(n)).collect();
-        for w in norm.windows(WINDOW) {
-            let key = w.join("\n");
-            if windows.contains_key(&key) {
-                *out.entry(key).or_default() += 1;
-            }
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<String>,
+) -> Vec<GoldPiece> {
+    let mut pieces: Vec<GoldPiece> = Vec::new();
+    let mut at: BTreeMap<(String, Option<String>, usize), usize> = BTreeMap::new();
+    for (file, line, hunk, text) in added_lines(gold_patch) {
+        let definition = outermost_extracted(index, extracted, &file, line).map(str::to_string);
+        // Lines outside any definition are grouped per hunk.
+        let key = (file.clone(), definition.clone(), if definition.is_some() { 0 } else { hunk });
+        let pos = *at.entry(key).or_insert_with(|| {
+            pieces.push(GoldPiece { file, definition, lines: Vec::new() });
+            pieces.len() - 1
+        });
+        if let Some(n) = normalize(text).filter(|n| !public.contains(n)) {
+            pieces[pos].lines.push(n);
+        }
+    }
+    pieces
+}
+
+/// Windows of the gold pieces: joined normalized lines -> (piece, first line) of each.
+fn gold_windows(pieces: &[GoldPiece]) -> BTreeMap<String, Vec<(usize, usize)>> {
+    let mut out: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+    for (p, piece) in pieces.iter().enumerate() {
+        for (i, w) in piece.lines.windows(WINDOW).enumerate() {
+            out.entry(w.join("\n")).or_default().push((p, i));
         }
     }
     out
 }
 
-/// Gold-code copies in one file's text.
-fn copies_in(file: &str, text: &str, windows: &BTreeMap<String, String>, public: &BTreeSet<String>) -> Vec<GoldCopy> {
+/// What one workspace file repeats of one gold piece: the piece's lines it covers and the
+/// file's line ranges that repeat them.
+#[derive(Debug, Default)]
+struct Repeat {
+    covered: BTreeSet<usize>,
+    ranges: Vec<(usize, usize)>,
+}
+
+/// Per gold piece, what one file's text repeats of it.
+fn repeats_in(
+    text: &str,
+    windows: &BTreeMap<String, Vec<(usize, usize)>>,
+    public: &BTreeSet<String>,
+) -> BTreeMap<usize, Repeat> {
     let norm: Vec<(usize, String)> = text
         .lines()
         .enumerate()
         .filter_map(|(i, l)| normalize(l).map(|n| (i + 1, n)))
         .filter(|(_, n)| !public.contains(n))
         .collect();
-    let mut out: Vec<GoldCopy> = Vec::new();
+    let mut out: BTreeMap<usize, Repeat> = BTreeMap::new();
     for w in norm.windows(WINDOW) {
         let key = w.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join("\n");
-        if let Some(gold_file) = windows.get(&key) {
-            let (start, end) = (w[0].0, w[WINDOW - 1].0);
+        let Some(at) = windows.get(&key) else { continue };
+        let (start, end) = (w[0].0, w[WINDOW - 1].0);
+        for &(piece, first) in at {
+            let r = out.entry(piece).or_default();
+            r.covered.extend(first..first + WINDOW);
             // Overlapping windows of one copy are reported as one range.
-            match out.last_mut() {
-                Some(last) if last.lines.1 >= start && &last.gold_file == gold_file => last.lines.1 = end,
-                _ => out.push(GoldCopy::new(file.to_string(), (start, end), gold_file.clone())),
+            match r.ranges.last_mut() {
+                Some(last) if last.1 >= start => last.1 = last.1.max(end),
+                _ => r.ranges.push((start, end)),
             }
         }
     }
     out
+}
+
+/// Whether a file that repeats `copied` of a piece's `lines` leaks it: at least
+/// [`LEAK_PERCENT`]% of them, and, when the file is source code of the repository (where
+/// sibling definitions live), a piece of at least [`SIBLING_MIN_LINES`] lines.
+fn leaks(copied: usize, lines: usize, source: bool) -> bool {
+    lines > 0 && copied * 100 >= LEAK_PERCENT * lines && (!source || lines >= SIBLING_MIN_LINES)
+}
+
+/// One workspace file's repeat of one gold piece.
+struct Found {
+    file: String,
+    /// The file is non-test source code of the repository.
+    source: bool,
+    repeat: Repeat,
+}
+
+/// What the check found of the gold code: per piece repeated at all, the file repeating most
+/// (the first in path order on ties), most first; the copies that leak; their problems.
+fn judge_repeats(
+    pieces: &[GoldPiece],
+    found: BTreeMap<usize, Vec<Found>>,
+) -> (Vec<GoldSimilarity>, Vec<GoldCopy>, Vec<String>) {
+    let (mut sims, mut copies, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+    for (p, all) in found {
+        let piece = &pieces[p];
+        let lines = piece.lines.len();
+        let what = piece.definition.as_deref().unwrap_or("a gold.patch hunk");
+        for f in all.iter().filter(|f| leaks(f.repeat.covered.len(), lines, f.source)) {
+            let copied = f.repeat.covered.len();
+            let ranges: Vec<String> = f.repeat.ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect();
+            problems.push(format!(
+                "{} lines {} repeat gold code of {} ({copied} of the {lines} compared lines of {what}, {}%: a copy of the answer)",
+                f.file,
+                ranges.join(", "),
+                piece.file,
+                copied * 100 / lines,
+            ));
+            copies.extend(f.repeat.ranges.iter().map(|r| GoldCopy::new(f.file.clone(), *r, piece.file.clone())));
+        }
+        let mut best: Option<&Found> = None;
+        for f in &all {
+            if best.is_none_or(|b| f.repeat.covered.len() > b.repeat.covered.len()) {
+                best = Some(f);
+            }
+        }
+        if let Some(b) = best {
+            let mut sim = GoldSimilarity::new(
+                piece.file.clone(),
+                piece.definition.clone(),
+                lines,
+                b.file.clone(),
+                b.repeat.covered.len(),
+            );
+            sim.source = b.source;
+            sims.push(sim);
+        }
+    }
+    sims.sort_by(|a, b| b.percent.cmp(&a.percent).then(b.copied.cmp(&a.copied)));
+    copies.sort_by(|a, b| (&a.file, a.lines).cmp(&(&b.file, b.lines)));
+    copies.dedup();
+    (sims, copies, problems)
 }
 
 /// Identifier words of `text` (letters, digits, `_`; not starting with a digit).
@@ -167,6 +295,53 @@ fn words(text: &str, out: &mut BTreeSet<String>) {
             out.insert(w.to_string());
         }
     }
+}
+
+/// Identifier words of the lines `test_patch` adds (the F2P tests' code).
+fn test_words(test_patch: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (_, lines) in added_runs(test_patch) {
+        for l in lines {
+            words(l, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `id` or one of its ancestors is in `extracted`.
+fn in_extracted(index: &DefinitionIndex, extracted: &BTreeSet<String>, id: &str) -> bool {
+    let mut cur = Some(id.to_string());
+    for _ in 0..64 {
+        let Some(c) = cur else { return false };
+        if extracted.contains(&c) {
+            return true;
+        }
+        cur = index.definitions.get(&c).and_then(|d| d.parent.clone());
+    }
+    false
+}
+
+/// The definitions the contract must still show for the interface check to hold: extracted
+/// non-test definitions (or ones nested in extracted code) whose name the F2P tests' code
+/// (`test_patch`'s added lines) uses and no word of `contract_json` is. The extract stage
+/// adds them to the contract (`Contract::add_needed`) instead of letting the check reject.
+pub fn unnamed_extracted(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<String>,
+    test_patch: &str,
+    contract_json: &str,
+) -> BTreeSet<String> {
+    let used = test_words(test_patch);
+    let mut named = BTreeSet::new();
+    words(contract_json, &mut named);
+    index
+        .definitions
+        .values()
+        .filter(|d| !d.is_test && !index.files.get(&d.path).is_some_and(|f| f.is_test))
+        .filter(|d| used.contains(&d.name) && !named.contains(&d.name))
+        .filter(|d| in_extracted(index, extracted, &d.id))
+        .map(|d| d.id.clone())
+        .collect()
 }
 
 /// What the check reads about the task.
@@ -179,30 +354,22 @@ pub struct LeakageInputs<'a> {
     pub test_patch: &'a str,
     /// `contract.json` as written.
     pub contract_json: &'a str,
-    /// The original repository (its source files tell the project's own repetitions).
-    pub original: &'a Path,
 }
 
 /// Check the workspace at `ws` (written by [`crate::agent_workspace::write`]).
 pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let files = crate::agent_workspace::committed_files(ws)?;
     let public = public_lines(inputs.contract_json);
-    let counts = gold_window_counts(inputs.gold_patch, &public);
-    let windows: BTreeMap<String, String> = counts.iter().map(|(w, (file, _))| (w.clone(), file.clone())).collect();
-    let in_original = original_counts(inputs.original, inputs.index, &windows, &public);
-    let (repeated, unique): (BTreeMap<String, String>, BTreeMap<String, String>) =
-        windows.iter().map(|(w, f)| (w.clone(), f.clone())).partition(|(w, _)| in_original.get(w) > Some(&counts[w].1));
-    let mut copies = Vec::new();
-    let mut repeated_copies = Vec::new();
+    let pieces = gold_pieces(inputs.gold_patch, &public, inputs.index, inputs.extracted);
+    let windows = gold_windows(&pieces);
+    // Per piece, every file that repeats part of it (`files` is sorted).
+    let mut found: BTreeMap<usize, Vec<Found>> = BTreeMap::new();
     let mut ws_words = BTreeSet::new();
     for rel in &files {
         let Ok(text) = std::fs::read_to_string(ws.join(rel)) else { continue };
         let source = inputs.index.files.get(rel).is_some_and(|f| !f.is_test);
-        if source {
-            copies.extend(copies_in(rel, &text, &unique, &public));
-            repeated_copies.extend(copies_in(rel, &text, &repeated, &public));
-        } else {
-            copies.extend(copies_in(rel, &text, &windows, &public));
+        for (p, repeat) in repeats_in(&text, &windows, &public) {
+            found.entry(p).or_default().push(Found { file: rel.clone(), source, repeat });
         }
         let is_test = inputs.index.files.get(rel).is_some_and(|f| f.is_test);
         if !is_test {
@@ -210,12 +377,7 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
         }
     }
     // Identifiers of the F2P tests' code.
-    let mut test_words = BTreeSet::new();
-    for (_, lines) in added_runs(inputs.test_patch) {
-        for l in lines {
-            words(l, &mut test_words);
-        }
-    }
+    let test_words = test_words(inputs.test_patch);
     let mut needed = BTreeSet::new();
     for (id, d) in &inputs.index.definitions {
         // Test code (a helper of a `#[cfg(test)]` module) comes back with test.patch.
@@ -230,14 +392,10 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut named = BTreeSet::new();
     words(inputs.contract_json, &mut named);
     let unnamed: Vec<String> = needed.iter().filter(|n| !named.contains(*n)).cloned().collect();
+    let (similarity, copies, leaked) = judge_repeats(&pieces, found);
     let single_commit = crate::agent_workspace::commit_count(ws)? == 1;
     let mut problems = Vec::new();
-    for c in &copies {
-        problems.push(format!(
-            "{} lines {}-{} repeat gold code of {} (the workspace leaks the solution)",
-            c.file, c.lines.0, c.lines.1, c.gold_file
-        ));
-    }
+    problems.extend(leaked);
     if !unnamed.is_empty() {
         problems.push(format!(
             "the contract does not name {}, which the F2P tests use and the workspace lacks",
@@ -250,7 +408,7 @@ pub fn check(ws: &Path, inputs: &LeakageInputs<'_>) -> Result<LeakageCheck> {
     let mut check = LeakageCheck::new(rule(), files.len(), windows.len(), single_commit);
     check.ok = problems.is_empty();
     check.gold_copies = copies;
-    check.repeated_in_original = repeated_copies;
+    check.similarity = similarity;
     check.needed_identifiers = needed.into_iter().collect();
     check.unnamed_identifiers = unnamed;
     check.problems = problems;
@@ -263,32 +421,106 @@ mod tests {
 
     const GOLD: &str = "diff --git a/pkg/text.py b/pkg/text.py\n--- a/pkg/text.py\n+++ b/pkg/text.py\n@@ -1,2 +1,8 @@\n import re\n+def slugify(text, sep=\"-\"):\n+    # lower-case first\n+    text = text.strip().lower()\n+    text = re.sub(r\"[^a-z0-9]+\", sep, text)\n+    return text.strip(sep)\n+\n";
 
+    fn in_file(file: &str, source: bool, found: BTreeMap<usize, Repeat>) -> BTreeMap<usize, Vec<Found>> {
+        found.into_iter().map(|(p, repeat)| (p, vec![Found { file: file.into(), source, repeat }])).collect()
+    }
+
+    fn no_index() -> DefinitionIndex {
+        DefinitionIndex::build(tempfile::tempdir().unwrap().path(), &Default::default()).unwrap()
+    }
+
     #[test]
     fn windows_of_normalized_added_lines() {
-        let w = gold_windows(GOLD, &BTreeSet::new());
+        let pieces = gold_pieces(GOLD, &BTreeSet::new(), &no_index(), &BTreeSet::new());
+        assert_eq!(pieces.len(), 1, "{pieces:?}");
+        assert_eq!((pieces[0].file.as_str(), pieces[0].definition.as_deref()), ("pkg/text.py", None));
+        let w = gold_windows(&pieces);
         assert_eq!(w.len(), 1, "{w:?}");
         let key = w.keys().next().unwrap();
         assert!(key.starts_with("defslugify(text,sep=\"-\"):\ntext=text.strip().lower()"), "{key}");
-        assert_eq!(w[key], "pkg/text.py");
+        assert_eq!(w[key], [(0, 0)]);
     }
 
     #[test]
     fn a_reformatted_copy_is_found_with_its_lines() {
-        let w = gold_windows(GOLD, &BTreeSet::new());
+        let pieces = gold_pieces(GOLD, &BTreeSet::new(), &no_index(), &BTreeSet::new());
+        let w = gold_windows(&pieces);
         let copy = "x = 1\n\ndef slugify(text,  sep=\"-\"):\n    text = text.strip().lower()   # lower\n    # a comment between\n    text = re.sub(r\"[^a-z0-9]+\", sep, text)\n    return text.strip(sep)\n";
         // The trailing comment changes that line, so it is no copy; without it it is.
-        assert!(copies_in("docs/x.py", copy, &w, &BTreeSet::new()).is_empty());
+        assert!(repeats_in(copy, &w, &BTreeSet::new()).is_empty());
         let copy = copy.replace("   # lower", "");
-        let found = copies_in("docs/x.py", &copy, &w, &BTreeSet::new());
-        assert_eq!(found, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
+        let found = repeats_in(&copy, &w, &BTreeSet::new());
+        assert_eq!(found[&0].ranges, [(3, 7)]);
+        assert_eq!(found[&0].covered.len(), 4);
+        let (sims, copies, problems) = judge_repeats(&pieces, in_file("docs/x.py", false, found));
+        assert_eq!(copies, vec![GoldCopy::new("docs/x.py".into(), (3, 7), "pkg/text.py".into())]);
+        assert_eq!(sims[0].percent, 100);
+        assert!(
+            problems[0].starts_with("docs/x.py lines 3-7 repeat gold code of pkg/text.py (4 of the 4"),
+            "{problems:?}"
+        );
+        // The same lines in a sibling definition of the repository's source: a piece this
+        // small is shared boilerplate there.
+        let found = repeats_in(&copy, &w, &BTreeSet::new());
+        let (sims, copies, problems) = judge_repeats(&pieces, in_file("pkg/other.py", true, found));
+        assert!(copies.is_empty() && problems.is_empty(), "{problems:?}");
+        assert!(sims[0].source && sims[0].percent == 100, "the figure is recorded: {sims:?}");
+    }
+
+    /// Two cache classes that update their order the same way: the extracted one's gold code
+    /// shares one method (4 compared lines of 11) with its sibling, which stays. The
+    /// share is recorded, and is no leak; the whole class copied elsewhere is one.
+    #[test]
+    fn a_sibling_sharing_one_method_is_context_and_a_whole_copy_leaks() {
+        let fifo = "class FIFOCache(Cache):\n    def __init__(self, maxsize):\n        Cache.__init__(self, maxsize)\n        self.__order = collections.OrderedDict()\n\n    def __setitem__(self, key, value, cache_setitem=Cache.__setitem__):\n        cache_setitem(self, key, value)\n        try:\n            self.__order.move_to_end(key)\n        except KeyError:\n            self.__order[key] = None\n\n    def popitem(self):\n        try:\n            key = next(iter(self.__order))\n        except StopIteration:\n            raise KeyError(type(self).__name__) from None\n        else:\n            return (key, self.pop(key))\n";
+        let lru = fifo.replace("FIFOCache", "LRUCache").replace(
+            "        try:\n            key = next(iter(self.__order))",
+            "        try:\n            key = next(reversed(self.__order))",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        carve_testutil::write_files(dir.path(), &[("pkg/caches.py", &format!("import collections\n\n\n{fifo}"))]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let class = "pkg/caches.py::FIFOCache".to_string();
+        let extracted: BTreeSet<String> =
+            index.definitions.keys().filter(|id| id.starts_with(&class)).cloned().collect();
+        assert!(extracted.contains(&class), "{:?}", index.definitions.keys());
+        let added: String = fifo.lines().map(|l| format!("+{l}\n")).collect();
+        let gold = format!("--- a/pkg/caches.py\n+++ b/pkg/caches.py\n@@ -3,0 +4,19 @@\n{added}");
+        let pieces = gold_pieces(&gold, &BTreeSet::new(), &index, &extracted);
+        assert_eq!(pieces.len(), 1, "one piece, the class: {pieces:?}");
+        assert_eq!(pieces[0].definition.as_deref(), Some(class.as_str()));
+        let w = gold_windows(&pieces);
+        let sibling = format!(
+            "import collections\n\n\n{}",
+            lru.replace(
+                "    def __setitem__",
+                "    def other(self):\n        return self.maxsize\n\n    def __setitem__"
+            )
+        );
+        let found = repeats_in(&sibling, &w, &BTreeSet::new());
+        let (sims, copies, _) = judge_repeats(&pieces, in_file("pkg/caches.py", true, found));
+        assert!(copies.is_empty(), "{copies:?}");
+        assert_eq!((sims[0].copied, sims[0].lines), (sims[0].copied, pieces[0].lines.len()));
+        assert!(sims[0].copied >= WINDOW && sims[0].percent < LEAK_PERCENT, "{sims:?}");
+        let found = repeats_in(&format!("{fifo}\n# copied\n"), &w, &BTreeSet::new());
+        let (sims, copies, _) = judge_repeats(&pieces, in_file("docs/x.py", false, found));
+        assert_eq!(sims[0].percent, 100, "{sims:?}");
+        assert_eq!(copies.len(), 1);
+    }
+
+    #[test]
+    fn short_or_trivial_runs_are_not_windows() {
+        let patch = "+++ b/a.py\n@@ -1 +1,5 @@\n+def f():\n+    pass\n+    return None\n+}\n";
+        let pieces = gold_pieces(patch, &BTreeSet::new(), &no_index(), &BTreeSet::new());
+        assert!(gold_windows(&pieces).is_empty());
+        assert_eq!(normalize("    # comment here"), None);
+        assert_eq!(normalize("  return x  "), None);
+        assert_eq!(normalize("  return value"), Some("returnvalue".into()));
     }
 
     /// A git repository at `dir` with `files`, committed once (as the agent's workspace is).
     fn committed(dir: &Path, files: &[(&str, &str)]) {
-        for (rel, text) in files {
-            std::fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
-            std::fs::write(dir.join(rel), text).unwrap();
-        }
+        carve_testutil::write_files(dir, files);
         let git = |args: &[&str]| {
             let ok = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
             assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
@@ -299,54 +531,36 @@ mod tests {
     }
 
     /// `check_valid` is extracted, `check_partial` stays, and both open with the same four
-    /// lines (toolz's `_signatures.py`): the project's own repetition, not a leak. The same
-    /// lines in a document still leak.
+    /// lines (toolz's `_signatures.py`): the kept function is the project's own code, not a
+    /// copy of the answer; the whole function in a document is one.
     #[test]
-    fn an_idiom_the_original_repeats_outside_the_gold_code_is_no_leak_in_source() {
+    fn an_idiom_a_kept_function_shares_is_no_leak_and_a_documented_copy_is() {
         let idiom = "    num_pos_only, func, keyword_exclude, sigspec = sig\n    if len(args) < num_pos_only:\n        \
                      args = args + pad_args\n    if keyword_exclude:\n        kwargs = dict(kwargs)\n";
         let valid = format!("def check_valid(sig, args, kwargs):\n{idiom}    return call(func, args, kwargs)\n");
         let partial = format!("def check_partial(sig, args, kwargs):\n{idiom}    return partial(func, args, kwargs)\n");
-        let original = tempfile::tempdir().unwrap();
         let source = format!("{valid}\n\n{partial}");
-        committed(original.path(), &[("pkg/sigs.py", &source)]);
         let index = DefinitionIndex::from_sources(&[("pkg/sigs.py".to_string(), source.as_bytes().to_vec())]);
         let added: String = valid.lines().map(|l| format!("+{l}\n")).collect();
         let gold = format!("+++ b/pkg/sigs.py\n@@ -1,0 +1,7 @@\n{added}");
         let extracted: BTreeSet<String> = ["pkg/sigs.py::check_valid".to_string()].into();
-        let inputs = |original| LeakageInputs {
+        let inputs = LeakageInputs {
             index: &index,
             extracted: &extracted,
             gold_patch: &gold,
             test_patch: "",
             contract_json: "{}",
-            original,
         };
         let ws = tempfile::tempdir().unwrap();
-        committed(ws.path(), &[("pkg/sigs.py", &format!("\n\n{partial}")), ("docs/guide.md", &valid)]);
-        let check = check(ws.path(), &inputs(original.path())).unwrap();
-        assert_eq!(check.repeated_in_original.len(), 1, "{check:#?}");
-        assert_eq!(check.repeated_in_original[0].file, "pkg/sigs.py");
-        // The document's copy of check_valid leaks, whatever the source repeats.
-        assert_eq!(check.gold_copies.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), ["docs/guide.md"]);
-        assert!(!check.ok);
-        // Had the original held the idiom once (check_partial written differently), the kept
-        // copy would be the gold code itself left behind: a leak.
-        let once = tempfile::tempdir().unwrap();
-        committed(once.path(), &[("pkg/sigs.py", &valid)]);
-        let ws = tempfile::tempdir().unwrap();
         committed(ws.path(), &[("pkg/sigs.py", &format!("\n\n{partial}"))]);
-        let check = super::check(ws.path(), &inputs(once.path())).unwrap();
-        assert!(check.repeated_in_original.is_empty());
-        assert_eq!(check.gold_copies.len(), 1, "{check:#?}");
-    }
-
-    #[test]
-    fn short_or_trivial_runs_are_not_windows() {
-        let patch = "+++ b/a.py\n@@ -1 +1,5 @@\n+def f():\n+    pass\n+    return None\n+}\n";
-        assert!(gold_windows(patch, &BTreeSet::new()).is_empty());
-        assert_eq!(normalize("    # comment here"), None);
-        assert_eq!(normalize("  return x  "), None);
-        assert_eq!(normalize("  return value"), Some("returnvalue".into()));
+        let kept = check(ws.path(), &inputs).unwrap();
+        assert!(kept.ok && kept.gold_copies.is_empty(), "{kept:#?}");
+        assert_eq!(kept.similarity.len(), 1, "the share is recorded: {kept:#?}");
+        assert_eq!(kept.similarity[0].file, "pkg/sigs.py");
+        let ws = tempfile::tempdir().unwrap();
+        committed(ws.path(), &[("pkg/sigs.py", &format!("\n\n{partial}")), ("docs/guide.md", &valid)]);
+        let documented = check(ws.path(), &inputs).unwrap();
+        assert_eq!(documented.gold_copies.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), ["docs/guide.md"]);
+        assert!(!documented.ok);
     }
 }

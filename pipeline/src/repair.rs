@@ -104,8 +104,8 @@ pub fn named_definitions(
 
 /// The extracted definitions a load error names (see
 /// `LanguageSupport::load_error_names`): those called `name`, on the class or module
-/// `owner` when the error says where it was looked up (a method's class, a file's stem or
-/// package folder), else any of that name. Each comes with its extracted ancestors (a kept
+/// `owner` when the error says where it was looked up (a method's class or a class it
+/// inherits from, a file's stem or package folder), else any of that name. Each comes with its extracted ancestors (a kept
 /// method keeps its class) and, for a function, the extracted definitions nested in it
 /// (part of its body); a kept class's extracted members stay extracted.
 pub fn definitions_named_in_error(
@@ -118,7 +118,9 @@ pub fn definitions_named_in_error(
         let file = d.path.rsplit('/').next().unwrap_or(&d.path);
         let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
         let folder = d.path.rsplit('/').nth(1);
-        parent == Some(owner) || stem == owner || (folder == Some(owner) && stem.starts_with("__init__"))
+        parent.is_some_and(|p| with_bases(index, owner).contains(p))
+            || stem == owner
+            || (folder == Some(owner) && stem.starts_with("__init__"))
     };
     let mut out = BTreeSet::new();
     for n in names {
@@ -143,6 +145,26 @@ pub fn definitions_named_in_error(
             // still go on their own (a later round keeps one that is needed too).
             if matches!(d.kind, carve_languages::DefinitionKind::Function | carve_languages::DefinitionKind::Method) {
                 out.extend(extracted.iter().filter(|e| is_nested_in(index, e, &d.id)).cloned());
+            }
+        }
+    }
+    out
+}
+
+/// `class` and the names of the classes it inherits from, as far as the index's definitions
+/// of those names say (a method looked up on a class may be a base's).
+fn with_bases(index: &DefinitionIndex, class: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::from([class.to_string()]);
+    let mut todo = vec![class.to_string()];
+    while let Some(name) = todo.pop() {
+        for d in index.definitions.values().filter(|d| d.name == name) {
+            for base in &d.signature.bases {
+                // `abc.ABC`, `Generic[T]`, `Base(metaclass=M)`: the name itself.
+                let base = base.split(['[', '(', '<']).next().unwrap_or(base);
+                let base = base.rsplit(['.', ':']).next().unwrap_or(base).trim();
+                if !base.is_empty() && out.insert(base.to_string()) {
+                    todo.push(base.to_string());
+                }
             }
         }
     }
@@ -416,6 +438,24 @@ mod tests {
         // A kept class's members stay extracted (they can go on their own).
         assert_eq!(named("Echo", None), ids(&["pkg/echo.py::Echo"]));
         assert!(named("missing", None).is_empty());
+    }
+
+    /// `Descriptor() takes no arguments` (cachetools' `_cachedmethod`): the `__init__` that went
+    /// is the base class's, not the one of another class of the same module.
+    #[test]
+    fn a_missing_init_is_looked_up_through_the_classes_bases() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = "class Base:\n    def __init__(self, x):\n        self.x = x\n\n\nclass Other:\n    def __init__(self, y):\n        self.y = y\n\n\n\
+                   def make():\n    class Descriptor(Base):\n        pass\n\n    return Descriptor(1)\n";
+        carve_testutil::write_files(dir.path(), &[("pkg/__init__.py", ""), ("pkg/d.py", src)]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let extracted: BTreeSet<NodeId> =
+            ["pkg/d.py::Base.__init__", "pkg/d.py::Other.__init__"].map(String::from).into();
+        let n = carve_languages::NamedInError { name: "__init__".into(), owner: Some("Descriptor".into()) };
+        assert_eq!(
+            definitions_named_in_error(&index, &extracted, &[n]),
+            ["pkg/d.py::Base.__init__".to_string()].into()
+        );
     }
 
     #[test]

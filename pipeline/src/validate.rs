@@ -482,7 +482,6 @@ impl Bundle {
             gold_patch: &self.gold_patch,
             test_patch: &self.f2p_tests_patch,
             contract_json: &self.contract_json,
-            original: &session.repo,
         }
     }
 
@@ -599,7 +598,6 @@ pub fn validate_level1(
         gold_patch: &ext.gold_patch,
         test_patch: &ext.test_patch,
         contract_json: &contract_json,
-        original: &session.repo,
     };
     check_workspace(session, &ext.masked, &inputs, dir, &mut v)?;
     Ok(v)

@@ -8,6 +8,8 @@
 //! - `AttributeError: type object 'C' has no attribute 'x'`, `'C' object has no attribute 'x'`
 //! - `TypeError: Can't instantiate abstract class C with abstract method x` (`methods x, y`;
 //!   3.12: `without an implementation for abstract method 'x'`, `methods 'x', 'y'`)
+//! - `TypeError: C() takes no arguments`: `object.__init__` was reached, so the `__init__`
+//!   of `C` or of a base class of it is gone
 //!
 //! The message may carry a prefix (`could not collect tests/test_a.py: NameError: …`).
 
@@ -46,6 +48,12 @@ pub fn load_error_names(message: &str) -> Vec<NamedInError> {
                     out.push(named(name, Some(class)));
                 }
             }
+        }
+    }
+    if let Some(at) = message.find("() takes no arguments") {
+        let class = message[..at].rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).next();
+        if let Some(class) = class.filter(|c| !c.is_empty()) {
+            out.push(named("__init__", Some(class)));
         }
     }
     out.retain(|n| is_identifier(&n.name));
@@ -119,6 +127,17 @@ mod tests {
             ),
             one("speak", Some("Loud"))
         );
+    }
+
+    /// cachetools' `_condition_info.Descriptor(...)` once its base's `__init__` was masked:
+    /// the message names the class, the missing `__init__` is its own or a base's.
+    #[test]
+    fn a_class_that_takes_no_arguments_names_its_init() {
+        assert_eq!(
+            names("could not collect tests/test_classmethod.py: TypeError: Descriptor() takes no arguments"),
+            one("__init__", Some("Descriptor"))
+        );
+        assert_eq!(names("TypeError: pkg.Box() takes no arguments"), one("__init__", Some("Box")));
     }
 
     #[test]
