@@ -326,3 +326,13 @@ fn dead_neighbouring_use_leaves_go_as_one_run() {
     assert_eq!(apply(vec![span("Circle"), span("Rect")]), "use geometry::{Shape};\n");
     assert_eq!(apply(vec![span("Circle"), span("Shape")]), "use geometry::{Rect};\n");
 }
+
+/// An inherent impl whose methods all go keeps its associated `const`s, which code that
+/// stays names (`Foo::A`); before, the whole impl went and the crate did not build
+/// (the pattern of bitflags' `impl Flags { const … }` blocks).
+#[test]
+fn an_emptied_impl_keeps_its_consts() {
+    let lib = "pub struct Foo;\n\nimpl Foo {\n    pub const A: u8 = 1;\n\n    pub fn f(&self) -> u8 {\n        1\n    }\n}\n\npub struct Bar;\n\nimpl Bar {\n    pub fn g(&self) {}\n}\n\npub fn user() -> u8 {\n    Foo::A\n}\n";
+    let out = mask_sources(&[("src/lib.rs", lib)], &["src/lib.rs::Foo.f", "src/lib.rs::Bar.g"]);
+    insta::assert_snapshot!(out["src/lib.rs"]);
+}
