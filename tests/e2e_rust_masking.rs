@@ -1,0 +1,34 @@
+//! Rust masking and classification patterns found on real crates (issue 29), each on a
+//! fixture of ours: `carve tasks` gives a validated Level 1 task where the pattern used to
+//! cost precision or break the masked build.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// Issue 29 item 9 (`fixtures/rust/foreign-impls`): impls of the crate's trait for types
+/// the crate does not define (`impl Weight for [Item]`, `for [Item; N]`) that the F2P tests
+/// reach were extracted as whole blocks ("class of reached member"), although code that
+/// stays may use them through the trait (`kilos<W: Weight>`). They stay while the trait
+/// does, as impls for the crate's own types do; the methods only the F2P tests run are
+/// extracted (stubbed), and the masked crate builds.
+#[needs("cargo")]
+fn trait_impls_for_slices_and_arrays_stay_while_their_trait_does() {
+    let (_tmp, repo) = fixture_copy("rust/foreign-impls");
+    let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &["tests/pack.rs"]);
+    assert_eq!(
+        extracted(&inst),
+        ["src/lib.rs::[Item; N].<Weight>.weight", "src/lib.rs::[Item].<Weight>.weight", "src/pack.rs::fill"],
+        "{inst:#}"
+    );
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    for imp in ["src/lib.rs::[Item].<Weight>", "src/lib.rs::[Item; N].<Weight>"] {
+        let kept = audit["remained"].as_array().unwrap().iter().find(|r| r["id"] == imp);
+        let reasons = kept.map(|r| r["reasons"].to_string()).unwrap_or_default();
+        assert!(reasons.contains("implementation of `Weight`"), "{imp} should stay for its trait: {audit:#}");
+    }
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(!gold.contains("-impl Weight for [Item]"), "the gold patch restores the slice impl:\n{gold}");
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+}
