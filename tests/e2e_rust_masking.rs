@@ -32,3 +32,22 @@ fn trait_impls_for_slices_and_arrays_stay_while_their_trait_does() {
     assert!(!gold.contains("-impl Weight for [Item]"), "the gold patch restores the slice impl:\n{gold}");
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
 }
+
+/// bitflags' layout (`fixtures/rust/unit-test-modules`): unit tests in `src/tests/*.rs`,
+/// declared by `mod apply;` in `src/tests.rs`. Twelve of bitflags' 34 candidates were
+/// rejected because the F2P file went and its `mod` item stayed ("file not found for module",
+/// E0583, which no build repair can fix). The `mod` item goes with the file (the test patch
+/// puts both back), and `Scale`'s impl, whose only method is extracted, keeps the `const`
+/// that `unit` names.
+#[needs("cargo")]
+fn a_unit_test_file_goes_with_its_mod_item_and_an_emptied_impl_keeps_its_const() {
+    let (_tmp, repo) = fixture_copy("rust/unit-test-modules");
+    let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &["src/tests/apply.rs"]);
+    assert_eq!(extracted(&inst), ["src/lib.rs::Scale.apply"], "{inst:#}");
+    let mask = read(&bundle.join("mask.patch"));
+    assert!(mask.contains("-mod apply;"), "{mask}");
+    assert!(!mask.contains("-    pub const UNIT"), "the const stays:\n{mask}");
+    let test_patch = read(&bundle.join("test.patch"));
+    assert!(test_patch.contains("+mod apply;") && test_patch.contains("+fn applies()"), "{test_patch}");
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+}

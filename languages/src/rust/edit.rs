@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Language;
 
+mod mod_decls;
 mod test_removal;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,9 @@ pub struct RustRemovals {
     /// Inherent impls in `gone` only because every method of theirs goes. One that also
     /// holds other items (`const`s, types, macro calls) keeps those: only its methods go.
     pub emptied: BTreeSet<NodeId>,
+    /// Files left out of the masked tree (whole F2P test files): the `mod` items that
+    /// declare them go (`mod clear;` in `src/tests.rs` for `src/tests/clear.rs`).
+    pub removed_files: BTreeSet<String>,
 }
 
 fn trait_of<'a>(index: &'a DefinitionIndex, imp: &Definition) -> Option<&'a Definition> {
@@ -192,7 +196,7 @@ fn plan_once(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet
         })
         .map(|d| d.id.clone())
         .collect();
-    RustRemovals { gone, stubbed, emptied: emptied_impls }
+    RustRemovals { gone, stubbed, emptied: emptied_impls, removed_files: BTreeSet::new() }
 }
 
 /// Whether `id` or one of its ancestors is in `set`.
@@ -357,6 +361,10 @@ pub fn mask_file_with(
             let text = stub_body(d, indent);
             edits.push(Edit::replace(body.start_byte, body.end_byte, text));
         }
+    }
+    for (s, e) in mod_decls::declaring(source, &file.path, &removals.removed_files) {
+        let (s, e) = whole_lines(source, s, e);
+        edits.push(Edit::delete(s, e));
     }
     // `use` leaves whose target goes, or that only removed tests named.
     let test_uses: BTreeMap<usize, Vec<usize>> =
