@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Language;
 
-mod mod_decls;
+pub(crate) mod mod_decls;
 mod test_removal;
 #[cfg(test)]
 mod tests;
@@ -36,7 +36,7 @@ pub struct RustRemovals {
     pub gone: BTreeSet<NodeId>,
     /// Functions and methods whose body becomes `todo!()`.
     pub stubbed: BTreeSet<NodeId>,
-    /// Inherent impls in `gone` only because every method of theirs goes. One that also
+    /// Inherent impls in `gone` as a whole or because every method of theirs goes. One that also
     /// holds other items (`const`s, types, macro calls) keeps those: only its methods go.
     pub emptied: BTreeSet<NodeId>,
     /// Files left out of the masked tree (whole F2P test files): the `mod` items that
@@ -100,6 +100,38 @@ pub fn plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<
     }
 }
 
+/// `(delete, stub)` with what the removed module files (`src/tests/clear.rs`) name moved
+/// from `delete` to `stub`: such a file is compiled into the crate's test binary with the
+/// tests that stay, so when the test patch puts it back it must compile (its tests then
+/// fail on `todo!()`); a definition it names that was deleted would break every test of
+/// that binary. Removed crate roots (`tests/x.rs`) are binaries of their own.
+pub fn stub_what_removed_modules_name(
+    index: &DefinitionIndex,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+    removed_files: &BTreeSet<String>,
+) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
+    let (mut delete, mut stub) = (delete.clone(), stub.clone());
+    let named: BTreeSet<&NodeId> = removed_files
+        .iter()
+        .filter(|f| mod_decls::is_module_file(f))
+        .filter_map(|f| index.files.get(f))
+        .flat_map(|f| f.definitions.iter().filter_map(|d| index.get(d)))
+        .flat_map(|d| d.references.iter())
+        .collect();
+    // With the blocks that hold them (a method's impl).
+    for id in named {
+        let mut cur = Some(id.as_str());
+        while let Some(c) = cur {
+            if delete.remove(c) {
+                stub.insert(c.to_string());
+            }
+            cur = index.get(c).and_then(|d| d.parent.as_deref());
+        }
+    }
+    (delete, stub)
+}
+
 /// Whether `name` appears in `text` as a whole identifier.
 fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
@@ -119,7 +151,13 @@ fn plan_once(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet
         }
     }
     let mut gone: BTreeSet<NodeId> = rust.iter().filter(|d| delete.contains(&d.id)).map(|d| d.id.clone()).collect();
-    let mut emptied_impls = BTreeSet::new();
+    // An inherent impl removed as a whole (the class of an extracted method) is emptied too:
+    // it may hold more than its methods.
+    let mut emptied_impls: BTreeSet<NodeId> = rust
+        .iter()
+        .filter(|d| delete.contains(&d.id) && d.kind == DefinitionKind::Impl && !is_trait_impl(d))
+        .map(|d| d.id.clone())
+        .collect();
     // Trait-impl methods whose impl and trait item stay are stubbed, never deleted.
     let mut stub_extra = BTreeSet::new();
     loop {

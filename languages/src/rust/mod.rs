@@ -96,7 +96,8 @@ impl LanguageSupport for Rust {
         _calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
         removed_files: &'a BTreeSet<String>,
     ) -> Box<dyn Masking + 'a> {
-        let mut plan = edit::plan(index, delete, stub);
+        let (delete, stub) = edit::stub_what_removed_modules_name(index, delete, stub, removed_files);
+        let mut plan = edit::plan(index, &delete, &stub);
         plan.removed_files = removed_files.clone();
         Box::new(PlannedMask { index, plan, mask: edit::mask_file_with })
     }

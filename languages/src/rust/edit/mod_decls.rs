@@ -23,15 +23,30 @@ pub fn declaring(source: &str, path: &str, removed: &BTreeSet<String>) -> Vec<(u
     out
 }
 
+/// Whether the file at `path` is a module another file declares (`src/tests/clear.rs`),
+/// compiled into the same binary as its crate's other tests, rather than a crate root
+/// (`src/lib.rs`, `tests/basic.rs`, `examples/x.rs`).
+pub fn is_module_file(path: &str) -> bool {
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    !(matches!(file, "lib.rs" | "main.rs" | "build.rs") || is_root_dir(dir))
+}
+
+/// A folder whose `.rs` files are crate roots: a package's `tests/`, `examples/`,
+/// `benches/` and `src/bin/` (not `src/tests/`, a module folder under `src/`).
+fn is_root_dir(dir: &str) -> bool {
+    let parts: Vec<&str> = dir.split('/').collect();
+    match parts.iter().rposition(|p| *p == "src") {
+        Some(i) => parts[i + 1..] == ["bin"],
+        None => matches!(parts.last(), Some(&("tests" | "examples" | "benches"))),
+    }
+}
+
 /// The folder a file's child modules live in: beside a crate root or `mod.rs`, else in
 /// the folder named after the file (`src/tests.rs` -> `src/tests`).
 fn module_dir(path: &str) -> String {
     let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
     let stem = file.strip_suffix(".rs").unwrap_or(file);
-    let root = matches!(file, "lib.rs" | "main.rs" | "mod.rs" | "build.rs")
-        || ["tests", "examples", "benches"].iter().any(|d| dir == *d || dir.ends_with(&format!("/{d}")))
-        || dir.ends_with("src/bin")
-        || dir == "src/bin";
+    let root = matches!(file, "lib.rs" | "main.rs" | "mod.rs" | "build.rs") || is_root_dir(dir);
     match (root, dir) {
         (true, _) => dir.to_string(),
         (false, "") => stem.to_string(),
@@ -88,6 +103,10 @@ mod tests {
         assert_eq!(module_dir("src/a/mod.rs"), "src/a");
         assert_eq!(module_dir("tests/basic.rs"), "tests");
         assert_eq!(module_dir("src/a/b.rs"), "src/a/b");
+        assert_eq!(module_dir("src/tests/apply.rs"), "src/tests/apply");
+        assert_eq!(module_dir("crates/x/tests/t.rs"), "crates/x/tests");
+        assert!(is_module_file("src/tests/clear.rs") && is_module_file("src/a/mod.rs"));
+        assert!(!is_module_file("src/lib.rs") && !is_module_file("tests/basic.rs") && !is_module_file("src/bin/x.rs"));
     }
 
     #[test]
