@@ -38,15 +38,18 @@ fn trait_impls_for_slices_and_arrays_stay_while_their_trait_does() {
 /// rejected because the F2P file went and its `mod` item stayed ("file not found for module",
 /// E0583, which no build repair can fix). The `mod` item goes with the file (the test patch
 /// puts both back), and `Scale`'s impl, whose only method is extracted, keeps the `const`
-/// that `unit` names.
+/// that `unit` names. What the removed file names is stubbed, not deleted.
 #[needs("cargo")]
 fn a_unit_test_file_goes_with_its_mod_item_and_an_emptied_impl_keeps_its_const() {
     let (_tmp, repo) = fixture_copy("rust/unit-test-modules");
     let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &["src/tests/apply.rs"]);
-    assert_eq!(extracted(&inst), ["src/lib.rs::Scale.apply"], "{inst:#}");
+    assert_eq!(extracted(&inst), ["src/lib.rs::Scale.<impl>", "src/lib.rs::Scale.apply"], "{inst:#}");
     let mask = read(&bundle.join("mask.patch"));
     assert!(mask.contains("-mod apply;"), "{mask}");
     assert!(!mask.contains("-    pub const UNIT"), "the const stays:\n{mask}");
+    // The restored test is compiled into the lib's test binary: `apply` keeps its
+    // signature (stubbed) so that it builds and fails, and the P2P test beside it passes.
+    assert!(mask.contains("+        todo!()"), "{mask}");
     let test_patch = read(&bundle.join("test.patch"));
     assert!(test_patch.contains("+mod apply;") && test_patch.contains("+fn applies()"), "{test_patch}");
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
