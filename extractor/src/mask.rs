@@ -165,7 +165,16 @@ pub fn mask_tree_with(
     // One plan per language for the whole tree; a file that loses F2P tests too is masked
     // with its own removal set (its plan covers that set).
     let plans: BTreeMap<Language, Box<dyn Masking + '_>> = carve_languages::families()
-        .map(|s| (s.language(), s.plan_mask_with_calls(index, &removals.delete, &removals.stub, &plan.remove_calls)))
+        .map(|s| {
+            let masking = s.plan_mask_removing_files(
+                index,
+                &removals.delete,
+                &removals.stub,
+                &plan.remove_calls,
+                &plan.remove_test_files,
+            );
+            (s.language(), masking)
+        })
         .collect();
     let plan_for = |lang: Language| -> &dyn Masking { &*plans[&support(lang).family()[0]] };
     // Test-configuration lines that only list a deleted definition (`"ignore::pkg.W",`) go

@@ -117,7 +117,9 @@ pub enum LoadRole {
     /// On an implementation of an interface (a Rust `impl Trait for Type` block): the type
     /// it is for. The mask keeps such a block while that type and the interface stay (its
     /// removed methods are stubbed): code that stays may use it where no path names it
-    /// (`dyn` coercions, generic bounds, formatting), so no reference shows it unused.
+    /// (`dyn` coercions, generic bounds, formatting), so no reference shows it unused. For
+    /// a type the index does not define (`impl Trait for [Item]`, `for Vec<T>`, `for B`) the
+    /// target is the interface itself: such a block stays while its interface does.
     Implementation,
 }
 

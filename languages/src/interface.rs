@@ -234,6 +234,19 @@ pub trait LanguageSupport: Sync {
     ) -> Box<dyn Masking + 'a> {
         self.plan_mask(index, delete, stub)
     }
+    /// [`plan_mask_with_calls`](Self::plan_mask_with_calls) when the files `removed_files`
+    /// (whole F2P test files) are left out of the masked tree: what declares them must go
+    /// too where the language declares files (a Rust `mod clear;`). Default: nothing does.
+    fn plan_mask_removing_files<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+        calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
+        _removed_files: &'a BTreeSet<String>,
+    ) -> Box<dyn Masking + 'a> {
+        self.plan_mask_with_calls(index, delete, stub, calls)
+    }
     /// Edits that take the imported names `drop` out of `file`'s module-level import
     /// statements (a statement left with none goes). FeatureArc's per-definition states use
     /// it: a state must not import what a later stage added to an import statement. Default:

@@ -6,7 +6,8 @@
 //!   whose parent goes (an impl's parent is its type, so removing a type removes its impl
 //!   blocks wherever they are), every impl of a removed trait, and trait-impl methods of a
 //!   removed trait item;
-//! - an inherent impl all of whose methods go, goes;
+//! - an inherent impl all of whose methods go, goes — unless it holds other items too
+//!   (`const`s, associated types, macro calls), which stay in it;
 //! - a trait impl that stays keeps every method (the trait requires them): its removed
 //!   methods are stubbed instead — impls are used where no path names them (`dyn Trait`
 //!   coercions, generic bounds, `{}` formatting), so carve never deletes one on its own;
@@ -21,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Language;
 
+pub(crate) mod mod_decls;
 mod test_removal;
 #[cfg(test)]
 mod tests;
@@ -34,6 +36,12 @@ pub struct RustRemovals {
     pub gone: BTreeSet<NodeId>,
     /// Functions and methods whose body becomes `todo!()`.
     pub stubbed: BTreeSet<NodeId>,
+    /// Inherent impls in `gone` as a whole or because every method of theirs goes. One that also
+    /// holds other items (`const`s, types, macro calls) keeps those: only its methods go.
+    pub emptied: BTreeSet<NodeId>,
+    /// Files left out of the masked tree (whole F2P test files): the `mod` items that
+    /// declare them go (`mod clear;` in `src/tests.rs` for `src/tests/clear.rs`).
+    pub removed_files: BTreeSet<String>,
 }
 
 fn trait_of<'a>(index: &'a DefinitionIndex, imp: &Definition) -> Option<&'a Definition> {
@@ -92,6 +100,38 @@ pub fn plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<
     }
 }
 
+/// `(delete, stub)` with what the removed module files (`src/tests/clear.rs`) name moved
+/// from `delete` to `stub`: such a file is compiled into the crate's test binary with the
+/// tests that stay, so when the test patch puts it back it must compile (its tests then
+/// fail on `todo!()`); a definition it names that was deleted would break every test of
+/// that binary. Removed crate roots (`tests/x.rs`) are binaries of their own.
+pub fn stub_what_removed_modules_name(
+    index: &DefinitionIndex,
+    delete: &BTreeSet<NodeId>,
+    stub: &BTreeSet<NodeId>,
+    removed_files: &BTreeSet<String>,
+) -> (BTreeSet<NodeId>, BTreeSet<NodeId>) {
+    let (mut delete, mut stub) = (delete.clone(), stub.clone());
+    let named: BTreeSet<&NodeId> = removed_files
+        .iter()
+        .filter(|f| mod_decls::is_module_file(f))
+        .filter_map(|f| index.files.get(f))
+        .flat_map(|f| f.definitions.iter().filter_map(|d| index.get(d)))
+        .flat_map(|d| d.references.iter())
+        .collect();
+    // With the blocks that hold them (a method's impl).
+    for id in named {
+        let mut cur = Some(id.as_str());
+        while let Some(c) = cur {
+            if delete.remove(c) {
+                stub.insert(c.to_string());
+            }
+            cur = index.get(c).and_then(|d| d.parent.as_deref());
+        }
+    }
+    (delete, stub)
+}
+
 /// Whether `name` appears in `text` as a whole identifier.
 fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
@@ -111,6 +151,13 @@ fn plan_once(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet
         }
     }
     let mut gone: BTreeSet<NodeId> = rust.iter().filter(|d| delete.contains(&d.id)).map(|d| d.id.clone()).collect();
+    // An inherent impl removed as a whole (the class of an extracted method) is emptied too:
+    // it may hold more than its methods.
+    let mut emptied_impls: BTreeSet<NodeId> = rust
+        .iter()
+        .filter(|d| delete.contains(&d.id) && d.kind == DefinitionKind::Impl && !is_trait_impl(d))
+        .map(|d| d.id.clone())
+        .collect();
     // Trait-impl methods whose impl and trait item stay are stubbed, never deleted.
     let mut stub_extra = BTreeSet::new();
     loop {
@@ -134,6 +181,9 @@ fn plan_once(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet
                 !methods.is_empty() && methods.iter().all(|k| gone.contains(&k.id))
             };
             if parent_gone || trait_gone || item_gone || emptied {
+                if !(parent_gone || trait_gone || item_gone) {
+                    emptied_impls.insert(d.id.clone());
+                }
                 gone.insert(d.id.clone());
                 changed = true;
             }
@@ -184,7 +234,7 @@ fn plan_once(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet
         })
         .map(|d| d.id.clone())
         .collect();
-    RustRemovals { gone, stubbed }
+    RustRemovals { gone, stubbed, emptied: emptied_impls, removed_files: BTreeSet::new() }
 }
 
 /// Whether `id` or one of its ancestors is in `set`.
@@ -301,6 +351,14 @@ pub fn mask_file_with(
     index: &DefinitionIndex,
     removals: &RustRemovals,
 ) -> Result<Vec<Edit>, MaskError> {
+    let shells = impl_shells(source, file, index, removals);
+    let kept_gone;
+    let gone = if shells.is_empty() {
+        &removals.gone
+    } else {
+        kept_gone = removals.gone.difference(&shells).cloned().collect::<BTreeSet<_>>();
+        &kept_gone
+    };
     let mut edits = Vec::new();
     for id in &file.definitions {
         let Some(d) = index.get(id) else { continue };
@@ -311,7 +369,7 @@ pub fn mask_file_with(
             return Err(MaskError::DefinitionNotFound { path: file.path.clone(), id: id.clone(), line: d.def_line });
         }
         let parent_here = d.parent.as_deref().and_then(|p| index.get(p)).filter(|p| p.path == file.path);
-        let ancestor_gone = parent_here.is_some() && under(index, id, &removals.gone, true) && {
+        let ancestor_gone = parent_here.is_some() && under(index, id, gone, true) && {
             // Only an ancestor in this file removes the text around us.
             let mut cur = d.parent.clone();
             let mut found = false;
@@ -320,7 +378,7 @@ pub fn mask_file_with(
                 if x.path != file.path {
                     break;
                 }
-                if removals.gone.contains(&c) {
+                if gone.contains(&c) {
                     found = true;
                     break;
                 }
@@ -331,7 +389,7 @@ pub fn mask_file_with(
         if ancestor_gone {
             continue;
         }
-        if removals.gone.contains(id) {
+        if gone.contains(id) {
             let (s, e) = whole_lines(source, d.span.start_byte, d.span.end_byte);
             edits.push(Edit::delete(s, e));
         } else if removals.stubbed.contains(id)
@@ -342,15 +400,19 @@ pub fn mask_file_with(
             edits.push(Edit::replace(body.start_byte, body.end_byte, text));
         }
     }
+    for (s, e) in mod_decls::declaring(source, &file.path, &removals.removed_files) {
+        let (s, e) = whole_lines(source, s, e);
+        edits.push(Edit::delete(s, e));
+    }
     // `use` leaves whose target goes, or that only removed tests named.
     let test_uses: BTreeMap<usize, Vec<usize>> =
-        test_removal::dead_test_uses(source, file, index, &removals.gone).into_iter().collect();
+        test_removal::dead_test_uses(source, file, index, gone).into_iter().collect();
     for (i, import) in file.imports.iter().enumerate() {
         if import.span.end_byte > source.len() {
             return Err(MaskError::ImportNotFound { path: file.path.clone(), line: import.span.start_line });
         }
         let inside_gone = file.definitions.iter().filter_map(|i| index.get(i)).any(|d| {
-            removals.gone.contains(&d.id)
+            gone.contains(&d.id)
                 && d.span.start_byte <= import.span.start_byte
                 && import.span.end_byte <= d.span.end_byte
         });
@@ -364,9 +426,7 @@ pub fn mask_file_with(
             .enumerate()
             .filter(|(k, n)| {
                 only_tests.contains(k)
-                    || n.target
-                        .as_ref()
-                        .is_some_and(|t| removals.gone.contains(t) || under(index, t, &removals.gone, false))
+                    || n.target.as_ref().is_some_and(|t| gone.contains(t) || under(index, t, gone, false))
             })
             .map(|(_, n)| n)
             .collect();
@@ -383,4 +443,37 @@ pub fn mask_file_with(
     edits.sort();
     edits.dedup();
     Ok(edits)
+}
+
+/// The inherent impls of `file` that [`RustRemovals::emptied`] removes but that hold more
+/// than functions (`const`s, associated types, macro calls, which code that stays may
+/// name: `Flags::A`): they stay, without their methods.
+fn impl_shells(source: &str, file: &FileIndex, index: &DefinitionIndex, removals: &RustRemovals) -> BTreeSet<NodeId> {
+    let candidates: Vec<&Definition> = file
+        .definitions
+        .iter()
+        .filter(|id| removals.emptied.contains(*id) && !under(index, id, &removals.gone, true))
+        .filter_map(|id| index.get(id))
+        .collect();
+    if candidates.is_empty() {
+        return BTreeSet::new();
+    }
+    let mut parser = tree_sitter::Parser::new();
+    if parser.set_language(&Language::Rust.grammar()).is_err() {
+        return BTreeSet::new();
+    }
+    let Some(tree) = parser.parse(source, None) else { return BTreeSet::new() };
+    candidates
+        .into_iter()
+        .filter(|d| {
+            let Some(body) = d.body else { return false };
+            let node = tree.root_node().descendant_for_byte_range(body.start_byte, body.end_byte);
+            node.filter(|n| n.kind() == "declaration_list").is_some_and(|list| {
+                let mut cursor = list.walk();
+                list.named_children(&mut cursor)
+                    .any(|c| !matches!(c.kind(), "function_item" | "attribute_item" | "line_comment" | "block_comment"))
+            })
+        })
+        .map(|d| d.id.clone())
+        .collect()
 }

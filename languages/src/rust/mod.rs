@@ -16,7 +16,7 @@ pub use build::build_check;
 pub use index::{index_source, is_test_path};
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Language;
@@ -87,6 +87,19 @@ impl LanguageSupport for Rust {
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
         Box::new(PlannedMask { index, plan: edit::plan(index, delete, stub), mask: edit::mask_file_with })
+    }
+    fn plan_mask_removing_files<'a>(
+        &self,
+        index: &'a DefinitionIndex,
+        delete: &'a BTreeSet<NodeId>,
+        stub: &'a BTreeSet<NodeId>,
+        _calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
+        removed_files: &'a BTreeSet<String>,
+    ) -> Box<dyn Masking + 'a> {
+        let (delete, stub) = edit::stub_what_removed_modules_name(index, delete, stub, removed_files);
+        let mut plan = edit::plan(index, &delete, &stub);
+        plan.removed_files = removed_files.clone();
+        Box::new(PlannedMask { index, plan, mask: edit::mask_file_with })
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)

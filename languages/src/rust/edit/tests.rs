@@ -326,3 +326,41 @@ fn dead_neighbouring_use_leaves_go_as_one_run() {
     assert_eq!(apply(vec![span("Circle"), span("Rect")]), "use geometry::{Shape};\n");
     assert_eq!(apply(vec![span("Circle"), span("Shape")]), "use geometry::{Rect};\n");
 }
+
+/// An inherent impl whose methods all go keeps its associated `const`s, which code that
+/// stays names (`Foo::A`); before, the whole impl went and the crate did not build
+/// (the pattern of bitflags' `impl Flags { const … }` blocks).
+#[test]
+fn an_emptied_impl_keeps_its_consts() {
+    let lib = "pub struct Foo;\n\nimpl Foo {\n    pub const A: u8 = 1;\n\n    pub fn f(&self) -> u8 {\n        1\n    }\n}\n\npub struct Bar;\n\nimpl Bar {\n    pub fn g(&self) {}\n}\n\npub fn user() -> u8 {\n    Foo::A\n}\n";
+    let out = mask_sources(&[("src/lib.rs", lib)], &["src/lib.rs::Foo.f", "src/lib.rs::Bar.g"]);
+    insta::assert_snapshot!(out["src/lib.rs"]);
+}
+
+/// A removed unit-test module file (`src/tests/apply.rs`, compiled into the lib's test
+/// binary) names `Scale::apply`: the method is stubbed, not deleted, so the test patch
+/// compiles again; the `mod apply;` item goes with the file.
+#[test]
+fn what_a_removed_unit_test_module_names_is_stubbed() {
+    let files = [
+        (
+            "src/lib.rs",
+            "pub struct Scale;\n\nimpl Scale {\n    pub fn apply(&self) -> u32 {\n        1\n    }\n}\n\n#[cfg(test)]\nmod tests;\n",
+        ),
+        ("src/tests.rs", "mod apply;\nmod unit;\n"),
+        ("src/tests/apply.rs", "use crate::Scale;\n\n#[test]\nfn applies() {\n    assert_eq!(Scale.apply(), 1);\n}\n"),
+    ];
+    let sources: Vec<(String, Vec<u8>)> = files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect();
+    let index = DefinitionIndex::from_sources(&sources);
+    let removed: BTreeSet<String> = ["src/tests/apply.rs".to_string()].into();
+    let delete = set(&["src/lib.rs::Scale.apply", "src/lib.rs::Scale.<impl>"]);
+    let (delete, stub) = super::stub_what_removed_modules_name(&index, &delete, &BTreeSet::new(), &removed);
+    let mut r = plan(&index, &delete, &stub);
+    r.removed_files = removed;
+    let mut out = String::new();
+    for (path, text) in &files[..2] {
+        let edits = super::mask_file_with(text, &index.files[*path], &index, &r).unwrap();
+        out.push_str(&format!("=== {path}\n{}", apply(text, &edits).unwrap()));
+    }
+    insta::assert_snapshot!(out);
+}

@@ -377,8 +377,10 @@ impl<'a> Linker<'a> {
             }
             // A trait impl (of the index's trait or another crate's, `Display`) stays while
             // its type does: what uses it names no path to it.
+            // One for a type the index does not define (`[Flag]`, `&[T]`, `Vec<T>`, a generic
+            // `B`) stays while its trait does, for the same reason.
             if item.impl_info.as_ref().is_some_and(|info| info.trait_path.is_some())
-                && let Some(t) = self.impl_type.get(&(f, i))
+                && let Some(t) = self.impl_type.get(&(f, i)).or_else(|| self.impl_trait.get(&(f, i)))
             {
                 load_references.push(LoadReference { target: self.id(*t), role: LoadRole::Implementation });
             }
