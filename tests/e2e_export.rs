@@ -172,6 +172,33 @@ fn go_tasks_export_to_swebench_and_harbor_and_featurebench_says_why_not() {
     );
 }
 
+/// TypeScript (vitest): SWE-bench and Harbor exports run exactly the task's tests through the
+/// project's vitest with the verbose reporter SWE-bench's `parse_log_vitest` reads, and pass
+/// their own evaluation with gold and fail without it.
+#[needs("node", "npm", "fixtures/typescript/ledger/node_modules")]
+fn typescript_tasks_export_to_swebench_and_harbor_and_pass_their_checks() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, _) = dataset(d.path(), "typescript/ledger", "candidates = 2\n");
+    for format in ["swebench", "harbor"] {
+        let o = export(&out, format, &d.path().join(format), &["--check", "--report", "json"], 0);
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(report["skipped"].as_array().is_none_or(|s| s.is_empty()), "{format}: {report:#}");
+        let checks = report["checks"].as_array().unwrap();
+        assert!(!checks.is_empty(), "{format}: {report:#}");
+        assert!(checks.iter().all(|c| c["gold_passes"] == true && c["empty_fails"] == true), "{format}: {report:#}");
+    }
+    let tasks = d.path().join("swebench/tasks");
+    for task in std::fs::read_dir(&tasks).unwrap().flatten().map(|e| e.path()) {
+        let eval = read(&task.join("eval.sh"));
+        assert!(eval.contains("npx --no-install vitest run --reporter=verbose -t '^ ?(?:"), "{eval}");
+        assert!(read(&task.join("task.yaml")).contains("log_parser: \"parse_log_vitest\""), "{}", task.display());
+        // SWE-bench's FAIL_TO_PASS names are the lines vitest 2 prints: carve's own ids.
+        let tests: serde_json::Value = serde_json::from_str(&read(&task.join("tests.json"))).unwrap();
+        let f2p = tests["FAIL_TO_PASS"].as_array().unwrap();
+        assert!(!f2p.is_empty() && f2p.iter().all(|t| t.as_str().unwrap().contains(".ts > ")), "{tests:#}");
+    }
+}
+
 #[test]
 fn bad_input_is_a_clear_error() {
     let d = tempfile::tempdir().unwrap();

@@ -276,7 +276,11 @@ mod tests {
         assert_eq!(eval_command(&cargo, &["mycrate::doctest::src/lib.rs - f".into()]), None);
         let vitest: TestCommand =
             serde_json::from_value(serde_json::json!({"runner": "vitest", "package_manager": "npm"})).unwrap();
-        assert_eq!(eval_command(&vitest, &["a.test.ts > b".into()]), None, "no TypeScript evaluation command yet");
+        assert_eq!(
+            eval_command(&vitest, &["a.test.ts > b".into()]).unwrap(),
+            "npx --no-install vitest run --reporter=verbose -t '^ ?(?:b)$' a.test.ts"
+        );
+        assert_eq!(harness_log_parser(&vitest), Some("parse_log_vitest"));
     }
 
     #[test]

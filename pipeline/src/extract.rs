@@ -129,7 +129,21 @@ pub fn extract(
             .context("failed to write the masked state")?;
         // Tests and build checks of the masked state need the installed dependencies too.
         tree::link_dependencies(&session.repo, &masked, carve_languages::skip_policy())?;
-        let Some((lang, command, output, report)) = build_check(session, &outcome, &masked)? else {
+        // Or, for the build check only, those of the environment `carve env` made (the
+        // repository has none of its own then: a TypeScript project's `tsc` is in the
+        // environment's node_modules). They go again after it: the masked state is the one the
+        // patches restore to the original tree, byte for byte; test runs link them themselves.
+        let linked = match &session.environment {
+            Some(active) => active.prepare(&masked)?,
+            None => Vec::new(),
+        };
+        let checked = build_check(session, &outcome, &masked);
+        for path in linked {
+            std::fs::remove_dir_all(&path)
+                .or_else(|_| std::fs::remove_file(&path))
+                .with_context(|| format!("failed to remove {} after the build check", path.display()))?;
+        }
+        let Some((lang, command, output, report)) = checked? else {
             for w in &outcome.warnings {
                 session.progress.note(format!("warning: {w}"));
             }

@@ -25,6 +25,7 @@
 //! cache goes to the scratch directory (`--cacheDirectory`), reports and progress go to the
 //! scratch directory.
 
+pub mod eval;
 mod files;
 pub mod harness;
 mod old_vitest;

@@ -76,17 +76,19 @@ impl ActiveEnv {
     }
 
     /// Put the environment's installed folders into `tree` (a copy a run uses) where the
-    /// tree has none of its own.
-    pub fn prepare(&self, tree: &Path) -> Result<()> {
+    /// tree has none of its own; the paths it linked.
+    pub fn prepare(&self, tree: &Path) -> Result<Vec<PathBuf>> {
+        let mut linked = Vec::new();
         for rel in &self.activation().linked {
             let from = self.dir.join("src").join(rel);
             let to = tree.join(rel);
             if from.exists() && std::fs::symlink_metadata(&to).is_err() {
                 link_tree(&from, &to)
                     .with_context(|| format!("failed to link {} into {}", from.display(), tree.display()))?;
+                linked.push(to);
             }
         }
-        Ok(())
+        Ok(linked)
     }
 }
 

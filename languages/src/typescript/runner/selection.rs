@@ -30,6 +30,12 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(root: &Path, ids: &[TestId]) -> Plan {
+        Plan::of(ids, |file| root.join(file).exists())
+    }
+
+    /// The plan of `ids` whose file `exists` accepts (a path relative to the root); ids
+    /// whose file is empty, starts with `-` or leaves the root (`..`) are dropped.
+    pub fn of(ids: &[TestId], exists: impl Fn(&str) -> bool) -> Plan {
         let mut files = BTreeSet::new();
         let mut entries = Vec::new();
         let mut names = Vec::new();
@@ -38,11 +44,7 @@ impl Plan {
             let mut parts = id.split(" > ");
             let file = parts.next().unwrap_or_default().trim_end_matches('/');
             let rest: Vec<String> = parts.map(str::to_string).collect();
-            if file.is_empty()
-                || file.starts_with('-')
-                || file.split('/').any(|c| c == "..")
-                || !root.join(file).exists()
-            {
+            if file.is_empty() || file.starts_with('-') || file.split('/').any(|c| c == "..") || !exists(file) {
                 continue;
             }
             files.insert(file.to_string());
@@ -88,6 +90,18 @@ impl Plan {
         // ` ?`: vitest 1.1's full names start with its unnamed root suite (" describe test").
         (!self.names.is_empty())
             .then(|| format!("^ ?(?:{})(?: |$)", join(self.names.iter().map(|n| escape(&n.join(" "))).collect())))
+    }
+
+    /// vitest/jest, for an evaluation script that runs exactly the requested tests: like
+    /// [`Plan::name_pattern`], but an entry matches only itself (`adds` leaves `adds more`
+    /// out), as its entries are tests, not describe blocks. `None` when some entry names a
+    /// whole file (those files run whole, and so do the others').
+    pub fn exact_name_pattern(&self) -> Option<String> {
+        if self.whole_file || self.names.is_empty() {
+            return None;
+        }
+        let names: BTreeSet<String> = self.names.iter().map(|n| escape(&n.join(" "))).collect();
+        Some(format!("^ ?(?:{})$", names.into_iter().collect::<Vec<_>>().join("|")))
     }
 
     /// node:test (Node 20) matches each test's own name; a test's subtests run only when
