@@ -258,7 +258,7 @@ mod tests {
         let py = TestCommand::pytest("{env}/venv/bin/python", vec!["-q".into()]);
         assert_eq!(
             eval_command(&py, &["t/test_a.py::test_x[a b]".into(), "t/test_a.py::test_y".into()]).unwrap(),
-            "python -m pytest -rA -p no:cacheprovider -q 't/test_a.py::test_x[a b]' t/test_a.py::test_y"
+            "PYTHONPATH=\"$PWD/src${PYTHONPATH:+:$PYTHONPATH}\" python -m pytest -rA -p no:cacheprovider -q 't/test_a.py::test_x[a b]' t/test_a.py::test_y"
         );
         assert_eq!(harness_log_parser(&py), Some("parse_log_pytest"));
         let go = TestCommand::GoTest { args: vec![], packages: None };

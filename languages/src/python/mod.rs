@@ -145,16 +145,20 @@ impl LanguageSupport for Python {
     fn harness_log_parser(&self, _command: &TestCommand) -> Option<&'static str> {
         Some("parse_log_pytest")
     }
-    /// `python -m pytest -rA -p no:cacheprovider <args> <ids>`: pytest's exit status is 0
-    /// only when every selected test passed; `-rA` prints the `PASSED id` lines SWE-bench's
-    /// log parser reads.
+    /// `PYTHONPATH=$PWD/src… python -m pytest -rA -p no:cacheprovider <args> <ids>`: pytest's
+    /// exit status is 0 only when every selected test passed; `-rA` prints the `PASSED id`
+    /// lines SWE-bench's log parser reads. The environment installs the project itself
+    /// (often not editable), so the tree's own code must come first, as carve's import
+    /// redirect makes it locally: `python -m` puts the tree's root first on `sys.path` (a flat
+    /// layout), and `src/` goes before site-packages (a src layout). Without it a src-layout
+    /// project's tests import the installed original, and the masked state passes.
     fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
         let TestCommand::Pytest { args, .. } = command else { return None };
         let mut words: Vec<String> =
             ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider"].map(String::from).into();
         words.extend(args.iter().cloned());
         words.extend(tests.iter().cloned());
-        Some(crate::env::shell::join(&words))
+        Some(format!("PYTHONPATH=\"$PWD/src${{PYTHONPATH:+:$PYTHONPATH}}\" {}", crate::env::shell::join(&words)))
     }
     /// pytest ids are carve's file form, handled before any language is asked.
     fn test_definitions(
