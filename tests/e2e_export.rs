@@ -147,6 +147,19 @@ fn every_export_passes_its_own_evaluation_with_gold_and_fails_without_it() {
 
 /// Go: SWE-bench and Harbor exports pass their own evaluation with gold and fail without it;
 /// FeatureBench (whose P2P are test files) leaves the tasks out and says why.
+/// A src layout installed into its environment (`pip install .`): the eval script must test the
+/// tree's code, not the installed original, or the empty patch passes (seen on cachetools).
+#[needs("pytest")]
+fn a_src_layout_export_fails_with_the_empty_patch() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, _) = dataset(d.path(), "python/srcpkg", "");
+    let o = export(&out, "swebench", &d.path().join("swebench"), &["--check", "--report", "json"], 0);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let checks = report["checks"].as_array().unwrap();
+    assert!(!checks.is_empty(), "{report:#}");
+    assert!(checks.iter().all(|c| c["gold_passes"] == true && c["empty_fails"] == true), "{report:#}");
+}
+
 #[needs("go")]
 fn go_tasks_export_to_swebench_and_harbor_and_featurebench_says_why_not() {
     let d = tempfile::tempdir().unwrap();
