@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{carve, needs, read};
+use common::{carve_with_envs, needs, read};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,20 +48,7 @@ fn manifest(dir: &Path, languages: &[&str]) -> PathBuf {
 
 /// `carve dataset run` with environments switched on and kept under `envs`.
 fn run(manifest: &Path, out: &Path, envs: &Path, code: i32) -> std::process::Output {
-    let o = carve()
-        .env_remove("CARVE_ENV")
-        .env("CARVE_ENV_DIR", envs)
-        .args(["dataset", "run", manifest.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    carve_with_envs(envs, &["dataset", "run", manifest.to_str().unwrap(), "--out", out.to_str().unwrap()], code)
 }
 
 /// `repos/local+<name>/<commit>/`: the one result folder of a repository.

@@ -23,15 +23,7 @@ fn carve(envs: &Path) -> Command {
 }
 
 fn run(envs: &Path, args: &[&str], code: i32) -> Output {
-    let out = carve(envs).args(args).output().expect("failed to start carve");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "carve {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::carve_with_envs(envs, args, code)
 }
 
 /// `carve env REPO --format json`: the report, and the output folder (kept alive).

@@ -36,15 +36,7 @@ fn dataset(dir: &Path, fixture_name: &str, extra: &str) -> (PathBuf, String) {
 /// carve with environments switched on (the exports take the test command `carve env`
 /// recorded), kept in `envs`, beside the dataset in the test's temporary folder.
 fn with_env(envs: &Path, args: &[&str], code: i32) -> std::process::Output {
-    let o = carve().env_remove("CARVE_ENV").env("CARVE_ENV_DIR", envs).args(args).output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "carve {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    carve_with_envs(envs, args, code)
 }
 
 fn export(out: &Path, format: &str, to: &Path, extra: &[&str], code: i32) -> std::process::Output {

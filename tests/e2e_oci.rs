@@ -13,17 +13,7 @@ use std::process::{Command, Output};
 
 /// carve with `carve env` switched on and its environments under `envs`.
 fn carve(envs: &Path, args: &[&str], code: i32) -> Output {
-    let mut c = common::carve();
-    c.env_remove("CARVE_ENV").env("CARVE_ENV_DIR", envs);
-    let out = c.args(args).output().expect("failed to start carve");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "carve {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::carve_with_envs(envs, args, code)
 }
 
 /// `scripts/base-images NAME…`: the local base images under their official names.

@@ -65,7 +65,20 @@ pub fn carve() -> Command {
 /// Run carve with `args`; returns the output, panicking with stderr when the exit code
 /// is not `code`.
 pub fn carve_ok(args: &[&str], code: i32) -> Output {
-    let out = carve().args(args).output().expect("failed to start carve");
+    checked(carve(), args, code)
+}
+
+/// [`carve_ok`] with environments switched on, kept in the store `envs` (`CARVE_ENV_DIR`).
+#[allow(dead_code)]
+pub fn carve_with_envs(envs: &Path, args: &[&str], code: i32) -> Output {
+    let mut c = carve();
+    c.env_remove("CARVE_ENV").env("CARVE_ENV_DIR", envs);
+    checked(c, args, code)
+}
+
+/// Run `cmd` with `args`, assert its exit code, and check the bundles it wrote.
+fn checked(mut cmd: Command, args: &[&str], code: i32) -> Output {
+    let out = cmd.args(args).output().expect("failed to start carve");
     assert_eq!(
         out.status.code(),
         Some(code),
