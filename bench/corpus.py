@@ -350,8 +350,9 @@ def add_policy_args(ap):
     """`--protect`, `--max-lines` and `--module-groups`, passed to `carve tasks`."""
     ap.add_argument("--protect", default="all", help="carve's protection policy: all, sampled:N or feature")
     ap.add_argument("--max-lines", type=int, help="carve's line budget per feature (default: carve's, 5000)")
-    ap.add_argument("--module-groups", nargs="?", const="also", choices=["also", "only"],
-                    help="also (or only) the candidates of test files grouped by the module they test")
+    ap.add_argument("--module-groups", nargs="?", const="also", choices=["also", "only", "off"],
+                    help="also (or only, or not) the candidates of test files grouped by the module they test "
+                         "(default: carve's, also under sampled:N and feature, off under all)")
 
 
 def policy_row(args):

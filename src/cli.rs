@@ -43,9 +43,11 @@ impl RuntimeArg {
     }
 }
 
-/// `carve tasks --module-groups[=also|only]`.
+/// `carve tasks --module-groups[=also|only|off]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModuleGroups {
+    /// One candidate per test file only.
+    Off,
     /// The module groups after the candidates of one test file each.
     Also,
     /// Only the module groups.
@@ -303,7 +305,8 @@ pub enum Command {
         /// Also try, after the candidates of one test file each, one candidate per group of
         /// two or more test files that test the same module (the source file holding the most
         /// of the definitions their tests call), so that a feature can span test files;
-        /// `--module-groups=only`: only those.
+        /// `--module-groups=only`: only those; `=off`: none. Default: `also` under
+        /// `--protect sampled:N` and `feature` (feature-sized tasks), `off` under `all`.
         #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "also")]
         module_groups: Option<ModuleGroups>,
         /// Try only the K candidates that would extract the most: every candidate is
@@ -548,6 +551,7 @@ mod tests {
         assert_eq!(groups(&["carve", "tasks", "repo"]), None);
         assert_eq!(groups(&["carve", "tasks", "--module-groups", "repo"]), Some(ModuleGroups::Also));
         assert_eq!(groups(&["carve", "tasks", "repo", "--module-groups=only"]), Some(ModuleGroups::Only));
+        assert_eq!(groups(&["carve", "tasks", "repo", "--module-groups=off"]), Some(ModuleGroups::Off));
     }
 
     #[test]

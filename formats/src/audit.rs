@@ -49,6 +49,9 @@ pub struct Audit {
     /// How the feature was protected; absent in audits made before protection policies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protection: Option<crate::instance::Protection>,
+    /// The test files the candidate grouped; absent for one test file or `--f2p` tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<crate::instance::CandidateGroup>,
     pub classification: Classification,
 }
 
@@ -71,6 +74,7 @@ impl Audit {
             build_repairs: Vec::new(),
             load_repairs: Vec::new(),
             protection: None,
+            group: None,
             classification,
         }
     }

@@ -107,6 +107,10 @@ pub struct CarveFields<L = String> {
     /// before protection policies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protection: Option<Protection>,
+    /// The test files the candidate grouped (`carve tasks --module-groups`); absent for a
+    /// candidate of one test file or of `--f2p` tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<CandidateGroup>,
     /// For each F2P/P2P id that SWE-bench's log parser for the runner prints differently,
     /// that parser's id (null when it cannot name the test at all).
     pub harness_ids: HarnessIds,
@@ -134,11 +138,31 @@ impl<L> CarveFields<L> {
             contract_summary: ContractSummary::default(),
             trace_digest: String::new(),
             protection: None,
+            group: None,
             harness_ids: HarnessIds::default(),
             tree_digest: String::new(),
             workspace: None,
             environment: None,
         }
+    }
+}
+
+/// A candidate of several test files grouped by the code they test (`carve tasks
+/// --module-groups`): `carve.group` of `instance.json`, `group` of the audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct CandidateGroup {
+    /// What grouped them: `module` (the test files share their home module).
+    pub kind: String,
+    /// The shared home module: the source file holding the most of each file's entry points.
+    pub module: String,
+    /// The grouped test files, sorted; the candidate's tests are theirs.
+    pub test_files: Vec<String>,
+}
+
+impl CandidateGroup {
+    pub fn module(module: String, test_files: Vec<String>) -> CandidateGroup {
+        CandidateGroup { kind: "module".to_string(), module, test_files }
     }
 }
 

@@ -113,6 +113,8 @@ struct Rounds {
     /// tests: their outcome depends on the tests run with them; they judge no state.
     order_dependent: BTreeSet<TestId>,
     join_rounds: usize,
+    /// The test files a group candidate joins, recorded in its bundles.
+    group: Option<carve_formats::instance::CandidateGroup>,
 }
 
 /// What one round ends with: go round again, or this candidate's tasks and rejections.
@@ -126,7 +128,8 @@ impl Run<'_> {
     fn candidate(&self, n: usize, cand: Candidate) -> Made {
         let slug = cand.slug(self.session);
         self.session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let mut rounds = Rounds { own: cand.tests.clone(), cand: cand.tests, ..Rounds::default() };
+        let mut rounds =
+            Rounds { own: cand.tests.clone(), cand: cand.tests, group: cand.group, ..Rounds::default() };
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
         // stay as P2P tests; definitions a load error of the masked state names remain; the
         // rest is classified, masked and validated again.
@@ -277,6 +280,7 @@ impl Run<'_> {
         let mut feature = classify_feature(self.session, self.b, &self.t.trace, self.graph, r.cand.clone(), &scope)?;
         feature = feature.with_load_repairs(&r.load_repairs);
         feature.slug = slug.to_string();
+        feature.group = r.group.clone();
         feature.p2p_files = choice.files;
         feature.p2p_shared_entries = choice.shared_entries;
         if self.opts.protection == Protection::Feature {

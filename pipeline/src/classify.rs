@@ -17,7 +17,7 @@ use crate::baseline::Baseline;
 use crate::protect::{FileScore, Protection};
 use crate::trace::{self, TraceMode, TraceRun};
 use crate::{Session, TestId, resolve_tests};
-use carve_formats::instance::{ProtectedFile, Protection as Protected};
+use carve_formats::instance::{CandidateGroup, ProtectedFile, Protection as Protected};
 
 #[derive(Clone)]
 pub struct Feature {
@@ -68,6 +68,8 @@ pub struct Feature {
     /// `feature`: tests that passed at baseline, failed on the masked state and joined F2P
     /// (they are in `f2p`).
     pub joined: BTreeSet<TestId>,
+    /// The test files the candidate grouped (`--module-groups`); `None` for one test file.
+    pub group: Option<CandidateGroup>,
 }
 
 /// One round of load repair: the tests (or uncollectable test files) that failed on the
@@ -176,12 +178,14 @@ pub fn slug_for(session: &Session, f2p: &BTreeSet<TestId>) -> String {
 pub struct Candidate {
     pub tests: BTreeSet<TestId>,
     pub slug: Option<String>,
+    /// The test files a group candidate joins (see [`crate::groups`]).
+    pub group: Option<CandidateGroup>,
 }
 
 impl Candidate {
     /// A candidate named after its first test's file.
     pub fn of(tests: BTreeSet<TestId>) -> Candidate {
-        Candidate { tests, slug: None }
+        Candidate { tests, slug: None, group: None }
     }
 
     /// Its slug: the given name, else [`slug_for`] its tests.
@@ -269,6 +273,19 @@ pub enum CandidateKinds {
     Modules,
 }
 
+impl CandidateKinds {
+    /// The default for `policy`: under `all` every other test protects what it runs, so a
+    /// group's member files no longer protecting each other is its only gain and the
+    /// candidates of one file each are the small, safe tasks that policy is for; under
+    /// `sampled:N` and `feature` (feature-sized tasks) the module groups are tried too.
+    pub fn for_policy(policy: Protection) -> CandidateKinds {
+        match policy {
+            Protection::All => CandidateKinds::Files,
+            Protection::Sampled(_) | Protection::Feature => CandidateKinds::FilesAndModules,
+        }
+    }
+}
+
 /// The F2P test groups `carve tasks` tries: the `--f2p` groups, else (by `kinds`) one per
 /// test file of the tests usable as F2P (stable at baseline, and passing under the shim),
 /// and one per group of two or more such files that test the same module (see
@@ -309,7 +326,11 @@ pub fn candidates(
         if kinds != CandidateKinds::Modules {
             out = by_file.into_values().map(Candidate::of).collect();
         }
-        out.extend(grouped.into_iter().map(|(slug, tests)| Candidate { tests, slug: Some(slug) }));
+        out.extend(grouped.into_iter().map(|g| Candidate {
+            tests: g.tests,
+            slug: Some(g.slug),
+            group: Some(CandidateGroup::module(g.module, g.test_files)),
+        }));
         return Ok(out);
     }
     Ok(out.into_iter().map(|c| Candidate { tests: without_untraced(session, &run.trace, c.tests), ..c }).collect())
@@ -347,7 +368,7 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
             .map(|(id, d)| json!({"id": id, "reasons": d.reasons.iter().map(|r| r.to_string()).collect::<Vec<_>>()}))
             .collect()
     };
-    json!({
+    let mut report = json!({
         "version": 1,
         "feature": feature.slug,
         "f2p": feature.f2p,
@@ -364,7 +385,11 @@ pub fn audit_report(feature: &Feature) -> serde_json::Value {
         "load_repairs": feature.load_repairs,
         "protection": protection_report(feature, None),
         "classification": c,
-    })
+    });
+    if let Some(group) = &feature.group {
+        report["group"] = json!(group);
+    }
+    report
 }
 
 /// How the feature was protected, for `audit.json` and `instance.json` (`carve.protection`):
@@ -495,6 +520,7 @@ pub fn classify_feature(
         p2p_files: Vec::new(),
         p2p_shared_entries: Vec::new(),
         joined: BTreeSet::new(),
+        group: None,
     })
 }
 

@@ -94,6 +94,7 @@ fn instance_json(
     carve.contract_summary = ContractSummary::new(ext.contract.objects.len(), top.clone());
     carve.trace_digest = trace_digest.to_string();
     carve.protection = Some(crate::classify::protection_report(feature, Some(&task.validation.broken_tests)));
+    carve.group = feature.group.clone();
     carve.harness_ids = HarnessIds(harness);
     carve.tree_digest = session.tree_digest.clone();
     // `base_commit` is the original commit: its `.git` holds the gold code. What an agent is

@@ -37,24 +37,62 @@ pub fn home_module(index: &DefinitionIndex, trace: &Trace, tests: &BTreeSet<Test
     score.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0))).map(|(path, _)| path.to_string())
 }
 
+/// A group of test files with one home module: a candidate of their tests together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleGroup {
+    /// `<module>-module`, made unique among the groups (see [`module_groups`]).
+    pub slug: String,
+    /// The home module (a source file).
+    pub module: String,
+    /// The grouped test files, sorted.
+    pub test_files: Vec<String>,
+    /// Their tests.
+    pub tests: BTreeSet<TestId>,
+}
+
 /// One group per home module of two or more of the test files `by_file` (file -> its
-/// tests), in module order: its name and the tests of those files.
+/// tests), in module order. Two modules of one stem (`a/util.py`, `b/util.py`) would share
+/// a slug: each then takes its folders, nearest first, until the slugs differ.
 pub fn module_groups(
     index: &DefinitionIndex,
     trace: &Trace,
     by_file: &BTreeMap<String, BTreeSet<TestId>>,
-) -> Vec<(String, BTreeSet<TestId>)> {
-    let mut homes: BTreeMap<String, Vec<&BTreeSet<TestId>>> = BTreeMap::new();
-    for tests in by_file.values() {
+) -> Vec<ModuleGroup> {
+    let mut homes: BTreeMap<String, Vec<(&String, &BTreeSet<TestId>)>> = BTreeMap::new();
+    for (file, tests) in by_file {
         if let Some(home) = home_module(index, trace, tests) {
-            homes.entry(home).or_default().push(tests);
+            homes.entry(home).or_default().push((file, tests));
         }
     }
-    homes
+    let groups: Vec<(String, Vec<(&String, &BTreeSet<TestId>)>)> =
+        homes.into_iter().filter(|(_, files)| files.len() >= 2).collect();
+    let mut stems: BTreeMap<String, usize> = BTreeMap::new();
+    for (home, _) in &groups {
+        *stems.entry(module_slug(home)).or_default() += 1;
+    }
+    groups
         .into_iter()
-        .filter(|(_, files)| files.len() >= 2)
-        .map(|(home, files)| (format!("{}-module", module_slug(&home)), files.into_iter().flatten().cloned().collect()))
+        .map(|(module, files)| {
+            let slug = match stems[&module_slug(&module)] {
+                1 => module_slug(&module),
+                _ => path_slug(&module),
+            };
+            ModuleGroup {
+                slug: format!("{slug}-module"),
+                test_files: files.iter().map(|(f, _)| f.to_string()).collect(),
+                tests: files.into_iter().flat_map(|(_, t)| t.iter().cloned()).collect(),
+                module,
+            }
+        })
         .collect()
+}
+
+/// The whole path as a slug, for modules whose stems collide: `a/util.py` -> `a-util`.
+fn path_slug(path: &str) -> String {
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let slug: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    slug.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
 /// `pkg/version.py` -> `version`; `pkg/__init__.py` -> `pkg`; lower-case ASCII, `-` separated.
@@ -120,10 +158,12 @@ mod tests {
         assert_eq!(home_module(&index, &t, &by_file["tests/test_version.py"]).as_deref(), Some("pkg/version.py"));
         let groups = module_groups(&index, &t, &by_file);
         assert_eq!(groups.len(), 1, "{groups:?}");
-        assert_eq!(groups[0].0, "spec-module");
+        assert_eq!(groups[0].slug, "spec-module");
+        assert_eq!(groups[0].module, "pkg/spec.py");
+        assert_eq!(groups[0].test_files, ["tests/test_norm.py", "tests/test_spec.py"]);
         let expected: BTreeSet<TestId> =
             ["tests/test_norm.py::test_norm", "tests/test_spec.py::test_match"].map(String::from).into();
-        assert_eq!(groups[0].1, expected);
+        assert_eq!(groups[0].tests, expected);
         assert_eq!(module_groups(&index, &t, &by_file), groups, "the same inputs give the same groups");
     }
 
@@ -133,5 +173,29 @@ mod tests {
         assert_eq!(module_slug("pkg/__init__.py"), "pkg");
         assert_eq!(module_slug("src/index.ts"), "src");
         assert_eq!(module_slug("money.test.ts"), "money");
+        assert_eq!(path_slug("src/a/util.py"), "src-a-util");
+    }
+
+    #[test]
+    fn modules_of_one_stem_get_their_paths_as_slugs() {
+        let src = |s: &str| s.as_bytes().to_vec();
+        let index = DefinitionIndex::from_sources(&[
+            ("a/util.py".to_string(), src("def f():\n    pass\n")),
+            ("b/util.py".to_string(), src("def g():\n    pass\n")),
+            ("tests/test_1.py".to_string(), src("def test_1():\n    pass\n")),
+            ("tests/test_2.py".to_string(), src("def test_2():\n    pass\n")),
+            ("tests/test_3.py".to_string(), src("def test_3():\n    pass\n")),
+            ("tests/test_4.py".to_string(), src("def test_4():\n    pass\n")),
+        ]);
+        let t = trace(&[
+            ("tests/test_1.py::test_1", &["a/util.py::f"]),
+            ("tests/test_2.py::test_2", &["a/util.py::f"]),
+            ("tests/test_3.py::test_3", &["b/util.py::g"]),
+            ("tests/test_4.py::test_4", &["b/util.py::g"]),
+        ]);
+        let by_file: BTreeMap<String, BTreeSet<TestId>> =
+            (1..=4).map(|n| (format!("tests/test_{n}.py"), [format!("tests/test_{n}.py::test_{n}")].into())).collect();
+        let slugs: Vec<String> = module_groups(&index, &t, &by_file).into_iter().map(|g| g.slug).collect();
+        assert_eq!(slugs, ["a-util-module", "b-util-module"]);
     }
 }

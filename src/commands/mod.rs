@@ -70,7 +70,8 @@ pub fn run(cli: Cli) -> Result<Status> {
                 protection,
                 max_lines: protect.budget(),
                 kinds: match module_groups {
-                    None => carve_pipeline::classify::CandidateKinds::Files,
+                    None => carve_pipeline::classify::CandidateKinds::for_policy(protection),
+                    Some(crate::cli::ModuleGroups::Off) => carve_pipeline::classify::CandidateKinds::Files,
                     Some(crate::cli::ModuleGroups::Also) => carve_pipeline::classify::CandidateKinds::FilesAndModules,
                     Some(crate::cli::ModuleGroups::Only) => carve_pipeline::classify::CandidateKinds::Modules,
                 },
