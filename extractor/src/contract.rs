@@ -464,6 +464,11 @@ pub fn build_contract(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
             _ => objects.push(b.object(d, false)),
         }
     }
+    // An existing class none of whose methods stays is a whole class to implement.
+    for (id, pos) in &existing {
+        let mut methods = index.children(id).filter(|c| c.kind == DefinitionKind::Method).peekable();
+        objects[*pos].all_methods = methods.peek().is_some() && methods.all(|m| extracted.contains(&m.id));
+    }
     let files: BTreeSet<String> =
         extracted.iter().filter_map(|id| index.definitions.get(id)).map(|d| d.path.clone()).collect();
     let language = objects

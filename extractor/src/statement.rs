@@ -505,6 +505,10 @@ fn rust_members(members: &[ContractObject], indent: &str, out: &mut String) {
 }
 
 fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_paths: bool, out: &mut String) {
+    if o.existing && o.all_methods {
+        render_whole_class(o, out);
+        return;
+    }
     if o.existing {
         let names: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.access)).collect();
         let (what, word) =
@@ -576,6 +580,40 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
         o.uses_types.iter().filter_map(|id| type_names.get(id.as_str())).map(|n| format!("`{n}`")).collect();
     if !used.is_empty() {
         let _ = writeln!(out, "Uses {} from this interface.\n", used.join(", "));
+    }
+}
+
+/// An existing class none of whose methods stays: one object to implement, its methods in
+/// one block (the class statement and attributes stay, so the repository still loads).
+fn render_whole_class(o: &ContractObject, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "### `{}` (class)\n\nThe whole class is part of the feature: implement the class `{}` with its {} \
+         method(s) below. Its `class` statement and attributes stay in `{}` with none of its methods.\n",
+        o.qualname,
+        o.name,
+        o.members.len(),
+        o.path
+    );
+    let f = syntax(o).fence;
+    if let Some(i) = &o.import_path {
+        let _ = writeln!(out, "```{f}\n{i}\n```\n");
+    }
+    let mut block = String::new();
+    match syntax(o).existing {
+        ExistingMembers::IndentedClass => {
+            for m in &o.members {
+                python_block(m, syntax(o).indent, &mut block);
+            }
+            let _ = writeln!(out, "```{f}\nclass {}:  # the class statement exists already\n{block}```\n", o.name);
+        }
+        _ => {
+            for m in &o.members {
+                code_block(m, syntax(o).indent, &mut block);
+            }
+            let header = o.signature.text.lines().last().unwrap_or(&o.name).trim();
+            let _ = writeln!(out, "```{f}\n{header} {{ // exists already\n{block}}}\n```\n");
+        }
     }
 }
 
@@ -716,6 +754,28 @@ mod tests {
             inventory_extracted().into_iter().filter(|id| !id.contains("Cart") && !id.contains("report")).collect();
         let l2 = render_problem_statement(&build_contract(&inventory_index(), &extracted), &two);
         assert!(!l2.contains("Where the feature is called"), "Level 2 builds from scratch: {l2}");
+    }
+
+    /// Every method of a class that stays extracted: "implement the class", one block, not
+    /// one "method of the existing class" section per method (issue 26).
+    #[test]
+    fn a_class_that_stays_with_none_of_its_methods_is_one_object_to_implement() {
+        let src = "class Shelf:\n    size = 3\n\n    def add(self, book):\n        pass\n\n    def count(self):\n        return 0\n";
+        let index = DefinitionIndex::from_sources(&[("shelf/core.py".to_string(), src.as_bytes().to_vec())]);
+        let ids = |v: &[&str]| -> BTreeSet<String> { v.iter().map(|s| format!("shelf/core.py::{s}")).collect() };
+        let whole = build_contract(&index, &ids(&["Shelf.add", "Shelf.count"]));
+        assert!(whole.objects[0].existing && whole.objects[0].all_methods, "{:?}", whole.objects[0]);
+        let text = render_problem_statement(&whole, &ctx(Level::One));
+        assert!(text.contains("### `Shelf` (class)"), "{text}");
+        assert!(text.contains("implement the class `Shelf` with its 2 method(s) below"), "{text}");
+        assert_eq!(text.matches("class Shelf:").count(), 1, "one block for the class: {text}");
+        assert!(text.contains("def add(self, book)") && text.contains("def count(self)"), "{text}");
+        assert!(!text.contains("Methods of the existing class"), "{text}");
+        // One method of two: the class keeps a method, so only that method is the work.
+        let part = build_contract(&index, &ids(&["Shelf.add"]));
+        assert!(part.objects[0].existing && !part.objects[0].all_methods);
+        let text = render_problem_statement(&part, &ctx(Level::One));
+        assert!(text.contains("### Methods of the existing class `Shelf`"), "{text}");
     }
 
     #[test]

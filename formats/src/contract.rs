@@ -83,6 +83,10 @@ pub struct ContractObject<L = String, K = String> {
     /// The object stays in the repository; only its `members` are to be implemented.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub existing: bool,
+    /// With `existing`: every method of the class is among its `members` (only the class
+    /// statement and its attributes stay), so the class as a whole is the work.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub all_methods: bool,
     /// Extracted classes named in the signature's annotations or bases (node ids).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub uses_types: Vec<String>,
@@ -120,6 +124,7 @@ impl<L, K> ContractObject<L, K> {
             enclosing_impl: None,
             enclosing_function: None,
             existing: false,
+            all_methods: false,
             uses_types: Vec::new(),
             members: Vec::new(),
         }

@@ -1,0 +1,115 @@
+//! End-to-end tests of feature-sized candidates of several test files (issue 26 item 2) over
+//! `fixtures/python/notebook` (see its README): two test files whose home module is
+//! `notebook/store.py` form the candidate `store-module`, which gives one valid task bigger
+//! than either file's (each file alone is protected by the other); its bundle records the
+//! grouped files; every method of `Store` goes while the class statement stays, so the
+//! statement presents the class as one object to implement; `--module-groups` defaults to
+//! `also` under `sampled:N` and to `off` under `all`.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// `carve tasks` on `repo` with `args` (Level 1): the report, and per emitted task its
+/// feature, `instance.json`, `audit.json`, `validation.json` and problem statement.
+fn tasks(repo: &Path, args: &[&str]) -> (Value, Vec<(String, Value, Value, Value, String)>) {
+    let out = tempfile::tempdir().unwrap();
+    let mut all = vec!["--level", "1", "--format", "json", "--python", "python3"];
+    all.extend(args);
+    let before = tree_snapshot(repo);
+    let o = carve_on("tasks", repo, out.path(), &all, 0);
+    assert_eq!(before, tree_snapshot(repo), "carve tasks modified the repository");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bundles = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| {
+            let dir = out.path().join(id.as_str().unwrap());
+            let json = |f: &str| -> Value { serde_json::from_str(&read(&dir.join(f))).unwrap() };
+            let inst = json("instance.json");
+            let feature = inst["carve"]["feature"].as_str().unwrap().to_string();
+            (feature, inst, json("audit.json"), json("validation.json"), read(&dir.join("problem_statement.md")))
+        })
+        .collect();
+    (report, bundles)
+}
+
+/// Every candidate `report` tried: its tasks' features and its rejections'.
+fn tried(report: &Value, bundles: &[(String, Value, Value, Value, String)]) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = bundles.iter().map(|b| b.0.clone()).collect();
+    out.extend(report["rejected"].as_array().unwrap().iter().map(|r| r["feature"].as_str().unwrap().to_string()));
+    out
+}
+
+fn strings(v: &Value) -> BTreeSet<String> {
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+#[needs("pytest")]
+fn a_module_group_gives_one_task_bigger_than_each_of_its_files() {
+    let (_tmp, repo) = fixture_copy("python/notebook");
+    let (report, bundles) = tasks(&repo, &["--module-groups"]);
+    let task = |f: &str| {
+        bundles.iter().find(|b| b.0 == f).unwrap_or_else(|| panic!("no valid task of {f}: {report:#}"))
+    };
+    let (_, group, audit, validation, statement) = task("store-module");
+    let (_, store, _, store_v, _) = task("store");
+    let (_, search, _, search_v, _) = task("search");
+    for v in [validation, store_v, search_v] {
+        assert_eq!(v["valid"], true, "{v:#}");
+    }
+
+    // The group's F2P tests are both files' tests; only test_text.py protects.
+    let f2p = strings(&group["FAIL_TO_PASS"]);
+    let files: BTreeSet<&str> = f2p.iter().map(|t| t.split("::").next().unwrap()).collect();
+    assert_eq!(files, ["tests/test_search.py", "tests/test_store.py"].into(), "{group:#}");
+    assert_eq!(f2p, &strings(&store["FAIL_TO_PASS"]) | &strings(&search["FAIL_TO_PASS"]));
+    let p2p = strings(&group["PASS_TO_PASS"]);
+    assert!(p2p.iter().all(|t| t.starts_with("tests/test_text.py::")), "{p2p:?}");
+
+    // One bigger task: everything either file's task extracts, and more (`__init__`, `add`,
+    // which each file's tests protect for the other).
+    let extracted = |i: &Value| strings(&i["carve"]["extracted"]);
+    let union = &extracted(store) | &extracted(search);
+    assert!(extracted(group).is_superset(&union), "{:?} vs {union:?}", extracted(group));
+    for m in ["__init__", "add", "get", "titles", "remove", "search", "count_words"] {
+        assert!(extracted(group).contains(&format!("notebook/store.py::Store.{m}")), "{m}: {group:#}");
+    }
+    assert!(!extracted(group).contains("notebook/text.py::words"), "test_text.py protects words");
+    let lines = |i: &Value| i["lines"].as_u64().unwrap();
+    assert!(lines(group) > lines(store) && lines(group) > lines(search), "{} {} {}", lines(group), lines(store), lines(search));
+    assert!(lines(group) < lines(store) + lines(search) + 20, "no more than the two files' code and the shared methods");
+
+    // The bundle records the grouped files, in instance.json and audit.json.
+    let recorded = serde_json::json!({
+        "kind": "module", "module": "notebook/store.py",
+        "test_files": ["tests/test_search.py", "tests/test_store.py"],
+    });
+    assert_eq!(group["carve"]["group"], recorded, "{group:#}");
+    assert_eq!(audit["group"], recorded);
+    assert!(store["carve"].get("group").is_none(), "a candidate of one file records no group");
+
+    // Every method of Store goes, its class statement stays (KINDS names it at module level):
+    // the statement asks for the class, not for seven methods one by one.
+    assert!(statement.contains("### `Store` (class)"), "{statement}");
+    assert!(statement.contains("implement the class `Store` with its 7 method(s) below"), "{statement}");
+    assert!(!statement.contains("Methods of the existing class `Store`"), "{statement}");
+    assert!(!strings(&store["carve"]["extracted"]).contains("notebook/store.py::Store.add"));
+}
+
+#[needs("pytest")]
+fn module_groups_are_tried_by_default_under_sampled_and_not_under_all() {
+    let (_tmp, repo) = fixture_copy("python/notebook");
+    let (report, bundles) = tasks(&repo, &["--protect", "sampled:1"]);
+    let sampled = tried(&report, &bundles);
+    assert!(sampled.contains("store-module"), "{report:#}");
+    let (report, bundles) = tasks(&repo, &["--protect", "sampled:1", "--module-groups=off"]);
+    let off = tried(&report, &bundles);
+    assert_eq!(off, ["search", "store", "text"].map(String::from).into(), "{report:#}");
+    let (report, bundles) = tasks(&repo, &[]);
+    assert_eq!(tried(&report, &bundles), off, "under `all` no group by default: {report:#}");
+}
