@@ -602,7 +602,10 @@ fn render_whole_class(o: &ContractObject, out: &mut String) {
     let mut block = String::new();
     match syntax(o).existing {
         ExistingMembers::IndentedClass => {
-            for m in &o.members {
+            for (n, m) in o.members.iter().enumerate() {
+                if n > 0 {
+                    block.push('\n');
+                }
                 python_block(m, syntax(o).indent, &mut block);
             }
             let _ = writeln!(out, "```{f}\nclass {}:  # the class statement exists already\n{block}```\n", o.name);
