@@ -53,9 +53,8 @@ fn strings(v: &Value) -> BTreeSet<String> {
 fn a_module_group_gives_one_task_bigger_than_each_of_its_files() {
     let (_tmp, repo) = fixture_copy("python/notebook");
     let (report, bundles) = tasks(&repo, &["--module-groups"]);
-    let task = |f: &str| {
-        bundles.iter().find(|b| b.0 == f).unwrap_or_else(|| panic!("no valid task of {f}: {report:#}"))
-    };
+    let task =
+        |f: &str| bundles.iter().find(|b| b.0 == f).unwrap_or_else(|| panic!("no valid task of {f}: {report:#}"));
     let (_, group, audit, validation, statement) = task("store-module");
     let (_, store, _, store_v, _) = task("store");
     let (_, search, _, search_v, _) = task("search");
@@ -87,8 +86,17 @@ fn a_module_group_gives_one_task_bigger_than_each_of_its_files() {
     }
     assert!(!extracted(group).contains("notebook/text.py::words"), "test_text.py protects words");
     let lines = |i: &Value| i["lines"].as_u64().unwrap();
-    assert!(lines(group) > lines(store) && lines(group) > lines(search), "{} {} {}", lines(group), lines(store), lines(search));
-    assert!(lines(group) < lines(store) + lines(search) + 20, "no more than the two files' code and the shared methods");
+    assert!(
+        lines(group) > lines(store) && lines(group) > lines(search),
+        "{} {} {}",
+        lines(group),
+        lines(store),
+        lines(search)
+    );
+    assert!(
+        lines(group) < lines(store) + lines(search) + 20,
+        "no more than the two files' code and the shared methods"
+    );
 
     // The bundle records the grouped files, in instance.json and audit.json.
     let recorded = serde_json::json!({

@@ -128,8 +128,7 @@ impl Run<'_> {
     fn candidate(&self, n: usize, cand: Candidate) -> Made {
         let slug = cand.slug(self.session);
         self.session.progress.step(format!("candidate {} ({slug})", n + 1));
-        let mut rounds =
-            Rounds { own: cand.tests.clone(), cand: cand.tests, group: cand.group, ..Rounds::default() };
+        let mut rounds = Rounds { own: cand.tests.clone(), cand: cand.tests, group: cand.group, ..Rounds::default() };
         // Repair, not rejection: F2P tests that still pass on the masked state leave F2P and
         // stay as P2P tests; definitions a load error of the masked state names remain; the
         // rest is classified, masked and validated again.
