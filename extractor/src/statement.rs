@@ -3,7 +3,7 @@
 //! touch (Level 1), and the Interface section rendered from the [`Contract`].
 //!
 //! Templates use `{{name}}` placeholders: `title`, `feature`, `repo`, `files`, `interface`,
-//! `test_count`, `package`, `names`.
+//! `test_count`, `package`, `package_home` (the language's words for the package), `names`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -655,7 +655,9 @@ pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> 
         Level::Two => {
             let l2 = contract.for_level2(package);
             let names = contract.level2_names().iter().map(|(_, n)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            let home = support(contract.language).level2().map(|l2| l2.describe(package)).unwrap_or_default();
             let mut vars = common;
+            vars.push(("package_home", home));
             vars.push(("names", names));
             vars.push(("interface", interface(&l2, false)));
             fill(LEVEL2, &vars)

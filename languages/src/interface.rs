@@ -52,14 +52,42 @@ impl<P: Sync> Masking for PlannedMask<'_, P> {
     }
 }
 
+/// What a Level 2 reference solution is made from: the original tree (read only), its index,
+/// the extracted definitions and the `(module, name)` pairs the package must expose.
+pub struct Level2Sources<'a> {
+    pub root: &'a Path,
+    pub index: &'a DefinitionIndex,
+    pub extracted: &'a BTreeSet<NodeId>,
+    pub names: &'a [(String, String)],
+    /// The package's import path ([`Level2Packaging::package_import`]).
+    pub package: &'a str,
+}
+
 /// Level 2 (from scratch) packaging: the solution package the rewritten tests import from.
+/// `package` is the package's import path as [`Level2Packaging::package_import`] gives it
+/// (Python: `agent_code`; Go: `<module path>/agent_code`); its last `/`-separated
+/// component is the package's name and folder.
 pub trait Level2Packaging: Sync {
+    /// The import path of the package named `name` in a tree of `index`, or why the tree
+    /// cannot hold one. Default: `name` itself.
+    fn package_import(&self, _index: &DefinitionIndex, name: &str) -> Result<String, String> {
+        Ok(name.to_string())
+    }
     /// The package's file carve writes, relative to the tree (`agent_code/__init__.py`).
     fn init_file(&self, package: &str) -> String;
-    /// The reference solution: re-exports `(module, name)` of the original implementation.
-    fn reference(&self, names: &[(String, String)]) -> String;
+    /// The reference solution's text (the file [`Self::init_file`]): Python re-exports the
+    /// original implementation; Go copies the feature's code (and the package-level code it
+    /// needs) into the package. An error says why no reference can be written.
+    fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
+    /// Whether the reference needs the original implementation restored (it re-exports it):
+    /// the Level 2 gold patch then restores the repository too. Default: yes.
+    fn reference_restores_original(&self) -> bool {
+        true
+    }
     /// A package that exposes nothing: the rewritten tests must fail against it.
-    fn empty(&self) -> String;
+    fn empty(&self, package: &str) -> String;
+    /// How the problem statement names what to write (`a Python package named …`), Markdown.
+    fn describe(&self, package: &str) -> String;
     /// Whether a from-scratch solution can write `decorator` (as written, without `@`)
     /// without the original project: the contract keeps it.
     fn keeps_decorator(&self, decorator: &str) -> bool;

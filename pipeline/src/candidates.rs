@@ -499,8 +499,10 @@ fn feature_tasks(
             reason: "no Level 2 task: the feature includes methods of classes that stay, nested functions, or two objects of one name, which a from-scratch package cannot provide".into(),
         });
     } else if levels.contains(&2) {
-        let l2 = extract::level2(session, feature, &ext, &dir)?;
-        let v2 = validate_level2(session, feature, &ext, &l2, threshold, &dir)?;
+        match extract::level2(session, feature, &ext, &dir)? {
+            Err(reason) => bad.push(Rejected { feature: feature.slug.clone(), level: Some(2), reason }),
+            Ok(l2) => {
+                let v2 = validate_level2(session, feature, &ext, &l2, threshold, &dir)?;
         if v2.valid {
             let mut v = v1.clone();
             for s in v2.states {
@@ -514,6 +516,8 @@ fn feature_tasks(
                 level: Some(2),
                 reason: v2.reason().unwrap_or_default(),
             });
+        }
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
