@@ -91,10 +91,22 @@ pub fn reference_package(
     let l2 = packaging(contract.language)?;
     let names = contract.level2_names();
     let sources = Level2Sources { root, index, extracted, names: &names, package };
-    let text = l2
-        .reference(&sources)
-        .map_err(|reason| ExtractError::Level2 { language: contract.language, reason })?;
+    let text = l2.reference(&sources).map_err(|reason| ExtractError::Level2 { language: contract.language, reason })?;
     Ok(PackageFile { path: l2.init_file(package), text })
+}
+
+/// What the package must declare besides the contract's objects, as a sentence for the
+/// problem statement (see `Level2Packaging::support_note`).
+pub fn support_note(
+    contract: &Contract,
+    root: &Path,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    package: &str,
+) -> Option<String> {
+    let l2 = packaging(contract.language).ok()?;
+    let names = contract.level2_names();
+    l2.support_note(&Level2Sources { root, index, extracted, names: &names, package })
 }
 
 /// The import path of the Level 2 package named `name` in a tree of `index`.

@@ -79,6 +79,12 @@ pub trait Level2Packaging: Sync {
     /// original implementation; Go copies the feature's code (and the package-level code it
     /// needs) into the package. An error says why no reference can be written.
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
+    /// What else the package must declare besides the contract's objects, as a Markdown
+    /// sentence for the problem statement (Go: the package-level code of the feature's
+    /// package that the feature uses and the package cannot import). Default: nothing.
+    fn support_note(&self, _sources: &Level2Sources<'_>) -> Option<String> {
+        None
+    }
     /// Whether the reference needs the original implementation restored (it re-exports it):
     /// the Level 2 gold patch then restores the repository too. Default: yes.
     fn reference_restores_original(&self) -> bool {

@@ -331,8 +331,16 @@ pub fn statement(
     let repo = session.identity.full_name();
     let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
     if level == Level::Two
-        && let Ok(package) = carve_extractor::level2::package_import(ext.contract.language, &session.index, AGENT_PACKAGE)
+        && let Ok(package) =
+            carve_extractor::level2::package_import(ext.contract.language, &session.index, AGENT_PACKAGE)
     {
+        ctx.package_support = carve_extractor::level2::support_note(
+            &ext.contract,
+            &session.repo,
+            &session.index,
+            &ext.extracted,
+            &package,
+        );
         ctx.package = package;
     }
     // The F2P tests' own docstrings describe the feature best.

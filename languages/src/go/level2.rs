@@ -24,7 +24,7 @@ mod reference;
 #[cfg(test)]
 mod tests;
 
-pub use reference::reference;
+pub use reference::{reference, support};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,6 +79,17 @@ impl Level2Packaging for GoLevel2 {
 
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String> {
         reference(sources)
+    }
+
+    fn support_note(&self, sources: &Level2Sources<'_>) -> Option<String> {
+        let (from, names) = support(sources).ok()?;
+        if names.is_empty() {
+            return None;
+        }
+        let names = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        Some(format!(
+            "It cannot import `{from}` (that package's tests import it), so it also declares what the feature uses from there: {names}."
+        ))
     }
 
     fn reference_restores_original(&self) -> bool {
@@ -187,10 +198,8 @@ fn rewrite_test(
     let Some((clause, clause_end)) = package_clause(root, source) else { return Vec::new() };
     let name = package_name(package);
     let internal = if clause.ends_with("_test") { None } else { file.module.as_ref().and_then(|m| moved.get(m)) };
-    let bindings: BTreeMap<String, &BTreeSet<String>> = import_bindings(root, source)
-        .into_iter()
-        .filter_map(|(b, path)| Some((b, moved.get(&path)?)))
-        .collect();
+    let bindings: BTreeMap<String, &BTreeSet<String>> =
+        import_bindings(root, source).into_iter().filter_map(|(b, path)| Some((b, moved.get(&path)?))).collect();
     let mut edits = Vec::new();
     let mut rewritten: BTreeMap<String, usize> = BTreeMap::new();
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();

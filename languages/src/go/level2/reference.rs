@@ -37,8 +37,21 @@ struct SourceFile {
 }
 
 const GOOS: &[&str] = &[
-    "aix", "android", "darwin", "dragonfly", "freebsd", "illumos", "ios", "js", "netbsd", "openbsd", "plan9", "solaris",
-    "wasip1", "windows", "linux",
+    "aix",
+    "android",
+    "darwin",
+    "dragonfly",
+    "freebsd",
+    "illumos",
+    "ios",
+    "js",
+    "netbsd",
+    "openbsd",
+    "plan9",
+    "solaris",
+    "wasip1",
+    "windows",
+    "linux",
 ];
 const GOARCH: &[&str] = &[
     "386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le", "mipsle", "ppc64", "ppc64le", "riscv64",
@@ -49,8 +62,7 @@ const GOARCH: &[&str] = &[
 fn constrained(path: &str, text: &str) -> bool {
     let stem = path.rsplit('/').next().unwrap_or(path).trim_end_matches(".go");
     let parts: Vec<&str> = stem.split('_').collect();
-    let by_name = parts.len() > 1
-        && parts[1..].iter().rev().take(2).any(|p| GOOS.contains(p) || GOARCH.contains(p));
+    let by_name = parts.len() > 1 && parts[1..].iter().rev().take(2).any(|p| GOOS.contains(p) || GOARCH.contains(p));
     by_name || text.lines().take_while(|l| !l.starts_with("package ")).any(|l| l.starts_with("//go:build"))
 }
 
@@ -114,9 +126,7 @@ fn declared(node: Node, text: &str) -> (Vec<String>, Option<String>) {
             while let Some(n) = stack.pop() {
                 if matches!(n.kind(), "type_spec" | "type_alias" | "const_spec" | "var_spec") {
                     let mut c = n.walk();
-                    names.extend(
-                        n.children_by_field_name("name", &mut c).map(|x| text[x.byte_range()].to_string()),
-                    );
+                    names.extend(n.children_by_field_name("name", &mut c).map(|x| text[x.byte_range()].to_string()));
                     continue;
                 }
                 let mut c = n.walk();
@@ -181,7 +191,10 @@ fn read_package(sources: &Level2Sources<'_>, dir: &str) -> Result<(Vec<SourceFil
                         stack.extend(n.named_children(&mut cc));
                     }
                 }
-                "function_declaration" | "method_declaration" | "type_declaration" | "const_declaration"
+                "function_declaration"
+                | "method_declaration"
+                | "type_declaration"
+                | "const_declaration"
                 | "var_declaration" => {
                     let (names, receiver) = declared(top, &text);
                     let (mut uses, mut roots) = (BTreeSet::new(), BTreeSet::new());
@@ -237,8 +250,17 @@ fn closure(files: &[SourceFile], decls: &[Decl], seeds: &BTreeSet<String>) -> Re
     Ok(out)
 }
 
-/// The reference package's text: see the module doc.
-pub fn reference(sources: &Level2Sources<'_>) -> Result<String, String> {
+/// The feature's package, its files and declarations, and the declarations to copy.
+struct Carved {
+    dir: String,
+    from: Option<String>,
+    files: Vec<SourceFile>,
+    decls: Vec<Decl>,
+    chosen: BTreeSet<usize>,
+    seeds: BTreeSet<String>,
+}
+
+fn copy(sources: &Level2Sources<'_>) -> Result<Carved, String> {
     let tops: Vec<_> = sources
         .extracted
         .iter()
@@ -248,8 +270,7 @@ pub fn reference(sources: &Level2Sources<'_>) -> Result<String, String> {
     if let Some(m) = tops.iter().find(|d| d.parent.as_ref().is_some_and(|p| !sources.extracted.contains(p))) {
         return Err(format!("{} is a method of a type that stays; a package of its own cannot add it", m.qualname));
     }
-    let dirs: BTreeSet<&str> =
-        tops.iter().map(|d| d.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")).collect();
+    let dirs: BTreeSet<&str> = tops.iter().map(|d| d.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")).collect();
     let dir = match dirs.len() {
         0 => return Err("the feature has no Go definitions".into()),
         1 => *dirs.first().unwrap_or(&""),
@@ -261,18 +282,37 @@ pub fn reference(sources: &Level2Sources<'_>) -> Result<String, String> {
     let seeds: BTreeSet<String> = tops.iter().filter(|d| d.parent.is_none()).map(|d| d.name.clone()).collect();
     let (files, decls) = read_package(sources, dir)?;
     let chosen = closure(&files, &decls, &seeds)?;
+    let from = tops.first().and_then(|d| sources.index.files.get(&d.path)).and_then(|f| f.module.clone());
+    Ok(Carved { dir: dir.to_string(), from, files, decls, chosen, seeds })
+}
+
+/// The import path of the feature's package and the names the package declares besides the
+/// feature's own (what the feature uses from its package), sorted.
+pub fn support(sources: &Level2Sources<'_>) -> Result<(String, Vec<String>), String> {
+    let c = copy(sources)?;
+    let names: BTreeSet<&String> = c
+        .chosen
+        .iter()
+        .flat_map(|&i| &c.decls[i].names)
+        .filter(|n| !c.seeds.contains(*n) && n.as_str() != "_")
+        .collect();
+    Ok((c.from.unwrap_or(c.dir), names.into_iter().cloned().collect()))
+}
+
+/// The reference package's text: see the module doc.
+pub fn reference(sources: &Level2Sources<'_>) -> Result<String, String> {
+    let Carved { dir, from, files, decls, chosen, .. } = copy(sources)?;
     let name = package_name(sources.package);
     let roots: BTreeSet<&String> = chosen.iter().flat_map(|&i| &decls[i].roots).collect();
     let mut imports: BTreeSet<&str> = BTreeSet::new();
     for f in chosen.iter().map(|&i| &files[decls[i].file]) {
         imports.extend(f.imports.iter().filter(|(b, _)| roots.contains(b)).map(|(_, spec)| spec.as_str()));
     }
-    let from = tops.first().and_then(|d| sources.index.files.get(&d.path)).and_then(|f| f.module.clone());
     let mut out = String::new();
     let _ = writeln!(
         out,
         "// Package {name} is the reference solution of a Level 2 task: the feature's code from\n// package {}, with the package-level code it needs.\npackage {name}",
-        from.as_deref().unwrap_or(dir)
+        from.as_deref().unwrap_or(&dir)
     );
     if !imports.is_empty() {
         out.push_str("\nimport (\n");

@@ -8,10 +8,20 @@ use crate::go::index::tests::{shapes_dir, shapes_index};
 use crate::index::NodeId;
 
 fn catalog_feature() -> BTreeSet<NodeId> {
-    ["Catalog", "Catalog.Add", "Catalog.Largest", "Catalog.Len", "Catalog.Report", "Catalog.Select", "Catalog.TotalArea", "LargerThan", "New"]
-        .iter()
-        .map(|n| format!("catalog/catalog.go::{n}"))
-        .collect()
+    [
+        "Catalog",
+        "Catalog.Add",
+        "Catalog.Largest",
+        "Catalog.Len",
+        "Catalog.Report",
+        "Catalog.Select",
+        "Catalog.TotalArea",
+        "LargerThan",
+        "New",
+    ]
+    .iter()
+    .map(|n| format!("catalog/catalog.go::{n}"))
+    .collect()
 }
 
 #[test]
