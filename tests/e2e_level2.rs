@@ -82,20 +82,32 @@ fn a_go_feature_becomes_a_package_of_its_own() {
 }
 
 /// A feature one of whose methods belongs to a type that stays (`Series.Spread` of the stats
-/// feature) has no Level 2 task, with the reason; its Level 1 task is made.
+/// feature, `Series` run by no other test) gets a Level 2 task all the same: the package
+/// declares its own `Series` with every method, and the statement says so. A feature whose
+/// reference cannot work (the registry's `Kinds` reads a map that `init()` of its package
+/// fills) is rejected by the Level 2 validation, not emitted.
 #[needs("go")]
-fn a_method_of_a_type_that_stays_has_no_level2_task() {
+fn a_method_of_a_type_that_stays_takes_its_type_along() {
     let (_tmp, repo) = fixture_copy("go/shapes");
     let out = tempfile::tempdir().unwrap();
     let args = ["--format", "json", "--level", "1", "2", "--f2p", "stats/stats_test.go"];
     let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
     let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+type Series []float64") && gold.contains(") Spread() float64"), "{gold}");
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("(agent_code.Series{3, 1, 4, 1, 5}).Spread()"), "{test}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("declares its own `Series` with every method"), "{statement}");
+
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "geometry/registry_test.go"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(tasks.iter().any(|t| t.ends_with(".lv1")) && !tasks.iter().any(|t| t.ends_with(".lv2")), "{report}");
     let rejected = report["rejected"].as_array().unwrap();
-    assert!(
-        rejected.iter().any(
-            |r| r["level"] == 2 && r["reason"].as_str().is_some_and(|s| s.contains("methods of classes that stay"))
-        ),
-        "{report}"
-    );
+    let why = |r: &&Value| r["level"] == 2 && r["reason"].as_str().is_some_and(|s| s.starts_with("level2-reference"));
+    assert!(rejected.iter().any(|r| why(&r)), "{report}");
 }

@@ -85,6 +85,13 @@ pub trait Level2Packaging: Sync {
     fn support_note(&self, _sources: &Level2Sources<'_>) -> Option<String> {
         None
     }
+    /// Whether the package can take a whole type that stays in the project so that its
+    /// methods of the feature can be asked for (Go: a package cannot add methods to another
+    /// package's type, but it can declare a copy of the type with all its methods). Default:
+    /// no, such a feature has no Level 2 task.
+    fn takes_whole_types(&self) -> bool {
+        false
+    }
     /// Whether the reference needs the original implementation restored (it re-exports it):
     /// the Level 2 gold patch then restores the repository too. Default: yes.
     fn reference_restores_original(&self) -> bool {

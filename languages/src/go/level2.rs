@@ -3,7 +3,8 @@
 //! F2P test files are rewritten to use it:
 //!
 //! - in a test file of the feature's own package (`package foo`), every bare name of an
-//!   extracted exported top-level function or type becomes `agent_code.Name`;
+//!   extracted exported top-level function or type becomes `agent_code.Name` (and the name
+//!   of a type that stays whose methods the feature has: the package takes it whole);
 //! - anywhere, `foo.Name` through an import of the feature's package becomes
 //!   `agent_code.Name`, and the import goes when nothing else uses it;
 //! - `import "<module>/agent_code"` is added after the package clause.
@@ -15,7 +16,8 @@
 //! reference proves the package alone, added to the masked state, passes the rewritten
 //! tests: the gold patch does not restore the repository.
 //!
-//! Limits, on purpose: one source package per feature; files with build constraints (a
+//! Limits, on purpose: one source package per feature; a type taken whole is a new type, so
+//! a test that hands its values to code that stays fails to build (the task is rejected); files with build constraints (a
 //! `//go:build` line or a `_GOOS`/`_GOARCH` name) serve only names no other file declares;
 //! unexported names the tests use are not rewritten (such a task fails its validation and
 //! is rejected); cgo (`import "C"`) has no reference.
@@ -82,14 +84,29 @@ impl Level2Packaging for GoLevel2 {
     }
 
     fn support_note(&self, sources: &Level2Sources<'_>) -> Option<String> {
-        let (from, names) = support(sources).ok()?;
-        if names.is_empty() {
-            return None;
+        let support = support(sources).ok()?;
+        let quote = |v: &[String]| v.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let mut out = Vec::new();
+        if !support.whole_types.is_empty() {
+            out.push(format!(
+                "The package declares its own {} with every method (the methods not listed below as they are in `{}`).",
+                quote(&support.whole_types),
+                support.from
+            ));
         }
-        let names = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-        Some(format!(
-            "It cannot import `{from}` (that package's tests import it), so it also declares what the feature uses from there: {names}."
-        ))
+        if !support.names.is_empty() {
+            out.push(format!(
+                "It cannot import `{}` (that package's tests import it), so it also declares what the feature uses from there: {}.",
+                support.from,
+                quote(&support.names)
+            ));
+        }
+        (!out.is_empty()).then(|| out.join(" "))
+    }
+
+    /// A method of a type that stays comes with a copy of its whole type.
+    fn takes_whole_types(&self) -> bool {
+        true
     }
 
     fn reference_restores_original(&self) -> bool {
@@ -132,9 +149,18 @@ impl Level2Packaging for GoLevel2 {
 fn moved_names(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for d in extracted.iter().filter_map(|id| index.get(id)) {
-        if d.language != Language::Go || d.parent.is_some() || d.is_test {
+        if d.language != Language::Go || d.is_test {
             continue;
         }
+        // A method of a type that stays moves its type (the package takes it whole).
+        let d = match &d.parent {
+            None => d,
+            Some(p) if !extracted.contains(p) => match index.get(p) {
+                Some(t) => t,
+                None => continue,
+            },
+            Some(_) => continue,
+        };
         if !d.name.chars().next().is_some_and(char::is_uppercase) {
             continue;
         }

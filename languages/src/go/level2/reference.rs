@@ -267,9 +267,6 @@ fn copy(sources: &Level2Sources<'_>) -> Result<Carved, String> {
         .filter_map(|id| sources.index.get(id))
         .filter(|d| d.language == Language::Go && !d.is_test)
         .collect();
-    if let Some(m) = tops.iter().find(|d| d.parent.as_ref().is_some_and(|p| !sources.extracted.contains(p))) {
-        return Err(format!("{} is a method of a type that stays; a package of its own cannot add it", m.qualname));
-    }
     let dirs: BTreeSet<&str> = tops.iter().map(|d| d.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")).collect();
     let dir = match dirs.len() {
         0 => return Err("the feature has no Go definitions".into()),
@@ -279,24 +276,52 @@ fn copy(sources: &Level2Sources<'_>) -> Result<Carved, String> {
             return Err(format!("the feature spans {} Go packages ({list}); one package holds one", dirs.len()));
         }
     };
-    let seeds: BTreeSet<String> = tops.iter().filter(|d| d.parent.is_none()).map(|d| d.name.clone()).collect();
+    // A method of a type that stays brings its whole type (see `GoLevel2::takes_whole_types`).
+    let seeds: BTreeSet<String> = tops
+        .iter()
+        .filter_map(|d| match &d.parent {
+            None => Some(d.name.clone()),
+            Some(p) if !sources.extracted.contains(p) => sources.index.get(p).map(|t| t.name.clone()),
+            Some(_) => None,
+        })
+        .collect();
     let (files, decls) = read_package(sources, dir)?;
     let chosen = closure(&files, &decls, &seeds)?;
     let from = tops.first().and_then(|d| sources.index.files.get(&d.path)).and_then(|f| f.module.clone());
     Ok(Carved { dir: dir.to_string(), from, files, decls, chosen, seeds })
 }
 
-/// The import path of the feature's package and the names the package declares besides the
-/// feature's own (what the feature uses from its package), sorted.
-pub fn support(sources: &Level2Sources<'_>) -> Result<(String, Vec<String>), String> {
+/// What the package holds besides the feature's own code.
+pub struct Support {
+    /// The feature's package (import path).
+    pub from: String,
+    /// Declarations of that package the feature uses, sorted.
+    pub names: Vec<String>,
+    /// Types that stay there whose methods the feature has, taken whole, sorted.
+    pub whole_types: Vec<String>,
+}
+
+/// See [`Support`].
+pub fn support(sources: &Level2Sources<'_>) -> Result<Support, String> {
     let c = copy(sources)?;
+    let whole_types: BTreeSet<String> = sources
+        .extracted
+        .iter()
+        .filter_map(|id| sources.index.get(id))
+        .filter_map(|d| d.parent.as_ref().filter(|p| !sources.extracted.contains(*p)))
+        .filter_map(|p| sources.index.get(p).map(|t| t.name.clone()))
+        .collect();
     let names: BTreeSet<&String> = c
         .chosen
         .iter()
         .flat_map(|&i| &c.decls[i].names)
         .filter(|n| !c.seeds.contains(*n) && n.as_str() != "_")
         .collect();
-    Ok((c.from.unwrap_or(c.dir), names.into_iter().cloned().collect()))
+    Ok(Support {
+        from: c.from.unwrap_or(c.dir),
+        names: names.into_iter().cloned().collect(),
+        whole_types: whole_types.into_iter().collect(),
+    })
 }
 
 /// The reference package's text: see the module doc.

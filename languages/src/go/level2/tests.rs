@@ -56,7 +56,7 @@ fn reference_copies_the_feature_and_what_it_names() {
 }
 
 #[test]
-fn a_method_of_a_type_that_stays_has_no_reference() {
+fn a_method_of_a_type_that_stays_brings_its_whole_type() {
     let index = shapes_index();
     let extracted: BTreeSet<NodeId> = ["stats/stats.go::Series.Spread".to_string()].into();
     let sources = Level2Sources {
@@ -66,8 +66,11 @@ fn a_method_of_a_type_that_stays_has_no_reference() {
         names: &[],
         package: "example.com/shapes/agent_code",
     };
-    let err = GoLevel2.reference(&sources).unwrap_err();
-    assert!(err.contains("Series.Spread is a method of a type that stays"), "{err}");
+    let text = GoLevel2.reference(&sources).unwrap();
+    assert!(text.contains("type Series []float64"), "{text}");
+    assert!(text.contains(") Spread() float64"), "{text}");
+    let note = GoLevel2.support_note(&sources).unwrap();
+    assert!(note.contains("declares its own `Series` with every method"), "{note}");
 }
 
 #[test]
