@@ -73,13 +73,15 @@ impl Contract {
         (!o.existing || whole) && o.enclosing_function.is_none() && o.enclosing_class.is_none()
     }
 
-    /// `(module, name)` of every module-level object, sorted: what `agent_code` must expose.
+    /// `(module, name)` of every module-level object (the path for a language without module
+    /// names), sorted: what `agent_code` must expose.
     pub fn level2_names(&self) -> Vec<(String, String)> {
         let mut v: Vec<(String, String)> = self
             .objects
             .iter()
             .filter(|o| self.level2_object(o))
-            .filter_map(|o| Some((o.module.clone()?, o.name.clone())))
+            // A language without module names (TypeScript) is imported by path.
+            .map(|o| (o.module.clone().unwrap_or_else(|| o.path.clone()), o.name.clone()))
             .collect();
         v.sort();
         v.dedup();
