@@ -4,6 +4,8 @@
 //! bundle holds up without carve: on the masked state with the rewritten tests, an empty
 //! `agent_code` package fails the F2P tests and the gold patch (the package alone, the
 //! repository is not restored) passes them. `carve validate` re-checks it on its own.
+//! TypeScript: `fixtures/typescript/ledger`'s money feature becomes `agent_code/index.ts`,
+//! the rewritten tests fail with an empty module and pass with the gold patch.
 
 mod common;
 
@@ -110,4 +112,57 @@ fn a_method_of_a_type_that_stays_takes_its_type_along() {
     let rejected = report["rejected"].as_array().unwrap();
     let why = |r: &&Value| r["level"] == 2 && r["reason"].as_str().is_some_and(|s| s.starts_with("level2-reference"));
     assert!(rejected.iter().any(|r| why(&r)), "{report}");
+}
+
+/// `fixtures/typescript/ledger` with its installed node_modules linked in.
+fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy("typescript/ledger");
+    if !repo.join("node_modules").exists() {
+        let from = fixture("typescript/ledger").join("node_modules");
+        let ok = Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
+        assert!(ok.success(), "cp -al {}", from.display());
+    }
+    (tmp, repo)
+}
+
+/// `vitest run FILE` in `dir`: whether it passed, and its output.
+fn vitest(dir: &Path, file: &str) -> (bool, String) {
+    let out =
+        Command::new("node_modules/.bin/vitest").args(["run", file]).current_dir(dir).output().expect("vitest runs");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
+fn a_typescript_feature_is_imported_from_agent_code() {
+    let (_tmp, repo) = ledger_copy();
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "tests/money.test.ts"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("+import { convert, parseCurrency } from \"../agent_code/index.js\";"), "{test}");
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+export { convert } from \"../src/money/currency.js\";"), "{gold}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("import { convert } from \"./agent_code/index.js\";"), "{statement}");
+
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(&repo, &tree);
+    if !tree.join("node_modules").exists() {
+        let ok = Command::new("cp").arg("-al").arg(repo.join("node_modules")).arg(tree.join("node_modules")).status();
+        assert!(ok.unwrap().success());
+    }
+    git_apply(&tree, &bundle.join("mask.patch"));
+    git_apply(&tree, &bundle.join("test.patch"));
+    std::fs::create_dir_all(tree.join("agent_code")).unwrap();
+    std::fs::write(tree.join("agent_code/index.ts"), "export {};\n").unwrap();
+    let (ok, log) = vitest(&tree, "tests/money.test.ts");
+    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
+    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let (ok, log) = vitest(&tree, "tests/money.test.ts");
+    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
 }
