@@ -52,27 +52,36 @@ impl std::ops::DerefMut for Contract {
 
 impl Contract {
     /// Whether a from-scratch (Level 2) task can ask for every object: all are module-level
-    /// definitions (no methods of classes that stay, no functions nested in others) and no
-    /// two of them share a name (one `agent_code` namespace holds them all).
+    /// definitions (no functions nested in others, no methods of classes that stay unless the
+    /// language's package takes whole types) and no two of them share a name (one
+    /// `agent_code` namespace holds them all).
     pub fn level2_supported(&self) -> bool {
         // Only languages with Level 2 packaging have solution packages.
         if support(self.language).level2().is_none() {
             return false;
         }
-        let all_module_level =
-            self.objects.iter().all(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none());
+        let all_module_level = self.objects.iter().all(|o| self.level2_object(o));
         let names = self.level2_names();
         let distinct: BTreeSet<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
         all_module_level && distinct.len() == names.len()
     }
 
-    /// `(module, name)` of every module-level object, sorted: what `agent_code` must expose.
+    /// A module-level object a Level 2 package can hold: not nested, and not a class that
+    /// stays unless the language's package takes whole types.
+    fn level2_object(&self, o: &ContractObject) -> bool {
+        let whole = support(self.language).level2().is_some_and(|l2| l2.takes_whole_types());
+        (!o.existing || whole) && o.enclosing_function.is_none() && o.enclosing_class.is_none()
+    }
+
+    /// `(module, name)` of every module-level object (the path for a language without module
+    /// names), sorted: what `agent_code` must expose.
     pub fn level2_names(&self) -> Vec<(String, String)> {
         let mut v: Vec<(String, String)> = self
             .objects
             .iter()
-            .filter(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none())
-            .filter_map(|o| Some((o.module.clone()?, o.name.clone())))
+            .filter(|o| self.level2_object(o))
+            // A language without module names (TypeScript) is imported by path.
+            .map(|o| (o.module.clone().unwrap_or_else(|| o.path.clone()), o.name.clone()))
             .collect();
         v.sort();
         v.dedup();
@@ -83,7 +92,7 @@ impl Contract {
     /// decorators of the original project dropped (builtin ones such as `property` kept).
     pub fn for_level2(&self, package: &str) -> Contract {
         let mut c = self.clone();
-        c.objects.retain(|o| !o.existing && o.enclosing_function.is_none() && o.enclosing_class.is_none());
+        c.objects.retain(|o| self.level2_object(o));
         if let Some(l2) = support(self.language).level2() {
             for o in &mut c.objects {
                 retarget(o, l2, package);

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use carve_languages::index::{DefinitionIndex, NodeId};
-use carve_languages::{Language, Level2Packaging, edit, support};
+use carve_languages::{Language, Level2Packaging, Level2Sources, edit, support};
 
 use crate::contract::Contract;
 use crate::{ExtractError, io_err};
@@ -77,17 +77,52 @@ fn packaging(language: Language) -> Result<&'static dyn Level2Packaging, Extract
     support(language).level2().ok_or(ExtractError::NoLevel2 { language })
 }
 
-/// The reference solution: re-exports the original implementation of every name the
-/// Level 2 task asks for.
-pub fn reference_package(contract: &Contract, package: &str) -> Result<PackageFile, ExtractError> {
+/// The reference solution, made by the language from the original tree `root`: Python
+/// re-exports the original implementation of every name the Level 2 task asks for; Go copies
+/// the feature's code into the package. `package` is the package's import path
+/// ([`package_import`]).
+pub fn reference_package(
+    contract: &Contract,
+    root: &Path,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    package: &str,
+) -> Result<PackageFile, ExtractError> {
     let l2 = packaging(contract.language)?;
-    Ok(PackageFile { path: l2.init_file(package), text: l2.reference(&contract.level2_names()) })
+    let names = contract.level2_names();
+    let sources = Level2Sources { root, index, extracted, names: &names, package };
+    let text = l2.reference(&sources).map_err(|reason| ExtractError::Level2 { language: contract.language, reason })?;
+    Ok(PackageFile { path: l2.init_file(package), text })
+}
+
+/// What the package must declare besides the contract's objects, as a sentence for the
+/// problem statement (see `Level2Packaging::support_note`).
+pub fn support_note(
+    contract: &Contract,
+    root: &Path,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    package: &str,
+) -> Option<String> {
+    let l2 = packaging(contract.language).ok()?;
+    let names = contract.level2_names();
+    l2.support_note(&Level2Sources { root, index, extracted, names: &names, package })
+}
+
+/// The import path of the Level 2 package named `name` in a tree of `index`.
+pub fn package_import(language: Language, index: &DefinitionIndex, name: &str) -> Result<String, ExtractError> {
+    packaging(language)?.package_import(index, name).map_err(|reason| ExtractError::Level2 { language, reason })
+}
+
+/// Whether the reference solution of `language` needs the original implementation restored.
+pub fn reference_restores_original(language: Language) -> bool {
+    support(language).level2().is_none_or(|l2| l2.reference_restores_original())
 }
 
 /// A package that exposes nothing: the rewritten tests must fail against it.
 pub fn empty_package(language: Language, package: &str) -> Result<PackageFile, ExtractError> {
     let l2 = packaging(language)?;
-    Ok(PackageFile { path: l2.init_file(package), text: l2.empty() })
+    Ok(PackageFile { path: l2.init_file(package), text: l2.empty(package) })
 }
 
 /// Write `file` under `tree`; returns its path.

@@ -63,6 +63,8 @@ pub enum ExtractError {
     Command { command: String, message: String },
     #[error("{language} has no Level 2 (from-scratch) tasks; ask for Level 1 only")]
     NoLevel2 { language: carve_languages::Language },
+    #[error("no {language} Level 2 package: {reason}")]
+    Level2 { language: carve_languages::Language, reason: String },
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ExtractError {

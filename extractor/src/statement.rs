@@ -3,7 +3,7 @@
 //! touch (Level 1), and the Interface section rendered from the [`Contract`].
 //!
 //! Templates use `{{name}}` placeholders: `title`, `feature`, `repo`, `files`, `interface`,
-//! `test_count`, `package`, `names`.
+//! `test_count`, `package`, `package_home` (the language's words for the package), `names`, `support`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -43,6 +43,8 @@ pub struct StatementContext {
     pub title: Option<String>,
     /// Level 2 package name; [`SOLUTION_PACKAGE`] when empty.
     pub package: String,
+    /// Level 2: what the package must declare besides the contract's objects (a sentence).
+    pub package_support: Option<String>,
     /// Literal examples and constants of the F2P tests' code ([`test_facts`]).
     pub facts: TestFacts,
     /// A feature description written elsewhere (`--describe`): replaces the generated one.
@@ -73,6 +75,7 @@ impl StatementContext {
             test_docstrings: BTreeMap::new(),
             title: None,
             package: SOLUTION_PACKAGE.to_string(),
+            package_support: None,
             facts: TestFacts::default(),
             description: None,
             call_sites: Vec::new(),
@@ -696,7 +699,10 @@ pub fn render_problem_statement(contract: &Contract, ctx: &StatementContext) -> 
         Level::Two => {
             let l2 = contract.for_level2(package);
             let names = contract.level2_names().iter().map(|(_, n)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            let home = support(contract.language).level2().map(|l2| l2.describe(package)).unwrap_or_default();
             let mut vars = common;
+            vars.push(("package_home", home));
+            vars.push(("support", ctx.package_support.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
             vars.push(("names", names));
             vars.push(("interface", interface(&l2, false)));
             fill(LEVEL2, &vars)

@@ -175,7 +175,8 @@ fn level2_reference_passes_and_empty_fails() {
             assert!(text.contains("agent_code"), "{}: {f} does not use agent_code:\n{text}", feat.name);
         }
         let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
-        write_package(&tree, &reference_package(&contract, "agent_code").unwrap()).unwrap();
+        write_package(&tree, &reference_package(&contract, &root, &index, &feat.extracted, "agent_code").unwrap())
+            .unwrap();
         let (code, log) = pytest(&tree, &f2p);
         assert_eq!(code, 0, "{}: rewritten tests fail with the reference agent_code:\n{log}", feat.name);
         write_package(&tree, &empty_package(contract.language, "agent_code").unwrap()).unwrap();

@@ -50,7 +50,7 @@ fn contract_and_statement_of_chosen_removals() {
     let index = index();
     let extracted = extracted();
     let contract = build_contract(&index, &extracted);
-    assert!(!contract.level2_supported(), "Level 2 is Python-only");
+    assert!(!contract.level2_supported(), "TypeScript has no Level 2 packaging yet");
     insta::assert_json_snapshot!("ledger_contract", contract);
     let ctx = StatementContext::new(Level::One, "ledger", F2P.iter().map(|s| s.to_string()).collect());
     let statement = render_problem_statement(&contract, &ctx);

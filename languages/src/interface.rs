@@ -52,14 +52,55 @@ impl<P: Sync> Masking for PlannedMask<'_, P> {
     }
 }
 
+/// What a Level 2 reference solution is made from: the original tree (read only), its index,
+/// the extracted definitions and the `(module, name)` pairs the package must expose.
+pub struct Level2Sources<'a> {
+    pub root: &'a Path,
+    pub index: &'a DefinitionIndex,
+    pub extracted: &'a BTreeSet<NodeId>,
+    pub names: &'a [(String, String)],
+    /// The package's import path ([`Level2Packaging::package_import`]).
+    pub package: &'a str,
+}
+
 /// Level 2 (from scratch) packaging: the solution package the rewritten tests import from.
+/// `package` is the package's import path as [`Level2Packaging::package_import`] gives it
+/// (Python: `agent_code`; Go: `<module path>/agent_code`); its last `/`-separated
+/// component is the package's name and folder.
 pub trait Level2Packaging: Sync {
+    /// The import path of the package named `name` in a tree of `index`, or why the tree
+    /// cannot hold one. Default: `name` itself.
+    fn package_import(&self, _index: &DefinitionIndex, name: &str) -> Result<String, String> {
+        Ok(name.to_string())
+    }
     /// The package's file carve writes, relative to the tree (`agent_code/__init__.py`).
     fn init_file(&self, package: &str) -> String;
-    /// The reference solution: re-exports `(module, name)` of the original implementation.
-    fn reference(&self, names: &[(String, String)]) -> String;
+    /// The reference solution's text (the file [`Self::init_file`]): Python re-exports the
+    /// original implementation; Go copies the feature's code (and the package-level code it
+    /// needs) into the package. An error says why no reference can be written.
+    fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
+    /// What else the package must declare besides the contract's objects, as a Markdown
+    /// sentence for the problem statement (Go: the package-level code of the feature's
+    /// package that the feature uses and the package cannot import). Default: nothing.
+    fn support_note(&self, _sources: &Level2Sources<'_>) -> Option<String> {
+        None
+    }
+    /// Whether the package can take a whole type that stays in the project so that its
+    /// methods of the feature can be asked for (Go: a package cannot add methods to another
+    /// package's type, but it can declare a copy of the type with all its methods). Default:
+    /// no, such a feature has no Level 2 task.
+    fn takes_whole_types(&self) -> bool {
+        false
+    }
+    /// Whether the reference needs the original implementation restored (it re-exports it):
+    /// the Level 2 gold patch then restores the repository too. Default: yes.
+    fn reference_restores_original(&self) -> bool {
+        true
+    }
     /// A package that exposes nothing: the rewritten tests must fail against it.
-    fn empty(&self) -> String;
+    fn empty(&self, package: &str) -> String;
+    /// How the problem statement names what to write (`a Python package named …`), Markdown.
+    fn describe(&self, package: &str) -> String;
     /// Whether a from-scratch solution can write `decorator` (as written, without `@`)
     /// without the original project: the contract keeps it.
     fn keeps_decorator(&self, decorator: &str) -> bool;

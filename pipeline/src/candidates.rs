@@ -502,21 +502,26 @@ fn feature_tasks(
             reason: "no Level 2 task: the feature includes methods of classes that stay, nested functions, or two objects of one name, which a from-scratch package cannot provide".into(),
         });
     } else if levels.contains(&2) {
-        let l2 = extract::level2(session, feature, &ext, &dir)?;
-        let v2 = validate_level2(session, feature, &ext, &l2, threshold, &dir)?;
-        if v2.valid {
-            let mut v = v1.clone();
-            for s in v2.states {
-                v.push(s);
+        match extract::level2(session, feature, &ext, &dir)? {
+            Err(reason) => bad.push(Rejected { feature: feature.slug.clone(), level: Some(2), reason }),
+            Ok(l2) => {
+                let v2 = validate_level2(session, feature, &ext, &l2, threshold, &dir)?;
+                if v2.valid {
+                    let mut v = v1.clone();
+                    for s in v2.states {
+                        v.push(s);
+                    }
+                    let task =
+                        Task { level: 2, gold_patch: &l2.gold_patch, test_patch: &l2.test_patch, validation: &v };
+                    ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
+                } else {
+                    bad.push(Rejected {
+                        feature: feature.slug.clone(),
+                        level: Some(2),
+                        reason: v2.reason().unwrap_or_default(),
+                    });
+                }
             }
-            let task = Task { level: 2, gold_patch: &l2.gold_patch, test_patch: &l2.test_patch, validation: &v };
-            ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
-        } else {
-            bad.push(Rejected {
-                feature: feature.slug.clone(),
-                level: Some(2),
-                reason: v2.reason().unwrap_or_default(),
-            });
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

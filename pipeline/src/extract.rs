@@ -330,6 +330,19 @@ pub fn statement(
     let level = if level == 2 { Level::Two } else { Level::One };
     let repo = session.identity.full_name();
     let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
+    if level == Level::Two
+        && let Ok(package) =
+            carve_extractor::level2::package_import(ext.contract.language, &session.index, AGENT_PACKAGE)
+    {
+        ctx.package_support = carve_extractor::level2::support_note(
+            &ext.contract,
+            &session.repo,
+            &session.index,
+            &ext.extracted,
+            &package,
+        );
+        ctx.package = package;
+    }
     // The F2P tests' own docstrings describe the feature best.
     let tests: Vec<String> = f2p.iter().cloned().collect();
     ctx.test_docstrings = carve_extractor::statement::test_docstrings(&session.index, &tests);
@@ -395,37 +408,51 @@ pub const AGENT_PACKAGE: &str = "agent_code";
 
 /// The patches of a Level 2 task.
 pub struct Level2Package {
-    /// Restores the repository and adds an `agent_code` that re-exports the feature.
+    /// Adds the solution package (the reference solution); for a language whose reference
+    /// re-exports the original (Python), restores the repository too.
     pub gold_patch: String,
-    /// The F2P tests rewritten to import the feature from `agent_code`.
+    /// The F2P tests rewritten to import the feature from the package.
     pub test_patch: String,
 }
 
-/// Level 2: the F2P tests rewritten to import the feature from `agent_code`; the gold
-/// patch restores the repository and adds an `agent_code` that re-exports it.
-pub fn level2(session: &Session, feature: &Feature, ext: &Extraction, dir: &Path) -> Result<Level2Package> {
+/// Level 2: the F2P tests rewritten to import the feature from the package `agent_code`
+/// (the language decides its import path and files); the gold patch adds the language's
+/// reference solution. `Ok(Err(reason))` when the language cannot package this feature.
+pub fn level2(
+    session: &Session,
+    feature: &Feature,
+    ext: &Extraction,
+    dir: &Path,
+) -> Result<std::result::Result<Level2Package, String>> {
     use carve_extractor::level2;
+    let language = ext.contract.language;
+    let package = match level2::package_import(language, &session.index, AGENT_PACKAGE) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let reference =
+        match level2::reference_package(&ext.contract, &session.repo, &session.index, &ext.extracted, &package) {
+            Ok(r) => r,
+            Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
+            Err(e) => return Err(e.into()),
+        };
     let test_files: BTreeSet<String> =
         feature.f2p.iter().map(|t| crate::test_definition_file(&session.repo, &session.index, t)).collect();
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
     tree::shadow_copy(&ext.masked, &with_tests, carve_languages::skip_policy())?;
-    level2::write_rewritten_tests(
-        &session.repo,
-        &session.index,
-        &ext.extracted,
-        &test_files,
-        AGENT_PACKAGE,
-        &with_tests,
-    )?;
+    level2::write_rewritten_tests(&session.repo, &session.index, &ext.extracted, &test_files, &package, &with_tests)?;
     let test_patch = carve_core::patch::unified_diff(&ext.masked, &with_tests, &test_files)?;
     let agent = dir.join("l2-agent");
     std::fs::create_dir_all(agent.join("before"))?;
-    let reference = level2::reference_package(&ext.contract, AGENT_PACKAGE)?;
     fs::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
     let agent_files: BTreeSet<String> = [reference.path.clone()].into();
     let agent_patch = carve_core::patch::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
-    Ok(Level2Package { gold_patch: format!("{}{}", ext.gold_patch, agent_patch), test_patch })
+    let gold_patch = match level2::reference_restores_original(language) {
+        true => format!("{}{}", ext.gold_patch, agent_patch),
+        false => agent_patch,
+    };
+    Ok(Ok(Level2Package { gold_patch, test_patch }))
 }
 
 /// An empty `agent_code` package of `language` in `tree`: the Level 2 state before the

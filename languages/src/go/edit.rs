@@ -93,7 +93,7 @@ pub fn plan(index: &DefinitionIndex, delete: &BTreeSet<NodeId>, stub: &BTreeSet<
     }
 }
 
-fn parse(source: &str, path: &str) -> Result<tree_sitter::Tree, MaskError> {
+pub(crate) fn parse(source: &str, path: &str) -> Result<tree_sitter::Tree, MaskError> {
     let mut parser = Parser::new();
     parser.set_language(&Language::Go.grammar()).map_err(|_| MaskError::Parse { path: path.to_string() })?;
     parser.parse(source, None).ok_or_else(|| MaskError::Parse { path: path.to_string() })
@@ -133,7 +133,7 @@ fn line_start(text: &str, at: usize) -> usize {
 /// The bytes to delete for a node: from the start of its doc comment's line (when nothing
 /// else precedes it there) to the end of its last line (when only a comment follows),
 /// plus one blank line when the deletion would otherwise leave two in a row.
-fn deletion_range(text: &str, node: Node) -> (usize, usize) {
+pub(crate) fn deletion_range(text: &str, node: Node) -> (usize, usize) {
     let mut start = node.start_byte();
     let mut cur = node.prev_sibling();
     let mut row = node.start_position().row;
@@ -169,7 +169,7 @@ fn deletion_range(text: &str, node: Node) -> (usize, usize) {
 
 /// The names import bindings are used under in a file: operands of `x.Name` and packages
 /// of `pkg.Type`, outside import declarations.
-fn selector_roots(root: Node, text: &str) -> BTreeSet<String> {
+pub(crate) fn selector_roots(root: Node, text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
@@ -195,7 +195,7 @@ fn selector_roots(root: Node, text: &str) -> BTreeSet<String> {
 
 /// The name an import spec binds: its alias, else the last path element (`foo` for
 /// `…/foo/v2`). `None` for `_`, `.` and `"C"`, which are never dropped.
-fn binding(spec: Node, text: &str) -> Option<String> {
+pub(crate) fn binding(spec: Node, text: &str) -> Option<String> {
     let path = spec.child_by_field_name("path").map(|p| text[p.byte_range()].trim_matches(|c| c == '"' || c == '`'))?;
     if path == "C" {
         return None;
@@ -212,7 +212,7 @@ fn binding(spec: Node, text: &str) -> Option<String> {
 
 /// Edits deleting the import specs whose binding was used in `before` and is not in
 /// `after`; a declaration whose specs all go is deleted whole.
-fn unused_import_edits(text: &str, root: Node, before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<Edit> {
+pub(crate) fn unused_import_edits(text: &str, root: Node, before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<Edit> {
     let mut edits = Vec::new();
     let mut c = root.walk();
     for decl in root.named_children(&mut c).filter(|n| n.kind() == "import_declaration") {

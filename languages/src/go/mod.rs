@@ -6,6 +6,7 @@ pub mod detect;
 pub mod edit;
 pub mod env;
 pub mod index;
+pub mod level2;
 pub mod runner;
 pub mod trace;
 
@@ -18,7 +19,7 @@ use std::path::Path;
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Masking, NamedInError, PlannedMask, TreeFacts};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, PlannedMask, TreeFacts};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -77,6 +78,10 @@ impl LanguageSupport for Go {
         stub: &'a BTreeSet<NodeId>,
     ) -> Box<dyn Masking + 'a> {
         Box::new(PlannedMask { index, plan: edit::plan_masking(index, delete, stub), mask: edit::mask_file_with })
+    }
+    /// A package of its own, `agent_code/` at the module root (see [`level2`]).
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        Some(&level2::GoLevel2)
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)

@@ -16,6 +16,7 @@ pub mod detect;
 pub mod edit;
 pub mod env;
 pub mod index;
+pub mod level2;
 pub mod runner;
 #[cfg(test)]
 mod tests;
@@ -30,7 +31,7 @@ use std::path::Path;
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Masking, PlannedMask, TreeFacts, sources_of};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, TreeFacts, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -164,6 +165,10 @@ impl LanguageSupport for Script {
             return Vec::new();
         }
         errors
+    }
+    /// TypeScript: the module `agent_code/index.ts` (see [`level2`]); JavaScript has none yet.
+    fn level2(&self) -> Option<&'static dyn Level2Packaging> {
+        if self.type_checked { Some(&level2::TypeScriptLevel2) } else { None }
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         if self.type_checked { build_check(root) } else { Ok(()) }

@@ -194,8 +194,9 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
         format!("{package}/__init__.py")
     }
 
-    fn reference(&self, names: &[(String, String)]) -> String {
+    fn reference(&self, sources: &crate::interface::Level2Sources<'_>) -> Result<String, String> {
         use std::fmt::Write as _;
+        let names = sources.names;
         let mut out = String::from("\"\"\"Reference solution: re-exports the original implementation.\"\"\"\n\n");
         for (module, name) in names {
             let _ = writeln!(out, "from {module} import {name}");
@@ -203,11 +204,17 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
         out.push_str("\n__all__ = [");
         out.push_str(&names.iter().map(|(_, n)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
         out.push_str("]\n");
-        out
+        Ok(out)
     }
 
-    fn empty(&self) -> String {
+    fn empty(&self, _package: &str) -> String {
         "\"\"\"Empty solution: exposes nothing.\"\"\"\n".to_string()
+    }
+
+    fn describe(&self, package: &str) -> String {
+        format!(
+            "a Python package named `{package}`: a directory\n`{package}/` with an `__init__.py`, importable from the working directory"
+        )
     }
 
     fn keeps_decorator(&self, decorator: &str) -> bool {

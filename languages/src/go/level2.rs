@@ -1,0 +1,279 @@
+//! Go Level 2 (from scratch): the feature becomes a package of its own, `agent_code/` at the
+//! module root (import path `<module path>/agent_code`, package name `agent_code`), and the
+//! F2P test files are rewritten to use it:
+//!
+//! - in a test file of the feature's own package (`package foo`), every bare name of an
+//!   extracted exported top-level function or type becomes `agent_code.Name` (and the name
+//!   of a type that stays whose methods the feature has: the package takes it whole);
+//! - anywhere, `foo.Name` through an import of the feature's package becomes
+//!   `agent_code.Name`, and the import goes when nothing else uses it;
+//! - `import "<module>/agent_code"` is added after the package clause.
+//!
+//! The reference solution ([`reference`]) is the feature's own code copied into the package
+//! with the package-level code it names (transitively: helpers, types with all their
+//! methods, vars and consts), never `init` functions; the original package is not imported
+//! (a test of that package importing `agent_code` would make an import cycle). So the
+//! reference proves the package alone, added to the masked state, passes the rewritten
+//! tests: the gold patch does not restore the repository.
+//!
+//! Limits, on purpose: one source package per feature; a type taken whole is a new type, so
+//! a test that hands its values to code that stays fails to build (the task is rejected); files with build constraints (a
+//! `//go:build` line or a `_GOOS`/`_GOARCH` name) serve only names no other file declares;
+//! unexported names the tests use are not rewritten (such a task fails its validation and
+//! is rejected); cgo (`import "C"`) has no reference.
+
+mod reference;
+#[cfg(test)]
+mod tests;
+
+pub use reference::{reference, support};
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tree_sitter::Node;
+
+use super::edit::{binding, parse, selector_roots, unused_import_edits};
+use crate::Language;
+use crate::edit::Edit;
+use crate::index::{DefinitionIndex, FileIndex, NodeId};
+use crate::interface::{Level2Packaging, Level2Sources};
+
+/// Go's Level 2 packaging.
+pub struct GoLevel2;
+
+/// The last component of an import path: the package's name and folder.
+fn package_name(package: &str) -> &str {
+    package.rsplit('/').next().unwrap_or(package)
+}
+
+/// The module path of the module at the tree's root, from the import paths of the indexed
+/// Go files (a file in `a/b/` of module `m` has import path `m/a/b`).
+pub fn root_module(index: &DefinitionIndex) -> Result<String, String> {
+    let mut found: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for f in index.files.values().filter(|f| f.language == Language::Go) {
+        let Some(module) = f.module.as_deref() else { continue };
+        let dir = f.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        let root = if dir.is_empty() {
+            Some(module.to_string())
+        } else {
+            module.strip_suffix(dir).and_then(|m| m.strip_suffix('/')).map(str::to_string)
+        };
+        if let Some(root) = root {
+            found.entry(dir.matches('/').count() + usize::from(!dir.is_empty())).or_default().insert(root);
+        }
+    }
+    found
+        .into_values()
+        .next()
+        .and_then(|roots| roots.into_iter().next())
+        .ok_or_else(|| "no Go module has its go.mod at the repository root, where the package would go".to_string())
+}
+
+impl Level2Packaging for GoLevel2 {
+    fn package_import(&self, index: &DefinitionIndex, name: &str) -> Result<String, String> {
+        Ok(format!("{}/{name}", root_module(index)?))
+    }
+
+    fn init_file(&self, package: &str) -> String {
+        let name = package_name(package);
+        format!("{name}/{name}.go")
+    }
+
+    fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String> {
+        reference(sources)
+    }
+
+    fn support_note(&self, sources: &Level2Sources<'_>) -> Option<String> {
+        let support = support(sources).ok()?;
+        let quote = |v: &[String]| v.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let mut out = Vec::new();
+        if !support.whole_types.is_empty() {
+            out.push(format!(
+                "The package declares its own {} with every method (the methods not listed below as they are in `{}`).",
+                quote(&support.whole_types),
+                support.from
+            ));
+        }
+        if !support.names.is_empty() {
+            out.push(format!(
+                "It cannot import `{}` (that package's tests import it), so it also declares what the feature uses from there: {}.",
+                support.from,
+                quote(&support.names)
+            ));
+        }
+        (!out.is_empty()).then(|| out.join(" "))
+    }
+
+    /// A method of a type that stays comes with a copy of its whole type.
+    fn takes_whole_types(&self) -> bool {
+        true
+    }
+
+    fn reference_restores_original(&self) -> bool {
+        false
+    }
+
+    fn empty(&self, package: &str) -> String {
+        let name = package_name(package);
+        format!("// Package {name} is where the feature is to be written.\npackage {name}\n")
+    }
+
+    fn describe(&self, package: &str) -> String {
+        let name = package_name(package);
+        format!(
+            "a Go package `{name}` in the directory\n`{name}/` at the module root, imported as `{package}`; it must not import the\npackage the feature came from (that package's tests import yours)"
+        )
+    }
+
+    fn keeps_decorator(&self, _decorator: &str) -> bool {
+        false
+    }
+
+    fn import_line(&self, package: &str, _name: &str) -> String {
+        format!("import \"{package}\"")
+    }
+
+    fn rewrite_test_imports(
+        &self,
+        source: &str,
+        file: &FileIndex,
+        index: &DefinitionIndex,
+        extracted: &BTreeSet<NodeId>,
+        package: &str,
+    ) -> Vec<Edit> {
+        rewrite_test(source, file, index, extracted, package)
+    }
+}
+
+/// Exported top-level extracted names, by the import path of their package.
+fn moved_names(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for d in extracted.iter().filter_map(|id| index.get(id)) {
+        if d.language != Language::Go || d.is_test {
+            continue;
+        }
+        // A method of a type that stays moves its type (the package takes it whole).
+        let d = match &d.parent {
+            None => d,
+            Some(p) if !extracted.contains(p) => match index.get(p) {
+                Some(t) => t,
+                None => continue,
+            },
+            Some(_) => continue,
+        };
+        if !d.name.chars().next().is_some_and(char::is_uppercase) {
+            continue;
+        }
+        if let Some(module) = index.files.get(&d.path).and_then(|f| f.module.clone()) {
+            out.entry(module).or_default().insert(d.name.clone());
+        }
+    }
+    out
+}
+
+/// The package clause's name.
+fn package_clause(root: Node, source: &str) -> Option<(String, usize)> {
+    let mut c = root.walk();
+    let clause = root.named_children(&mut c).find(|n| n.kind() == "package_clause")?;
+    let mut cc = clause.walk();
+    let name = clause.named_children(&mut cc).find(|n| n.kind() == "package_identifier")?;
+    Some((source[name.byte_range()].to_string(), clause.end_byte()))
+}
+
+/// Import specs of the file: binding → import path.
+fn import_bindings(root: Node, source: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "import_spec" {
+            let path = n.child_by_field_name("path").map(|p| source[p.byte_range()].trim_matches(['"', '`']));
+            if let (Some(b), Some(path)) = (binding(n, source), path) {
+                out.insert(b, path.to_string());
+            }
+            continue;
+        }
+        if matches!(n.kind(), "source_file" | "import_declaration" | "import_spec_list") {
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+    }
+    out
+}
+
+/// A bare name that is a declaration's own name or a composite literal's key, not a use.
+fn is_declared_or_key(n: Node) -> bool {
+    let Some(parent) = n.parent() else { return false };
+    if parent.child_by_field_name("name").is_some_and(|c| c.id() == n.id()) {
+        return true;
+    }
+    let is_key = |p: Node, c: Node| p.kind() == "keyed_element" && p.named_child(0).is_some_and(|k| k.id() == c.id());
+    is_key(parent, n) || (parent.kind() == "literal_element" && parent.parent().is_some_and(|g| is_key(g, parent)))
+}
+
+/// Edits that make the Go test file `file` use the moved names from `package`.
+fn rewrite_test(
+    source: &str,
+    file: &FileIndex,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    package: &str,
+) -> Vec<Edit> {
+    let Ok(tree) = parse(source, &file.path) else { return Vec::new() };
+    let root = tree.root_node();
+    let moved = moved_names(index, extracted);
+    let Some((clause, clause_end)) = package_clause(root, source) else { return Vec::new() };
+    let name = package_name(package);
+    let internal = if clause.ends_with("_test") { None } else { file.module.as_ref().and_then(|m| moved.get(m)) };
+    let bindings: BTreeMap<String, &BTreeSet<String>> =
+        import_bindings(root, source).into_iter().filter_map(|(b, path)| Some((b, moved.get(&path)?))).collect();
+    let mut edits = Vec::new();
+    let mut rewritten: BTreeMap<String, usize> = BTreeMap::new();
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "import_declaration" | "package_clause" => continue,
+            "selector_expression" | "qualified_type" => {
+                let (op, field) = match n.kind() {
+                    "selector_expression" => (n.child_by_field_name("operand"), n.child_by_field_name("field")),
+                    _ => (n.child_by_field_name("package"), n.child_by_field_name("name")),
+                };
+                if let (Some(op), Some(field)) = (op, field)
+                    && matches!(op.kind(), "identifier" | "package_identifier")
+                {
+                    let b = &source[op.byte_range()];
+                    *uses.entry(b.to_string()).or_default() += 1;
+                    if bindings.get(b).is_some_and(|names| names.contains(&source[field.byte_range()])) {
+                        edits.push(Edit::replace(op.start_byte(), op.end_byte(), name));
+                        *rewritten.entry(b.to_string()).or_default() += 1;
+                        continue;
+                    }
+                }
+                // Only the operand can name a moved object (`Type.Method`); the field, or a
+                // qualified type's name, is another package's or a member's.
+                stack.extend(n.child_by_field_name("operand"));
+                continue;
+            }
+            "identifier" | "type_identifier" => {
+                let text = &source[n.byte_range()];
+                if internal.is_some_and(|names| names.contains(text)) && !is_declared_or_key(n) {
+                    edits.push(Edit::replace(n.start_byte(), n.end_byte(), format!("{name}.{text}")));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    if edits.is_empty() {
+        return edits;
+    }
+    let before = selector_roots(root, source);
+    let gone: BTreeSet<String> =
+        rewritten.iter().filter(|(b, k)| uses.get(*b) == Some(k)).map(|(b, _)| b.clone()).collect();
+    let after: BTreeSet<String> = before.difference(&gone).cloned().collect();
+    edits.extend(unused_import_edits(source, root, &before, &after));
+    edits.push(Edit::insert(clause_end, format!("\n\nimport \"{package}\"")));
+    edits
+}

@@ -1,0 +1,118 @@
+//! Go Level 2 tests over the shapes fixture: the package's import path, the reference
+//! package's text, and the rewritten test files (internal and external tests).
+
+use std::collections::BTreeSet;
+
+use super::*;
+use crate::go::index::tests::{shapes_dir, shapes_index};
+use crate::index::NodeId;
+
+fn catalog_feature() -> BTreeSet<NodeId> {
+    [
+        "Catalog",
+        "Catalog.Add",
+        "Catalog.Largest",
+        "Catalog.Len",
+        "Catalog.Report",
+        "Catalog.Select",
+        "Catalog.TotalArea",
+        "LargerThan",
+        "New",
+    ]
+    .iter()
+    .map(|n| format!("catalog/catalog.go::{n}"))
+    .collect()
+}
+
+#[test]
+fn the_package_lives_at_the_module_root() {
+    let index = shapes_index();
+    assert_eq!(GoLevel2.package_import(&index, "agent_code").unwrap(), "example.com/shapes/agent_code");
+    assert_eq!(GoLevel2.init_file("example.com/shapes/agent_code"), "agent_code/agent_code.go");
+    assert_eq!(GoLevel2.empty("example.com/shapes/agent_code").lines().last(), Some("package agent_code"));
+}
+
+#[test]
+fn reference_copies_the_feature_and_what_it_names() {
+    let index = shapes_index();
+    let extracted = catalog_feature();
+    let names = vec![("example.com/shapes/catalog".to_string(), "New".to_string())];
+    let sources = Level2Sources {
+        root: &shapes_dir(),
+        index: &index,
+        extracted: &extracted,
+        names: &names,
+        package: "example.com/shapes/agent_code",
+    };
+    let text = GoLevel2.reference(&sources).unwrap();
+    assert!(text.contains("\npackage agent_code\n"), "{text}");
+    assert!(text.contains("func New() *Catalog {"), "{text}");
+    // Entry and Filter stay in package catalog, yet the copied code names them.
+    assert!(text.contains("type Entry struct"), "{text}");
+    assert!(text.contains("type Filter func(Entry) bool"), "{text}");
+    assert!(text.contains("\"example.com/shapes/geometry\""), "{text}");
+    assert!(!text.contains("\"example.com/shapes/catalog\""), "the source package is never imported: {text}");
+    assert!(crate::parse_errors(Language::Go, &text).is_empty(), "{text}");
+}
+
+#[test]
+fn a_method_of_a_type_that_stays_brings_its_whole_type() {
+    let index = shapes_index();
+    let extracted: BTreeSet<NodeId> = ["stats/stats.go::Series.Spread".to_string()].into();
+    let sources = Level2Sources {
+        root: &shapes_dir(),
+        index: &index,
+        extracted: &extracted,
+        names: &[],
+        package: "example.com/shapes/agent_code",
+    };
+    let text = GoLevel2.reference(&sources).unwrap();
+    assert!(text.contains("type Series []float64"), "{text}");
+    assert!(text.contains(") Spread() float64"), "{text}");
+    let note = GoLevel2.support_note(&sources).unwrap();
+    assert!(note.contains("declares its own `Series` with every method"), "{note}");
+}
+
+#[test]
+fn an_internal_test_names_the_package() {
+    let index = shapes_index();
+    let path = "catalog/catalog_test.go";
+    let source = std::fs::read_to_string(shapes_dir().join(path)).unwrap();
+    let edits = GoLevel2.rewrite_test_imports(
+        &source,
+        &index.files[path],
+        &index,
+        &catalog_feature(),
+        "example.com/shapes/agent_code",
+    );
+    let out = crate::edit::apply(&source, &edits).unwrap();
+    assert!(out.starts_with("package catalog\n\nimport \"example.com/shapes/agent_code\"\n"), "{out}");
+    assert!(out.contains("func sample(t *testing.T) *agent_code.Catalog {"), "{out}");
+    assert!(out.contains("c := agent_code.New()"), "{out}");
+    assert!(!out.contains("agent_code.agent_code"), "{out}");
+    // Other packages' names are left alone.
+    assert!(out.contains("geometry.Rect{Max: geometry.Point{X: 1, Y: 1}}"), "{out}");
+    assert!(crate::parse_errors(Language::Go, &out).is_empty(), "{out}");
+}
+
+#[test]
+fn an_external_test_drops_the_import_it_no_longer_uses() {
+    let mut index = shapes_index();
+    let path = "catalog/external_test.go";
+    let source = "package catalog_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/shapes/catalog\"\n)\n\nfunc TestNew(t *testing.T) {\n\tvar c *catalog.Catalog = catalog.New()\n\t_ = c\n}\n";
+    let mut file = index.files["catalog/catalog_test.go"].clone();
+    file.path = path.to_string();
+    index.files.insert(path.to_string(), file);
+    let edits = GoLevel2.rewrite_test_imports(
+        source,
+        &index.files[path],
+        &index,
+        &catalog_feature(),
+        "example.com/shapes/agent_code",
+    );
+    let out = crate::edit::apply(source, &edits).unwrap();
+    assert!(out.contains("var c *agent_code.Catalog = agent_code.New()"), "{out}");
+    assert!(!out.contains("\"example.com/shapes/catalog\""), "{out}");
+    assert!(out.contains("\"testing\""), "{out}");
+    assert!(crate::parse_errors(Language::Go, &out).is_empty(), "{out}");
+}

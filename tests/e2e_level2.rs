@@ -1,0 +1,168 @@
+//! Level 2 (from scratch) beyond Python, end to end: `carve tasks` on `fixtures/go/shapes`
+//! makes a Go Level 2 bundle for the catalog feature — the feature's code as a package of its
+//! own (`agent_code/` at the module root), the F2P test file rewritten to use it — and the
+//! bundle holds up without carve: on the masked state with the rewritten tests, an empty
+//! `agent_code` package fails the F2P tests and the gold patch (the package alone, the
+//! repository is not restored) passes them. `carve validate` re-checks it on its own.
+//! TypeScript: `fixtures/typescript/ledger`'s money feature becomes `agent_code/index.ts`,
+//! the rewritten tests fail with an empty module and pass with the gold patch.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// `go test -count=1 -run PATTERN ./catalog/` in `dir`: whether it passed, and its output.
+fn go_test(dir: &Path, pattern: &str) -> (bool, String) {
+    let out = Command::new("go")
+        .args(["test", "-count=1", "-run", pattern, "./catalog/"])
+        .current_dir(dir)
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("go runs");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[needs("go")]
+fn a_go_feature_becomes_a_package_of_its_own() {
+    let (_tmp, repo) = fixture_copy("go/shapes");
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "catalog/catalog_test.go"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    assert_eq!(inst["level"], 2, "{inst}");
+
+    // The gold patch is the package alone; the test patch makes the tests use it.
+    let gold = read(&bundle.join("gold.patch"));
+    let touched: Vec<&str> = gold.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    assert_eq!(touched, ["agent_code/agent_code.go"], "{gold}");
+    assert!(gold.contains("+package agent_code") && gold.contains("+func New() *Catalog {"), "{gold}");
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("+import \"example.com/shapes/agent_code\""), "{test}");
+    assert!(test.contains("c := agent_code.New()"), "{test}");
+    // The statement says where the package goes and what it must declare that it cannot import.
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("imported as `example.com/shapes/agent_code`"), "{statement}");
+    assert!(statement.contains("`Entry`, `Filter`"), "{statement}");
+    // The interface imports every object from the package (contract.json stays Level 1's).
+    assert!(statement.contains("import \"example.com/shapes/agent_code\""), "{statement}");
+    assert!(!statement.contains("import \"example.com/shapes/catalog\""), "{statement}");
+
+    // Without carve: masked state + rewritten tests, then an empty package, then the gold one.
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(&repo, &tree);
+    git_apply(&tree, &bundle.join("mask.patch"));
+    git_apply(&tree, &bundle.join("test.patch"));
+    std::fs::create_dir_all(tree.join("agent_code")).unwrap();
+    std::fs::write(tree.join("agent_code/agent_code.go"), "package agent_code\n").unwrap();
+    let (ok, log) = go_test(&tree, "TestSelect|TestReport|TestTotalAreaAndLargest|TestAddRejectsDuplicates");
+    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
+    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let (ok, log) = go_test(&tree, "TestSelect|TestReport|TestTotalAreaAndLargest|TestAddRejectsDuplicates");
+    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+    // The package does not import the catalog package (its tests import the package).
+    let reference = read(&tree.join("agent_code/agent_code.go"));
+    assert!(!reference.contains("\"example.com/shapes/catalog\""), "{reference}");
+
+    // carve re-checks the bundle on its own, Level 2 states included.
+    let v: Value = serde_json::from_slice(
+        &carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--format", "json"], 0)
+            .stdout,
+    )
+    .unwrap();
+    let states: Vec<&str> = v["states"].as_array().unwrap().iter().filter_map(|s| s["state"].as_str()).collect();
+    assert!(states.contains(&"level2-reference") && states.contains(&"level2-empty"), "{v}");
+}
+
+/// A feature one of whose methods belongs to a type that stays (`Series.Spread` of the stats
+/// feature, `Series` run by no other test) gets a Level 2 task all the same: the package
+/// declares its own `Series` with every method, and the statement says so. A feature whose
+/// reference cannot work (the registry's `Kinds` reads a map that `init()` of its package
+/// fills) is rejected by the Level 2 validation, not emitted.
+#[needs("go")]
+fn a_method_of_a_type_that_stays_takes_its_type_along() {
+    let (_tmp, repo) = fixture_copy("go/shapes");
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "stats/stats_test.go"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+type Series []float64") && gold.contains(") Spread() float64"), "{gold}");
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("(agent_code.Series{3, 1, 4, 1, 5}).Spread()"), "{test}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("declares its own `Series` with every method"), "{statement}");
+
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "geometry/registry_test.go"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(tasks.iter().any(|t| t.ends_with(".lv1")) && !tasks.iter().any(|t| t.ends_with(".lv2")), "{report}");
+    let rejected = report["rejected"].as_array().unwrap();
+    let why = |r: &&Value| r["level"] == 2 && r["reason"].as_str().is_some_and(|s| s.starts_with("level2-reference"));
+    assert!(rejected.iter().any(|r| why(&r)), "{report}");
+}
+
+/// `fixtures/typescript/ledger` with its installed node_modules linked in.
+fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy("typescript/ledger");
+    if !repo.join("node_modules").exists() {
+        let from = fixture("typescript/ledger").join("node_modules");
+        let ok = Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
+        assert!(ok.success(), "cp -al {}", from.display());
+    }
+    (tmp, repo)
+}
+
+/// `vitest run FILE` in `dir`: whether it passed, and its output.
+fn vitest(dir: &Path, file: &str) -> (bool, String) {
+    let out =
+        Command::new("node_modules/.bin/vitest").args(["run", file]).current_dir(dir).output().expect("vitest runs");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
+fn a_typescript_feature_is_imported_from_agent_code() {
+    let (_tmp, repo) = ledger_copy();
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "tests/money.test.ts"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("+import { convert, parseCurrency } from \"../agent_code/index.js\";"), "{test}");
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+export { convert } from \"../src/money/currency.js\";"), "{gold}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("import { convert } from \"./agent_code/index.js\";"), "{statement}");
+
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(&repo, &tree);
+    if !tree.join("node_modules").exists() {
+        let ok = Command::new("cp").arg("-al").arg(repo.join("node_modules")).arg(tree.join("node_modules")).status();
+        assert!(ok.unwrap().success());
+    }
+    git_apply(&tree, &bundle.join("mask.patch"));
+    git_apply(&tree, &bundle.join("test.patch"));
+    std::fs::create_dir_all(tree.join("agent_code")).unwrap();
+    std::fs::write(tree.join("agent_code/index.ts"), "export {};\n").unwrap();
+    let (ok, log) = vitest(&tree, "tests/money.test.ts");
+    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
+    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let (ok, log) = vitest(&tree, "tests/money.test.ts");
+    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+}
