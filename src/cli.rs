@@ -486,7 +486,8 @@ pub struct DatasetRunArgs {
     #[arg(long)]
     pub retry_failed: bool,
     /// How each bundle is checked again: `local` runs `carve validate` on the checkout;
-    /// `off` skips it (the dataset records that per task).
+    /// `image` also runs it inside the bundle's image (`--runtime oci`) and records whether
+    /// every test's status there is the same; `off` skips it (the dataset records that per task).
     #[arg(long, value_enum, default_value_t)]
     pub recheck: RecheckArg,
     /// Keep each finished repository's work folder (checkout, caches).
@@ -500,6 +501,8 @@ pub struct DatasetRunArgs {
 pub enum RecheckArg {
     #[default]
     Local,
+    #[value(alias = "oci")]
+    Image,
     Off,
 }
 

@@ -134,6 +134,7 @@ fn run_manifest(args: &DatasetRunArgs) -> Result<Status> {
             jobs: args.jobs.map(usize::from),
             recheck: match args.recheck {
                 RecheckArg::Local => Recheck::Local,
+                RecheckArg::Image => Recheck::Image,
                 RecheckArg::Off => Recheck::Off,
             },
             keep_work: args.keep_work,
@@ -209,6 +210,10 @@ fn summary_text(s: &carve_formats::dataset::Summary) -> String {
     reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (why, n) in reasons {
         let _ = writeln!(t, "  rejected {n}: {why}");
+    }
+    if let Some(n) = s.image_recheck.get("tasks") {
+        let agree = s.image_recheck.get("agree").copied().unwrap_or(0);
+        let _ = writeln!(t, "re-checked in their image: {n} task(s), {agree} with every status the same as on the checkout");
     }
     if let Some(c) = s.cpu_seconds_per_task {
         let _ = writeln!(t, "CPU seconds per validated task: {c:.1}");

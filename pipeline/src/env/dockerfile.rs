@@ -76,6 +76,30 @@ fn docker_path(rel: &str) -> String {
     rel.replace(' ', "\\ ")
 }
 
+/// Files the install wrote into the environment's copy of the source that the repository
+/// lacks (`generated`, relative paths under `<env>/src`: a setuptools-scm `_version.py`): the
+/// image gets the same bytes (a build-context file each, `generated-<n>-<name>`, copied to
+/// `{env}/src/<rel>` in the dependency layer) linked into its source as every local run
+/// links them, so the state trees of `--runtime oci` runs get them too.
+pub fn carry_generated(recipe: &mut ImageRecipe, env: &Path, generated: &[String]) -> Result<()> {
+    for (n, rel) in generated.iter().enumerate() {
+        let from = env.join("src").join(rel);
+        let text = std::fs::read_to_string(&from).map_err(|e| {
+            crate::Error::msg(format!("failed to read {} (a file the install wrote): {e}", from.display()))
+        })?;
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        let name = format!("generated-{}-{base}", n + 1);
+        let dir = rel.rsplit_once('/').map_or(String::new(), |(d, _)| format!("/{d}"));
+        let script = format!("mkdir -p {{src}}{dir} && cp {{env}}/{name} {{src}}/{rel}");
+        recipe.install.push(Step::new(&["sh", "-c", &script], StepDir::Env, &format!("{rel}, which the install wrote")));
+        recipe.context_files.insert(name, text);
+        if !recipe.linked.contains(rel) {
+            recipe.linked.push(rel.clone());
+        }
+    }
+    Ok(())
+}
+
 /// Write carve's files of the build context (`.carve-env/<name>`) under `dir`.
 pub fn write_context(recipe: &ImageRecipe, dir: &Path) -> Result<()> {
     let ctx = dir.join(CONTEXT_DIR);
