@@ -252,7 +252,8 @@ fn a_dataset_run_rechecks_every_bundle_in_its_image() {
         assert_eq!(t["image"]["valid"], true, "{t}");
         assert_eq!(t["image"]["agrees"], true, "{t}");
         let here: Value = serde_json::from_str(&common::read(&dir.join(format!("rechecked/{id}.json")))).unwrap();
-        let there: Value = serde_json::from_str(&common::read(&dir.join(format!("rechecked/{id}.image.json")))).unwrap();
+        let there: Value =
+            serde_json::from_str(&common::read(&dir.join(format!("rechecked/{id}.image.json")))).unwrap();
         assert_eq!(states(&here), states(&there), "{id}");
         assert!(!states(&there).is_empty(), "{there:#}");
         assert!(stderr.contains(&format!("re-checking {id} in its image")), "{stderr}");
@@ -264,7 +265,10 @@ fn a_dataset_run_rechecks_every_bundle_in_its_image() {
     let o = carve(&envs, &["dataset", "summary", out.to_str().unwrap()], 0);
     let text = String::from_utf8_lossy(&o.stdout);
     let n = tasks.len();
-    assert!(text.contains(&format!("re-checked in their image: {n} task(s), {n} with every status the same")), "{text}");
+    assert!(
+        text.contains(&format!("re-checked in their image: {n} task(s), {n} with every status the same")),
+        "{text}"
+    );
     let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image);
 }
 

@@ -9,10 +9,10 @@ use carve_formats::validation::Validation;
 use carve_pipeline::image_runs::Runtime;
 use std::path::{Path, PathBuf};
 
+use crate::Result;
 use crate::error::bail;
 use crate::layout::write_atomic;
 use crate::repo::{Recheck, RepoJob};
-use crate::Result;
 
 /// The image a bundle's `instance.json` names, if any.
 pub(crate) fn bundle_image(bundle: &Path) -> Option<String> {
@@ -30,7 +30,9 @@ pub(crate) fn differences(here: &Validation, image: &Validation) -> Vec<String> 
         return out;
     }
     let show = |s: Option<&carve_formats::TestStatus>| {
-        s.map_or("absent".to_string(), |s| serde_json::to_value(s).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
+        s.map_or("absent".to_string(), |s| {
+            serde_json::to_value(s).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+        })
     };
     for (a, b) in here.states.iter().zip(&image.states) {
         let tests: std::collections::BTreeSet<&String> = a.statuses.keys().chain(b.statuses.keys()).collect();
@@ -152,5 +154,38 @@ fn record_path(dir: &Path, id: &str, runtime: Runtime) -> PathBuf {
     match runtime {
         Runtime::Oci => dir.join(format!("{id}.image.json")),
         _ => dir.join(format!("{id}.json")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_formats::TestStatus;
+    use carve_formats::validation::StateResult;
+
+    fn validation(states: &[(&str, &[(&str, TestStatus)])]) -> Validation {
+        let mut v = Validation::new(0.0);
+        for (name, tests) in states {
+            let statuses = tests.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+            v.push(StateResult::new(name.to_string(), String::new(), true, Vec::new(), statuses));
+        }
+        v
+    }
+
+    #[test]
+    fn statuses_are_compared_state_by_state_and_test_by_test() {
+        use TestStatus::{Failed, Passed};
+        let here = validation(&[("baseline", &[("a", Passed), ("b", Passed)]), ("masked", &[("a", Failed)])]);
+        assert!(differences(&here, &here.clone()).is_empty());
+        let there = validation(&[("baseline", &[("a", Passed)]), ("masked", &[("a", Passed)])]);
+        assert_eq!(
+            differences(&here, &there),
+            ["baseline b: passed here, absent in the image", "masked a: failed here, passed in the image"]
+        );
+        let fewer = validation(&[("baseline", &[("a", Passed), ("b", Passed)])]);
+        assert_eq!(differences(&here, &fewer), [r#"states ["baseline", "masked"] here, ["baseline"] in the image"#]);
+        let r = ImageRecheck::new("i".into(), true, differences(&here, &there));
+        assert!(!r.agrees);
+        assert!(ImageRecheck::new("i".into(), true, Vec::new()).agrees);
     }
 }

@@ -6,8 +6,7 @@
 //! assembled beside its final place and renamed into it (see [`crate::layout`]).
 
 use carve_formats::dataset::{
-    CandidateCounts, Failure, ManifestEntry, RepoEnvironment, RepoResult, RepoStats, RepoStatus,
-    StageTime,
+    CandidateCounts, Failure, ManifestEntry, RepoEnvironment, RepoResult, RepoStats, RepoStatus, StageTime,
 };
 use carve_pipeline::candidates::CandidateOptions;
 use carve_pipeline::{Session, SessionOptions};

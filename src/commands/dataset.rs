@@ -213,7 +213,10 @@ fn summary_text(s: &carve_formats::dataset::Summary) -> String {
     }
     if let Some(n) = s.image_recheck.get("tasks") {
         let agree = s.image_recheck.get("agree").copied().unwrap_or(0);
-        let _ = writeln!(t, "re-checked in their image: {n} task(s), {agree} with every status the same as on the checkout");
+        let _ = writeln!(
+            t,
+            "re-checked in their image: {n} task(s), {agree} with every status the same as on the checkout"
+        );
     }
     if let Some(c) = s.cpu_seconds_per_task {
         let _ = writeln!(t, "CPU seconds per validated task: {c:.1}");
