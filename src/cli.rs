@@ -445,6 +445,9 @@ pub struct DatasetSlurmArgs {
     /// Git mirrors (passed to every `carve dataset run`).
     #[arg(long = "mirror", value_name = "DIR")]
     pub mirrors: Vec<PathBuf>,
+    /// How each bundle is checked again (passed to every `carve dataset run`: its `--recheck`).
+    #[arg(long, value_enum, default_value_t)]
+    pub recheck: RecheckArg,
     /// Submit with sbatch after writing.
     #[arg(long)]
     pub submit: bool,

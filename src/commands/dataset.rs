@@ -80,6 +80,11 @@ fn slurm(args: &DatasetSlurmArgs) -> Result<Status> {
     for m in &args.mirrors {
         run_args.extend(["--mirror".to_string(), std::path::absolute(m)?.display().to_string()]);
     }
+    match args.recheck {
+        RecheckArg::Local => {}
+        RecheckArg::Image => run_args.extend(["--recheck".to_string(), "image".to_string()]),
+        RecheckArg::Off => run_args.extend(["--recheck".to_string(), "off".to_string()]),
+    }
     let carve = match &args.carve {
         Some(c) => std::path::absolute(c)?,
         None => std::env::current_exe()?,
