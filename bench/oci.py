@@ -233,7 +233,8 @@ def fixture_row(name, work):
 
 
 def fixtures_table(names):
-    check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
+    if CARVE == ROOT / "target" / "debug" / "carve":
+        check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
     with tempfile.TemporaryDirectory(prefix="carve-bench-oci-fx-") as tmp:
         rows = [fixture_row(n, Path(tmp)) for n in names]
     print()
@@ -249,7 +250,6 @@ def repos_table(manifest, mirror, candidates, out):
     """`carve dataset run --recheck image` over `manifest`, then each image built again."""
     import tomllib
 
-    check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
     entries = tomllib.loads(Path(manifest).read_text())["repo"]
     out = Path(out)
     envs = out / "envs"
@@ -317,7 +317,13 @@ def main():
     ap.add_argument("--mirror", default="/work/.mirror", help="folder of git mirrors (<owner>+<name>/repo)")
     ap.add_argument("--candidates", type=int, default=3, help="candidates per repository (--manifest)")
     ap.add_argument("--out", help="output folder (--manifest; default: a temporary one, removed)")
+    ap.add_argument("--carve", help="the carve binary (default: target/debug/carve, built first)")
     args = ap.parse_args()
+    global CARVE
+    if args.carve:
+        CARVE = Path(args.carve).resolve()
+    elif args.manifest:
+        check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
     if args.manifest:
         if args.out:
             repos_table(args.manifest, args.mirror, args.candidates, args.out)
