@@ -246,7 +246,7 @@ def fixtures_table(names):
     return rows
 
 
-def repos_table(manifest, mirror, candidates, out):
+def repos_table(manifest, mirror, candidates, out, run=True):
     """`carve dataset run --recheck image` over `manifest`, then each image built again."""
     import tomllib
 
@@ -257,9 +257,10 @@ def repos_table(manifest, mirror, candidates, out):
             "--candidates", str(candidates), "--keep-work", "--format", "json"]
     env = {**os.environ, "CARVE_ENV_DIR": str(envs), "CARVE_NO_PROGRESS": "1"}
     env.pop("CARVE_ENV", None)
-    start = time.perf_counter()
-    subprocess.run([str(CARVE), *map(str, args)], env=env, stdout=subprocess.DEVNULL, check=False)
-    emit({"what": "dataset-run", "seconds": round(time.perf_counter() - start, 1)})
+    if run:
+        start = time.perf_counter()
+        subprocess.run([str(CARVE), *map(str, args)], env=env, stdout=subprocess.DEVNULL, check=False)
+        emit({"what": "dataset-run", "seconds": round(time.perf_counter() - start, 1)})
     rows = []
     for e in entries:
         key = e["name"].replace("/", "+")
@@ -317,6 +318,8 @@ def main():
     ap.add_argument("--mirror", default="/work/.mirror", help="folder of git mirrors (<owner>+<name>/repo)")
     ap.add_argument("--candidates", type=int, default=3, help="candidates per repository (--manifest)")
     ap.add_argument("--out", help="output folder (--manifest; default: a temporary one, removed)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="with --manifest and --out: only report (and rebuild the images of) the repositories finished there")
     ap.add_argument("--carve", help="the carve binary (default: target/debug/carve, built first)")
     args = ap.parse_args()
     global CARVE
@@ -326,7 +329,7 @@ def main():
         check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
     if args.manifest:
         if args.out:
-            repos_table(args.manifest, args.mirror, args.candidates, args.out)
+            repos_table(args.manifest, args.mirror, args.candidates, args.out, run=not args.no_run)
         else:
             with tempfile.TemporaryDirectory(prefix="carve-bench-oci-repos-") as tmp:
                 repos_table(args.manifest, args.mirror, args.candidates, tmp)
