@@ -288,7 +288,8 @@ def repos_table(manifest, mirror, candidates, out, run=True):
             o = subprocess.run([str(CARVE), "env", str(checkout), "--out", str(out / "env" / key), "--build-image",
                                 "--format", "json"], env=env, capture_output=True, text=True)
             took = time.perf_counter() - t0
-            if o.returncode == 0:
+            # A `partial` environment (tests still failing) exits 1 with its report and image.
+            if o.returncode in (0, 1) and o.stdout.strip().startswith("{"):
                 report = json.loads(o.stdout)
                 row["build_s"] = round(took - report["seconds"], 1)
                 row["image_mb"] = round((report["environment"]["image"].get("size_bytes") or 0) / 1e6, 1)
