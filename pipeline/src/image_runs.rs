@@ -174,7 +174,8 @@ pub fn run_inside(request: &Path, result: &Path) -> Result<()> {
     link_image_environment(Path::new(IMAGE_REPO), root)?;
     let run = RunRequest {
         root: root.to_path_buf(),
-        command: runnable_here(req.command),
+        // cargo-nextest, where carve uses it here, is in no official image: see `runnable_here`.
+        command: req.command.runnable_here(),
         tests: req.tests,
         env: req.env,
         pythonpath_prepend: Vec::new(),
@@ -196,23 +197,6 @@ pub fn run_inside(request: &Path, result: &Path) -> Result<()> {
     let json = serde_json::to_vec(&outcome)?;
     std::fs::write(result, json).with_context(|| format!("failed to write {}", result.display()))?;
     Ok(())
-}
-
-/// `command` as this image can run it: cargo-nextest, which carve uses where it is installed,
-/// is in no official Rust image (nor in the environment's Dockerfile), so a run that asks for
-/// it in an image without it runs `cargo test` (the same test ids and statuses; nextest is
-/// only faster and isolates each test in its own process).
-fn runnable_here(mut command: TestCommand) -> TestCommand {
-    if let TestCommand::Cargo { nextest, .. } = &mut command
-        && *nextest
-    {
-        let works = std::process::Command::new("cargo")
-            .args(["nextest", "--version"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        *nextest = works;
-    }
-    command
 }
 
 /// The links the image's Dockerfile made in its copy of the source to the environment's
