@@ -27,8 +27,16 @@ Prints one JSON line per measurement, then a summary table:
   test the same status both ways (`agree` = tests whose statuses agree / all, over the states).
   The image is removed afterwards.
 
+- `repo` (`--manifest M.toml --mirror DIR`): public repositories, through `carve dataset run
+  M --recheck image --candidates K --keep-work` (the environment set up by carve, every
+  bundle validated on the checkout and in its image, compared state by state); then per
+  repository its image removed and built again from the kept checkout with `carve env
+  --build-image` (the environment reused from the store, so `build_s` is the image alone),
+  the image's size, and the tasks whose statuses agree / re-checked in the image.
+
 Usage: python3 bench/oci.py [--runs 5] [--make debian,python,node,go,rust] [--make-runs 1]
                             [--fixtures go-tasks,python-tasks] [--only-fixtures]
+       python3 bench/oci.py --manifest M.toml --mirror DIR [--candidates 3] [--out DIR]
 Needs root, buildah and the base images (`scripts/base-images`); builds carve-core's `oci`
 example (release) and drives it, and carve itself (debug, `target/debug/carve`) for the fixtures.
 """
@@ -175,7 +183,12 @@ def runs_compared(tag, runs, work):
 
 
 CARVE = ROOT / "target" / "debug" / "carve"
-FIXTURE_F2P = {"go-tasks": "initials_test.go", "python-tasks": "tests/test_initials.py"}
+FIXTURE_F2P = {
+    "go-tasks": "initials_test.go",
+    "python-tasks": "tests/test_initials.py",
+    "typescript-tasks": "tests/initials.test.ts",
+    "rust-tasks": "tests/grouped.rs",
+}
 
 
 def carve(envs, *args):
@@ -220,7 +233,8 @@ def fixture_row(name, work):
 
 
 def fixtures_table(names):
-    check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
+    if CARVE == ROOT / "target" / "debug" / "carve":
+        check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
     with tempfile.TemporaryDirectory(prefix="carve-bench-oci-fx-") as tmp:
         rows = [fixture_row(n, Path(tmp)) for n in names]
     print()
@@ -232,6 +246,68 @@ def fixtures_table(names):
     return rows
 
 
+def repos_table(manifest, mirror, candidates, out, run=True):
+    """`carve dataset run --recheck image` over `manifest`, then each image built again."""
+    import tomllib
+
+    entries = tomllib.loads(Path(manifest).read_text())["repo"]
+    out = Path(out)
+    envs = out / "envs"
+    args = ["dataset", "run", manifest, "--out", out / "dataset", "--mirror", mirror, "--recheck", "image",
+            "--candidates", str(candidates), "--keep-work", "--format", "json"]
+    env = {**os.environ, "CARVE_ENV_DIR": str(envs), "CARVE_NO_PROGRESS": "1"}
+    env.pop("CARVE_ENV", None)
+    if run:
+        start = time.perf_counter()
+        subprocess.run([str(CARVE), *map(str, args)], env=env, stdout=subprocess.DEVNULL, check=False)
+        emit({"what": "dataset-run", "seconds": round(time.perf_counter() - start, 1)})
+    rows = []
+    for e in entries:
+        key = e["name"].replace("/", "+")
+        path = out / "dataset" / "repos" / key / e["commit"] / "result.json"
+        if not path.is_file():
+            rows.append(emit({"what": "repo", "repo": e["name"], "status": "pending"}))
+            continue
+        result = json.loads(path.read_text())
+        row = {"what": "repo", "repo": e["name"], "language": result.get("language"), "status": result["status"],
+               "image": (result.get("environment") or {}).get("image_name")}
+        stats = json.loads((out / "dataset" / "repos" / key / e["commit"] / "stats.json").read_text())
+        stages = {s["stage"]: s["seconds"] for s in stats["stages"]}
+        row["env_s"] = round(stages.get("environment", 0), 1)
+        row["recheck_s"] = round(stages.get("recheck", 0), 1)
+        tasks = result.get("tasks", [])
+        row["tasks"] = len(tasks)
+        row["in_image"] = sum(1 for t in tasks if t.get("image"))
+        row["agree"] = sum(1 for t in tasks if (t.get("image") or {}).get("agrees"))
+        row["differences"] = [d for t in tasks for d in (t.get("image") or {}).get("differences", [])]
+        row["rejected_in_image"] = [r["reason"] for r in result.get("rejected", []) if "in the image" in r["reason"]]
+        checkout = out / "dataset" / "work" / f"{key}@{e['commit']}" / "checkout"
+        if row["image"] and checkout.is_dir():
+            subprocess.run(["buildah", "rmi", row["image"]], capture_output=True)
+            t0 = time.perf_counter()
+            o = subprocess.run([str(CARVE), "env", str(checkout), "--out", str(out / "env" / key), "--build-image",
+                                "--format", "json"], env=env, capture_output=True, text=True)
+            took = time.perf_counter() - t0
+            # A `partial` environment (tests still failing) exits 1 with its report and image.
+            if o.returncode in (0, 1) and o.stdout.strip().startswith("{"):
+                report = json.loads(o.stdout)
+                row["build_s"] = round(took - report["seconds"], 1)
+                row["image_mb"] = round((report["environment"]["image"].get("size_bytes") or 0) / 1e6, 1)
+            else:
+                row["build_error"] = o.stderr.strip().splitlines()[-1:]
+            subprocess.run(["buildah", "rmi", row["image"]], capture_output=True)
+        rows.append(emit(row))
+    print()
+    print(f"{'repository':26} {'lang':10} {'env s':>6} {'build s':>8} {'image MB':>9} {'recheck s':>9} {'tasks':>5} {'agree':>7}")
+    for r in rows:
+        if r["status"] == "pending":
+            print(f"{r['repo']:26} (no result)")
+            continue
+        print(f"{r['repo']:26} {str(r['language']):10} {r['env_s']:>6} {r.get('build_s', '-'):>8} "
+              f"{r.get('image_mb', '-'):>9} {r['recheck_s']:>9} {r['tasks']:>5} {r['agree']:>3}/{r['in_image']}")
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -239,7 +315,26 @@ def main():
     ap.add_argument("--make-runs", type=int, default=1)
     ap.add_argument("--fixtures", default="go-tasks,python-tasks", help="fixtures of fixtures/env/ ('' for none)")
     ap.add_argument("--only-fixtures", action="store_true", help="only the fixtures' set-up and validation")
+    ap.add_argument("--manifest", help="public repositories (a dataset manifest) to run through --recheck image")
+    ap.add_argument("--mirror", default="/work/.mirror", help="folder of git mirrors (<owner>+<name>/repo)")
+    ap.add_argument("--candidates", type=int, default=3, help="candidates per repository (--manifest)")
+    ap.add_argument("--out", help="output folder (--manifest; default: a temporary one, removed)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="with --manifest and --out: only report (and rebuild the images of) the repositories finished there")
+    ap.add_argument("--carve", help="the carve binary (default: target/debug/carve, built first)")
     args = ap.parse_args()
+    global CARVE
+    if args.carve:
+        CARVE = Path(args.carve).resolve()
+    elif args.manifest:
+        check(["cargo", "build", "--quiet", "-p", "carve"], cwd=ROOT)
+    if args.manifest:
+        if args.out:
+            repos_table(args.manifest, args.mirror, args.candidates, args.out, run=not args.no_run)
+        else:
+            with tempfile.TemporaryDirectory(prefix="carve-bench-oci-repos-") as tmp:
+                repos_table(args.manifest, args.mirror, args.candidates, tmp)
+        return
     fixtures = [f for f in args.fixtures.split(",") if f]
     if unknown := set(fixtures) - set(FIXTURE_F2P):
         raise SystemExit(f"unknown fixture(s): {', '.join(sorted(unknown))}")

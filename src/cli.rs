@@ -448,6 +448,9 @@ pub struct DatasetSlurmArgs {
     /// Git mirrors (passed to every `carve dataset run`).
     #[arg(long = "mirror", value_name = "DIR")]
     pub mirrors: Vec<PathBuf>,
+    /// How each bundle is checked again (passed to every `carve dataset run`: its `--recheck`).
+    #[arg(long, value_enum, default_value_t)]
+    pub recheck: RecheckArg,
     /// Submit with sbatch after writing.
     #[arg(long)]
     pub submit: bool,
@@ -489,7 +492,8 @@ pub struct DatasetRunArgs {
     #[arg(long)]
     pub retry_failed: bool,
     /// How each bundle is checked again: `local` runs `carve validate` on the checkout;
-    /// `off` skips it (the dataset records that per task).
+    /// `image` also runs it inside the bundle's image (`--runtime oci`) and records whether
+    /// every test's status there is the same; `off` skips it (the dataset records that per task).
     #[arg(long, value_enum, default_value_t)]
     pub recheck: RecheckArg,
     /// Keep each finished repository's work folder (checkout, caches).
@@ -503,6 +507,8 @@ pub struct DatasetRunArgs {
 pub enum RecheckArg {
     #[default]
     Local,
+    #[value(alias = "oci")]
+    Image,
     Off,
 }
 

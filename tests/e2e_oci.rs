@@ -179,3 +179,116 @@ fn a_bundle_without_an_image_is_refused_with_the_reason() {
     assert!(stderr.contains("names no environment image"), "{stderr}");
     assert!(stderr.contains("or use --runtime local"), "{stderr}");
 }
+
+#[needs("node", "npm", "buildah")]
+fn a_typescript_bundle_validates_the_same_in_its_image_as_here() {
+    base_images(&["node"]);
+    let envs = tempfile::tempdir().unwrap();
+    let (_keep, repo) = common::fixture_copy("env/typescript-tasks");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/initials.test.ts");
+    let dockerfile = common::read(&bundle.join("Dockerfile"));
+    assert!(dockerfile.contains("FROM node:20-bookworm-slim"), "{dockerfile}");
+    assert!(dockerfile.contains("COPY package-lock.json"), "{dockerfile}");
+    assert!(dockerfile.contains(" npm ci"), "{dockerfile}");
+    same_inside_and_out(envs.path(), &repo, &bundle);
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
+}
+
+#[needs("cargo", "buildah")]
+fn a_rust_bundle_validates_the_same_in_its_image_as_here() {
+    base_images(&["rust"]);
+    let envs = tempfile::tempdir().unwrap();
+    let (_keep, repo) = common::fixture_copy("env/rust-tasks");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/grouped.rs");
+    let dockerfile = common::read(&bundle.join("Dockerfile"));
+    assert!(dockerfile.contains("FROM rust:1.95-slim-bookworm"), "{dockerfile}");
+    assert!(dockerfile.contains("cargo fetch --locked"), "{dockerfile}");
+    assert!(dockerfile.contains("ENV CARGO_NET_OFFLINE=true"), "{dockerfile}");
+    same_inside_and_out(envs.path(), &repo, &bundle);
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
+}
+
+/// The fixture `fixtures/<name>` as a committed git repository under `dir`: its commit.
+fn committed_fixture(name: &str, dir: &Path) -> String {
+    common::copy_dir(&carve_testutil::workspace_root().join("fixtures").join(name), dir);
+    let git = |args: &[&str]| {
+        let o = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixture"]);
+    git(&["rev-parse", "HEAD"])
+}
+
+/// `carve dataset run --recheck image` validates every bundle on the checkout and in its
+/// image, keeps both validations, records per task that the statuses agree, and the summary
+/// counts it.
+#[needs("go", "git", "buildah")]
+fn a_dataset_run_rechecks_every_bundle_in_its_image() {
+    base_images(&["go"]);
+    let d = tempfile::tempdir().unwrap();
+    let envs = d.path().join("envs");
+    let commit = committed_fixture("env/go-tasks", &d.path().join("go-tasks"));
+    let m = d.path().join("manifest.toml");
+    std::fs::write(&m, format!("[[repo]]\nname = \"local/go-tasks\"\nurl = \"./go-tasks\"\ncommit = \"{commit}\"\n"))
+        .unwrap();
+    let out = d.path().join("out");
+    let args = ["dataset", "run", m.to_str().unwrap(), "--out", out.to_str().unwrap(), "--recheck", "image"];
+    let o = carve(&envs, &args, 0);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let dir = out.join("repos/local+go-tasks").join(&commit);
+    let r: Value = serde_json::from_str(&common::read(&dir.join("result.json"))).unwrap();
+    let tasks = r["tasks"].as_array().unwrap();
+    assert!(!tasks.is_empty(), "no task: {r:#}\n{stderr}");
+    let image = r["environment"]["image_name"].as_str().unwrap().to_string();
+    for t in tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        assert_eq!(t["recheck"], "image", "{t}");
+        assert_eq!(t["image"]["image_name"], image.as_str(), "{t}");
+        assert_eq!(t["image"]["valid"], true, "{t}");
+        assert_eq!(t["image"]["agrees"], true, "{t}");
+        let here: Value = serde_json::from_str(&common::read(&dir.join(format!("rechecked/{id}.json")))).unwrap();
+        let there: Value =
+            serde_json::from_str(&common::read(&dir.join(format!("rechecked/{id}.image.json")))).unwrap();
+        assert_eq!(states(&here), states(&there), "{id}");
+        assert!(!states(&there).is_empty(), "{there:#}");
+    }
+    assert!(stderr.contains(&format!("building the image {image}")), "{stderr}");
+    assert!(stderr.contains(&format!("running the tests in the image {image}")), "{stderr}");
+    let o = carve(&envs, &["dataset", "summary", out.to_str().unwrap(), "--format", "json"], 0);
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["image_recheck"]["tasks"], tasks.len(), "{summary:#}");
+    assert_eq!(summary["image_recheck"]["agree"], tasks.len(), "{summary:#}");
+    let o = carve(&envs, &["dataset", "summary", out.to_str().unwrap()], 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let n = tasks.len();
+    assert!(
+        text.contains(&format!("re-checked in their image: {n} task(s), {n} with every status the same")),
+        "{text}"
+    );
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image);
+}
+
+/// A file the build writes into the source (`src/tally/_version.py`, git-ignored, as
+/// setuptools-scm writes it) reaches the image: the Dockerfile carries the bytes `carve env`'s
+/// build wrote and links them into the image's source, so the state trees of the runs in the
+/// image import the package as the local runs do (before, the in-image states failed to
+/// collect with `No module named 'tally._version'`).
+#[needs("python3", "buildah")]
+fn a_version_file_the_build_writes_reaches_the_image() {
+    base_images(&["python"]);
+    let envs = tempfile::tempdir().unwrap();
+    let (_keep, repo) = common::fixture_copy("python/srclayout");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/test_counter.py");
+    let dockerfile = common::read(&bundle.join("Dockerfile"));
+    assert!(dockerfile.contains("COPY .carve-env/generated-1-_version.py"), "{dockerfile}");
+    assert_eq!(common::read(&bundle.join(".carve-env/generated-1-_version.py")), "__version__ = \"0.1.0\"\n");
+    assert!(!repo.join("src/tally/_version.py").exists(), "carve built the project in the user's tree");
+    same_inside_and_out(envs.path(), &repo, &bundle);
+    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
+}

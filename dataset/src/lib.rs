@@ -41,6 +41,7 @@ pub mod lock;
 pub mod manifest;
 pub mod merge;
 pub mod progress;
+mod recheck;
 pub mod repo;
 pub mod run;
 pub mod slurm;

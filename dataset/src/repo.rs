@@ -6,8 +6,7 @@
 //! assembled beside its final place and renamed into it (see [`crate::layout`]).
 
 use carve_formats::dataset::{
-    CandidateCounts, Failure, ManifestEntry, RejectedRow, RepoEnvironment, RepoResult, RepoStats, RepoStatus,
-    StageTime, TaskRow,
+    CandidateCounts, Failure, ManifestEntry, RepoEnvironment, RepoResult, RepoStats, RepoStatus, StageTime,
 };
 use carve_pipeline::candidates::CandidateOptions;
 use carve_pipeline::{Session, SessionOptions};
@@ -24,6 +23,9 @@ use crate::{Error, Result, chunks, source};
 pub enum Recheck {
     /// `carve validate` on the checkout (`carve_pipeline::validate::validate_bundle`).
     Local,
+    /// `carve validate` on the checkout and `carve validate --runtime oci` in the bundle's
+    /// image, compared state by state (a bundle that names no image: on the checkout only).
+    Image,
     /// Not checked again (for tests of the runner itself; the dataset says so per task).
     Off,
 }
@@ -32,6 +34,7 @@ impl Recheck {
     pub fn name(self) -> &'static str {
         match self {
             Recheck::Local => "local",
+            Recheck::Image => "image",
             Recheck::Off => "off",
         }
     }
@@ -218,66 +221,6 @@ impl RepoJob<'_> {
         Ok(session)
     }
 
-    /// Check every emitted bundle again (each once: its result is kept in `dir`); a bundle
-    /// that fails leaves the dataset with the reason.
-    fn recheck(
-        &self,
-        checkout: &Path,
-        bundles: &Path,
-        dir: &Path,
-        emitted: Vec<TaskRow>,
-    ) -> Result<(Vec<TaskRow>, Vec<RejectedRow>)> {
-        let mut tasks = Vec::new();
-        let mut rejected = Vec::new();
-        let python = self.entry.env.as_ref().and_then(|e| e.python.as_ref()).map(PathBuf::from);
-        for mut row in emitted {
-            let bundle = bundles.join(&row.instance_id);
-            if !bundle.join("instance.json").is_file() {
-                bail!(
-                    "the bundle {} is missing from {} (its work folder was changed)",
-                    row.instance_id,
-                    bundles.display()
-                );
-            }
-            row.recheck = self.opts.recheck.name().to_string();
-            if self.opts.recheck == Recheck::Off {
-                tasks.push(row);
-                continue;
-            }
-            let record = dir.join(format!("{}.json", row.instance_id));
-            let v: carve_formats::validation::Validation = match carve_formats::read(&record) {
-                Ok(v) => v,
-                Err(_) => {
-                    self.reporter.note(&self.at, &format!("re-checking {}", row.instance_id));
-                    let scratch = dir.join(".scratch");
-                    std::fs::create_dir_all(&scratch)?;
-                    if let Some(c) = self.entry.env.as_ref().and_then(|e| e.config.as_ref()) {
-                        std::fs::copy(self.opts.base_dir.join(c), scratch.join("carve.toml"))?;
-                    }
-                    let v = carve_pipeline::validate::validate_bundle(
-                        &bundle,
-                        checkout,
-                        python.as_deref(),
-                        Some(&scratch),
-                        carve_pipeline::image_runs::Runtime::Local,
-                    )?;
-                    let _ = std::fs::remove_dir_all(&scratch);
-                    write_atomic(&record, &carve_formats::to_pretty(&v))?;
-                    v
-                }
-            };
-            if v.valid {
-                tasks.push(row);
-            } else {
-                let why = v.reason().unwrap_or_else(|| "invalid".into());
-                let feature = row.instance_id.clone();
-                rejected.push(RejectedRow::new(feature, Some(row.level), format!("re-check failed: {why}")));
-            }
-        }
-        tasks.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
-        Ok((tasks, rejected))
-    }
-
     /// Build the repository's final folder beside it (bundles hard-linked from the work
     /// folder, `result.json`, `stats.json`), rename it into place, then drop the work folder.
     fn assemble(&self, work: &Path, result: &RepoResult, stats: &RepoStats) -> Result<()> {
@@ -292,6 +235,9 @@ impl RepoJob<'_> {
         for row in &result.tasks {
             let from = work.join("session").join(&row.instance_id);
             link_tree(&from, &staged.join("tasks").join(&row.instance_id))?;
+        }
+        if self.opts.recheck == Recheck::Image && work.join("rechecked").is_dir() {
+            link_tree(&work.join("rechecked"), &staged.join("rechecked"))?;
         }
         write_atomic(&staged.join("stats.json"), &carve_formats::to_pretty(stats))?;
         write_atomic(&staged.join("result.json"), &carve_formats::to_pretty(result))?;

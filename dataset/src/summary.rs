@@ -69,6 +69,10 @@ pub fn summarize(rows: &[Row], manifest_digest: String) -> Summary {
                 sizes.entry("lines").or_default().push(t.lines as f64);
                 sizes.entry("files").or_default().push(t.files as f64);
                 sizes.entry("functions").or_default().push(t.functions as f64);
+                if let Some(i) = &t.image {
+                    *s.image_recheck.entry("tasks".into()).or_default() += 1;
+                    *s.image_recheck.entry("agree".into()).or_default() += usize::from(i.agrees);
+                }
             }
             s.tasks += r.tasks.len();
         } else {

@@ -213,13 +213,37 @@ pub struct TaskRow {
     pub files: usize,
     pub functions: usize,
     /// How the bundle was checked again after it was written: `local` (`carve validate` on
-    /// the checkout) or `image` (in the environment's image).
+    /// the checkout), `image` (there and in the environment's image) or `off`.
     pub recheck: String,
+    /// With `recheck = image`: the re-check in the image, beside the one on the checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageRecheck>,
 }
 
 impl TaskRow {
     pub fn new(instance_id: String, level: u8, recheck: String) -> TaskRow {
-        TaskRow { instance_id, level, lines: 0, files: 0, functions: 0, recheck }
+        TaskRow { instance_id, level, lines: 0, files: 0, functions: 0, recheck, image: None }
+    }
+}
+
+/// A bundle validated again inside its environment's image (`carve dataset run --recheck
+/// image`): the image, whether it was valid there, and whether every state gave every test
+/// the same status as the re-check on the checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct ImageRecheck {
+    pub image_name: String,
+    pub valid: bool,
+    /// Every state's statuses identical here and in the image.
+    pub agrees: bool,
+    /// Where they differ: `<state> <test>: <here> here, <in the image> in the image`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<String>,
+}
+
+impl ImageRecheck {
+    pub fn new(image_name: String, valid: bool, differences: Vec<String>) -> ImageRecheck {
+        ImageRecheck { image_name, valid, agrees: differences.is_empty(), differences }
     }
 }
 
@@ -338,6 +362,10 @@ pub struct Summary {
     pub stages: BTreeMap<String, StageTotal>,
     /// CPU seconds of every stage over the validated tasks (`null` without a task).
     pub cpu_seconds_per_task: Option<f64>,
+    /// Tasks re-checked in their image (`--recheck image`): `tasks`, and `agree`, those whose
+    /// statuses there equal those on the checkout (absent when none was).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub image_recheck: BTreeMap<String, usize>,
 }
 
 impl Summary {
@@ -354,6 +382,7 @@ impl Summary {
             featurebench_means: BTreeMap::new(),
             stages: BTreeMap::new(),
             cpu_seconds_per_task: None,
+            image_recheck: BTreeMap::new(),
         }
     }
 }

@@ -175,6 +175,23 @@ pub enum TestCommand {
 }
 
 impl TestCommand {
+    /// This command as this machine (or image) can run it: cargo-nextest, which carve uses
+    /// where it is installed, is in no official Rust image (nor in an environment's
+    /// Dockerfile), so a run that asks for it where `cargo nextest` does not work runs `cargo
+    /// test` (the same test ids and statuses; nextest is only faster and runs each test in its
+    /// own process).
+    pub fn runnable_here(mut self) -> TestCommand {
+        if let TestCommand::Cargo { nextest, .. } = &mut self
+            && *nextest
+        {
+            *nextest = std::process::Command::new("cargo")
+                .args(["nextest", "--version"])
+                .output()
+                .is_ok_and(|o| o.status.success());
+        }
+        self
+    }
+
     pub fn pytest(python: impl Into<PathBuf>, args: Vec<String>) -> TestCommand {
         TestCommand::Pytest { python: python.into(), args }
     }

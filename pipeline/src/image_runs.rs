@@ -174,7 +174,8 @@ pub fn run_inside(request: &Path, result: &Path) -> Result<()> {
     link_image_environment(Path::new(IMAGE_REPO), root)?;
     let run = RunRequest {
         root: root.to_path_buf(),
-        command: req.command,
+        // cargo-nextest, where carve uses it here, is in no official image: see `runnable_here`.
+        command: req.command.runnable_here(),
         tests: req.tests,
         env: req.env,
         pythonpath_prepend: Vec::new(),

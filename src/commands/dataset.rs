@@ -80,6 +80,11 @@ fn slurm(args: &DatasetSlurmArgs) -> Result<Status> {
     for m in &args.mirrors {
         run_args.extend(["--mirror".to_string(), std::path::absolute(m)?.display().to_string()]);
     }
+    match args.recheck {
+        RecheckArg::Local => {}
+        RecheckArg::Image => run_args.extend(["--recheck".to_string(), "image".to_string()]),
+        RecheckArg::Off => run_args.extend(["--recheck".to_string(), "off".to_string()]),
+    }
     let carve = match &args.carve {
         Some(c) => std::path::absolute(c)?,
         None => std::env::current_exe()?,
@@ -134,6 +139,7 @@ fn run_manifest(args: &DatasetRunArgs) -> Result<Status> {
             jobs: args.jobs.map(usize::from),
             recheck: match args.recheck {
                 RecheckArg::Local => Recheck::Local,
+                RecheckArg::Image => Recheck::Image,
                 RecheckArg::Off => Recheck::Off,
             },
             keep_work: args.keep_work,
@@ -209,6 +215,13 @@ fn summary_text(s: &carve_formats::dataset::Summary) -> String {
     reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (why, n) in reasons {
         let _ = writeln!(t, "  rejected {n}: {why}");
+    }
+    if let Some(n) = s.image_recheck.get("tasks") {
+        let agree = s.image_recheck.get("agree").copied().unwrap_or(0);
+        let _ = writeln!(
+            t,
+            "re-checked in their image: {n} task(s), {agree} with every status the same as on the checkout"
+        );
     }
     if let Some(c) = s.cpu_seconds_per_task {
         let _ = writeln!(t, "CPU seconds per validated task: {c:.1}");

@@ -203,15 +203,8 @@ fn copy_out(engine: &Engine, name: &str, src: &str, host: &Path) -> Result<bool,
     match engine.kind() {
         EngineKind::Buildah => {
             let tar_file = staging.path().join("out.tar");
-            let file = std::fs::File::create(&tar_file).map_err(OciError::io(&tar_file))?;
-            let inv = Invocation::new("buildah", tar_out_args(name, parent, base));
-            let finished = process::run_with_stdout(&inv, STEP_TIMEOUT, Some(file))?;
-            if !finished.success() {
-                // GNU tar's "Cannot stat: No such file or directory", busybox's "can't stat".
-                if finished.stderr.to_lowercase().contains("no such file or directory") {
-                    return Ok(false);
-                }
-                return Err(finished.error(&inv, STEP_TIMEOUT));
+            if !tar_out(name, parent, base, &tar_file)? {
+                return Ok(false);
             }
             let unpack = Invocation::new(
                 "tar",
@@ -243,6 +236,32 @@ fn copy_out(engine: &Engine, name: &str, src: &str, host: &Path) -> Result<bool,
     }
     std::fs::rename(&staged, host).map_err(OciError::io(host))?;
     Ok(true)
+}
+
+/// `parent/base` of the container as a tar file at `tar_file`; false when it does not exist.
+/// `buildah run --isolation chroot` has been seen to exit 0 with none of the command's
+/// output on a loaded machine (a tar stream is never empty: it ends with two zero blocks),
+/// so an empty stream is asked for again, twice, before it is an error.
+fn tar_out(name: &str, parent: &str, base: &str, tar_file: &Path) -> Result<bool, OciError> {
+    let inv = Invocation::new("buildah", tar_out_args(name, parent, base));
+    for _ in 0..3 {
+        let file = std::fs::File::create(tar_file).map_err(OciError::io(tar_file))?;
+        let finished = process::run_with_stdout(&inv, STEP_TIMEOUT, Some(file))?;
+        if !finished.success() {
+            // GNU tar's "Cannot stat: No such file or directory", busybox's "can't stat".
+            if finished.stderr.to_lowercase().contains("no such file or directory") {
+                return Ok(false);
+            }
+            return Err(finished.error(&inv, STEP_TIMEOUT));
+        }
+        if std::fs::metadata(tar_file).map_err(OciError::io(tar_file))?.len() > 0 {
+            return Ok(true);
+        }
+    }
+    Err(OciError::Parse {
+        command: format!("buildah {}", tar_out_args(name, parent, base).join(" ")),
+        detail: format!("an empty tar stream of {parent}/{base} three times (tar exited 0); run again"),
+    })
 }
 
 /// `buildah run … tar` writing `parent/base` as a tar stream to stdout.

@@ -76,6 +76,34 @@ fn docker_path(rel: &str) -> String {
     rel.replace(' ', "\\ ")
 }
 
+/// Files the install wrote into the environment's copy of the source that the repository
+/// lacks (`generated`, relative paths under `<env>/src`: a setuptools-scm `_version.py`): the
+/// image gets the same bytes (a build-context file each, `generated-<n>-<name>`, copied to
+/// `{env}/src/<rel>` in the dependency layer) linked into its source as every local run
+/// links them, so the state trees of `--runtime oci` runs get them too.
+pub fn carry_generated(recipe: &mut ImageRecipe, env: &Path, generated: &[String]) -> Result<()> {
+    for (n, rel) in generated.iter().enumerate() {
+        let from = env.join("src").join(rel);
+        let text = std::fs::read_to_string(&from).map_err(|e| {
+            crate::Error::msg(format!("failed to read {} (a file the install wrote): {e}", from.display()))
+        })?;
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        let name = format!("generated-{}-{base}", n + 1);
+        let dir = rel.rsplit_once('/').map_or(String::new(), |(d, _)| format!("/{d}"));
+        let script = format!("mkdir -p {{src}}{dir} && cp {{env}}/{name} {{src}}/{rel}");
+        recipe.install.push(Step::new(
+            &["sh", "-c", &script],
+            StepDir::Env,
+            &format!("{rel}, which the install wrote"),
+        ));
+        recipe.context_files.insert(name, text);
+        if !recipe.linked.contains(rel) {
+            recipe.linked.push(rel.clone());
+        }
+    }
+    Ok(())
+}
+
 /// Write carve's files of the build context (`.carve-env/<name>`) under `dir`.
 pub fn write_context(recipe: &ImageRecipe, dir: &Path) -> Result<()> {
     let ctx = dir.join(CONTEXT_DIR);
@@ -118,5 +146,35 @@ mod tests {
         assert!(from < copy_in && copy_in < lock && lock < install && install < source && source < after, "{text}");
         assert!(text.ends_with("ENV PATH=/opt/carve-env/venv/bin:$PATH\nWORKDIR /work/repo\n"), "{text}");
         assert_eq!(text, render(&recipe, "o/n", "abc", "carve-env/o__n:abc"));
+    }
+
+    #[test]
+    fn generated_files_are_copied_into_the_image_and_linked_into_its_source() {
+        let env = tempfile::tempdir().unwrap();
+        let rel = "src/pkg/_version.py";
+        std::fs::create_dir_all(env.path().join("src/src/pkg")).unwrap();
+        std::fs::write(env.path().join("src").join(rel), "__version__ = '1.2'\n").unwrap();
+        let mut recipe = ImageRecipe {
+            base: "python:3.11-slim-bookworm".into(),
+            inputs: vec![],
+            context_files: BTreeMap::new(),
+            install: vec![],
+            after_source: vec![Step::new(&["sh", "-c", "build in place"], StepDir::Env, "the project")],
+            env: vec![],
+            linked: vec![],
+        };
+        carry_generated(&mut recipe, env.path(), &[rel.to_string()]).unwrap();
+        assert_eq!(recipe.context_files["generated-1-_version.py"], "__version__ = '1.2'\n");
+        let text = render(&recipe, "o/n", "abc", "carve-env/o__n:abc");
+        let copy = text.find("COPY .carve-env/generated-1-_version.py /opt/carve-env/generated-1-_version.py").unwrap();
+        let placed = text
+            .find("sh -c 'mkdir -p /opt/carve-env/src/src/pkg && cp /opt/carve-env/generated-1-_version.py /opt/carve-env/src/src/pkg/_version.py'")
+            .unwrap();
+        let source = text.find("COPY . /work/repo").unwrap();
+        let link = text.find("ln -s /opt/carve-env/src/src/pkg/_version.py /work/repo/src/pkg/_version.py").unwrap();
+        let build = text.find("build in place").unwrap();
+        assert!(copy < placed && placed < source && source < link && link < build, "{text}");
+        let missing = carry_generated(&mut recipe, env.path(), &["src/pkg/gone.py".to_string()]).unwrap_err();
+        assert!(missing.to_string().contains("gone.py"), "{missing}");
     }
 }

@@ -96,8 +96,7 @@ pub fn bundle_runtime(bundle_dir: &Path, repo: &Path, progress: &crate::progress
         }
         build_from(&engine, repo, files, &image)?;
     }
-    let carve = std::env::current_exe().context("could not find this carve's own binary to run inside the image")?;
-    Ok(ImageRuntime { engine, image, carve })
+    Ok(ImageRuntime { engine, image, carve: own_binary()? })
 }
 
 /// `carve tasks --runtime oci`: the image of the session's environment, built when this
@@ -119,6 +118,28 @@ pub fn session_runtime(session: &crate::Session) -> Result<ImageRuntime> {
         session.progress.note(format!("building the image {image} of the environment {}", env.dir.display()));
         build_from(&engine, &session.repo, super::image_files(&env.dir)?, &image)?;
     }
-    let carve = std::env::current_exe().context("could not find this carve's own binary to run inside the image")?;
-    Ok(ImageRuntime { engine, image, carve })
+    Ok(ImageRuntime { engine, image, carve: own_binary()? })
+}
+
+/// This carve's binary, to copy into containers. When its file was replaced while this
+/// process runs (carve rebuilt during a long dataset run: `current_exe` then names a path
+/// that is gone, `… (deleted)`), the running binary is copied once out of `/proc/self/exe`
+/// into the temporary folder (`carve-self-<pid>`), so the runs in the image use the same
+/// code as the ones here instead of failing.
+fn own_binary() -> Result<std::path::PathBuf> {
+    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let exe = std::env::current_exe().context("could not find this carve's own binary to run inside the image")?;
+    if exe.is_file() {
+        return Ok(exe);
+    }
+    if let Some(p) = COPY.get() {
+        return Ok(p.clone());
+    }
+    let dest = std::env::temp_dir().join(format!("carve-self-{}", std::process::id()));
+    std::fs::copy("/proc/self/exe", &dest).with_context(|| {
+        format!("{} is gone (replaced since carve started) and /proc/self/exe could not be copied", exe.display())
+    })?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755))?;
+    Ok(COPY.get_or_init(|| dest).clone())
 }

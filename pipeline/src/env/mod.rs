@@ -111,9 +111,10 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
         done.push((ran, 0));
     }
     let mut activation = support.activation(&plan, &tools);
-    for rel in support.generated(&plan, &partial.dir, &session.repo) {
+    let generated = support.generated(&plan, &partial.dir, &session.repo);
+    for rel in &generated {
         session.progress.note(format!("the install wrote {rel}, which the repository has not: linked into every run"));
-        activation.linked.push(rel);
+        activation.linked.push(rel.clone());
     }
     let mut active = ActiveEnv { dir: partial.dir.clone(), record: draft(session, &plan, &key, &tools, activation) };
     let (counts, unresolved) = verify_and_repair(session, support, &plan, &mut active, &mut done, opts)?;
@@ -126,7 +127,8 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
     };
     let inventory = support.inventory(&plan, &tools, &partial.dir);
     let steps: Vec<Step> = done.iter().map(|(s, _)| s.clone()).collect();
-    let recipe = support.image(&plan, &tools, &steps, &inventory, &partial.dir);
+    let mut recipe = support.image(&plan, &tools, &steps, &inventory, &partial.dir);
+    dockerfile::carry_generated(&mut recipe, &partial.dir, &generated)?;
     let mut record = active.record;
     record.status = status;
     record.install = done.iter().map(|(s, round)| recorded(s, *round)).collect();
