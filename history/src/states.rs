@@ -12,9 +12,10 @@
 //! bundle's patches are plain `git diff`s between states.
 //!
 //! The stages live in submodules: `build` takes the chain off and re-applies it,
-//! `by_definition` makes the files whose patches do not come off, `pull` and `inline`
+//! `by_definition` makes the files whose patches do not come off, `pull`, `adopt` and `inline`
 //! amend built states, `git` is the scratch clone's plumbing.
 
+mod adopt;
 mod build;
 mod by_definition;
 mod git;

@@ -13,7 +13,6 @@ use carve_languages::runner::TestId;
 use carve_pipeline::runs::{RunFailed, Runs, TestRuns};
 use carve_pipeline::selection::{self, RUNS_PER_STATE, Selection};
 
-use crate::HistoryError;
 use crate::mine::Chain;
 use crate::states::{Role, States, role};
 
@@ -82,22 +81,37 @@ pub(super) struct Selected {
     pub chain_tests: Files,
 }
 
-/// Run every stage gate and the chain gate, and select their tests; a stage that cannot be
-/// gated, or has no F2P test, is an error that drops the chain.
-pub(super) fn select_tests(
-    trees: &GateTrees<'_>,
-    chain: &Chain,
-    runs: &TestRuns,
-    err: &dyn Fn(String) -> HistoryError,
-) -> Result<Selected, HistoryError> {
+/// Why the gates could not select a chain's tests.
+#[derive(Debug)]
+pub(super) enum GateFailure {
+    /// Stage `stage` cannot be gated: it leaves no test file, or no test of it fails before
+    /// and passes after. The chain can still be built without it as a stage of its own
+    /// (merged into a neighbour: see `super::build`).
+    Ungateable { stage: usize, reason: String },
+    /// Anything else (a tree whose tests could not run, the chain gate): the chain stops.
+    Failed(String),
+}
+
+impl GateFailure {
+    pub(super) fn message(&self) -> &str {
+        match self {
+            GateFailure::Ungateable { reason, .. } | GateFailure::Failed(reason) => reason,
+        }
+    }
+}
+
+/// Run every stage gate and the chain gate, and select their tests; the first stage that
+/// cannot be gated, or has no F2P test, is a [`GateFailure::Ungateable`].
+pub(super) fn select_tests(trees: &GateTrees<'_>, chain: &Chain, runs: &TestRuns) -> Result<Selected, GateFailure> {
     let runs_dir = trees.scratch.join("runs");
-    std::fs::create_dir_all(&runs_dir).map_err(HistoryError::io("create", &runs_dir))?;
+    std::fs::create_dir_all(&runs_dir)
+        .map_err(|e| GateFailure::Failed(format!("could not create {}: {e}", runs_dir.display())))?;
     let runner = GateRunner { runs, language: trees.language, scratch: runs_dir };
     let mut stages = Vec::new();
     for k in 0..chain.stages.len() {
-        stages.push(stage_selection(trees, &runner, chain, k).map_err(err)?);
+        stages.push(stage_selection(trees, &runner, chain, k)?);
     }
-    let (chain_sel, chain_tests) = chain_selection(trees, &runner, chain).map_err(err)?;
+    let (chain_sel, chain_tests) = chain_selection(trees, &runner, chain).map_err(GateFailure::Failed)?;
     Ok(Selected { stages, chain: chain_sel, chain_tests })
 }
 
@@ -107,7 +121,8 @@ fn stage_selection(
     runner: &GateRunner<'_>,
     chain: &Chain,
     k: usize,
-) -> Result<Selection, String> {
+) -> Result<Selection, GateFailure> {
+    let ungateable = |reason: String| GateFailure::Ungateable { stage: k, reason };
     let ov = trees.at(k + 1, trees.stage_tests[k].iter());
     let present: Vec<String> = ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
     let s = &chain.stages[k];
@@ -116,33 +131,37 @@ fn stage_selection(
     // stage's new tests are missing before.
     let in_place = gated_in_place(trees.language, &present, s);
     if present.is_empty() && !in_place {
-        return Err(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1));
+        return Err(ungateable(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1)));
     }
-    let before = trees.tree(&format!("s{k}-before"), k, &ov)?;
-    let after = trees.tree(&format!("s{k}-after"), k + 1, &ov)?;
+    let before = trees.tree(&format!("s{k}-before"), k, &ov).map_err(GateFailure::Failed)?;
+    let after = trees.tree(&format!("s{k}-after"), k + 1, &ov).map_err(GateFailure::Failed)?;
     let runs = if in_place { runner.whole(&before, &after) } else { runner.gate(&before, &after, &present) };
     let g = runs.map_err(|e| match e {
         GateError::Before(e) => format!("stage {k}, before (S{k}): {e}"),
         GateError::After(e) => format!("stage {k}, after (S{}): {e}", k + 1),
-    })?;
+    });
+    let g = g.map_err(GateFailure::Failed)?;
     let mut sel = select(&g.before, &g.after, Some(&own_tests(s)));
     doctests_are_not_hidden(&mut sel);
     if needs_own_tests(trees.language, g.before_collected, &sel) {
         // The stage's tests do not compile against S_k's code: P2P on S_k's own tests.
-        let own = trees.tree(&format!("s{k}-own"), k, &trees.at(k, trees.all_tests.iter()))?;
-        let runs = runner.own_tests(&own).map_err(|e| format!("stage {k}, S{k} with its own tests: {e}"))?;
+        let own =
+            trees.tree(&format!("s{k}-own"), k, &trees.at(k, trees.all_tests.iter())).map_err(GateFailure::Failed)?;
+        let runs = runner
+            .own_tests(&own)
+            .map_err(|e| GateFailure::Failed(format!("stage {k}, S{k} with its own tests: {e}")))?;
         p2p_on_own_tests(&mut sel, &runs);
         let _ = std::fs::remove_dir_all(&own);
     }
     if sel.f2p.is_empty() {
-        return Err(format!(
+        return Err(ungateable(format!(
             "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
             &s.commits[0][..8],
             k + 1,
             sel.flaky.len(),
             sel.failing_after.len(),
             sel.collateral.len()
-        ));
+        )));
     }
     let _ = std::fs::remove_dir_all(&before);
     let _ = std::fs::remove_dir_all(&after);
