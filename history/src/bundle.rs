@@ -105,8 +105,7 @@ fn build_with(
     // Every state builds (repaired where it does not), then each gate selects its tests; a
     // stage that cannot be gated is merged into its neighbour and the chain built again.
     let (reference, selected, attempt) = shortened(repo, chain, cfg, scratch.path(), &err)?;
-    let trees =
-        gates::GateTrees::new(&reference.states, reference.chain.stages.len(), cfg.language, &attempt).map_err(&err)?;
+    let trees = gates::GateTrees::new(&reference.states, &reference.chain, cfg.language, &attempt).map_err(&err)?;
     write::write_bundle(&trees, &reference, &selected, cfg, tracer.as_ref(), out, &err)
 }
 
@@ -128,8 +127,7 @@ fn shortened(
         let attempt = scratch.join(format!("shortened-{}", cut.len()));
         std::fs::create_dir_all(&attempt).map_err(HistoryError::io("create", &attempt))?;
         let mut reference = states::reference_states(repo, &chain, cfg.language, &attempt, err)?;
-        let trees = gates::GateTrees::new(&reference.states, reference.chain.stages.len(), cfg.language, &attempt)
-            .map_err(err)?;
+        let trees = gates::GateTrees::new(&reference.states, &reference.chain, cfg.language, &attempt).map_err(err)?;
         let failure = match gates::select_tests(&trees, &reference.chain, &cfg.test_runs()) {
             Ok(selected) => {
                 cut.append(&mut reference.merged);

@@ -137,6 +137,11 @@ impl States {
         git(&self.dir, &args, None)
     }
 
+    /// The files of state `k`.
+    pub fn files_at(&self, k: usize) -> Result<Vec<String>, String> {
+        Ok(git::tree_files(&self.dir, &self.states[k])?.into_iter().collect())
+    }
+
     /// The bytes of `path` at state `k` (`None`: absent).
     pub fn file_at(&self, k: usize, path: &str) -> Option<Vec<u8>> {
         git(&self.dir, &["show", &format!("{}:{path}", self.states[k])], None).ok()

@@ -37,7 +37,9 @@ pub(super) struct GateTrees<'a> {
 
 impl<'a> GateTrees<'a> {
     /// The gate trees of the `stages` stages of `states`, built under `scratch`.
-    pub fn new(states: &'a States, stages: usize, language: Language, scratch: &'a Path) -> Result<Self, String> {
+    pub fn new(states: &'a States, chain: &Chain, language: Language, scratch: &'a Path) -> Result<Self, String> {
+        let stages = chain.stages.len();
+        let stage_names: Vec<BTreeSet<String>> = chain.stages.iter().map(own_tests).collect();
         // Test files of each stage (role "test" among the files the stage changed), and the source
         // files whose inline tests it changed (their test part is the stage's hidden tests).
         let inline: BTreeSet<String> = states.inline.keys().cloned().collect();
@@ -46,7 +48,9 @@ impl<'a> GateTrees<'a> {
             let files = states.changed_files(k, k + 1)?;
             let mut tests: Vec<String> = files.into_iter().filter(|f| role(language, f) == Role::Test).collect();
             tests.extend(states.inline.iter().filter(|(_, parts)| parts[k] != parts[k + 1]).map(|(p, _)| p.clone()));
+            tests.extend(tests_moved_elsewhere(states, language, k, &stage_names[k], &tests)?);
             tests.sort();
+            tests.dedup();
             stage_tests.push(tests);
         }
         let all_tests: BTreeSet<String> = stage_tests.iter().flatten().cloned().collect();
@@ -71,6 +75,43 @@ impl<'a> GateTrees<'a> {
         overlay(&dir, overlay_files, &self.inline)?;
         Ok(dir)
     }
+}
+
+/// The test files of state S_(k+1) that hold stage `k`'s own tests (`names`) where the files
+/// the stage changed (`changed`) do not: a later commit moved or merged the stage's test file
+/// into another (python-semver: `tests/semver_test.py`, then `tests.py`, then
+/// `test_semver.py`), so the stage is gated on its tests where they are, not on the file it
+/// changed. A name counts as held by a file whose text has it as a whole word.
+fn tests_moved_elsewhere(
+    states: &States,
+    language: Language,
+    k: usize,
+    names: &BTreeSet<String>,
+    changed: &[String],
+) -> Result<Vec<String>, String> {
+    let text = |p: &str| states.file_at(k + 1, p).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let held: Vec<String> = changed.iter().filter_map(|p| text(p)).collect();
+    let missing: Vec<&String> = names.iter().filter(|n| !held.iter().any(|t| has_word(t, n))).collect();
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for p in states.files_at(k + 1)? {
+        if role(language, &p) != Role::Test || changed.contains(&p) {
+            continue;
+        }
+        if text(&p).is_some_and(|t| missing.iter().any(|n| has_word(&t, n))) {
+            found.push(p);
+        }
+    }
+    Ok(found)
+}
+
+/// Whether `word` occurs in `text` with no identifier character right before or after it.
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(word)
+        .any(|(i, _)| !ident(text[..i].chars().next_back()) && !ident(text[i + word.len()..].chars().next()))
 }
 
 /// What the gates selected: each stage's tests, the chain suite's, and the chain's test
@@ -447,6 +488,17 @@ mod tests {
             problems[2].contains("P2P c is missing before gold patch 1 (on the state's own tests)"),
             "{problems:?}"
         );
+    }
+
+    /// A stage's test is found in another file by its name as a whole word only.
+    #[test]
+    fn a_test_name_is_found_as_a_whole_word() {
+        let text = "def test_should_get_max():\n    assert max_ver('1.0.0', '2.0.0')\n";
+        assert!(has_word(text, "test_should_get_max"));
+        assert!(has_word(text, "max_ver"));
+        assert!(!has_word(text, "test_should_get"));
+        assert!(!has_word(text, "get_max"));
+        assert!(has_word("it(\"run returns the job id\", () => {})", "run returns the job id"));
     }
 
     fn names(n: &[&str]) -> BTreeSet<String> {
