@@ -4,6 +4,8 @@
 //!   what stage 0 already does, so none of its tests fails at S1. `bundle::build` merges that
 //!   stage into stage 0 and builds the chain with two stages (recorded in `merged_stages`)
 //!   instead of dropping it.
+//! - `fixtures/arc/python-moved-tests`: a later commit merged stage 0's test file into another;
+//!   stage 0 is gated on its tests where they are at S1.
 //! - `fixtures/arc/go-premodule`: a Go chain older than the repository's go.mod (no state is a
 //!   module); every state gets the HEAD's go.mod (recorded as shared context).
 
@@ -103,5 +105,26 @@ fn states_older_than_go_mod_get_the_heads() {
     assert!(s0.contains("+module example.com/jobq"), "{s0}");
     let f2p1 = &outcome.selections[1].f2p;
     assert!(f2p1.iter().any(|t| t.ends_with("TestRunAndWaitFinishesTheJob")), "{f2p1:?}");
+    assert_validates(&outcome, &repo, &cfg);
+}
+
+#[needs("pytest")]
+fn a_stage_is_gated_on_its_tests_where_a_later_commit_moved_them() {
+    let (dir, repo, _, chain) = mined("python-moved-tests", &["add App.run:", "add App.run_and_wait"]);
+    let cfg = BuildConfig {
+        language: Language::Python,
+        test: TestCommand::pytest("python3", vec!["-p".into(), "no:cacheprovider".into()]),
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/python-moved-tests".into(),
+    };
+    let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
+        .unwrap_or_else(|e| panic!("stage 0 is gated on its tests in tests/test_jobq.py: {e}"));
+    assert_eq!(outcome.chain.stages.len(), 2);
+    assert!(outcome.chain.merged_stages.is_empty(), "{:?}", outcome.chain.merged_stages);
+    let f2p0 = &outcome.selections[0].f2p;
+    assert!(f2p0.contains(&"tests/test_jobq.py::test_run_returns_job_id".to_string()), "{f2p0:?}");
+    assert!(!f2p0.iter().any(|t| t.contains("run_and_wait")), "stage 1's tests are not stage 0's: {f2p0:?}");
     assert_validates(&outcome, &repo, &cfg);
 }
