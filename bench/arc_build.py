@@ -3,6 +3,7 @@
 
     python3 bench/arc_mine.py bench/corpus/arc-go.toml --out OUT --build go.toml --validate
     python3 bench/arc_build.py OUT/build-results.json [more results …]
+    python3 bench/arc_build.py arc_mine.log [--mined OUT]   # a run's log, when it stopped early
 
 Per language: mined chains of ≥ 2 stages, how many built, how many built and validated (every
 stage gate and the chain gate re-checked with the gold patches), the rate, and the
@@ -18,9 +19,67 @@ import sys
 def load(paths):
     rows = []
     for p in paths:
+        if p.endswith(".log"):
+            rows.extend(from_log(p))
+            continue
         with open(p) as f:
             rows.extend(json.load(f))
     return [r for r in rows if r["stages_mined"] >= 2]
+
+
+MINED = []  # folders of mine reports given with --mined (logs of --table-only runs name none)
+
+
+def from_log(path):
+    """The entries of an arc_mine.py --build log (its `- CHAIN (N s): outcome …` lines), for a
+    run stopped before it wrote build-results.json; stages and language from the mine reports
+    beside the log's `--out` folder (`# owner/name: OUT/mine-….json` lines)."""
+    import pathlib
+    import re
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from arc_mine import reason_kind
+    chains, rows = {}, []
+    for folder in MINED:
+        for report_path in sorted(pathlib.Path(folder).glob("mine-*.json")):
+            report = json.load(open(report_path))
+            for c in report["chains"]:
+                chains[c["chain_id"]] = (report["repo"], c, pathlib.Path(folder))
+    for line in open(path):
+        m = re.match(r"# ([^:]+): (\S+mine-\S+\.json)$", line.strip())
+        if m:
+            report = json.load(open(m.group(2)))
+            for c in report["chains"]:
+                chains[c["chain_id"]] = (m.group(1), c, pathlib.Path(m.group(2)).parent)
+            continue
+        m = re.match(r"- (\S+) \((\d+) s\): (built|validated|invalid|failed) ?(.*)$", line.strip())
+        if not m or m.group(1) not in chains:
+            continue
+        repo, c, out = chains[m.group(1)]
+        outcome, detail = m.group(3), m.group(4)
+        stages_built, merged = None, 0
+        bundle = out / "built" / c["chain_id"] / "chain.json"
+        if outcome != "failed" and bundle.is_file():
+            chain_file = json.load(open(bundle))
+            stages_built, merged = len(chain_file["stages"]), len(chain_file.get("merged_stages", []))
+        if outcome == "failed":
+            # An older arc_mine.py printed "failed carve: error: chain ID: reason".
+            detail = re.sub(r"^carve: error: (chain [^:]+: )?", "", detail)
+            kind = reason_kind(detail)[:70]
+        else:
+            kind = {"built": "built", "validated": "built and validated", "invalid": "built, validation failed"}[outcome]
+        rows.append({"repo": repo, "language": language_of(path, repo), "chain_id": c["chain_id"],
+                     "stages_mined": len(c["stages"]), "stages_built": stages_built, "merged_stages": merged,
+                     "outcome": outcome, "kind": kind, "detail": detail})
+    return rows
+
+
+def language_of(path, repo):
+    import pathlib
+    import tomllib
+    for corpus in sorted((pathlib.Path(__file__).resolve().parent / "corpus").glob("arc-*.toml")):
+        if any(r["name"] == repo for r in tomllib.loads(corpus.read_text())["repo"]):
+            return corpus.stem.removeprefix("arc-")
+    return "?"
 
 
 def ok(r):
@@ -72,4 +131,9 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    while "--mined" in args:
+        i = args.index("--mined")
+        MINED.append(args[i + 1])
+        del args[i : i + 2]
+    main(args)

@@ -132,7 +132,8 @@ def build_all(args, out, reports):
             results.append(entry)
             outcomes[entry["kind"]] += 1
             print(f"- {chain['chain_id']} ({entry['seconds']} s): {entry['outcome']} {entry['detail'][:300]}", flush=True)
-    (out / "build-results.json").write_text(json.dumps(results, indent=1) + "\n")
+            # Written after every chain: a run stopped early keeps what it measured.
+            (out / "build-results.json").write_text(json.dumps(results, indent=1) + "\n")
     print()
     for kind, n in outcomes.most_common():
         print(f"{n}× {kind}")
