@@ -17,7 +17,11 @@ for. `--table-only` prints the table from the reports already in `--out`.
 `--build CARVE_TOML` then runs `carve arc build` on every mined chain (the repository's tests
 configured by that carve.toml, e.g. `language = "go"` with a `[test]` runner = "go" table) into
 `--out/built/`, and prints one line per chain — built, or the first line of carve's error —
-and the counts.
+and the counts. With `--validate`, each built bundle is re-checked with `carve arc validate`
+(every stage gate and the chain gate with the gold patches). Every outcome goes to
+`--out/build-results.json` (one entry per chain: repository, language, stages mined and built,
+outcome, reason), which bench/arc_build.py turns into the build-rate table. `--only NAME`
+builds the chains of those repositories only (repeatable).
 """
 import argparse
 import collections
@@ -75,6 +79,8 @@ def main():
     ap.add_argument("--checkouts", help="folder of checkouts (with installed dependencies) to use instead of mirrors")
     ap.add_argument("--build", metavar="CARVE_TOML", help="also build every mined chain with this carve.toml")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per chain build")
+    ap.add_argument("--validate", action="store_true", help="re-check every built bundle with `carve arc validate`")
+    ap.add_argument("--only", action="append", default=[], help="build the chains of this repository only")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -94,6 +100,7 @@ def main():
                     sys.exit(f"{repo['name']}: `{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()[-2000:]}")
                 path.write_text(p.stdout)
                 print(f"# {repo['name']}: {path}", file=sys.stderr)
+            repo = dict(repo, language=pathlib.Path(corpus).stem.removeprefix("arc-"))
             reports.append((repo, json.loads(path.read_text())))
     arc_table.header()
     for _, r in reports:
@@ -109,28 +116,66 @@ def main():
 
 
 def build_all(args, out, reports):
-    """`carve arc build` on every mined chain; one line each, then the counts."""
+    """`carve arc build` (and with --validate `carve arc validate`) on every mined chain; one line
+    each, then the counts; every outcome to build-results.json."""
     outcomes = collections.Counter()
+    results = []
     print()
     for repo, r in reports:
+        if args.only and repo["name"] not in args.only:
+            continue
         report = out / f"mine-{repo['name'].replace('/', '+')}.json"
         for chain in r["chains"]:
-            cmd = [args.carve, "arc", "build", str(repo_dir(args, repo["name"])), "--mined", str(report),
-                   "--chain", chain["chain_id"], "--out", str(out / "built"), "--config", args.build]
             start = time.monotonic()
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-                ok, text = p.returncode == 0, (p.stdout if p.returncode == 0 else p.stderr).strip()
-            except subprocess.TimeoutExpired:
-                ok, text = False, f"timed out after {args.timeout}s"
-            first = text.splitlines()[0] if text else ""
-            kind = "built" if ok else reason_kind(re.sub(r"^carve: error: (chain [^:]+: )?", "", first))[:70]
-            outcomes[kind] += 1
-            secs = time.monotonic() - start
-            print(f"- {chain['chain_id']} ({secs:.0f} s): {'built ' + first if ok else first[:300]}")
+            entry = build_one(args, out, repo, report, chain)
+            entry["seconds"] = round(time.monotonic() - start)
+            results.append(entry)
+            outcomes[entry["kind"]] += 1
+            print(f"- {chain['chain_id']} ({entry['seconds']} s): {entry['outcome']} {entry['detail'][:300]}", flush=True)
+            # Written after every chain: a run stopped early keeps what it measured.
+            (out / "build-results.json").write_text(json.dumps(results, indent=1) + "\n")
     print()
     for kind, n in outcomes.most_common():
         print(f"{n}× {kind}")
+
+
+def run(cmd, timeout):
+    """(exit code 0, the first line of stdout on success or of stderr otherwise)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        ok, text = p.returncode == 0, (p.stdout if p.returncode == 0 else p.stderr).strip()
+    except subprocess.TimeoutExpired:
+        ok, text = False, f"timed out after {timeout}s"
+    return ok, text
+
+
+def build_one(args, out, repo, report, chain):
+    """Build (and validate) one chain: its entry of build-results.json."""
+    src = str(repo_dir(args, repo["name"]))
+    cmd = [args.carve, "arc", "build", src, "--mined", str(report), "--chain", chain["chain_id"],
+           "--out", str(out / "built"), "--config", args.build, "--format", "json"]
+    ok, text = run(cmd, args.timeout)
+    entry = {"repo": repo["name"], "language": repo["language"], "chain_id": chain["chain_id"],
+             "stages_mined": len(chain["stages"]), "stages_built": None, "merged_stages": 0}
+    if not ok:
+        first = text.splitlines()[-1] if text else ""
+        first = next((l for l in text.splitlines() if l.startswith("carve: error")), first)
+        kind = reason_kind(re.sub(r"^carve: error: (chain [^:]+: )?", "", first))[:70]
+        return dict(entry, outcome="failed", kind=kind, detail=first)
+    try:
+        built = json.loads(text)
+        entry["stages_built"] = len(built["stages"])  # chain.json
+        entry["merged_stages"] = len(built.get("merged_stages", []))
+    except (json.JSONDecodeError, KeyError, TypeError):
+        pass
+    if not args.validate:
+        return dict(entry, outcome="built", kind="built", detail="")
+    bundle = out / "built" / chain["chain_id"]
+    ok, text = run([args.carve, "arc", "validate", str(bundle), "--repo", src], args.timeout)
+    if ok:
+        return dict(entry, outcome="validated", kind="built and validated", detail="")
+    last = text.splitlines()[-1] if text else ""
+    return dict(entry, outcome="invalid", kind="built, validation failed", detail=last)
 
 
 if __name__ == "__main__":

@@ -102,10 +102,58 @@ fn build_with(
     let scratch =
         tempfile::tempdir().map_err(HistoryError::io("create a scratch directory in", &std::env::temp_dir()))?;
     let tracer = if trace { Some(crate::calls::StateTracer::new(&cfg.carve_toml)?) } else { None };
-    // Every state builds (repaired where it does not), then each gate selects its tests.
-    let reference = states::reference_states(repo, chain, cfg.language, scratch.path(), &err)?;
-    let trees = gates::GateTrees::new(&reference.states, reference.chain.stages.len(), cfg.language, scratch.path())
-        .map_err(&err)?;
-    let selected = gates::select_tests(&trees, &reference.chain, &cfg.test_runs(), &err)?;
+    // Every state builds (repaired where it does not), then each gate selects its tests; a
+    // stage that cannot be gated is merged into its neighbour and the chain built again.
+    let (reference, selected, attempt) = shortened(repo, chain, cfg, scratch.path(), &err)?;
+    let trees = gates::GateTrees::new(&reference.states, &reference.chain, cfg.language, &attempt).map_err(&err)?;
     write::write_bundle(&trees, &reference, &selected, cfg, tracer.as_ref(), out, &err)
+}
+
+/// The chain's reference states and its gates' selections, with every stage that cannot be
+/// gated (no test file left at S_(k+1), no test failing at S_k and passing at S_(k+1)) merged
+/// into its neighbour while the chain keeps at least two stages — rather than dropping the
+/// whole chain. Each merge is recorded in `merged_stages` with its reason. Returns the scratch
+/// folder of the attempt that built.
+fn shortened(
+    repo: &Path,
+    chain: &Chain,
+    cfg: &BuildConfig,
+    scratch: &Path,
+    err: &dyn Fn(String) -> HistoryError,
+) -> Result<(states::Reference, gates::Selected, PathBuf), HistoryError> {
+    let mut chain = chain.clone();
+    let mut cut: Vec<MergedStage> = Vec::new();
+    loop {
+        let attempt = scratch.join(format!("shortened-{}", cut.len()));
+        std::fs::create_dir_all(&attempt).map_err(HistoryError::io("create", &attempt))?;
+        let mut reference = states::reference_states(repo, &chain, cfg.language, &attempt, err)?;
+        let trees = gates::GateTrees::new(&reference.states, &reference.chain, cfg.language, &attempt).map_err(err)?;
+        let failure = match gates::select_tests(&trees, &reference.chain, &cfg.test_runs()) {
+            Ok(selected) => {
+                cut.append(&mut reference.merged);
+                reference.merged = cut;
+                return Ok((reference, selected, attempt));
+            }
+            Err(f) => f,
+        };
+        let stages = reference.chain.stages.len();
+        let gates::GateFailure::Ungateable { stage, reason } = failure else {
+            return Err(err(failure.message().to_string()));
+        };
+        if stages <= 2 {
+            return Err(err(format!("{reason}; merged into its neighbour the chain would have a single stage")));
+        }
+        // The chain as built (test-only stages already merged) without the repairs' commits,
+        // which the next attempt finds again if it needs them.
+        cut.append(&mut reference.merged);
+        chain = reference.chain.clone();
+        let mut commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
+        let order = reference.states.first_parent_order().map_err(err)?;
+        let why =
+            format!("{reason}; merged into {}", if stage == 0 { "the next stage" } else { "the stage before it" });
+        cut.push(states::merge_stage(&mut chain, &mut commits, &mut [], &order, stage, why));
+        drop(trees);
+        drop(reference);
+        let _ = std::fs::remove_dir_all(&attempt);
+    }
 }

@@ -12,9 +12,10 @@
 //! bundle's patches are plain `git diff`s between states.
 //!
 //! The stages live in submodules: `build` takes the chain off and re-applies it,
-//! `by_definition` makes the files whose patches do not come off, `pull` and `inline`
+//! `by_definition` makes the files whose patches do not come off, `pull`, `adopt` and `inline`
 //! amend built states, `git` is the scratch clone's plumbing.
 
+mod adopt;
 mod build;
 mod by_definition;
 mod git;
@@ -134,6 +135,11 @@ impl States {
         let specs: Vec<String> = exclude.iter().map(|p| format!(":(exclude){p}")).collect();
         args.extend(specs.iter().map(String::as_str));
         git(&self.dir, &args, None)
+    }
+
+    /// The files of state `k`.
+    pub fn files_at(&self, k: usize) -> Result<Vec<String>, String> {
+        Ok(git::tree_files(&self.dir, &self.states[k])?.into_iter().collect())
     }
 
     /// The bytes of `path` at state `k` (`None`: absent).

@@ -13,7 +13,6 @@ use carve_languages::runner::TestId;
 use carve_pipeline::runs::{RunFailed, Runs, TestRuns};
 use carve_pipeline::selection::{self, RUNS_PER_STATE, Selection};
 
-use crate::HistoryError;
 use crate::mine::Chain;
 use crate::states::{Role, States, role};
 
@@ -38,7 +37,9 @@ pub(super) struct GateTrees<'a> {
 
 impl<'a> GateTrees<'a> {
     /// The gate trees of the `stages` stages of `states`, built under `scratch`.
-    pub fn new(states: &'a States, stages: usize, language: Language, scratch: &'a Path) -> Result<Self, String> {
+    pub fn new(states: &'a States, chain: &Chain, language: Language, scratch: &'a Path) -> Result<Self, String> {
+        let stages = chain.stages.len();
+        let stage_names: Vec<BTreeSet<String>> = chain.stages.iter().map(own_tests).collect();
         // Test files of each stage (role "test" among the files the stage changed), and the source
         // files whose inline tests it changed (their test part is the stage's hidden tests).
         let inline: BTreeSet<String> = states.inline.keys().cloned().collect();
@@ -47,7 +48,9 @@ impl<'a> GateTrees<'a> {
             let files = states.changed_files(k, k + 1)?;
             let mut tests: Vec<String> = files.into_iter().filter(|f| role(language, f) == Role::Test).collect();
             tests.extend(states.inline.iter().filter(|(_, parts)| parts[k] != parts[k + 1]).map(|(p, _)| p.clone()));
+            tests.extend(tests_moved_elsewhere(states, language, k, &stage_names[k], &tests)?);
             tests.sort();
+            tests.dedup();
             stage_tests.push(tests);
         }
         let all_tests: BTreeSet<String> = stage_tests.iter().flatten().cloned().collect();
@@ -74,6 +77,43 @@ impl<'a> GateTrees<'a> {
     }
 }
 
+/// The test files of state S_(k+1) that hold stage `k`'s own tests (`names`) where the files
+/// the stage changed (`changed`) do not: a later commit moved or merged the stage's test file
+/// into another (python-semver: `tests/semver_test.py`, then `tests.py`, then
+/// `test_semver.py`), so the stage is gated on its tests where they are, not on the file it
+/// changed. A name counts as held by a file whose text has it as a whole word.
+fn tests_moved_elsewhere(
+    states: &States,
+    language: Language,
+    k: usize,
+    names: &BTreeSet<String>,
+    changed: &[String],
+) -> Result<Vec<String>, String> {
+    let text = |p: &str| states.file_at(k + 1, p).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let held: Vec<String> = changed.iter().filter_map(|p| text(p)).collect();
+    let missing: Vec<&String> = names.iter().filter(|n| !held.iter().any(|t| has_word(t, n))).collect();
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for p in states.files_at(k + 1)? {
+        if role(language, &p) != Role::Test || changed.contains(&p) {
+            continue;
+        }
+        if text(&p).is_some_and(|t| missing.iter().any(|n| has_word(&t, n))) {
+            found.push(p);
+        }
+    }
+    Ok(found)
+}
+
+/// Whether `word` occurs in `text` with no identifier character right before or after it.
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(word)
+        .any(|(i, _)| !ident(text[..i].chars().next_back()) && !ident(text[i + word.len()..].chars().next()))
+}
+
 /// What the gates selected: each stage's tests, the chain suite's, and the chain's test
 /// files as at Sn (the chain suite's hidden tests).
 pub(super) struct Selected {
@@ -82,22 +122,37 @@ pub(super) struct Selected {
     pub chain_tests: Files,
 }
 
-/// Run every stage gate and the chain gate, and select their tests; a stage that cannot be
-/// gated, or has no F2P test, is an error that drops the chain.
-pub(super) fn select_tests(
-    trees: &GateTrees<'_>,
-    chain: &Chain,
-    runs: &TestRuns,
-    err: &dyn Fn(String) -> HistoryError,
-) -> Result<Selected, HistoryError> {
+/// Why the gates could not select a chain's tests.
+#[derive(Debug)]
+pub(super) enum GateFailure {
+    /// Stage `stage` cannot be gated: it leaves no test file, or no test of it fails before
+    /// and passes after. The chain can still be built without it as a stage of its own
+    /// (merged into a neighbour: see `super::build`).
+    Ungateable { stage: usize, reason: String },
+    /// Anything else (a tree whose tests could not run, the chain gate): the chain stops.
+    Failed(String),
+}
+
+impl GateFailure {
+    pub(super) fn message(&self) -> &str {
+        match self {
+            GateFailure::Ungateable { reason, .. } | GateFailure::Failed(reason) => reason,
+        }
+    }
+}
+
+/// Run every stage gate and the chain gate, and select their tests; the first stage that
+/// cannot be gated, or has no F2P test, is a [`GateFailure::Ungateable`].
+pub(super) fn select_tests(trees: &GateTrees<'_>, chain: &Chain, runs: &TestRuns) -> Result<Selected, GateFailure> {
     let runs_dir = trees.scratch.join("runs");
-    std::fs::create_dir_all(&runs_dir).map_err(HistoryError::io("create", &runs_dir))?;
+    std::fs::create_dir_all(&runs_dir)
+        .map_err(|e| GateFailure::Failed(format!("could not create {}: {e}", runs_dir.display())))?;
     let runner = GateRunner { runs, language: trees.language, scratch: runs_dir };
     let mut stages = Vec::new();
     for k in 0..chain.stages.len() {
-        stages.push(stage_selection(trees, &runner, chain, k).map_err(err)?);
+        stages.push(stage_selection(trees, &runner, chain, k)?);
     }
-    let (chain_sel, chain_tests) = chain_selection(trees, &runner, chain).map_err(err)?;
+    let (chain_sel, chain_tests) = chain_selection(trees, &runner, chain).map_err(GateFailure::Failed)?;
     Ok(Selected { stages, chain: chain_sel, chain_tests })
 }
 
@@ -107,7 +162,8 @@ fn stage_selection(
     runner: &GateRunner<'_>,
     chain: &Chain,
     k: usize,
-) -> Result<Selection, String> {
+) -> Result<Selection, GateFailure> {
+    let ungateable = |reason: String| GateFailure::Ungateable { stage: k, reason };
     let ov = trees.at(k + 1, trees.stage_tests[k].iter());
     let present: Vec<String> = ov.iter().filter(|(_, b)| b.is_some()).map(|(p, _)| p.clone()).collect();
     let s = &chain.stages[k];
@@ -116,33 +172,37 @@ fn stage_selection(
     // stage's new tests are missing before.
     let in_place = gated_in_place(trees.language, &present, s);
     if present.is_empty() && !in_place {
-        return Err(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1));
+        return Err(ungateable(format!("stage {k} leaves no test file at S{}; it cannot be gated", k + 1)));
     }
-    let before = trees.tree(&format!("s{k}-before"), k, &ov)?;
-    let after = trees.tree(&format!("s{k}-after"), k + 1, &ov)?;
+    let before = trees.tree(&format!("s{k}-before"), k, &ov).map_err(GateFailure::Failed)?;
+    let after = trees.tree(&format!("s{k}-after"), k + 1, &ov).map_err(GateFailure::Failed)?;
     let runs = if in_place { runner.whole(&before, &after) } else { runner.gate(&before, &after, &present) };
     let g = runs.map_err(|e| match e {
         GateError::Before(e) => format!("stage {k}, before (S{k}): {e}"),
         GateError::After(e) => format!("stage {k}, after (S{}): {e}", k + 1),
-    })?;
+    });
+    let g = g.map_err(GateFailure::Failed)?;
     let mut sel = select(&g.before, &g.after, Some(&own_tests(s)));
     doctests_are_not_hidden(&mut sel);
     if needs_own_tests(trees.language, g.before_collected, &sel) {
         // The stage's tests do not compile against S_k's code: P2P on S_k's own tests.
-        let own = trees.tree(&format!("s{k}-own"), k, &trees.at(k, trees.all_tests.iter()))?;
-        let runs = runner.own_tests(&own).map_err(|e| format!("stage {k}, S{k} with its own tests: {e}"))?;
+        let own =
+            trees.tree(&format!("s{k}-own"), k, &trees.at(k, trees.all_tests.iter())).map_err(GateFailure::Failed)?;
+        let runs = runner
+            .own_tests(&own)
+            .map_err(|e| GateFailure::Failed(format!("stage {k}, S{k} with its own tests: {e}")))?;
         p2p_on_own_tests(&mut sel, &runs);
         let _ = std::fs::remove_dir_all(&own);
     }
     if sel.f2p.is_empty() {
-        return Err(format!(
+        return Err(ungateable(format!(
             "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
             &s.commits[0][..8],
             k + 1,
             sel.flaky.len(),
             sel.failing_after.len(),
             sel.collateral.len()
-        ));
+        )));
     }
     let _ = std::fs::remove_dir_all(&before);
     let _ = std::fs::remove_dir_all(&after);
@@ -428,6 +488,17 @@ mod tests {
             problems[2].contains("P2P c is missing before gold patch 1 (on the state's own tests)"),
             "{problems:?}"
         );
+    }
+
+    /// A stage's test is found in another file by its name as a whole word only.
+    #[test]
+    fn a_test_name_is_found_as_a_whole_word() {
+        let text = "def test_should_get_max():\n    assert max_ver('1.0.0', '2.0.0')\n";
+        assert!(has_word(text, "test_should_get_max"));
+        assert!(has_word(text, "max_ver"));
+        assert!(!has_word(text, "test_should_get"));
+        assert!(!has_word(text, "get_max"));
+        assert!(has_word("it(\"run returns the job id\", () => {})", "run returns the job id"));
     }
 
     fn names(n: &[&str]) -> BTreeSet<String> {

@@ -67,7 +67,12 @@ pub(super) fn reference_states(
                 )));
             }
             let order = states.first_parent_order().map_err(err)?;
-            merged.push(merge_stage(&mut chain, &mut stage_commits, &mut repairs, &order, k));
+            let target = if k == 0 { "the next stage" } else { "the stage before it" };
+            let why = format!(
+                "it changes only tests (no code outside inline tests and comments), so a gate on it could not \
+                 fail; merged into {target}"
+            );
+            merged.push(merge_stage(&mut chain, &mut stage_commits, &mut repairs, &order, k, why));
             continue;
         }
         let Some((k, message)) = build_failure(&mut states, language, scratch).map_err(err)? else {
@@ -114,6 +119,12 @@ fn test_only_stage(states: &States, language: Language, stages: usize) -> Result
 /// the files they import before the stage that created them (bounded).
 fn build_failure(states: &mut States, language: Language, scratch: &Path) -> Result<Option<(usize, String)>, String> {
     let mut failure = first_build_failure(states, language, scratch)?;
+    // States older than the project's manifest (Go before `go.mod`) get the HEAD's.
+    if let Some((_, message)) = &failure {
+        if !states.adopt_project_files(message)?.is_empty() {
+            failure = first_build_failure(states, language, scratch)?;
+        }
+    }
     for _ in 0..MAX_REPAIRS {
         let Some((k, message)) = &failure else { break };
         if states.pull_imported_files(*k, message)?.is_empty() {
@@ -275,14 +286,16 @@ fn stage_changes_code(states: &States, language: Language, k: usize) -> Result<b
     Ok(false)
 }
 
-/// Merge stage `k` (it changed only tests) into its neighbour: the stage before it, or the
-/// next one for stage 0. The stage's commits, tests and definitions join that stage.
-fn merge_stage(
+/// Merge stage `k` (it changed only tests, or cannot be gated) into its neighbour: the stage
+/// before it, or the next one for stage 0. The stage's commits, tests and definitions join
+/// that stage; `reason` says why, for `merged_stages`.
+pub(super) fn merge_stage(
     chain: &mut Chain,
     stage_commits: &mut Vec<Vec<String>>,
     repairs: &mut [Repair],
     order: &[String],
     k: usize,
+    reason: String,
 ) -> MergedStage {
     let into = k.saturating_sub(1);
     let commits = stage_commits.remove(k);
@@ -322,15 +335,7 @@ fn merge_stage(
             r.stage -= 1;
         }
     }
-    let target = if k == 0 { "the next stage" } else { "the stage before it" };
-    MergedStage::new(
-        gone.commits,
-        into_commit,
-        format!(
-            "it changes only tests (no code outside inline tests and comments), so a gate on it could not fail; \
-             merged into {target}"
-        ),
-    )
+    MergedStage::new(gone.commits, into_commit, reason)
 }
 
 #[cfg(test)]
@@ -410,15 +415,14 @@ mod tests {
         let mut commits: Vec<Vec<String>> = vec![vec!["a".into()], vec!["b".into()], vec!["c".into(), "r".into()]];
         let mut repairs = vec![Repair::new(2, "r".into(), String::new())];
         let order: Vec<String> = ["a", "b", "r", "c"].map(String::from).to_vec();
-        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 1);
+        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 1, "why".into());
         assert_eq!((m.commits, m.into.as_str()), (vec!["b".to_string()], "a"));
         assert_eq!(commits, [vec!["a", "b"], vec!["r", "c"]]);
         assert_eq!(chain.stages[0].tests_added, ["t0", "t1"]);
         assert_eq!((chain.stages[1].index, repairs[0].stage), (1, 1));
-        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 0);
+        let m = merge_stage(&mut chain, &mut commits, &mut repairs, &order, 0, "why".into());
         assert_eq!(m.into, "r");
         assert_eq!(commits, [vec!["a", "b", "r", "c"]]);
-        assert!(m.reason.contains("the next stage"), "{}", m.reason);
         // Comments (doctests) and layout are no code change.
         assert_eq!(without_comments("fn f() {}\n/// ```\n/// f();\n/// ```\n"), without_comments("\n  fn f() {}\n"));
     }
