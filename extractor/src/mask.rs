@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use carve_languages::edit::{self, MaskedCheck};
 use carve_languages::index::{DefinitionIndex, DefinitionKind, NodeId};
-use carve_languages::{Language, Masking, support};
+use carve_languages::{Language, MaskRequest, Masking, support};
 
 use crate::plan::{RemovedTests, split_removals_with};
 use crate::{ExtractError, io_err};
@@ -131,20 +131,7 @@ pub fn mask_tree_with(
         return Err(ExtractError::OutputNotEmpty(out.to_path_buf()));
     }
     let mut outcome = MaskOutcome::default();
-
-    // Per-file extra removals: F2P tests inside files that stay.
-    let mut test_removals: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
-    for t in &plan.remove_tests {
-        match carve_languages::test_definitions(root, index, t) {
-            Ok(ids) => {
-                for id in ids {
-                    let path = index.get(&id).map(|d| d.path.clone()).unwrap_or_default();
-                    test_removals.entry(path).or_default().insert(id);
-                }
-            }
-            Err(why) => outcome.warnings.push(format!("F2P test {t} was not removed: {why}")),
-        }
-    }
+    let test_removals = tests_to_remove(root, index, plan, &mut outcome.warnings);
     // What only the removed tests use is deleted, not stubbed.
     let removed_tests = RemovedTests {
         definitions: test_removals.values().flatten().cloned().collect(),
@@ -162,98 +149,127 @@ pub fn mask_tree_with(
         }
     }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
-    // One plan per language for the whole tree; a file that loses F2P tests too is masked
-    // with its own removal set (its plan covers that set).
-    let plans: BTreeMap<Language, Box<dyn Masking + '_>> = carve_languages::families()
-        .map(|s| {
-            let masking = s.plan_mask_removing_files(
-                index,
-                &removals.delete,
-                &removals.stub,
-                &plan.remove_calls,
-                &plan.remove_test_files,
-            );
-            (s.language(), masking)
-        })
-        .collect();
-    let plan_for = |lang: Language| -> &dyn Masking { &*plans[&support(lang).family()[0]] };
-    // Test-configuration lines that only list a deleted definition (`"ignore::pkg.W",`) go
-    // with it.
-    let mut config_drops: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
-    for r in index.config_references.iter().filter(|r| r.removable && removals.delete.contains(&r.target)) {
-        config_drops.entry(r.path.as_str()).or_default().insert(r.line);
-    }
+    let masker = TreeMasker::new(root, out, index, plan, &removals, &test_removals);
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
-    let remove_calls = &plan.remove_calls;
-    for rel in files.iter().filter(|f| !outcome.removed_files.contains(*f)) {
-        let (src, dst) = (root.join(rel), out.join(rel));
+    files.retain(|f| !outcome.removed_files.contains(f));
+    for rel in &files {
+        if let Some(source) = masker.file(rel, &mut outcome)? {
+            outcome.changed_files.insert(rel.clone());
+            originals.insert(rel.clone(), source);
+        }
+    }
+    check_masked(out, index, options, &mut outcome)?;
+    outcome.stats = stats(out, index, plan, &outcome, &originals)?;
+    Ok(outcome)
+}
+
+/// Per file, the F2P test definitions to take out of files that stay; a listed test that
+/// cannot be found is a warning.
+fn tests_to_remove(
+    root: &Path,
+    index: &DefinitionIndex,
+    plan: &MaskPlan,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<String, BTreeSet<NodeId>> {
+    let mut test_removals: BTreeMap<String, BTreeSet<NodeId>> = BTreeMap::new();
+    for t in &plan.remove_tests {
+        match carve_languages::test_definitions(root, index, t) {
+            Ok(ids) => {
+                for id in ids {
+                    let path = index.get(&id).map(|d| d.path.clone()).unwrap_or_default();
+                    test_removals.entry(path).or_default().insert(id);
+                }
+            }
+            Err(why) => warnings.push(format!("F2P test {t} was not removed: {why}")),
+        }
+    }
+    test_removals
+}
+
+/// Writes the masked tree file by file: one plan per language for the whole tree; a file
+/// that loses F2P tests too is masked with its own removal set (its plan covers that set).
+struct TreeMasker<'a> {
+    root: &'a Path,
+    out: &'a Path,
+    index: &'a DefinitionIndex,
+    plan: &'a MaskPlan,
+    removals: &'a crate::plan::Removals,
+    test_removals: &'a BTreeMap<String, BTreeSet<NodeId>>,
+    plans: BTreeMap<Language, Box<dyn Masking + 'a>>,
+    /// Test-configuration lines that only list a deleted definition (`"ignore::pkg.W",`):
+    /// they go with it.
+    config_drops: BTreeMap<&'a str, BTreeSet<usize>>,
+}
+
+impl<'a> TreeMasker<'a> {
+    fn new(
+        root: &'a Path,
+        out: &'a Path,
+        index: &'a DefinitionIndex,
+        plan: &'a MaskPlan,
+        removals: &'a crate::plan::Removals,
+        test_removals: &'a BTreeMap<String, BTreeSet<NodeId>>,
+    ) -> Self {
+        let plans = carve_languages::families()
+            .map(|s| (s.language(), s.plan_mask(Self::request(index, plan, removals, &removals.delete))))
+            .collect();
+        let mut config_drops: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+        for r in index.config_references.iter().filter(|r| r.removable && removals.delete.contains(&r.target)) {
+            config_drops.entry(r.path.as_str()).or_default().insert(r.line);
+        }
+        TreeMasker { root, out, index, plan, removals, test_removals, plans, config_drops }
+    }
+
+    fn request<'r>(
+        index: &'r DefinitionIndex,
+        plan: &'r MaskPlan,
+        removals: &'r crate::plan::Removals,
+        delete: &'r BTreeSet<NodeId>,
+    ) -> MaskRequest<'r> {
+        MaskRequest::new(index, delete, &removals.stub)
+            .with_calls(&plan.remove_calls)
+            .removing_files(&plan.remove_test_files)
+    }
+
+    /// Copies or masks `rel` into the masked tree; `Some(original)` when it changed.
+    fn file(&self, rel: &String, outcome: &mut MaskOutcome) -> Result<Option<String>, ExtractError> {
+        let (src, dst) = (self.root.join(rel), self.out.join(rel));
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent).map_err(io_err(parent))?;
         }
         let meta = std::fs::symlink_metadata(&src).map_err(io_err(&src))?;
         if meta.file_type().is_symlink() {
             copy_symlink(&src, &dst)?;
-            continue;
+            return Ok(None);
         }
-        let Some(file) = index.files.get(rel) else {
-            match config_drops.get(rel.as_str()) {
-                Some(lines) => {
-                    let source = std::fs::read_to_string(&src).map_err(io_err(&src))?;
-                    let kept: String = source
-                        .split_inclusive('\n')
-                        .enumerate()
-                        .filter(|(i, _)| !lines.contains(&(i + 1)))
-                        .map(|(_, l)| l)
-                        .collect();
-                    std::fs::write(&dst, kept).map_err(io_err(&dst))?;
-                    outcome.changed_files.insert(rel.clone());
-                    originals.insert(rel.clone(), source);
-                }
-                None => {
-                    std::fs::copy(&src, &dst).map_err(io_err(&src))?;
-                }
-            }
-            continue;
+        let Some(file) = self.index.files.get(rel) else {
+            return self.unindexed(rel, &src, &dst);
         };
         let bytes = std::fs::read(&src).map_err(io_err(&src))?;
-        let extra = test_removals.get(rel);
-        let owned;
-        let remove = match extra {
-            Some(e) => {
-                owned = removals.delete.union(e).cloned().collect::<BTreeSet<_>>();
-                &owned
-            }
-            None => &removals.delete,
-        };
+        let extra = self.test_removals.get(rel);
+        let remove: BTreeSet<NodeId>;
         let own_plan;
-        let plan: &dyn Masking = match extra {
-            Some(_) => {
+        let masking: &dyn Masking = match extra {
+            Some(e) => {
+                remove = self.removals.delete.union(e).cloned().collect();
                 own_plan =
-                    support(file.language).plan_mask_with_calls(index, remove, &removals.stub, &plan.remove_calls);
+                    support(file.language).plan_mask(Self::request(self.index, self.plan, self.removals, &remove));
                 &*own_plan
             }
-            None => plan_for(file.language),
+            None => &*self.plans[&support(file.language).family()[0]],
         };
         let edits = match std::str::from_utf8(&bytes) {
             Ok(source) => {
-                plan.mask_file(source, file).map_err(|source| ExtractError::Mask { path: rel.clone(), source })?
+                masking.mask_file(source, file).map_err(|source| ExtractError::Mask { path: rel.clone(), source })?
             }
             Err(_) => Vec::new(),
         };
         if edits.is_empty() {
             std::fs::copy(&src, &dst).map_err(io_err(&src))?;
-            continue;
+            return Ok(None);
         }
         let source = String::from_utf8(bytes).map_err(|_| ExtractError::NotText { path: rel.clone() })?;
-        let masked =
-            edit::apply(&source, &edits).map_err(|source| ExtractError::Apply { path: rel.clone(), source })?;
-        let errors = support(file.language).parse_errors(&masked);
-        // tree-sitter's own gaps (pathe's ``String.raw`.\undefined` ``, valid since ES2018)
-        // are in the original too: only errors the edits added are carve's.
-        if !errors.is_empty() && errors.len() > support(file.language).parse_errors(&source).len() {
-            let (line, message) = errors.into_iter().next().unwrap_or_default();
-            return Err(ExtractError::MaskedParse { path: rel.clone(), line, message });
-        }
+        let masked = masked_source(rel, file.language, &source, &edits)?;
         std::fs::write(&dst, &masked).map_err(io_err(&dst))?;
         if let Ok(meta) = std::fs::metadata(&src) {
             let _ = std::fs::set_permissions(&dst, meta.permissions());
@@ -264,20 +280,59 @@ pub fn mask_tree_with(
                 outcome.test_edited_files.insert(rel.clone());
             }
             None => {}
-            Some(tests) => match split_file(index, file, rel, &source, &removals, remove_calls, tests)? {
-                Some(split) => {
-                    outcome.split_files.insert(rel.clone(), split);
+            Some(tests) => {
+                match split_file(self.index, file, rel, &source, self.removals, &self.plan.remove_calls, tests)? {
+                    Some(split) => {
+                        outcome.split_files.insert(rel.clone(), split);
+                    }
+                    None => {
+                        outcome.test_edited_files.insert(rel.clone());
+                    }
                 }
-                None => {
-                    outcome.test_edited_files.insert(rel.clone());
-                }
-            },
+            }
         }
-        outcome.changed_files.insert(rel.clone());
-        originals.insert(rel.clone(), source);
+        Ok(Some(source))
     }
 
-    // The languages' own checks of the masked files (Python: `compile()`), one process each.
+    /// A file the index does not hold: copied, less the configuration lines that list only
+    /// deleted definitions.
+    fn unindexed(&self, rel: &str, src: &Path, dst: &Path) -> Result<Option<String>, ExtractError> {
+        let Some(lines) = self.config_drops.get(rel) else {
+            std::fs::copy(src, dst).map_err(io_err(src))?;
+            return Ok(None);
+        };
+        let source = std::fs::read_to_string(src).map_err(io_err(src))?;
+        let kept: String = source
+            .split_inclusive('\n')
+            .enumerate()
+            .filter(|(i, _)| !lines.contains(&(i + 1)))
+            .map(|(_, l)| l)
+            .collect();
+        std::fs::write(dst, kept).map_err(io_err(dst))?;
+        Ok(Some(source))
+    }
+}
+
+/// `source` with `edits` applied, refused when the edits add parse errors.
+fn masked_source(rel: &str, language: Language, source: &str, edits: &[edit::Edit]) -> Result<String, ExtractError> {
+    let masked = edit::apply(source, edits).map_err(|source| ExtractError::Apply { path: rel.to_string(), source })?;
+    let errors = support(language).parse_errors(&masked);
+    // tree-sitter's own gaps (pathe's ``String.raw`.\undefined` ``, valid since ES2018)
+    // are in the original too: only errors the edits added are carve's.
+    if !errors.is_empty() && errors.len() > support(language).parse_errors(source).len() {
+        let (line, message) = errors.into_iter().next().unwrap_or_default();
+        return Err(ExtractError::MaskedParse { path: rel.to_string(), line, message });
+    }
+    Ok(masked)
+}
+
+/// The languages' own checks of the masked files (Python: `compile()`), one process each.
+fn check_masked(
+    out: &Path,
+    index: &DefinitionIndex,
+    options: &MaskOptions,
+    outcome: &mut MaskOutcome,
+) -> Result<(), ExtractError> {
     for s in carve_languages::families() {
         let mine: Vec<&String> = outcome
             .changed_files
@@ -296,9 +351,20 @@ pub fn mask_tree_with(
             MaskedCheck::CommandFailed { command, message } => return Err(ExtractError::Command { command, message }),
         }
     }
+    Ok(())
+}
 
-    // Stats.
-    for (rel, old) in &originals {
+/// The feature's size: lines and files of non-test code it changed, its functions and top
+/// objects.
+fn stats(
+    out: &Path,
+    index: &DefinitionIndex,
+    plan: &MaskPlan,
+    outcome: &MaskOutcome,
+    originals: &BTreeMap<String, String>,
+) -> Result<Stats, ExtractError> {
+    let mut stats = Stats::default();
+    for (rel, old) in originals {
         let is_test = index.files.get(rel).is_some_and(|f| f.is_test);
         if is_test || outcome.test_edited_files.contains(rel) {
             continue;
@@ -306,19 +372,19 @@ pub fn mask_tree_with(
         let new = std::fs::read_to_string(out.join(rel)).map_err(io_err(out.join(rel)))?;
         // A split file's F2P tests are not lines of the feature.
         let old = outcome.split_files.get(rel).map_or(old.as_str(), |s| s.code_restored.as_str());
-        outcome.stats.files += 1;
-        outcome.stats.lines += removed_lines(old, &new);
+        stats.files += 1;
+        stats.lines += removed_lines(old, &new);
     }
     for id in &plan.extracted {
         let Some(d) = index.definitions.get(id) else { continue };
         if matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method) {
-            outcome.stats.functions += 1;
+            stats.functions += 1;
         }
         if d.parent.as_ref().is_none_or(|p| !plan.extracted.contains(p)) {
-            outcome.stats.top_objects += 1;
+            stats.top_objects += 1;
         }
     }
-    Ok(outcome)
+    Ok(stats)
 }
 
 /// The intermediate states of a non-test file that loses the F2P test definitions `tests`
@@ -342,7 +408,7 @@ fn split_file(
     let test_delete: BTreeSet<NodeId> = test_delete.union(tests).cloned().collect();
     let edits = |delete: &BTreeSet<NodeId>, stub: &BTreeSet<NodeId>, calls: &BTreeMap<String, Vec<_>>| {
         support(file.language)
-            .plan_mask_with_calls(index, delete, stub, calls)
+            .plan_mask(MaskRequest::new(index, delete, stub).with_calls(calls))
             .mask_file(source, file)
             .map_err(|source| ExtractError::Mask { path: rel.to_string(), source })
     };

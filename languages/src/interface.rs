@@ -38,6 +38,45 @@ pub trait Masking: Sync {
     fn mask_file(&self, source: &str, file: &FileIndex) -> Result<Vec<Edit>, MaskError>;
 }
 
+/// What one masking takes out, for [`LanguageSupport::plan_mask`]: the definitions deleted
+/// and those kept as stubs (ids over the whole index), per repository-relative file the call
+/// statements whose value is discarded that go with the definitions they call (the index's
+/// `DiscardedCall` spans; a language that records none ignores them), and the whole files
+/// left out of the masked tree (F2P test files: what declares them goes too where the
+/// language declares files, a Rust `mod clear;`).
+#[derive(Debug, Clone, Copy)]
+pub struct MaskRequest<'a> {
+    pub index: &'a DefinitionIndex,
+    pub delete: &'a BTreeSet<NodeId>,
+    pub stub: &'a BTreeSet<NodeId>,
+    pub calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
+    pub removed_files: &'a BTreeSet<String>,
+}
+
+impl<'a> MaskRequest<'a> {
+    /// Delete `delete`, stub `stub`; no call statements, no files left out.
+    pub fn new(index: &'a DefinitionIndex, delete: &'a BTreeSet<NodeId>, stub: &'a BTreeSet<NodeId>) -> Self {
+        static NO_CALLS: BTreeMap<String, Vec<crate::index::Span>> = BTreeMap::new();
+        static NO_FILES: BTreeSet<String> = BTreeSet::new();
+        MaskRequest { index, delete, stub, calls: &NO_CALLS, removed_files: &NO_FILES }
+    }
+
+    /// The same request that also deletes the call statements `calls`.
+    pub fn with_calls(self, calls: &'a BTreeMap<String, Vec<crate::index::Span>>) -> Self {
+        MaskRequest { calls, ..self }
+    }
+
+    /// The same request with the files `removed_files` left out of the tree.
+    pub fn removing_files(self, removed_files: &'a BTreeSet<String>) -> Self {
+        MaskRequest { removed_files, ..self }
+    }
+
+    /// The call statements of `path` to delete.
+    pub fn calls_in(&self, path: &str) -> &'a [crate::index::Span] {
+        self.calls.get(path).map_or(&[][..], Vec::as_slice)
+    }
+}
+
 /// The usual [`Masking`]: the language's `plan`, made once for the tree, and the function
 /// that masks one file with it.
 pub struct PlannedMask<'a, P> {
@@ -256,38 +295,8 @@ pub trait LanguageSupport: Sync {
     fn stubs_referenced(&self) -> bool {
         self.facts().stubs_referenced
     }
-    /// Plan a masking once for the whole tree.
-    fn plan_mask<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-    ) -> Box<dyn Masking + 'a>;
-    /// [`plan_mask`](Self::plan_mask) that also deletes `calls`, per file, the call
-    /// statements whose value is discarded (`DiscardedCall` spans) that go with the
-    /// definitions they call. Default: a language that records no such calls ignores them.
-    fn plan_mask_with_calls<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-        _calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
-    ) -> Box<dyn Masking + 'a> {
-        self.plan_mask(index, delete, stub)
-    }
-    /// [`plan_mask_with_calls`](Self::plan_mask_with_calls) when the files `removed_files`
-    /// (whole F2P test files) are left out of the masked tree: what declares them must go
-    /// too where the language declares files (a Rust `mod clear;`). Default: nothing does.
-    fn plan_mask_removing_files<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-        calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
-        _removed_files: &'a BTreeSet<String>,
-    ) -> Box<dyn Masking + 'a> {
-        self.plan_mask_with_calls(index, delete, stub, calls)
-    }
+    /// Plan a masking once for the whole tree: what `request` deletes, stubs, and leaves out.
+    fn plan_mask<'a>(&self, request: MaskRequest<'a>) -> Box<dyn Masking + 'a>;
     /// Edits that take the imported names `drop` out of `file`'s module-level import
     /// statements (a statement left with none goes). FeatureArc's per-definition states use
     /// it: a state must not import what a later stage added to an import statement. Default:

@@ -10,7 +10,7 @@ use carve_core::tree::SkipPolicy;
 
 use crate::edit::{Edit, MaskError};
 use crate::index::{DefinitionIndex, FileIndex, IndexError, IndexOptions, NodeId};
-use crate::interface::{LanguageSupport, named_in_file};
+use crate::interface::{LanguageSupport, MaskRequest, named_in_file};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::{Language, go, python, rust, typescript};
 
@@ -189,7 +189,7 @@ pub fn mask_file(
     remove: &BTreeSet<NodeId>,
     stub: &BTreeSet<NodeId>,
 ) -> Result<Vec<Edit>, MaskError> {
-    support(lang).plan_mask(index, remove, stub).mask_file(source, file)
+    support(lang).plan_mask(MaskRequest::new(index, remove, stub)).mask_file(source, file)
 }
 
 /// See [`LanguageSupport::drop_imported_names`].

@@ -13,13 +13,14 @@ pub mod trace;
 pub use build::build_check;
 pub use index::{GoIndex, example_owner, index_files, index_sources, is_test_path, test_definition};
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, NamedInError, PlannedMask, TreeFacts};
+use crate::interface::{
+    LanguageFacts, LanguageSupport, Level2Packaging, MaskRequest, Masking, NamedInError, PlannedMask, TreeFacts,
+};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -71,12 +72,8 @@ impl LanguageSupport for Go {
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
         index_sources(sources)
     }
-    fn plan_mask<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-    ) -> Box<dyn Masking + 'a> {
+    fn plan_mask<'a>(&self, request: MaskRequest<'a>) -> Box<dyn Masking + 'a> {
+        let MaskRequest { index, delete, stub, .. } = request;
         Box::new(PlannedMask { index, plan: edit::plan_masking(index, delete, stub), mask: edit::mask_file_with })
     }
     /// A package of its own, `agent_code/` at the module root (see [`level2`]).

@@ -14,13 +14,15 @@ pub mod trace;
 
 pub use index::{index_source, is_test_path};
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::Language;
 use crate::edit::MaskedCheck;
 use crate::index::{Definition, DefinitionIndex, FileIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, TreeFacts, sources_of};
+use crate::interface::{
+    LanguageFacts, LanguageSupport, Level2Packaging, MaskRequest, Masking, PlannedMask, TreeFacts, sources_of,
+};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::TestFacts;
 use crate::syntax::{
@@ -81,33 +83,14 @@ impl LanguageSupport for Python {
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
         index::index_sources(&sources_of(FACTS.family, sources))
     }
-    fn plan_mask<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-    ) -> Box<dyn Masking + 'a> {
-        static NO_CALLS: BTreeMap<String, Vec<crate::index::Span>> = BTreeMap::new();
-        self.plan_mask_with_calls(index, delete, stub, &NO_CALLS)
-    }
-    fn plan_mask_with_calls<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-        calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
-    ) -> Box<dyn Masking + 'a> {
-        // Deletes its removals: with `stub` folded into `delete`, the plan is the set and the
-        // call statements per file.
-        let remove: BTreeSet<NodeId> = delete.union(stub).cloned().collect();
-        let mask = |source: &str,
-                    file: &FileIndex,
-                    index: &DefinitionIndex,
-                    plan: &(BTreeSet<NodeId>, &BTreeMap<String, Vec<crate::index::Span>>)| {
-            let calls = plan.1.get(&file.path).map_or(&[][..], Vec::as_slice);
-            edit::mask_file_with(source, file, index, &plan.0, calls)
+    /// Deletes its removals: with `stub` folded into `delete`, the plan is the set and the
+    /// request's call statements per file.
+    fn plan_mask<'a>(&self, request: MaskRequest<'a>) -> Box<dyn Masking + 'a> {
+        let remove: BTreeSet<NodeId> = request.delete.union(request.stub).cloned().collect();
+        let mask = |source: &str, file: &FileIndex, index: &DefinitionIndex, plan: &(BTreeSet<NodeId>, MaskRequest)| {
+            edit::mask_file_with(source, file, index, &plan.0, plan.1.calls_in(&file.path))
         };
-        Box::new(PlannedMask { index, plan: (remove, calls), mask })
+        Box::new(PlannedMask { index: request.index, plan: (remove, request), mask })
     }
     fn drop_imported_names(
         &self,

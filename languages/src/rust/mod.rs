@@ -16,13 +16,14 @@ pub use build::build_check;
 pub use index::{index_source, is_test_path};
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{Definition, DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{Doctest, InlineTests, LanguageFacts, LanguageSupport, Masking, PlannedMask, TreeFacts};
+use crate::interface::{
+    Doctest, InlineTests, LanguageFacts, LanguageSupport, MaskRequest, Masking, PlannedMask, TreeFacts,
+};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -80,22 +81,13 @@ impl LanguageSupport for Rust {
             .collect();
         index::index_sources(&rust)
     }
-    fn plan_mask<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-    ) -> Box<dyn Masking + 'a> {
-        Box::new(PlannedMask { index, plan: edit::plan(index, delete, stub), mask: edit::mask_file_with })
-    }
-    fn plan_mask_removing_files<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-        _calls: &'a BTreeMap<String, Vec<crate::index::Span>>,
-        removed_files: &'a BTreeSet<String>,
-    ) -> Box<dyn Masking + 'a> {
+    /// A removed file's `mod` line goes, and what only it declared is stubbed where the rest
+    /// names it.
+    fn plan_mask<'a>(&self, request: MaskRequest<'a>) -> Box<dyn Masking + 'a> {
+        let MaskRequest { index, delete, stub, removed_files, .. } = request;
+        if removed_files.is_empty() {
+            return Box::new(PlannedMask { index, plan: edit::plan(index, delete, stub), mask: edit::mask_file_with });
+        }
         let (delete, stub) = edit::stub_what_removed_modules_name(index, delete, stub, removed_files);
         let mut plan = edit::plan(index, &delete, &stub);
         plan.removed_files = removed_files.clone();

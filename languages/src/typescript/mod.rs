@@ -25,13 +25,12 @@ pub mod trace;
 pub use build::build_check;
 pub use index::{index_files, index_sources};
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, Masking, PlannedMask, TreeFacts, sources_of};
+use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, MaskRequest, Masking, PlannedMask, TreeFacts, sources_of};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
@@ -145,12 +144,8 @@ impl LanguageSupport for Script {
     fn index_sources(&self, sources: &[(String, Vec<u8>)]) -> LanguageIndex {
         index_sources(&sources_of(FAMILY, sources))
     }
-    fn plan_mask<'a>(
-        &self,
-        index: &'a DefinitionIndex,
-        delete: &'a BTreeSet<NodeId>,
-        stub: &'a BTreeSet<NodeId>,
-    ) -> Box<dyn Masking + 'a> {
+    fn plan_mask<'a>(&self, request: MaskRequest<'a>) -> Box<dyn Masking + 'a> {
+        let MaskRequest { index, delete, stub, .. } = request;
         // File by file: each removed definition's fate is decided on its own.
         Box::new(PlannedMask { index, plan: (delete, stub), mask: |s, f, i, (d, st)| edit::mask_file(s, f, i, d, st) })
     }

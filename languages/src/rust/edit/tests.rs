@@ -211,7 +211,7 @@ fn one_plan_masks_every_file() {
     let delete = set(&["src/m3.rs::S1", "src/m7.rs::helper"]);
     let none = BTreeSet::new();
     // Planned once for the tree (the plan looks at the whole index), then file by file.
-    let plan = crate::support(crate::Language::Rust).plan_mask(&index, &delete, &none);
+    let plan = crate::support(crate::Language::Rust).plan_mask(crate::MaskRequest::new(&index, &delete, &none));
     let mut changed = 0;
     for (path, bytes) in &sources {
         let Some(file) = index.files.get(path) else {
