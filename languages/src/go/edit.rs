@@ -212,7 +212,12 @@ pub(crate) fn binding(spec: Node, text: &str) -> Option<String> {
 
 /// Edits deleting the import specs whose binding was used in `before` and is not in
 /// `after`; a declaration whose specs all go is deleted whole.
-pub(crate) fn unused_import_edits(text: &str, root: Node, before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<Edit> {
+pub(crate) fn unused_import_edits(
+    text: &str,
+    root: Node,
+    before: &BTreeSet<String>,
+    after: &BTreeSet<String>,
+) -> Vec<Edit> {
     let mut edits = Vec::new();
     let mut c = root.walk();
     for decl in root.named_children(&mut c).filter(|n| n.kind() == "import_declaration") {

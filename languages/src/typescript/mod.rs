@@ -30,7 +30,9 @@ use std::path::Path;
 use crate::Language;
 use crate::build::BuildCheckError;
 use crate::index::{DefinitionIndex, LanguageIndex, NodeId};
-use crate::interface::{LanguageFacts, LanguageSupport, Level2Packaging, MaskRequest, Masking, PlannedMask, TreeFacts, sources_of};
+use crate::interface::{
+    LanguageFacts, LanguageSupport, Level2Packaging, MaskRequest, Masking, PlannedMask, TreeFacts, sources_of,
+};
 use crate::runner::{Collection, Detection, RunRequest, RunResult, RunnerError, TestCommand};
 use crate::syntax::{
     BlockStyle, ContractSyntax, DecoratorStyle, DocStyle, ExistingMembers, ImportStyle, MethodPlacement,
