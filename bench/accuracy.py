@@ -46,9 +46,12 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
-from corpus import ROOT, carve_env, load_corpus, venv_python
+from corpus import HERE, ROOT, carve_env, load_corpus, venv_python
+
+LANGUAGES = ("python", "go", "rust", "typescript")
 
 # `-rA` summary lines: `PASSED path::test[a b]`, `FAILED path::test - message` (a parameter
 # may hold spaces).
@@ -157,8 +160,125 @@ def f2p_of(entry, repo, py, commit, work, timeout):
     return f2p, None if f2p else "every added test that passes at the commit passes at the parent too"
 
 
+
+# Go, Rust and TypeScript: carve's own runner (`carve baseline`) gives the statuses, and
+# carve's own environment set-up (`carve env`, which `carve baseline` and `carve audit` use
+# when recorded) installs what the tests need.
+
+def accuracy_corpus(lang, only):
+    """The repositories of `bench/corpus/accuracy-<lang>.toml` (name, repo, commit)."""
+    with open(HERE / "corpus" / f"accuracy-{lang}.toml", "rb") as f:
+        entries = tomllib.load(f)["repo"]
+    return [e for e in entries if not only or e["name"] in only]
+
+
+def setup_checkout(entry, dest, source):
+    """Clone the entry's repository with its history (`carve arc analyze` reads it) and
+    check out its pinned commit; `source` is a folder of bare mirrors `owner+name/repo`."""
+    if not dest.exists():
+        url = Path(source) / entry["repo"].replace("/", "+") / "repo" if source else f"https://github.com/{entry['repo']}.git"
+        run(["git", "clone", "--quiet", str(url), str(dest)], check=True)
+    run(["git", "-C", str(dest), "checkout", "--quiet", "--detach", entry["commit"]], check=True)
+
+
+def go_import_path(tree, folder):
+    """The import path of the Go package in `folder` (relative to `tree`): the module of the
+    nearest go.mod above it, plus the rest of the folder's path."""
+    parts = [p for p in folder.split("/") if p]
+    for i in range(len(parts), -1, -1):
+        mod = tree.joinpath(*parts[:i], "go.mod")
+        if mod.is_file():
+            m = re.search(r"^module\s+(\S+)", mod.read_text(), re.M)
+            if m:
+                return "/".join([m.group(1).strip('"'), *parts[i:]])
+    return None
+
+
+def rust_module(path):
+    """(target, module path) of a Rust file: `src/a/b.rs` is the crate's `a::b` (target None:
+    the crate, whatever its name), `tests/x.rs` and `tests/x/main.rs` the target `x`."""
+    parts = path.split("/")
+    if "tests" in parts[:-1] and "src" not in parts:
+        rest = parts[parts.index("tests") + 1:]
+        return rest[0].removesuffix(".rs"), []
+    rest = parts[parts.index("src") + 1:] if "src" in parts else parts[-1:]
+    mods = [r.removesuffix(".rs") for r in rest]
+    if mods and mods[-1] in ("lib", "main", "mod"):
+        mods = mods[:-1]
+    return None, mods
+
+
+def names_test(lang, tree, node, test_id):
+    """Whether the runner's test id `test_id` is the test definition `node` (carve's node id
+    `path::qualified.name`) or one of its subtests / nested tests."""
+    path, _, qual = node.partition("::")
+    if lang == "go":
+        pkg = go_import_path(tree, os.path.dirname(path))
+        want = f"{pkg}/{qual}"
+        return pkg is not None and (test_id == want or test_id.startswith(want + "/"))
+    if lang == "rust":
+        target, mods = rust_module(path)
+        want = "::".join([*mods, *qual.split(".")])
+        head, _, rest = test_id.partition("::")
+        return (target is None or head == target) and (rest == want or rest.startswith(want + "::"))
+    file, _, rest = test_id.partition(" > ")
+    title = ".".join(rest.split(" > "))
+    return file == path and (title == qual or title.startswith(qual + "."))
+
+
+def carve_statuses(carve, tree, out, ids, timeout):
+    """({test id: status}, None) from `carve baseline` in `tree` (only `ids` when given),
+    or (None, carve's error)."""
+    cmd = [str(carve), "baseline", str(tree), "--out", str(out), "--format", "json"]
+    if ids:
+        cmd += ["--tests", *ids]
+    try:
+        p = run(cmd, timeout=timeout, env=carve_env(carve))
+    except subprocess.TimeoutExpired:
+        return None, f"carve baseline timed out after {timeout}s"
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        return None, " / ".join(lines[-2:])[:300]
+    return {t: e["status"] for t, e in json.loads(p.stdout)["tests"].items()}, None
+
+
+def parent_tree(repo, commit, at, before):
+    """The parent with the commit's test files: the new tests exist, the code they test not."""
+    clone(repo, commit["commit"], at)
+    clone(repo, commit["parent"], before)
+    files = sorted(test_files(commit))
+    present = set(run(["git", "-C", str(at), "ls-files", "--", *files], check=True).stdout.split()) if files else set()
+    if present:
+        run(["git", "-C", str(before), "checkout", "--quiet", commit["commit"], "--", *sorted(present)], check=True)
+    for gone in sorted(set(files) - present):  # test files the commit deleted
+        (before / gone).unlink(missing_ok=True)
+
+
+def f2p_by_carve(lang, carve, repo, commit, work, timeout):
+    """(F2P test ids, reason when there are none, note): the runner's tests of the commit's
+    added test definitions that pass at the commit (whole suite, `carve baseline` into the
+    folder the audit then reuses) and do not pass at the parent with the commit's test files
+    (a build that fails there fails them all: the note says so)."""
+    at, before = work / "commit", work / "parent"
+    parent_tree(repo, commit, at, before)
+    at_commit, err = carve_statuses(carve, at, work / "out", [], timeout)
+    if at_commit is None:
+        return [], f"carve baseline at the commit failed: {err}", None
+    added = commit["tests"]["added"]
+    passing = sorted(t for t, s in at_commit.items() if s == "passed" and any(names_test(lang, at, n, t) for n in added))
+    if not passing:
+        return [], f"none of the {len(added)} added tests passes at the commit ({', '.join(sorted(added))[:160]})", None
+    at_parent, err = carve_statuses(carve, before, work / "parent-out", passing, timeout)
+    note = None
+    if at_parent is None:
+        at_parent, note = {}, f"the parent did not run ({err[:160]}): every test counted failing"
+    f2p = [t for t in passing if at_parent.get(t, "missing") != "passed"]
+    return f2p, None if f2p else "every added test that passes at the commit passes at the parent too", note
+
 def audit(carve, tree, py, f2p, out, timeout):
-    cmd = [str(carve), "audit", str(tree), "--out", str(out), "--python", str(py), "--format", "json"]
+    cmd = [str(carve), "audit", str(tree), "--out", str(out), "--format", "json"]
+    if py is not None:
+        cmd += ["--python", str(py)]
     for t in f2p:
         cmd += ["--f2p", t]
     try:
@@ -203,10 +323,14 @@ def score(extracted, added):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="/work/corpus/python")
+    ap.add_argument("--lang", choices=LANGUAGES, default="python",
+                    help="python: bench/corpus/python.toml; others: bench/corpus/accuracy-LANG.toml")
+    ap.add_argument("--corpus", help="folder of the checkouts (default /work/corpus/python, /work/corpus/accuracy-LANG)")
     ap.add_argument("--venvs", default="/work/corpus/python-venvs")
+    ap.add_argument("--setup", action="store_true", help="clone the accuracy corpus of --lang at its pinned commits, then exit")
+    ap.add_argument("--source", help="with --setup: a folder of bare mirrors OWNER+NAME/repo to clone from")
     ap.add_argument("--carve", default=str(ROOT / "target" / "release" / "carve"))
-    ap.add_argument("--out", default="/tmp/carve-accuracy")
+    ap.add_argument("--out", help="scratch folder (default /tmp/carve-accuracy, /tmp/carve-accuracy-LANG)")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--history", type=int, default=300, help="newest first-parent commits considered per repository")
     ap.add_argument("--per-repo", type=int, default=2)
@@ -217,51 +341,76 @@ def main():
     ap.add_argument("--reuse", action="store_true",
                     help="take a measured commit's F2P tests and audit from an earlier run's --out (no test runs)")
     args = ap.parse_args()
+    lang = args.lang
+    suffix = "" if lang == "python" else f"-{lang}"
+    corpus_dir = Path(args.corpus or f"/work/corpus/{'python' if lang == 'python' else 'accuracy-' + lang}")
+    out = Path(args.out or f"/tmp/carve-accuracy{suffix}")
+    entries = load_corpus("python", only=args.only) if lang == "python" else accuracy_corpus(lang, args.only)
+    if args.setup:
+        if lang == "python":
+            raise SystemExit("the Python corpus is set up by `python3 bench/corpus.py --setup`")
+        corpus_dir.mkdir(parents=True, exist_ok=True)
+        for entry in entries:
+            setup_checkout(entry, corpus_dir / entry["name"], args.source)
+        return
     carve = Path(args.carve)
     if not carve.exists():
         raise SystemExit(f"{carve} does not exist: run `cargo build --release`")
     rows = []
-    for entry in load_corpus("python"):
-        if args.only and entry["name"] not in args.only:
+    for entry in entries:
+        repo = corpus_dir / entry["name"]
+        py = venv_python(Path(args.venvs), entry["name"]) if lang == "python" else None
+        if not repo.is_dir() or (py is not None and not py.exists()):
+            how = "python3 bench/corpus.py --setup" if lang == "python" else f"python3 bench/accuracy.py --lang {lang} --setup"
+            print(f"{entry['name']}: not set up ({how})", file=sys.stderr)
             continue
-        repo, py = Path(args.corpus) / entry["name"], venv_python(Path(args.venvs), entry["name"])
-        if not py.exists() or not repo.is_dir():
-            print(f"{entry['name']}: not set up (python3 bench/corpus.py --setup)", file=sys.stderr)
-            continue
-        # `carve arc analyze` lists the commits oldest first.
-        picked = [c for c in reversed(analyze(carve, repo, args.history))
-                  if added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added]
-        measured = 0
-        for commit in picked[: args.max_tries]:
-            if measured >= args.per_repo:
-                break
-            work = Path(args.out) / entry["name"] / commit["commit"][:10]
-            row = {"repo": entry["name"], "commit": commit["commit"][:10], "summary": commit["summary"][:60]}
-            start = time.monotonic()
-            report = saved_audit(work / "out") if args.reuse else None
-            if report is not None:
-                f2p, why = report["f2p"], None
-            else:
-                f2p, why = f2p_of(entry, repo, py, commit, work, args.timeout)
-            added = added_code(commit)
-            row.update(f2p=len(f2p), added=len(added))
-            if why is None and report is None:
-                shutil.rmtree(work / "out", ignore_errors=True)
-                report, why = audit(carve, work / "commit", py, f2p, work / "out", args.timeout)
-            if why is None:
-                extracted = {n["id"] for n in report["extracted"]}
-                hit, precision, recall = score(extracted, added)
-                missed = {m: why_missed(report, m) for m in sorted(added - extracted)}
-                row.update(extracted=len(extracted), hit=hit, precision=precision, recall=recall,
-                           missed=missed, extra=sorted(extracted - added))
-                measured += 1
-            else:
-                row["skipped"] = why
-            row["seconds"] = round(time.monotonic() - start, 1)
-            rows.append(row)
-            print(json.dumps(row) if args.json else summary_line(row), flush=True)
-            shutil.rmtree(work / "parent", ignore_errors=True)
+        rows += measure_repo(args, lang, carve, entry, repo, py, out)
     print_overall(rows)
+
+
+def measure_repo(args, lang, carve, entry, repo, py, out):
+    """The rows of one repository: its candidate commits, newest first, until `--per-repo`
+    are measured or `--max-tries` are tried."""
+    # `carve arc analyze` lists the commits oldest first.
+    picked = [c for c in reversed(analyze(carve, repo, args.history))
+              if added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added]
+    rows, measured = [], 0
+    for commit in picked[: args.max_tries]:
+        if measured >= args.per_repo:
+            break
+        work = out / entry["name"] / commit["commit"][:10]
+        row = {"repo": entry["name"], "commit": commit["commit"][:10], "summary": commit["summary"][:60]}
+        start = time.monotonic()
+        report = saved_audit(work / "out") if args.reuse else None
+        note = None
+        if report is not None:
+            f2p, why = report["f2p"], None
+        elif lang == "python":
+            f2p, why = f2p_of(entry, repo, py, commit, work, args.timeout)
+            if why is None:
+                shutil.rmtree(work / "out", ignore_errors=True)
+        else:
+            f2p, why, note = f2p_by_carve(lang, carve, repo, commit, work, args.timeout)
+        added = added_code(commit)
+        row.update(f2p=len(f2p), added=len(added))
+        if note:
+            row["note"] = note
+        if why is None and report is None:
+            report, why = audit(carve, work / "commit", py, f2p, work / "out", args.timeout)
+        if why is None:
+            extracted = {n["id"] for n in report["extracted"]}
+            hit, precision, recall = score(extracted, added)
+            missed = {m: why_missed(report, m) for m in sorted(added - extracted)}
+            row.update(extracted=len(extracted), hit=hit, precision=precision, recall=recall,
+                       missed=missed, extra=sorted(extracted - added))
+            measured += 1
+        else:
+            row["skipped"] = why
+        row["seconds"] = round(time.monotonic() - start, 1)
+        rows.append(row)
+        print(json.dumps(row) if args.json else summary_line(row), flush=True)
+        shutil.rmtree(work / "parent", ignore_errors=True)
+    return rows
 
 
 def summary_line(r):
@@ -271,6 +420,10 @@ def summary_line(r):
             f"precision {r['precision']:.2f}  recall {r['recall']:.2f}  ({r['summary']})")
     for node, why in r["missed"].items():
         line += f"\n    missed {node.split('::', 1)[1]}: {why[:140]}"
+    for node in r["extra"]:
+        line += f"\n    extra  {node}"
+    if r.get("note"):
+        line += f"\n    note: {r['note']}"
     return line
 
 
