@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
-"""How well carve's extraction matches what a real commit added (issue 12 point 9).
+"""How well carve's extraction matches what a real commit added (issue 12 point 9, issue 29).
 
-For each repository of the Python corpus (`bench/corpus/python.toml`, checked out and
-installed by `bench/corpus.py --setup`), `carve arc analyze` lists, per first-parent commit
-of the newest `--history N` commits up to the pinned one, the definitions the commit added
-(index of parent vs commit, diffed) and the tests it added. The commits are picked by this
-rule, newest first, and every picked commit is reported:
+`--lang python` (the default) takes the repositories of the Python corpus
+(`bench/corpus/python.toml`, checked out and installed by `bench/corpus.py --setup`);
+`--lang go|rust|typescript` those of `bench/corpus/accuracy-LANG.toml` (public repositories
+no other corpus uses, cloned with their history by `--setup`). For each, `carve arc analyze`
+lists, per first-parent commit of the newest `--history N` commits up to the pinned one, the
+definitions the commit added (index of parent vs commit, diffed) and the tests it added.
+The commits are picked by this rule, newest first, and every picked commit is reported:
 
 1. the commit adds at least one definition in a non-test file and at least one test
    function, and at most `--max-added` definitions (a larger one is a vendoring or a
    rewrite, not a feature);
 2. its F2P tests are the tests it added that **fail at the parent** (the parent tree with the
-   commit's test files) and **pass at the commit** — run with pytest in fresh clones, the
-   repository's own tree first on `sys.path` (checked: the package must import from the
-   clone, else the commit is skipped with that reason);
+   commit's test files) and **pass at the commit**, in fresh clones. Python: run with
+   pytest, the repository's own tree first on `sys.path` (checked: the package must import
+   from the clone, else the commit is skipped with that reason). Go, Rust, TypeScript: run
+   by carve's own runner, `carve baseline` (`go test`, `cargo test`, vitest/jest, in the
+   environment carve sets up itself): the whole suite at the commit, whose runner ids that
+   name an added test definition (a Go subtest, a nested `describe`/`it` included) and pass
+   are then run at the parent with `--tests`; one that does not pass there (failed, error,
+   missing, or the parent does not build — the row's note says so) is F2P. Rust tests
+   inside a source file (`#[cfg(test)] mod tests`) do not travel with the test files: at
+   the parent they are missing, so "fails at the parent" means "is new" for them;
 3. a commit without such a test is skipped with the reason; the first `--per-repo K` commits
    that have F2P tests are measured.
 
@@ -21,10 +30,11 @@ For a measured commit, `carve audit` runs at the commit with those F2P tests, an
 extracted set is compared with the non-test definitions the commit added:
 precision = |extracted ∩ added| / |extracted|, recall = |extracted ∩ added| / |added|.
 "Overall" pools the counts of every measured commit (micro average) and also gives the
-mean of the per-commit figures (macro). Targets: ≥ 0.9 and ≥ 0.9.
+mean of the per-commit figures (macro). Targets: ≥ 0.9 and ≥ 0.9 per language.
 
 Each definition carve missed is printed with carve's first reason for keeping it (or "not
-reached by the F2P tests"), and the summary counts the misses by kind. As a diagnostic (not
+reached by the F2P tests"), each one it extracted that the commit did not add with carve's
+first reason for extracting it, and the summary counts the misses by kind. As a diagnostic (not
 the target) it also prints the recall over the added definitions that no P2P test executes:
 a definition the other tests run stays by design (docs/formats.md, "Classification"), so that share of the miss
 is the commits' (they wired new code into paths every test takes), not the classifier's.
@@ -32,10 +42,12 @@ is the commits' (they wired new code into paths every test takes), not the class
 runs no test (to re-print the table with a changed script).
 
     cargo build --release
-    python3 bench/accuracy.py                        # every corpus repository, 2 commits each
+    python3 bench/accuracy.py                        # every Python corpus repository, 2 commits each
     python3 bench/accuracy.py --only toolz --per-repo 4 --json
+    python3 bench/accuracy.py --lang go --setup      # once: clone bench/corpus/accuracy-go.toml
+    python3 bench/accuracy.py --lang go              # then rust, typescript the same way
 
-Standard library only; scratch output in `--out` (default /tmp/carve-accuracy).
+Standard library only; scratch output in `--out` (default /tmp/carve-accuracy[-LANG]).
 """
 
 import argparse
@@ -136,18 +148,10 @@ def f2p_of(entry, repo, py, commit, work, timeout):
     """(F2P pytest ids, reason when there are none)."""
     added_tests = [pytest_id(t) for t in commit["tests"]["added"]]
     at, before = work / "commit", work / "parent"
-    clone(repo, commit["commit"], at)
-    clone(repo, commit["parent"], before)
+    parent_tree(repo, commit, at, before)
     package = package_of(added_code(commit))
     if not imports_from(py, at, package):
         return [], f"`import {package}` does not resolve to the clone (install layout not handled)"
-    # The parent with the commit's test files: the new tests exist, the code they test not.
-    files = sorted(test_files(commit))
-    present = set(run(["git", "-C", str(at), "ls-files", "--", *files], check=True).stdout.split())
-    if present:
-        run(["git", "-C", str(before), "checkout", "--quiet", commit["commit"], "--", *sorted(present)], check=True)
-    for gone in sorted(set(files) - present):  # test files the commit deleted
-        (before / gone).unlink(missing_ok=True)
     at_commit, why = outcomes(py, at, added_tests, timeout)
     passing = {t for t, s in at_commit.items() if s == "passed"}
     if not passing:
@@ -306,6 +310,13 @@ def why_missed(report, node):
     return "not reached by the F2P tests"
 
 
+def why_extracted(report, nodes):
+    """The definitions carve extracted that the commit did not add, each with carve's first
+    reason for extracting it (how the F2P tests reached it)."""
+    reasons = {n["id"]: (n.get("reasons") or ["extracted"])[0] for n in report["extracted"]}
+    return {n: reasons.get(n, "extracted") for n in sorted(nodes)}
+
+
 def kind_of(why):
     if why.startswith("executed by P2P test"):
         return "executed by P2P tests"
@@ -402,7 +413,7 @@ def measure_repo(args, lang, carve, entry, repo, py, out):
             hit, precision, recall = score(extracted, added)
             missed = {m: why_missed(report, m) for m in sorted(added - extracted)}
             row.update(extracted=len(extracted), hit=hit, precision=precision, recall=recall,
-                       missed=missed, extra=sorted(extracted - added))
+                       missed=missed, extra=why_extracted(report, extracted - added))
             measured += 1
         else:
             row["skipped"] = why
@@ -420,8 +431,8 @@ def summary_line(r):
             f"precision {r['precision']:.2f}  recall {r['recall']:.2f}  ({r['summary']})")
     for node, why in r["missed"].items():
         line += f"\n    missed {node.split('::', 1)[1]}: {why[:140]}"
-    for node in r["extra"]:
-        line += f"\n    extra  {node}"
+    for node, why in r["extra"].items():
+        line += f"\n    extra  {node.split('::', 1)[1]}: {why[:140]}"
     if r.get("note"):
         line += f"\n    note: {r['note']}"
     return line
