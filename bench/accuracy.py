@@ -9,9 +9,10 @@ lists, per first-parent commit of the newest `--history N` commits up to the pin
 definitions the commit added (index of parent vs commit, diffed) and the tests it added.
 The commits are picked by this rule, newest first, and every picked commit is reported:
 
-1. the commit adds at least one definition in a non-test file and at least one test
-   function, and at most `--max-added` definitions (a larger one is a vendoring or a
-   rewrite, not a feature);
+1. the commit has a parent, adds at least one definition in a non-test file and at least
+   one test function, and at most `--max-added` definitions (a larger one is a vendoring or
+   a rewrite, not a feature); Go, Rust, TypeScript: it has go.mod, Cargo.toml or
+   package.json at its root (a Go commit from before modules is not one carve can run);
 2. its F2P tests are the tests it added that **fail at the parent** (the parent tree with the
    commit's test files) and **pass at the commit**, in fresh clones. Python: run with
    pytest, the repository's own tree first on `sys.path` (checked: the package must import
@@ -379,12 +380,24 @@ def main():
     print_overall(rows)
 
 
+# The file at the root without which carve cannot run a commit's tests (a Go commit from
+# before modules has no go.mod): such commits are not candidates.
+MANIFEST = {"go": "go.mod", "rust": "Cargo.toml", "typescript": "package.json"}
+
+
+def has_manifest(lang, repo, sha):
+    if lang not in MANIFEST:
+        return True
+    return run(["git", "-C", str(repo), "cat-file", "-e", f"{sha}:{MANIFEST[lang]}"]).returncode == 0
+
+
 def measure_repo(args, lang, carve, entry, repo, py, out):
     """The rows of one repository: its candidate commits, newest first, until `--per-repo`
     are measured or `--max-tries` are tried."""
     # `carve arc analyze` lists the commits oldest first.
     picked = [c for c in reversed(analyze(carve, repo, args.history))
-              if added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added]
+              if c.get("parent") and added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added
+              and has_manifest(lang, repo, c["commit"])]
     rows, measured = [], 0
     for commit in picked[: args.max_tries]:
         if measured >= args.per_repo:
