@@ -231,9 +231,26 @@ def names_test(lang, tree, node, test_id):
     return file == path and (title == qual or title.startswith(qual + "."))
 
 
-def carve_statuses(carve, tree, out, ids, timeout):
+def carve_statuses(carve, tree, out, ids, timeout, name):
     """({test id: status}, None) from `carve baseline` in `tree` (only `ids` when given),
-    or (None, carve's error)."""
+    or (None, carve's error). When the runner cannot start as found (no Cargo.lock, no
+    node_modules), `carve env` sets the environment up (shared by every clone of the
+    repository `name` with the same install inputs) and the baseline runs again."""
+    got, err = carve_baseline(carve, tree, out, ids, timeout)
+    if got is not None:
+        return got, None
+    cmd = [str(carve), "env", str(tree), "--out", str(out), "--repo-name", name]
+    try:
+        p = run(cmd, timeout=timeout, env=carve_env(carve))
+    except subprocess.TimeoutExpired:
+        return None, f"{err}; then carve env timed out after {timeout}s"
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        return None, f"{err}; then carve env failed: " + " / ".join(lines[-2:])[:300]
+    return carve_baseline(carve, tree, out, ids, timeout)
+
+
+def carve_baseline(carve, tree, out, ids, timeout):
     cmd = [str(carve), "baseline", str(tree), "--out", str(out), "--format", "json"]
     if ids:
         cmd += ["--tests", *ids]
@@ -259,21 +276,21 @@ def parent_tree(repo, commit, at, before):
         (before / gone).unlink(missing_ok=True)
 
 
-def f2p_by_carve(lang, carve, repo, commit, work, timeout):
+def f2p_by_carve(lang, carve, name, repo, commit, work, timeout):
     """(F2P test ids, reason when there are none, note): the runner's tests of the commit's
     added test definitions that pass at the commit (whole suite, `carve baseline` into the
     folder the audit then reuses) and do not pass at the parent with the commit's test files
     (a build that fails there fails them all: the note says so)."""
     at, before = work / "commit", work / "parent"
     parent_tree(repo, commit, at, before)
-    at_commit, err = carve_statuses(carve, at, work / "out", [], timeout)
+    at_commit, err = carve_statuses(carve, at, work / "out", [], timeout, name)
     if at_commit is None:
         return [], f"carve baseline at the commit failed: {err}", None
     added = commit["tests"]["added"]
     passing = sorted(t for t, s in at_commit.items() if s == "passed" and any(names_test(lang, at, n, t) for n in added))
     if not passing:
         return [], f"none of the {len(added)} added tests passes at the commit ({', '.join(sorted(added))[:160]})", None
-    at_parent, err = carve_statuses(carve, before, work / "parent-out", passing, timeout)
+    at_parent, err = carve_statuses(carve, before, work / "parent-out", passing, timeout, name)
     note = None
     if at_parent is None:
         at_parent, note = {}, f"the parent did not run ({err[:160]}): every test counted failing"
@@ -414,7 +431,7 @@ def measure_repo(args, lang, carve, entry, repo, py, out):
             if why is None:
                 shutil.rmtree(work / "out", ignore_errors=True)
         else:
-            f2p, why, note = f2p_by_carve(lang, carve, repo, commit, work, args.timeout)
+            f2p, why, note = f2p_by_carve(lang, carve, entry["repo"], repo, commit, work, args.timeout)
         added = added_code(commit)
         row.update(f2p=len(f2p), added=len(added))
         if note:
