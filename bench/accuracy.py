@@ -216,6 +216,8 @@ def rust_module(path):
 def names_test(lang, tree, node, test_id):
     """Whether the runner's test id `test_id` is the test definition `node` (carve's node id
     `path::qualified.name`) or one of its subtests / nested tests."""
+    if lang == "rust" and " - " in node:  # a doctest: `src/lib.rs - Type::method`
+        return test_id.endswith("::doctest::" + node)
     path, _, qual = node.partition("::")
     if lang == "go":
         pkg = go_import_path(tree, os.path.dirname(path))
