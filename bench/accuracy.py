@@ -78,7 +78,8 @@ def run(cmd, **kw):
 def analyze(carve, repo, history):
     p = run([str(carve), "arc", "analyze", str(repo), "--limit", str(history), "--format", "json"])
     if p.returncode != 0:
-        raise SystemExit(f"carve arc analyze {repo} failed:\n{p.stderr}")
+        print(f"carve arc analyze {repo} failed (repository left out):\n{p.stderr}", file=sys.stderr, flush=True)
+        return []
     return json.loads(p.stdout)["commits"]
 
 
