@@ -372,7 +372,15 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--reuse", action="store_true",
                     help="take a measured commit's F2P tests and audit from an earlier run's --out (no test runs)")
+    ap.add_argument("--table", nargs="+", metavar="JSONL",
+                    help="print the table of earlier `--json` runs (their output files) and run nothing")
     args = ap.parse_args()
+    if args.table:
+        rows = [json.loads(l) for f in args.table for l in Path(f).read_text().splitlines() if l.startswith("{")]
+        for r in rows:
+            print(summary_line(r))
+        print_overall(rows)
+        return
     lang = args.lang
     suffix = "" if lang == "python" else f"-{lang}"
     corpus_dir = Path(args.corpus or f"/work/corpus/{'python' if lang == 'python' else 'accuracy-' + lang}")
