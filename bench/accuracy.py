@@ -343,7 +343,7 @@ def kind_of(why):
         return "executed by P2P tests"
     if why.startswith("not reached"):
         return "not reached by the F2P tests"
-    return "other: " + re.sub(r"[\w./:\[\]-]*(::|/)[\w./:\[\]-]*", "X", why)[:60]
+    return "other: " + re.sub(r"[\w./:\[\]-]*(::|/|\.\w+:\d)[\w./:\[\]-]*", "X", why)[:60]
 
 
 def score(extracted, added):
