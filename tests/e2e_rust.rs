@@ -94,8 +94,10 @@ fn an_untraced_test_leaves_the_f2p_tests_instead_of_rejecting_the_candidate() {
 
 /// `fixtures/rust/doctest-owner`: the doctest in `Counter::add_capped`'s doc comment goes
 /// with the method (an F2P test, `owned_doctests`) instead of keeping it alive as a P2P test
-/// (which left nothing to extract); `Counter::new`'s doctest stays P2P. The bundle
-/// re-validates on its own.
+/// (which left nothing to extract); `Counter::new`'s doctest stays P2P, and so does
+/// `Counter::reset`'s: the feature's tests reach `Counter` but never `reset`, so its doctest
+/// is not the feature's (it was, when any reached ancestor of the owner counted, and then
+/// made `reset` an entry point of its own: arrayvec). The bundle re-validates on its own.
 #[needs("cargo")]
 fn a_doctest_goes_with_the_method_whose_doc_comment_holds_it() {
     let (_tmp, repo) = fixture_copy("rust/doctest-owner");
@@ -107,6 +109,8 @@ fn a_doctest_goes_with_the_method_whose_doc_comment_holds_it() {
     assert_eq!(extracted(&inst), ["src/lib.rs::Counter.add_capped", "src/lib.rs::capped"], "{inst:#}");
     assert!(json_strings(&inst["FAIL_TO_PASS"]).contains(add), "{inst:#}");
     assert!(json_strings(&inst["PASS_TO_PASS"]).contains(new), "{inst:#}");
+    let reset = "doctest_owner::doctest::src/lib.rs - Counter::reset";
+    assert!(json_strings(&inst["PASS_TO_PASS"]).contains(reset), "{inst:#}");
     let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
     assert_eq!(json_strings(&audit["owned_doctests"]), BTreeSet::from([add.to_string()]), "{audit}");
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
