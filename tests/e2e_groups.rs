@@ -16,23 +16,16 @@ use std::path::Path;
 /// `carve tasks` on `repo` with `args` (Level 1): the report, and per emitted task its
 /// feature, `instance.json`, `audit.json`, `validation.json` and problem statement.
 fn tasks(repo: &Path, args: &[&str]) -> (Value, Vec<(String, Value, Value, Value, String)>) {
-    let out = tempfile::tempdir().unwrap();
-    let mut all = vec!["--level", "1", "--format", "json", "--python", "python3"];
-    all.extend(args);
     let before = tree_snapshot(repo);
-    let o = carve_on("tasks", repo, out.path(), &all, 0);
+    let (_out, report, dirs) = level1_tasks_json(repo, args);
     assert_eq!(before, tree_snapshot(repo), "carve tasks modified the repository");
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let bundles = report["tasks"]
-        .as_array()
-        .unwrap()
+    let bundles = dirs
         .iter()
-        .map(|id| {
-            let dir = out.path().join(id.as_str().unwrap());
-            let json = |f: &str| -> Value { serde_json::from_str(&read(&dir.join(f))).unwrap() };
-            let inst = json("instance.json");
+        .map(|dir| {
+            let inst = bundle_json(dir, "instance.json");
             let feature = inst["carve"]["feature"].as_str().unwrap().to_string();
-            (feature, inst, json("audit.json"), json("validation.json"), read(&dir.join("problem_statement.md")))
+            let (audit, validation) = (bundle_json(dir, "audit.json"), bundle_json(dir, "validation.json"));
+            (feature, inst, audit, validation, read(&dir.join("problem_statement.md")))
         })
         .collect();
     (report, bundles)

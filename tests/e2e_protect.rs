@@ -19,20 +19,10 @@ const CATALOG: &str = "tests/test_catalog.py";
 /// `carve tasks` on the fixture copy `repo` with `args`: its report and the bundles'
 /// `instance.json`, `audit.json` and `validation.json`, by instance id.
 fn tasks(repo: &Path, args: &[&str]) -> (tempfile::TempDir, Value, Vec<(Value, Value, Value)>) {
-    let out = tempfile::tempdir().unwrap();
-    let mut all = vec!["--level", "1", "--format", "json", "--python", "python3"];
-    all.extend(args);
-    let o = carve_on("tasks", repo, out.path(), &all, 0);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let bundles = report["tasks"]
-        .as_array()
-        .unwrap()
+    let (out, report, dirs) = level1_tasks_json(repo, args);
+    let bundles = dirs
         .iter()
-        .map(|id| {
-            let dir = out.path().join(id.as_str().unwrap());
-            let json = |f: &str| -> Value { serde_json::from_str(&read(&dir.join(f))).unwrap() };
-            (json("instance.json"), json("audit.json"), json("validation.json"))
-        })
+        .map(|d| (bundle_json(d, "instance.json"), bundle_json(d, "audit.json"), bundle_json(d, "validation.json")))
         .collect();
     (out, report, bundles)
 }

@@ -141,8 +141,11 @@ pub trait Level2Packaging: Sync {
     /// How the problem statement names what to write (`a Python package named …`), Markdown.
     fn describe(&self, package: &str) -> String;
     /// Whether a from-scratch solution can write `decorator` (as written, without `@`)
-    /// without the original project: the contract keeps it.
-    fn keeps_decorator(&self, decorator: &str) -> bool;
+    /// without the original project: the contract keeps it. Default: none (a language
+    /// whose contracts carry no decorators).
+    fn keeps_decorator(&self, _decorator: &str) -> bool {
+        false
+    }
     /// How a contract object is imported from the package (`from agent_code import X`).
     fn import_line(&self, package: &str, name: &str) -> String;
     /// Edits that make a test file import the `extracted` objects from `package`.

@@ -107,6 +107,26 @@ pub fn carve_on(cmd: &str, repo: &Path, out: &Path, args: &[&str], code: i32) ->
     carve_ok(&all, code)
 }
 
+/// `carve tasks REPO --out OUT --level 1 --format json --python python3 ARGS…` into a new
+/// folder: the folder (kept alive), the JSON report, and each emitted task's bundle folder.
+pub fn level1_tasks_json(
+    repo: &Path,
+    args: &[&str],
+) -> (tempfile::TempDir, serde_json::Value, Vec<std::path::PathBuf>) {
+    let out = tempfile::tempdir().unwrap();
+    let mut all = vec!["--level", "1", "--format", "json", "--python", "python3"];
+    all.extend(args);
+    let o = carve_on("tasks", repo, out.path(), &all, 0);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let dirs = report["tasks"].as_array().unwrap().iter().map(|id| out.path().join(id.as_str().unwrap())).collect();
+    (out, report, dirs)
+}
+
+/// A bundle file read as JSON.
+pub fn bundle_json(dir: &Path, file: &str) -> serde_json::Value {
+    serde_json::from_str(&read(&dir.join(file))).unwrap()
+}
+
 /// The files every task bundle holds.
 pub const BUNDLE_FILES: &[&str] = &[
     "instance.json",

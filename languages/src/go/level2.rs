@@ -125,10 +125,6 @@ impl Level2Packaging for GoLevel2 {
         )
     }
 
-    fn keeps_decorator(&self, _decorator: &str) -> bool {
-        false
-    }
-
     fn import_line(&self, package: &str, _name: &str) -> String {
         format!("import \"{package}\"")
     }

@@ -105,10 +105,6 @@ impl Level2Packaging for TypeScriptLevel2 {
         )
     }
 
-    fn keeps_decorator(&self, _decorator: &str) -> bool {
-        false
-    }
-
     fn import_line(&self, package: &str, name: &str) -> String {
         format!("import {{ {name} }} from \"./{}/index.js\";", package_dir(package))
     }
