@@ -196,9 +196,21 @@ pub struct Import {
 pub type ImportedKey = (String, String, Option<String>);
 
 impl Import {
-    /// The names this statement binds, when it is at module level (none otherwise).
+    /// The names this statement binds, when it is at module level and not a directive (none
+    /// otherwise).
     pub fn keys(&self) -> impl Iterator<Item = ImportedKey> + '_ {
-        self.names.iter().filter(|_| self.module_level).map(|n| (self.module.clone(), n.name.clone(), n.alias.clone()))
+        self.names
+            .iter()
+            .filter(|_| self.module_level && !self.is_directive())
+            .map(|n| (self.module.clone(), n.name.clone(), n.alias.clone()))
+    }
+
+    /// Whether the statement tells the compiler how to read the file rather than binding
+    /// names the code uses: Python's `from __future__ import annotations`. A state of a chain
+    /// keeps it even when a later commit added it, since definitions kept at their final text
+    /// may need it (`X | None` in an annotation under Python 3.9).
+    pub fn is_directive(&self) -> bool {
+        self.module == "__future__"
     }
 }
 

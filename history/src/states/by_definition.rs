@@ -280,3 +280,21 @@ fn imported_names(path: &str, bytes: &[u8]) -> BTreeSet<ImportedKey> {
     let index = DefinitionIndex::from_sources(&[(path.to_string(), bytes.to_vec())]);
     index.files.get(path).map(|f| f.imports.iter().flat_map(|i| i.keys()).collect()).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (python-semver `build`, funcy `lazy-object`, r1chardj0n3s/parse): a later
+    /// stage added `from __future__ import annotations` to a file made per definition; the
+    /// earlier states took it out with the stage's other imports, and the definitions kept at
+    /// their final text (`def f(x: int | None)`) no longer loaded under Python 3.9. A
+    /// directive is not a name a state lacks: it stays.
+    #[test]
+    fn a_future_import_is_not_a_name_a_later_stage_added() {
+        let text = b"from __future__ import annotations\n\nfrom .exceptions import JSONDecodeError\n";
+        let names = imported_names("pkg/models.py", text);
+        let want: BTreeSet<ImportedKey> = [(".exceptions".to_string(), "JSONDecodeError".to_string(), None)].into();
+        assert_eq!(names, want);
+    }
+}
