@@ -15,7 +15,7 @@
 //! out, as FeatureBench's Level 1 cases hold one whole F2P test file.
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use md5::{Digest, Md5};
 
 use super::patch::{FileDiff, deletion_of, split, without};
 use super::{Files, Skipped, Task, jsonl, pretty};
@@ -94,7 +94,7 @@ pub fn case(t: &Task) -> Result<Case, String> {
     p2p.sort();
     let (owner_repo, commit8) = (i.repo.replace('/', "__"), &i.base_commit[..8.min(i.base_commit.len())]);
     let stem = std::path::Path::new(&f2p.path).file_stem().and_then(|s| s.to_str()).unwrap_or("test").to_string();
-    let hash8 = &hex::encode(Sha256::digest(f2p.path.as_bytes()))[..8];
+    let hash8 = hash8(&f2p.path);
     let name = format!("{stem}.{hash8}.lv1");
     Ok(Case {
         dir: format!("cases/{owner_repo}.{commit8}/{name}"),
@@ -138,4 +138,21 @@ fn instance(t: &Task, c: &Case) -> Value {
         "build_setup_env_sh": Value::Null,
         "carve": {"instance_id": i.instance_id, "language": i.carve.language, "FAIL_TO_PASS": i.fail_to_pass, "PASS_TO_PASS": i.pass_to_pass},
     })
+}
+
+/// FeatureBench's `hash8` of a case: the first 8 hex digits of the MD5 of the F2P test file's
+/// path relative to the repository, as its `case_converter.py` names cases.
+fn hash8(test_file: &str) -> String {
+    hex::encode(Md5::digest(test_file.as_bytes()))[..8].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The case folder FeatureBench would name: `hashlib.md5("tests/test_model.py".encode()).hexdigest()[:8]`.
+    #[test]
+    fn hash8_is_featurebenchs_md5_of_the_relative_path() {
+        assert_eq!(hash8("tests/test_model.py"), "e71ff7de");
+    }
 }
