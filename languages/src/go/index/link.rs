@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
-use super::parse::{ParsedFile, RawDef, Use};
+use super::parse::{GoImport, ParsedFile, RawDef, Use};
 use crate::Language;
 use crate::index::{
     Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId,
@@ -251,11 +251,35 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
     for f in &mut files {
         assign_ids(f);
     }
-    // Packages and the package each directory's importers see.
+    let (packages, dir_package) = package_tables(&files);
+    let iface_methods = interface_methods(&files);
+    let kinds = definition_kinds(&packages);
+    let cx = LinkContext {
+        modules,
+        packages: &packages,
+        dir_package: &dir_package,
+        iface_methods: &iface_methods,
+        kinds: &kinds,
+    };
+
+    let def_count = files.iter().map(|f| f.defs.len()).sum();
+    // Each file resolves on its own against the shared tables: in parallel, in path order.
+    let linked: Vec<(FileIndex, Vec<Definition>)> = files.into_par_iter().map(|f| cx.link_file(f)).collect();
+    let mut out_files = Vec::with_capacity(linked.len());
+    let mut out_defs = Vec::with_capacity(def_count);
+    for (file, defs) in linked {
+        out_files.push(file);
+        out_defs.extend(defs);
+    }
+    (out_files, out_defs)
+}
+
+/// The packages of the files (by directory and package clause), and the package each
+/// directory's importers see.
+fn package_tables(files: &[ParsedFile]) -> (BTreeMap<PackageKey, Package>, BTreeMap<String, String>) {
     let mut packages: BTreeMap<PackageKey, Package> = BTreeMap::new();
     let mut dir_package: BTreeMap<String, String> = BTreeMap::new();
-    let mut iface_methods: BTreeSet<String> = STDLIB_INTERFACE_METHODS.iter().map(|m| m.to_string()).collect();
-    for f in &files {
+    for f in files {
         let pkg = packages.entry((f.dir.clone(), f.package.clone())).or_default();
         if !f.package.ends_with("_test") && (!f.is_test || !dir_package.contains_key(&f.dir)) {
             dir_package.insert(f.dir.clone(), f.package.clone());
@@ -276,14 +300,23 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             }
         }
     }
-    for f in &files {
+    (packages, dir_package)
+}
+
+/// Method names of the module's interfaces and of common standard-library ones.
+fn interface_methods(files: &[ParsedFile]) -> BTreeSet<String> {
+    let mut iface_methods: BTreeSet<String> = STDLIB_INTERFACE_METHODS.iter().map(|m| m.to_string()).collect();
+    for f in files {
         for d in &f.defs {
             iface_methods.extend(d.interface_members.iter().cloned());
         }
     }
+    iface_methods
+}
 
-    // Name of every definition a name can resolve to (those of the packages), and whether it
-    // is a method, for load references.
+/// Name of every definition a name can resolve to (those of the packages), and whether it
+/// is a method, for load references.
+fn definition_kinds(packages: &BTreeMap<PackageKey, Package>) -> BTreeMap<&str, (&str, bool)> {
     let mut kinds: BTreeMap<&str, (&str, bool)> = BTreeMap::new();
     for pkg in packages.values() {
         for (name, entries) in &pkg.names {
@@ -293,132 +326,151 @@ pub(crate) fn link(mut files: Vec<ParsedFile>, modules: &[GoModule]) -> (Vec<Fil
             kinds.extend(entries.iter().map(|(id, _)| (id.as_str(), (name.as_str(), true))));
         }
     }
+    kinds
+}
 
-    let def_count = files.iter().map(|f| f.defs.len()).sum();
-    // Each file resolves on its own against the shared tables: in parallel, in path order.
-    let linked: Vec<(FileIndex, Vec<Definition>)> = files
-        .into_par_iter()
-        .map(|f| {
-            let own = packages.get(&(f.dir.clone(), f.package.clone()));
-            let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
-            let mut imports = Vec::new();
-            for imp in &f.imports {
-                let dir = import_dir(modules, &imp.path);
-                let target = dir.as_ref().and_then(|d| {
-                    let name = dir_package.get(d)?;
-                    let pkg = packages.get(&(d.clone(), name.clone()))?;
-                    Some((pkg, f.is_test && *d == f.dir, name.clone()))
-                });
-                let bound = imp
-                    .alias
-                    .clone()
-                    .or_else(|| target.as_ref().map(|t| t.2.clone()))
-                    .unwrap_or_else(|| default_name(&imp.path));
-                let pkg = target.as_ref().map(|(p, tests, _)| (*p, *tests));
-                match bound.as_str() {
-                    "_" => {}
-                    "." => scope.dot_imports.extend(pkg),
-                    _ => {
-                        scope.imports.insert(bound.clone(), pkg);
-                    }
-                }
-                let names = match (&imp.alias, imp.alias_span) {
-                    (Some(alias), Some(span)) => vec![ImportedName {
-                        name: target.as_ref().map(|t| t.2.clone()).unwrap_or_else(|| default_name(&imp.path)),
-                        alias: Some(alias.clone()),
-                        span,
-                        target: None,
-                    }],
-                    _ => Vec::new(),
-                };
-                imports.push(Import {
-                    span: imp.span,
-                    module: imp.path.clone(),
-                    resolved_path: dir.filter(|d| dir_package.contains_key(d)),
-                    names,
-                    module_level: true,
-                });
-            }
-            let parent_of = |d: &RawDef| -> Option<NodeId> {
-                let rt = d.receiver_type.as_ref()?;
-                let entries = own?.names.get(rt)?;
-                // Prefer the type declared in this file, then any visible one.
-                entries
-                    .iter()
-                    .filter(|(_, t, ty)| *ty && (f.is_test || !t))
-                    .map(|(id, _, _)| id)
-                    .min_by_key(|id| !id.starts_with(&format!("{}::", f.path)))
-                    .cloned()
-            };
-            let mut file_refs = Vec::with_capacity(f.defs.len());
-            for d in &f.defs {
-                let mut refs = BTreeSet::new();
-                for u in &d.uses {
-                    scope.resolve(u, &mut refs);
-                }
-                // A type that stays needs the methods that make it satisfy interfaces.
-                if d.def.kind != DefinitionKind::Function
-                    && d.def.kind != DefinitionKind::Method
-                    && let Some(p) = own
-                {
-                    // The type's methods whose name is an interface's.
-                    for (m, entries) in p.methods.get(&d.def.name).into_iter().flatten() {
-                        if iface_methods.contains(m) {
-                            refs.extend(visible(entries, f.is_test).cloned());
-                        }
-                    }
-                }
-                refs.remove(&d.def.id);
-                file_refs.push(refs);
-            }
-            let parents: Vec<Option<NodeId>> = f.defs.iter().map(parent_of).collect();
-            let definitions: Vec<NodeId> = f.defs.iter().map(|d| d.def.id.clone()).collect();
-            let mut module_references = Vec::new();
-            // The runtime calls `main` of package main: it must keep existing.
-            if f.package == "main" {
-                for d in f.defs.iter().filter(|d| d.def.kind == DefinitionKind::Function && d.def.name == "main") {
-                    module_references.push(ModuleReference { target: d.def.id.clone(), line: d.def.def_line });
-                }
-            }
-            for (u, line) in &f.module_uses {
-                let mut refs = BTreeSet::new();
-                scope.resolve(u, &mut refs);
-                module_references.extend(refs.into_iter().map(|target| ModuleReference { target, line: *line }));
-            }
-            module_references.sort();
-            module_references.dedup();
-            let mut out_defs = Vec::with_capacity(f.defs.len());
-            for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
-                let mut def = d.def;
-                def.load_references = load_references(&def, &refs, &kinds);
-                def.parent = parent;
-                def.references = refs.into_iter().collect();
-                out_defs.push(def);
-            }
-            let file = FileIndex {
-                path: f.path,
-                language: Language::Go,
-                module: import_path(modules, &f.dir),
-                is_test: f.is_test,
-                definitions,
-                imports,
-                module_references,
-                exported: Vec::new(),
-                value_bindings: Vec::new(),
-                discarded_calls: Vec::new(),
-                sha256: f.sha256,
-                lines: f.lines,
-            };
-            (file, out_defs)
-        })
-        .collect();
-    let mut out_files = Vec::with_capacity(linked.len());
-    let mut out_defs = Vec::with_capacity(def_count);
-    for (file, defs) in linked {
-        out_files.push(file);
-        out_defs.extend(defs);
+/// The tables shared by every file of one link.
+struct LinkContext<'a> {
+    modules: &'a [GoModule],
+    packages: &'a BTreeMap<PackageKey, Package>,
+    dir_package: &'a BTreeMap<String, String>,
+    iface_methods: &'a BTreeSet<String>,
+    kinds: &'a BTreeMap<&'a str, (&'a str, bool)>,
+}
+
+impl<'a> LinkContext<'a> {
+    /// One parsed file as the index's file and its definitions, names resolved.
+    fn link_file(&self, f: ParsedFile) -> (FileIndex, Vec<Definition>) {
+        let own = self.packages.get(&(f.dir.clone(), f.package.clone()));
+        let mut scope = Scope { own, is_test: f.is_test, imports: BTreeMap::new(), dot_imports: Vec::new() };
+        let mut imports = Vec::new();
+        for imp in &f.imports {
+            imports.push(self.bind_import(&f, imp, &mut scope));
+        }
+        let file_refs: Vec<BTreeSet<NodeId>> = f.defs.iter().map(|d| self.def_refs(d, &scope)).collect();
+        let parents: Vec<Option<NodeId>> = f.defs.iter().map(|d| receiver_parent(d, own, &f)).collect();
+        let definitions: Vec<NodeId> = f.defs.iter().map(|d| d.def.id.clone()).collect();
+        let module_references = module_references(&f, &scope);
+        let mut out_defs = Vec::with_capacity(f.defs.len());
+        for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
+            let mut def = d.def;
+            def.load_references = load_references(&def, &refs, self.kinds);
+            def.parent = parent;
+            def.references = refs.into_iter().collect();
+            out_defs.push(def);
+        }
+        let file = FileIndex {
+            path: f.path,
+            language: Language::Go,
+            module: import_path(self.modules, &f.dir),
+            is_test: f.is_test,
+            definitions,
+            imports,
+            module_references,
+            exported: Vec::new(),
+            value_bindings: Vec::new(),
+            discarded_calls: Vec::new(),
+            sha256: f.sha256,
+            lines: f.lines,
+        };
+        (file, out_defs)
     }
-    (out_files, out_defs)
+
+    /// Binds one import of file `f` in its scope (by alias, package name or dot import) and
+    /// returns it as the index's import.
+    fn bind_import(&self, f: &ParsedFile, imp: &GoImport, scope: &mut Scope<'a>) -> Import {
+        let dir = import_dir(self.modules, &imp.path);
+        let target = dir.as_ref().and_then(|d| {
+            let name = self.dir_package.get(d)?;
+            let pkg = self.packages.get(&(d.clone(), name.clone()))?;
+            Some((pkg, f.is_test && *d == f.dir, name.clone()))
+        });
+        let bound = imp
+            .alias
+            .clone()
+            .or_else(|| target.as_ref().map(|t| t.2.clone()))
+            .unwrap_or_else(|| default_name(&imp.path));
+        let pkg = target.as_ref().map(|(p, tests, _)| (*p, *tests));
+        match bound.as_str() {
+            "_" => {}
+            "." => scope.dot_imports.extend(pkg),
+            _ => {
+                scope.imports.insert(bound.clone(), pkg);
+            }
+        }
+        let names = match (&imp.alias, imp.alias_span) {
+            (Some(alias), Some(span)) => vec![ImportedName {
+                name: target.as_ref().map(|t| t.2.clone()).unwrap_or_else(|| default_name(&imp.path)),
+                alias: Some(alias.clone()),
+                span,
+                target: None,
+            }],
+            _ => Vec::new(),
+        };
+        Import {
+            span: imp.span,
+            module: imp.path.clone(),
+            resolved_path: dir.filter(|d| self.dir_package.contains_key(d)),
+            names,
+            module_level: true,
+        }
+    }
+
+    /// What one definition's uses resolve to in `scope` (itself excluded); a type also
+    /// references its methods named like an interface's.
+    fn def_refs(&self, d: &RawDef, scope: &Scope) -> BTreeSet<NodeId> {
+        let mut refs = BTreeSet::new();
+        for u in &d.uses {
+            scope.resolve(u, &mut refs);
+        }
+        // A type that stays needs the methods that make it satisfy interfaces.
+        if d.def.kind != DefinitionKind::Function
+            && d.def.kind != DefinitionKind::Method
+            && let Some(p) = scope.own
+        {
+            // The type's methods whose name is an interface's.
+            for (m, entries) in p.methods.get(&d.def.name).into_iter().flatten() {
+                if self.iface_methods.contains(m) {
+                    refs.extend(visible(entries, scope.is_test).cloned());
+                }
+            }
+        }
+        refs.remove(&d.def.id);
+        refs
+    }
+}
+
+/// The type a method's receiver names: the one declared in file `f` first, else any visible one.
+fn receiver_parent(d: &RawDef, own: Option<&Package>, f: &ParsedFile) -> Option<NodeId> {
+    let rt = d.receiver_type.as_ref()?;
+    let entries = own?.names.get(rt)?;
+    // Prefer the type declared in this file, then any visible one.
+    entries
+        .iter()
+        .filter(|(_, t, ty)| *ty && (f.is_test || !t))
+        .map(|(id, _, _)| id)
+        .min_by_key(|id| !id.starts_with(&format!("{}::", f.path)))
+        .cloned()
+}
+
+/// What the file's package-level code names (and `main` of package main), sorted and
+/// deduplicated.
+fn module_references(f: &ParsedFile, scope: &Scope) -> Vec<ModuleReference> {
+    let mut module_references = Vec::new();
+    // The runtime calls `main` of package main: it must keep existing.
+    if f.package == "main" {
+        for d in f.defs.iter().filter(|d| d.def.kind == DefinitionKind::Function && d.def.name == "main") {
+            module_references.push(ModuleReference { target: d.def.id.clone(), line: d.def.def_line });
+        }
+    }
+    for (u, line) in &f.module_uses {
+        let mut refs = BTreeSet::new();
+        scope.resolve(u, &mut refs);
+        module_references.extend(refs.into_iter().map(|target| ModuleReference { target, line: *line }));
+    }
+    module_references.sort();
+    module_references.dedup();
+    module_references
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor};
+use tree_sitter::{Node, Parser, QueryCursor, Tree};
 
 use super::kinds::{Ids, ids};
 use super::names::Fact;
@@ -357,39 +357,61 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     })?;
     let root = tree.root_node();
     let is_test = super::is_test_path(path);
-    let mut package = String::new();
-    {
-        let mut c = root.walk();
-        for ch in root.named_children(&mut c) {
-            if ch.kind_id() == ids().kinds.package_clause {
-                let mut cc = ch.walk();
-                if let Some(id) = ch.named_children(&mut cc).find(|n| n.kind_id() == ids().kinds.package_identifier) {
-                    package = text(id, src).to_string();
-                }
-                break;
-            }
-        }
-    }
+    let package = package_name(root, src);
     if package.is_empty() {
         return Err(IndexError::Syntax { path: path.to_string(), line: 1, message: "no `package` clause".into() });
     }
 
+    // Definitions and imports first: they decide which definition each name belongs to.
+    let ctx = FileCtx { path, src, is_test };
+    let (mut defs, imports) = defs_and_imports(root, &ctx);
+    defs.sort_by_key(|d| d.def.span.start_byte);
+    let module_uses = attribute_uses(&tree, src, &mut defs);
+
+    let dir = path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+    Ok(ParsedFile {
+        path: path.to_string(),
+        dir,
+        package,
+        is_test,
+        imports,
+        defs,
+        module_uses,
+        sha256: crate::syntax::sha256_hex(bytes),
+        // `src.lines().count()`, without splitting: every `\n` ends a line, and so does the
+        // end of a file that does not end with one.
+        lines: newline_count(bytes) + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n")),
+    })
+}
+
+/// The name in the file's package clause; empty when there is none.
+fn package_name(root: Node, src: &str) -> String {
+    let mut package = String::new();
+    let mut c = root.walk();
+    for ch in root.named_children(&mut c) {
+        if ch.kind_id() == ids().kinds.package_clause {
+            let mut cc = ch.walk();
+            if let Some(id) = ch.named_children(&mut cc).find(|n| n.kind_id() == ids().kinds.package_identifier) {
+                package = text(id, src).to_string();
+            }
+            break;
+        }
+    }
+    package
+}
+
+/// The file's top-level definitions (without uses yet) and imports, from the query matches.
+fn defs_and_imports(root: Node, ctx: &FileCtx) -> (Vec<RawDef>, Vec<GoImport>) {
+    let src = ctx.src;
     let q = queries();
     let cap = &q.captures;
     let mut defs: Vec<RawDef> = Vec::new();
     let mut imports: Vec<GoImport> = Vec::new();
-    // Facts per definition (by index in `defs`), and for package-level code.
-    let mut facts: Vec<Facts> = Vec::new();
-    let mut top = Facts::default();
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-
-    // Definitions and imports first: they decide which definition each name belongs to.
     // The file's top-level nodes, in order (doc comments are found among them).
     let top_nodes: Vec<Node> = {
         let mut c = root.walk();
         root.children(&mut c).collect()
     };
-    let ctx = FileCtx { path, src, is_test };
     let mut cursor = QueryCursor::new();
     // Where matches can start, so that the query does not visit the code inside functions:
     // definition patterns start at the file node (the query then descends only as far as
@@ -417,13 +439,13 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
                             .and_then(|i| doc_comment(&top_nodes, i, src))
                     };
                     if let Some(f) = get(cap.function) {
-                        defs.push(function_def(f, name_text, None, doc(f), &ctx));
+                        defs.push(function_def(f, name_text, None, doc(f), ctx));
                     } else if let Some(f) = get(cap.method) {
-                        defs.push(function_def(f, name_text, get(cap.receiver), doc(f), &ctx));
+                        defs.push(function_def(f, name_text, get(cap.receiver), doc(f), ctx));
                     } else if let (Some(decl), Some(spec), Some(ty)) =
                         (get(cap.type_declaration), get(cap.type_spec), get(cap.type_))
                     {
-                        defs.push(type_def(decl, spec, name_text, ty, doc(decl), &ctx));
+                        defs.push(type_def(decl, spec, name_text, ty, doc(decl), ctx));
                     }
                 }
                 Purpose::Imports => {
@@ -441,8 +463,17 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
             }
         }
     }
-    defs.sort_by_key(|d| d.def.span.start_byte);
-    for d in &defs {
+    (defs, imports)
+}
+
+/// Gives each definition (sorted by start) the uses inside its declaration, and returns the
+/// uses of package-level code with their lines, sorted and deduplicated.
+fn attribute_uses(tree: &Tree, src: &str, defs: &mut [RawDef]) -> Vec<(Use, usize)> {
+    // Facts per definition (by index in `defs`), and for package-level code.
+    let mut facts: Vec<Facts> = Vec::new();
+    let mut top = Facts::default();
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for d in defs.iter() {
         // Uses inside the whole declaration (a grouped type spec covers only its spec).
         ranges.push((d.def.span.start_byte, d.def.span.end_byte));
         facts.push(Facts::default());
@@ -455,7 +486,7 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         let (s, e) = ranges[i - 1];
         (byte >= s && byte < e).then_some(i - 1)
     };
-    super::names::walk(&tree, src, |fact, node| {
+    super::names::walk(tree, src, |fact, node| {
         // Only package-level uses keep their line (see `into_uses`' callers).
         let (f, line) = match owner(node.start_byte()) {
             Some(i) => (&mut facts[i], 0),
@@ -479,19 +510,5 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     let mut module_uses = top.into_uses(true);
     module_uses.sort();
     module_uses.dedup();
-
-    let dir = path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
-    Ok(ParsedFile {
-        path: path.to_string(),
-        dir,
-        package,
-        is_test,
-        imports,
-        defs,
-        module_uses,
-        sha256: crate::syntax::sha256_hex(bytes),
-        // `src.lines().count()`, without splitting: every `\n` ends a line, and so does the
-        // end of a file that does not end with one.
-        lines: newline_count(bytes) + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n")),
-    })
+    module_uses
 }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor};
+use tree_sitter::{Node, Parser, QueryCursor, QueryMatch};
 
 mod uses;
 
@@ -334,112 +334,116 @@ fn collect_matches<'t>(
     out: &mut Collected<'t>,
 ) {
     let queries = &*QUERIES;
-    let k = &queries.captures;
     let mut matches = cursor.matches(&queries.query, node, src.as_bytes());
-    let text = |n: Node| signature::text(n, src).to_string();
     while let Some(m) = matches.next() {
         match queries.purpose(m.pattern_index) {
-            Purpose::Definitions => {
-                let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) =
-                    (None, false, None, None, None, None, None);
-                let mut type_parameters = None;
-                for c in m.captures {
-                    let i = c.index;
-                    if i == k.definition_function || i == k.definition_class {
-                        node = Some(c.node);
-                        is_class = i == k.definition_class;
-                    } else if i == k.name {
-                        name = Some(c.node);
-                    } else if i == k.parameters {
-                        params = Some(c.node);
-                    } else if i == k.returns {
-                        returns = Some(c.node);
-                    } else if i == k.bases {
-                        bases = Some(c.node);
-                    } else if i == k.body {
-                        body = Some(c.node);
-                    } else if i == k.type_parameters {
-                        type_parameters = Some(c.node);
-                    }
-                }
-                if let (Some(node), Some(name), Some(body)) = (node, name, body) {
-                    // A `decorated_definition` parent is the definition's full span.
-                    let outer = parent.filter(|p| p.kind_id() == queries.decorated_definition).unwrap_or(node);
-                    out.defs.push(DefMatch {
-                        node,
-                        outer,
-                        is_class,
-                        name,
-                        params,
-                        returns,
-                        bases,
-                        type_parameters,
-                        body,
-                    });
-                }
-            }
-            Purpose::References => {
-                for c in m.captures {
-                    let (i, node) = (c.index, c.node);
-                    if i == k.reference_dotted {
-                        out.uses.push((node, UseKind::Dotted));
-                    } else if i == k.reference_pattern {
-                        if node.named_child_count() > 1 {
-                            out.uses.push((node, UseKind::Dotted));
-                        } else {
-                            out.bindings.push((node.start_byte(), text(node), false));
-                        }
-                    } else if i == k.local_parameter || i == k.local_assign {
-                        out.not_uses.insert(node.id());
-                        out.bindings.push((node.start_byte(), text(node), i == k.local_parameter));
-                    } else if i == k.local_global {
-                        out.not_uses.insert(node.id());
-                        out.globals.push((node.start_byte(), text(node)));
-                    } else if i == k.ignore {
-                        out.not_uses.insert(node.id());
-                    } else if i == k.ignore_range {
-                        out.ranges.push((node.start_byte(), node.end_byte()));
-                    }
-                }
-            }
-            Purpose::Imports => {
-                let (mut stmt, mut kind, mut item) = (None, ImportKind::Plain, None);
-                let (mut module, mut from, mut name, mut alias, mut wildcard) = (None, None, None, None, false);
-                for c in m.captures {
-                    let i = c.index;
-                    if i == k.import || i == k.import_from || i == k.import_future {
-                        stmt = Some(c.node);
-                        kind = if i == k.import {
-                            ImportKind::Plain
-                        } else if i == k.import_from {
-                            ImportKind::From
-                        } else {
-                            ImportKind::Future
-                        };
-                    } else if i == k.module {
-                        module = Some(text(c.node));
-                    } else if i == k.from {
-                        from = Some(text(c.node));
-                    } else if i == k.name {
-                        name = Some(text(c.node));
-                    } else if i == k.alias {
-                        alias = Some(text(c.node));
-                    } else if i == k.item {
-                        item = Some(c.node);
-                    } else if i == k.wildcard {
-                        wildcard = true;
-                    }
-                }
-                if let (Some(stmt), Some(item)) = (stmt, item) {
-                    out.imports.push(ImportMatch { stmt, kind, module, from, name, alias, item, wildcard });
-                }
-            }
+            Purpose::Definitions => definition_match(m, parent, out),
+            Purpose::References => reference_match(m, src, out),
+            Purpose::Imports => import_match(m, src, out),
             Purpose::Exports => {
+                let k = &queries.captures;
                 for c in m.captures.iter().filter(|c| c.index == k.export) {
-                    out.exports.push((c.node.start_byte(), text(c.node)));
+                    out.exports.push((c.node.start_byte(), signature::text(c.node, src).to_string()));
                 }
             }
         }
+    }
+}
+
+/// Records the function or class of one definitions.scm match (with its decorated span).
+fn definition_match<'t>(m: &QueryMatch<'_, 't>, parent: Option<Node<'t>>, out: &mut Collected<'t>) {
+    let queries = &*QUERIES;
+    let k = &queries.captures;
+    let (mut node, mut is_class, mut name, mut params, mut returns, mut bases, mut body) =
+        (None, false, None, None, None, None, None);
+    let mut type_parameters = None;
+    for c in m.captures {
+        let i = c.index;
+        if i == k.definition_function || i == k.definition_class {
+            node = Some(c.node);
+            is_class = i == k.definition_class;
+        } else if i == k.name {
+            name = Some(c.node);
+        } else if i == k.parameters {
+            params = Some(c.node);
+        } else if i == k.returns {
+            returns = Some(c.node);
+        } else if i == k.bases {
+            bases = Some(c.node);
+        } else if i == k.body {
+            body = Some(c.node);
+        } else if i == k.type_parameters {
+            type_parameters = Some(c.node);
+        }
+    }
+    if let (Some(node), Some(name), Some(body)) = (node, name, body) {
+        // A `decorated_definition` parent is the definition's full span.
+        let outer = parent.filter(|p| p.kind_id() == queries.decorated_definition).unwrap_or(node);
+        out.defs.push(DefMatch { node, outer, is_class, name, params, returns, bases, type_parameters, body });
+    }
+}
+
+/// Records the uses, bindings, globals and ignored nodes of one references.scm match.
+fn reference_match<'t>(m: &QueryMatch<'_, 't>, src: &str, out: &mut Collected<'t>) {
+    let k = &QUERIES.captures;
+    let text = |n: Node| signature::text(n, src).to_string();
+    for c in m.captures {
+        let (i, node) = (c.index, c.node);
+        if i == k.reference_dotted {
+            out.uses.push((node, UseKind::Dotted));
+        } else if i == k.reference_pattern {
+            if node.named_child_count() > 1 {
+                out.uses.push((node, UseKind::Dotted));
+            } else {
+                out.bindings.push((node.start_byte(), text(node), false));
+            }
+        } else if i == k.local_parameter || i == k.local_assign {
+            out.not_uses.insert(node.id());
+            out.bindings.push((node.start_byte(), text(node), i == k.local_parameter));
+        } else if i == k.local_global {
+            out.not_uses.insert(node.id());
+            out.globals.push((node.start_byte(), text(node)));
+        } else if i == k.ignore {
+            out.not_uses.insert(node.id());
+        } else if i == k.ignore_range {
+            out.ranges.push((node.start_byte(), node.end_byte()));
+        }
+    }
+}
+
+/// Records the statement and imported name of one imports.scm match.
+fn import_match<'t>(m: &QueryMatch<'_, 't>, src: &str, out: &mut Collected<'t>) {
+    let k = &QUERIES.captures;
+    let text = |n: Node| signature::text(n, src).to_string();
+    let (mut stmt, mut kind, mut item) = (None, ImportKind::Plain, None);
+    let (mut module, mut from, mut name, mut alias, mut wildcard) = (None, None, None, None, false);
+    for c in m.captures {
+        let i = c.index;
+        if i == k.import || i == k.import_from || i == k.import_future {
+            stmt = Some(c.node);
+            kind = if i == k.import {
+                ImportKind::Plain
+            } else if i == k.import_from {
+                ImportKind::From
+            } else {
+                ImportKind::Future
+            };
+        } else if i == k.module {
+            module = Some(text(c.node));
+        } else if i == k.from {
+            from = Some(text(c.node));
+        } else if i == k.name {
+            name = Some(text(c.node));
+        } else if i == k.alias {
+            alias = Some(text(c.node));
+        } else if i == k.item {
+            item = Some(c.node);
+        } else if i == k.wildcard {
+            wildcard = true;
+        }
+    }
+    if let (Some(stmt), Some(item)) = (stmt, item) {
+        out.imports.push(ImportMatch { stmt, kind, module, from, name, alias, item, wildcard });
     }
 }
 

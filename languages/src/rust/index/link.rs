@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::parse::{ParsedFile, RawRef};
+use super::parse::{ParsedFile, RawRef, UseLeaf};
 use crate::Language;
 use crate::index::{
     Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId,
@@ -78,6 +78,7 @@ fn registers_in_module(kind: DefinitionKind) -> bool {
 }
 
 impl<'a> Linker<'a> {
+    /// The module, name and impl tables of a crate's parsed files.
     pub fn new(files: &'a [ParsedFile], crate_names: HashMap<String, String>) -> Linker<'a> {
         let mut l = Linker {
             files,
@@ -94,76 +95,107 @@ impl<'a> Linker<'a> {
             test_modules: BTreeSet::new(),
         };
         for (f, file) in files.iter().enumerate() {
-            let mut mods = Vec::new();
-            for (s, path) in file.scopes.iter().enumerate() {
-                let m = l.module(&file.location.krate, &file.location.package, path);
-                if s == 0 {
-                    l.modules[m].file.get_or_insert(f);
-                } else if let Some(item) = file.scope_items[s] {
-                    l.modules[m].inline_item = Some((f, item));
-                }
-                mods.push(m);
-            }
-            for t in &file.test_file_modules {
-                l.test_modules.insert((file.location.krate.clone(), t.clone()));
-            }
-            for (i, item) in file.items.iter().enumerate() {
-                let m = mods[item.scope];
-                let in_container = item
-                    .parent
-                    .is_some_and(|p| matches!(file.items[p].kind, DefinitionKind::Impl | DefinitionKind::Trait));
-                if registers_in_module(item.kind) && !in_container {
-                    l.modules[m].items.entry(item.name.clone()).or_default().push((f, i));
-                }
-                // Method calls on values of unknown type name inherent methods and trait
-                // items; trait-impl methods are never deleted on their own (see `edit`).
-                let in_trait_impl = item
-                    .parent
-                    .is_some_and(|p| file.items[p].impl_info.as_ref().is_some_and(|i| i.trait_path.is_some()));
-                if item.kind == DefinitionKind::Method && !in_trait_impl {
-                    l.methods.entry((file.location.package.clone(), item.name.clone())).or_default().push((f, i));
-                }
-                if item.kind == DefinitionKind::Macro {
-                    l.macros.entry((file.location.package.clone(), item.name.clone())).or_default().push((f, i));
-                }
-            }
-            for (u, raw) in file.uses.iter().enumerate() {
-                let m = mods[raw.scope];
-                for (k, leaf) in raw.leaves.iter().enumerate() {
-                    if leaf.glob {
-                        l.modules[m].globs.push((f, u, k));
-                    } else if let Some(name) = leaf.alias.clone().or_else(|| leaf.path.last().cloned()) {
-                        l.modules[m].uses.entry(name).or_default().push((f, u, k));
-                    }
-                }
-            }
+            let mods = l.file_modules(f, file);
+            l.register_items(f, file, &mods);
+            l.register_uses(f, file, &mods);
             l.scope_modules.push(mods);
         }
-        for m in 0..l.modules.len() {
-            let (krate, package, path) =
-                (l.modules[m].krate.clone(), l.modules[m].package.clone(), l.modules[m].path.clone());
-            let lib = format!("{package}|src");
-            l.modules[m].root = l.module_id(&krate, &[]);
-            l.modules[m].parent = path.split_last().and_then(|(_, p)| l.module_id(&krate, p));
-            l.modules[m].lib = if krate == lib { None } else { l.module_id(&lib, &[]) };
+        l.link_modules();
+        l.resolve_impls();
+        l.collect_members();
+        l
+    }
+
+    /// The module of each scope of file `f` (created as needed), and its test modules.
+    fn file_modules(&mut self, f: usize, file: &ParsedFile) -> Vec<usize> {
+        let mut mods = Vec::new();
+        for (s, path) in file.scopes.iter().enumerate() {
+            let m = self.module(&file.location.krate, &file.location.package, path);
+            if s == 0 {
+                self.modules[m].file.get_or_insert(f);
+            } else if let Some(item) = file.scope_items[s] {
+                self.modules[m].inline_item = Some((f, item));
+            }
+            mods.push(m);
         }
-        // Impl blocks: their type and trait, then the members of every type and trait.
+        for t in &file.test_file_modules {
+            self.test_modules.insert((file.location.krate.clone(), t.clone()));
+        }
+        mods
+    }
+
+    /// Registers file `f`'s items in their modules, and its methods and macros by name.
+    fn register_items(&mut self, f: usize, file: &ParsedFile, mods: &[usize]) {
+        for (i, item) in file.items.iter().enumerate() {
+            let m = mods[item.scope];
+            let in_container =
+                item.parent.is_some_and(|p| matches!(file.items[p].kind, DefinitionKind::Impl | DefinitionKind::Trait));
+            if registers_in_module(item.kind) && !in_container {
+                self.modules[m].items.entry(item.name.clone()).or_default().push((f, i));
+            }
+            // Method calls on values of unknown type name inherent methods and trait
+            // items; trait-impl methods are never deleted on their own (see `edit`).
+            let in_trait_impl =
+                item.parent.is_some_and(|p| file.items[p].impl_info.as_ref().is_some_and(|i| i.trait_path.is_some()));
+            if item.kind == DefinitionKind::Method && !in_trait_impl {
+                self.methods.entry((file.location.package.clone(), item.name.clone())).or_default().push((f, i));
+            }
+            if item.kind == DefinitionKind::Macro {
+                self.macros.entry((file.location.package.clone(), item.name.clone())).or_default().push((f, i));
+            }
+        }
+    }
+
+    /// Registers file `f`'s `use` leaves in their modules: by bound name, or as globs.
+    fn register_uses(&mut self, f: usize, file: &ParsedFile, mods: &[usize]) {
+        for (u, raw) in file.uses.iter().enumerate() {
+            let m = mods[raw.scope];
+            for (k, leaf) in raw.leaves.iter().enumerate() {
+                if leaf.glob {
+                    self.modules[m].globs.push((f, u, k));
+                } else if let Some(name) = leaf.alias.clone().or_else(|| leaf.path.last().cloned()) {
+                    self.modules[m].uses.entry(name).or_default().push((f, u, k));
+                }
+            }
+        }
+    }
+
+    /// Sets each module's crate root, parent module and package library root.
+    fn link_modules(&mut self) {
+        for m in 0..self.modules.len() {
+            let (krate, package, path) =
+                (self.modules[m].krate.clone(), self.modules[m].package.clone(), self.modules[m].path.clone());
+            let lib = format!("{package}|src");
+            self.modules[m].root = self.module_id(&krate, &[]);
+            self.modules[m].parent = path.split_last().and_then(|(_, p)| self.module_id(&krate, p));
+            self.modules[m].lib = if krate == lib { None } else { self.module_id(&lib, &[]) };
+        }
+    }
+
+    /// Resolves the type and the trait of every impl block.
+    fn resolve_impls(&mut self) {
+        let files = self.files;
         for (f, file) in files.iter().enumerate() {
             for (i, item) in file.items.iter().enumerate() {
                 let Some(info) = &item.impl_info else {
                     continue;
                 };
-                let m = l.scope_modules[f][item.scope];
-                if let Some(Entity::Def(t)) = l.resolve(m, &info.self_type, None, 0, &mut Vec::new()) {
-                    l.impl_type.insert((f, i), t);
+                let m = self.scope_modules[f][item.scope];
+                if let Some(Entity::Def(t)) = self.resolve(m, &info.self_type, None, 0, &mut Vec::new()) {
+                    self.impl_type.insert((f, i), t);
                 }
                 if let Some(Entity::Def(t)) =
-                    info.trait_path.as_ref().and_then(|p| l.resolve(m, p, None, 0, &mut Vec::new()))
+                    info.trait_path.as_ref().and_then(|p| self.resolve(m, p, None, 0, &mut Vec::new()))
                 {
-                    l.impl_trait.insert((f, i), t);
+                    self.impl_trait.insert((f, i), t);
                 }
             }
         }
+    }
+
+    /// Collects the methods of every type (from its impls) and trait, by name.
+    fn collect_members(&mut self) {
+        let files = self.files;
         for (f, file) in files.iter().enumerate() {
             for (i, item) in file.items.iter().enumerate() {
                 let Some(p) = item.parent else { continue };
@@ -172,15 +204,14 @@ impl<'a> Linker<'a> {
                 }
                 let owner = match file.items[p].kind {
                     DefinitionKind::Trait => Some((f, p)),
-                    DefinitionKind::Impl => l.impl_type.get(&(f, p)).copied(),
+                    DefinitionKind::Impl => self.impl_type.get(&(f, p)).copied(),
                     _ => None,
                 };
                 if let Some(owner) = owner {
-                    l.members.entry(owner).or_default().entry(item.name.clone()).or_default().push((f, i));
+                    self.members.entry(owner).or_default().entry(item.name.clone()).or_default().push((f, i));
                 }
             }
         }
-        l
     }
 
     fn module(&mut self, krate: &str, package: &str, path: &[String]) -> usize {
@@ -357,111 +388,7 @@ impl<'a> Linker<'a> {
     pub fn link_file(&self, f: usize) -> (FileIndex, Vec<Definition>) {
         let file = &self.files[f];
         let test_file = file.is_test_file || self.is_test_module(&file.location.krate, &file.location.module);
-        let mut defs = Vec::with_capacity(file.items.len());
-        for (i, item) in file.items.iter().enumerate() {
-            let mut targets = Vec::new();
-            for r in &item.refs {
-                self.resolve_ref(f, item.scope, item.self_item.map(|s| (f, s)), r, &mut targets);
-            }
-            let mut load_references = Vec::new();
-            if let Some(p) = item.parent.filter(|p| file.items[*p].kind == DefinitionKind::Impl) {
-                // A trait impl's method implements the trait's item of the same name.
-                if let Some(t) = self.impl_trait.get(&(f, p))
-                    && let Some(v) = self.members.get(t).and_then(|ms| ms.get(&item.name))
-                {
-                    targets.extend(v.iter().copied().filter(|d| d.0 == t.0 && self.item(*d).parent == Some(t.1)));
-                }
-            }
-            if let Some(t) = self.impl_trait.get(&(f, i)) {
-                load_references.push(LoadReference { target: self.id(*t), role: LoadRole::BaseClass });
-            }
-            // A trait impl (of the index's trait or another crate's, `Display`) stays while
-            // its type does: what uses it names no path to it.
-            // One for a type the index does not define (`[Flag]`, `&[T]`, `Vec<T>`, a generic
-            // `B`) stays while its trait does, for the same reason.
-            if item.impl_info.as_ref().is_some_and(|info| info.trait_path.is_some())
-                && let Some(t) = self.impl_type.get(&(f, i)).or_else(|| self.impl_trait.get(&(f, i)))
-            {
-                load_references.push(LoadReference { target: self.id(*t), role: LoadRole::Implementation });
-            }
-            let mut references: Vec<NodeId> =
-                targets.into_iter().filter(|d| *d != (f, i)).map(|d| self.id(d)).collect();
-            references.sort();
-            references.dedup();
-            let parent = match self.impl_type.get(&(f, i)) {
-                Some(t) => Some(self.id(*t)),
-                None => item.parent.map(|p| self.ids[f][p].clone()),
-            };
-            defs.push(Definition {
-                id: self.ids[f][i].clone(),
-                language: Language::Rust,
-                path: file.path.clone(),
-                qualname: item.qualname.clone(),
-                name: item.name.clone(),
-                kind: item.kind,
-                span: item.span,
-                def_line: item.def_line,
-                body: item.body,
-                signature: item.signature.clone(),
-                docstring: item.docstring.clone(),
-                parent,
-                is_test: test_file || item.is_test,
-                references,
-                load_references,
-            });
-        }
-        let mut module_references = Vec::new();
-        for (r, scope, line) in &file.module_refs {
-            let mut targets = Vec::new();
-            self.resolve_ref(f, *scope, None, r, &mut targets);
-            module_references.extend(targets.into_iter().map(|d| ModuleReference { target: self.id(d), line: *line }));
-        }
-        module_references.sort();
-        module_references.dedup();
-        let imports = file
-            .uses
-            .iter()
-            .map(|u| {
-                let m = self.scope_modules[f][u.scope];
-                let prefix_len = if u.prefix.is_empty() { 0 } else { u.prefix.split("::").count() };
-                let mut resolved_path = None;
-                let names = u
-                    .leaves
-                    .iter()
-                    .map(|leaf| {
-                        let rel = leaf.path.get(prefix_len.min(leaf.path.len())..).unwrap_or(&[]).join("::");
-                        let name = match (leaf.glob, rel.is_empty()) {
-                            (true, true) => "*".to_string(),
-                            (true, false) => format!("{rel}::*"),
-                            (false, _) => rel,
-                        };
-                        let ent = if leaf.glob { None } else { self.resolve(m, &leaf.path, None, 0, &mut Vec::new()) };
-                        let target = match ent {
-                            Some(Entity::Def(d)) => Some(d),
-                            Some(Entity::Module(mm)) => self.modules[mm].inline_item,
-                            None => None,
-                        };
-                        let file_of = match ent {
-                            Some(Entity::Def(d)) => Some(d.0),
-                            Some(Entity::Module(mm)) => {
-                                self.modules[mm].file.or(self.modules[mm].inline_item.map(|d| d.0))
-                            }
-                            None => None,
-                        };
-                        if resolved_path.is_none() {
-                            resolved_path = file_of.map(|x| self.files[x].path.clone());
-                        }
-                        ImportedName {
-                            name,
-                            alias: leaf.alias.clone(),
-                            span: leaf.span,
-                            target: target.map(|d| self.id(d)),
-                        }
-                    })
-                    .collect();
-                Import { span: u.span, module: u.prefix.clone(), resolved_path, names, module_level: u.module_level }
-            })
-            .collect();
+        let defs = (0..file.items.len()).map(|i| self.definition(f, i, test_file)).collect();
         let module = if file.location.module.is_empty() {
             "crate".to_string()
         } else {
@@ -473,8 +400,8 @@ impl<'a> Linker<'a> {
             module: Some(module),
             is_test: test_file,
             definitions: self.ids[f].clone(),
-            imports,
-            module_references,
+            imports: self.imports(f),
+            module_references: self.module_references(f),
             exported: Vec::new(),
             value_bindings: Vec::new(),
             discarded_calls: Vec::new(),
@@ -482,6 +409,129 @@ impl<'a> Linker<'a> {
             lines: file.lines,
         };
         (fi, defs)
+    }
+
+    /// Item `i` of file `f` as a definition, with its references resolved.
+    fn definition(&self, f: usize, i: usize, test_file: bool) -> Definition {
+        let file = &self.files[f];
+        let item = &file.items[i];
+        let mut targets = Vec::new();
+        for r in &item.refs {
+            self.resolve_ref(f, item.scope, item.self_item.map(|s| (f, s)), r, &mut targets);
+        }
+        if let Some(p) = item.parent.filter(|p| file.items[*p].kind == DefinitionKind::Impl) {
+            // A trait impl's method implements the trait's item of the same name.
+            if let Some(t) = self.impl_trait.get(&(f, p))
+                && let Some(v) = self.members.get(t).and_then(|ms| ms.get(&item.name))
+            {
+                targets.extend(v.iter().copied().filter(|d| d.0 == t.0 && self.item(*d).parent == Some(t.1)));
+            }
+        }
+        let mut references: Vec<NodeId> = targets.into_iter().filter(|d| *d != (f, i)).map(|d| self.id(d)).collect();
+        references.sort();
+        references.dedup();
+        let parent = match self.impl_type.get(&(f, i)) {
+            Some(t) => Some(self.id(*t)),
+            None => item.parent.map(|p| self.ids[f][p].clone()),
+        };
+        Definition {
+            id: self.ids[f][i].clone(),
+            language: Language::Rust,
+            path: file.path.clone(),
+            qualname: item.qualname.clone(),
+            name: item.name.clone(),
+            kind: item.kind,
+            span: item.span,
+            def_line: item.def_line,
+            body: item.body,
+            signature: item.signature.clone(),
+            docstring: item.docstring.clone(),
+            parent,
+            is_test: test_file || item.is_test,
+            references,
+            load_references: self.load_references(f, i),
+        }
+    }
+
+    /// What an impl block (item `i` of file `f`) needs beyond the paths it names: its trait,
+    /// and for a trait impl the type (or, for a type the index lacks, the trait) it stays with.
+    fn load_references(&self, f: usize, i: usize) -> Vec<LoadReference> {
+        let item = &self.files[f].items[i];
+        let mut load_references = Vec::new();
+        if let Some(t) = self.impl_trait.get(&(f, i)) {
+            load_references.push(LoadReference { target: self.id(*t), role: LoadRole::BaseClass });
+        }
+        // A trait impl (of the index's trait or another crate's, `Display`) stays while
+        // its type does: what uses it names no path to it.
+        // One for a type the index does not define (`[Flag]`, `&[T]`, `Vec<T>`, a generic
+        // `B`) stays while its trait does, for the same reason.
+        if item.impl_info.as_ref().is_some_and(|info| info.trait_path.is_some())
+            && let Some(t) = self.impl_type.get(&(f, i)).or_else(|| self.impl_trait.get(&(f, i)))
+        {
+            load_references.push(LoadReference { target: self.id(*t), role: LoadRole::Implementation });
+        }
+        load_references
+    }
+
+    /// What file `f`'s code outside every item names, sorted and deduplicated.
+    fn module_references(&self, f: usize) -> Vec<ModuleReference> {
+        let mut module_references = Vec::new();
+        for (r, scope, line) in &self.files[f].module_refs {
+            let mut targets = Vec::new();
+            self.resolve_ref(f, *scope, None, r, &mut targets);
+            module_references.extend(targets.into_iter().map(|d| ModuleReference { target: self.id(d), line: *line }));
+        }
+        module_references.sort();
+        module_references.dedup();
+        module_references
+    }
+
+    /// File `f`'s `use` items as imports, each leaf resolved to its target and file.
+    fn imports(&self, f: usize) -> Vec<Import> {
+        self.files[f]
+            .uses
+            .iter()
+            .map(|u| {
+                let m = self.scope_modules[f][u.scope];
+                let prefix_len = if u.prefix.is_empty() { 0 } else { u.prefix.split("::").count() };
+                let mut resolved_path = None;
+                let names =
+                    u.leaves.iter().map(|leaf| self.imported_name(m, prefix_len, leaf, &mut resolved_path)).collect();
+                Import { span: u.span, module: u.prefix.clone(), resolved_path, names, module_level: u.module_level }
+            })
+            .collect()
+    }
+
+    /// One `use` leaf (in module `m`) as an imported name; sets `resolved_path` to the file
+    /// of its target if no earlier leaf did.
+    fn imported_name(
+        &self,
+        m: usize,
+        prefix_len: usize,
+        leaf: &UseLeaf,
+        resolved_path: &mut Option<String>,
+    ) -> ImportedName {
+        let rel = leaf.path.get(prefix_len.min(leaf.path.len())..).unwrap_or(&[]).join("::");
+        let name = match (leaf.glob, rel.is_empty()) {
+            (true, true) => "*".to_string(),
+            (true, false) => format!("{rel}::*"),
+            (false, _) => rel,
+        };
+        let ent = if leaf.glob { None } else { self.resolve(m, &leaf.path, None, 0, &mut Vec::new()) };
+        let target = match ent {
+            Some(Entity::Def(d)) => Some(d),
+            Some(Entity::Module(mm)) => self.modules[mm].inline_item,
+            None => None,
+        };
+        let file_of = match ent {
+            Some(Entity::Def(d)) => Some(d.0),
+            Some(Entity::Module(mm)) => self.modules[mm].file.or(self.modules[mm].inline_item.map(|d| d.0)),
+            None => None,
+        };
+        if resolved_path.is_none() {
+            *resolved_path = file_of.map(|x| self.files[x].path.clone());
+        }
+        ImportedName { name, alias: leaf.alias.clone(), span: leaf.span, target: target.map(|d| self.id(d)) }
     }
 }
 

@@ -368,6 +368,7 @@ impl<'s> Walker<'s, '_> {
         }
     }
 
+    /// Records one item (with its signature and references) and walks into its body.
     fn item(&mut self, child: &Child, leading: &Leading, ctx: &Ctx) {
         let src = self.src;
         let node = child.node;
@@ -376,82 +377,22 @@ impl<'s> Walker<'s, '_> {
         let cfg_test = leading.attributes.iter().any(|a| is_cfg_test(a));
         let in_test = ctx.in_test || cfg_test;
         if kind == DefinitionKind::Module && child.body.is_none() {
-            if let Some(name) = child.name
-                && in_test
-            {
-                let mut path = self.file.scopes[ctx.scope].clone();
-                path.push(text(name, src).to_string());
-                self.file.test_file_modules.push(path);
-            }
+            self.module_declaration(child, ctx, in_test);
             return;
         }
-        let name = child.name.map(|n| text(n, src).to_string());
         let def_kind = match (kind, &ctx.container) {
             (DefinitionKind::Function, Container::Module) => DefinitionKind::Function,
             (DefinitionKind::Function, _) => DefinitionKind::Method,
             (kind, _) => kind,
         };
-        let mut impl_info = None;
-        let (name, qualname) = match (def_kind, &ctx.container) {
-            (DefinitionKind::Impl, _) => {
-                let ty = child.type_;
-                let self_type = ty.map(|t| type_path(t, src)).unwrap_or_default();
-                let type_name = match (self_type.last(), ty) {
-                    (Some(last), _) => last.clone(),
-                    (None, Some(t)) => compact(text(t, src)),
-                    (None, None) => "?".to_string(),
-                };
-                let trait_node = child.trait_;
-                let trait_path = trait_node.map(|t| type_path(t, src));
-                let tag = match trait_node {
-                    Some(t) => format!("<{}>", trait_tag(t, src)),
-                    None => "<impl>".to_string(),
-                };
-                impl_info = Some(ImplInfo { self_type, trait_path });
-                (tag.clone(), format!("{}{type_name}.{tag}", ctx.prefix))
-            }
-            (_, Container::Impl(i)) => {
-                let n = name.unwrap_or_default();
-                let item = &self.file.items[*i];
-                let base = if item.name == "<impl>" {
-                    item.qualname.strip_suffix(".<impl>").unwrap_or(&item.qualname).to_string()
-                } else {
-                    item.qualname.clone()
-                };
-                let q = format!("{base}.{n}");
-                (n, q)
-            }
-            (_, Container::Trait(i)) => {
-                let n = name.unwrap_or_default();
-                let q = format!("{}.{n}", self.file.items[*i].qualname);
-                (n, q)
-            }
-            (_, Container::Module) => {
-                let n = name.unwrap_or_default();
-                let q = format!("{}{n}", ctx.prefix);
-                (n, q)
-            }
-        };
+        let (name, qualname, impl_info) = self.names(child, def_kind, ctx);
         let is_test = in_test || leading.attributes.iter().any(|a| is_test_attribute(a));
         let body_node = match def_kind {
             DefinitionKind::Macro => None,
             _ => child.body,
         };
         let signature = signature(node, def_kind, body_node, leading, src);
-        let mut refs = Vec::new();
-        match def_kind {
-            DefinitionKind::Impl | DefinitionKind::Trait | DefinitionKind::Module => {
-                let mut c = node.walk();
-                for ch in node.children(&mut c) {
-                    if Some(ch) != body_node {
-                        collect_refs(ch, src, &mut refs);
-                    }
-                }
-            }
-            _ => collect_refs(node, src, &mut refs),
-        }
-        refs.sort();
-        refs.dedup();
+        let refs = item_refs(node, def_kind, body_node, src);
         let self_item = match ctx.container {
             Container::Impl(i) | Container::Trait(i) => Some(i),
             Container::Module => None,
@@ -478,6 +419,69 @@ impl<'s> Walker<'s, '_> {
             refs,
         });
         let Some(body) = body_node else { return };
+        self.descend(body, index, def_kind, ctx, in_test);
+    }
+
+    /// Records `mod name;` in test code as a module whose file is test code.
+    fn module_declaration(&mut self, child: &Child, ctx: &Ctx, in_test: bool) {
+        if let Some(name) = child.name
+            && in_test
+        {
+            let mut path = self.file.scopes[ctx.scope].clone();
+            path.push(text(name, self.src).to_string());
+            self.file.test_file_modules.push(path);
+        }
+    }
+
+    /// The name and qualname of an item (an impl's `<Trait>` or `<impl>` tag, a member's
+    /// `Type.name`), and what an impl is of.
+    fn names(&self, child: &Child, def_kind: DefinitionKind, ctx: &Ctx) -> (String, String, Option<ImplInfo>) {
+        let src = self.src;
+        let name = child.name.map(|n| text(n, src).to_string());
+        match (def_kind, &ctx.container) {
+            (DefinitionKind::Impl, _) => {
+                let ty = child.type_;
+                let self_type = ty.map(|t| type_path(t, src)).unwrap_or_default();
+                let type_name = match (self_type.last(), ty) {
+                    (Some(last), _) => last.clone(),
+                    (None, Some(t)) => compact(text(t, src)),
+                    (None, None) => "?".to_string(),
+                };
+                let trait_node = child.trait_;
+                let trait_path = trait_node.map(|t| type_path(t, src));
+                let tag = match trait_node {
+                    Some(t) => format!("<{}>", trait_tag(t, src)),
+                    None => "<impl>".to_string(),
+                };
+                let qualname = format!("{}{type_name}.{tag}", ctx.prefix);
+                (tag, qualname, Some(ImplInfo { self_type, trait_path }))
+            }
+            (_, Container::Impl(i)) => {
+                let n = name.unwrap_or_default();
+                let item = &self.file.items[*i];
+                let base = if item.name == "<impl>" {
+                    item.qualname.strip_suffix(".<impl>").unwrap_or(&item.qualname).to_string()
+                } else {
+                    item.qualname.clone()
+                };
+                let q = format!("{base}.{n}");
+                (n, q, None)
+            }
+            (_, Container::Trait(i)) => {
+                let n = name.unwrap_or_default();
+                let q = format!("{}.{n}", self.file.items[*i].qualname);
+                (n, q, None)
+            }
+            (_, Container::Module) => {
+                let n = name.unwrap_or_default();
+                let q = format!("{}{n}", ctx.prefix);
+                (n, q, None)
+            }
+        }
+    }
+
+    /// Walks the items of a module, impl or trait body, with the context they are in.
+    fn descend(&mut self, body: Node, index: usize, def_kind: DefinitionKind, ctx: &Ctx, in_test: bool) {
         match def_kind {
             DefinitionKind::Module => {
                 let mut path = self.file.scopes[ctx.scope].clone();
@@ -534,6 +538,26 @@ impl<'s> Walker<'s, '_> {
             leaves,
         });
     }
+}
+
+/// The paths an item names, sorted and deduplicated; for a module, impl or trait only
+/// those outside its body (the items of the body have their own).
+fn item_refs(node: Node, def_kind: DefinitionKind, body_node: Option<Node>, src: &str) -> Vec<RawRef> {
+    let mut refs = Vec::new();
+    match def_kind {
+        DefinitionKind::Impl | DefinitionKind::Trait | DefinitionKind::Module => {
+            let mut c = node.walk();
+            for ch in node.children(&mut c) {
+                if Some(ch) != body_node {
+                    collect_refs(ch, src, &mut refs);
+                }
+            }
+        }
+        _ => collect_refs(node, src, &mut refs),
+    }
+    refs.sort();
+    refs.dedup();
+    refs
 }
 
 fn prefix_of(path: &[String], glob: bool) -> String {
