@@ -139,60 +139,22 @@ impl Run<'_> {
         }
     }
 
+    /// One round of candidate `n`: classify with what earlier rounds repaired, extract and
+    /// validate; the repair for the next round, or the candidate's tasks and rejections.
     fn round(&self, n: usize, slug: &str, r: &mut Rounds) -> Next {
         let (session, opts) = (self.session, self.opts);
         let reject = |reason: String| {
             Next::Done((Vec::new(), vec![Rejected { feature: slug.to_string(), level: None, reason }]))
         };
-        let mut feature = match self.feature(slug, r) {
+        let feature = match self.repaired_feature(slug, r) {
             Ok(f) => f,
-            Err(e) => return reject(e.chain()),
+            Err(reason) => return reject(reason),
         };
-        feature.moved_to_p2p = r.moved.clone();
-        // Besides the cases dropped in earlier rounds, the classification's own (the
-        // subtests of a test function that leaves with an F2P subtest).
-        feature.dropped_cases.extend(r.dropped.iter().cloned());
-        feature.unstable_ids = r.unstable.clone();
-        feature.order_dependent = r.order_dependent.clone();
-        if feature.extracted().is_empty() {
-            return reject(if r.load_repairs.is_empty() {
-                "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".to_string()
-            } else {
-                format!(
-                    "nothing to extract: {} load repair round(s) kept every extracted definition ({})",
-                    r.load_repairs.len(),
-                    load_summary(&r.load_repairs)
-                )
-            });
-        }
         let load_round = (r.load_repairs.len() < MAX_LOAD_REPAIR_ROUNDS).then_some(r.load_repairs.len() + 1);
         let outcome = feature_tasks(session, n, self.b, &feature, opts, &self.t.trace, &self.trace_digest, load_round);
         match outcome {
             Ok(Outcome::Retry(still_passing)) if r.p2p_rounds < MAX_REPAIR_ROUNDS => {
-                session.progress.note(format!(
-                    "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
-                    still_passing.len()
-                ));
-                r.p2p_rounds += 1;
-                r.cand = r.cand.difference(&still_passing).cloned().collect();
-                // Tests that failed among the P2P tests and pass as F2P tests would go back
-                // and forth between the two: they are set aside instead.
-                let flipped: BTreeSet<TestId> = still_passing.intersection(&r.joined).cloned().collect();
-                if !flipped.is_empty() {
-                    session.progress.note(format!(
-                        "{slug}: {} test(s) failed among the P2P tests and pass with the F2P tests (first: {}); their outcome depends on the tests run with them, set aside",
-                        flipped.len(),
-                        flipped.first().map(String::as_str).unwrap_or_default()
-                    ));
-                }
-                r.joined = r.joined.difference(&still_passing).cloned().collect();
-                let still_passing: BTreeSet<TestId> = still_passing.difference(&flipped).cloned().collect();
-                r.order_dependent.extend(flipped);
-                // A case of a test function whose other cases stay F2P leaves the masked
-                // state with that function: it can be neither F2P nor P2P.
-                let (drop, keep) = cases_of_remaining(session, &r.cand, still_passing);
-                r.dropped.extend(drop);
-                r.moved.extend(keep);
+                r.keep_as_p2p(session, slug, still_passing);
                 Next::Again
             }
             Ok(Outcome::Retry(_)) => {
@@ -240,6 +202,61 @@ impl Run<'_> {
                 vec![Rejected { feature: feature.slug.clone(), level: None, reason: e.chain() }],
             )),
         }
+    }
+
+    /// This round's feature: classified, with what earlier rounds moved to P2P, dropped and
+    /// set aside; or, when it cannot be classified or extracts nothing, why (the rejection).
+    fn repaired_feature(&self, slug: &str, r: &Rounds) -> Result<Feature, String> {
+        let mut feature = self.feature(slug, r).map_err(|e| e.chain())?;
+        feature.moved_to_p2p = r.moved.clone();
+        // Besides the cases dropped in earlier rounds, the classification's own (the
+        // subtests of a test function that leaves with an F2P subtest).
+        feature.dropped_cases.extend(r.dropped.iter().cloned());
+        feature.unstable_ids = r.unstable.clone();
+        feature.order_dependent = r.order_dependent.clone();
+        if feature.extracted().is_empty() {
+            return Err(if r.load_repairs.is_empty() {
+                "nothing to extract: everything the F2P tests reach is run by P2P tests, at import time, or needed to load".to_string()
+            } else {
+                format!(
+                    "nothing to extract: {} load repair round(s) kept every extracted definition ({})",
+                    r.load_repairs.len(),
+                    load_summary(&r.load_repairs)
+                )
+            });
+        }
+        Ok(feature)
+    }
+}
+
+impl Rounds {
+    /// F2P tests that still pass on the masked state leave F2P and stay as P2P tests (a case
+    /// whose test function stays F2P is dropped; a test that joined F2P is set aside).
+    fn keep_as_p2p(&mut self, session: &Session, slug: &str, still_passing: BTreeSet<TestId>) {
+        session.progress.note(format!(
+            "{slug}: {} F2P test(s) still pass on the masked state; they stay as P2P tests",
+            still_passing.len()
+        ));
+        self.p2p_rounds += 1;
+        self.cand = self.cand.difference(&still_passing).cloned().collect();
+        // Tests that failed among the P2P tests and pass as F2P tests would go back
+        // and forth between the two: they are set aside instead.
+        let flipped: BTreeSet<TestId> = still_passing.intersection(&self.joined).cloned().collect();
+        if !flipped.is_empty() {
+            session.progress.note(format!(
+                "{slug}: {} test(s) failed among the P2P tests and pass with the F2P tests (first: {}); their outcome depends on the tests run with them, set aside",
+                flipped.len(),
+                flipped.first().map(String::as_str).unwrap_or_default()
+            ));
+        }
+        self.joined = self.joined.difference(&still_passing).cloned().collect();
+        let still_passing: BTreeSet<TestId> = still_passing.difference(&flipped).cloned().collect();
+        self.order_dependent.extend(flipped);
+        // A case of a test function whose other cases stay F2P leaves the masked
+        // state with that function: it can be neither F2P nor P2P.
+        let (drop, keep) = cases_of_remaining(session, &self.cand, still_passing);
+        self.dropped.extend(drop);
+        self.moved.extend(keep);
     }
 }
 

@@ -114,36 +114,14 @@ pub fn extract(
     let mut extracted = extracted.clone();
     let mut build_repairs: Vec<BuildRepair> = Vec::new();
     let outcome = loop {
-        session.progress.step("extract: masking");
-        if masked.exists() {
-            std::fs::remove_dir_all(&masked)?;
-        }
         let plan = MaskPlan {
             extracted: extracted.clone(),
             remove_test_files: test_files.clone(),
             remove_tests: tests.clone(),
             remove_calls: calls_of(calls, &extracted),
         };
-        let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
-        let outcome = mask_tree_with(&session.repo, &session.index, &plan, &masked, &options)
-            .context("failed to write the masked state")?;
-        // Tests and build checks of the masked state need the installed dependencies too.
-        tree::link_dependencies(&session.repo, &masked, carve_languages::skip_policy())?;
-        // Or, for the build check only, those of the environment `carve env` made (the
-        // repository has none of its own then: a TypeScript project's `tsc` is in the
-        // environment's node_modules). They go again after it: the masked state is the one the
-        // patches restore to the original tree, byte for byte; test runs link them themselves.
-        let linked = match &session.environment {
-            Some(active) => active.prepare(&masked)?,
-            None => Vec::new(),
-        };
-        let checked = build_check(session, &outcome, &masked);
-        for path in linked {
-            std::fs::remove_dir_all(&path)
-                .or_else(|_| std::fs::remove_file(&path))
-                .with_context(|| format!("failed to remove {} after the build check", path.display()))?;
-        }
-        let Some((lang, command, output, report)) = checked? else {
+        let (outcome, checked) = mask_and_check(session, &plan, &masked)?;
+        let Some((lang, command, output, report)) = checked else {
             for w in &outcome.warnings {
                 session.progress.note(format!("warning: {w}"));
             }
@@ -180,17 +158,7 @@ pub fn extract(
     for w in &patches.warnings {
         session.progress.note(format!("warning: {w}"));
     }
-    let mut contract = build_contract(&session.index, &extracted);
-    // A name the hidden tests use that the contract does not show yet belongs in it.
-    let shown = serde_json::to_string(&contract)?;
-    let needed = crate::leakage::unnamed_extracted(&session.index, &extracted, &patches.test, &shown);
-    if !needed.is_empty() {
-        session.progress.note(format!(
-            "the F2P tests use {} that the contract did not show; listed in it",
-            needed.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
-        contract.add_needed(&session.index, &extracted, &needed);
-    }
+    let contract = contract_of(session, &extracted, &patches.test)?;
     let removed_calls = calls.iter().filter(|c| extracted.contains(&c.target)).cloned().collect();
     Ok(Extraction {
         masked,
@@ -203,6 +171,56 @@ pub fn extract(
         build_repairs,
         removed_calls,
     })
+}
+
+/// A failed build check: the language, its command, the compiler's output and the report.
+type BuildFailure = (carve_languages::Language, String, String, String);
+
+/// Masks `plan` into `masked` (in place of what is there) and runs the build check of every
+/// language it changes: the outcome, and the first failed check (language, command,
+/// compiler output, report) if any.
+fn mask_and_check(session: &Session, plan: &MaskPlan, masked: &Path) -> Result<(MaskOutcome, Option<BuildFailure>)> {
+    session.progress.step("extract: masking");
+    if masked.exists() {
+        std::fs::remove_dir_all(masked)?;
+    }
+    let options = MaskOptions { python: session.config.test.interpreter().map(Path::to_path_buf) };
+    let outcome = mask_tree_with(&session.repo, &session.index, plan, masked, &options)
+        .context("failed to write the masked state")?;
+    // Tests and build checks of the masked state need the installed dependencies too.
+    tree::link_dependencies(&session.repo, masked, carve_languages::skip_policy())?;
+    // Or, for the build check only, those of the environment `carve env` made (the
+    // repository has none of its own then: a TypeScript project's `tsc` is in the
+    // environment's node_modules). They go again after it: the masked state is the one the
+    // patches restore to the original tree, byte for byte; test runs link them themselves.
+    let linked = match &session.environment {
+        Some(active) => active.prepare(masked)?,
+        None => Vec::new(),
+    };
+    let checked = build_check(session, &outcome, masked);
+    for path in linked {
+        std::fs::remove_dir_all(&path)
+            .or_else(|_| std::fs::remove_file(&path))
+            .with_context(|| format!("failed to remove {} after the build check", path.display()))?;
+    }
+    Ok((outcome, checked?))
+}
+
+/// The contract of `extracted`, with the names the hidden tests (`test_patch`) use that it
+/// did not show yet added.
+fn contract_of(session: &Session, extracted: &BTreeSet<NodeId>, test_patch: &str) -> Result<Contract> {
+    let mut contract = build_contract(&session.index, extracted);
+    // A name the hidden tests use that the contract does not show yet belongs in it.
+    let shown = serde_json::to_string(&contract)?;
+    let needed = crate::leakage::unnamed_extracted(&session.index, extracted, test_patch, &shown);
+    if !needed.is_empty() {
+        session.progress.note(format!(
+            "the F2P tests use {} that the contract did not show; listed in it",
+            needed.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+        contract.add_needed(&session.index, extracted, &needed);
+    }
+    Ok(contract)
 }
 
 /// The call statements to delete with `extracted`, per file: those of `calls` whose target

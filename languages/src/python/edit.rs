@@ -120,137 +120,241 @@ pub fn mask_file_with(
     remove: &BTreeSet<NodeId>,
     calls: &[crate::index::Span],
 ) -> Result<Vec<Edit>, MaskError> {
-    // Topmost removed definitions of this file.
-    let defs: Vec<&Definition> = file
-        .definitions
-        .iter()
-        .filter(|id| remove.contains(*id))
-        .filter_map(|id| index.definitions.get(id))
-        .filter(|d| !removed_with_ancestor(index, remove, d))
-        .collect();
-    let inside_removed =
-        |start: usize, end: usize| defs.iter().any(|d| d.span.start_byte <= start && end <= d.span.end_byte);
-    let drops: Vec<ImportDrop> = file
-        .imports
-        .iter()
-        .filter(|imp| !imp.names.is_empty() && !inside_removed(imp.span.start_byte, imp.span.end_byte))
-        .filter_map(|imp| {
-            let dropped: Vec<&ImportedName> = imp
-                .names
-                .iter()
-                .filter(|n| n.name != "*" && resolve_imported_name(index, imp, n).is_some_and(|t| remove.contains(&t)))
-                .collect();
-            (!dropped.is_empty()).then_some(ImportDrop { import: imp, dropped })
-        })
-        .collect();
-    // Value bindings naming what is removed go with it (the classifier extracts a
-    // definition such a binding names only when nothing that stays names what it binds).
-    let gone_def =
-        |id: &NodeId| remove.contains(id) || index.get(id).is_some_and(|d| removed_with_ancestor(index, remove, d));
-    let bindings: Vec<&ValueBinding> = file
-        .value_bindings
-        .iter()
-        .filter(|b| b.targets.iter().any(|t| gone_def(&t.target)))
-        .filter(|b| !inside_removed(b.span.start_byte, b.span.end_byte))
-        .collect();
-    let calls: Vec<&crate::index::Span> = calls.iter().filter(|c| !inside_removed(c.start_byte, c.end_byte)).collect();
-    if defs.is_empty() && drops.is_empty() && bindings.is_empty() && calls.is_empty() {
+    let plan = MaskPlan::new(file, index, remove, calls);
+    if plan.is_empty() {
         return Ok(Vec::new());
     }
     let tree = parse(source).ok_or_else(|| MaskError::Parse { path: file.path.clone() })?;
     let root = tree.root_node();
-    let by_def_line = definition_statements(root, source);
-
-    let mut deleted: Vec<Node> = Vec::new();
-    let mut edits: Vec<Edit> = Vec::new();
-    for d in &defs {
-        let stmt = by_def_line.get(&(d.def_line, d.name.clone())).copied().ok_or_else(|| {
-            MaskError::DefinitionNotFound { path: file.path.clone(), id: d.id.clone(), line: d.def_line }
-        })?;
-        match stub::overrides_a_base_method(index, remove, d).then(|| stub::stub_body(source, stmt)).flatten() {
-            Some(edit) => edits.push(edit),
-            None => deleted.push(stmt),
-        }
-    }
-    // `f.__doc__ = …` at module level goes with `f` (the index does not count it as a use).
-    let deleted_names: BTreeSet<&str> = defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.as_str()).collect();
-    let mut c = root.walk();
-    for stmt in root.named_children(&mut c) {
-        if let Some(owner) = attribute_assignment_owner(stmt, source)
-            && deleted_names.contains(owner)
-        {
-            deleted.push(stmt);
-        }
-    }
-    for c in &calls {
-        let not_found = || MaskError::DefinitionNotFound {
-            path: file.path.clone(),
-            id: "call statement".into(),
-            line: c.start_line,
-        };
-        match node_at(root, c.start_byte, c.end_byte) {
-            Some(node) if node.kind() == "expression_statement" => deleted.push(node),
-            // A tested value: `v = f(x)` and the `if v: …` after it, siblings in one block.
-            _ => deleted.extend(statements_spanning(root, c.start_byte, c.end_byte).ok_or_else(not_found)?),
-        }
-    }
-    let mut entries: BTreeMap<usize, (Node, Vec<Node>)> = BTreeMap::new();
-    for b in &bindings {
-        let node = node_at(root, b.span.start_byte, b.span.end_byte).ok_or_else(|| MaskError::DefinitionNotFound {
-            path: file.path.clone(),
-            id: b.name.clone(),
-            line: b.span.start_line,
-        })?;
-        match node.parent().filter(|_| b.entry) {
-            Some(container) => entries.entry(container.id()).or_insert((container, Vec::new())).1.push(node),
-            None => deleted.push(node),
-        }
-    }
-    for (container, dropped) in entries.values() {
-        let mut c = container.walk();
-        let elems: Vec<Node> = container.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
-        let keep: Vec<Node> = elems.iter().copied().filter(|e| !dropped.iter().any(|d| d.id() == e.id())).collect();
-        edits.extend(element_list_edits(source, container.start_position().row, true, &elems, &keep));
-    }
-    // Imports that lose every name; a submodule one of them binds needs keeping only when no
-    // other import of the file binds it (and then once).
-    let whole: BTreeSet<usize> =
-        drops.iter().filter(|d| d.dropped.len() == d.import.names.len()).map(|d| d.import.span.start_byte).collect();
-    let mut bound: BTreeSet<String> = file
-        .imports
-        .iter()
-        .filter(|i| !whole.contains(&i.span.start_byte) && !inside_removed(i.span.start_byte, i.span.end_byte))
-        .filter_map(|i| submodule_binding(file, i))
-        .collect();
-    for drop in &drops {
-        let (stmt, names, keep) = split_import(root, drop, source, file)?;
-        if keep.is_empty() {
-            match submodule_binding(file, drop.import).filter(|sub| bound.insert(sub.clone())) {
-                // `from .sub import a` in a package's `__init__.py` also binds `sub`
-                // (importing a submodule sets it on its package): keep that binding and the
-                // import's side effects, or a later `sub.x` / `del sub` fails to load.
-                Some(sub) => {
-                    edits.push(Edit::replace(stmt.start_byte(), stmt.end_byte(), format!("from . import {sub}")))
-                }
-                None => deleted.push(stmt),
-            }
-        } else if keep.len() < names.len() {
-            edits.extend(name_list_edits(source, stmt, &names, &keep));
-        }
-    }
+    let mut masking = Masking { source, file, root, deleted: Vec::new(), edits: Vec::new() };
+    masking.definitions(index, remove, &plan.defs)?;
+    masking.attribute_assignments(&plan.defs);
+    masking.call_statements(&plan.calls)?;
+    masking.bindings(&plan.bindings)?;
+    masking.imports(&plan)?;
     // `__all__` must not name what is gone, or `from module import *` fails.
-    let mut gone: BTreeSet<String> = defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.clone()).collect();
-    gone.extend(bindings.iter().filter(|b| !b.entry && b.class.is_none()).map(|b| b.name.clone()));
-    for drop in drops.iter().filter(|d| d.import.module_level) {
-        gone.extend(drop.dropped.iter().map(|n| n.alias.clone().unwrap_or_else(|| n.name.clone())));
-    }
+    let gone = plan.gone_names();
     if !gone.is_empty() {
-        edits.extend(dunder_all_edits(source, root, &gone));
+        masking.edits.extend(dunder_all_edits(source, root, &gone));
     }
-    deleted.sort_by_key(|n| n.start_byte());
-    deleted.dedup_by_key(|n| n.id());
-    edits.extend(statement_deletions(source, &deleted));
-    Ok(edits)
+    Ok(masking.finish())
+}
+
+/// What masking one file touches, found in the index before the source is parsed.
+struct MaskPlan<'a> {
+    /// Topmost removed definitions of this file.
+    defs: Vec<&'a Definition>,
+    /// Import statements (outside `defs`) that lose names.
+    drops: Vec<ImportDrop<'a>>,
+    /// Value bindings (outside `defs`) naming what is removed.
+    bindings: Vec<&'a ValueBinding>,
+    /// Discarded call statements (outside `defs`) that go with the definitions they call.
+    calls: Vec<&'a crate::index::Span>,
+}
+
+impl<'a> MaskPlan<'a> {
+    /// The definitions, imports, bindings and calls of `file` that masking `remove` touches.
+    fn new(
+        file: &'a FileIndex,
+        index: &'a DefinitionIndex,
+        remove: &BTreeSet<NodeId>,
+        calls: &'a [crate::index::Span],
+    ) -> Self {
+        let defs: Vec<&Definition> = file
+            .definitions
+            .iter()
+            .filter(|id| remove.contains(*id))
+            .filter_map(|id| index.definitions.get(id))
+            .filter(|d| !removed_with_ancestor(index, remove, d))
+            .collect();
+        let mut plan = MaskPlan { defs, drops: Vec::new(), bindings: Vec::new(), calls: Vec::new() };
+        plan.drops = file
+            .imports
+            .iter()
+            .filter(|imp| !imp.names.is_empty() && !plan.inside_removed(imp.span.start_byte, imp.span.end_byte))
+            .filter_map(|imp| {
+                let dropped: Vec<&ImportedName> = imp
+                    .names
+                    .iter()
+                    .filter(|n| {
+                        n.name != "*" && resolve_imported_name(index, imp, n).is_some_and(|t| remove.contains(&t))
+                    })
+                    .collect();
+                (!dropped.is_empty()).then_some(ImportDrop { import: imp, dropped })
+            })
+            .collect();
+        // Value bindings naming what is removed go with it (the classifier extracts a
+        // definition such a binding names only when nothing that stays names what it binds).
+        let gone_def =
+            |id: &NodeId| remove.contains(id) || index.get(id).is_some_and(|d| removed_with_ancestor(index, remove, d));
+        plan.bindings = file
+            .value_bindings
+            .iter()
+            .filter(|b| b.targets.iter().any(|t| gone_def(&t.target)))
+            .filter(|b| !plan.inside_removed(b.span.start_byte, b.span.end_byte))
+            .collect();
+        plan.calls = calls.iter().filter(|c| !plan.inside_removed(c.start_byte, c.end_byte)).collect();
+        plan
+    }
+
+    /// Whether the byte range lies inside one of the removed definitions.
+    fn inside_removed(&self, start: usize, end: usize) -> bool {
+        self.defs.iter().any(|d| d.span.start_byte <= start && end <= d.span.end_byte)
+    }
+
+    /// Whether nothing in the file is affected.
+    fn is_empty(&self) -> bool {
+        self.defs.is_empty() && self.drops.is_empty() && self.bindings.is_empty() && self.calls.is_empty()
+    }
+
+    /// The module-level names that are gone: deleted definitions, bindings and imported names.
+    fn gone_names(&self) -> BTreeSet<String> {
+        let mut gone: BTreeSet<String> =
+            self.defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.clone()).collect();
+        gone.extend(self.bindings.iter().filter(|b| !b.entry && b.class.is_none()).map(|b| b.name.clone()));
+        for drop in self.drops.iter().filter(|d| d.import.module_level) {
+            gone.extend(drop.dropped.iter().map(|n| n.alias.clone().unwrap_or_else(|| n.name.clone())));
+        }
+        gone
+    }
+}
+
+/// One file's masking under way: its parsed source and the edits found so far.
+struct Masking<'t> {
+    source: &'t str,
+    file: &'t FileIndex,
+    root: Node<'t>,
+    /// Statements to delete, whole lines.
+    deleted: Vec<Node<'t>>,
+    /// Every other edit.
+    edits: Vec<Edit>,
+}
+
+impl<'t> Masking<'t> {
+    /// Deletes the removed definitions, or stubs those that override a method that stays.
+    fn definitions(
+        &mut self,
+        index: &DefinitionIndex,
+        remove: &BTreeSet<NodeId>,
+        defs: &[&Definition],
+    ) -> Result<(), MaskError> {
+        let by_def_line = definition_statements(self.root, self.source);
+        for d in defs {
+            let stmt = by_def_line.get(&(d.def_line, d.name.clone())).copied().ok_or_else(|| {
+                MaskError::DefinitionNotFound { path: self.file.path.clone(), id: d.id.clone(), line: d.def_line }
+            })?;
+            match stub::overrides_a_base_method(index, remove, d).then(|| stub::stub_body(self.source, stmt)).flatten()
+            {
+                Some(edit) => self.edits.push(edit),
+                None => self.deleted.push(stmt),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes `f.__doc__ = …` at module level with `f` (the index does not count it as a use).
+    fn attribute_assignments(&mut self, defs: &[&Definition]) {
+        let deleted_names: BTreeSet<&str> =
+            defs.iter().filter(|d| d.parent.is_none()).map(|d| d.name.as_str()).collect();
+        let mut c = self.root.walk();
+        for stmt in self.root.named_children(&mut c) {
+            if let Some(owner) = attribute_assignment_owner(stmt, self.source)
+                && deleted_names.contains(owner)
+            {
+                self.deleted.push(stmt);
+            }
+        }
+    }
+
+    /// Deletes the discarded call statements, with the statements testing their value.
+    fn call_statements(&mut self, calls: &[&crate::index::Span]) -> Result<(), MaskError> {
+        for c in calls {
+            let not_found = || MaskError::DefinitionNotFound {
+                path: self.file.path.clone(),
+                id: "call statement".into(),
+                line: c.start_line,
+            };
+            match node_at(self.root, c.start_byte, c.end_byte) {
+                Some(node) if node.kind() == "expression_statement" => self.deleted.push(node),
+                // A tested value: `v = f(x)` and the `if v: …` after it, siblings in one block.
+                _ => {
+                    self.deleted.extend(statements_spanning(self.root, c.start_byte, c.end_byte).ok_or_else(not_found)?)
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the value bindings of removed definitions: statements, or entries of a literal.
+    fn bindings(&mut self, bindings: &[&ValueBinding]) -> Result<(), MaskError> {
+        let mut entries: BTreeMap<usize, (Node, Vec<Node>)> = BTreeMap::new();
+        for b in bindings {
+            let node = node_at(self.root, b.span.start_byte, b.span.end_byte).ok_or_else(|| {
+                MaskError::DefinitionNotFound {
+                    path: self.file.path.clone(),
+                    id: b.name.clone(),
+                    line: b.span.start_line,
+                }
+            })?;
+            match node.parent().filter(|_| b.entry) {
+                Some(container) => entries.entry(container.id()).or_insert((container, Vec::new())).1.push(node),
+                None => self.deleted.push(node),
+            }
+        }
+        for (container, dropped) in entries.values() {
+            let mut c = container.walk();
+            let elems: Vec<Node> = container.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
+            let keep: Vec<Node> = elems.iter().copied().filter(|e| !dropped.iter().any(|d| d.id() == e.id())).collect();
+            self.edits.extend(element_list_edits(self.source, container.start_position().row, true, &elems, &keep));
+        }
+        Ok(())
+    }
+
+    /// Takes the dropped names out of their imports, deleting an import that loses every name.
+    fn imports(&mut self, plan: &MaskPlan) -> Result<(), MaskError> {
+        let file = self.file;
+        // Imports that lose every name; a submodule one of them binds needs keeping only when no
+        // other import of the file binds it (and then once).
+        let whole: BTreeSet<usize> = plan
+            .drops
+            .iter()
+            .filter(|d| d.dropped.len() == d.import.names.len())
+            .map(|d| d.import.span.start_byte)
+            .collect();
+        let mut bound: BTreeSet<String> = file
+            .imports
+            .iter()
+            .filter(|i| !whole.contains(&i.span.start_byte) && !plan.inside_removed(i.span.start_byte, i.span.end_byte))
+            .filter_map(|i| submodule_binding(file, i))
+            .collect();
+        for drop in &plan.drops {
+            let (stmt, names, keep) = split_import(self.root, drop, self.source, file)?;
+            if keep.is_empty() {
+                match submodule_binding(file, drop.import).filter(|sub| bound.insert(sub.clone())) {
+                    // `from .sub import a` in a package's `__init__.py` also binds `sub`
+                    // (importing a submodule sets it on its package): keep that binding and the
+                    // import's side effects, or a later `sub.x` / `del sub` fails to load.
+                    Some(sub) => self.edits.push(Edit::replace(
+                        stmt.start_byte(),
+                        stmt.end_byte(),
+                        format!("from . import {sub}"),
+                    )),
+                    None => self.deleted.push(stmt),
+                }
+            } else if keep.len() < names.len() {
+                self.edits.extend(name_list_edits(self.source, stmt, &names, &keep));
+            }
+        }
+        Ok(())
+    }
+
+    /// All the edits: the others, then the deletions of the statements (each once).
+    fn finish(mut self) -> Vec<Edit> {
+        self.deleted.sort_by_key(|n| n.start_byte());
+        self.deleted.dedup_by_key(|n| n.id());
+        self.edits.extend(statement_deletions(self.source, &self.deleted));
+        self.edits
+    }
 }
 
 /// Edits that take the names `drop` out of `file`'s module-level `from m import …`

@@ -130,17 +130,7 @@ impl RunDir {
         let TestCommand::Pytest { python, args: command_args } = &req.command else {
             unreachable!("python::runner called for {}", req.command.runner_name())
         };
-        let mut args: Vec<String> = vec!["-m".into(), "pytest".into()];
-        args.extend(command_args.iter().cloned());
-        args.extend(req.extra_args.iter().cloned());
-        args.extend(["--rootdir".to_string(), self.root.display().to_string()]);
-        args.extend(
-            ["-p", "carve_report", "-p", "no:cacheprovider", "--continue-on-collection-errors", "--maxfail=0"]
-                .map(String::from),
-        );
-        if mode == Mode::Collect {
-            args.push("--collect-only".into());
-        }
+        let mut args = self.pytest_args(req, command_args, mode);
         let report = self.dir.join(format!("report-{number}.jsonl"));
         std::fs::write(&report, b"").map_err(RunnerError::io("create", &report))?;
         let mut select_file = None;
@@ -172,33 +162,7 @@ impl RunDir {
         // A version manager's `python3` script resolved once, not started per process.
         let mut cmd = interpreter::resolve(python, &self.root, &req.env).command();
         cmd.args(&args).current_dir(&self.root);
-        cmd.env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("CARVE_REPORT", &report)
-            .env("CARVE_RUN_ROOT", &self.root)
-            .env("COVERAGE_FILE", self.dir.join(".coverage"));
-        match &select_file {
-            Some(p) => cmd.env("CARVE_SELECT", p),
-            None => cmd.env_remove("CARVE_SELECT"),
-        };
-        let mut user_pythonpath = std::env::var_os("PYTHONPATH");
-        for (k, v) in &req.env {
-            if k == "PYTHONPATH" {
-                user_pythonpath = Some(v.into());
-            } else {
-                cmd.env(k, v);
-            }
-        }
-        let mut pythonpath: Vec<PathBuf> = vec![self.plugin_dir.clone()];
-        pythonpath.extend(req.pythonpath_prepend.iter().cloned());
-        if let Some(existing) = &user_pythonpath {
-            pythonpath.extend(std::env::split_paths(existing).filter(|p| !p.as_os_str().is_empty()));
-        }
-        let joined = std::env::join_paths(&pythonpath).map_err(|e| RunnerError::Io {
-            what: "put on PYTHONPATH (a path contains the separator ':')",
-            path: pythonpath.iter().find(|p| p.to_string_lossy().contains(':')).cloned().unwrap_or_default(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
-        })?;
-        cmd.env("PYTHONPATH", joined);
+        self.set_env(&mut cmd, req, &report, select_file.as_deref())?;
 
         let stdout = self.dir.join(format!("stdout-{number}.log"));
         let stderr = self.dir.join(format!("stderr-{number}.log"));
@@ -224,6 +188,62 @@ impl RunDir {
             ended,
             startup_error,
         })
+    }
+
+    /// The interpreter's arguments before the selected files: pytest with the command's and
+    /// the request's arguments, carve's plugin, and `--collect-only` when only collecting.
+    fn pytest_args(&self, req: &RunRequest, command_args: &[String], mode: Mode) -> Vec<String> {
+        let mut args: Vec<String> = vec!["-m".into(), "pytest".into()];
+        args.extend(command_args.iter().cloned());
+        args.extend(req.extra_args.iter().cloned());
+        args.extend(["--rootdir".to_string(), self.root.display().to_string()]);
+        args.extend(
+            ["-p", "carve_report", "-p", "no:cacheprovider", "--continue-on-collection-errors", "--maxfail=0"]
+                .map(String::from),
+        );
+        if mode == Mode::Collect {
+            args.push("--collect-only".into());
+        }
+        args
+    }
+
+    /// The process environment: carve's report, root and selection files, the request's
+    /// variables, and a `PYTHONPATH` of the plugin, the request's entries and the user's.
+    fn set_env(
+        &self,
+        cmd: &mut Command,
+        req: &RunRequest,
+        report: &Path,
+        select_file: Option<&Path>,
+    ) -> Result<(), RunnerError> {
+        cmd.env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("CARVE_REPORT", report)
+            .env("CARVE_RUN_ROOT", &self.root)
+            .env("COVERAGE_FILE", self.dir.join(".coverage"));
+        match select_file {
+            Some(p) => cmd.env("CARVE_SELECT", p),
+            None => cmd.env_remove("CARVE_SELECT"),
+        };
+        let mut user_pythonpath = std::env::var_os("PYTHONPATH");
+        for (k, v) in &req.env {
+            if k == "PYTHONPATH" {
+                user_pythonpath = Some(v.into());
+            } else {
+                cmd.env(k, v);
+            }
+        }
+        let mut pythonpath: Vec<PathBuf> = vec![self.plugin_dir.clone()];
+        pythonpath.extend(req.pythonpath_prepend.iter().cloned());
+        if let Some(existing) = &user_pythonpath {
+            pythonpath.extend(std::env::split_paths(existing).filter(|p| !p.as_os_str().is_empty()));
+        }
+        let joined = std::env::join_paths(&pythonpath).map_err(|e| RunnerError::Io {
+            what: "put on PYTHONPATH (a path contains the separator ':')",
+            path: pythonpath.iter().find(|p| p.to_string_lossy().contains(':')).cloned().unwrap_or_default(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+        })?;
+        cmd.env("PYTHONPATH", joined);
+        Ok(())
     }
 }
 

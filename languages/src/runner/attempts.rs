@@ -98,11 +98,7 @@ pub(crate) fn run_with_reruns(
             if number == 0 {
                 return Err(err);
             }
-            let status = if a.ended.stop == Stop::Exited { TestStatus::Error } else { TestStatus::Timeout };
-            let first_line = err.to_string().lines().next().unwrap_or_default().to_string();
-            for id in selection.iter().flatten() {
-                result.statuses.entry(id.clone()).or_insert_with(|| TestOutcome::new(status, Some(first_line.clone())));
-            }
+            fail_selection(&mut result, selection.as_deref(), a.ended.stop, &err);
             break;
         }
         let collected = a.collected.unwrap_or_default();
@@ -110,15 +106,7 @@ pub(crate) fn run_with_reruns(
         result.collection_errors.extend(a.collection_errors);
         let progressed = !a.results.is_empty() || a.running.is_some();
         result.statuses.extend(a.results);
-        let blame = |result: &mut RunResult, status: TestStatus, message: String| {
-            if let Some((id, ran)) = &a.running {
-                let outcome = TestOutcome { status, duration_ms: Some(millis(*ran)), message: Some(message) };
-                result.statuses.insert(id.clone(), outcome);
-                if status == TestStatus::Timeout && result.timed_out.is_none() {
-                    result.timed_out = Some(id.clone());
-                }
-            }
-        };
+        let running = a.running.as_ref();
         let remaining = |result: &RunResult| -> Vec<TestId> {
             collected.iter().filter(|id| !result.statuses.contains_key(*id)).cloned().collect()
         };
@@ -131,15 +119,15 @@ pub(crate) fn run_with_reruns(
             }
             Stop::Exited => {
                 result.crashed = true;
-                blame(&mut result, TestStatus::Error, CRASHED_MESSAGE.to_string());
+                blame(&mut result, running, TestStatus::Error, CRASHED_MESSAGE.to_string());
             }
             Stop::NoProgress => {
                 let message = format!("no progress for {test_timeout_s}s: killed with its process group");
-                blame(&mut result, TestStatus::Timeout, message);
+                blame(&mut result, running, TestStatus::Timeout, message);
             }
             Stop::Deadline => {
                 let message = format!("the run's time limit of {timeout_s}s passed while this test ran");
-                blame(&mut result, TestStatus::Timeout, message);
+                blame(&mut result, running, TestStatus::Timeout, message);
                 let message = format!("not run: the run's time limit of {timeout_s}s passed");
                 let rest = remaining(&result);
                 fill(&mut result, rest, TestStatus::Timeout, &message);
@@ -150,24 +138,59 @@ pub(crate) fn run_with_reruns(
         if rest.is_empty() {
             break;
         }
-        let give_up = if !progressed {
-            Some("not run: the test process stopped before it finished any test".to_string())
-        } else if number == MAX_RERUNS {
-            Some(format!("not run: gave up after {} test processes hung or crashed", MAX_RERUNS + 1))
-        } else if Instant::now() >= deadline {
-            Some(format!("not run: the run's time limit of {timeout_s}s passed"))
-        } else {
-            None
-        };
-        if let Some(message) = give_up {
+        if let Some(message) = give_up_message(progressed, number, deadline, timeout_s) {
             let status = if result.crashed { TestStatus::Error } else { TestStatus::Timeout };
             fill(&mut result, rest, status, &message);
             break;
         }
         selection = Some(rest);
     }
-    for entry in req.tests.iter().flatten() {
-        if result.statuses.contains_key(entry) || covers(&collected_ever, entry) {
+    mark_uncollected(&mut result, req.tests.as_deref(), &collected_ever);
+    result.stdout_tail = tails.0;
+    result.stderr_tail = tails.1;
+    Ok(result)
+}
+
+/// Gives every test of a rerun's `selection` without an outcome the first line of the
+/// rerun's startup error (`error`, or `timeout` when the process was killed).
+fn fail_selection(result: &mut RunResult, selection: Option<&[TestId]>, stop: Stop, err: &RunnerError) {
+    let status = if stop == Stop::Exited { TestStatus::Error } else { TestStatus::Timeout };
+    let first_line = err.to_string().lines().next().unwrap_or_default().to_string();
+    for id in selection.into_iter().flatten() {
+        result.statuses.entry(id.clone()).or_insert_with(|| TestOutcome::new(status, Some(first_line.clone())));
+    }
+}
+
+/// Gives the test that was running when its process ended (if any) `status` and `message`;
+/// the first one to time out is the run's `timed_out`.
+fn blame(result: &mut RunResult, running: Option<&(TestId, Duration)>, status: TestStatus, message: String) {
+    if let Some((id, ran)) = running {
+        let outcome = TestOutcome { status, duration_ms: Some(millis(*ran)), message: Some(message) };
+        result.statuses.insert(id.clone(), outcome);
+        if status == TestStatus::Timeout && result.timed_out.is_none() {
+            result.timed_out = Some(id.clone());
+        }
+    }
+}
+
+/// Why the tests left after attempt `number` are not run again, or `None` to rerun them.
+fn give_up_message(progressed: bool, number: u32, deadline: Instant, timeout_s: f64) -> Option<String> {
+    if !progressed {
+        Some("not run: the test process stopped before it finished any test".to_string())
+    } else if number == MAX_RERUNS {
+        Some(format!("not run: gave up after {} test processes hung or crashed", MAX_RERUNS + 1))
+    } else if Instant::now() >= deadline {
+        Some(format!("not run: the run's time limit of {timeout_s}s passed"))
+    } else {
+        None
+    }
+}
+
+/// Gives every requested id that no attempt collected an outcome: `error` when a collector
+/// holding it failed, else `missing`.
+fn mark_uncollected(result: &mut RunResult, requested: Option<&[TestId]>, collected_ever: &BTreeSet<TestId>) {
+    for entry in requested.into_iter().flatten() {
+        if result.statuses.contains_key(entry) || covers(collected_ever, entry) {
             continue;
         }
         let failed_collector = result.collection_errors.iter().find(|(c, _)| *c == entry || is_ancestor(c, entry));
@@ -177,9 +200,6 @@ pub(crate) fn run_with_reruns(
         };
         result.statuses.insert(entry.clone(), outcome);
     }
-    result.stdout_tail = tails.0;
-    result.stderr_tail = tails.1;
-    Ok(result)
 }
 
 /// Does `entry` name a collected test, or a file/class/directory containing one?

@@ -113,12 +113,52 @@ pub fn is_probed_path(path: &str) -> bool {
 /// Inserts the probes into the Go files of `tree` (a copy of the indexed repository) and
 /// writes the runtime next to them.
 pub fn instrument(index: &DefinitionIndex, tree: &Path) -> Result<Instrumented, TraceShimError> {
-    let files: Vec<&crate::index::FileIndex> = index
+    let files = probed_files(index);
+    let numbering = number_definitions(index, &files);
+    let modules = find_modules(tree, files.iter().map(|f| f.path.as_str()));
+    let mut report = Instrumented::default();
+    let results = probe_files(tree, &files, &modules, &numbering.bodies);
+    let (test_dirs, mut used_modules) = write_probed(tree, results, &mut report)?;
+    write_test_mains(tree, &test_dirs, &mut used_modules, &mut report)?;
+    let table_files = table_files(numbering.spans);
+    let roots = tree_roots(tree);
+    let table = Table { nodes: &numbering.nodes, files: &table_files, modules: &modules, roots: &roots };
+    install_packages(tree, used_modules, &table, &mut report)?;
+    report.notes.sort();
+    Ok(report)
+}
+
+/// `(module path, module directory)` of one `go.mod` of the copy.
+type Module = (String, String);
+
+/// One file's module and its probed text, or why it is not traced.
+type FileResult<'a> = (&'a str, Option<&'a Module>, Result<probes::Probed, String>);
+
+/// Per test package directory: its test files' package names, whether one has `TestMain`,
+/// and its module.
+type TestDirs<'m> = BTreeMap<String, (BTreeSet<String>, bool, &'m Module)>;
+
+/// The node numbers of the probed Go functions and methods (sorted by id).
+struct Numbering<'i> {
+    /// Definition ids by node number.
+    nodes: Vec<String>,
+    /// Per file: body (`{`) byte offset → node number.
+    bodies: HashMap<&'i str, HashMap<usize, u32>>,
+    /// Per probed file: `(definition line, end line, node number)` of its numbered definitions.
+    spans: BTreeMap<&'i str, Vec<(usize, usize, u32)>>,
+}
+
+/// The index's Go files that the go tool builds as the module's own code.
+fn probed_files(index: &DefinitionIndex) -> Vec<&crate::index::FileIndex> {
+    index
         .files
         .values()
         .filter(|f| f.language == Language::Go && is_probed_path(&f.path) && f.path.ends_with(".go"))
-        .collect();
-    // Numbered definitions: Go functions and methods, sorted by id.
+        .collect()
+}
+
+/// Numbers the Go functions and methods of `files`, sorted by id.
+fn number_definitions<'i>(index: &'i DefinitionIndex, files: &[&'i crate::index::FileIndex]) -> Numbering<'i> {
     let numbered: Vec<&crate::index::Definition> = index
         .definitions
         .values()
@@ -136,39 +176,65 @@ pub fn instrument(index: &DefinitionIndex, tree: &Path) -> Result<Instrumented, 
         }
         spans.entry(d.path.as_str()).or_default().push((d.def_line, d.span.end_line, n));
     }
-    let modules = find_modules(tree, files.iter().map(|f| f.path.as_str()));
+    Numbering { nodes, bodies, spans }
+}
+
+/// Per file (in parallel): the module it belongs to, then the probed text.
+fn probe_files<'a>(
+    tree: &Path,
+    files: &[&'a crate::index::FileIndex],
+    modules: &'a [Module],
+    bodies: &HashMap<&str, HashMap<usize, u32>>,
+) -> Vec<FileResult<'a>> {
     let empty = HashMap::new();
-    let mut report = Instrumented::default();
-    // Per file: the module it belongs to, then the probed text.
-    let results: Vec<(&str, Option<&(String, String)>, Result<probes::Probed, String>)> = files
+    files
         .par_iter()
         .map_init(probes::new_parser, |parser, f| {
-            let module = module_of(&modules, &f.path);
+            let module = module_of(modules, &f.path);
             let result = module.ok_or_else(|| "no go.mod above it".to_string()).and_then(|(mod_path, _)| {
-                let abs = tree.join(&f.path);
-                let bytes = std::fs::read(&abs).map_err(|e| format!("cannot read {}: {e}", abs.display()))?;
-                if hex::encode(Sha256::digest(&bytes)) != f.sha256 {
-                    return Err("it changed since it was indexed".to_string());
-                }
-                let src = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string())?;
-                let probe_import = format!("{mod_path}/{PACKAGE_DIR}");
-                let plan = FilePlan {
-                    test: f.is_test,
-                    package_path: f.module.as_deref().unwrap_or(""),
-                    probe_import: &probe_import,
-                    bodies: bodies.get(f.path.as_str()).unwrap_or(&empty),
-                };
-                probes::probe_file(parser, &src, &plan).map_err(|e| match e {
-                    Skip::Syntax(line) => format!("syntax error at line {line}"),
-                    Skip::NoPackage => "no package clause".to_string(),
-                })
+                probe_one(parser, tree, f, mod_path, bodies.get(f.path.as_str()).unwrap_or(&empty))
             });
             (f.path.as_str(), module, result)
         })
-        .collect();
-    // Per test package directory: its test files' package names, whether one has TestMain.
-    let mut test_dirs: BTreeMap<String, (BTreeSet<String>, bool, &(String, String))> = BTreeMap::new();
-    let mut used_modules: BTreeSet<&(String, String)> = BTreeSet::new();
+        .collect()
+}
+
+/// Reads one file of the copy, checks it is the indexed one and inserts its probes.
+fn probe_one(
+    parser: &mut tree_sitter::Parser,
+    tree: &Path,
+    f: &crate::index::FileIndex,
+    mod_path: &str,
+    bodies: &HashMap<usize, u32>,
+) -> Result<probes::Probed, String> {
+    let abs = tree.join(&f.path);
+    let bytes = std::fs::read(&abs).map_err(|e| format!("cannot read {}: {e}", abs.display()))?;
+    if hex::encode(Sha256::digest(&bytes)) != f.sha256 {
+        return Err("it changed since it was indexed".to_string());
+    }
+    let src = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string())?;
+    let probe_import = format!("{mod_path}/{PACKAGE_DIR}");
+    let plan = FilePlan {
+        test: f.is_test,
+        package_path: f.module.as_deref().unwrap_or(""),
+        probe_import: &probe_import,
+        bodies,
+    };
+    probes::probe_file(parser, &src, &plan).map_err(|e| match e {
+        Skip::Syntax(line) => format!("syntax error at line {line}"),
+        Skip::NoPackage => "no package clause".to_string(),
+    })
+}
+
+/// Writes the probed files, notes the ones skipped, and collects the test package
+/// directories and the modules that need the probe package.
+fn write_probed<'a>(
+    tree: &Path,
+    results: Vec<FileResult<'a>>,
+    report: &mut Instrumented,
+) -> Result<(TestDirs<'a>, BTreeSet<&'a Module>), TraceShimError> {
+    let mut test_dirs: TestDirs = BTreeMap::new();
+    let mut used_modules: BTreeSet<&Module> = BTreeSet::new();
     for (path, module, result) in results {
         let probed = match result {
             Ok(p) => p,
@@ -193,7 +259,17 @@ pub fn instrument(index: &DefinitionIndex, tree: &Path) -> Result<Instrumented, 
             entry.1 |= probed.has_test_main;
         }
     }
-    for (dir, (packages, has_main, module)) in &test_dirs {
+    Ok((test_dirs, used_modules))
+}
+
+/// Writes carve's `TestMain` into every test package directory that has none.
+fn write_test_mains<'m>(
+    tree: &Path,
+    test_dirs: &TestDirs<'m>,
+    used_modules: &mut BTreeSet<&'m Module>,
+    report: &mut Instrumented,
+) -> Result<(), TraceShimError> {
+    for (dir, (packages, has_main, module)) in test_dirs {
         if *has_main {
             continue;
         }
@@ -214,13 +290,22 @@ pub fn instrument(index: &DefinitionIndex, tree: &Path) -> Result<Instrumented, 
         report.mains.push(rel);
         used_modules.insert(module);
     }
-    let table_files: Vec<TableFile> = spans
+    Ok(())
+}
+
+/// The table's files: every probed file with its spans sorted.
+fn table_files(spans: BTreeMap<&str, Vec<(usize, usize, u32)>>) -> Vec<TableFile> {
+    spans
         .into_iter()
         .map(|(path, mut s)| {
             s.sort();
             TableFile { path: path.to_string(), spans: s }
         })
-        .collect();
+        .collect()
+}
+
+/// The absolute paths the compiler may name the tree by: as given and canonical.
+fn tree_roots(tree: &Path) -> Vec<String> {
     let mut roots = vec![tree.display().to_string()];
     if let Ok(canonical) = tree.canonicalize() {
         let c = canonical.display().to_string();
@@ -228,8 +313,16 @@ pub fn instrument(index: &DefinitionIndex, tree: &Path) -> Result<Instrumented, 
             roots.push(c);
         }
     }
-    let module_list: Vec<(String, String)> = modules.clone();
-    let table = Table { nodes: &nodes, files: &table_files, modules: &module_list, roots: &roots };
+    roots
+}
+
+/// Writes the probe package (runtime and table) into every module in `used_modules`.
+fn install_packages(
+    tree: &Path,
+    used_modules: BTreeSet<&Module>,
+    table: &Table,
+    report: &mut Instrumented,
+) -> Result<(), TraceShimError> {
     for (mod_path, mod_dir) in used_modules {
         let rel = if mod_dir.is_empty() { PACKAGE_DIR.to_string() } else { format!("{mod_dir}/{PACKAGE_DIR}") };
         let dir = tree.join(&rel);
@@ -244,14 +337,13 @@ pub fn instrument(index: &DefinitionIndex, tree: &Path) -> Result<Instrumented, 
         }
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let self_package = format!("{mod_path}/{PACKAGE_DIR}");
-        for (name, text) in [("probe.go", RUNTIME.to_string()), ("table.go", table::render(&table, &self_package))] {
+        for (name, text) in [("probe.go", RUNTIME.to_string()), ("table.go", table::render(table, &self_package))] {
             let p = dir.join(name);
             std::fs::write(&p, text).map_err(io(&p))?;
         }
         report.packages.push(rel);
     }
-    report.notes.sort();
-    Ok(report)
+    Ok(())
 }
 
 /// `(module path, directory)` of every `go.mod` at or above the directories of `paths`.

@@ -11,7 +11,7 @@ use super::targets::{Kind, Workspace};
 use super::{cargo_command, display, spawn_error, startup_error};
 use crate::runner::steps::{self, Step, WorkDir};
 use crate::runner::{RunRequest, RunnerError, TestCommand, TestId};
-use carve_core::process::{Limits, Stop};
+use carve_core::process::{Ended, Limits, Stop};
 
 /// At most this many rounds of "build, leave out what failed, build again".
 const MAX_ROUNDS: usize = 6;
@@ -35,73 +35,12 @@ pub(crate) fn list_tests(
         unreachable!("rust::runner called for {}", req.command.runner_name())
     };
     let limits = Limits::new(deadline, req.timeout);
-    let tail_args = |args: &mut Vec<String>| {
-        args.extend(user.iter().cloned());
-        args.extend(["--", "--list", "--format", "terse"].map(String::from));
-    };
     let mut broken: BTreeMap<String, String> = BTreeMap::new();
     let mut first_line = None;
     for round in 0..MAX_ROUNDS {
-        let mut arg_lists = Vec::new();
-        if broken.is_empty() {
-            let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast"].map(String::from).to_vec();
-            if *workspace {
-                args.push("--workspace".into());
-            }
-            tail_args(&mut args);
-            arg_lists.push(args);
-        } else {
-            // Per package, every target that still compiles, named.
-            let packages: Vec<&String> = match (&ws.root_package, *workspace) {
-                (Some(root), false) => vec![root],
-                _ => ws.packages.iter().collect(),
-            };
-            for package in packages {
-                let ok: Vec<_> = ws
-                    .targets
-                    .values()
-                    .filter(|t| t.package == *package && t.tested && !broken.contains_key(&t.label))
-                    .collect();
-                let mut args: Vec<String> =
-                    ["test", "--locked", "--no-fail-fast", "-p", ws.spec(package)].map(String::from).to_vec();
-                args.extend(ok.iter().flat_map(|t| t.cargo_flags()));
-                if !ok.is_empty() {
-                    let mut a = args.clone();
-                    tail_args(&mut a);
-                    arg_lists.push(a);
-                }
-                if ok.iter().any(|t| t.doctest) {
-                    let mut a: Vec<String> = ["test", "--locked", "--no-fail-fast", "-p", ws.spec(package), "--doc"]
-                        .map(String::from)
-                        .to_vec();
-                    tail_args(&mut a);
-                    arg_lists.push(a);
-                }
-            }
-        }
+        let arg_lists = listing_args(user, *workspace, ws, &broken);
         let mut reader = LibtestReader::new(ws);
-        let mut failed = None;
-        for (i, args) in arg_lists.iter().enumerate() {
-            let line = display(args);
-            first_line.get_or_insert_with(|| line.clone());
-            let step = Step { cmd: cargo_command(req, work, args), command_line: line.clone() };
-            let tag = format!("list-{round}-{i}");
-            let ended = steps::run_steps(vec![step], &work.dir, &tag, limits, &mut reader)
-                .map_err(|(l, e)| spawn_error(&l, e))?;
-            if ended.stop != Stop::Exited {
-                return Err(RunnerError::CollectionTimeout {
-                    runner: "cargo test",
-                    root: work.root.clone(),
-                    command: line,
-                    after: req.timeout,
-                    tail: ended.tail(),
-                });
-            }
-            if ended.exit_code != Some(0) {
-                failed = Some((line, ended));
-                break;
-            }
-        }
+        let failed = run_listings(req, work, limits, round, &arg_lists, &mut reader, &mut first_line)?;
         if let Some(h) = reader.unknown_headers.first() {
             return Err(RunnerError::Unparseable {
                 command: first_line.unwrap_or_default(),
@@ -110,19 +49,7 @@ pub(crate) fn list_tests(
             });
         }
         let Some((line, ended)) = failed else {
-            if reader.listed.is_empty() && !broken.is_empty() {
-                // Nothing compiles: the run's error, with the compiler's output.
-                let tail = broken.values().next().cloned().unwrap_or_default();
-                return Err(RunnerError::Collection {
-                    runner: "cargo test",
-                    root: work.root.clone(),
-                    command: first_line.unwrap_or_default(),
-                    exit_code: Some(101),
-                    hint: "; the project does not compile (the compiler's output is below)".into(),
-                    tail,
-                });
-            }
-            return Ok(Listing { tests: reader.listed, broken, command_line: first_line.unwrap_or_default() });
+            return listed(work, reader.listed, broken, first_line.unwrap_or_default());
         };
         let newly: BTreeMap<String, String> =
             failed_targets(ws, &ended.tail()).into_iter().filter(|(l, _)| !broken.contains_key(l)).collect();
@@ -139,6 +66,112 @@ pub(crate) fn list_tests(
         hint: format!("; still not compiling after leaving out {} targets", broken.len()),
         tail: broken.values().last().cloned().unwrap_or_default(),
     })
+}
+
+/// Appends the user's cargo flags and the listing flags after `--` to `args`.
+fn with_list_tail(mut args: Vec<String>, user: &[String]) -> Vec<String> {
+    args.extend(user.iter().cloned());
+    args.extend(["--", "--list", "--format", "terse"].map(String::from));
+    args
+}
+
+/// The listing commands' arguments of one round: the whole project while nothing is broken,
+/// else per package every target that still compiles, named, and its doctests.
+fn listing_args(
+    user: &[String],
+    workspace: bool,
+    ws: &Workspace,
+    broken: &BTreeMap<String, String>,
+) -> Vec<Vec<String>> {
+    let mut arg_lists = Vec::new();
+    if broken.is_empty() {
+        let mut args: Vec<String> = ["test", "--locked", "--no-fail-fast"].map(String::from).to_vec();
+        if workspace {
+            args.push("--workspace".into());
+        }
+        arg_lists.push(with_list_tail(args, user));
+        return arg_lists;
+    }
+    // Per package, every target that still compiles, named.
+    let packages: Vec<&String> = match (&ws.root_package, workspace) {
+        (Some(root), false) => vec![root],
+        _ => ws.packages.iter().collect(),
+    };
+    for package in packages {
+        let ok: Vec<_> = ws
+            .targets
+            .values()
+            .filter(|t| t.package == *package && t.tested && !broken.contains_key(&t.label))
+            .collect();
+        let mut args: Vec<String> =
+            ["test", "--locked", "--no-fail-fast", "-p", ws.spec(package)].map(String::from).to_vec();
+        args.extend(ok.iter().flat_map(|t| t.cargo_flags()));
+        if !ok.is_empty() {
+            arg_lists.push(with_list_tail(args.clone(), user));
+        }
+        if ok.iter().any(|t| t.doctest) {
+            let a: Vec<String> =
+                ["test", "--locked", "--no-fail-fast", "-p", ws.spec(package), "--doc"].map(String::from).to_vec();
+            arg_lists.push(with_list_tail(a, user));
+        }
+    }
+    arg_lists
+}
+
+/// Runs one round's listing commands into `reader` until one fails; returns that one's
+/// command line and end, or `None` when all succeeded.
+fn run_listings(
+    req: &RunRequest,
+    work: &WorkDir,
+    limits: Limits,
+    round: usize,
+    arg_lists: &[Vec<String>],
+    reader: &mut LibtestReader,
+    first_line: &mut Option<String>,
+) -> Result<Option<(String, Ended)>, RunnerError> {
+    for (i, args) in arg_lists.iter().enumerate() {
+        let line = display(args);
+        first_line.get_or_insert_with(|| line.clone());
+        let step = Step { cmd: cargo_command(req, work, args), command_line: line.clone() };
+        let tag = format!("list-{round}-{i}");
+        let ended =
+            steps::run_steps(vec![step], &work.dir, &tag, limits, reader).map_err(|(l, e)| spawn_error(&l, e))?;
+        if ended.stop != Stop::Exited {
+            return Err(RunnerError::CollectionTimeout {
+                runner: "cargo test",
+                root: work.root.clone(),
+                command: line,
+                after: req.timeout,
+                tail: ended.tail(),
+            });
+        }
+        if ended.exit_code != Some(0) {
+            return Ok(Some((line, ended)));
+        }
+    }
+    Ok(None)
+}
+
+/// The listing of a round whose commands all succeeded, or the run's error when nothing
+/// compiles (with the compiler's output).
+fn listed(
+    work: &WorkDir,
+    tests: Vec<TestId>,
+    broken: BTreeMap<String, String>,
+    command_line: String,
+) -> Result<Listing, RunnerError> {
+    if tests.is_empty() && !broken.is_empty() {
+        let tail = broken.values().next().cloned().unwrap_or_default();
+        return Err(RunnerError::Collection {
+            runner: "cargo test",
+            root: work.root.clone(),
+            command: command_line,
+            exit_code: Some(101),
+            hint: "; the project does not compile (the compiler's output is below)".into(),
+            tail,
+        });
+    }
+    Ok(Listing { tests, broken, command_line })
 }
 
 /// Compiler output lines kept in a broken target's message.
