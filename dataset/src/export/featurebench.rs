@@ -14,8 +14,8 @@
 //! same file. Level 2 tasks and tasks whose F2P tests share a file with other tests are left
 //! out, as FeatureBench's Level 1 cases hold one whole F2P test file.
 
-use serde_json::{Value, json};
 use md5::{Digest, Md5};
+use serde_json::{Value, json};
 
 use super::patch::{FileDiff, deletion_of, split, without};
 use super::{Files, Skipped, Task, jsonl, pretty};
