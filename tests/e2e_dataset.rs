@@ -284,3 +284,42 @@ fn the_protection_policy_reaches_the_bundles_and_a_folder_keeps_one() {
     let e = String::from_utf8_lossy(&e.stderr);
     assert!(e.contains("was carved with") && e.contains("--protect sampled:5"), "{e}");
 }
+
+/// Under `sampled:N` a dataset run tries the module groups as `carve tasks` does (issue 26
+/// item 2): `fixtures/python/notebook`'s two test files of `notebook/store.py` give the
+/// `store-module` task, whose bundle records the grouped files. It made none before: the
+/// run asked for one candidate per test file whatever the policy.
+#[needs("pytest")]
+fn a_sampled_run_tries_the_module_groups_too() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("notebook");
+    copy_dir(&fixture("python/notebook"), &repo);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixture"]);
+    let commit = git(&repo, &["rev-parse", "HEAD"]);
+    let m = d.path().join("manifest.toml");
+    std::fs::write(&m, format!("[[repo]]\nname = \"local/notebook\"\nurl = \"./notebook\"\ncommit = \"{commit}\"\n"))
+        .unwrap();
+    let out = d.path().join("out");
+    run(&m, &out, &["--protect", "sampled:5", "--recheck", "off"], 0);
+    let dir = std::fs::read_dir(out.join("repos/local+notebook")).unwrap().next().unwrap().unwrap().path();
+    let r: serde_json::Value = serde_json::from_str(&read(&dir.join("result.json"))).unwrap();
+    let groups: Vec<serde_json::Value> = r["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let id = t["instance_id"].as_str().unwrap();
+            let instance: serde_json::Value =
+                serde_json::from_str(&read(&dir.join("tasks").join(id).join("instance.json"))).unwrap();
+            instance["carve"]["group"].clone()
+        })
+        .filter(|g| !g.is_null())
+        .collect();
+    let store = serde_json::json!({
+        "kind": "module", "module": "notebook/store.py",
+        "test_files": ["tests/test_search.py", "tests/test_store.py"],
+    });
+    assert_eq!(groups, [store], "{r:#}");
+}

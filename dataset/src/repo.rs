@@ -164,7 +164,10 @@ impl RepoJob<'_> {
         r.language = Some(session.config.language.name().to_string());
         r.environment = Some(env);
         let outcome = st.run("candidates", || {
-            let all = carve_pipeline::classify::candidates(&session, &b, &t, &[], Default::default())?;
+            // The candidates `carve tasks` tries under the run's policy: under `sampled:N` and
+            // `feature` the module groups too, the feature-sized ones.
+            let kinds = carve_pipeline::classify::CandidateKinds::for_policy(self.opts.protection);
+            let all = carve_pipeline::classify::candidates(&session, &b, &t, &[], kinds)?;
             let found = all.len();
             let cands = match e.candidates.or(self.opts.candidates) {
                 Some(k) if k < found => chunks::ranked(&session, &b, &t, all).into_iter().take(k).collect(),
