@@ -6,9 +6,10 @@
 //!   file that is not there.
 //! - For every [`Language`] variant, the places a language touches are there: its folder
 //!   `languages/src/<lang>/` (JavaScript's is TypeScript's, the first language of its family)
-//!   with the shape of the doc's section 2, its arm in `support()`, its queries (each loaded
-//!   by its folder's code), its runner-cases fixtures (each named by a runner table), and,
-//!   for a family's first language, a project fixture, its end-to-end test and its rows in
+//!   with the shape of the doc's section 2, its `FromStr` name, its arm in `support()` (and
+//!   every arm's variant is in `Language::ALL`), its queries (each loaded by its folder's
+//!   code), its runner-cases fixtures (each named by a runner table), and, for a family's
+//!   first language, a project fixture, its end-to-end test and its rows in
 //!   `tests/e2e_languages.rs`.
 //! - The doc names each of those places, so this test and the checklist cannot drift apart.
 
@@ -26,7 +27,6 @@ const PLACES: &[&str] = &[
     "languages/src/<lang>/",
     "languages/src/registry.rs",
     "languages/queries/<lang>/<purpose>.scm",
-    "languages/tests/queries_compile.rs",
     "languages/tests/runners.rs",
     "languages/tests/typescript_runner.rs",
     "fixtures/<lang>/runner-cases",
@@ -244,7 +244,10 @@ fn places_lacking(lang: Language, doc: &str) -> Vec<String> {
         lacks.extend(shape_lacks(&dir, &shape, s).into_iter().map(|l| format!("languages/src/{folder}/{l}")));
     }
 
-    // Section 1: the registry arm.
+    // Section 1: its names and the registry arm.
+    if name.parse::<Language>() != Ok(lang) {
+        lacks.push(format!("`{name}` among Language's FromStr names (languages/src/lib.rs)"));
+    }
     if !support_body(&read("languages/src/registry.rs")).contains(&format!("Language::{lang:?} =>")) {
         lacks.push(format!("an arm `Language::{lang:?} =>` in support() (languages/src/registry.rs)"));
     }
@@ -329,6 +332,33 @@ fn the_doc_names_every_place_this_test_checks() {
         assert!(
             folder_shape(&doc).iter().any(|e| e.file == *file && e.conditional),
             "{DOC}: `{file}`, when there is one"
+        );
+    }
+}
+
+/// The variants `support()` has an arm for.
+fn registry_arms(registry: &str) -> Vec<&str> {
+    support_body(registry)
+        .split("Language::")
+        .skip(1)
+        .filter_map(|arm| arm.split_once(" =>").map(|(variant, _)| variant.trim()))
+        .collect()
+}
+
+#[test]
+fn every_variant_of_the_registry_is_in_language_all() {
+    let all: Vec<String> = Language::ALL.iter().map(|l| format!("{l:?}")).collect();
+    let registry = read("languages/src/registry.rs");
+    let arms = registry_arms(&registry);
+    assert_eq!(
+        arms.len(),
+        all.len(),
+        "support() has arms for {arms:?}, Language::ALL holds {all:?}: add the variant to Language::ALL"
+    );
+    for arm in arms {
+        assert!(
+            all.iter().any(|a| a == arm),
+            "support() has an arm for {arm}: add it to Language::ALL (languages/src/lib.rs)"
         );
     }
 }
