@@ -35,8 +35,11 @@ const PLACES: &[&str] = &[
     "tests/e2e_<lang>.rs",
 ];
 
+/// Whether implementation `s` has a thing only some languages have.
+type Has = fn(&dyn LanguageSupport) -> bool;
+
 /// The entries of the doc's folder shape that only some languages have, and whether `s` has one.
-const CONDITIONAL: &[(&str, fn(&dyn LanguageSupport) -> bool)] =
+const CONDITIONAL: &[(&str, Has)] =
     &[("trace.rs", |s| s.trace_shim().is_some()), ("env.rs", |s| s.environment().is_some())];
 
 fn root() -> &'static Path {
