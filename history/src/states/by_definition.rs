@@ -285,11 +285,11 @@ fn imported_names(path: &str, bytes: &[u8]) -> BTreeSet<ImportedKey> {
 mod tests {
     use super::*;
 
-    /// Regression (python-semver `build`, funcy `lazy-object`, r1chardj0n3s/parse): a later
-    /// stage added `from __future__ import annotations` to a file made per definition; the
-    /// earlier states took it out with the stage's other imports, and the definitions kept at
-    /// their final text (`def f(x: int | None)`) no longer loaded under Python 3.9. A
-    /// directive is not a name a state lacks: it stays.
+    /// Regression (python-semver's 10-stage `build` chain): a later stage added `from
+    /// __future__ import annotations` to `semver.py`, a file made per definition; taking it
+    /// out of the earlier states with the stage's other imports failed ("import statement at
+    /// semver.py:4 was not found") and dropped the chain. A directive binds no name an
+    /// earlier state lacks, and definitions kept at their final text may need it: it stays.
     #[test]
     fn a_future_import_is_not_a_name_a_later_stage_added() {
         let text = b"from __future__ import annotations\n\nfrom .exceptions import JSONDecodeError\n";
