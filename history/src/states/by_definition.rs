@@ -286,7 +286,7 @@ mod tests {
     use super::*;
 
     /// Regression (python-semver's 10-stage `build` chain): a later stage added `from
-    /// __future__ import annotations` to `semver.py`, a file made per definition; taking it
+    /// __future__ import print_function` to `semver.py`, a file made per definition; taking it
     /// out of the earlier states with the stage's other imports failed ("import statement at
     /// semver.py:4 was not found") and dropped the chain. A directive binds no name an
     /// earlier state lacks, and definitions kept at their final text may need it: it stays.
