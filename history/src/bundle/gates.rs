@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use carve_languages::Language;
-use carve_languages::runner::TestId;
+use carve_languages::runner::{TestId, TestStatus};
 use carve_pipeline::runs::{RunFailed, Runs, TestRuns};
 use carve_pipeline::selection::{self, RUNS_PER_STATE, Selection};
 
@@ -195,18 +195,37 @@ fn stage_selection(
         let _ = std::fs::remove_dir_all(&own);
     }
     if sel.f2p.is_empty() {
-        return Err(ungateable(format!(
-            "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
-            &s.commits[0][..8],
-            k + 1,
-            sel.flaky.len(),
-            sel.failing_after.len(),
-            sel.collateral.len()
-        )));
+        return Err(ungateable(no_f2p_reason(k, &s.commits[0], &sel, &g.after)));
     }
     let _ = std::fs::remove_dir_all(&before);
     let _ = std::fs::remove_dir_all(&after);
     Ok(sel)
+}
+
+/// Why stage `k` (first commit `commit`) has no F2P test: the selection's counts, and, when
+/// none of the stage's tests passes at S_(k+1) either (`after`), that they do not run on that
+/// state's code here. Suor/funcy's 2013 states are Python 2 code: every test file fails to
+/// collect under Python 3, and the counts alone (all 0) said nothing of it.
+fn no_f2p_reason(k: usize, commit: &str, sel: &Selection, after: &Runs) -> String {
+    let mut reason = format!(
+        "stage {k} ({}) has no test that fails at S{k} and passes at S{} (flaky {}, failing after {}, collateral {})",
+        &commit[..8.min(commit.len())],
+        k + 1,
+        sel.flaky.len(),
+        sel.failing_after.len(),
+        sel.collateral.len()
+    );
+    let ids = after.ids();
+    let passing = ids.iter().filter(|id| (0..after.len()).all(|i| after.status(i, id) == TestStatus::Passed)).count();
+    if passing == 0 {
+        reason.push_str(&format!(
+            "; none of its tests passes at S{} ({} reported): they do not run on that state's code here (it may \
+             need another interpreter or other dependencies than this environment's)",
+            k + 1,
+            ids.len()
+        ));
+    }
+    reason
 }
 
 /// The chain gate: S0 against Sn with every chain test file as at Sn; with those files.
@@ -418,7 +437,6 @@ fn doctests_are_not_hidden(sel: &mut Selection) {
 mod tests {
     use super::*;
     use crate::bundle::validate::before_problems;
-    use carve_languages::runner::TestStatus;
 
     /// Regression (servo/rust-smallvec `retain`): a Rust stage whose only tests are inline
     /// `#[test]`s or doctests has no test file; it is gated in place rather than refused.
@@ -487,6 +505,22 @@ mod tests {
         assert!(
             problems[2].contains("P2P c is missing before gold patch 1 (on the state's own tests)"),
             "{problems:?}"
+        );
+    }
+
+    /// A stage none of whose tests passes after it says so (they did not run on that state's
+    /// code), besides the counts; one whose tests pass after but also before does not.
+    #[test]
+    fn a_stage_whose_tests_do_not_run_after_it_says_so() {
+        let none = no_f2p_reason(0, "1412d6171234", &Selection::default(), &Runs::default());
+        assert!(none.starts_with("stage 0 (1412d617) has no test that fails at S0 and passes at S1"), "{none}");
+        assert!(none.contains("none of its tests passes at S1 (0 reported): they do not run"), "{none}");
+        let run = BTreeMap::from([("t.py::test_a".to_string(), TestStatus::Passed)]);
+        let passing = Runs::from([run.clone(), run]);
+        let some = no_f2p_reason(1, "abc", &Selection::default(), &passing);
+        assert_eq!(
+            some,
+            "stage 1 (abc) has no test that fails at S1 and passes at S2 (flaky 0, failing after 0, collateral 0)"
         );
     }
 
