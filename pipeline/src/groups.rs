@@ -24,10 +24,12 @@
 //! - *module groups*: one per module that is a home (first or second) of two or more test
 //!   files — the tests of all of them, named `<module>-module` (the module's file stem, or its
 //!   folder for a package's `__init__`);
-//! - *package groups*: one per folder holding the first home modules of two or more test files
-//!   in two or more distinct modules, unless that folder holds the first home of every test
-//!   file that has one (the whole library) — named `<folder>-package`. When a folder and the
-//!   folder inside it group the same test files, only the inner one is kept.
+//! - *package groups*: one per sub-package — a folder whose parent folder itself holds the
+//!   first home module of some test file — holding the first home modules of two or more test
+//!   files in two or more distinct modules, named `<folder>-package`. A top-level package
+//!   (`toolz/`, `src/itsdangerous/`) is the library, not a feature: never a group, even when an
+//!   alias package beside it (toolz's `tlz/`) leaves a test file out of it; nor is a folder
+//!   holding the first home of every test file that has one.
 //!
 //! A group with the same test files as an earlier group is not made twice. A group whose
 //! task turns out to be one of its files' (the same gold patch) is dropped after validation
@@ -175,14 +177,18 @@ pub fn module_groups(
             folder = parent;
         }
     }
+    // A sub-package: its parent folder holds some test file's first home module itself. A
+    // top-level package (`toolz/`, `src/itsdangerous/`) is the library, whatever else lies
+    // beside it (toolz's `tlz/` alias package made `toolz/` look like a part of the code).
+    let parent = |path: &str| -> String { path.rsplit_once('/').map_or(String::new(), |(p, _)| p.to_string()) };
+    let home_folders: BTreeSet<String> = homes.values().map(|hs| parent(&hs[0])).collect();
+    // (A sub-package never has the test files of a sub-package inside it: the inner one's
+    // parent holds a first home, whose test file only the outer one has.)
     let folders: Vec<(String, Vec<String>)> = by_folder
-        .iter()
-        .filter(|(_, (files, modules))| files.len() >= 2 && modules.len() >= 2 && **files != homed)
-        // A folder whose test files are all in one folder inside it: the inner one names them.
-        .filter(|(folder, (files, _))| {
-            !by_folder.iter().any(|(inner, (f, _))| inner.starts_with(&format!("{folder}/")) && f == files)
-        })
-        .map(|(folder, (files, _))| (folder.clone(), files.clone()))
+        .into_iter()
+        .filter(|(_, (files, modules))| files.len() >= 2 && modules.len() >= 2 && *files != homed)
+        .filter(|(folder, _)| home_folders.contains(&parent(folder)))
+        .map(|(folder, (files, _))| (folder, files))
         .collect();
     let names = unique_names(folders.iter().map(|(f, _)| f.as_str()), folder_slug, path_slug);
     for ((folder, files), name) in folders.into_iter().zip(names) {
@@ -410,8 +416,8 @@ mod tests {
 
     /// Test files that test one package's modules and nothing else are the whole library: no
     /// package group. A package group of the same files as a module group, and a module group
-    /// of the same files as another, are not made twice; a folder with the files of the folder
-    /// inside it is named by the inner one.
+    /// of the same files as another, are not made twice; a top-level package is the library
+    /// (toolz beside its `tlz/` alias) and a folder whose parent holds no module is no sub-package.
     #[test]
     fn groups_are_neither_the_whole_library_nor_made_twice() {
         let (index, by_file) =
@@ -421,6 +427,42 @@ mod tests {
             ("tests/test_b.py::test_it", &["pkg/b.py::b1", "pkg/b.py::b2"]),
         ]);
         assert_eq!(module_groups(&index, &t, &by_file), [], "pkg holds every home: the whole library");
+
+        // toolz: `tlz/` (an alias package) beside `toolz/`; `toolz/` is still the library,
+        // `toolz/sandbox/` (beside toolz's own modules) a part of it.
+        let (index, by_file) = repo(
+            &[
+                ("toolz/functoolz.py", &["f1", "f2"]),
+                ("toolz/itertoolz.py", &["i1", "i2"]),
+                ("toolz/sandbox/core.py", &["c1"]),
+                ("toolz/sandbox/parallel.py", &["p1"]),
+                ("tlz/__init__.py", &["t1"]),
+            ],
+            &[
+                "tests/test_f.py",
+                "tests/test_i.py",
+                "tests/test_core.py",
+                "tests/test_parallel.py",
+                "tests/test_tlz.py",
+            ],
+        );
+        let t = trace(&[
+            ("tests/test_f.py::test_it", &["toolz/functoolz.py::f1"]),
+            ("tests/test_i.py::test_it", &["toolz/itertoolz.py::i1"]),
+            ("tests/test_core.py::test_it", &["toolz/sandbox/core.py::c1"]),
+            ("tests/test_parallel.py::test_it", &["toolz/sandbox/parallel.py::p1"]),
+            ("tests/test_tlz.py::test_it", &["tlz/__init__.py::t1"]),
+        ]);
+        assert_eq!(
+            summary(&module_groups(&index, &t, &by_file)),
+            [(
+                "sandbox-package".to_string(),
+                "package",
+                "toolz/sandbox".to_string(),
+                strings(&["tests/test_core.py", "tests/test_parallel.py"])
+            )],
+            "no toolz-package: a top-level package is the library"
+        );
 
         let (index, by_file) = repo(
             &[("lib/core/sub/a.py", &["a1", "a2"]), ("lib/core/sub/b.py", &["b1", "b2"]), ("lib/c.py", &["c1"])],
@@ -462,9 +504,9 @@ mod tests {
                     "lib/core/sub/b.py".to_string(),
                     strings(&["tests/test_1.py", "tests/test_2.py", "tests/test_3.py"])
                 ),
-                // lib/core and lib/core/sub group test_1..3 (first homes a.py and b.py), the
-                // inner folder would name them, but b-module has those files already; lib
-                // holds every home.
+                // lib/core (a sub-package: lib holds c.py) groups test_1..3 (first homes a.py
+                // and b.py), but b-module has those files already; lib/core/sub is no
+                // sub-package (lib/core holds no module itself); lib holds every home.
             ],
             "sub-package has b-module's files: not made twice"
         );
