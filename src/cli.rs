@@ -303,8 +303,10 @@ pub enum Command {
         #[arg(long, value_name = "N", hide = true, conflicts_with = "protect")]
         p2p_files: Option<usize>,
         /// Also try, after the candidates of one test file each, one candidate per group of
-        /// two or more test files that test the same module (the source file holding the most
-        /// of the definitions their tests call), so that a feature can span test files;
+        /// two or more test files that test the same module (a source file holding the most,
+        /// or nearly the most, of the definitions their tests call) or the same package (a
+        /// folder below the whole library), so that a feature can span test files and modules;
+        /// a group whose task one of the others gives already is dropped as a duplicate;
         /// `--module-groups=only`: only those; `=off`: none. Default: `also` under
         /// `--protect sampled:N` and `feature` (feature-sized tasks), `off` under `all`.
         #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "also")]

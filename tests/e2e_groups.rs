@@ -5,6 +5,10 @@
 //! grouped files; every method of `Store` goes while the class statement stays, so the
 //! statement presents the class as one object to implement; `--module-groups` defaults to
 //! `also` under `sampled:N` and to `off` under `all`.
+//!
+//! And over `fixtures/python/atlas` (see its README): a test file that tests two modules joins
+//! both modules' groups, a package's test files form a group when the package is not the whole
+//! library, and a group whose task is one of its files' is dropped as a duplicate with its reason.
 
 mod common;
 
@@ -119,4 +123,66 @@ fn module_groups_are_tried_by_default_under_sampled_and_not_under_all() {
     assert_eq!(off, ["search", "store", "text"].map(String::from).into(), "{report:#}");
     let (report, bundles) = tasks(&repo, &[]);
     assert_eq!(tried(&report, &bundles), off, "under `all` no group by default: {report:#}");
+}
+
+#[needs("pytest")]
+fn second_homes_and_packages_make_groups_and_a_group_that_adds_nothing_is_dropped() {
+    let (_tmp, repo) = fixture_copy("python/atlas");
+    let out = tempfile::tempdir().unwrap();
+    let before = tree_snapshot(&repo);
+    let args = ["--level", "1", "--format", "json", "--python", "python3", "--protect", "sampled:1"];
+    let o = carve_on("tasks", &repo, out.path(), &args, 0);
+    assert_eq!(before, tree_snapshot(&repo), "carve tasks modified the repository");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<String> =
+        report["tasks"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()).collect();
+    let bundles: Vec<Value> = ids.iter().map(|id| bundle_json(&out.path().join(id), "instance.json")).collect();
+    let feature = |i: &Value| i["carve"]["feature"].as_str().unwrap().to_string();
+    let task = |f: &str| bundles.iter().find(|i| feature(i) == f).unwrap_or_else(|| panic!("no task {f}: {report:#}"));
+    let rejected = |f: &str| -> Option<String> {
+        report["rejected"].as_array().unwrap().iter().find(|r| r["feature"] == f).map(|r| r["reason"].to_string())
+    };
+
+    // test_routes.py calls three route functions and two point functions: it joins the
+    // group of each module; the geo package's three test files are a group of their own.
+    let group = |f: &str| task(f)["carve"]["group"].clone();
+    assert_eq!(
+        group("points-module"),
+        serde_json::json!({"kind": "module", "module": "atlas/geo/points.py",
+                           "test_files": ["tests/test_points.py", "tests/test_routes.py"]})
+    );
+    assert_eq!(
+        group("routes-module"),
+        serde_json::json!({"kind": "module", "module": "atlas/geo/routes.py",
+                           "test_files": ["tests/test_maps.py", "tests/test_routes.py"]})
+    );
+    assert_eq!(
+        group("geo-package"),
+        serde_json::json!({"kind": "package", "module": "atlas/geo",
+                           "test_files": ["tests/test_maps.py", "tests/test_points.py", "tests/test_routes.py"]})
+    );
+    let extracted = |f: &str| strings(&task(f)["carve"]["extracted"]);
+    let lines = |f: &str| task(f)["lines"].as_u64().unwrap();
+    // The package's task is the whole of both modules: bigger than either module's group.
+    for f in ["route", "length", "shift", "reverse", "closed"] {
+        assert!(extracted("geo-package").contains(&format!("atlas/geo/routes.py::{f}")), "{f}: {report:#}");
+    }
+    for f in ["point", "add", "distance", "scale"] {
+        assert!(extracted("geo-package").contains(&format!("atlas/geo/points.py::{f}")), "{f}: {report:#}");
+    }
+    assert!(lines("geo-package") > lines("points-module").max(lines("routes-module")));
+    // The top package holds every test file's home: the whole library is no group.
+    assert!(!tried(&report, &[]).contains("atlas-package"), "{report:#}");
+
+    // clip-module (test_clip.py and test_clip_edge.py) extracts what test_clip.py alone does:
+    // the edge tests call only `clip`. Its task is dropped, with the reason, and no bundle.
+    assert!(extracted("clip").is_superset(&extracted("clip-edge")), "{report:#}");
+    assert!(extracted("clip").contains("atlas/clip.py::trim"), "{report:#}");
+    let reason = rejected("clip-module").unwrap_or_else(|| panic!("clip-module not rejected: {report:#}"));
+    assert!(reason.contains("duplicate of clip"), "{reason}");
+    assert!(bundles.iter().all(|i| feature(i) != "clip-module"), "{report:#}");
+    let dirs: Vec<String> =
+        std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    assert!(dirs.iter().all(|d| !d.contains(".clip-module.")), "its bundle is removed: {dirs:?}");
+    assert_eq!(tasks_jsonl(out.path()).len(), ids.len(), "tasks.jsonl lists the tasks kept");
 }

@@ -152,9 +152,11 @@ impl<L> CarveFields<L> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[non_exhaustive]
 pub struct CandidateGroup {
-    /// What grouped them: `module` (the test files share their home module).
+    /// What grouped them: `module` (the test files share a home module: the source file
+    /// holding the most, or nearly the most, of each file's entry points) or `package` (the
+    /// files' home modules lie in one folder, below the whole library).
     pub kind: String,
-    /// The shared home module: the source file holding the most of each file's entry points.
+    /// The shared home module, or (`package`) the folder.
     pub module: String,
     /// The grouped test files, sorted; the candidate's tests are theirs.
     pub test_files: Vec<String>,
@@ -163,6 +165,11 @@ pub struct CandidateGroup {
 impl CandidateGroup {
     pub fn module(module: String, test_files: Vec<String>) -> CandidateGroup {
         CandidateGroup { kind: "module".to_string(), module, test_files }
+    }
+
+    /// A group of `kind` (`module` or `package`).
+    pub fn of_kind(kind: &str, module: String, test_files: Vec<String>) -> CandidateGroup {
+        CandidateGroup { kind: kind.to_string(), module, test_files }
     }
 }
 

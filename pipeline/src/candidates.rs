@@ -78,11 +78,58 @@ pub fn run_candidates(
     let candidates: Vec<(usize, Candidate)> = candidates.into_iter().enumerate().collect();
     let mut emitted: Vec<(String, crate::emit::TaskInstance)> = Vec::new();
     let mut rejected: Vec<Rejected> = Vec::new();
-    for (ok, bad) in session.map_two_at_a_time(&candidates, |(n, cand)| run.candidate(*n, cand.clone())) {
-        emitted.extend(ok);
-        rejected.extend(bad);
+    let results = session.map_two_at_a_time(&candidates, |(n, cand)| run.candidate(*n, cand.clone()));
+    let keys: Vec<(bool, Option<(u8, &str)>)> =
+        candidates.iter().zip(&results).map(|((_, cand), (ok, _))| (cand.group.is_some(), task_key(ok))).collect();
+    let duplicates = duplicate_groups(&keys);
+    for (((_, cand), (ok, bad)), dup) in candidates.iter().zip(results).zip(duplicates) {
+        match dup {
+            None => {
+                emitted.extend(ok);
+                rejected.extend(bad);
+            }
+            Some(first) => {
+                // Its bundles are written already: they go, and the reason is recorded.
+                for (id, _) in &ok {
+                    let _ = std::fs::remove_dir_all(session.out.join(id));
+                }
+                let (slug, kept) = (cand.slug(session), candidates[first].1.slug(session));
+                session.progress.note(format!("{slug}: the same task as {kept}'s; dropped as a duplicate"));
+                rejected.push(Rejected {
+                    feature: slug,
+                    level: None,
+                    reason: format!(
+                        "duplicate of {kept}: the group's task has the same gold patch as {kept}'s (its other \
+                         test files add no code to the feature); dropped, {kept}'s task kept"
+                    ),
+                });
+            }
+        }
     }
     Tasks { emitted, rejected, ranking }
+}
+
+/// What identifies a candidate's task for [`duplicate_groups`]: the level and gold patch of
+/// its lowest-level task, if it gave one.
+fn task_key(emitted: &[(String, crate::emit::TaskInstance)]) -> Option<(u8, &str)> {
+    emitted.iter().map(|(_, i)| (i.level, i.patch.as_str())).min_by_key(|(level, _)| *level)
+}
+
+/// For each candidate (`is a group`, [`task_key`]), in candidate order: for a group whose
+/// task is the same as an earlier candidate's (same level, same gold patch — the code the
+/// agent writes), that candidate's index; else `None`. A group exists to make a feature
+/// bigger than its files'; one that gives a task already made (its other files' tests reach
+/// nothing more than what the sampled P2P tests protect anyway — wcwidth's `clip-module` and
+/// `clip`) is a duplicate, and the earlier, smaller candidate keeps the task. Candidates of
+/// one file are never dropped; a candidate that gave no task duplicates nothing.
+fn duplicate_groups(keys: &[(bool, Option<(u8, &str)>)]) -> Vec<Option<usize>> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, (group, key))| match key {
+            Some(key) if *group => keys[..i].iter().position(|(_, k)| k.as_ref() == Some(key)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What every candidate of one traced repository shares.
@@ -629,6 +676,23 @@ mod tests {
     use super::*;
     use crate::validate::StateResult;
     use carve_languages::runner::TestStatus;
+
+    #[test]
+    fn a_group_whose_task_an_earlier_candidate_gave_is_a_duplicate() {
+        let keys = [
+            (false, Some((1, "gold clip"))),
+            (false, Some((1, "gold width"))),
+            (false, Some((1, "gold width"))), // two files, one task: both kept (files are never dropped)
+            (false, None),
+            (true, Some((1, "gold clip"))),   // clip-module = clip
+            (true, Some((1, "gold bigger"))), // a group bigger than its files
+            (true, Some((1, "gold bigger"))), // a later group with the same task as an earlier group
+            (true, None),                     // rejected: nothing to compare
+            (true, Some((2, "gold clip"))),   // another level's task is another task
+        ];
+        assert_eq!(duplicate_groups(&keys), [None, None, None, None, Some(0), None, Some(5), None, None]);
+        assert_eq!(duplicate_groups(&keys), duplicate_groups(&keys), "deterministic");
+    }
 
     fn state(name: &str, ok: bool, statuses: &[(&str, TestStatus)]) -> StateResult {
         let statuses = statuses.iter().map(|(t, s)| (t.to_string(), *s)).collect();

@@ -329,7 +329,7 @@ pub fn candidates(
         out.extend(grouped.into_iter().map(|g| Candidate {
             tests: g.tests,
             slug: Some(g.slug),
-            group: Some(CandidateGroup::module(g.module, g.test_files)),
+            group: Some(CandidateGroup::of_kind(g.kind.as_str(), g.module, g.test_files)),
         }));
         return Ok(out);
     }
