@@ -94,9 +94,38 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration) -> Result<Finished, OciEr
     run_with_stdout(inv, timeout, None)
 }
 
+/// What an engine prints when it failed before starting the command, for a reason of the
+/// moment: buildah's chroot isolation re-executes buildah from a sealed in-memory copy of
+/// itself, and on a busy machine sealing that copy now and then fails with "Close_Fd sealing
+/// memfd copy: Device or resource busy" (seen once in carve-core's OCI tests, in a suite that
+/// had passed before). Nothing ran in the container, so the command is run once more.
+const NOT_STARTED: &[&str] = &["sealing memfd copy"];
+
+/// Whether `finished` failed before the engine started the command ([`NOT_STARTED`]).
+fn not_started(finished: &Finished) -> bool {
+    !finished.success() && !finished.timed_out && NOT_STARTED.iter().any(|m| finished.stderr.contains(m))
+}
+
 /// [`run`], with stdout written to `stdout` when given (then [`Finished::stdout`] is empty):
-/// for binary output such as a tar stream.
+/// for binary output such as a tar stream. A run that failed before the engine started the
+/// command ([`NOT_STARTED`]) is made once more, with `stdout` emptied first.
 pub(crate) fn run_with_stdout(inv: &Invocation, timeout: Duration, stdout: Option<File>) -> Result<Finished, OciError> {
+    let spawn_err = |source| OciError::Spawn { command: inv.display(), source };
+    let again = stdout.as_ref().map(File::try_clone).transpose().map_err(spawn_err)?;
+    let first = run_once(inv, timeout, stdout)?;
+    if !not_started(&first) {
+        return Ok(first);
+    }
+    if let Some(mut file) = again {
+        file.set_len(0).map_err(spawn_err)?;
+        file.seek(SeekFrom::Start(0)).map_err(spawn_err)?;
+        return run_once(inv, timeout, Some(file));
+    }
+    run_once(inv, timeout, None)
+}
+
+/// One run of [`run_with_stdout`].
+fn run_once(inv: &Invocation, timeout: Duration, stdout: Option<File>) -> Result<Finished, OciError> {
     let spawn_err = |source| OciError::Spawn { command: inv.display(), source };
     let (mut out, out_handle) = match stdout {
         Some(file) => (None, file),
@@ -165,6 +194,40 @@ fn signal_group(pgid: i32, signal: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command that failed with buildah's re-exec message runs once more; one that failed
+    /// otherwise, or succeeded, runs once. The script counts its runs in a file.
+    #[test]
+    fn a_run_the_engine_did_not_start_is_made_once_more() {
+        let d = tempfile::tempdir().unwrap();
+        let count = d.path().join("count");
+        let script = |message: &str| {
+            format!(
+                "echo x >> {c}; n=$(wc -l < {c}); echo \"run $n\"; \
+                 if [ $n = 1 ]; then echo '{message}' >&2; exit 1; fi",
+                c = count.display()
+            )
+        };
+        let runs = |message: &str| {
+            let _ = std::fs::remove_file(&count);
+            let inv = Invocation::new("sh", vec!["-c".into(), script(message)]);
+            let f = run(&inv, Duration::from_secs(30)).unwrap();
+            (std::fs::read_to_string(&count).unwrap().lines().count(), f)
+        };
+        let (n, f) = runs("Error: Close_Fd sealing memfd copy: Device or resource busy");
+        assert_eq!(n, 2);
+        assert!(f.success() && f.stdout == "run 2\n", "{f:?}");
+        let (n, f) = runs("Error: no such image");
+        assert_eq!(n, 1);
+        assert!(!f.success());
+        // Written to a file: the second run's output alone.
+        let _ = std::fs::remove_file(&count);
+        let out = d.path().join("out");
+        let inv = Invocation::new("sh", vec!["-c".into(), script("sealing memfd copy")]);
+        let f = run_with_stdout(&inv, Duration::from_secs(30), Some(File::create(&out).unwrap())).unwrap();
+        assert!(f.success());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "run 2\n");
+    }
 
     #[test]
     fn words_are_quoted_only_when_a_shell_needs_it() {
