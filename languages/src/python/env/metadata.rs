@@ -12,6 +12,10 @@ use super::requirements::{self, Line};
 use crate::env::{EnvError, Finding};
 
 /// Extras and groups that hold what the tests need, best first.
+/// The `project` name of a project whose metadata names it nowhere carve reads (a `setup.py`
+/// that computes it).
+pub const UNNAMED: &str = "the project";
+
 pub const TEST_NAMES: &[&str] = &["test", "tests", "testing"];
 /// Used when no test extra or group exists: development sets usually include the tests'.
 pub const DEV_NAMES: &[&str] = &["dev", "develop", "development", "devel"];
@@ -159,7 +163,7 @@ fn project(
         None
     };
     if let Some(build) = build {
-        meta.project = Some(name.clone().unwrap_or_else(|| "the project".into()));
+        meta.project = Some(name.clone().unwrap_or_else(|| UNNAMED.into()));
         meta.project_source = build.to_string();
         scm_version(meta, py, setup_py, repo);
     }

@@ -33,9 +33,17 @@ const VENV_PYTHON: &str = "{env}/venv/bin/python";
 const ROOT_FILES: &[&str] =
     &["pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "noxfile.py", "pytest.ini", ".python-version"];
 
+/// The `project` finding's value: `NAME SPEC`, where NAME may hold spaces (an unnamed project is
+/// [`metadata::UNNAMED`]) and SPEC (`.` or `.[extras]`) holds none.
+fn project_finding(value: &str) -> (&str, &str) {
+    value.rsplit_once(' ').unwrap_or((value, "."))
+}
+
 /// The project's name as the lockfile leaves it out (it is the source, not a dependency).
 fn project_name(plan: &EnvPlan) -> Option<String> {
-    plan.findings.iter().find(|f| f.what == "project").and_then(|f| f.value.split_once(' ').map(|(n, _)| n.to_string()))
+    let f = plan.findings.iter().find(|f| f.what == "project")?;
+    let (name, _) = project_finding(&f.value);
+    (name != metadata::UNNAMED).then(|| name.to_string())
 }
 
 impl EnvSupport for PythonEnv {
@@ -156,7 +164,7 @@ impl EnvSupport for PythonEnv {
         for f in &plan.findings {
             match f.what.as_str() {
                 "project" => {
-                    let spec = f.value.split_once(' ').map_or(".", |(_, s)| s);
+                    let (_, spec) = project_finding(&f.value);
                     words.push(spec.to_string());
                     why.push(format!("the project ({})", f.source));
                     needs_source = true;
@@ -407,6 +415,21 @@ mod tests {
             "{}",
             steps[1].why
         );
+    }
+
+    /// python-slugify (7b6d5d9): `setup.py` computes its name, so the project is unnamed; the
+    /// install line once read `'project .'` out of "the project ." and pip refused it.
+    #[test]
+    fn a_project_whose_name_carve_cannot_read_is_installed_as_itself() {
+        let (_d, plan) = plan_of(&[
+            ("pyproject.toml", "[build-system]\nrequires=['setuptools>=61.2']\n"),
+            ("setup.py", "about = {}\nsetup(name=about['__title__'])\n"),
+        ]);
+        let tools =
+            vec![Tool { tool: "python".into(), version: "3.11.7".into(), program: "/usr/bin/python3.11".into() }];
+        let steps = PYTHON_ENV.install_steps(&plan, &tools);
+        assert_eq!(steps[1].display(), "{env}/venv/bin/python -m pip install --disable-pip-version-check . pytest");
+        assert_eq!(project_name(&plan), None);
     }
 
     #[test]
