@@ -27,7 +27,7 @@ for arg in sys.argv[1:]:
     out = Path(out)
     rep = json.loads(out.with_name(out.name + ".json").read_text())
     tasks = [t for t in rep["tasks"] if t.endswith(".lv1")]
-    cands = rep["tasks"] + [r["feature"] for r in rep["rejected"] if r.get("level") is None]
+    cands = tasks + [r["feature"] for r in rep["rejected"] if r.get("level") is None]
     insts = [json.loads((out / t / "instance.json").read_text()) for t in tasks]
     r = {"valid": len(tasks), "cand": len(cands), "lv2": sum(t.endswith(".lv2") for t in rep["tasks"]), "lines": [i["lines"] for i in insts],
          "files": [i["files"] for i in insts], "functions": [i["functions"] for i in insts]}
