@@ -50,7 +50,11 @@ impl Meta {
         {
             return;
         }
-        if !self.requirements.iter().any(|(r, _)| requirements::name(r) == name) {
+        // One requirement per name and environment marker: boltons (967864f) asks for
+        // `pytest>=7,<8; python_version < '3.8'` and `pytest>=8; python_version >= '3.8'`, and
+        // keeping only the first left pip nothing to install on 3.11.
+        let key = |r: &str| (requirements::name(r), marker(r));
+        if !self.requirements.iter().any(|(r, _)| key(r) == (name.clone(), marker(req))) {
             self.requirements.push((req.trim().to_string(), source.to_string()));
         }
     }
@@ -268,6 +272,11 @@ fn scm_version(meta: &mut Meta, py: Option<&toml::Table>, setup_py: Option<&str>
             format!("the build reads its version from git, which carve's copy has not: {why}"),
         ));
     }
+}
+
+/// A requirement's environment marker (after `;`), white space removed; empty when none.
+fn marker(req: &str) -> String {
+    req.split_once(';').map(|(_, m)| m.chars().filter(|c| !c.is_whitespace()).collect()).unwrap_or_default()
 }
 
 /// `[dependency-groups]` (PEP 735): the test groups, else the development ones, with
@@ -513,6 +522,23 @@ mod tests {
         );
         assert_eq!(m.requires_python, Some((">=3.9".into(), "pyproject.toml [project] requires-python".into())));
         assert!(m.requirements.is_empty());
+    }
+
+    #[test]
+    fn one_name_under_two_markers_is_two_requirements() {
+        let d = repo(&[(
+            "pyproject.toml",
+            "[project]\nname='demo'\n[dependency-groups]\ndev=[\"pytest>=7,<8; python_version < '3.8'\", \"pytest>=8; python_version >= '3.8'\", 'pytest>=8']\n",
+        )]);
+        let m = read_repo(d.path()).unwrap().unwrap();
+        assert_eq!(
+            reqs(&m),
+            vec![
+                ("pytest>=7,<8; python_version < '3.8'", "pyproject.toml [dependency-groups] dev"),
+                ("pytest>=8; python_version >= '3.8'", "pyproject.toml [dependency-groups] dev"),
+                ("pytest>=8", "pyproject.toml [dependency-groups] dev"),
+            ]
+        );
     }
 
     #[test]
