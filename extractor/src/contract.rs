@@ -56,14 +56,46 @@ impl Contract {
     /// language's package takes whole types) and no two of them share a name (one
     /// `agent_code` namespace holds them all).
     pub fn level2_supported(&self) -> bool {
+        self.level2_blockers().is_empty()
+    }
+
+    /// Why a from-scratch package cannot provide every object of the contract, one phrase
+    /// each, in contract order; empty when it can ([`Self::level2_supported`]).
+    pub fn level2_blockers(&self) -> Vec<String> {
         // Only languages with Level 2 packaging have solution packages.
         if support(self.language).level2().is_none() {
-            return false;
+            return vec![format!("{} has no Level 2 packaging", self.language)];
         }
-        let all_module_level = self.objects.iter().all(|o| self.level2_object(o));
-        let names = self.level2_names();
-        let distinct: BTreeSet<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
-        all_module_level && distinct.len() == names.len()
+        let mut out: Vec<String> = self
+            .objects
+            .iter()
+            .filter(|o| !self.level2_object(o))
+            .map(|o| match (&o.enclosing_function, &o.enclosing_class) {
+                (Some(f), _) => format!("`{}` is nested in `{f}`, which stays", o.qualname),
+                (None, Some(c)) => format!("`{}` is nested in the class `{c}`", o.qualname),
+                (None, None) => {
+                    let methods: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.name)).collect();
+                    format!("{} of `{}`, a class that stays", methods.join(", "), o.name)
+                }
+            })
+            .collect();
+        let mut homes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (module, name) in self.level2_names_ref() {
+            homes.entry(name).or_default().push(module);
+        }
+        for (name, modules) in homes.into_iter().filter(|(_, m)| m.len() > 1) {
+            out.push(format!("`{name}` names objects of {} (one package namespace holds one)", modules.join(" and ")));
+        }
+        out
+    }
+
+    /// [`Self::level2_names`], borrowed and unsorted.
+    fn level2_names_ref(&self) -> BTreeSet<(&str, &str)> {
+        self.objects
+            .iter()
+            .filter(|o| self.level2_object(o))
+            .map(|o| (o.module.as_deref().unwrap_or(&o.path), o.name.as_str()))
+            .collect()
     }
 
     /// A module-level object a Level 2 package can hold: not nested, and not a class that
@@ -747,10 +779,13 @@ pub(crate) mod tests {
     #[test]
     fn level2_view_keeps_module_level_objects() {
         let c = build_contract(&inventory_index(), &inventory_extracted());
-        assert!(!c.level2_supported(), "a method of a class that stays and a nested function are not L2-able");
+        assert!(!c.level2_supported(), "a nested function is not L2-able");
+        assert_eq!(c.level2_blockers(), vec!["`report.fmt` is nested in `report`, which stays"]);
         assert_eq!(
             c.level2_names(),
             vec![
+                // Python's package takes the class that stays with `Cart.total` whole.
+                ("inventory.cart".to_string(), "Cart".to_string()),
                 ("inventory.models".to_string(), "Item".to_string()),
                 ("inventory.pricing".to_string(), "refresh".to_string()),
                 ("inventory.pricing".to_string(), "total_value".to_string())
@@ -763,6 +798,9 @@ pub(crate) mod tests {
                 .iter()
                 .all(|o| o.import_path.as_deref().is_some_and(|i| i.starts_with("from agent_code import ")))
         );
-        assert_eq!(l2.objects[0].members[0].import_path.as_deref(), Some("from agent_code import Item"));
+        assert_eq!(l2.objects[0].name, "Cart");
+        assert!(l2.objects[0].existing, "the class stays in the project");
+        assert_eq!(l2.objects[0].members[0].import_path.as_deref(), Some("from agent_code import Cart"));
+        assert_eq!(l2.objects[1].members[0].import_path.as_deref(), Some("from agent_code import Item"));
     }
 }

@@ -160,6 +160,7 @@ fn masks_every_feature_of_the_inventory_fixture() {
 fn level2_reference_passes_and_empty_fails() {
     let root = fixture();
     let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
+    let mut refused = Vec::new();
     for feat in features() {
         let contract = build_contract(&index, &feat.extracted);
         if contract.level2_names().is_empty() {
@@ -175,14 +176,52 @@ fn level2_reference_passes_and_empty_fails() {
             assert!(text.contains("agent_code"), "{}: {f} does not use agent_code:\n{text}", feat.name);
         }
         let f2p: Vec<&str> = feat.f2p.iter().map(String::as_str).collect();
-        write_package(&tree, &reference_package(&contract, &root, &index, &feat.extracted, "agent_code").unwrap())
-            .unwrap();
+        let reference = match reference_package(&contract, &root, &index, &feat.extracted, "agent_code") {
+            Ok(r) => r,
+            Err(e) => {
+                refused.push((feat.name.clone(), e.to_string()));
+                continue;
+            }
+        };
+        write_package(&tree, &reference).unwrap();
         let (code, log) = pytest(&tree, &f2p);
         assert_eq!(code, 0, "{}: rewritten tests fail with the reference agent_code:\n{log}", feat.name);
         write_package(&tree, &empty_package(contract.language, "agent_code").unwrap()).unwrap();
         let (code, log) = pytest(&tree, &f2p);
         assert_ne!(code, 0, "{}: rewritten tests pass with an empty agent_code:\n{log}", feat.name);
     }
+    // `core` has methods of `Exporter`, which the package would take whole, but
+    // `CsvExporter(Exporter)` stays in the project: no package can give it the methods;
+    // likewise `reports` with `Labelled.label` and `Item(Labelled)`.
+    let names: Vec<&str> = refused.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["core", "reports"], "{refused:#?}");
+    assert!(refused[0].1.contains("`CsvExporter` (inventory/exporters.py::CsvExporter) derives from `Exporter`"));
+}
+
+/// A class that stays with methods of the feature is taken whole by Python's Level 2
+/// package: `pricing` has `Inventory.total_value`, so its tests import `Inventory` from
+/// `agent_code`, and the statement says what of the class stays in the project.
+#[test]
+fn level2_takes_a_class_that_stays_whole() {
+    let root = fixture();
+    let index = DefinitionIndex::build(&root, &IndexOptions::default()).expect("index");
+    let feat = features().into_iter().find(|f| f.name == "pricing").expect("pricing feature");
+    let contract = build_contract(&index, &feat.extracted);
+    assert!(contract.level2_supported(), "{:?}", contract.level2_blockers());
+    assert!(contract.level2_names().contains(&("inventory.core".to_string(), "Inventory".to_string())));
+    let tmp = tempfile::tempdir().unwrap();
+    write_rewritten_tests(&root, &index, &feat.extracted, &feat.f2p, "agent_code", tmp.path()).unwrap();
+    let text = std::fs::read_to_string(tmp.path().join("tests/test_pricing.py")).unwrap();
+    assert!(!text.contains("from inventory.core import Inventory"), "{text}");
+    let note = carve_extractor::level2::support_note(&contract, &root, &index, &feat.extracted, "agent_code");
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "The project keeps `Inventory` (the project's `inventory.core.Inventory`), without the methods listed \
+             below; the tests take it from `agent_code` alone, so the package's class has those methods and \
+             everything else the tests use of it (it may subclass the project's class)."
+        )
+    );
 }
 
 #[test]

@@ -559,11 +559,12 @@ fn feature_tasks(
         let task = Task { level: 1, gold_patch: &ext.gold_patch, test_patch: &ext.test_patch, validation: &v1 };
         ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
     }
-    if levels.contains(&2) && !ext.contract.level2_supported() {
+    let blockers = ext.contract.level2_blockers();
+    if levels.contains(&2) && !blockers.is_empty() {
         bad.push(Rejected {
             feature: feature.slug.clone(),
             level: Some(2),
-            reason: "no Level 2 task: the feature includes methods of classes that stay, nested functions, or two objects of one name, which a from-scratch package cannot provide".into(),
+            reason: format!("no Level 2 task: a from-scratch package cannot provide {}", blockers.join("; ")),
         });
     } else if levels.contains(&2) {
         match extract::level2(session, feature, &ext, &dir)? {

@@ -7,8 +7,9 @@
 //!   `m.X` (`pkg.mod.X`) becomes `agent_code.X`, and `import agent_code` is added after
 //!   the file's last module-level import.
 //!
-//! Only extracted module-level definitions move: methods and nested functions cannot be
-//! imported by name.
+//! Extracted module-level definitions move, and so does a module-level class that stays with
+//! methods of the feature: the package takes it whole (see [`whole_types`]). Nested
+//! functions cannot be imported by name.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,10 +18,51 @@ use tree_sitter::Node;
 use super::lines::Lines;
 use super::{import_name_nodes, import_statement_at, parse, resolve_imported_name, resolve_in_module, same_name};
 use crate::edit::Edit;
-use crate::index::{DefinitionIndex, FileIndex, NodeId};
+use crate::index::{DefinitionIndex, DefinitionKind, FileIndex, LoadRole, NodeId};
 
-fn movable(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, id: &str) -> bool {
-    extracted.contains(id) && index.definitions.get(id).is_some_and(|d| d.parent.is_none())
+/// Module-level classes that stay in the project with methods of the feature: a Level 2
+/// package provides each whole (it may subclass the project's), and the rewritten tests take
+/// it from there, so the feature's methods are asked of the package.
+pub fn whole_types(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeSet<NodeId> {
+    extracted
+        .iter()
+        .filter_map(|id| index.definitions.get(id)?.parent.clone())
+        .filter(|p| !extracted.contains(p))
+        .filter(|p| index.definitions.get(p).is_some_and(|d| d.parent.is_none() && d.kind == DefinitionKind::Class))
+        .collect()
+}
+
+fn movable(index: &DefinitionIndex, moved: &BTreeSet<NodeId>, id: &str) -> bool {
+    moved.contains(id) && index.definitions.get(id).is_some_and(|d| d.parent.is_none())
+}
+
+/// A class of the project that stays, is not taken whole, and derives (through any number of
+/// classes) from one of `whole`: code and tests that use it get the project's class without
+/// the feature's methods, which no package can give them. `(class, base)`, the first found.
+fn staying_subclass(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    whole: &BTreeSet<NodeId>,
+) -> Option<(NodeId, NodeId)> {
+    let bases = |d: &crate::index::Definition| -> Vec<NodeId> {
+        d.load_references.iter().filter(|r| r.role == LoadRole::BaseClass).map(|r| r.target.clone()).collect()
+    };
+    let mut derived: BTreeMap<NodeId, NodeId> = whole.iter().map(|w| (w.clone(), w.clone())).collect();
+    loop {
+        let before = derived.len();
+        for d in index.definitions.values().filter(|d| d.kind == DefinitionKind::Class && !d.is_test) {
+            if derived.contains_key(&d.id) || extracted.contains(&d.id) {
+                continue;
+            }
+            if let Some(root) = bases(d).iter().find_map(|b| derived.get(b).cloned()) {
+                derived.insert(d.id.clone(), root);
+            }
+        }
+        if derived.len() == before {
+            break;
+        }
+    }
+    derived.into_iter().find(|(c, _)| !whole.contains(c))
 }
 
 /// Edits that make the test file `file` import the extracted objects from `package`.
@@ -35,6 +77,9 @@ pub fn rewrite_imports_for_level2(
     let root = tree.root_node();
     let lines = Lines::new(source);
     let mut edits = Vec::new();
+    let mut moved = whole_types(index, extracted);
+    moved.extend(extracted.iter().cloned());
+    let extracted = &moved;
 
     // 1. `from m import X, helper`.
     for imp in file.imports.iter().filter(|i| !i.names.is_empty()) {
@@ -196,6 +241,17 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
 
     fn reference(&self, sources: &crate::interface::Level2Sources<'_>) -> Result<String, String> {
         use std::fmt::Write as _;
+        let whole = whole_types(sources.index, sources.extracted);
+        if let Some((class, base)) = staying_subclass(sources.index, sources.extracted, &whole) {
+            let name = |id: &NodeId| sources.index.definitions.get(id).map_or(id.clone(), |d| d.qualname.clone());
+            return Err(format!(
+                "`{}` ({class}) derives from `{}`, which the package would take whole, and stays in the project: \
+                 what uses it gets the project's `{}` without the feature's methods, which no package can provide",
+                name(&class),
+                name(&base),
+                name(&base)
+            ));
+        }
         let names = sources.names;
         let mut out = String::from("\"\"\"Reference solution: re-exports the original implementation.\"\"\"\n\n");
         for (module, name) in names {
@@ -205,6 +261,35 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
         out.push_str(&names.iter().map(|(_, n)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
         out.push_str("]\n");
         Ok(out)
+    }
+
+    /// Each class taken whole: what stays of it in the project, and that the package's class
+    /// has the rest too.
+    fn support_note(&self, sources: &crate::interface::Level2Sources<'_>) -> Option<String> {
+        let whole = whole_types(sources.index, sources.extracted);
+        let classes: Vec<String> = whole
+            .iter()
+            .filter_map(|id| sources.index.definitions.get(id))
+            .map(|d| {
+                let module = sources.index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or(d.path.clone());
+                format!("`{}` (the project's `{module}.{}`)", d.name, d.name)
+            })
+            .collect();
+        (!classes.is_empty()).then(|| {
+            format!(
+                "The project keeps {}, without the methods listed below; the tests take {} from `{}` alone, so \
+                 the package's class has those methods and everything else the tests use of it (it may subclass \
+                 the project's class).",
+                classes.join(", "),
+                if classes.len() == 1 { "it" } else { "them" },
+                sources.package
+            )
+        })
+    }
+
+    /// A method of a class that stays comes with its whole class ([`whole_types`]).
+    fn takes_whole_types(&self) -> bool {
+        true
     }
 
     fn empty(&self, _package: &str) -> String {
