@@ -1,7 +1,8 @@
 //! The Level 2 tree: F2P test files rewritten to import the feature from the solution
-//! package, and the solution package itself — a reference that re-exports the original
-//! implementation (Python: `agent_code/__init__.py` with `from pkg.mod import X`), used to
-//! validate the task, and an empty one that must fail the rewritten tests. The language's
+//! package, and the solution package itself — a reference made from the original
+//! implementation (Python: `agent_code/__init__.py` running the feature's own definitions
+//! beside the masked project; Go: a copy of them; TypeScript: a re-export), used to validate
+//! the task, and an empty one that must fail the rewritten tests. The language's
 //! `Level2Packaging` writes both.
 
 use std::collections::BTreeSet;
@@ -77,9 +78,9 @@ fn packaging(language: Language) -> Result<&'static dyn Level2Packaging, Extract
     support(language).level2().ok_or(ExtractError::NoLevel2 { language })
 }
 
-/// The reference solution, made by the language from the original tree `root`: Python
-/// re-exports the original implementation of every name the Level 2 task asks for; Go copies
-/// the feature's code into the package. `package` is the package's import path
+/// The reference solution, made by the language from the original tree `root`: Python runs
+/// the original text of every name the Level 2 task asks for beside the masked project; Go
+/// copies the feature's code into the package; TypeScript re-exports the original. `package` is the package's import path
 /// ([`package_import`]).
 pub fn reference_package(
     contract: &Contract,

@@ -114,9 +114,11 @@ pub trait Level2Packaging: Sync {
     }
     /// The package's file carve writes, relative to the tree (`agent_code/__init__.py`).
     fn init_file(&self, package: &str) -> String;
-    /// The reference solution's text (the file [`Self::init_file`]): Python re-exports the
-    /// original implementation; Go copies the feature's code (and the package-level code it
-    /// needs) into the package. An error says why no reference can be written.
+    /// The reference solution's text (the file [`Self::init_file`]): Python runs the
+    /// feature's original definitions beside the masked project; Go copies the feature's code
+    /// (and the package-level code it needs) into the package; TypeScript re-exports the
+    /// original. An error says why no reference can be written. A reference that does not
+    /// need the original restored proves that a package alone can pass the tests.
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
     /// What else the package must declare besides the contract's objects, as a Markdown
     /// sentence for the problem statement (Go: the package-level code of the feature's

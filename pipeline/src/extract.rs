@@ -427,7 +427,7 @@ pub const AGENT_PACKAGE: &str = "agent_code";
 /// The patches of a Level 2 task.
 pub struct Level2Package {
     /// Adds the solution package (the reference solution); for a language whose reference
-    /// re-exports the original (Python), restores the repository too.
+    /// re-exports the original (TypeScript), restores the repository too.
     pub gold_patch: String,
     /// The F2P tests rewritten to import the feature from the package.
     pub test_patch: String,

@@ -11,6 +11,8 @@
 //! methods of the feature: the package takes it whole (see [`whole_types`]). Nested
 //! functions cannot be imported by name.
 
+mod reference;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use tree_sitter::Node;
@@ -240,7 +242,6 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
     }
 
     fn reference(&self, sources: &crate::interface::Level2Sources<'_>) -> Result<String, String> {
-        use std::fmt::Write as _;
         let whole = whole_types(sources.index, sources.extracted);
         if let Some((class, base)) = staying_subclass(sources.index, sources.extracted, &whole) {
             let name = |id: &NodeId| sources.index.definitions.get(id).map_or(id.clone(), |d| d.qualname.clone());
@@ -252,15 +253,13 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
                 name(&base)
             ));
         }
-        let names = sources.names;
-        let mut out = String::from("\"\"\"Reference solution: re-exports the original implementation.\"\"\"\n\n");
-        for (module, name) in names {
-            let _ = writeln!(out, "from {module} import {name}");
-        }
-        out.push_str("\n__all__ = [");
-        out.push_str(&names.iter().map(|(_, n)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
-        out.push_str("]\n");
-        Ok(out)
+        reference::standalone(sources.root, sources.index, sources.names)
+    }
+
+    /// The reference runs the feature's own code beside the project as the task leaves it
+    /// ([`reference::standalone`]): the gold patch adds the package alone.
+    fn reference_restores_original(&self) -> bool {
+        false
     }
 
     /// Each class taken whole: what stays of it in the project, and that the package's class
