@@ -52,6 +52,66 @@ fn literal(s: &str) -> String {
     out
 }
 
+/// The loader the reference runs: each block's definitions in a copy of its module's
+/// namespace, what the feature's blocks defined so far put in place of the project's copies;
+/// a block that names, while it runs, what a later block defines (a base class, a default, an
+/// annotation) runs again after the others.
+const LOADER: &str = r#""""Reference solution: the feature's own code, run beside the project's modules as the task
+leaves them (see carve's docs/formats.md, Level 2)."""
+
+import importlib as _importlib
+
+_FEATURE = {}
+_HOMES = {}
+_SPACES = []
+
+
+def _share(space, name, value):
+    # In place of nothing, or of the project's own copy of the definition.
+    old = space.get(name)
+    if old is None or getattr(old, "__module__", None) == _HOMES[name]:
+        space[name] = value
+
+
+def _run(module, path, names, source):
+    space = dict(vars(_importlib.import_module(module)))
+    # What it defines belongs to this package (pickle finds it here).
+    space["__name__"] = __name__
+    for name, value in _FEATURE.items():
+        _share(space, name, value)
+    exec(compile(source, path, "exec"), space)
+    _SPACES.append(space)
+    for name in names:
+        _FEATURE[name], _HOMES[name] = space[name], module
+        for other in _SPACES:
+            _share(other, name, space[name])
+
+"#;
+
+const RUN_ALL: &str = r#"
+while _BLOCKS:
+    _left, _error = [], None
+    for _block in _BLOCKS:
+        try:
+            _run(*_block)
+        except NameError as _e:
+            _left.append(_block)
+            _error = _e
+    if len(_left) == len(_BLOCKS):
+        raise _error
+    _BLOCKS = _left
+
+"#;
+
+/// The file's `from __future__ import …` lines: they change how the definitions compile
+/// (`annotations` defers annotations that name what only type checkers import).
+fn future_lines(text: &str) -> String {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("from __future__ import"))
+        .map(|l| format!("{}\n", l.trim()))
+        .collect()
+}
+
 /// The reference `__init__.py` for `names` (`(module, name)`, sorted), reading the original
 /// text under `root`.
 pub fn standalone(
@@ -65,47 +125,29 @@ pub fn standalone(
             .ok_or_else(|| format!("`{name}` is not a module-level definition of `{module}` in the index"))?;
         blocks.entry(module.as_str()).or_insert_with(|| Block { module, path: &d.path, defs: Vec::new() }).defs.push(d);
     }
-    let mut out = String::from(
-        "\"\"\"Reference solution: the feature's own code, run beside the project's modules as the task\n\
-         leaves them (see carve's docs/formats.md, Level 2).\"\"\"\n\n\
-         import importlib as _importlib\n\n\n\
-         def _run(module, path, source):\n    \
-         space = dict(vars(_importlib.import_module(module)))\n    \
-         exec(compile(source, path, \"exec\"), space)\n    \
-         return space\n\n",
-    );
-    let mut spaces = Vec::new();
-    for (i, block) in blocks.values_mut().enumerate() {
+    let mut out = String::from(LOADER);
+    out.push_str("\n_BLOCKS = [\n");
+    for block in blocks.values_mut() {
         block.defs.sort_by_key(|d| d.span.start_byte);
         let text = std::fs::read_to_string(root.join(block.path))
             .map_err(|e| format!("cannot read {} for the reference: {e}", block.path))?;
-        let _ = writeln!(out, "\n_s{i} = _run({}, {}, (", literal(block.module), literal(block.path));
+        let defined: Vec<String> = block.defs.iter().map(|d| literal(&d.name)).collect();
+        let _ = writeln!(out, "    ({}, {}, ({},), (", literal(block.module), literal(block.path), defined.join(", "));
+        let mut code = future_lines(&text);
         for d in &block.defs {
-            let code = text.get(d.span.start_byte..d.span.end_byte).ok_or_else(|| {
+            let body = text.get(d.span.start_byte..d.span.end_byte).ok_or_else(|| {
                 format!("{} spans bytes {}..{} beyond {}", d.id, d.span.start_byte, d.span.end_byte, block.path)
             })?;
-            for line in format!("{code}\n\n\n").split_inclusive('\n') {
-                let _ = writeln!(out, "    {}", literal(line));
-            }
+            code.push_str(body);
+            code.push_str("\n\n\n");
         }
-        out.push_str("))\n");
-        spaces.push(format!("_s{i}"));
-    }
-    out.push_str("\n# Each module's definitions see the others' (as the original imported them), in place of\n# the project's copies of the same definitions.\n_FEATURE = {\n");
-    for (i, block) in blocks.values().enumerate() {
-        for d in &block.defs {
-            let _ = writeln!(out, "    {}: _s{i}[{}],", literal(&d.name), literal(&d.name));
+        for line in code.split_inclusive('\n') {
+            let _ = writeln!(out, "        {}", literal(line));
         }
+        out.push_str("    )),\n");
     }
-    out.push_str("}\n");
-    let _ = writeln!(
-        out,
-        "for _space in ({},):\n    for _name, _value in _FEATURE.items():\n        \
-         _old = _space.get(_name)\n        \
-         if _old is None or getattr(_old, \"__module__\", None) == getattr(_value, \"__module__\", None):\n            \
-         _space[_name] = _value\n",
-        spaces.join(", ")
-    );
+    out.push_str("]\n");
+    out.push_str(RUN_ALL);
     for (_, name) in names {
         let _ = writeln!(out, "{name} = _FEATURE[{}]", literal(name));
     }
