@@ -187,6 +187,9 @@ fn level2_reference_passes_and_empty_fails() {
                 continue;
             }
         };
+        if feat.name == "pricing" {
+            insta::assert_snapshot!("pricing_level2_reference", reference.text);
+        }
         write_package(&tree, &reference).unwrap();
         let (code, log) = pytest(&tree, &f2p);
         if code != 0 {

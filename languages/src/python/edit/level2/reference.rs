@@ -166,4 +166,11 @@ mod tests {
         assert_eq!(literal("a \"b\" \\n\tc\n"), "\"a \\\"b\\\" \\\\n\\tc\\n\"");
         assert_eq!(literal("é\u{1}"), "\"é\\x01\"");
     }
+
+    #[test]
+    fn future_imports_come_along() {
+        let text = "\"\"\"Doc.\"\"\"\n\nfrom __future__ import annotations\nimport os\n\ndef f() -> Later: ...\n";
+        assert_eq!(future_lines(text), "from __future__ import annotations\n");
+        assert_eq!(future_lines("import os\n"), "");
+    }
 }
