@@ -500,10 +500,12 @@ fn attribute_uses(tree: &Tree, src: &str, defs: &mut [RawDef], entries: &mut [Ra
     };
     super::names::walk(tree, src, |fact, node| {
         // Only package-level uses keep their line (see `into_uses`' callers).
-        let (f, line) = match (owner(node.start_byte()), entry_of(node.start_byte())) {
-            (Some(i), _) => (&mut facts[i], 0),
-            (None, Some(e)) => (&mut entry_facts[e], node.start_position().row + 1),
-            (None, None) => (&mut top, node.start_position().row + 1),
+        let (f, line) = match owner(node.start_byte()) {
+            Some(i) => (&mut facts[i], 0),
+            None => match entry_of(node.start_byte()) {
+                Some(e) => (&mut entry_facts[e], node.start_position().row + 1),
+                None => (&mut top, node.start_position().row + 1),
+            },
         };
         match fact {
             Fact::Use(n) => f.names.push((n, line)),
