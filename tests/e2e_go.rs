@@ -148,3 +148,39 @@ fn an_example_goes_with_the_method_it_documents() {
     );
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
 }
+
+const RENDER: &str = "example.com/registry/render";
+
+/// `fixtures/go/registry`: functions registered by name in a package-level map literal, as
+/// Masterminds/sprig's template functions are, which the tests reach only through the
+/// map. The entry `"greet": greet,` is no reason to keep `greet`: it is extracted, the mask
+/// deletes the entry with it (the masked package builds and vets, so the task validates),
+/// the gold patch puts both back, and the bundle re-validates on its own. The audit of each
+/// feature matches `carve-expected.toml` (`exclaim`, named in a package-level call, stays).
+#[needs("go")]
+fn a_function_registered_in_a_package_level_map_goes_with_its_entry() {
+    let (_tmp, repo) = fixture_copy("go/registry");
+    let before = tree_snapshot(&repo);
+    let (repo_s, exp) = (repo.to_str().unwrap(), expectations("go/registry"));
+    let audit_out = tempfile::tempdir().unwrap();
+    for (name, f) in exp["features"].as_table().unwrap() {
+        let mut args = vec!["audit", repo_s, "--out", audit_out.path().to_str().unwrap(), "--format", "json", "--f2p"];
+        let f2p: Vec<String> = strings(f.get("f2p")).into_iter().collect();
+        args.extend(f2p.iter().map(String::as_str));
+        let report: Value = serde_json::from_slice(&carve_ok(&args, 0).stdout).unwrap();
+        check_feature(name, f, &report);
+    }
+
+    let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &[&format!("{RENDER}/TestGreet")]);
+    assert_eq!(extracted(&inst), ["render/funcs.go::greet"], "{inst:#}");
+    let mask = read(&bundle.join("mask.patch"));
+    assert!(mask.contains("-\t\"greet\": greet,\n") && mask.contains("-func greet("), "{mask}");
+    assert!(!mask.contains("-\t\"join\":"), "only greet's entry goes:\n{mask}");
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+\t\"greet\": greet,\n") && gold.contains("+func greet("), "{gold}");
+    let p2p = json_strings(&inst["PASS_TO_PASS"]);
+    assert!(p2p.contains(&format!("{RENDER}/TestJoin")) && p2p.contains(&format!("{RENDER}/TestShout")), "{p2p:?}");
+    common::patches::check_bundle(&repo, &bundle, &inst);
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo_s], 0);
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}

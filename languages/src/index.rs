@@ -253,8 +253,9 @@ pub struct DiscardedCall {
 
 /// A statement or entry, at module level or in a class body, that names definitions only to
 /// bind a value: `peekn = curry(peekn)`, `mode = _StatsProperty("mode", _calc_mode)`, or one
-/// entry `KEY: handler` / element of a dict, list, tuple or set literal bound that way. The
-/// mask may delete it together with the definitions it names, so its references keep them
+/// entry `KEY: handler` / element of a dict, list, tuple or set literal bound that way (Go: an
+/// element of a package-level composite literal that only names a definition, `"date": date`
+/// of a registry map; see `go/index/entries.rs`). The mask may delete it together with the definitions it names, so its references keep them
 /// alive only while code that stays names what it binds (see `named_by`). Its references are
 /// here, not in `module_references` or the class's `load_references`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,9 +7,15 @@
 //! re-parsing the file after the definition edits and comparing the import names used
 //! before and after.
 //!
+//! Elements of package-level composite literals that only name a deleted function
+//! (`"greet": greet,` of a registry map: the index's entry value bindings) go with it (see
+//! [`elements`]).
+//!
 //! [`plan`] also promotes to "stub" every deleted definition that the kept text of a
 //! stubbed one still names (a type in a stubbed function's signature, a receiver type, a
 //! field type of a stubbed struct), so the masked package keeps compiling.
+
+mod elements;
 
 use std::collections::BTreeSet;
 
@@ -274,12 +280,13 @@ pub fn mask_file_with(
         .filter(|id| p.delete.contains(*id) || p.stub.contains(*id))
         .filter_map(|id| index.get(id))
         .collect();
-    if mine.is_empty() {
+    let entries = elements::dropped(file, p);
+    if mine.is_empty() && entries.is_empty() {
         return Ok(Vec::new());
     }
     let tree = parse(source, &file.path)?;
     let root = tree.root_node();
-    let mut edits = Vec::new();
+    let mut edits = elements::deletions(source, root, &file.path, &entries)?;
     for d in &mine {
         let node = find_node(root, d).ok_or_else(|| MaskError::DefinitionNotFound {
             path: file.path.clone(),

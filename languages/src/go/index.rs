@@ -20,14 +20,17 @@
 //! (the runtime calls it). A type references its methods that implement an
 //! interface of the module (or a common standard-library one such as `Error`/`String`),
 //! so removing such a method from a type that stays stubs it instead of deleting it.
-//! Package-level var/const initializers are `module_references`. Package-level vars and
-//! consts are not definitions.
+//! Package-level var/const initializers are `module_references`, but for elements of their
+//! composite literals that only name a definition (`"date": date` of a registry map), which
+//! are entry `value_bindings` the mask deletes with what they name (see `entries`).
+//! Package-level vars and consts are not definitions.
 //!
 //! Limits, on purpose: no type inference (`x := f()` gives `x` no type); a local shadows a
 //! package-level name in the whole function, not just its block; promoted methods of
 //! embedded types fall back to the by-name rule; build tags and `testdata/` are ignored
 //! (every `.go` file is indexed).
 
+mod entries;
 mod kinds;
 mod link;
 mod names;

@@ -233,3 +233,107 @@ fn build_check_reports_the_tool_output() {
     let empty = tempfile::tempdir().expect("temp dir");
     assert!(build_check(empty.path()).unwrap_err().to_string().contains("no go.mod"));
 }
+
+fn sources_of(files: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
+    files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect()
+}
+
+/// A registry as Masterminds/sprig writes one: functions registered by name in a
+/// package-level map, one per line, a nested literal, a struct field and a slice.
+const REGISTRY: &str = r#"package r
+
+import (
+	"strings"
+
+	"ex.com/m/strs"
+)
+
+// funcs maps names to functions.
+var funcs = map[string]any{
+	"hello": func() string { return "Hello!" },
+	"greet": greet, // says hello
+	"upper": strings.ToUpper,
+	"up":    strs.Upper,
+	"shout": shout,
+}
+
+var chains = map[string][]func(string) string{
+	"loud":  {shout, greet},
+	"first": {greet, shout},
+	"only":  {greet},
+}
+
+type row struct {
+	Name string
+	Fn   func(string) string
+}
+
+var rows = []row{{Name: "g", Fn: greet}, {Fn: greet, Name: "h"}}
+
+var order = []func(string) string{
+	shout,
+	greet,
+}
+
+func greet(s string) string { return "Hello, " + s }
+
+func shout(s string) string { return strings.ToUpper(s) }
+
+// Lookup finds a registered function.
+func Lookup(name string) any { return funcs[name] }
+"#;
+
+/// Elements of package-level literals that name only a removed function go with it (a map
+/// entry with its line and comment, an element of a nested literal, a struct field, a slice
+/// element), and an in-module import the last of them used goes too: the package builds.
+#[carve_testutil::needs("go")]
+fn registry_elements_go_with_the_functions_they_name() {
+    let sources = sources_of(&[
+        ("go.mod", "module ex.com/m\n\ngo 1.22\n"),
+        (
+            "strs/strs.go",
+            "package strs\n\nimport \"strings\"\n\n// Upper upper-cases.\nfunc Upper(s string) string { return strings.ToUpper(s) }\n",
+        ),
+        ("r/r.go", REGISTRY),
+    ]);
+    let index = to_index(index_sources(&sources));
+    let file = &index.files["r/r.go"];
+    // Registry entries are no module references: nothing keeps greet but what the mask takes out.
+    assert!(!file.module_references.iter().any(|m| m.target == "r/r.go::greet"), "{:?}", file.module_references);
+    assert!(file.value_bindings.iter().all(|b| b.entry && b.named_by.is_empty()));
+    let m = mask_all(&sources, &set(&["r/r.go::greet", "strs/strs.go::Upper"]));
+    assert_parses(&m, "registry");
+    let r = &m.changed["r/r.go"];
+    assert!(!r.contains("greet") && !r.contains("strs"), "{r}");
+    assert!(r.contains("\"hello\": func() string") && r.contains("\"shout\": shout,"), "{r}");
+    insta::assert_snapshot!("registry_elements", snapshot_text(&m));
+    assert_builds(&m, "registry elements");
+}
+
+/// The layouts of an element deleted inline: with the separator after it, the last one
+/// with the separator before it back to an element that stays, every one with a trailing
+/// comma.
+#[test]
+fn inline_elements_take_their_separator() {
+    let cases = [
+        ("[]F{a, b, c}", &["b"][..], "[]F{a, c}"),
+        ("[]F{a, b, c}", &["c"], "[]F{a, b}"),
+        ("[]F{a, b, c}", &["a", "b"], "[]F{c}"),
+        ("[]F{a, b, c}", &["b", "c"], "[]F{a}"),
+        ("[]F{a, b, c}", &["a", "b", "c"], "[]F{}"),
+        ("[]F{a, b,}", &["a", "b"], "[]F{}"),
+        ("map[string][]F{\"x\": {c, a}, \"y\": {a}}", &["a"], "map[string][]F{\"x\": {c}, \"y\": {}}"),
+        ("[]T{{N: 1, F: a}}", &["a"], "[]T{{N: 1}}"),
+    ];
+    for (lit, gone, want) in cases {
+        let src = format!(
+            "package p\n\ntype F func()\n\ntype T struct {{\n\tN int\n\tF F\n}}\n\nvar v = {lit}\n\nfunc a() {{}}\n\nfunc b() {{}}\n\nfunc c() {{}}\n"
+        );
+        let sources = sources_of(&[("p/p.go", &src)]);
+        let ids: Vec<String> = gone.iter().map(|g| format!("p/p.go::{g}")).collect();
+        let m = mask_all(&sources, &ids.iter().map(String::clone).collect());
+        let out = &m.changed["p/p.go"];
+        assert!(out.contains(&format!("var v = {want}\n")), "{lit} without {gone:?}:\n{out}");
+        assert!(parse_errors(Language::Go, out).is_empty(), "{out}");
+    }
+}

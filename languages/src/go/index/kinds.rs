@@ -72,6 +72,19 @@ ids! {
         struct_type = "struct_type",
         interface_type = "interface_type",
         method_elem = "method_elem",
+        var_declaration = "var_declaration",
+        var_spec_list = "var_spec_list",
+        expression_list = "expression_list",
+        literal_value = "literal_value",
+        keyed_element = "keyed_element",
+        literal_element = "literal_element",
+        map_type = "map_type",
+        slice_type = "slice_type",
+        array_type = "array_type",
+        int_literal = "int_literal",
+        float_literal = "float_literal",
+        imaginary_literal = "imaginary_literal",
+        rune_literal = "rune_literal",
     } via kind; u16
 }
 
@@ -90,6 +103,9 @@ ids! {
         parameters = "parameters",
         result = "result",
         type_parameters = "type_parameters",
+        value = "value",
+        key = "key",
+        element = "element",
     } via field; u16
 }
 

@@ -10,6 +10,7 @@ use super::parse::{GoImport, ParsedFile, RawDef, Use};
 use crate::Language;
 use crate::index::{
     Definition, DefinitionKind, FileIndex, Import, ImportedName, LoadReference, LoadRole, ModuleReference, NodeId,
+    ValueBinding,
 };
 
 /// Method names of standard-library interfaces a type commonly satisfies implicitly; a type
@@ -351,6 +352,7 @@ impl<'a> LinkContext<'a> {
         let parents: Vec<Option<NodeId>> = f.defs.iter().map(|d| receiver_parent(d, own, &f)).collect();
         let definitions: Vec<NodeId> = f.defs.iter().map(|d| d.def.id.clone()).collect();
         let module_references = module_references(&f, &scope);
+        let value_bindings = literal_entries(&f, &scope);
         let mut out_defs = Vec::with_capacity(f.defs.len());
         for ((d, refs), parent) in f.defs.into_iter().zip(file_refs).zip(parents) {
             let mut def = d.def;
@@ -368,7 +370,7 @@ impl<'a> LinkContext<'a> {
             imports,
             module_references,
             exported: Vec::new(),
-            value_bindings: Vec::new(),
+            value_bindings,
             discarded_calls: Vec::new(),
             sha256: f.sha256,
             lines: f.lines,
@@ -471,6 +473,32 @@ fn module_references(f: &ParsedFile, scope: &Scope) -> Vec<ModuleReference> {
     module_references.sort();
     module_references.dedup();
     module_references
+}
+
+/// The file's removable literal elements that name definitions, as entry value bindings
+/// (nothing outside the literal names an entry; an element naming none is left out).
+fn literal_entries(f: &ParsedFile, scope: &Scope) -> Vec<ValueBinding> {
+    f.entries
+        .iter()
+        .filter_map(|e| {
+            let mut targets = Vec::new();
+            for (u, line) in &e.uses {
+                let mut refs = BTreeSet::new();
+                scope.resolve(u, &mut refs);
+                targets.extend(refs.into_iter().map(|target| ModuleReference { target, line: *line }));
+            }
+            targets.sort();
+            targets.dedup();
+            (!targets.is_empty()).then(|| ValueBinding {
+                span: e.span,
+                name: e.name.clone(),
+                entry: true,
+                class: None,
+                targets,
+                named_by: Vec::new(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor, Tree};
 
+use super::entries::{RawEntry, literal_entries};
 use super::kinds::{Ids, ids};
 use super::names::Fact;
 use super::queries::{Purpose, queries};
@@ -65,8 +66,11 @@ pub(crate) struct ParsedFile {
     pub is_test: bool,
     pub imports: Vec<GoImport>,
     pub defs: Vec<RawDef>,
-    /// Uses in package-level var/const declarations, with their 1-based line.
+    /// Uses in package-level var/const declarations, with their 1-based line, but for those
+    /// of removable literal elements (`entries`).
     pub module_uses: Vec<(Use, usize)>,
+    /// Elements of package-level literals that name one definition (see `entries`).
+    pub entries: Vec<RawEntry>,
     pub sha256: String,
     pub lines: usize,
 }
@@ -366,7 +370,8 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
     let ctx = FileCtx { path, src, is_test };
     let (mut defs, imports) = defs_and_imports(root, &ctx);
     defs.sort_by_key(|d| d.def.span.start_byte);
-    let module_uses = attribute_uses(&tree, src, &mut defs);
+    let mut entries = literal_entries(root, src);
+    let module_uses = attribute_uses(&tree, src, &mut defs, &mut entries);
 
     let dir = path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
     Ok(ParsedFile {
@@ -377,6 +382,7 @@ pub(crate) fn parse_file(parser: &mut Parser, path: &str, bytes: &[u8]) -> Resul
         imports,
         defs,
         module_uses,
+        entries,
         sha256: crate::syntax::sha256_hex(bytes),
         // `src.lines().count()`, without splitting: every `\n` ends a line, and so does the
         // end of a file that does not end with one.
@@ -466,9 +472,10 @@ fn defs_and_imports(root: Node, ctx: &FileCtx) -> (Vec<RawDef>, Vec<GoImport>) {
     (defs, imports)
 }
 
-/// Gives each definition (sorted by start) the uses inside its declaration, and returns the
-/// uses of package-level code with their lines, sorted and deduplicated.
-fn attribute_uses(tree: &Tree, src: &str, defs: &mut [RawDef]) -> Vec<(Use, usize)> {
+/// Gives each definition (sorted by start) the uses inside its declaration and each entry
+/// (in source order) the uses inside its value, and returns the uses of the rest of
+/// package-level code with their lines, sorted and deduplicated.
+fn attribute_uses(tree: &Tree, src: &str, defs: &mut [RawDef], entries: &mut [RawEntry]) -> Vec<(Use, usize)> {
     // Facts per definition (by index in `defs`), and for package-level code.
     let mut facts: Vec<Facts> = Vec::new();
     let mut top = Facts::default();
@@ -486,11 +493,19 @@ fn attribute_uses(tree: &Tree, src: &str, defs: &mut [RawDef]) -> Vec<(Use, usiz
         let (s, e) = ranges[i - 1];
         (byte >= s && byte < e).then_some(i - 1)
     };
+    let mut entry_facts: Vec<Facts> = entries.iter().map(|_| Facts::default()).collect();
+    let entry_of = |byte: usize| -> Option<usize> {
+        let i = entries.partition_point(|e| e.value.0 <= byte);
+        (i > 0 && byte < entries[i - 1].value.1).then(|| i - 1)
+    };
     super::names::walk(tree, src, |fact, node| {
         // Only package-level uses keep their line (see `into_uses`' callers).
         let (f, line) = match owner(node.start_byte()) {
             Some(i) => (&mut facts[i], 0),
-            None => (&mut top, node.start_position().row + 1),
+            None => match entry_of(node.start_byte()) {
+                Some(e) => (&mut entry_facts[e], node.start_position().row + 1),
+                None => (&mut top, node.start_position().row + 1),
+            },
         };
         match fact {
             Fact::Use(n) => f.names.push((n, line)),
@@ -506,6 +521,9 @@ fn attribute_uses(tree: &Tree, src: &str, defs: &mut [RawDef]) -> Vec<(Use, usiz
     });
     for (d, f) in defs.iter_mut().zip(facts) {
         d.uses = f.into_uses(false).into_iter().map(|(u, _)| u).collect();
+    }
+    for (e, f) in entries.iter_mut().zip(entry_facts) {
+        e.uses = f.into_uses(true);
     }
     let mut module_uses = top.into_uses(true);
     module_uses.sort();

@@ -1,6 +1,6 @@
 //! Go index tests: the shapes fixture (snapshot), resolution rules and odd inputs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::*;
@@ -300,4 +300,76 @@ fn examples_belong_to_the_definitions_their_names_give() {
         assert_eq!(owner(none), None, "{none}");
     }
     assert_eq!(example_owner(&index, "example.com/shapes/stats/ExampleNew"), None);
+}
+
+/// Elements of package-level literals that only name a definition are entry value bindings
+/// (the mask deletes them with it); every other package-level use stays a module reference:
+/// a call argument, a conversion, a function literal's body, a positional element of a
+/// literal that may be a struct.
+#[test]
+fn literal_elements_naming_one_definition_are_entries_not_module_references() {
+    let src = r#"package r
+
+import "net/http"
+
+type row struct {
+	Name string
+	Fn   func()
+}
+
+var funcs = map[string]any{
+	"hello": func() { greet() },
+	"greet": greet,
+	"http":  http.NotFound,
+}
+
+var (
+	nested, rows = map[string][]func(){"a": {tick, greet}, "b": {tick}}, []row{{Name: "t", Fn: tick}, {"p", plain}}
+	ptrs         = []*row{{Fn: tick}, &row{Fn: tick}}
+	arr          = [2]func(){tick, tock}
+	keyed        = map[int]func(){1: tock}
+	called       = twice(3)
+	handler      = http.HandlerFunc(serve)
+	struct_      = row{"s", plain}
+)
+
+func greet()                                 {}
+func tick()                                  {}
+func tock()                                  {}
+func plain()                                 {}
+func twice(n int) int                        { return 2 * n }
+func serve(http.ResponseWriter, *http.Request) {}
+"#;
+    let index = src_index(&[("go.mod", "module ex.com/m\n\ngo 1.22\n"), ("r/r.go", src)]);
+    let file = &index.files["r/r.go"];
+    let entries: Vec<(String, &str, Vec<&str>)> = file
+        .value_bindings
+        .iter()
+        .map(|b| {
+            assert!(b.entry && b.class.is_none() && b.named_by.is_empty(), "{b:?}");
+            let targets = b.targets.iter().map(|t| t.target.trim_start_matches("r/r.go::")).collect();
+            (src[b.span.start_byte..b.span.end_byte].to_string(), b.name.as_str(), targets)
+        })
+        .collect();
+    let want: Vec<(String, &str, Vec<&str>)> = [
+        ("\"greet\": greet", "funcs", "greet"),
+        ("tick", "nested", "tick"),
+        ("greet", "nested", "greet"),
+        ("tick", "nested", "tick"),
+        ("Fn: tick", "rows", "tick"),
+        ("Fn: tick", "ptrs", "tick"),
+        ("Fn: tick", "ptrs", "tick"),
+        ("tick", "arr", "tick"),
+        ("tock", "arr", "tock"),
+        ("1: tock", "keyed", "tock"),
+    ]
+    .into_iter()
+    .map(|(t, n, d)| (t.to_string(), n, vec![d]))
+    .collect();
+    assert_eq!(entries, want);
+    let module: BTreeSet<&str> =
+        file.module_references.iter().map(|m| m.target.trim_start_matches("r/r.go::")).collect();
+    // `greet` in the function literal's body, `plain` positional in a struct literal, a call's
+    // argument and a conversion's stay module references (`row` is the literals' type).
+    assert_eq!(module, BTreeSet::from(["greet", "plain", "row", "serve", "twice"]));
 }
