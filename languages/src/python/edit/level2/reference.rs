@@ -112,6 +112,46 @@ fn future_lines(text: &str) -> String {
         .collect()
 }
 
+/// The original file's module-level imports, each name bound only where the module's
+/// namespace lacks it and where it still imports: the mask drops the imports only the
+/// feature used (toolz's `recipes` lost `getter`), and a name of the feature is the
+/// package's own.
+fn import_lines(file: &crate::index::FileIndex, text: &str) -> String {
+    let mut out = String::new();
+    let mut guarded = |binding: &str, statement: &str| {
+        let _ = write!(
+            out,
+            "if {} not in globals():\n    try:\n        {statement}\n    except ImportError:\n        pass\n",
+            literal(binding)
+        );
+    };
+    for imp in file.imports.iter().filter(|i| i.module_level && !i.is_directive()) {
+        if imp.names.is_empty() {
+            let Some(statement) = text.get(imp.span.start_byte..imp.span.end_byte) else { continue };
+            let statement: String = statement.split_whitespace().collect::<Vec<_>>().join(" ");
+            let binding = match statement.rsplit_once(" as ") {
+                Some((_, alias)) if !statement.contains(',') => alias.trim().to_string(),
+                _ => imp.module.split('.').next().unwrap_or(&imp.module).to_string(),
+            };
+            if !statement.contains(',') {
+                guarded(&binding, &statement);
+            }
+            continue;
+        }
+        for n in &imp.names {
+            let statement = match &n.alias {
+                Some(a) => format!("from {} import {} as {a}", imp.module, n.name),
+                None => format!("from {} import {}", imp.module, n.name),
+            };
+            match n.name.as_str() {
+                "*" => guarded("__carve_star__", &statement),
+                _ => guarded(n.alias.as_deref().unwrap_or(&n.name), &statement),
+            }
+        }
+    }
+    out
+}
+
 /// The reference `__init__.py` for `names` (`(module, name)`, sorted), reading the original
 /// text under `root`.
 pub fn standalone(
@@ -134,6 +174,10 @@ pub fn standalone(
         let defined: Vec<String> = block.defs.iter().map(|d| literal(&d.name)).collect();
         let _ = writeln!(out, "    ({}, {}, ({},), (", literal(block.module), literal(block.path), defined.join(", "));
         let mut code = future_lines(&text);
+        if let Some(file) = index.files.get(block.path) {
+            code.push_str(&import_lines(file, &text));
+            code.push('\n');
+        }
         for d in &block.defs {
             let body = text.get(d.span.start_byte..d.span.end_byte).ok_or_else(|| {
                 format!("{} spans bytes {}..{} beyond {}", d.id, d.span.start_byte, d.span.end_byte, block.path)
@@ -165,6 +209,28 @@ mod tests {
     fn literals_escape_what_python_needs() {
         assert_eq!(literal("a \"b\" \\n\tc\n"), "\"a \\\"b\\\" \\\\n\\tc\\n\"");
         assert_eq!(literal("é\u{1}"), "\"é\\x01\"");
+    }
+
+    #[test]
+    fn imports_are_bound_where_missing_and_still_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "from __future__ import annotations\nimport os.path\nimport json as j\nfrom .a import b, c as d\nfrom .e import *\n\ndef f():\n    import sys\n";
+        std::fs::create_dir_all(dir.path().join("p")).unwrap();
+        std::fs::write(dir.path().join("p/m.py"), text).unwrap();
+        std::fs::write(dir.path().join("p/__init__.py"), "").unwrap();
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let lines = import_lines(&index.files["p/m.py"], text);
+        for (binding, statement) in [
+            ("os", "import os.path"),
+            ("j", "import json as j"),
+            ("b", "from .a import b"),
+            ("d", "from .a import c as d"),
+            ("__carve_star__", "from .e import *"),
+        ] {
+            let block = format!("if \"{binding}\" not in globals():\n    try:\n        {statement}\n");
+            assert!(lines.contains(&block), "{binding}: {lines}");
+        }
+        assert!(!lines.contains("sys") && !lines.contains("__future__"), "{lines}");
     }
 
     #[test]
