@@ -21,13 +21,16 @@ struct Block<'a> {
     defs: Vec<&'a Definition>,
 }
 
-/// The module-level definition `name` of the module `module`.
-fn top_definition<'a>(index: &'a DefinitionIndex, module: &str, name: &str) -> Option<&'a Definition> {
-    let file = index.files.values().find(|f| f.module.as_deref() == Some(module))?;
+/// The module-level definitions named `name` in the module `module`, in source order: one,
+/// or several when the name is defined again (`@overload` signatures, then the function
+/// arrow's `get` runs; the last one is what the name is bound to).
+fn top_definitions<'a>(index: &'a DefinitionIndex, module: &str, name: &str) -> Vec<&'a Definition> {
+    let Some(file) = index.files.values().find(|f| f.module.as_deref() == Some(module)) else { return Vec::new() };
     file.definitions
         .iter()
         .filter_map(|id| index.definitions.get(id))
-        .find(|d| d.parent.is_none() && d.name == name && !d.is_test)
+        .filter(|d| d.parent.is_none() && d.name == name && !d.is_test)
+        .collect()
 }
 
 /// A Python string literal of `s` (double quotes; backslashes, quotes and control
@@ -161,9 +164,13 @@ pub fn standalone(
 ) -> Result<String, String> {
     let mut blocks: BTreeMap<&str, Block> = BTreeMap::new();
     for (module, name) in names {
-        let d = top_definition(index, module, name)
-            .ok_or_else(|| format!("`{name}` is not a module-level definition of `{module}` in the index"))?;
-        blocks.entry(module.as_str()).or_insert_with(|| Block { module, path: &d.path, defs: Vec::new() }).defs.push(d);
+        let defs = top_definitions(index, module, name);
+        let Some(first) = defs.first() else {
+            return Err(format!("`{name}` is not a module-level definition of `{module}` in the index"));
+        };
+        let block =
+            blocks.entry(module.as_str()).or_insert_with(|| Block { module, path: &first.path, defs: Vec::new() });
+        block.defs.extend(defs);
     }
     let mut out = String::from(LOADER);
     out.push_str("\n_BLOCKS = [\n");
@@ -171,7 +178,8 @@ pub fn standalone(
         block.defs.sort_by_key(|d| d.span.start_byte);
         let text = std::fs::read_to_string(root.join(block.path))
             .map_err(|e| format!("cannot read {} for the reference: {e}", block.path))?;
-        let defined: Vec<String> = block.defs.iter().map(|d| literal(&d.name)).collect();
+        let mut defined: Vec<String> = block.defs.iter().map(|d| literal(&d.name)).collect();
+        defined.dedup();
         let _ = writeln!(out, "    ({}, {}, ({},), (", literal(block.module), literal(block.path), defined.join(", "));
         let mut code = future_lines(&text);
         if let Some(file) = index.files.get(block.path) {
@@ -231,6 +239,29 @@ mod tests {
             assert!(lines.contains(&block), "{binding}: {lines}");
         }
         assert!(!lines.contains("sys") && !lines.contains("__future__"), "{lines}");
+    }
+
+    #[test]
+    fn an_overloaded_function_comes_with_its_overloads_and_its_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "from typing import overload\n\n@overload\ndef get(x: int) -> int: ...\n@overload\ndef get(x: str) -> str: ...\ndef get(x):\n    return x\n";
+        std::fs::create_dir_all(dir.path().join("p")).unwrap();
+        std::fs::write(dir.path().join("p/m.py"), text).unwrap();
+        std::fs::write(dir.path().join("p/__init__.py"), "").unwrap();
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let reference = standalone(dir.path(), &index, &[("p.m".into(), "get".into())]).unwrap();
+        assert_eq!(reference.matches("\"def get(x):\\n\"").count(), 1, "{reference}");
+        assert_eq!(reference.matches("\"@overload\\n\"").count(), 2, "{reference}");
+        assert!(reference.contains("(\"p.m\", \"p/m.py\", (\"get\",), ("), "{reference}");
+        // The package runs, and `get` is the function, not its last overload.
+        std::fs::create_dir_all(dir.path().join("agent_code")).unwrap();
+        std::fs::write(dir.path().join("agent_code/__init__.py"), &reference).unwrap();
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import agent_code; assert agent_code.get(3) == 3"])
+            .current_dir(dir.path())
+            .output()
+            .expect("python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 
     #[test]
