@@ -83,6 +83,9 @@ def _run(module, path, names, source):
     for name, value in _FEATURE.items():
         _share(space, name, value)
     exec(compile(source, path, "exec"), space)
+    # Again: the block's own imports (a star import) may have bound the project's copies.
+    for name, value in _FEATURE.items():
+        _share(space, name, value)
     _SPACES.append(space)
     for name in names:
         _FEATURE[name], _HOMES[name] = space[name], module
