@@ -216,6 +216,14 @@ pub fn standalone(
 mod tests {
     use super::*;
 
+    /// A package `p` whose module `p.m` is `text`, and its index.
+    fn package_p_m(text: &str) -> (tempfile::TempDir, DefinitionIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        carve_testutil::write_files(dir.path(), &[("p/m.py", text), ("p/__init__.py", "")]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        (dir, index)
+    }
+
     #[test]
     fn literals_escape_what_python_needs() {
         assert_eq!(literal("a \"b\" \\n\tc\n"), "\"a \\\"b\\\" \\\\n\\tc\\n\"");
@@ -224,12 +232,8 @@ mod tests {
 
     #[test]
     fn imports_are_bound_where_missing_and_still_there() {
-        let dir = tempfile::tempdir().unwrap();
         let text = "from __future__ import annotations\nimport os.path\nimport json as j\nfrom .a import b, c as d\nfrom .e import *\n\ndef f():\n    import sys\n";
-        std::fs::create_dir_all(dir.path().join("p")).unwrap();
-        std::fs::write(dir.path().join("p/m.py"), text).unwrap();
-        std::fs::write(dir.path().join("p/__init__.py"), "").unwrap();
-        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let (_dir, index) = package_p_m(text);
         let lines = import_lines(&index.files["p/m.py"], text);
         for (binding, statement) in [
             ("os", "import os.path"),
@@ -246,12 +250,8 @@ mod tests {
 
     #[test]
     fn an_overloaded_function_comes_with_its_overloads_and_its_body() {
-        let dir = tempfile::tempdir().unwrap();
         let text = "from typing import overload\n\n@overload\ndef get(x: int) -> int: ...\n@overload\ndef get(x: str) -> str: ...\ndef get(x):\n    return x\n";
-        std::fs::create_dir_all(dir.path().join("p")).unwrap();
-        std::fs::write(dir.path().join("p/m.py"), text).unwrap();
-        std::fs::write(dir.path().join("p/__init__.py"), "").unwrap();
-        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let (dir, index) = package_p_m(text);
         let reference = standalone(dir.path(), &index, &[("p.m".into(), "get".into())]).unwrap();
         assert_eq!(reference.matches("\"def get(x):\\n\"").count(), 1, "{reference}");
         assert_eq!(reference.matches("\"@overload\\n\"").count(), 2, "{reference}");
