@@ -36,6 +36,12 @@ enum Binding {
     },
     /// Bound to something outside the repository.
     External,
+    /// A module-level name bound by `name = callee(…)` (and by nothing else there): an
+    /// instance when `callee` is a class of the repository.
+    Instance {
+        callee: Box<str>,
+        pos: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -245,6 +251,15 @@ impl<'a> Linker<'a> {
             Binding::Module(loc) => Some(Target::Module(loc.clone())),
             Binding::From { module, name } => self.module_attr(module, name, depth + 1),
             Binding::External => None,
+            Binding::Instance { callee, pos } => {
+                let r = RawRef { chain: callee.clone(), scope: None, pos: *pos, line: 0, call_statement: None };
+                let (f, d) = self.resolve_chain(file, &r, depth + 1)?;
+                let class = &self.files[f].defs[d];
+                // The whole chain must name the class (`mod.Client`, or an imported alias),
+                // not a class on the way to something unresolved (`Client.create`).
+                let whole = !callee.contains('.') || callee.rsplit('.').next() == Some(class.def.name.as_str());
+                (class.is_class() && whole).then_some(Target::Instance(f, d))
+            }
         }
     }
 
@@ -597,6 +612,17 @@ fn prepare(f: &ParsedFile, map: &ModuleMap) -> FilePrep {
             RawImportKind::Future { .. } => {}
         }
         import_locations.push(loc);
+    }
+    // `_obj = Client()` at module level, for a name nothing else there binds.
+    let bound: HashSet<String> = scopes[0].names.keys().cloned().collect();
+    let mut instances: HashMap<&str, Option<(Box<str>, usize)>> = HashMap::new();
+    for b in f.bindings.iter().filter(|b| b.class.is_none() && !b.entry && !bound.contains(&b.name)) {
+        let this = b.constructs.clone().map(|c| (c, b.statement.1));
+        // Bound twice (or once to something else): no one class is known.
+        instances.entry(&b.name).and_modify(|e| *e = None).or_insert(this);
+    }
+    for (name, (callee, pos)) in instances.into_iter().filter_map(|(n, i)| i.map(|i| (n, i))) {
+        scopes[0].bind(name, pos, Binding::Instance { callee, pos });
     }
     for scope in &mut scopes {
         for list in scope.names.values_mut() {

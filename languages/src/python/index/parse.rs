@@ -105,6 +105,10 @@ pub(super) struct RawBinding {
     pub class: Option<usize>,
     /// Uses inside it; `line` is set.
     pub refs: Vec<RawRef>,
+    /// For a whole statement whose value is a call (`_obj = Client()`), the callee's chain:
+    /// the name may hold an instance of that class (`encode = _obj.encode` names
+    /// `Client.encode`).
+    pub constructs: Option<Box<str>>,
 }
 
 #[derive(Debug)]

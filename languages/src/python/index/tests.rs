@@ -221,6 +221,60 @@ fn setting_an_attribute_of_a_definition_is_not_a_use_of_it() {
     assert_eq!((x.name.as_str(), x.targets[0].target.as_str(), x.targets[0].line), ("x", "m.py::f", 4));
 }
 
+/// A module-level name bound to `Class()` holds an instance: `encode = _obj.encode` names
+/// the method (pyjwt's `encode = _jwt_global_obj.encode`, which the package's `__init__`
+/// imports), so the mask cannot take the method and leave the alias.
+#[test]
+fn a_module_instance_of_a_class_resolves_its_methods() {
+    let api = r#"class Client:
+    def encode(self): pass
+    def decode(self): pass
+    def create(cls): pass
+
+def factory(): pass
+
+_obj = Client()
+encode = _obj.encode
+_made = Client.create()
+made = _made.decode
+_twice = Client()
+_twice = factory()
+twice = _twice.decode
+
+def run():
+    return _obj.decode()
+"#;
+    let index = repo(&[
+        ("pkg/__init__.py", "from .api import encode\n"),
+        ("pkg/api.py", api),
+        ("pkg/user.py", "from .api import _obj\n\ndef go():\n    return _obj.decode()\n"),
+    ]);
+    let bindings: Vec<(&str, Vec<&str>, Vec<&str>)> = index.files["pkg/api.py"]
+        .value_bindings
+        .iter()
+        .map(|b| {
+            (
+                b.name.as_str(),
+                b.targets.iter().map(|t| t.target.as_str()).collect(),
+                b.named_by.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bindings,
+        [
+            ("_obj", vec!["pkg/api.py::Client"], vec!["pkg/api.py", "pkg/api.py::run", "pkg/user.py"]),
+            ("encode", vec!["pkg/api.py::Client.encode"], vec!["pkg/__init__.py"]),
+            ("_made", vec!["pkg/api.py::Client.create"], vec!["pkg/api.py"]),
+            ("_twice", vec!["pkg/api.py::Client"], vec!["pkg/api.py"]),
+            ("_twice", vec!["pkg/api.py::factory"], vec!["pkg/api.py"]),
+        ],
+        "`made` and `twice` name nothing: a factory's result and a name bound twice hold no known class"
+    );
+    assert_eq!(def(&index, "pkg/api.py::run").references, ["pkg/api.py::Client.decode"]);
+    assert_eq!(def(&index, "pkg/user.py::go").references, ["pkg/api.py::Client.decode"]);
+}
+
 /// Statements and entries that name definitions only to bind a value, and who names what
 /// they bind.
 #[test]

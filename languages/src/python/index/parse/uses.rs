@@ -250,6 +250,10 @@ fn value_binding_at(node: Node, src: &str, class: Option<usize>) -> Option<RawBi
     let literal = matches!(value.kind(), "dictionary" | "list" | "tuple" | "set");
     let entry = literal && elem.id() != value.id() && elem.is_named() && elem.kind() != "comment";
     let target = if entry { elem } else { stmt };
+    let constructs = (!entry && value.kind() == "call")
+        .then(|| value.child_by_field_name("function"))
+        .flatten()
+        .and_then(|callee| attribute_chain(callee, src));
     Some(RawBinding {
         span: span(target),
         statement: (stmt.start_byte(), stmt.end_byte()),
@@ -257,6 +261,7 @@ fn value_binding_at(node: Node, src: &str, class: Option<usize>) -> Option<RawBi
         entry,
         class,
         refs: Vec::new(),
+        constructs,
     })
 }
 
