@@ -179,12 +179,21 @@ pub struct GoldSimilarity {
     /// sibling definitions live: a repeat there leaks only a piece of some size.
     #[serde(default)]
     pub source: bool,
+    /// Lines of the piece that the repository's source code repeats in two or more places
+    /// (an idiom of the project: arrow's `cls(dt.year, dt.month, …)` ending eight
+    /// constructors), left out of `lines` and `copied`: they are context, not the answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idiom_lines: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl GoldSimilarity {
     pub fn new(gold_file: String, definition: Option<String>, lines: usize, file: String, copied: usize) -> Self {
         let percent = (copied * 100).checked_div(lines).unwrap_or(0);
-        GoldSimilarity { gold_file, definition, lines, file, copied, percent, source: false }
+        GoldSimilarity { gold_file, definition, lines, file, copied, percent, source: false, idiom_lines: 0 }
     }
 }
 

@@ -40,6 +40,12 @@ pub const LEAK_PERCENT: usize = 50;
 /// `TTLCache.popitem` (8, 50%) repeat `LRUCache`'s; they are context, not the answer. A
 /// near-copy of a real definition still leaks there (`_cached._condition`: 17 of 24, 70%).
 pub const SIBLING_MIN_LINES: usize = 10;
+/// Places in the repository's source code that must hold a window of a piece for its lines
+/// to be an idiom of the project rather than a copy: arrow (`bench/corpus/python.toml`) ends
+/// eight constructors with the same nine-line `cls(dt.year, dt.month, …)` call, so
+/// `Arrow.utcnow` (13 compared lines) shared 9 with each of its siblings; the answer is the
+/// line before it. One other place is a copy (boltons' urlutils vendors `cachedproperty`).
+pub const IDIOM_PLACES: usize = 2;
 
 /// The leakage check and the gold copies it found (`validation.json` `leakage`, typed in
 /// `carve_formats::validation`).
@@ -51,7 +57,8 @@ fn rule() -> String {
          the gold code in pieces (each extracted top definition, else each gold.patch hunk); a file leaks a piece when its \
          windows of {WINDOW} consecutive remaining lines equal to {WINDOW} consecutive lines of the piece cover at least \
          {LEAK_PERCENT}% of the piece's lines; in the repository's own source code, more than {LEAK_PERCENT}% of a piece of at \
-         least {SIBLING_MIN_LINES} lines (siblings share shorter pieces, and half of one)"
+         least {SIBLING_MIN_LINES} lines (siblings share shorter pieces, and half of one); lines in windows the repository's \
+         source code holds in {IDIOM_PLACES} or more places are the project's idiom and not compared, unless that leaves none"
     )
 }
 
@@ -196,6 +203,8 @@ fn gold_windows(pieces: &[GoldPiece]) -> BTreeMap<String, Vec<(usize, usize)>> {
 struct Repeat {
     covered: BTreeSet<usize>,
     ranges: Vec<(usize, usize)>,
+    /// The first line (in the piece) of each window the file holds, once per place.
+    windows: Vec<usize>,
 }
 
 /// Per gold piece, what one file's text repeats of it.
@@ -218,6 +227,7 @@ fn repeats_in(
         for &(piece, first) in at {
             let r = out.entry(piece).or_default();
             r.covered.extend(first..first + WINDOW);
+            r.windows.push(first);
             // Overlapping windows of one copy are reported as one range.
             match r.ranges.last_mut() {
                 Some(last) if last.1 >= start => last.1 = last.1.max(end),
@@ -235,11 +245,14 @@ fn repeats_in(
 /// short function: toolz (568c2b8) `_has_varargs` and `_has_keywords` (10 compared lines)
 /// each share 5 with a sibling that stays (the registry lookup they all open with); the
 /// answer is the other half.
-fn leaks(copied: usize, lines: usize, source: bool) -> bool {
+///
+/// `lines` are the piece's compared lines (without its idiom lines), `size` all of them: a
+/// piece's size for the sibling rule includes its idiom.
+fn leaks(copied: usize, lines: usize, size: usize, source: bool) -> bool {
     let share = copied * 100;
     match source {
         false => lines > 0 && share >= LEAK_PERCENT * lines,
-        true => lines >= SIBLING_MIN_LINES && share > LEAK_PERCENT * lines,
+        true => size >= SIBLING_MIN_LINES && share > LEAK_PERCENT * lines,
     }
 }
 
@@ -251,22 +264,50 @@ struct Found {
     repeat: Repeat,
 }
 
+/// Per piece, its lines that are the project's idiom: those in a window that the
+/// repository's source files hold in [`IDIOM_PLACES`] or more places. When that is every
+/// line the piece has, none: the piece is then repeated whole, which is a copy.
+fn idiom_lines(pieces: &[GoldPiece], found: &BTreeMap<usize, Vec<Found>>) -> BTreeMap<usize, BTreeSet<usize>> {
+    let mut out = BTreeMap::new();
+    for (&p, all) in found {
+        let mut places: BTreeMap<usize, usize> = BTreeMap::new();
+        for w in all.iter().filter(|f| f.source).flat_map(|f| &f.repeat.windows) {
+            *places.entry(*w).or_default() += 1;
+        }
+        let lines: BTreeSet<usize> =
+            places.iter().filter(|(_, n)| **n >= IDIOM_PLACES).flat_map(|(w, _)| *w..*w + WINDOW).collect();
+        if !lines.is_empty() && lines.len() < pieces[p].lines.len() {
+            out.insert(p, lines);
+        }
+    }
+    out
+}
+
 /// What the check found of the gold code: per piece repeated at all, the file repeating most
 /// (the first in path order on ties), most first; the copies that leak; their problems.
+/// A piece's idiom lines ([`idiom_lines`]) are compared by no file.
 fn judge_repeats(
     pieces: &[GoldPiece],
     found: BTreeMap<usize, Vec<Found>>,
 ) -> (Vec<GoldSimilarity>, Vec<GoldCopy>, Vec<String>) {
     let (mut sims, mut copies, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+    let idioms = idiom_lines(pieces, &found);
+    let none = BTreeSet::new();
     for (p, all) in found {
         let piece = &pieces[p];
-        let lines = piece.lines.len();
+        let idiom = idioms.get(&p).unwrap_or(&none);
+        let lines = piece.lines.len() - idiom.len();
+        let copied_of = |f: &Found| f.repeat.covered.difference(idiom).count();
         let what = piece.definition.as_deref().unwrap_or("a gold.patch hunk");
-        for f in all.iter().filter(|f| leaks(f.repeat.covered.len(), lines, f.source)) {
-            let copied = f.repeat.covered.len();
+        for f in all.iter().filter(|f| leaks(copied_of(f), lines, piece.lines.len(), f.source)) {
+            let copied = copied_of(f);
             let ranges: Vec<String> = f.repeat.ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect();
+            let idiom_note = match idiom.len() {
+                0 => String::new(),
+                n => format!("; {n} more the project repeats in {IDIOM_PLACES} or more places not compared"),
+            };
             problems.push(format!(
-                "{} lines {} repeat gold code of {} ({copied} of the {lines} compared lines of {what}, {}%: a copy of the answer)",
+                "{} lines {} repeat gold code of {} ({copied} of the {lines} compared lines of {what}, {}%{idiom_note}: a copy of the answer)",
                 f.file,
                 ranges.join(", "),
                 piece.file,
@@ -276,19 +317,15 @@ fn judge_repeats(
         }
         let mut best: Option<&Found> = None;
         for f in &all {
-            if best.is_none_or(|b| f.repeat.covered.len() > b.repeat.covered.len()) {
+            if best.is_none_or(|b| copied_of(f) > copied_of(b)) {
                 best = Some(f);
             }
         }
         if let Some(b) = best {
-            let mut sim = GoldSimilarity::new(
-                piece.file.clone(),
-                piece.definition.clone(),
-                lines,
-                b.file.clone(),
-                b.repeat.covered.len(),
-            );
+            let mut sim =
+                GoldSimilarity::new(piece.file.clone(), piece.definition.clone(), lines, b.file.clone(), copied_of(b));
             sim.source = b.source;
+            sim.idiom_lines = idiom.len();
             sims.push(sim);
         }
     }
@@ -481,11 +518,12 @@ mod tests {
     /// more than half leaks, as does half of it in a file that is not source code.
     #[test]
     fn half_a_function_shared_by_a_sibling_is_context() {
-        assert!(!leaks(5, 10, true), "half, in source: a sibling");
-        assert!(leaks(6, 10, true), "more than half, in source: a near copy");
-        assert!(leaks(5, 10, false), "half, in docs or tests: a copy");
-        assert!(!leaks(9, 9, true), "a piece under SIBLING_MIN_LINES in source is context");
-        assert!(!leaks(0, 0, false));
+        assert!(!leaks(5, 10, 10, true), "half, in source: a sibling");
+        assert!(leaks(6, 10, 10, true), "more than half, in source: a near copy");
+        assert!(leaks(5, 10, 10, false), "half, in docs or tests: a copy");
+        assert!(!leaks(9, 9, 9, true), "a piece under SIBLING_MIN_LINES in source is context");
+        assert!(leaks(3, 4, 13, true), "idiom lines count in the size, not in the share");
+        assert!(!leaks(0, 0, 0, false));
     }
 
     /// Two cache classes that update their order the same way: the extracted one's gold code
@@ -583,5 +621,51 @@ mod tests {
         let documented = check(ws.path(), &inputs).unwrap();
         assert_eq!(documented.gold_copies.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), ["docs/guide.md"]);
         assert!(!documented.ok);
+    }
+
+    /// arrow's constructors all end with the same nine-line `cls(dt.year, …)` call: the
+    /// extracted `utcnow` shares it with two siblings that stay, which is the project's idiom,
+    /// not the answer (the line before it is). The whole method copied twice is a copy.
+    #[test]
+    fn an_idiom_of_the_project_is_context_and_a_piece_repeated_whole_is_a_copy() {
+        let tail = "        return cls(\n            dt.year,\n            dt.month,\n            dt.day,\n            dt.hour,\n            \
+                    dt.minute,\n            dt.second,\n            dt.microsecond,\n            dt.tzinfo,\n            \
+                    fold=getattr(dt, 'fold', 0),\n        )\n";
+        let method = |name: &str, first: &str| format!("    def {name}(cls, tzinfo=None):\n        {first}\n\n{tail}");
+        let utcnow = method("utcnow", "dt = dt_datetime.now(timezone.utc)");
+        let siblings =
+            [method("now", "dt = dt_datetime.now(tzinfo or local())"), method("fromdate", "dt = date_to_dt(tzinfo)")];
+        let class = |methods: &[&String]| {
+            format!("class Arrow:\n{}", methods.iter().map(|m| format!("{m}\n")).collect::<String>())
+        };
+        let original = class(&[&siblings[0], &utcnow, &siblings[1]]);
+        let index = DefinitionIndex::from_sources(&[("pkg/arrow.py".to_string(), original.as_bytes().to_vec())]);
+        let extracted: BTreeSet<String> = ["pkg/arrow.py::Arrow.utcnow".to_string()].into();
+        let added: String = utcnow.lines().map(|l| format!("+{l}\n")).collect();
+        let at = original.lines().position(|l| l.contains("def utcnow")).unwrap() + 1;
+        let gold = format!("+++ b/pkg/arrow.py\n@@ -{},0 +{at},13 @@\n{added}", at - 1);
+        let inputs =
+            LeakageInputs { index: &index, extracted: &extracted, gold_patch: &gold, test_patch: "", contract_json: "{}" };
+        let pieces = gold_pieces(&gold, &BTreeSet::new(), &index, &extracted);
+        assert_eq!(pieces.len(), 1, "{pieces:?}");
+        let compared = pieces[0].lines.len();
+        let ws = tempfile::tempdir().unwrap();
+        committed(ws.path(), &[("pkg/arrow.py", &class(&[&siblings[0], &siblings[1]]))]);
+        let masked = check(ws.path(), &inputs).unwrap();
+        assert!(masked.ok && masked.gold_copies.is_empty(), "{masked:#?}");
+        let sim = &masked.similarity[0];
+        assert_eq!((sim.idiom_lines, sim.lines, sim.copied), (compared - 2, 2, 0), "{sim:#?}");
+        // Without the second sibling the tail is repeated in one place: a near copy.
+        let ws = tempfile::tempdir().unwrap();
+        committed(ws.path(), &[("pkg/arrow.py", &class(&[&siblings[0]]))]);
+        let one = check(ws.path(), &inputs).unwrap();
+        assert!(!one.ok && one.similarity[0].idiom_lines == 0, "{one:#?}");
+        // The whole method in two other modules: every line is repeated, none is an idiom.
+        let ws = tempfile::tempdir().unwrap();
+        let copy = class(&[&utcnow]);
+        committed(ws.path(), &[("pkg/arrow.py", &class(&[])), ("pkg/a.py", &copy), ("pkg/b.py", &copy)]);
+        let twice = check(ws.path(), &inputs).unwrap();
+        assert_eq!(twice.gold_copies.len(), 2, "{twice:#?}");
+        assert!(twice.problems[0].contains("a copy of the answer"), "{:?}", twice.problems);
     }
 }
