@@ -2,7 +2,9 @@
 //! that stay in the masked state — a class attribute `mode = _StatsProperty("mode",
 //! _calc_mode)`, a module-level `mode_of = _described(functions.mode_of)`, an entry
 //! `"json": _as_json` of a class's lookup table — are extracted, and the mask deletes the
-//! binding with them (patterns of boltons, toolz and structlog; see the fixture's README).
+//! binding with them (patterns of boltons, toolz and structlog; see the fixture's README);
+//! and over `fixtures/python/aliases`: methods that module-level names bind through an
+//! instance made at import (`sign = _signer.sign`, pyjwt's pattern) stay.
 
 mod common;
 
@@ -38,4 +40,35 @@ fn value_bindings_go_with_what_they_name_when_nothing_that_stays_uses_them() {
     insta::assert_snapshot!("tally_mask_source", source);
     recheck_level1(&repo, &bundle, &inst);
     assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+}
+
+/// `fixtures/python/aliases` ends as pyjwt's `api_jwt.py` does: `_signer = Signer()` and
+/// `sign = _signer.sign`, … at module level, imported by the package's `__init__`. Those
+/// bindings name the methods through the instance, so the methods stay (the package cannot
+/// load without them) and only the private helpers go; no load repair is spent on them. Before
+/// the index resolved `_signer.sign` to `Signer.sign`, the mask took all four aliased methods
+/// and the load repair, one attribute per round, ran out of rounds: the candidate was rejected.
+#[needs("pytest")]
+fn methods_a_module_level_instance_binds_stay_to_load() {
+    let (_tmp, repo) = fixture_copy("python/aliases");
+    let (_out, bundle, inst) = one_level1_task(&repo, &["tests/test_api.py"]);
+    assert_eq!(
+        extracted(&inst),
+        ["signer/api.py::Signer._header", "signer/api.py::Signer._signature", "signer/api.py::Signer._split"],
+        "{inst:#}"
+    );
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    let repaired: Vec<&str> = audit["load_repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["moved"].as_array().unwrap())
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    // `_reverse` is passed by name in `__init__` (run at import), never called there: the
+    // trace cannot see that use, and one repair round keeps it.
+    assert_eq!(repaired, ["signer/api.py::_reverse"], "{:#}", audit["load_repairs"]);
+    let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
+    assert_eq!(validation["valid"], true, "{validation:#}");
+    recheck_level1(&repo, &bundle, &inst);
 }
