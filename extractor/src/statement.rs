@@ -516,13 +516,19 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
         let names: Vec<String> = o.members.iter().map(|m| format!("`{}`", m.access)).collect();
         let (what, word) =
             if o.kind == DefinitionKind::Class { ("Methods", "class") } else { ("Members", kind_word(o.kind)) };
-        let _ = writeln!(
-            out,
-            "### {what} of the existing {word} `{}`\n\nThe {word} stays in `{}`; add {}.\n",
-            o.qualname,
-            o.path,
-            names.join(", ")
-        );
+        // Level 1 adds the members to the project's type; Level 2 (no paths shown) asks the
+        // package's type, which the tests import, for them.
+        let place = match show_paths {
+            true => format!("The {word} stays in `{}`; add {}.", o.path, names.join(", ")),
+            false => format!(
+                "The project keeps the {word} (in `{}`) without {}; the package's `{}` has them (it may subclass the \
+                 project's).",
+                o.path,
+                names.join(", "),
+                o.name
+            ),
+        };
+        let _ = writeln!(out, "### {what} of the existing {word} `{}`\n\n{place}\n", o.qualname);
         let f = syntax(o).fence;
         if let Some(i) = &o.import_path {
             let _ = writeln!(out, "```{f}\n{i}\n```\n");
@@ -797,6 +803,25 @@ mod tests {
         assert!(!text.contains("{{"), "unfilled placeholder:\n{text}");
         assert!(!text.contains("from inventory."), "L2 must import from agent_code:\n{text}");
         insta::assert_snapshot!(text);
+    }
+
+    /// A method of a class that stays: Level 1 adds it to the project's class; Level 2's tests
+    /// take the class from the package, so the package's class has it.
+    #[test]
+    fn a_level2_statement_asks_the_package_for_the_methods_of_a_class_that_stays() {
+        let extracted: BTreeSet<String> = ["inventory/cart.py::Cart.total".to_string()].into();
+        let contract = build_contract(&inventory_index(), &extracted);
+        let one = render_problem_statement(&contract, &ctx(Level::One));
+        assert!(one.contains("The class stays in `inventory/cart.py`; add `Cart.total`."), "{one}");
+        let two = render_problem_statement(&contract, &ctx(Level::Two));
+        assert!(
+            two.contains(
+                "The project keeps the class (in `inventory/cart.py`) without `Cart.total`; the package's `Cart` has \
+                 them (it may subclass the project's)."
+            ),
+            "{two}"
+        );
+        assert!(!two.contains("stays in"), "{two}");
     }
 
     #[test]
