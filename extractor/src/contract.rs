@@ -69,7 +69,7 @@ impl Contract {
         let mut out: Vec<String> = self
             .objects
             .iter()
-            .filter(|o| !self.level2_object(o))
+            .filter(|o| !self.level2_object(o) && !self.nested_in_whole(o))
             .map(|o| match (&o.enclosing_function, &o.enclosing_class) {
                 (Some(f), _) => format!("`{}` is nested in `{f}`, which stays", o.qualname),
                 (None, Some(c)) => format!("`{}` is nested in the class `{c}`", o.qualname),
@@ -105,6 +105,18 @@ impl Contract {
         (!o.existing || whole) && o.enclosing_function.is_none() && o.enclosing_class.is_none()
     }
 
+    /// A class nested (at any depth) in a module-level class the package holds, when the
+    /// package takes whole types: the package's copy of that class has it (marshmallow's
+    /// `URL.RegexMemoizer`, with methods of the feature, inside `URL`, taken whole).
+    fn nested_in_whole(&self, o: &ContractObject) -> bool {
+        let whole = support(self.language).level2().is_some_and(|l2| l2.takes_whole_types());
+        let Some(class) = o.enclosing_class.as_deref().filter(|_| whole && o.enclosing_function.is_none()) else {
+            return false;
+        };
+        let top = class.split('.').next().unwrap_or(class);
+        self.objects.iter().any(|t| t.qualname == top && self.level2_object(t))
+    }
+
     /// `(module, name)` of every module-level object (the path for a language without module
     /// names), sorted: what `agent_code` must expose.
     pub fn level2_names(&self) -> Vec<(String, String)> {
@@ -124,7 +136,7 @@ impl Contract {
     /// decorators of the original project dropped (builtin ones such as `property` kept).
     pub fn for_level2(&self, package: &str) -> Contract {
         let mut c = self.clone();
-        c.objects.retain(|o| self.level2_object(o));
+        c.objects.retain(|o| self.level2_object(o) || self.nested_in_whole(o));
         if let Some(l2) = support(self.language).level2() {
             for o in &mut c.objects {
                 retarget(o, l2, package);
@@ -774,6 +786,27 @@ pub(crate) mod tests {
         assert_eq!(a, b);
         let back: Contract = serde_json::from_str(&a).unwrap();
         assert_eq!(serde_json::to_string(&back).unwrap(), a);
+    }
+
+    /// Python's package takes a class that stays whole, and a class nested in it with it:
+    /// `URL.Memo` (methods of the feature) needs no package name of its own when `URL` (one
+    /// too) is taken whole; nested in a class the package does not hold, it blocks Level 2.
+    #[test]
+    fn a_class_nested_in_a_class_taken_whole_goes_with_it() {
+        let src = "class URL:\n    class Memo:\n        def get(self, key):\n            return key\n\n    \
+                   def check(self, v):\n        return v\n\n    def other(self):\n        return 1\n\n\
+                   class Other:\n    class Inner:\n        def run(self):\n            return 2\n";
+        let index = DefinitionIndex::from_sources(&[("pkg/validate.py".to_string(), src.as_bytes().to_vec())]);
+        let ids = |names: &[&str]| -> BTreeSet<NodeId> { names.iter().map(|n| format!("pkg/validate.py::{n}")).collect() };
+        let c = build_contract(&index, &ids(&["URL.Memo.get", "URL.check"]));
+        assert!(c.level2_supported(), "{:?}", c.level2_blockers());
+        assert_eq!(c.level2_names(), [("pkg.validate".to_string(), "URL".to_string())]);
+        let l2 = c.for_level2("agent_code");
+        let kept: Vec<&str> = l2.objects.iter().map(|o| o.qualname.as_str()).collect();
+        assert_eq!(kept, ["URL.Memo", "URL"], "the statement still lists the nested class's methods");
+        assert_eq!(l2.objects[0].import_path.as_deref(), Some("from agent_code import URL"));
+        let c = build_contract(&index, &ids(&["Other.Inner.run"]));
+        assert_eq!(c.level2_blockers(), ["`Other.Inner` is nested in the class `Other`"]);
     }
 
     #[test]

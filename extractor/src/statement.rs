@@ -525,7 +525,7 @@ fn render_object(o: &ContractObject, type_names: &BTreeMap<&str, &str>, show_pat
                  project's).",
                 o.path,
                 names.join(", "),
-                o.name
+                o.qualname
             ),
         };
         let _ = writeln!(out, "### {what} of the existing {word} `{}`\n\n{place}\n", o.qualname);
