@@ -21,16 +21,23 @@ pub fn detect(repo: &Path) -> Option<Detection> {
     } else if !has_table("package") && has_table("workspace") {
         reasons.push("a virtual workspace without members listed: cargo tests its default members".to_string());
     }
-    let nextest = std::process::Command::new("cargo")
+    let installed = std::process::Command::new("cargo")
         .args(["nextest", "--version"])
         .stdin(std::process::Stdio::null())
         .output()
         .is_ok_and(|o| o.status.success());
-    reasons.push(if nextest {
-        "runner = cargo nextest (cargo-nextest is installed: nextest = true; doctests with cargo test --doc)"
-            .to_string()
-    } else {
-        "runner = cargo test (cargo-nextest is not installed)".to_string()
+    let custom = custom_harness(repo, &manifest);
+    let nextest = installed && custom.is_none();
+    reasons.push(match (installed, custom) {
+        (true, None) => {
+            "runner = cargo nextest (cargo-nextest is installed: nextest = true; doctests with cargo test --doc)"
+                .to_string()
+        }
+        (true, Some((file, test))) => format!(
+            "runner = cargo test: {file} declares the test `{test}` with `harness = false`, whose own main need not \
+             answer cargo-nextest's `--list` (servo/rust-url's `url_wpt` does not, and nextest then runs nothing)"
+        ),
+        (false, _) => "runner = cargo test (cargo-nextest is not installed)".to_string(),
     });
     let setup = if repo.join("Cargo.lock").is_file() {
         "cargo fetch --locked".to_string()
@@ -40,6 +47,43 @@ pub fn detect(repo: &Path) -> Option<Detection> {
     };
     let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace, nextest };
     Some(Detection { language: Language::Rust, command, setup: Some(setup), reasons, manifest: true })
+}
+
+/// The first test target with `harness = false` (its manifest's path, its name) in the
+/// root manifest or a workspace member's (members by path, or `dir/*`).
+fn custom_harness(repo: &Path, root_manifest: &str) -> Option<(String, String)> {
+    let parse = |text: &str| text.parse::<toml::Table>().ok();
+    let root = parse(root_manifest)?;
+    let mut manifests = vec![("Cargo.toml".to_string(), root.clone())];
+    let members = root.get("workspace").and_then(|w| w.get("members")).and_then(|m| m.as_array());
+    for member in members.into_iter().flatten().filter_map(|m| m.as_str()) {
+        let dirs: Vec<String> = match member.strip_suffix("/*") {
+            Some(parent) => {
+                let mut found: Vec<String> = std::fs::read_dir(repo.join(parent))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.path().join("Cargo.toml").is_file())
+                    .map(|e| format!("{parent}/{}", e.file_name().to_string_lossy()))
+                    .collect();
+                found.sort();
+                found
+            }
+            None => vec![member.to_string()],
+        };
+        for dir in dirs {
+            let path = format!("{dir}/Cargo.toml");
+            if let Some(table) = std::fs::read_to_string(repo.join(&path)).ok().as_deref().and_then(parse) {
+                manifests.push((path, table));
+            }
+        }
+    }
+    manifests.into_iter().find_map(|(path, table)| {
+        let tests = table.get("test")?.as_array()?;
+        let custom = tests.iter().find(|t| t.get("harness").and_then(|h| h.as_bool()) == Some(false))?;
+        let name = custom.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+        Some((path, name.to_string()))
+    })
 }
 
 #[cfg(test)]
@@ -66,6 +110,28 @@ mod tests {
         let json = serde_json::to_value(&det.command).unwrap();
         assert_eq!(json["runner"], "cargo");
         assert!(detect(&d.path().join("absent")).is_none());
+    }
+
+    /// A workspace member with a `harness = false` test (servo/rust-url's `url_wpt`) is run with
+    /// `cargo test`, even where cargo-nextest is installed.
+    #[test]
+    fn a_custom_test_harness_is_found_in_a_workspace_member() {
+        let d = tempfile::tempdir().unwrap();
+        let root = "[workspace]\nmembers = [\"url\", \"crates/*\"]\n";
+        std::fs::write(d.path().join("Cargo.toml"), root).unwrap();
+        for dir in ["url", "crates/idna"] {
+            std::fs::create_dir_all(d.path().join(dir)).unwrap();
+        }
+        let plain = "[package]\nname = \"idna\"\nversion = \"0.1.0\"\n[[test]]\nname = \"unit\"\n";
+        std::fs::write(d.path().join("crates/idna/Cargo.toml"), plain).unwrap();
+        assert_eq!(custom_harness(d.path(), root), None);
+        let url = "[package]\nname = \"url\"\nversion = \"0.1.0\"\n\n[[test]]\nname = \"url_wpt\"\npath = \
+                   \"tests/wpt.rs\"\nharness = false\n";
+        std::fs::write(d.path().join("url/Cargo.toml"), url).unwrap();
+        assert_eq!(custom_harness(d.path(), root), Some(("url/Cargo.toml".to_string(), "url_wpt".to_string())));
+        let det = detect(d.path()).unwrap();
+        assert!(matches!(det.command, TestCommand::Cargo { nextest: false, .. }), "{:?}", det.command);
+        assert!(det.reasons.iter().any(|r| r.starts_with("runner = cargo test")), "{:?}", det.reasons);
     }
 
     /// unicode-rs/unicode-width: a crate whose `scripts/unicode.py` generates its tables was
