@@ -54,7 +54,12 @@ fn methods_a_module_level_instance_binds_stay_to_load() {
     let (_out, bundle, inst) = one_level1_task(&repo, &["tests/test_api.py"]);
     assert_eq!(
         extracted(&inst),
-        ["signer/api.py::Signer._header", "signer/api.py::Signer._signature", "signer/api.py::Signer._split"],
+        [
+            "signer/api.py::Signer._header",
+            "signer/api.py::Signer._signature",
+            "signer/api.py::Signer._split",
+            "signer/api.py::SignerError.hint"
+        ],
         "{inst:#}"
     );
     let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
@@ -71,4 +76,40 @@ fn methods_a_module_level_instance_binds_stay_to_load() {
     let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
     assert_eq!(validation["valid"], true, "{validation:#}");
     recheck_level1(&repo, &bundle, &inst);
+}
+
+/// Level 2 of the same feature: the package takes `Signer` and `SignerError` (classes that
+/// stay with methods of the feature) whole, and `BadHeader(SignerError)`, which stays in the
+/// project and which the F2P tests name, comes from the package too, deriving from the
+/// package's `SignerError` (itsdangerous' `BadHeader(BadSignature)` refused its Level 2 tasks).
+/// The reference alone passes the rewritten tests beside the masked project; an empty
+/// package fails them.
+#[needs("pytest")]
+fn a_subclass_the_tests_name_comes_from_the_package_with_its_base() {
+    let (_tmp, repo) = fixture_copy("python/aliases");
+    let out = tempfile::tempdir().unwrap();
+    let args = ["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
+    let o = carve_ok(&[&args[..], &["--level", "1", "2", "--format", "json", "--f2p", "tests/test_api.py"]].concat(), 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lv2 = report["tasks"].as_array().unwrap().iter().filter_map(|t| t.as_str()).find(|t| t.ends_with(".lv2"));
+    let bundle = out.path().join(lv2.unwrap_or_else(|| panic!("no Level 2 task: {report:#}")));
+    let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
+    let states: Vec<(&str, bool)> = validation["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["state"].as_str().unwrap(), s["ok"].as_bool().unwrap()))
+        .collect();
+    assert!(states.contains(&("level2-reference", true)) && states.contains(&("level2-empty", true)), "{states:?}");
+    assert_eq!(validation["valid"], true, "{validation:#}");
+    let test_patch = read(&bundle.join("test.patch"));
+    assert!(test_patch.contains("+from agent_code import BadHeader, Signer"), "{test_patch}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(
+        statement.contains(
+            "The tests also import `BadHeader` (the project's `signer.api.BadHeader`, a subclass of `SignerError`) \
+             from `agent_code`"
+        ),
+        "{statement}"
+    );
 }

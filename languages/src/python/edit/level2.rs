@@ -8,8 +8,9 @@
 //!   the file's last module-level import.
 //!
 //! Extracted module-level definitions move, and so does a module-level class that stays with
-//! methods of the feature: the package takes it whole (see [`whole_types`]). Nested
-//! functions cannot be imported by name.
+//! methods of the feature: the package takes it whole (see [`whole_types`]), with the classes
+//! that derive from it and that the tests name ([`package_classes`]). Nested functions cannot
+//! be imported by name.
 
 mod reference;
 
@@ -38,17 +39,19 @@ fn movable(index: &DefinitionIndex, moved: &BTreeSet<NodeId>, id: &str) -> bool 
     moved.contains(id) && index.definitions.get(id).is_some_and(|d| d.parent.is_none())
 }
 
-/// A class of the project that stays, is not taken whole, derives (through any number of
-/// classes) from one of `whole`, and is named by test code: tests that use it get the
-/// project's class without the feature's methods, which no package can give them.
-/// `(class, base)`, the first found. A subclass no test names (marshmallow's
-/// `examples/flask_example.py::AuthorSchema`) refuses nothing up front: the reference, run
-/// with the rewritten tests beside the masked project, shows whether a package can pass.
-fn staying_subclass(
+/// Classes of the project that stay, are not taken whole, derive (through any number of
+/// classes) from one of `whole`, and are named by test code, each with the class of `whole`
+/// it derives from. Tests that use one would get the project's class without the feature's
+/// methods, so the package provides it too ([`package_classes`]): itsdangerous'
+/// `BadHeader(BadSignature)`, which the tests expect the feature's signer to raise. A
+/// subclass no test names (marshmallow's `examples/flask_example.py::AuthorSchema`) stays in
+/// the project: the reference, run with the rewritten tests beside the masked project, shows
+/// whether a package can pass.
+fn staying_subclasses(
     index: &DefinitionIndex,
     extracted: &BTreeSet<NodeId>,
     whole: &BTreeSet<NodeId>,
-) -> Option<(NodeId, NodeId)> {
+) -> BTreeMap<NodeId, NodeId> {
     let bases = |d: &crate::index::Definition| -> Vec<NodeId> {
         d.load_references.iter().filter(|r| r.role == LoadRole::BaseClass).map(|r| r.target.clone()).collect()
     };
@@ -72,7 +75,18 @@ fn staying_subclass(
         index.definitions.values().any(|d| in_tests(d) && d.references.iter().any(|r| r == id))
             || index.files.values().any(|f| f.is_test && f.module_references.iter().any(|r| r.target == id))
     };
-    derived.into_iter().find(|(c, _)| !whole.contains(c) && named_by_tests(c))
+    derived.into_iter().filter(|(c, _)| !whole.contains(c) && named_by_tests(c)).collect()
+}
+
+/// The classes of the project the package provides whole: those with methods of the feature
+/// ([`whole_types`]) and the module-level classes that stay, derive from one of them and
+/// are named by tests ([`staying_subclasses`]). The rewritten tests take all of them from the
+/// package.
+pub fn package_classes(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeSet<NodeId> {
+    let whole = whole_types(index, extracted);
+    let subclasses = staying_subclasses(index, extracted, &whole);
+    let module_level = |id: &NodeId| index.definitions.get(id).is_some_and(|d| d.parent.is_none());
+    whole.iter().cloned().chain(subclasses.into_keys().filter(module_level)).collect()
 }
 
 /// Edits that make the test file `file` import the extracted objects from `package`.
@@ -87,7 +101,7 @@ pub fn rewrite_imports_for_level2(
     let root = tree.root_node();
     let lines = Lines::new(source);
     let mut edits = Vec::new();
-    let mut moved = whole_types(index, extracted);
+    let mut moved = package_classes(index, extracted);
     moved.extend(extracted.iter().cloned());
     let extracted = &moved;
 
@@ -250,18 +264,37 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
     }
 
     fn reference(&self, sources: &crate::interface::Level2Sources<'_>) -> Result<String, String> {
-        let whole = whole_types(sources.index, sources.extracted);
-        if let Some((class, base)) = staying_subclass(sources.index, sources.extracted, &whole) {
-            let name = |id: &NodeId| sources.index.definitions.get(id).map_or(id.clone(), |d| d.qualname.clone());
+        let index = sources.index;
+        let whole = whole_types(index, sources.extracted);
+        let name = |id: &NodeId| index.definitions.get(id).map_or(id.clone(), |d| d.qualname.clone());
+        let subclasses = staying_subclasses(index, sources.extracted, &whole);
+        // A nested class cannot be imported from the package by name.
+        if let Some((class, base)) =
+            subclasses.iter().find(|(c, _)| index.definitions.get(*c).is_some_and(|d| d.parent.is_some()))
+        {
             return Err(format!(
-                "`{}` ({class}) derives from `{}`, which the package would take whole, and stays in the project: \
-                 what uses it gets the project's `{}` without the feature's methods, which no package can provide",
-                name(&class),
-                name(&base),
-                name(&base)
+                "`{}` ({class}) derives from `{}`, which the package would take whole, stays in the project and is \
+                 nested, so the package cannot provide it: what uses it gets the project's `{}` without the \
+                 feature's methods",
+                name(class),
+                name(base),
+                name(base)
             ));
         }
-        reference::standalone(sources.root, sources.index, sources.names)
+        let mut names = sources.names.to_vec();
+        for class in subclasses.keys().filter_map(|c| index.definitions.get(c)) {
+            let module = index.files.get(&class.path).and_then(|f| f.module.clone()).unwrap_or(class.path.clone());
+            if let Some((other, _)) = names.iter().find(|(m, n)| *n == class.name && *m != module) {
+                return Err(format!(
+                    "`{}` names objects of {other} and {module} (one package namespace holds one)",
+                    class.name
+                ));
+            }
+            names.push((module, class.name.clone()));
+        }
+        names.sort();
+        names.dedup();
+        reference::standalone(sources.root, index, &names)
     }
 
     /// The reference runs the feature's own code beside the project as the task leaves it
@@ -273,25 +306,46 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
     /// Each class taken whole: what stays of it in the project, and that the package's class
     /// has the rest too.
     fn support_note(&self, sources: &crate::interface::Level2Sources<'_>) -> Option<String> {
-        let whole = whole_types(sources.index, sources.extracted);
-        let classes: Vec<String> = whole
+        let index = sources.index;
+        let whole = whole_types(index, sources.extracted);
+        let project_name = |d: &crate::index::Definition| {
+            let module = index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or(d.path.clone());
+            format!("`{}` (the project's `{module}.{}`)", d.name, d.name)
+        };
+        let classes: Vec<String> = whole.iter().filter_map(|id| index.definitions.get(id)).map(project_name).collect();
+        if classes.is_empty() {
+            return None;
+        }
+        let mut note = format!(
+            "The project keeps {}, without the methods listed below; the tests take {} from `{}` alone, so the \
+             package's class has those methods and everything else the tests use of it (it may subclass the \
+             project's class).",
+            classes.join(", "),
+            if classes.len() == 1 { "it" } else { "them" },
+            sources.package
+        );
+        let subclasses = staying_subclasses(index, sources.extracted, &whole);
+        let mut derived: Vec<String> = subclasses
             .iter()
-            .filter_map(|id| sources.index.definitions.get(id))
-            .map(|d| {
-                let module = sources.index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or(d.path.clone());
-                format!("`{}` (the project's `{module}.{}`)", d.name, d.name)
+            .filter_map(|(c, base)| Some((index.definitions.get(c)?, index.definitions.get(base)?)))
+            .filter(|(d, _)| d.parent.is_none())
+            .map(|(d, base)| {
+                let module = index.files.get(&d.path).and_then(|f| f.module.clone()).unwrap_or(d.path.clone());
+                format!("`{}` (the project's `{module}.{}`, a subclass of `{}`)", d.name, d.name, base.name)
             })
             .collect();
-        (!classes.is_empty()).then(|| {
-            format!(
-                "The project keeps {}, without the methods listed below; the tests take {} from `{}` alone, so \
-                 the package's class has those methods and everything else the tests use of it (it may subclass \
-                 the project's class).",
-                classes.join(", "),
-                if classes.len() == 1 { "it" } else { "them" },
-                sources.package
-            )
-        })
+        derived.sort();
+        if !derived.is_empty() {
+            note.push_str(&format!(
+                " The tests also import {} from `{}`: the package provides {} as the project has {}, deriving \
+                 from the package's classes.",
+                derived.join(", "),
+                sources.package,
+                if derived.len() == 1 { "it" } else { "them" },
+                if derived.len() == 1 { "it" } else { "them" },
+            ));
+        }
+        Some(note)
     }
 
     /// A method of a class that stays comes with its whole class ([`whole_types`]).
