@@ -158,6 +158,43 @@ fn import_lines(file: &crate::index::FileIndex, text: &str) -> String {
     out
 }
 
+/// The blocks' modules in the order they run: a block after the blocks of the modules its
+/// file imports (itsdangerous' `serializer.py` imports `Signer` from `signer.py` and makes it
+/// a class attribute while its class body runs, which keeps the project's masked `Signer`
+/// unless the package's exists by then), else by module name; an import cycle keeps the
+/// name order for the rest.
+fn import_order<'a>(index: &DefinitionIndex, blocks: &BTreeMap<&'a str, Block<'a>>) -> Vec<&'a str> {
+    let path_module: BTreeMap<&str, &str> = blocks.values().map(|b| (b.path, b.module)).collect();
+    let deps: BTreeMap<&str, Vec<&str>> = blocks
+        .values()
+        .map(|b| {
+            let imports = index.files.get(b.path).map(|f| f.imports.as_slice()).unwrap_or(&[]);
+            let mut on: Vec<&str> = imports
+                .iter()
+                .filter(|i| i.module_level)
+                .filter_map(|i| i.resolved_path.as_deref().and_then(|p| path_module.get(p).copied()))
+                .filter(|m| *m != b.module)
+                .collect();
+            on.sort();
+            on.dedup();
+            (b.module, on)
+        })
+        .collect();
+    let mut order: Vec<&str> = Vec::new();
+    while order.len() < blocks.len() {
+        let ready = deps
+            .iter()
+            .filter(|(m, _)| !order.contains(m))
+            .find(|(_, on)| on.iter().all(|d| order.contains(d)))
+            .map(|(m, _)| *m);
+        match ready {
+            Some(m) => order.push(m),
+            None => order.extend(deps.keys().filter(|m| !order.contains(m)).copied().collect::<Vec<_>>()),
+        }
+    }
+    order
+}
+
 /// The reference `__init__.py` for `names` (`(module, name)`, sorted), reading the original
 /// text under `root`.
 pub fn standalone(
@@ -177,7 +214,9 @@ pub fn standalone(
     }
     let mut out = String::from(LOADER);
     out.push_str("\n_BLOCKS = [\n");
-    for block in blocks.values_mut() {
+    let order = import_order(index, &blocks);
+    for module in order {
+        let Some(block) = blocks.get_mut(module) else { continue };
         block.defs.sort_by_key(|d| d.span.start_byte);
         let text = std::fs::read_to_string(root.join(block.path))
             .map_err(|e| format!("cannot read {} for the reference: {e}", block.path))?;
@@ -272,5 +311,33 @@ mod tests {
         let text = "\"\"\"Doc.\"\"\"\n\nfrom __future__ import annotations\nimport os\n\ndef f() -> Later: ...\n";
         assert_eq!(future_lines(text), "from __future__ import annotations\n");
         assert_eq!(future_lines("import os\n"), "");
+    }
+
+    /// `p.a` makes the class `Signer` of `p.z` a class attribute while its class body runs (as
+    /// itsdangerous' `Serializer.default_signer = Signer`): `p.z`'s block must run first, or
+    /// the attribute keeps the project's (masked) `Signer`. By name, `p.a` would run first.
+    #[test]
+    fn a_block_runs_after_the_blocks_of_the_modules_it_imports() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = "from .z import Signer\n\nclass Serializer:\n    signer = Signer\n\n    def sign(self, v):\n        \
+                 return self.signer().sign(v)\n";
+        let z = "class Signer:\n    def sign(self, v):\n        return f\"signed:{v}\"\n";
+        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/a.py", a), ("p/z.py", z)]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let names = [("p.a".to_string(), "Serializer".to_string()), ("p.z".to_string(), "Signer".to_string())];
+        let reference = standalone(dir.path(), &index, &names).unwrap();
+        let (z_at, a_at) = (reference.find("(\"p.z\"").unwrap(), reference.find("(\"p.a\"").unwrap());
+        assert!(z_at < a_at, "{reference}");
+        // The project as a task leaves it: `Signer.sign` masked. The package's `Serializer`
+        // signs with the package's `Signer`.
+        std::fs::write(dir.path().join("p/z.py"), "class Signer:\n    pass\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("agent_code")).unwrap();
+        std::fs::write(dir.path().join("agent_code/__init__.py"), &reference).unwrap();
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import agent_code; assert agent_code.Serializer().sign(1) == 'signed:1'"])
+            .current_dir(dir.path())
+            .output()
+            .expect("python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
