@@ -1,0 +1,96 @@
+//! Rust Level 2 tests over the geometry fixture: the package's import path, the reference
+//! crate's text, and the rewritten integration tests.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use crate::index::NodeId;
+use crate::rust::index::tests_support::{fixture_index, fixture_root};
+
+fn ids(ids: &[&str]) -> BTreeSet<NodeId> {
+    ids.iter().map(|s| s.to_string()).collect()
+}
+
+fn reference_of(extracted: &BTreeSet<NodeId>) -> Result<String, String> {
+    let index = fixture_index();
+    let sources =
+        Level2Sources { root: &fixture_root(), index: &index, extracted, names: &[], package: "geometry/agent_code" };
+    RustLevel2.reference(&sources)
+}
+
+#[test]
+fn the_package_is_a_crate_at_the_repository_root() {
+    let index = fixture_index();
+    assert_eq!(RustLevel2.package_import(&index, "agent_code").unwrap(), "geometry/agent_code");
+    assert_eq!(RustLevel2.init_file("geometry/agent_code"), "agent_code/src/lib.rs");
+    assert_eq!(RustLevel2.import_line("geometry/agent_code", "names"), "use agent_code::names;");
+    let describe = RustLevel2.describe("geometry/agent_code");
+    assert!(describe.contains("`geometry = { path = \"..\" }`"), "{describe}");
+    assert!(describe.contains("[dev-dependencies]"), "{describe}");
+}
+
+/// The catalog's functions use a private `static` and a private helper, which are copied,
+/// and public types and a public helper, which are imported from the crate.
+#[test]
+fn reference_copies_private_items_and_imports_public_ones() {
+    let text = reference_of(&ids(&["src/catalog.rs::names", "src/catalog.rs::unit"])).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+/// Methods of types that stay bring their types whole, with every impl; the crate's
+/// `macro_rules!` macro the copied code invokes is copied first.
+#[test]
+fn a_method_of_a_type_that_stays_brings_its_whole_type() {
+    let extracted = ids(&["src/shapes.rs::Rect.is_square", "src/shapes.rs::Rect.<Shape>.perimeter"]);
+    let text = reference_of(&extracted).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    insta::assert_snapshot!(text);
+    let index = fixture_index();
+    let moved = moved_names(&index, &extracted);
+    assert_eq!(moved, ["Rect".to_string()].into(), "the type is what the tests take from the package");
+}
+
+#[test]
+fn an_integration_test_takes_the_moved_items_from_the_package() {
+    let index = fixture_index();
+    let extracted = ids(&["src/catalog.rs::names", "src/report.rs::summarize", "src/report.rs::Report.len"]);
+    for path in ["tests/catalog.rs", "tests/integration.rs"] {
+        let source = std::fs::read_to_string(fixture_root().join(path)).unwrap();
+        let file = &index.files[path];
+        let edits = RustLevel2.rewrite_test_imports(&source, file, &index, &extracted, "geometry/agent_code");
+        let out = crate::edit::apply(&source, &edits).unwrap();
+        assert!(crate::parse_errors(Language::Rust, &out).is_empty(), "{out}");
+        insta::assert_snapshot!(path.replace('/', "_"), out);
+    }
+}
+
+#[test]
+fn paths_in_code_and_macro_arguments_are_rewritten() {
+    let moved: BTreeSet<String> = ["names".to_string(), "Report".to_string()].into();
+    let source = "use geometry::*;\n#[test]\nfn t() {\n    let r = geometry::report::Report::new();\n    assert_eq!(geometry::catalog::names(), geometry::units::convert(1.0));\n}\n";
+    let out = crate::edit::apply(source, &rewrite_test(source, "geometry", "agent_code", &moved)).unwrap();
+    assert_eq!(
+        out,
+        "use geometry::*;\nuse agent_code::{Report, names};\n#[test]\nfn t() {\n    let r = agent_code::Report::new();\n    assert_eq!(agent_code::names(), geometry::units::convert(1.0));\n}\n"
+    );
+}
+
+#[test]
+fn inline_tests_and_doctests_have_no_level2_task() {
+    let integration = [("catalog::names_are_sorted".to_string(), "tests/catalog.rs".to_string())];
+    assert_eq!(RustLevel2.tests_blocker(&integration), None);
+    let inline = [
+        ("catalog::names_are_sorted".to_string(), "tests/catalog.rs".to_string()),
+        ("geometry::shapes::tests::rect_square".to_string(), "src/shapes.rs".to_string()),
+    ];
+    let reason = RustLevel2.tests_blocker(&inline).unwrap();
+    assert!(reason.contains("`geometry::shapes::tests::rect_square`"), "{reason}");
+    assert!(reason.contains("#[cfg(test)]"), "{reason}");
+}
+
+#[test]
+fn a_feature_outside_the_root_library_is_refused() {
+    let err = reference_of(&ids(&["tests/catalog.rs::names_are_sorted"])).unwrap_err();
+    assert!(err.contains("no items in the library crate"), "{err}");
+}
