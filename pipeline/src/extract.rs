@@ -448,6 +448,14 @@ pub fn level2(
         Ok(p) => p,
         Err(e) => return Ok(Err(e.to_string())),
     };
+    let tests: Vec<(String, String)> = feature
+        .f2p
+        .iter()
+        .map(|t| (t.clone(), crate::test_definition_file(&session.repo, &session.index, t)))
+        .collect();
+    if let Some(reason) = level2::tests_blocker(language, &tests) {
+        return Ok(Err(reason));
+    }
     let reference =
         match level2::reference_package(&ext.contract, &session.repo, &session.index, &ext.extracted, &package) {
             Ok(r) => r,
@@ -461,11 +469,19 @@ pub fn level2(
     tree::shadow_copy(&ext.masked, &with_tests, carve_languages::skip_policy())?;
     level2::write_rewritten_tests(&session.repo, &session.index, &ext.extracted, &test_files, &package, &with_tests)?;
     let test_patch = carve_core::patch::unified_diff(&ext.masked, &with_tests, &test_files)?;
+    // Masked + the reference package, with the project files that name it (Rust: the
+    // manifests and Cargo.lock); the gold patch is what differs from the masked state.
     let agent = dir.join("l2-agent");
-    std::fs::create_dir_all(agent.join("before"))?;
-    fs::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
-    let agent_files: BTreeSet<String> = [reference.path.clone()].into();
-    let agent_patch = carve_core::patch::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
+    tree::shadow_copy(&ext.masked, &agent, carve_languages::skip_policy())?;
+    fs::write_atomic(&agent.join(&reference.path), reference.text.as_bytes())?;
+    let mut agent_files: BTreeSet<String> = [reference.path.clone()].into();
+    match level2::write_project_files(language, &agent, &package) {
+        Ok(files) => agent_files.extend(files),
+        Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e.into()),
+    }
+    let agent_patch = carve_core::patch::unified_diff(&ext.masked, &agent, &agent_files)?;
+    let _ = std::fs::remove_dir_all(&agent);
     let gold_patch = match level2::reference_restores_original(language) {
         true => format!("{}{}", ext.gold_patch, agent_patch),
         false => agent_patch,
@@ -477,5 +493,7 @@ pub fn level2(
 /// solution is written.
 pub fn write_empty_agent_code(tree: &Path, language: carve_languages::Language) -> Result<()> {
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
-    Ok(fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?)
+    fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?;
+    carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;
+    Ok(())
 }

@@ -4,7 +4,8 @@
 //! public. The repository's `Cargo.toml` names it as a dev-dependency
 //! (`agent_code = { path = "agent_code" }`; cargo allows this cycle, and an integration test
 //! links one copy of the library), and `Cargo.lock` gains its entry. The package's import
-//! path is `<crate>/agent_code` (the last component is the crate's name and folder).
+//! path is its crate name, `agent_code`; the library's name is the one integration tests
+//! call it by ([`root_crate_name`]).
 //!
 //! F2P tests that are integration tests (`tests/*.rs`) are rewritten: a `use` leaf
 //! `<crate>::…::X` of a moved item becomes `use agent_code::X;` (the rest of the `use`
@@ -48,11 +49,6 @@ fn package_name(package: &str) -> &str {
     package.rsplit('/').next().unwrap_or(package)
 }
 
-/// The library crate's name: the first component of the package's import path.
-fn crate_name(package: &str) -> &str {
-    package.split('/').next().unwrap_or(package)
-}
-
 /// The name integration tests call the library crate at the repository root by: the first
 /// segment of their `use` items that resolve into its files (the most common one).
 pub fn root_crate_name(index: &DefinitionIndex) -> Result<String, String> {
@@ -82,7 +78,8 @@ pub fn root_crate_name(index: &DefinitionIndex) -> Result<String, String> {
 
 impl Level2Packaging for RustLevel2 {
     fn package_import(&self, index: &DefinitionIndex, name: &str) -> Result<String, String> {
-        Ok(format!("{}/{name}", root_crate_name(index)?))
+        root_crate_name(index)?;
+        Ok(name.to_string())
     }
 
     fn init_file(&self, package: &str) -> String {
@@ -90,12 +87,12 @@ impl Level2Packaging for RustLevel2 {
     }
 
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String> {
-        let plan = reference::plan(sources, crate_name(sources.package))?;
+        let plan = reference::plan(sources, &root_crate_name(sources.index)?)?;
         Ok(reference::render(&plan))
     }
 
     fn support_note(&self, sources: &Level2Sources<'_>) -> Option<String> {
-        let plan = reference::plan(sources, crate_name(sources.package)).ok()?;
+        let plan = reference::plan(sources, &root_crate_name(sources.index).ok()?).ok()?;
         let quote = |v: &[String]| v.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         let whole: Vec<String> =
             whole_types(sources.index, sources.extracted).into_iter().map(|id| id.name.clone()).collect();
@@ -132,9 +129,8 @@ impl Level2Packaging for RustLevel2 {
 
     fn describe(&self, package: &str) -> String {
         let name = package_name(package);
-        let krate = crate_name(package);
         format!(
-            "a Rust library crate named `{name}` in the directory `{name}/` at the repository\nroot (`{name}/Cargo.toml`, `{name}/src/lib.rs`); it may depend on `{krate}` by path\n(`{krate} = {{ path = \"..\" }}`) and use what that crate keeps public, and the\nrepository's `Cargo.toml` must list it under `[dev-dependencies]` as\n`{name} = {{ path = \"{name}\" }}` (with `Cargo.lock` brought up to date)"
+            "a Rust library crate named `{name}` in the directory `{name}/` at the repository\nroot (`{name}/Cargo.toml`, `{name}/src/lib.rs`); it may depend on the repository's\nlibrary crate by path (`path = \"..\"`) and use what that crate keeps public, and the\nrepository's `Cargo.toml` must list it under `[dev-dependencies]` as\n`{name} = {{ path = \"{name}\" }}` (with `Cargo.lock` brought up to date)"
         )
     }
 
@@ -153,12 +149,13 @@ impl Level2Packaging for RustLevel2 {
         if !file.is_test || !file.path.starts_with("tests/") {
             return Vec::new();
         }
+        let Ok(krate) = root_crate_name(index) else { return Vec::new() };
         let moved = moved_names(index, extracted);
-        rewrite_test(source, crate_name(package), package_name(package), &moved)
+        rewrite_test(source, &krate, package_name(package), &moved)
     }
 
     fn project_files(&self, tree: &Path, package: &str) -> Result<Vec<String>, String> {
-        write_manifest(tree, crate_name(package), package_name(package))
+        write_manifest(tree, package_name(package))
     }
 
     fn tests_blocker(&self, tests: &[(String, String)]) -> Option<String> {

@@ -127,7 +127,7 @@ fn with_dev_dependency(text: &str, name: &str) -> String {
 
 /// Write the manifests of the package `name` for the crate in `tree` (see the module doc);
 /// returns the files written, relative to `tree`.
-pub fn write_manifest(tree: &Path, _krate: &str, name: &str) -> Result<Vec<String>, String> {
+pub fn write_manifest(tree: &Path, name: &str) -> Result<Vec<String>, String> {
     let manifest = tree.join("Cargo.toml");
     let text = read(&manifest)?;
     let root: toml::Table = toml::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", manifest.display()))?;

@@ -13,19 +13,18 @@ fn ids(ids: &[&str]) -> BTreeSet<NodeId> {
 
 fn reference_of(extracted: &BTreeSet<NodeId>) -> Result<String, String> {
     let index = fixture_index();
-    let sources =
-        Level2Sources { root: &fixture_root(), index: &index, extracted, names: &[], package: "geometry/agent_code" };
+    let sources = Level2Sources { root: &fixture_root(), index: &index, extracted, names: &[], package: "agent_code" };
     RustLevel2.reference(&sources)
 }
 
 #[test]
 fn the_package_is_a_crate_at_the_repository_root() {
     let index = fixture_index();
-    assert_eq!(RustLevel2.package_import(&index, "agent_code").unwrap(), "geometry/agent_code");
-    assert_eq!(RustLevel2.init_file("geometry/agent_code"), "agent_code/src/lib.rs");
-    assert_eq!(RustLevel2.import_line("geometry/agent_code", "names"), "use agent_code::names;");
-    let describe = RustLevel2.describe("geometry/agent_code");
-    assert!(describe.contains("`geometry = { path = \"..\" }`"), "{describe}");
+    assert_eq!(RustLevel2.package_import(&index, "agent_code").unwrap(), "agent_code");
+    assert_eq!(RustLevel2.init_file("agent_code"), "agent_code/src/lib.rs");
+    assert_eq!(RustLevel2.import_line("agent_code", "names"), "use agent_code::names;");
+    let describe = RustLevel2.describe("agent_code");
+    assert!(describe.contains("(`path = \"..\"`)"), "{describe}");
     assert!(describe.contains("[dev-dependencies]"), "{describe}");
 }
 
@@ -58,7 +57,7 @@ fn an_integration_test_takes_the_moved_items_from_the_package() {
     for path in ["tests/catalog.rs", "tests/integration.rs"] {
         let source = std::fs::read_to_string(fixture_root().join(path)).unwrap();
         let file = &index.files[path];
-        let edits = RustLevel2.rewrite_test_imports(&source, file, &index, &extracted, "geometry/agent_code");
+        let edits = RustLevel2.rewrite_test_imports(&source, file, &index, &extracted, "agent_code");
         let out = crate::edit::apply(&source, &edits).unwrap();
         assert!(crate::parse_errors(Language::Rust, &out).is_empty(), "{out}");
         insta::assert_snapshot!(path.replace('/', "_"), out);
