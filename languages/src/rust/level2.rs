@@ -212,59 +212,24 @@ fn text<'s>(n: Node, source: &'s str) -> &'s str {
     &source[n.byte_range()]
 }
 
-/// A `use` leaf: its path, alias, whether a glob.
+/// A `use` leaf of a test file: its path, its alias, whether a glob.
 struct Leaf {
     path: Vec<String>,
     alias: Option<String>,
     glob: bool,
 }
 
-fn leaves(n: Node, source: &str, prefix: &[String], out: &mut Vec<Leaf>) -> bool {
-    let segs =
-        |n: Node| crate_items::path_segments(n, source).map(|v| v.into_iter().map(|s| s.0).collect::<Vec<String>>());
-    match n.kind() {
-        "identifier" | "scoped_identifier" | "crate" | "self" | "super" => {
-            let Some(p) = segs(n) else { return false };
-            let mut path = prefix.to_vec();
-            path.extend(p.into_iter().filter(|s| s != "self" || prefix.is_empty()));
-            out.push(Leaf { path, alias: None, glob: false });
-        }
-        "use_as_clause" => {
-            let (Some(p), Some(a)) = (n.child_by_field_name("path").and_then(segs), n.child_by_field_name("alias"))
-            else {
-                return false;
-            };
-            let mut path = prefix.to_vec();
-            path.extend(p.into_iter().filter(|s| s != "self" || prefix.is_empty()));
-            out.push(Leaf { path, alias: Some(text(a, source).to_string()), glob: false });
-        }
-        "use_wildcard" => {
-            let mut path = prefix.to_vec();
-            if let Some(p) = n.named_child(0).and_then(segs) {
-                path.extend(p);
-            }
-            out.push(Leaf { path, alias: None, glob: true });
-        }
-        "scoped_use_list" => {
-            let mut path = prefix.to_vec();
-            if let Some(p) = n.child_by_field_name("path") {
-                let Some(p) = segs(p) else { return false };
-                path.extend(p);
-            }
-            let Some(list) = n.child_by_field_name("list") else { return false };
-            return leaves(list, source, &path, out);
-        }
-        "use_list" => {
-            let mut c = n.walk();
-            for child in n.named_children(&mut c) {
-                if !leaves(child, source, prefix, out) {
-                    return false;
-                }
-            }
-        }
-        _ => return false,
+/// The leaves of a `use` declaration's argument; None when a path is not plain segments.
+fn leaves(arg: Node, source: &str) -> Option<Vec<Leaf>> {
+    let mut out = Vec::new();
+    if !crate_items::use_leaves(arg, source, &[], false, &mut out) {
+        return None;
     }
-    true
+    let leaf = |u: crate_items::UseLeaf| {
+        let alias = u.bound.clone().filter(|b| u.path.last() != Some(b));
+        Leaf { glob: u.bound.is_none(), path: u.path, alias }
+    };
+    Some(out.into_iter().map(leaf).collect())
 }
 
 fn leaf_text(l: &Leaf) -> String {
@@ -289,10 +254,7 @@ fn rewrite_test(source: &str, krate: &str, package: &str, moved: &BTreeSet<Strin
         match n.kind() {
             "use_declaration" => {
                 let Some(arg) = n.child_by_field_name("argument") else { continue };
-                let mut ls = Vec::new();
-                if !leaves(arg, source, &[], &mut ls) {
-                    continue;
-                }
+                let Some(ls) = leaves(arg, source) else { continue };
                 let ours = |l: &Leaf| l.path.first().is_some_and(|f| f == krate);
                 let is_moved = |l: &Leaf| !l.glob && ours(l) && l.path.last().is_some_and(|x| moved.contains(x));
                 let globbed: Vec<&Leaf> = ls.iter().filter(|l| l.glob && ours(l)).collect();

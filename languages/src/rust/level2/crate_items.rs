@@ -205,51 +205,55 @@ fn collect(n: Node, source: &str, item: &mut Item) {
     }
 }
 
-/// The `use` leaves of a `use` declaration's argument, under `prefix`.
-fn use_leaves(n: Node, source: &str, prefix: &[String], public: bool, out: &mut Vec<UseLeaf>) {
+/// The `use` leaves of a `use` declaration's argument, under `prefix`; false (and some
+/// leaves left out) when a path is not plain segments.
+pub(super) fn use_leaves(n: Node, source: &str, prefix: &[String], public: bool, out: &mut Vec<UseLeaf>) -> bool {
     let seg = |n: Node| path_segments(n, source).map(|v| v.into_iter().map(|s| s.0).collect::<Vec<_>>());
+    // `a::{self}` binds `a`.
+    let join = |path: Vec<String>| {
+        let mut full = prefix.to_vec();
+        full.extend(path.into_iter().filter(|s| s != "self" || prefix.is_empty()));
+        full
+    };
     match n.kind() {
         "identifier" | "scoped_identifier" | "crate" | "self" | "super" => {
-            let Some(mut path) = seg(n) else { return };
-            let mut full = prefix.to_vec();
-            if path == ["self"] {
-                path.clear();
-            }
-            full.extend(path);
-            let bound = full.last().cloned();
-            out.push(UseLeaf { bound, path: full, public });
+            let Some(path) = seg(n) else { return false };
+            let full = join(path);
+            out.push(UseLeaf { bound: full.last().cloned(), path: full, public });
         }
         "use_as_clause" => {
-            let (Some(p), Some(a)) = (n.child_by_field_name("path"), n.child_by_field_name("alias")) else { return };
-            let Some(path) = seg(p) else { return };
-            let mut full = prefix.to_vec();
-            full.extend(path.into_iter().filter(|s| s != "self" || prefix.is_empty()));
-            out.push(UseLeaf { bound: Some(text(a, source).to_string()), path: full, public });
+            let (Some(p), Some(a)) = (n.child_by_field_name("path"), n.child_by_field_name("alias")) else {
+                return false;
+            };
+            let Some(path) = seg(p) else { return false };
+            out.push(UseLeaf { bound: Some(text(a, source).to_string()), path: join(path), public });
         }
         "use_wildcard" => {
             let mut full = prefix.to_vec();
-            if let Some(p) = n.named_child(0).and_then(seg) {
-                full.extend(p);
+            match n.named_child(0).map(seg) {
+                Some(Some(p)) => full.extend(p),
+                Some(None) => return false,
+                None => {}
             }
             out.push(UseLeaf { bound: None, path: full, public });
         }
         "scoped_use_list" => {
             let mut full = prefix.to_vec();
-            if let Some(p) = n.child_by_field_name("path").and_then(seg) {
+            if let Some(p) = n.child_by_field_name("path") {
+                let Some(p) = seg(p) else { return false };
                 full.extend(p);
             }
-            if let Some(list) = n.child_by_field_name("list") {
-                use_leaves(list, source, &full, public, out);
-            }
+            let Some(list) = n.child_by_field_name("list") else { return false };
+            return use_leaves(list, source, &full, public, out);
         }
         "use_list" => {
             let mut c = n.walk();
-            for child in n.named_children(&mut c) {
-                use_leaves(child, source, prefix, public, out);
-            }
+            let children: Vec<Node> = n.named_children(&mut c).collect();
+            return children.into_iter().fold(true, |ok, child| use_leaves(child, source, prefix, public, out) && ok);
         }
-        _ => {}
+        _ => return false,
     }
+    true
 }
 
 fn item_kind(kind: &str) -> Option<ItemKind> {
