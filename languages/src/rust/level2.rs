@@ -159,17 +159,23 @@ impl Level2Packaging for RustLevel2 {
     }
 
     fn tests_blocker(&self, tests: &[(String, String)]) -> Option<String> {
-        let inline: Vec<&str> = tests
-            .iter()
-            .filter(|(id, file)| id.contains(super::runner::DOCTEST_MARK) || !file.starts_with("tests/"))
-            .map(|(id, _)| id.as_str())
-            .collect();
-        (!inline.is_empty()).then(|| {
-            let shown: Vec<String> = inline.iter().take(3).map(|t| format!("`{t}`")).collect();
-            let more = if inline.len() > 3 { format!(" and {} more", inline.len() - 3) } else { String::new() };
+        let why = |(id, file): &(String, String)| {
+            if id.contains(super::runner::DOCTEST_MARK) {
+                Some(format!("`{id}` is a doctest"))
+            } else if file.starts_with("tests/") {
+                None
+            } else if file.starts_with("src/") {
+                Some(format!("`{id}` is in a `#[cfg(test)]` module of {file}"))
+            } else {
+                Some(format!("`{id}` is a test of another crate ({file})"))
+            }
+        };
+        let found: Vec<String> = tests.iter().filter_map(why).collect();
+        (!found.is_empty()).then(|| {
+            let more = if found.len() > 3 { format!(" and {} more", found.len() - 3) } else { String::new() };
             format!(
-                "no Level 2 task: F2P tests {}{more} are in a `#[cfg(test)]` module or a doctest, which cannot be pointed at another crate (only integration tests in tests/ can use `agent_code`)",
-                shown.join(", ")
+                "no Level 2 task: F2P tests that cannot be pointed at another crate ({}{more}); only integration tests in tests/ can use `agent_code`",
+                found[..found.len().min(3)].join(", ")
             )
         })
     }

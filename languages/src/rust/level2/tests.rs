@@ -84,8 +84,13 @@ fn inline_tests_and_doctests_have_no_level2_task() {
         ("geometry::shapes::tests::rect_square".to_string(), "src/shapes.rs".to_string()),
     ];
     let reason = RustLevel2.tests_blocker(&inline).unwrap();
-    assert!(reason.contains("`geometry::shapes::tests::rect_square`"), "{reason}");
-    assert!(reason.contains("#[cfg(test)]"), "{reason}");
+    assert!(
+        reason.contains("`geometry::shapes::tests::rect_square` is in a `#[cfg(test)]` module of src/shapes.rs"),
+        "{reason}"
+    );
+    assert!(!reason.contains("names_are_sorted"), "{reason}");
+    let doctest = [("geometry::doctest::src/lib.rs - version (line 3)".to_string(), "src/lib.rs".to_string())];
+    assert!(RustLevel2.tests_blocker(&doctest).unwrap().contains("is a doctest"));
 }
 
 #[test]
