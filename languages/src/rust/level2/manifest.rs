@@ -42,20 +42,15 @@ fn package_manifest(root: &toml::Table, name: &str) -> Result<String, String> {
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"{edition}\"\npublish = false\n\n[dependencies]"
     );
     let _ = writeln!(out, "{} = {{ path = \"..\" }}", key(pkg_name));
-    let deps = root.get("dependencies").and_then(|d| d.as_table());
     let mut optional = std::collections::BTreeSet::new();
-    for (dep, spec) in deps.into_iter().flatten() {
-        let mut spec = spec.clone();
-        if let toml::Value::Table(t) = &mut spec {
-            if t.get("optional").and_then(|o| o.as_bool()) == Some(true) {
-                optional.insert(dep.clone());
-                continue;
-            }
-            if let Some(toml::Value::String(p)) = t.get_mut("path") {
-                *p = format!("../{p}");
-            }
+    dependencies(root.get("dependencies"), &mut out, &mut optional);
+    // Platform-specific dependencies (`[target.'cfg(unix)'.dependencies]`), as they are.
+    for (cfg, table) in root.get("target").and_then(|t| t.as_table()).into_iter().flatten() {
+        let mut lines = String::new();
+        dependencies(table.get("dependencies"), &mut lines, &mut optional);
+        if !lines.is_empty() {
+            let _ = write!(out, "\n[target.{}.dependencies]\n{lines}", toml::Value::String(cfg.clone()));
         }
-        let _ = writeln!(out, "{} = {}", key(dep), inline(&spec));
     }
     if let Some(features) = root.get("features").and_then(|f| f.as_table()) {
         out.push_str("\n[features]\n");
@@ -74,6 +69,24 @@ fn package_manifest(root: &toml::Table, name: &str) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// The non-optional entries of a dependency table, one line each (a `path` made relative to
+/// `agent_code/`); the optional ones' names go to `optional`.
+fn dependencies(table: Option<&toml::Value>, out: &mut String, optional: &mut std::collections::BTreeSet<String>) {
+    for (dep, spec) in table.and_then(|d| d.as_table()).into_iter().flatten() {
+        let mut spec = spec.clone();
+        if let toml::Value::Table(t) = &mut spec {
+            if t.get("optional").and_then(|o| o.as_bool()) == Some(true) {
+                optional.insert(dep.clone());
+                continue;
+            }
+            if let Some(toml::Value::String(p)) = t.get_mut("path") {
+                *p = format!("../{p}");
+            }
+        }
+        let _ = writeln!(out, "{} = {}", key(dep), inline(&spec));
+    }
 }
 
 /// A TOML key, quoted when it must be.
@@ -173,7 +186,7 @@ mod tests {
     #[test]
     fn the_package_manifest_forwards_dependencies_and_features() {
         let root: toml::Table = toml::from_str(
-            "[package]\nname = \"my-crate\"\nedition = \"2021\"\n[dependencies]\nfoo = \"1\"\nbar = { path = \"bar\" }\nopt = { version = \"2\", optional = true }\n[features]\ndefault = [\"std\"]\nstd = []\nextra = [\"dep:opt\"]\n",
+            "[package]\nname = \"my-crate\"\nedition = \"2021\"\n[dependencies]\nfoo = \"1\"\nbar = { path = \"bar\" }\nopt = { version = \"2\", optional = true }\n[target.'cfg(unix)'.dependencies]\nrx = { version = \"1\", features = [\"fs\"] }\n[features]\ndefault = [\"std\"]\nstd = []\nextra = [\"dep:opt\"]\n",
         )
         .unwrap();
         insta::assert_snapshot!(package_manifest(&root, "agent_code").unwrap());
