@@ -182,6 +182,10 @@ fn collect(n: Node, source: &str, item: &mut Item) {
                 stack.extend(n.named_children(&mut c).filter(|x| x.kind() == "token_tree"));
                 continue;
             }
+            "token_tree" => {
+                // A macro's arguments are tokens: `a` `::` `b` is a path all the same.
+                token_paths(n, source, item);
+            }
             "metavariable" if text(n, source) == "$crate" => {
                 item.dollar_crate.push((n.start_byte(), n.end_byte()));
             }
@@ -202,6 +206,31 @@ fn collect(n: Node, source: &str, item: &mut Item) {
             from += i + "$crate".len();
         }
         item.dollar_crate.sort();
+    }
+}
+
+/// The paths among a token tree's own tokens (`inner` `::` `twice`), as written paths.
+fn token_paths(tt: Node, source: &str, item: &mut Item) {
+    let mut c = tt.walk();
+    let tokens: Vec<Node> = tt.children(&mut c).collect();
+    let segment = |n: Node| matches!(n.kind(), "identifier" | "crate" | "self" | "super");
+    let mut i = 0;
+    while i < tokens.len() {
+        let starts = segment(tokens[i]) && (i == 0 || text(tokens[i - 1], source) != "::");
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut segments = vec![(text(tokens[i], source).to_string(), tokens[i].start_byte(), tokens[i].end_byte())];
+        let mut j = i;
+        while j + 2 < tokens.len() && text(tokens[j + 1], source) == "::" && segment(tokens[j + 2]) {
+            j += 2;
+            segments.push((text(tokens[j], source).to_string(), tokens[j].start_byte(), tokens[j].end_byte()));
+        }
+        if segments.len() > 1 {
+            item.paths.push(WrittenPath { segments });
+        }
+        i = j + 1;
     }
 }
 

@@ -237,13 +237,19 @@ pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, Str
         };
         let it = &c.items[i];
         if it.kind == ItemKind::Impl {
-            match r.resolve_path(&it.module, &it.impl_type, 0) {
-                Some(Target::Item(t)) => {
+            // The crate's type, else the crate's trait (an impl for a foreign type comes
+            // with its trait).
+            let of = |p: &[String]| match r.resolve_path(&it.module, p, 0) {
+                Some(Target::Item(t)) => Some(t),
+                _ => None,
+            };
+            match of(&it.impl_type).or_else(|| of(&it.impl_trait)) {
+                Some(t) => {
                     seeds.insert(t);
                 }
-                _ => {
+                None => {
                     return Err(format!(
-                        "`{}` ({}) is in an impl of `{}`, which is not a type of the crate; another crate cannot add to it",
+                        "`{}` ({}) is in an impl of `{}` for a trait that is not the crate's either; another crate cannot add to it",
                         d.qualname,
                         d.path,
                         it.impl_type.join("::")

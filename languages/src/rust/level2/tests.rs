@@ -98,3 +98,56 @@ fn a_feature_outside_the_root_library_is_refused() {
     let err = reference_of(&ids(&["tests/catalog.rs::names_are_sorted"])).unwrap_err();
     assert!(err.contains("no items in the library crate"), "{err}");
 }
+
+/// A small crate of its own: paths into the crate, inline modules, narrow visibilities, an
+/// impl of the crate's trait for a foreign type.
+fn small_crate() -> tempfile::TempDir {
+    carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"small-crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        (
+            "src/lib.rs",
+            "pub mod text;\nmod inner {\n    pub(super) fn twice(x: u32) -> u32 {\n        x * 2\n    }\n}\n\n/// Something with a size.\npub trait Sized2 {\n    fn size(&self) -> usize;\n}\n\nimpl Sized2 for Vec<u8> {\n    fn size(&self) -> usize {\n        self.len()\n    }\n}\n",
+        ),
+        (
+            "src/text.rs",
+            "use crate::inner;\n\n/// Shouts.\npub fn shout(s: &str) -> String {\n    format!(\"{}{}\", s.to_uppercase(), \"!\".repeat(inner::twice(1) as usize))\n}\n\npub fn width(s: &str) -> usize {\n    crate::text::helper(s)\n}\n\nfn helper(s: &str) -> usize {\n    s.len()\n}\n",
+        ),
+        (
+            "tests/text.rs",
+            "use small_crate::text::shout;\n\n#[test]\nfn shouts() {\n    assert_eq!(shout(\"a\"), \"A!!\");\n}\n",
+        ),
+    ])
+}
+
+fn small_reference(extracted: &[&str]) -> Result<String, String> {
+    let dir = small_crate();
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    assert_eq!(root_crate_name(&index).unwrap(), "small_crate");
+    let extracted = ids(extracted);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    RustLevel2.reference(&sources)
+}
+
+/// `inner::twice` (a private module's function, `pub(super)`) is copied with a visibility
+/// that means something at a crate root; `crate::text::helper` becomes the copy's name.
+#[test]
+fn paths_into_the_crate_become_the_copies_or_the_crate_s_public_paths() {
+    let text = small_reference(&["src/text.rs::shout", "src/text.rs::width"]).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    assert!(
+        text.contains("pub(crate) fn twice(x: u32) -> u32 {\n    x * 2\n}"),
+        "dedented, visibility widened: {text}"
+    );
+    assert!(text.contains("    helper(s)\n"), "{text}");
+    assert!(text.contains("fn helper(s: &str) -> usize"), "{text}");
+    assert!(!text.contains("crate::"), "{text}");
+}
+
+/// A method of the crate's trait implemented for a foreign type brings the trait, with its
+/// impls.
+#[test]
+fn an_impl_for_a_foreign_type_brings_its_trait() {
+    let text = small_reference(&["src/lib.rs::Vec.<Sized2>.size"]).unwrap();
+    assert!(text.contains("pub trait Sized2 {") && text.contains("impl Sized2 for Vec<u8> {"), "{text}");
+}
