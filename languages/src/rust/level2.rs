@@ -50,7 +50,8 @@ fn package_name(package: &str) -> &str {
 }
 
 /// The name integration tests call the library crate at the repository root by: the first
-/// segment of their `use` items that resolve into its files (the most common one).
+/// segment of their `use` items that resolve into its files, or (when the index resolved
+/// none) that import a name the library defines; the most common one.
 pub fn root_crate_name(index: &DefinitionIndex) -> Result<String, String> {
     if !index.files.get("src/lib.rs").is_some_and(|f| f.language == Language::Rust) {
         return Err(
@@ -58,17 +59,30 @@ pub fn root_crate_name(index: &DefinitionIndex) -> Result<String, String> {
                 .into(),
         );
     }
-    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for f in index.files.values().filter(|f| f.language == Language::Rust && f.is_test && f.path.starts_with("tests/"))
-    {
-        for imp in &f.imports {
-            let first = imp.module.split("::").next().unwrap_or("");
-            let lib = imp.resolved_path.as_deref().is_some_and(|p| p.starts_with("src/"));
-            if lib && !matches!(first, "" | "crate" | "self" | "super") {
-                *counts.entry(first).or_default() += 1;
-            }
+    let defined: BTreeSet<&str> = index
+        .files
+        .values()
+        .filter(|f| f.language == Language::Rust && !f.is_test && f.path.starts_with("src/"))
+        .flat_map(|f| f.definitions.iter().filter_map(|id| index.get(id)))
+        .map(|d| d.name.as_str())
+        .collect();
+    let mut resolved: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let mut named: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let tests =
+        index.files.values().filter(|f| f.language == Language::Rust && f.is_test && f.path.starts_with("tests/"));
+    for imp in tests.flat_map(|f| &f.imports) {
+        let first = imp.module.split("::").next().unwrap_or("");
+        if matches!(first, "" | "crate" | "self" | "super" | "std" | "core" | "alloc") {
+            continue;
+        }
+        if imp.resolved_path.as_deref().is_some_and(|p| p.starts_with("src/")) {
+            *resolved.entry(first).or_default() += 1;
+        }
+        if imp.names.iter().any(|n| defined.contains(n.name.rsplit("::").next().unwrap_or(&n.name))) {
+            *named.entry(first).or_default() += 1;
         }
     }
+    let counts = if resolved.is_empty() { named } else { resolved };
     counts
         .into_iter()
         .max_by_key(|(name, n)| (*n, std::cmp::Reverse(*name)))
