@@ -473,6 +473,7 @@ pub fn level2(
     // manifests and Cargo.lock); the gold patch is what differs from the masked state.
     let agent = dir.join("l2-agent");
     tree::shadow_copy(&ext.masked, &agent, carve_languages::skip_policy())?;
+    copy_environment_files(session, &agent)?;
     fs::write_atomic(&agent.join(&reference.path), reference.text.as_bytes())?;
     let mut agent_files: BTreeSet<String> = [reference.path.clone()].into();
     match level2::write_project_files(language, &agent, &package) {
@@ -489,9 +490,26 @@ pub fn level2(
     Ok(Ok(Level2Package { gold_patch, test_patch }))
 }
 
+/// Copies of the files the environment links into every run where the project has none of
+/// its own (Rust's `Cargo.lock` of a crate that commits none) into `tree`, which lacks them:
+/// the Level 2 package's project files must update them (a link would write into the
+/// environment), and a run then uses the tree's own.
+fn copy_environment_files(session: &Session, tree: &Path) -> Result<()> {
+    let Some(env) = &session.environment else { return Ok(()) };
+    for (from, rel) in env.for_runs().linked {
+        let to = tree.join(&rel);
+        if from.is_file() && std::fs::symlink_metadata(&to).is_err() {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("failed to copy {} into {}", from.display(), tree.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// An empty `agent_code` package of `language` in `tree`: the Level 2 state before the
 /// solution is written.
-pub fn write_empty_agent_code(tree: &Path, language: carve_languages::Language) -> Result<()> {
+pub fn write_empty_agent_code(session: &Session, tree: &Path, language: carve_languages::Language) -> Result<()> {
+    copy_environment_files(session, tree)?;
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
     fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?;
     carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;

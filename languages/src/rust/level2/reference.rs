@@ -70,6 +70,15 @@ impl<'c> Resolver<'c> {
             f if f == self.krate => Ok(path[1..].to_vec()),
             f => {
                 let here: Vec<String> = [module, &[f.to_string()]].concat();
+                // A name a `use` of this module binds: where that `use` leads.
+                let leaf =
+                    self.c.modules.get(module).and_then(|m| m.uses.iter().find(|u| u.bound.as_deref() == Some(f)));
+                if let Some(leaf) = leaf.filter(|l| l.path.len() > 1 || l.path.first().map(String::as_str) != Some(f)) {
+                    return match self.absolutize(module, &leaf.path) {
+                        Ok(abs) => Ok([abs.as_slice(), &path[1..]].concat()),
+                        Err(ext) => Err([ext.as_slice(), &path[1..]].concat()),
+                    };
+                }
                 if self.is_module(&here) || self.by_name.contains_key(&(module, f)) {
                     Ok([module, path].concat())
                 } else if self.is_module(&[f.to_string()]) || self.by_name.contains_key(&(&[][..], f)) {

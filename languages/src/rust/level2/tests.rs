@@ -151,3 +151,29 @@ fn an_impl_for_a_foreign_type_brings_its_trait() {
     let text = small_reference(&["src/lib.rs::Vec.<Sized2>.size"]).unwrap();
     assert!(text.contains("pub trait Sized2 {") && text.contains("impl Sized2 for Vec<u8> {"), "{text}");
 }
+
+/// An impl of a trait the module imports (`use self::sealed::Keys;`) for `()`: the trait is
+/// the crate's, through the `use`.
+#[test]
+fn a_trait_named_through_a_use_is_the_crate_s() {
+    let dir = carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"sealed\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        (
+            "src/lib.rs",
+            "use self::sealed::Keys;\n\nmod sealed {\n    pub trait Keys {\n        fn keys(&self) -> usize;\n    }\n}\n\nimpl Keys for () {\n    fn keys(&self) -> usize {\n        0\n    }\n}\n",
+        ),
+        ("tests/keys.rs", "use sealed::Keys;\n\n#[test]\nfn none() {}\n"),
+    ]);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    let extracted: BTreeSet<NodeId> = index.files["src/lib.rs"]
+        .definitions
+        .iter()
+        .filter(|id| id.ends_with(".keys") && id.starts_with("src/lib.rs::()"))
+        .cloned()
+        .collect();
+    assert_eq!(extracted.len(), 1, "{:?}", index.files["src/lib.rs"].definitions);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(text.contains("pub trait Keys {") && text.contains("impl Keys for () {"), "{text}");
+}
