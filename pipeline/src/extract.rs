@@ -448,11 +448,15 @@ pub fn level2(
         Ok(p) => p,
         Err(e) => return Ok(Err(e.to_string())),
     };
-    let tests: Vec<(String, String)> = feature
-        .f2p
-        .iter()
-        .map(|t| (t.clone(), crate::test_definition_file(&session.repo, &session.index, t)))
-        .collect();
+    // Each F2P test with the file its definition is in (a source file for Rust's tests in
+    // `#[cfg(test)]` modules, which `test_definition_file` does not name).
+    let file_of = |t: &TestId| {
+        carve_languages::test_definitions(&session.repo, &session.index, t)
+            .ok()
+            .and_then(|defs| defs.iter().find_map(|d| session.index.get(d)).map(|d| d.path.clone()))
+            .unwrap_or_else(|| crate::test_definition_file(&session.repo, &session.index, t))
+    };
+    let tests: Vec<(String, String)> = feature.f2p.iter().map(|t| (t.clone(), file_of(t))).collect();
     if let Some(reason) = level2::tests_blocker(language, &tests) {
         return Ok(Err(reason));
     }
