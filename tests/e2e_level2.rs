@@ -6,6 +6,9 @@
 //! repository is not restored) passes them. `carve validate` re-checks it on its own.
 //! TypeScript: `fixtures/typescript/ledger`'s money feature becomes `agent_code/index.ts`,
 //! the rewritten tests fail with an empty module and pass with the gold patch.
+//! Rust: `fixtures/rust/geometry`'s catalog feature becomes a crate `agent_code/` that the
+//! repository names as a dev-dependency; its feature tested by `#[cfg(test)]` modules has no
+//! Level 2 task, and says why.
 
 mod common;
 
@@ -165,4 +168,89 @@ fn a_typescript_feature_is_imported_from_agent_code() {
     git_apply(&tree, &bundle.join("gold.patch"));
     let (ok, log) = vitest(&tree, "tests/money.test.ts");
     assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+}
+
+/// `cargo test --locked --test NAME` in `dir`, building into `target`: whether it passed, and
+/// its output.
+fn cargo_test(dir: &Path, target: &Path, name: &str) -> (bool, String) {
+    let out = Command::new("cargo")
+        .args(["test", "--locked", "--offline", "--test", name])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .expect("cargo runs");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// One run over every candidate of the geometry fixture (cargo builds are slow): the catalog
+/// feature, tested by `tests/catalog.rs`, gets a Level 2 bundle whose gold patch is the crate
+/// `agent_code/` and the manifest lines that name it, and which holds up under plain
+/// `cargo test`: an empty crate fails the rewritten tests, the reference passes them. The
+/// feature the library's `#[cfg(test)]` modules test gets its Level 1 task and no Level 2
+/// one, with the reason.
+#[needs("cargo")]
+fn a_rust_feature_becomes_a_crate_of_its_own_and_inline_tests_have_none() {
+    let (_tmp, repo) = fixture_copy("rust/geometry");
+    let before = tree_snapshot(&repo);
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    assert_eq!(before, tree_snapshot(&repo), "carve modified the repository");
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2: Vec<&&str> = tasks.iter().filter(|t| t.ends_with(".lv2")).collect();
+    assert_eq!(lv2.len(), 1, "{report}");
+    assert!(lv2[0].contains(".catalog."), "{report}");
+    let bundle = out.path().join(lv2[0]);
+
+    // The gold patch: the crate, the dev-dependency and the lock file's entries; nothing else.
+    let gold = read(&bundle.join("gold.patch"));
+    let touched: Vec<&str> = gold.lines().filter_map(|l| l.strip_prefix("diff --git a/")).collect();
+    assert_eq!(
+        touched,
+        [
+            "Cargo.lock b/Cargo.lock",
+            "Cargo.toml b/Cargo.toml",
+            "agent_code/Cargo.toml b/agent_code/Cargo.toml",
+            "agent_code/src/lib.rs b/agent_code/src/lib.rs"
+        ],
+        "{gold}"
+    );
+    assert!(gold.contains("+agent_code = { path = \"agent_code\" }"), "{gold}");
+    assert!(gold.contains("+geometry = { path = \"..\" }"), "{gold}");
+    // The catalog's private static and helper are copied, the public types used from the crate.
+    assert!(gold.contains("+static UNIT_AREAS: LazyLock") && gold.contains("+fn unit_area("), "{gold}");
+    assert!(gold.contains("+use geometry::shapes::Circle;"), "{gold}");
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("+use agent_code::{names, unit};"), "{test}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("Rust library crate named `agent_code`"), "{statement}");
+    assert!(statement.contains("use agent_code::names;"), "{statement}");
+    assert!(statement.contains("`UNIT_AREAS`, `unit_area`"), "{statement}");
+
+    // Without carve: masked state, rewritten tests, the gold crate emptied, then as it is.
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(&repo, &tree);
+    git_apply(&tree, &bundle.join("mask.patch"));
+    git_apply(&tree, &bundle.join("test.patch"));
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let lib = tree.join("agent_code/src/lib.rs");
+    let reference = read(&lib);
+    std::fs::write(&lib, "//! Where the feature is to be written.\n").unwrap();
+    let target = work.path().join("target");
+    let (ok, log) = cargo_test(&tree, &target, "catalog");
+    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
+    std::fs::write(&lib, reference).unwrap();
+    let (ok, log) = cargo_test(&tree, &target, "catalog");
+    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+
+    // The library's unit tests cannot be pointed at another crate: Level 1 only, and why.
+    assert!(tasks.iter().any(|t| t.contains(".geometry.") && t.ends_with(".lv1")), "{report}");
+    let rejected = report["rejected"].as_array().unwrap();
+    let inline = rejected
+        .iter()
+        .find(|r| r["feature"] == "geometry" && r["level"] == 2)
+        .unwrap_or_else(|| panic!("no Level 2 rejection of the inline-tested feature: {report}"));
+    let reason = inline["reason"].as_str().unwrap();
+    assert!(reason.contains("`geometry::shapes::tests::rect_square`") && reason.contains("#[cfg(test)]"), "{reason}");
 }

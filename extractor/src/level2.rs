@@ -120,6 +120,19 @@ pub fn reference_restores_original(language: Language) -> bool {
     support(language).level2().is_none_or(|l2| l2.reference_restores_original())
 }
 
+/// Write the files besides the package's init file that make it usable into `tree` (a copy
+/// of the masked project holding the init file): the package's manifest and the project's
+/// files that must name it (see `Level2Packaging::project_files`). Returns their paths.
+pub fn write_project_files(language: Language, tree: &Path, package: &str) -> Result<Vec<String>, ExtractError> {
+    packaging(language)?.project_files(tree, package).map_err(|reason| ExtractError::Level2 { language, reason })
+}
+
+/// Why the F2P tests, as `(test id, file)`, cannot import from the package, if they cannot
+/// (see `Level2Packaging::tests_blocker`).
+pub fn tests_blocker(language: Language, tests: &[(String, String)]) -> Option<String> {
+    support(language).level2().and_then(|l2| l2.tests_blocker(tests))
+}
+
 /// A package that exposes nothing: the rewritten tests must fail against it.
 pub fn empty_package(language: Language, package: &str) -> Result<PackageFile, ExtractError> {
     let l2 = packaging(language)?;

@@ -150,6 +150,22 @@ pub trait Level2Packaging: Sync {
     }
     /// How a contract object is imported from the package (`from agent_code import X`).
     fn import_line(&self, package: &str, name: &str) -> String;
+    /// The files besides [`Self::init_file`] that make the package usable, written into
+    /// `tree` (a copy of the masked project holding the package's init file, where the
+    /// language's tools may run): the package's own manifest and the project's files that
+    /// must name it. Returns their paths relative to `tree`, sorted; both the reference and
+    /// the empty package get them. Rust: `agent_code/Cargo.toml`, the dev-dependency in
+    /// `Cargo.toml` and `Cargo.lock`. An error says why the project cannot take the package.
+    /// Default: none.
+    fn project_files(&self, _tree: &Path, _package: &str) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
+    /// Why the F2P tests, as `(test id, repository-relative file)`, cannot import from the
+    /// package, as the rejection's reason (Rust: tests in `#[cfg(test)]` modules and
+    /// doctests belong to the crate they test). Default: they can.
+    fn tests_blocker(&self, _tests: &[(String, String)]) -> Option<String> {
+        None
+    }
     /// Edits that make a test file import the `extracted` objects from `package`.
     fn rewrite_test_imports(
         &self,

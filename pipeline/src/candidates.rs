@@ -570,7 +570,20 @@ fn feature_tasks(
         match extract::level2(session, feature, &ext, &dir)? {
             Err(reason) => bad.push(Rejected { feature: feature.slug.clone(), level: Some(2), reason }),
             Ok(l2) => {
-                let v2 = validate_level2(session, feature, &ext, &l2, threshold, &dir)?;
+                // A Level 2 state that cannot even be run (Rust: a reference crate that does
+                // not compile fails test collection) rejects Level 2, not the feature.
+                let v2 = match validate_level2(session, feature, &ext, &l2, threshold, &dir) {
+                    Ok(v2) => v2,
+                    Err(e) => {
+                        bad.push(Rejected {
+                            feature: feature.slug.clone(),
+                            level: Some(2),
+                            reason: level2_error_reason(&e.to_string()),
+                        });
+                        let _ = std::fs::remove_dir_all(&dir);
+                        return Ok(Outcome::Made((ok, bad)));
+                    }
+                };
                 if v2.valid {
                     let mut v = v1.clone();
                     for s in v2.states {
@@ -591,6 +604,17 @@ fn feature_tasks(
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(Outcome::Made((ok, bad)))
+}
+
+/// The reason a Level 2 validation that could not run gives: its first line, and the first
+/// compiler error in its output when it has one (the rest is the build's log).
+fn level2_error_reason(message: &str) -> String {
+    let first = message.lines().next().unwrap_or("").trim();
+    let error = message.lines().map(str::trim).find(|l| l.starts_with("error[") || l.starts_with("error:"));
+    match error {
+        Some(e) if e != first => format!("level2-reference: the package and the rewritten tests do not build: {e}"),
+        _ => format!("level2-reference: {first}"),
+    }
 }
 
 /// Run `tests` (each must pass) in a fresh copy of `src` at `<dir>/state-<folder>`, which is

@@ -448,6 +448,18 @@ pub fn level2(
         Ok(p) => p,
         Err(e) => return Ok(Err(e.to_string())),
     };
+    // Each F2P test with the file its definition is in (a source file for Rust's tests in
+    // `#[cfg(test)]` modules, which `test_definition_file` does not name).
+    let file_of = |t: &TestId| {
+        carve_languages::test_definitions(&session.repo, &session.index, t)
+            .ok()
+            .and_then(|defs| defs.iter().find_map(|d| session.index.get(d)).map(|d| d.path.clone()))
+            .unwrap_or_else(|| crate::test_definition_file(&session.repo, &session.index, t))
+    };
+    let tests: Vec<(String, String)> = feature.f2p.iter().map(|t| (t.clone(), file_of(t))).collect();
+    if let Some(reason) = level2::tests_blocker(language, &tests) {
+        return Ok(Err(reason));
+    }
     let reference =
         match level2::reference_package(&ext.contract, &session.repo, &session.index, &ext.extracted, &package) {
             Ok(r) => r,
@@ -461,11 +473,20 @@ pub fn level2(
     tree::shadow_copy(&ext.masked, &with_tests, carve_languages::skip_policy())?;
     level2::write_rewritten_tests(&session.repo, &session.index, &ext.extracted, &test_files, &package, &with_tests)?;
     let test_patch = carve_core::patch::unified_diff(&ext.masked, &with_tests, &test_files)?;
+    // Masked + the reference package, with the project files that name it (Rust: the
+    // manifests and Cargo.lock); the gold patch is what differs from the masked state.
     let agent = dir.join("l2-agent");
-    std::fs::create_dir_all(agent.join("before"))?;
-    fs::write_atomic(&agent.join("after").join(&reference.path), reference.text.as_bytes())?;
-    let agent_files: BTreeSet<String> = [reference.path.clone()].into();
-    let agent_patch = carve_core::patch::unified_diff(&agent.join("before"), &agent.join("after"), &agent_files)?;
+    tree::shadow_copy(&ext.masked, &agent, carve_languages::skip_policy())?;
+    copy_environment_files(session, &agent)?;
+    fs::write_atomic(&agent.join(&reference.path), reference.text.as_bytes())?;
+    let mut agent_files: BTreeSet<String> = [reference.path.clone()].into();
+    match level2::write_project_files(language, &agent, &package) {
+        Ok(files) => agent_files.extend(files),
+        Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e.into()),
+    }
+    let agent_patch = carve_core::patch::unified_diff(&ext.masked, &agent, &agent_files)?;
+    let _ = std::fs::remove_dir_all(&agent);
     let gold_patch = match level2::reference_restores_original(language) {
         true => format!("{}{}", ext.gold_patch, agent_patch),
         false => agent_patch,
@@ -473,9 +494,28 @@ pub fn level2(
     Ok(Ok(Level2Package { gold_patch, test_patch }))
 }
 
+/// Copies of the files the environment links into every run where the project has none of
+/// its own (Rust's `Cargo.lock` of a crate that commits none) into `tree`, which lacks them:
+/// the Level 2 package's project files must update them (a link would write into the
+/// environment), and a run then uses the tree's own.
+fn copy_environment_files(session: &Session, tree: &Path) -> Result<()> {
+    let Some(env) = &session.environment else { return Ok(()) };
+    for (from, rel) in env.for_runs().linked {
+        let to = tree.join(&rel);
+        if from.is_file() && std::fs::symlink_metadata(&to).is_err() {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("failed to copy {} into {}", from.display(), tree.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// An empty `agent_code` package of `language` in `tree`: the Level 2 state before the
 /// solution is written.
-pub fn write_empty_agent_code(tree: &Path, language: carve_languages::Language) -> Result<()> {
+pub fn write_empty_agent_code(session: &Session, tree: &Path, language: carve_languages::Language) -> Result<()> {
+    copy_environment_files(session, tree)?;
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
-    Ok(fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?)
+    fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?;
+    carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;
+    Ok(())
 }

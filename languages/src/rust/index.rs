@@ -31,7 +31,7 @@
 //! bodies are part of that function; `#[path]` attributes and `include!` are not followed;
 //! `src/lib.rs` and `src/main.rs` share one namespace.
 
-mod crates;
+pub(super) mod crates;
 mod link;
 pub(super) mod parse;
 mod refs;

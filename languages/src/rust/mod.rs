@@ -9,6 +9,7 @@ pub mod edit;
 pub mod env;
 pub mod index;
 pub mod inline_tests;
+pub mod level2;
 pub mod runner;
 pub mod trace;
 
@@ -92,6 +93,10 @@ impl LanguageSupport for Rust {
         let mut plan = edit::plan(index, &delete, &stub);
         plan.removed_files = removed_files.clone();
         Box::new(PlannedMask { index, plan, mask: edit::mask_file_with })
+    }
+    /// A crate of its own, `agent_code/` at the repository root (see [`level2`]).
+    fn level2(&self) -> Option<&'static dyn crate::interface::Level2Packaging> {
+        Some(&level2::RustLevel2)
     }
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)

@@ -7,7 +7,7 @@ const TARGET_DIRS: &[&str] = &["src", "tests", "examples", "benches"];
 
 /// A file's crate and module path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Location {
+pub(crate) struct Location {
     /// The package directory (`""` for the repository root, `crates/foo` …).
     pub package: String,
     /// The crate inside the package: `package|src` for the library and `src/main.rs` (one
@@ -36,7 +36,7 @@ fn module_of(rest: &[&str], roots_are_files: bool) -> Vec<String> {
     parts
 }
 
-pub(super) fn locate(rel: &str) -> Location {
+pub(crate) fn locate(rel: &str) -> Location {
     let parts: Vec<&str> = rel.split('/').collect();
     let dirs = &parts[..parts.len().saturating_sub(1)];
     let found = dirs.iter().position(|d| TARGET_DIRS.contains(d));

@@ -1,0 +1,179 @@
+//! Rust Level 2 tests over the geometry fixture: the package's import path, the reference
+//! crate's text, and the rewritten integration tests.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use crate::index::NodeId;
+use crate::rust::index::tests_support::{fixture_index, fixture_root};
+
+fn ids(ids: &[&str]) -> BTreeSet<NodeId> {
+    ids.iter().map(|s| s.to_string()).collect()
+}
+
+fn reference_of(extracted: &BTreeSet<NodeId>) -> Result<String, String> {
+    let index = fixture_index();
+    let sources = Level2Sources { root: &fixture_root(), index: &index, extracted, names: &[], package: "agent_code" };
+    RustLevel2.reference(&sources)
+}
+
+#[test]
+fn the_package_is_a_crate_at_the_repository_root() {
+    let index = fixture_index();
+    assert_eq!(RustLevel2.package_import(&index, "agent_code").unwrap(), "agent_code");
+    assert_eq!(RustLevel2.init_file("agent_code"), "agent_code/src/lib.rs");
+    assert_eq!(RustLevel2.import_line("agent_code", "names"), "use agent_code::names;");
+    let describe = RustLevel2.describe("agent_code");
+    assert!(describe.contains("(`path = \"..\"`)"), "{describe}");
+    assert!(describe.contains("[dev-dependencies]"), "{describe}");
+}
+
+/// The catalog's functions use a private `static` and a private helper, which are copied,
+/// and public types and a public helper, which are imported from the crate.
+#[test]
+fn reference_copies_private_items_and_imports_public_ones() {
+    let text = reference_of(&ids(&["src/catalog.rs::names", "src/catalog.rs::unit"])).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+/// Methods of types that stay bring their types whole, with every impl; the crate's
+/// `macro_rules!` macro the copied code invokes is copied first.
+#[test]
+fn a_method_of_a_type_that_stays_brings_its_whole_type() {
+    let extracted = ids(&["src/shapes.rs::Rect.is_square", "src/shapes.rs::Rect.<Shape>.perimeter"]);
+    let text = reference_of(&extracted).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    insta::assert_snapshot!(text);
+    let index = fixture_index();
+    let moved = moved_names(&index, &extracted);
+    assert_eq!(moved, ["Rect".to_string()].into(), "the type is what the tests take from the package");
+}
+
+#[test]
+fn an_integration_test_takes_the_moved_items_from_the_package() {
+    let index = fixture_index();
+    let extracted = ids(&["src/catalog.rs::names", "src/report.rs::summarize", "src/report.rs::Report.len"]);
+    for path in ["tests/catalog.rs", "tests/integration.rs"] {
+        let source = std::fs::read_to_string(fixture_root().join(path)).unwrap();
+        let file = &index.files[path];
+        let edits = RustLevel2.rewrite_test_imports(&source, file, &index, &extracted, "agent_code");
+        let out = crate::edit::apply(&source, &edits).unwrap();
+        assert!(crate::parse_errors(Language::Rust, &out).is_empty(), "{out}");
+        insta::assert_snapshot!(path.replace('/', "_"), out);
+    }
+}
+
+#[test]
+fn paths_in_code_and_macro_arguments_are_rewritten() {
+    let moved: BTreeSet<String> = ["names".to_string(), "Report".to_string()].into();
+    let source = "use geometry::*;\n#[test]\nfn t() {\n    let r = geometry::report::Report::new();\n    assert_eq!(geometry::catalog::names(), geometry::units::convert(1.0));\n}\n";
+    let out = crate::edit::apply(source, &rewrite_test(source, "geometry", "agent_code", &moved)).unwrap();
+    assert_eq!(
+        out,
+        "use geometry::*;\nuse agent_code::{Report, names};\n#[test]\nfn t() {\n    let r = agent_code::Report::new();\n    assert_eq!(agent_code::names(), geometry::units::convert(1.0));\n}\n"
+    );
+}
+
+#[test]
+fn inline_tests_and_doctests_have_no_level2_task() {
+    let integration = [("catalog::names_are_sorted".to_string(), "tests/catalog.rs".to_string())];
+    assert_eq!(RustLevel2.tests_blocker(&integration), None);
+    let inline = [
+        ("catalog::names_are_sorted".to_string(), "tests/catalog.rs".to_string()),
+        ("geometry::shapes::tests::rect_square".to_string(), "src/shapes.rs".to_string()),
+    ];
+    let reason = RustLevel2.tests_blocker(&inline).unwrap();
+    assert!(
+        reason.contains("`geometry::shapes::tests::rect_square` is in a `#[cfg(test)]` module of src/shapes.rs"),
+        "{reason}"
+    );
+    assert!(!reason.contains("names_are_sorted"), "{reason}");
+    let doctest = [("geometry::doctest::src/lib.rs - version (line 3)".to_string(), "src/lib.rs".to_string())];
+    assert!(RustLevel2.tests_blocker(&doctest).unwrap().contains("is a doctest"));
+}
+
+#[test]
+fn a_feature_outside_the_root_library_is_refused() {
+    let err = reference_of(&ids(&["tests/catalog.rs::names_are_sorted"])).unwrap_err();
+    assert!(err.contains("no items in the library crate"), "{err}");
+}
+
+/// A small crate of its own: paths into the crate, inline modules, narrow visibilities, an
+/// impl of the crate's trait for a foreign type.
+fn small_crate() -> tempfile::TempDir {
+    carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"small-crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        (
+            "src/lib.rs",
+            "pub mod text;\nmod inner {\n    pub(super) fn twice(x: u32) -> u32 {\n        x * 2\n    }\n}\n\n/// Something with a size.\npub trait Sized2 {\n    fn size(&self) -> usize;\n}\n\nimpl Sized2 for Vec<u8> {\n    fn size(&self) -> usize {\n        self.len()\n    }\n}\n",
+        ),
+        (
+            "src/text.rs",
+            "use crate::inner;\n\n/// Shouts.\npub fn shout(s: &str) -> String {\n    format!(\"{}{}\", s.to_uppercase(), \"!\".repeat(inner::twice(1) as usize))\n}\n\npub fn width(s: &str) -> usize {\n    crate::text::helper(s)\n}\n\nfn helper(s: &str) -> usize {\n    s.len()\n}\n",
+        ),
+        (
+            "tests/text.rs",
+            "use small_crate::text::shout;\n\n#[test]\nfn shouts() {\n    assert_eq!(shout(\"a\"), \"A!!\");\n}\n",
+        ),
+    ])
+}
+
+fn small_reference(extracted: &[&str]) -> Result<String, String> {
+    let dir = small_crate();
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    assert_eq!(root_crate_name(&index).unwrap(), "small_crate");
+    let extracted = ids(extracted);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    RustLevel2.reference(&sources)
+}
+
+/// `inner::twice` (a private module's function, `pub(super)`) is copied with a visibility
+/// that means something at a crate root; `crate::text::helper` becomes the copy's name.
+#[test]
+fn paths_into_the_crate_become_the_copies_or_the_crate_s_public_paths() {
+    let text = small_reference(&["src/text.rs::shout", "src/text.rs::width"]).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    assert!(
+        text.contains("pub(crate) fn twice(x: u32) -> u32 {\n    x * 2\n}"),
+        "dedented, visibility widened: {text}"
+    );
+    assert!(text.contains("    helper(s)\n"), "{text}");
+    assert!(text.contains("fn helper(s: &str) -> usize"), "{text}");
+    assert!(!text.contains("crate::"), "{text}");
+}
+
+/// A method of the crate's trait implemented for a foreign type brings the trait, with its
+/// impls.
+#[test]
+fn an_impl_for_a_foreign_type_brings_its_trait() {
+    let text = small_reference(&["src/lib.rs::Vec.<Sized2>.size"]).unwrap();
+    assert!(text.contains("pub trait Sized2 {") && text.contains("impl Sized2 for Vec<u8> {"), "{text}");
+}
+
+/// An impl of a trait the module imports (`use self::sealed::Keys;`) for `()`: the trait is
+/// the crate's, through the `use`.
+#[test]
+fn a_trait_named_through_a_use_is_the_crate_s() {
+    let dir = carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"sealed\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        (
+            "src/lib.rs",
+            "use self::sealed::Keys;\n\nmod sealed {\n    pub trait Keys {\n        fn keys(&self) -> usize;\n    }\n}\n\nimpl Keys for () {\n    fn keys(&self) -> usize {\n        0\n    }\n}\n",
+        ),
+        ("tests/keys.rs", "use sealed::Keys;\n\n#[test]\nfn none() {}\n"),
+    ]);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    let extracted: BTreeSet<NodeId> = index.files["src/lib.rs"]
+        .definitions
+        .iter()
+        .filter(|id| id.ends_with(".keys") && id.starts_with("src/lib.rs::()"))
+        .cloned()
+        .collect();
+    assert_eq!(extracted.len(), 1, "{:?}", index.files["src/lib.rs"].definitions);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(text.contains("pub trait Keys {") && text.contains("impl Keys for () {"), "{text}");
+}
