@@ -70,12 +70,22 @@ fn staying_subclasses(
             break;
         }
     }
+    // What test code names, once: test definitions' references and test files' module code.
     let in_tests = |d: &crate::index::Definition| d.is_test || index.files.get(&d.path).is_some_and(|f| f.is_test);
-    let named_by_tests = |id: &str| {
-        index.definitions.values().any(|d| in_tests(d) && d.references.iter().any(|r| r == id))
-            || index.files.values().any(|f| f.is_test && f.module_references.iter().any(|r| r.target == id))
-    };
-    derived.into_iter().filter(|(c, _)| !whole.contains(c) && named_by_tests(c)).collect()
+    let named_by_tests: BTreeSet<&str> = index
+        .definitions
+        .values()
+        .filter(|d| in_tests(d))
+        .flat_map(|d| d.references.iter().map(String::as_str))
+        .chain(
+            index
+                .files
+                .values()
+                .filter(|f| f.is_test)
+                .flat_map(|f| f.module_references.iter().map(|r| r.target.as_str())),
+        )
+        .collect();
+    derived.into_iter().filter(|(c, _)| !whole.contains(c) && named_by_tests.contains(c.as_str())).collect()
 }
 
 /// The classes of the project the package provides whole: those with methods of the feature

@@ -263,6 +263,15 @@ mod tests {
         (dir, index)
     }
 
+    /// `reference` as `agent_code/__init__.py` under `dir`, then `python3 -c code` there: it
+    /// must succeed.
+    fn run_package(dir: &std::path::Path, reference: &str, code: &str) {
+        std::fs::create_dir_all(dir.join("agent_code")).unwrap();
+        std::fs::write(dir.join("agent_code/__init__.py"), reference).unwrap();
+        let out = std::process::Command::new("python3").args(["-c", code]).current_dir(dir).output().expect("python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
     #[test]
     fn literals_escape_what_python_needs() {
         assert_eq!(literal("a \"b\" \\n\tc\n"), "\"a \\\"b\\\" \\\\n\\tc\\n\"");
@@ -296,14 +305,7 @@ mod tests {
         assert_eq!(reference.matches("\"@overload\\n\"").count(), 2, "{reference}");
         assert!(reference.contains("(\"p.m\", \"p/m.py\", (\"get\",), ("), "{reference}");
         // The package runs, and `get` is the function, not its last overload.
-        std::fs::create_dir_all(dir.path().join("agent_code")).unwrap();
-        std::fs::write(dir.path().join("agent_code/__init__.py"), &reference).unwrap();
-        let out = std::process::Command::new("python3")
-            .args(["-c", "import agent_code; assert agent_code.get(3) == 3"])
-            .current_dir(dir.path())
-            .output()
-            .expect("python3");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        run_package(dir.path(), &reference, "import agent_code; assert agent_code.get(3) == 3");
     }
 
     #[test]
@@ -331,13 +333,6 @@ mod tests {
         // The project as a task leaves it: `Signer.sign` masked. The package's `Serializer`
         // signs with the package's `Signer`.
         std::fs::write(dir.path().join("p/z.py"), "class Signer:\n    pass\n").unwrap();
-        std::fs::create_dir_all(dir.path().join("agent_code")).unwrap();
-        std::fs::write(dir.path().join("agent_code/__init__.py"), &reference).unwrap();
-        let out = std::process::Command::new("python3")
-            .args(["-c", "import agent_code; assert agent_code.Serializer().sign(1) == 'signed:1'"])
-            .current_dir(dir.path())
-            .output()
-            .expect("python3");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        run_package(dir.path(), &reference, "import agent_code; assert agent_code.Serializer().sign(1) == 'signed:1'");
     }
 }
