@@ -559,51 +559,51 @@ fn feature_tasks(
         let task = Task { level: 1, gold_patch: &ext.gold_patch, test_patch: &ext.test_patch, validation: &v1 };
         ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
     }
-    let blockers = ext.contract.level2_blockers();
-    if levels.contains(&2) && !blockers.is_empty() {
-        bad.push(Rejected {
-            feature: feature.slug.clone(),
-            level: Some(2),
-            reason: format!("no Level 2 task: a from-scratch package cannot provide {}", blockers.join("; ")),
-        });
-    } else if levels.contains(&2) {
-        match extract::level2(session, feature, &ext, &dir)? {
+    if levels.contains(&2) {
+        match level2_task(session, feature, &ext, &v1, &audit, &dir, opts, trace_digest)? {
+            Ok(task) => ok.push(task),
             Err(reason) => bad.push(Rejected { feature: feature.slug.clone(), level: Some(2), reason }),
-            Ok(l2) => {
-                // A Level 2 state that cannot even be run (Rust: a reference crate that does
-                // not compile fails test collection) rejects Level 2, not the feature.
-                let v2 = match validate_level2(session, feature, &ext, &l2, threshold, &dir) {
-                    Ok(v2) => v2,
-                    Err(e) => {
-                        bad.push(Rejected {
-                            feature: feature.slug.clone(),
-                            level: Some(2),
-                            reason: level2_error_reason(&e.to_string()),
-                        });
-                        let _ = std::fs::remove_dir_all(&dir);
-                        return Ok(Outcome::Made((ok, bad)));
-                    }
-                };
-                if v2.valid {
-                    let mut v = v1.clone();
-                    for s in v2.states {
-                        v.push(s);
-                    }
-                    let task =
-                        Task { level: 2, gold_patch: &l2.gold_patch, test_patch: &l2.test_patch, validation: &v };
-                    ok.push(emit_task(session, feature, &ext, &task, &audit, trace_digest, describe)?);
-                } else {
-                    bad.push(Rejected {
-                        feature: feature.slug.clone(),
-                        level: Some(2),
-                        reason: v2.reason().unwrap_or_default(),
-                    });
-                }
-            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(Outcome::Made((ok, bad)))
+}
+
+/// The Level 2 task of a feature whose Level 1 state `v1` is valid, or why there is none.
+#[allow(clippy::too_many_arguments)]
+fn level2_task(
+    session: &Session,
+    feature: &Feature,
+    ext: &extract::Extraction,
+    v1: &Validation,
+    audit: &Value,
+    dir: &std::path::Path,
+    opts: &CandidateOptions,
+    trace_digest: &str,
+) -> Result<std::result::Result<(String, crate::emit::TaskInstance), String>> {
+    let blockers = ext.contract.level2_blockers();
+    if !blockers.is_empty() {
+        return Ok(Err(format!("no Level 2 task: a from-scratch package cannot provide {}", blockers.join("; "))));
+    }
+    let l2 = match extract::level2(session, feature, ext, dir)? {
+        Err(reason) => return Ok(Err(reason)),
+        Ok(l2) => l2,
+    };
+    // A Level 2 state that cannot even be run (Rust: a reference crate that does not compile
+    // fails test collection) rejects Level 2, not the feature.
+    let v2 = match validate_level2(session, feature, ext, &l2, opts.threshold, dir) {
+        Ok(v2) => v2,
+        Err(e) => return Ok(Err(level2_error_reason(&e.to_string()))),
+    };
+    if !v2.valid {
+        return Ok(Err(v2.reason().unwrap_or_default()));
+    }
+    let mut v = v1.clone();
+    for s in v2.states {
+        v.push(s);
+    }
+    let task = Task { level: 2, gold_patch: &l2.gold_patch, test_patch: &l2.test_patch, validation: &v };
+    Ok(Ok(emit_task(session, feature, ext, &task, audit, trace_digest, opts.describe.as_deref())?))
 }
 
 /// The reason a Level 2 validation that could not run gives: its first line, and the first

@@ -227,74 +227,13 @@ fn use_line(path: &[String], alias: Option<&str>) -> String {
 pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, String> {
     let c = read(sources.root, sources.index)?;
     let r = Resolver::new(krate, &c);
-    // Seeds: the top-level item holding each extracted definition; a method's impl brings
-    // its type, a trait's method its trait.
-    let mut seeds = BTreeSet::new();
-    for d in sources.extracted.iter().filter_map(|id| sources.index.get(id)) {
-        if d.language != Language::Rust || d.is_test {
-            continue;
-        }
-        let Some(file) = c.files.iter().position(|(p, _)| *p == d.path) else {
-            return Err(format!(
-                "`{}` ({}) is not in the library crate at the repository root; Level 2 packages that crate only",
-                d.qualname, d.path
-            ));
-        };
-        let at = d.span.start_byte;
-        let Some(i) = c.items.iter().position(|it| it.file == file && it.start <= at && at < it.end) else {
-            continue; // a definition the crate reader leaves out (test code)
-        };
-        let it = &c.items[i];
-        if it.kind == ItemKind::Impl {
-            // The crate's type, else the crate's trait (an impl for a foreign type comes
-            // with its trait).
-            let of = |p: &[String]| match r.resolve_path(&it.module, p, 0) {
-                Some(Target::Item(t)) => Some(t),
-                _ => None,
-            };
-            match of(&it.impl_type).or_else(|| of(&it.impl_trait)) {
-                Some(t) => {
-                    seeds.insert(t);
-                }
-                None => {
-                    return Err(format!(
-                        "`{}` ({}) is in an impl of `{}` for a trait that is not the crate's either; another crate cannot add to it",
-                        d.qualname,
-                        d.path,
-                        it.impl_type.join("::")
-                    ));
-                }
-            }
-        } else {
-            seeds.insert(i);
-        }
-    }
-    if seeds.is_empty() {
-        return Err("the feature has no items in the library crate at the repository root".into());
-    }
-    // Impls by the item they implement for or implement.
-    let mut impls_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, it) in c.items.iter().enumerate().filter(|(_, it)| it.kind == ItemKind::Impl) {
-        for p in [&it.impl_type, &it.impl_trait] {
-            if let Some(Target::Item(t)) = r.resolve_path(&it.module, p, 0) {
-                impls_of.entry(t).or_default().push(i);
-            }
-        }
-    }
+    let seeds = seeds(sources, &c, &r)?;
+    let impls_of = impls_of(&c, &r);
     let copy = |j: usize| seeds.contains(&j) || r.public_path(j).is_none();
     let mut copied = BTreeSet::new();
-    let mut imports: BTreeMap<String, String> = BTreeMap::new();
+    let mut imports = Imports::default();
     let mut edits: BTreeMap<usize, Vec<(usize, usize, String)>> = BTreeMap::new();
     let mut todo: Vec<usize> = seeds.iter().copied().collect();
-    let mut conflicts = BTreeSet::new();
-    let mut bind = |imports: &mut BTreeMap<String, String>, name: &str, line: String| match imports.get(name) {
-        Some(l) if *l != line => {
-            conflicts.insert(format!("`{name}` ({l} and {line})"));
-        }
-        _ => {
-            imports.insert(name.to_string(), line);
-        }
-    };
     while let Some(i) = todo.pop() {
         if !copied.insert(i) {
             continue;
@@ -313,85 +252,185 @@ pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, Str
                 }
             }
         }
-        let mut e: Vec<(usize, usize, String)> = Vec::new();
-        for name in &it.uses {
-            match r.resolve_name(&it.module, name) {
-                Some(Target::Item(j)) if j == i => {}
-                Some(Target::Item(j)) if copy(j) => {
-                    todo.push(j);
-                    if c.items[j].name != *name && c.items[j].kind != ItemKind::Macro {
-                        bind(&mut imports, name, format!("use crate::{} as {name};", c.items[j].name));
+        bind_uses(&r, i, &copy, &mut todo, &mut imports);
+        edits.insert(i, path_edits(&r, i, &copy, &mut todo));
+    }
+    let imports = checked_names(&c, &copied, imports)?;
+    let extra_imports = extra_imports(&r, &copied, &imports, &copy);
+    Ok(Plan { krate: krate.to_string(), c, copied, seeds, imports, extra_imports, edits })
+}
+
+/// The top-level item holding each extracted definition; a method's impl brings its type, a
+/// trait's method its trait.
+fn seeds(sources: &Level2Sources<'_>, c: &CrateItems, r: &Resolver<'_>) -> Result<BTreeSet<usize>, String> {
+    let mut seeds = BTreeSet::new();
+    for d in sources.extracted.iter().filter_map(|id| sources.index.get(id)) {
+        if d.language != Language::Rust || d.is_test {
+            continue;
+        }
+        let Some(file) = c.files.iter().position(|(p, _)| *p == d.path) else {
+            return Err(format!(
+                "`{}` ({}) is not in the library crate at the repository root; Level 2 packages that crate only",
+                d.qualname, d.path
+            ));
+        };
+        let at = d.span.start_byte;
+        let Some(i) = c.items.iter().position(|it| it.file == file && it.start <= at && at < it.end) else {
+            continue; // a definition the crate reader leaves out (test code)
+        };
+        let it = &c.items[i];
+        if it.kind != ItemKind::Impl {
+            seeds.insert(i);
+            continue;
+        }
+        // The crate's type, else the crate's trait (an impl for a foreign type comes with its
+        // trait).
+        let of = |p: &[String]| match r.resolve_path(&it.module, p, 0) {
+            Some(Target::Item(t)) => Some(t),
+            _ => None,
+        };
+        let Some(t) = of(&it.impl_type).or_else(|| of(&it.impl_trait)) else {
+            return Err(format!(
+                "`{}` ({}) is in an impl of `{}` for a trait that is not the crate's either; another crate cannot add to it",
+                d.qualname,
+                d.path,
+                it.impl_type.join("::")
+            ));
+        };
+        seeds.insert(t);
+    }
+    if seeds.is_empty() {
+        return Err("the feature has no items in the library crate at the repository root".into());
+    }
+    Ok(seeds)
+}
+
+/// Impls by the item they implement for or implement.
+fn impls_of(c: &CrateItems, r: &Resolver<'_>) -> BTreeMap<usize, Vec<usize>> {
+    let mut impls_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, it) in c.items.iter().enumerate().filter(|(_, it)| it.kind == ItemKind::Impl) {
+        for p in [&it.impl_type, &it.impl_trait] {
+            if let Some(Target::Item(t)) = r.resolve_path(&it.module, p, 0) {
+                impls_of.entry(t).or_default().push(i);
+            }
+        }
+    }
+    impls_of
+}
+
+/// The `use` lines at the root of `agent_code`, by the name each binds, and the names two
+/// lines bind differently.
+#[derive(Default)]
+struct Imports {
+    lines: BTreeMap<String, String>,
+    conflicts: BTreeSet<String>,
+}
+
+impl Imports {
+    fn bind(&mut self, name: &str, line: String) {
+        match self.lines.get(name) {
+            Some(l) if *l != line => {
+                self.conflicts.insert(format!("`{name}` ({l} and {line})"));
+            }
+            _ => {
+                self.lines.insert(name.to_string(), line);
+            }
+        }
+    }
+}
+
+/// Bind the names item `i` uses: a copied item under the name the code uses, else the crate's
+/// public path, a public module, or the external path.
+fn bind_uses(r: &Resolver<'_>, i: usize, copy: &dyn Fn(usize) -> bool, todo: &mut Vec<usize>, imports: &mut Imports) {
+    let (c, krate) = (r.c, r.krate);
+    let it = &c.items[i];
+    for name in &it.uses {
+        match r.resolve_name(&it.module, name) {
+            Some(Target::Item(j)) if j == i => {}
+            Some(Target::Item(j)) if copy(j) => {
+                todo.push(j);
+                if c.items[j].name != *name && c.items[j].kind != ItemKind::Macro {
+                    imports.bind(name, format!("use crate::{} as {name};", c.items[j].name));
+                }
+            }
+            Some(Target::Item(j)) => {
+                let path = r.public_path(j).unwrap_or_default();
+                imports.bind(name, use_line(&[&[krate.to_string()][..], &path].concat(), Some(name)));
+            }
+            Some(Target::Module(m)) if r.module_public(&m) && !m.is_empty() => {
+                imports.bind(name, use_line(&[&[krate.to_string()][..], &m].concat(), Some(name)));
+            }
+            Some(Target::External(p)) => {
+                let first = p.first().map(String::as_str).unwrap_or("");
+                if !matches!(first, "crate" | "self" | "super") {
+                    imports.bind(name, use_line(&p, Some(name)));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The edits to item `i`'s text: paths into the crate itself (to a copied item's name or the
+/// crate's public path), narrowed visibilities, `$crate`; the outermost edit where two nest
+/// (a `pub use` of one path inside another, or a path inside a macro).
+fn path_edits(r: &Resolver<'_>, i: usize, copy: &dyn Fn(usize) -> bool, todo: &mut Vec<usize>) -> Vec<(usize, usize, String)> {
+    let (c, krate) = (r.c, r.krate);
+    let it = &c.items[i];
+    let mut e: Vec<(usize, usize, String)> = Vec::new();
+    for wp in &it.paths {
+        let segs: Vec<String> = wp.segments.iter().map(|s| s.0.clone()).collect();
+        let internal_root = matches!(segs[0].as_str(), "crate" | "self" | "super")
+            || segs[0] == krate
+            || matches!(r.resolve_name(&it.module, &segs[0]), Some(Target::Module(_)));
+        if !internal_root {
+            continue;
+        }
+        for k in (1..=segs.len()).rev() {
+            let Ok(abs_k) = r.absolutize(&it.module, &segs[..k]) else { break };
+            let (start, end) = (wp.segments[0].1, wp.segments[k - 1].2);
+            match r.resolve_abs(&abs_k, 0) {
+                Some(Target::Item(j)) if c.items[j].name == segs[k - 1] || k == 1 => {
+                    if copy(j) {
+                        todo.push(j);
+                        e.push((start, end, c.items[j].name.clone()));
+                    } else if let Some(p) = r.public_path(j) {
+                        e.push((start, end, format!("{krate}::{}", p.join("::"))));
                     }
+                    break;
                 }
-                Some(Target::Item(j)) => {
-                    let path = r.public_path(j).unwrap_or_default();
-                    bind(&mut imports, name, use_line(&[&[krate.to_string()][..], &path].concat(), Some(name)));
-                }
-                Some(Target::Module(m)) if r.module_public(&m) && !m.is_empty() => {
-                    bind(&mut imports, name, use_line(&[&[krate.to_string()][..], &m].concat(), Some(name)));
-                }
-                Some(Target::External(p)) => {
-                    let first = p.first().map(String::as_str).unwrap_or("");
-                    if !matches!(first, "crate" | "self" | "super") {
-                        bind(&mut imports, name, use_line(&p, Some(name)));
-                    }
+                Some(Target::Module(m)) => {
+                    let text = if m.is_empty() { krate.to_string() } else { format!("{krate}::{}", m.join("::")) };
+                    e.push((start, end, text));
+                    break;
                 }
                 _ => {}
             }
         }
-        // Paths into the crate itself.
-        for wp in &it.paths {
-            let segs: Vec<String> = wp.segments.iter().map(|s| s.0.clone()).collect();
-            let internal_root = matches!(segs[0].as_str(), "crate" | "self" | "super")
-                || segs[0] == krate
-                || matches!(r.resolve_name(&it.module, &segs[0]), Some(Target::Module(_)));
-            if !internal_root {
-                continue;
-            }
-            for k in (1..=segs.len()).rev() {
-                let Ok(abs_k) = r.absolutize(&it.module, &segs[..k]) else { break };
-                match r.resolve_abs(&abs_k, 0) {
-                    Some(Target::Item(j)) if r.c.items[j].name == segs[k - 1] || k == 1 => {
-                        let (start, end) = (wp.segments[0].1, wp.segments[k - 1].2);
-                        if copy(j) {
-                            todo.push(j);
-                            e.push((start, end, c.items[j].name.clone()));
-                        } else if let Some(p) = r.public_path(j) {
-                            e.push((start, end, format!("{krate}::{}", p.join("::"))));
-                        }
-                        break;
-                    }
-                    Some(Target::Module(m)) => {
-                        let (start, end) = (wp.segments[0].1, wp.segments[k - 1].2);
-                        let text = if m.is_empty() { krate.to_string() } else { format!("{krate}::{}", m.join("::")) };
-                        e.push((start, end, text));
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        for &(s, end) in &it.narrow_visibility {
-            e.push((s, end, "pub(crate)".into()));
-        }
-        for &(s, end) in &it.dollar_crate {
-            e.push((s, end, format!("::{krate}")));
-        }
-        // A `pub use` of one path inside another, or a path inside a macro: keep the
-        // outermost edit only.
-        e.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let mut kept: Vec<(usize, usize, String)> = Vec::new();
-        for x in e {
-            if kept.last().is_some_and(|k| x.0 < k.1) {
-                continue;
-            }
-            kept.push(x);
-        }
-        edits.insert(i, kept);
     }
-    // Names bound twice: by a copied item and an import, or by two copied items.
+    for &(s, end) in &it.narrow_visibility {
+        e.push((s, end, "pub(crate)".into()));
+    }
+    for &(s, end) in &it.dollar_crate {
+        e.push((s, end, format!("::{krate}")));
+    }
+    e.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut kept: Vec<(usize, usize, String)> = Vec::new();
+    for x in e {
+        if kept.last().is_some_and(|k| x.0 < k.1) {
+            continue;
+        }
+        kept.push(x);
+    }
+    kept
+}
+
+/// The import lines, once no name is bound twice: by a copied item and an import, or by two
+/// copied items.
+fn checked_names(c: &CrateItems, copied: &BTreeSet<usize>, imports: Imports) -> Result<BTreeMap<String, String>, String> {
+    let Imports { lines: mut imports, mut conflicts } = imports;
     let mut by_name: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for &i in &copied {
+    for &i in copied {
         let it = &c.items[i];
         if !it.name.is_empty() && it.kind != ItemKind::Macro {
             by_name.entry(&it.name).or_default().insert(format!("{}::{}", module_text(&it.module), it.name));
@@ -409,7 +448,17 @@ pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, Str
             conflicts.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
-    // What the copied code's modules import without naming it (traits for methods).
+    Ok(imports)
+}
+
+/// What the copied code's modules import without naming it (traits for methods).
+fn extra_imports(
+    r: &Resolver<'_>,
+    copied: &BTreeSet<usize>,
+    imports: &BTreeMap<String, String>,
+    copy: &dyn Fn(usize) -> bool,
+) -> BTreeSet<String> {
+    let (c, krate) = (r.c, r.krate);
     let bound: BTreeSet<&String> = imports.keys().chain(copied.iter().map(|&i| &c.items[i].name)).collect();
     let mut extra_imports = BTreeSet::new();
     let modules: BTreeSet<&Vec<String>> = copied.iter().map(|&i| &c.items[i].module).collect();
@@ -434,7 +483,7 @@ pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, Str
             }
         }
     }
-    Ok(Plan { krate: krate.to_string(), c, copied, seeds, imports, extra_imports, edits })
+    extra_imports
 }
 
 fn module_text(m: &[String]) -> String {
