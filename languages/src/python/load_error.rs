@@ -11,6 +11,18 @@
 //! - `TypeError: C() takes no arguments`: `object.__init__` was reached, so the `__init__`
 //!   of `C` or of a base class of it is gone
 //!
+//! - a protocol the object's class no longer has, because a special method of it went:
+//!   `'C' object is not callable` (`__call__`; also a validator's "must be callable (got …
+//!   that is a <class 'm.C'>)", attrs' `is_callable`), `is not iterable` (`__iter__`),
+//!   `object of type 'C' has no len()` (`__len__`), `is not subscriptable` (`__getitem__`),
+//!   `does not support item assignment` (`__setitem__`), `doesn't support item deletion`
+//!   (`__delitem__`), `does not support the context manager protocol` (`__enter__`,
+//!   `__exit__`; the asynchronous one: `__aenter__`, `__aexit__`), `unhashable type: 'C'`
+//!   (`__hash__`), `'<' not supported between instances of 'C' and 'D'` (`__lt__` …),
+//!   `unsupported operand type(s) for +: 'C' and 'D'` (`__add__` of `C`, `__radd__` of `D`).
+//!   A class that lost such a method is not an error at once: `callable(x)` is merely false,
+//!   and the project checks it somewhere else (attrs' `deep_iterable` at import time).
+//!
 //! The message may carry a prefix (`could not collect tests/test_a.py: NameError: …`).
 
 use crate::interface::NamedInError;
@@ -56,10 +68,79 @@ pub fn load_error_names(message: &str) -> Vec<NamedInError> {
             out.push(named("__init__", Some(class)));
         }
     }
+    protocol_names(message, &mut |name, owner| out.push(named(name, Some(owner))));
     out.retain(|n| is_identifier(&n.name));
     out.sort();
     out.dedup();
     out
+}
+
+/// The special methods a protocol error (see the module doc) says the class `owner` lacks,
+/// each passed to `found(name, owner)`.
+fn protocol_names(message: &str, found: &mut dyn FnMut(&str, &str)) {
+    const OBJECT: [(&str, &[&str]); 7] = [
+        ("' object is not callable", &["__call__"]),
+        ("' object is not iterable", &["__iter__"]),
+        ("' object is not subscriptable", &["__getitem__"]),
+        ("' object does not support item assignment", &["__setitem__"]),
+        ("' object doesn't support item deletion", &["__delitem__"]),
+        ("' object does not support the context manager protocol", &["__enter__", "__exit__"]),
+        ("' object does not support the asynchronous context manager protocol", &["__aenter__", "__aexit__"]),
+    ];
+    for (suffix, methods) in OBJECT {
+        if let Some(class) = quoted_before(message, suffix) {
+            methods.iter().for_each(|m| found(m, class));
+        }
+    }
+    if let Some(class) = quoted_after(message, "object of type '").filter(|_| message.contains("' has no len()")) {
+        found("__len__", class);
+    }
+    if let Some(class) = quoted_after(message, "unhashable type: '") {
+        found("__hash__", class);
+    }
+    if message.contains("must be callable")
+        && let Some(class) = quoted_after(message, "that is a <class '")
+    {
+        found("__call__", class);
+    }
+    const COMPARE: [(&str, &str); 4] = [("'<'", "__lt__"), ("'<='", "__le__"), ("'>'", "__gt__"), ("'>='", "__ge__")];
+    for (op, method) in COMPARE {
+        let prefix = format!("{op} not supported between instances of '");
+        if let Some(class) = quoted_after(message, &prefix) {
+            found(method, class);
+        }
+    }
+    const OPERANDS: [(&str, &str); 13] = [
+        ("+", "add"),
+        ("-", "sub"),
+        ("*", "mul"),
+        ("/", "truediv"),
+        ("//", "floordiv"),
+        ("%", "mod"),
+        ("** or pow()", "pow"),
+        ("@", "matmul"),
+        ("&", "and"),
+        ("|", "or"),
+        ("^", "xor"),
+        ("<<", "lshift"),
+        (">>", "rshift"),
+    ];
+    for (op, name) in OPERANDS {
+        let prefix = format!("unsupported operand type(s) for {op}: '");
+        let Some(left) = quoted_after(message, &prefix) else { continue };
+        found(&format!("__{name}__"), left);
+        let rest = &message[message.find(&prefix).unwrap_or(0) + prefix.len() + left.len()..];
+        if let Some(right) = quoted_after(rest, " and '") {
+            found(&format!("__r{name}__"), right);
+        }
+    }
+}
+
+/// The quoted word just before `suffix` (which starts with the closing quote).
+fn quoted_before<'m>(message: &'m str, suffix: &str) -> Option<&'m str> {
+    let at = message.find(suffix)?;
+    let start = message[..at].rfind('\'')? + 1;
+    Some(&message[start..at])
 }
 
 /// The text between `prefix` (ending in a quote) and the next `'`.
@@ -127,6 +208,38 @@ mod tests {
             ),
             one("speak", Some("Loud"))
         );
+    }
+
+    /// attrs' `validators.py` builds `deep_iterable(…, iterable_validator=instance_of(tuple))`
+    /// when it is imported; with `_InstanceOfValidator.__call__` masked the instance is no
+    /// longer callable and the import fails, naming the class only.
+    #[test]
+    fn a_lost_protocol_names_the_special_method_of_the_class() {
+        assert_eq!(
+            names(
+                "attr.exceptions.NotCallableError: 'iterable_validator' must be callable (got <instance_of validator \
+                 for type <class 'tuple'>> that is a <class 'attr.validators._InstanceOfValidator'>)."
+            ),
+            one("__call__", Some("_InstanceOfValidator"))
+        );
+        assert_eq!(names("TypeError: 'Loud' object is not callable"), one("__call__", Some("Loud")));
+        assert_eq!(names("TypeError: 'Bag' object is not iterable"), one("__iter__", Some("Bag")));
+        assert_eq!(names("TypeError: object of type 'Bag' has no len()"), one("__len__", Some("Bag")));
+        assert_eq!(names("TypeError: unhashable type: 'Key'"), one("__hash__", Some("Key")));
+        assert_eq!(
+            names("TypeError: 'GCToggler' object does not support the context manager protocol"),
+            vec![("__enter__".into(), Some("GCToggler".into())), ("__exit__".into(), Some("GCToggler".into()))]
+        );
+        assert_eq!(
+            names("TypeError: '<' not supported between instances of 'Version' and 'Version'"),
+            one("__lt__", Some("Version"))
+        );
+        assert_eq!(
+            names("TypeError: unsupported operand type(s) for +: 'Money' and 'int'"),
+            vec![("__add__".into(), Some("Money".into())), ("__radd__".into(), Some("int".into()))]
+        );
+        // Nothing is named where the message names no class.
+        assert_eq!(names("AssertionError: 'x' must be callable"), vec![]);
     }
 
     /// cachetools' `_condition_info.Descriptor(...)` once its base's `__init__` was masked:
