@@ -1,11 +1,18 @@
 //! **referenced_by**: a candidate class named in the body of a definition that stays and
 //! runs (a P2P test or a module load runs it, or the F2P tests reached it and it remains)
-//! remains ([`Reason::ReferencedBy`]).
+//! remains ([`Reason::ReferencedBy`]); so does any candidate definition named in the body of
+//! a definition that stays and runs while modules load.
 //!
 //! Why: a class is often used where the trace records no call of its own (`isinstance(x,
 //! Csv)`, `except KeyWarning`, a dispatch table inside a function): code that stays and runs
 //! would fail without it. Code that stays and never runs keeps nothing, nor a naming only in
 //! call statements the mask deletes with their callee.
+//!
+//! A module load that runs a function naming another without calling it (structlog's
+//! `_make_filtering_bound_logger(level)`, run for every level when `_native.py` loads, puts
+//! `_nop`, `_anop`, `exception` into the classes it makes) fails without it too; the trace
+//! records no call there either. Only load-time code: a function that P2P tests run names
+//! functions in branches they may never take.
 //!
 //! Example: the F2P test builds a `Csv`; `dispatch`, run by a P2P test, names it:
 //! ```python
@@ -32,12 +39,26 @@ pub(super) fn check(cx: &Context<'_>, id: &str, q: &Query<'_>, out: &mut Vec<Rea
             out.push(Reason::ReferencedBy { by: (*by).clone() });
         }
     }
+    if cx.class_refs.contains_key(id) {
+        return;
+    }
+    for by in cx.body_refs.get(id).into_iter().flatten() {
+        if *by != id
+            && q.stays(by)
+            && cx.import_time.contains(by.as_str())
+            && !names_only_in_deleted_calls(cx, by, id, q.extracted)
+        {
+            out.push(Reason::ReferencedBy { by: (*by).clone() });
+            return;
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::classify::{Reason, Status};
     use crate::testutil::{F2P, P2P, base, reasons, run, status, trace};
+    use crate::trace::IMPORT_TEST;
 
     #[test]
     fn a_class_named_by_code_that_stays_and_runs_remains() {
@@ -62,5 +83,25 @@ mod tests {
             .build();
         let c = run(&index, &trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")])]));
         assert_eq!(status(&c, "pkg/core.py::Csv"), Status::Extracted);
+    }
+
+    /// structlog's `_make_filtering_bound_logger`, run when `_native.py` loads, puts `_nop`
+    /// (only the F2P tests call it) into the classes it makes: `_nop` stays. `_fmt`, named
+    /// only by `render`, which P2P tests run, goes with the feature.
+    #[test]
+    fn a_function_named_by_load_time_code_remains() {
+        let index = base()
+            .funcs(&["pkg/core.py::_nop", "pkg/core.py::make_logger", "pkg/core.py::_fmt", "pkg/core.py::render"])
+            .refs("pkg/core.py::make_logger", &["pkg/core.py::_nop"])
+            .refs("pkg/core.py::render", &["pkg/core.py::_fmt"])
+            .build();
+        let t = trace(&[
+            (F2P, &[], &[(F2P, "pkg/core.py::_nop"), (F2P, "pkg/core.py::_fmt")]),
+            (P2P, &[], &[(P2P, "pkg/core.py::render")]),
+            (IMPORT_TEST, &[], &[("<module>pkg/core.py", "pkg/core.py::make_logger")]),
+        ]);
+        let c = run(&index, &t);
+        assert_eq!(reasons(&c, "pkg/core.py::_nop")[0], Reason::ReferencedBy { by: "pkg/core.py::make_logger".into() });
+        assert_eq!(status(&c, "pkg/core.py::_fmt"), Status::Extracted);
     }
 }
