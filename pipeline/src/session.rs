@@ -90,6 +90,14 @@ impl Session {
         Ok(session)
     }
 
+    /// Hold the output folder for this process: a second `carve` run writing into the same
+    /// `--out` (its work folders, its cache, its bundles) gets an error at once instead of
+    /// mixing its files with this run's. The lock is on the folder itself (`flock`), so it
+    /// leaves no file among the bundles and ends with the process, killed or not.
+    pub fn lock_out(&self) -> Result<std::fs::File> {
+        lock_dir(&self.out)
+    }
+
     /// Use the environment `carve env` recorded for this repository's install inputs, unless
     /// the configuration names an interpreter by path (a virtualenv the user chose).
     pub fn use_recorded_environment(&mut self) {
@@ -274,6 +282,23 @@ fn progress_note_detected(line: &str) {
     }
 }
 
+/// An exclusive `flock` on the folder `dir` (made if missing), without waiting: see
+/// [`Session::lock_out`].
+fn lock_dir(dir: &Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).with_context(|| format!("failed to create {}", dir.display()))?;
+    let file = std::fs::File::open(dir).with_context(|| format!("failed to open {}", dir.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "{} is in use by another carve run writing there; wait for it to end, or give this run another --out",
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("failed to lock the output folder {}", dir.display()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +327,17 @@ mod tests {
         assert_eq!(ids_named("tests/test_a.py::test_y", &k).unwrap(), known(&["tests/test_a.py::test_y[1]"]));
         assert_eq!(ids_named("m/TestT", &k).unwrap(), known(&["m/TestT", "m/TestT/sub"]));
         assert_eq!(ids_named(" m/TestT", &k), None, "a space is part of the id, not trimmed away");
+    }
+
+    #[test]
+    fn a_second_run_into_one_output_folder_is_refused_until_the_first_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let first = lock_dir(&out).unwrap();
+        let err = lock_dir(&out).unwrap_err().to_string();
+        assert!(err.contains(&out.display().to_string()) && err.contains("another --out"), "{err}");
+        drop(first);
+        lock_dir(&out).expect("free again once the first run's lock is gone");
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "the lock leaves no file among the bundles");
     }
 }

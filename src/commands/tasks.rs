@@ -64,6 +64,7 @@ pub fn run(common: &Common, groups: &[Vec<String>], edges: EdgeMode, opts: &Task
         bail!("--f2p-pass-threshold is a share between 0 and 1, not {threshold}");
     }
     let mut session = super::open_named(common, opts.statement.repo_name.as_deref())?;
+    let _out_lock = session.lock_out()?;
     if let Some(args) = opts.env {
         set_up_environment(&mut session, args)?;
     }
