@@ -129,8 +129,8 @@ pub fn write_project_files(language: Language, tree: &Path, package: &str) -> Re
 
 /// Why the F2P tests, as `(test id, file)`, cannot import from the package, if they cannot
 /// (see `Level2Packaging::tests_blocker`).
-pub fn tests_blocker(language: Language, tests: &[(String, String)]) -> Option<String> {
-    support(language).level2().and_then(|l2| l2.tests_blocker(tests))
+pub fn tests_blocker(language: Language, index: &DefinitionIndex, tests: &[(String, String)]) -> Option<String> {
+    support(language).level2().and_then(|l2| l2.tests_blocker(index, tests))
 }
 
 /// A package that exposes nothing: the rewritten tests must fail against it.

@@ -162,8 +162,9 @@ pub trait Level2Packaging: Sync {
     }
     /// Why the F2P tests, as `(test id, repository-relative file)`, cannot import from the
     /// package, as the rejection's reason (Rust: tests in `#[cfg(test)]` modules and
-    /// doctests belong to the crate they test). Default: they can.
-    fn tests_blocker(&self, _tests: &[(String, String)]) -> Option<String> {
+    /// doctests belong to the crate they test; Python: doctests in the project's modules and
+    /// text files). Default: they can.
+    fn tests_blocker(&self, _index: &DefinitionIndex, _tests: &[(String, String)]) -> Option<String> {
         None
     }
     /// Edits that make a test file import the `extracted` objects from `package`.

@@ -457,7 +457,7 @@ pub fn level2(
             .unwrap_or_else(|| crate::test_definition_file(&session.repo, &session.index, t))
     };
     let tests: Vec<(String, String)> = feature.f2p.iter().map(|t| (t.clone(), file_of(t))).collect();
-    if let Some(reason) = level2::tests_blocker(language, &tests) {
+    if let Some(reason) = level2::tests_blocker(language, &session.index, &tests) {
         return Ok(Err(reason));
     }
     let reference =

@@ -172,7 +172,7 @@ impl Level2Packaging for RustLevel2 {
         write_manifest(tree, package_name(package))
     }
 
-    fn tests_blocker(&self, tests: &[(String, String)]) -> Option<String> {
+    fn tests_blocker(&self, _index: &DefinitionIndex, tests: &[(String, String)]) -> Option<String> {
         let why = |(id, file): &(String, String)| {
             if id.contains(super::runner::DOCTEST_MARK) {
                 Some(format!("`{id}` is a doctest"))

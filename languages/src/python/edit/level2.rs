@@ -273,6 +273,30 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
         format!("{package}/__init__.py")
     }
 
+    /// A doctest is in the project's own module (`--doctest-modules`) or text file
+    /// (`--doctest-glob`): the package cannot change what its examples import, and its module
+    /// keeps only the project's masked code (sortedcontainers' `SortedList` examples).
+    fn tests_blocker(&self, index: &DefinitionIndex, tests: &[(String, String)]) -> Option<String> {
+        use crate::interface::LanguageSupport as _;
+        let why = |(id, file): &(String, String)| {
+            if crate::python::Python.doctest_owner(index, id).is_some() {
+                Some(format!("`{id}` is a doctest in {file}"))
+            } else if !file.ends_with(".py") {
+                Some(format!("`{id}` is a doctest in the text file {file}"))
+            } else {
+                None
+            }
+        };
+        let found: Vec<String> = tests.iter().filter_map(why).collect();
+        (!found.is_empty()).then(|| {
+            let more = if found.len() > 3 { format!(" and {} more", found.len() - 3) } else { String::new() };
+            format!(
+                "no Level 2 task: F2P tests that are not test files cannot import from `agent_code` ({}{more})",
+                found[..found.len().min(3)].join(", ")
+            )
+        })
+    }
+
     fn reference(&self, sources: &crate::interface::Level2Sources<'_>) -> Result<String, String> {
         let index = sources.index;
         let whole = whole_types(index, sources.extracted);

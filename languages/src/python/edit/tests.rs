@@ -530,3 +530,30 @@ fn an_emptied_class_body_of_an_annotated_binding_gets_pass() {
     let out = masked(&sources, "pkg/m.py", &["pkg/validators.py::ge"]);
     assert!(out.contains("class Validated:\n    pass\n"), "{out}");
 }
+
+/// sortedcontainers' F2P tests include the doctests of `SortedList`'s methods, in the module
+/// the package would replace: Level 2 is refused up front with the reason, not after its
+/// empty package fails to fail (`level2-empty`).
+#[test]
+fn doctests_in_the_projects_modules_or_text_files_refuse_level2() {
+    use crate::interface::Level2Packaging as _;
+    let dir = tempfile::tempdir().unwrap();
+    carve_testutil::write_files(
+        dir.path(),
+        &[
+            ("p/__init__.py", ""),
+            ("p/m.py", "def f():\n    \"\"\"\n    >>> f()\n    1\n    \"\"\"\n    return 1\n"),
+            ("tests/test_m.py", "from p.m import f\n\ndef test_f():\n    assert f() == 1\n"),
+        ],
+    );
+    let index = crate::index::DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+    let l2 = super::level2::PythonLevel2;
+    let test = ("tests/test_m.py::test_f".to_string(), "tests/test_m.py".to_string());
+    assert_eq!(l2.tests_blocker(&index, std::slice::from_ref(&test)), None);
+    let doctest = ("p/m.py::p.m.f".to_string(), "p/m.py".to_string());
+    let reason = l2.tests_blocker(&index, &[test.clone(), doctest]).unwrap();
+    assert!(reason.contains("`p/m.py::p.m.f` is a doctest in p/m.py") && !reason.contains("test_f"), "{reason}");
+    let text = ("docs/usage.rst::usage.rst".to_string(), "docs/usage.rst".to_string());
+    let reason = l2.tests_blocker(&index, &[text]).unwrap();
+    assert!(reason.contains("is a doctest in the text file docs/usage.rst"), "{reason}");
+}

@@ -78,19 +78,19 @@ fn paths_in_code_and_macro_arguments_are_rewritten() {
 #[test]
 fn inline_tests_and_doctests_have_no_level2_task() {
     let integration = [("catalog::names_are_sorted".to_string(), "tests/catalog.rs".to_string())];
-    assert_eq!(RustLevel2.tests_blocker(&integration), None);
+    assert_eq!(RustLevel2.tests_blocker(&fixture_index(), &integration), None);
     let inline = [
         ("catalog::names_are_sorted".to_string(), "tests/catalog.rs".to_string()),
         ("geometry::shapes::tests::rect_square".to_string(), "src/shapes.rs".to_string()),
     ];
-    let reason = RustLevel2.tests_blocker(&inline).unwrap();
+    let reason = RustLevel2.tests_blocker(&fixture_index(), &inline).unwrap();
     assert!(
         reason.contains("`geometry::shapes::tests::rect_square` is in a `#[cfg(test)]` module of src/shapes.rs"),
         "{reason}"
     );
     assert!(!reason.contains("names_are_sorted"), "{reason}");
     let doctest = [("geometry::doctest::src/lib.rs - version (line 3)".to_string(), "src/lib.rs".to_string())];
-    assert!(RustLevel2.tests_blocker(&doctest).unwrap().contains("is a doctest"));
+    assert!(RustLevel2.tests_blocker(&fixture_index(), &doctest).unwrap().contains("is a doctest"));
 }
 
 #[test]
