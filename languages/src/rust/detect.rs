@@ -45,8 +45,148 @@ pub fn detect(repo: &Path) -> Option<Detection> {
         reasons.push("no Cargo.lock: carve runs cargo with --locked and writes nothing into the tree, so `cargo generate-lockfile` must run first".to_string());
         "cargo generate-lockfile && cargo fetch --locked".to_string()
     };
-    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace, nextest };
+    let args = match text_table(&manifest).and_then(|m| ci_features(repo, &m, workspace)) {
+        Some((args, file, line)) => {
+            reasons.push(format!(
+                "features = {}: {file} runs `{line}`, so the tests that need those features are built and run as the \
+                 project's CI runs them",
+                args.join(" ")
+            ));
+            args
+        }
+        None => Vec::new(),
+    };
+    let command = TestCommand::Cargo { args, test_args: Vec::new(), workspace, nextest };
     Some(Detection { language: Language::Rust, command, setup: Some(setup), reasons, manifest: true })
+}
+
+fn text_table(text: &str) -> Option<toml::Table> {
+    text.parse::<toml::Table>().ok()
+}
+
+/// Feature names that ask for a nightly compiler or an unstable API: `--all-features` would
+/// not build on the stable toolchain carve sets up.
+const UNSTABLE_FEATURES: [&str; 3] = ["nightly", "unstable", "simd"];
+
+/// The feature flags of the `cargo test` (or `cargo nextest run`) lines of the repository's CI
+/// workflows (`.github/workflows/*.yml`, then `.gitlab-ci.yml`), as cargo arguments, with the
+/// file and the line: `--all-features` where a line has it (unless a feature of the root
+/// manifest asks for nightly), else the line's `--features`/`-F` list with the most features
+/// (only for a single package, whose manifest must declare each: a feature of one workspace
+/// member is an error for the others). Lines with `--no-default-features` (a reduced build),
+/// a `+nightly`/`+beta` toolchain, `-Z` or a `${{ … }}` expression are not taken; without
+/// such a line, `None` (the default features).
+fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(Vec<String>, String, String)> {
+    let mut files: Vec<String> = std::fs::read_dir(repo.join(".github/workflows"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| format!(".github/workflows/{}", e.file_name().to_string_lossy()))
+        .filter(|f| f.ends_with(".yml") || f.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    files.push(".gitlab-ci.yml".into());
+    let declared: Vec<String> =
+        manifest.get("features").and_then(|f| f.as_table()).map(|t| t.keys().cloned().collect()).unwrap_or_default();
+    let optional: Vec<String> = manifest
+        .get("dependencies")
+        .and_then(|d| d.as_table())
+        .map(|t| {
+            t.iter()
+                .filter(|(_, v)| v.get("optional").and_then(|o| o.as_bool()) == Some(true))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let unstable = declared.iter().any(|f| UNSTABLE_FEATURES.iter().any(|u| f.contains(u)));
+    let mut best: Option<(usize, Vec<String>, String, String)> = None;
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(repo.join(&file)) else { continue };
+        for line in text.lines() {
+            for command in line.split("&&").flat_map(|c| c.split(';')) {
+                let Some((args, count)) = cargo_test_features(command) else { continue };
+                let all = args.first().is_some_and(|a| a == "--all-features");
+                if all && unstable {
+                    continue;
+                }
+                if !all {
+                    let names: Vec<&str> = args[1].split(',').collect();
+                    let known = |n: &&str| declared.iter().any(|d| d == n) || optional.iter().any(|o| o == n);
+                    if workspace || !names.iter().all(known) {
+                        continue;
+                    }
+                }
+                let rank = if all { usize::MAX } else { count };
+                if best.as_ref().is_none_or(|(r, ..)| rank > *r) {
+                    let shown = command.trim().trim_start_matches("- ").trim_start_matches("run:").trim().to_string();
+                    best = Some((rank, args, file.clone(), shown));
+                }
+            }
+        }
+    }
+    best.map(|(_, args, file, line)| (args, file, line))
+}
+
+/// The feature arguments of one shell command when it runs cargo's tests: `--all-features`,
+/// or `--features a,b` (from `--features "a b"`, `--features=a,b`, `-F a`), with the number
+/// of features; `None` for another command, one without feature flags, or one not taken
+/// (see [`ci_features`]).
+fn cargo_test_features(command: &str) -> Option<(Vec<String>, usize)> {
+    if command.contains("${{") || command.contains("--no-default-features") || command.contains(" -Z") {
+        return None;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let cargo = words.iter().position(|w| *w == "cargo")?;
+    let mut rest = &words[cargo + 1..];
+    if let Some(toolchain) = rest.first().and_then(|w| w.strip_prefix('+')) {
+        if toolchain.starts_with("nightly") || toolchain.starts_with("beta") {
+            return None;
+        }
+        rest = &rest[1..];
+    }
+    let runs_tests = rest.first() == Some(&"test") || rest.starts_with(&["nextest", "run"]);
+    if !runs_tests {
+        return None;
+    }
+    if rest.contains(&"--all-features") {
+        return Some((vec!["--all-features".into()], usize::MAX));
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < rest.len() {
+        let w = rest[i];
+        let value = if let Some(v) = w.strip_prefix("--features=") {
+            Some(v.to_string())
+        } else if w == "--features" || w == "-F" {
+            // A quoted list may span words: `--features "serde std"`.
+            let mut v = rest.get(i + 1).map(|s| s.to_string()).unwrap_or_default();
+            i += 1;
+            for quote in ['"', '\''] {
+                if v.starts_with(quote) && !(v.len() > 1 && v.ends_with(quote)) {
+                    while i + 1 < rest.len() && !v.ends_with(quote) {
+                        i += 1;
+                        v.push(' ');
+                        v.push_str(rest[i]);
+                    }
+                }
+            }
+            Some(v)
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            let v = v.trim_matches(['"', '\'']);
+            names.extend(v.split([',', ' ']).filter(|n| !n.is_empty()).map(String::from));
+        }
+        i += 1;
+    }
+    names.sort();
+    names.dedup();
+    if names.is_empty() || names.iter().any(|n| n.contains('/') || n.starts_with('$')) {
+        return None;
+    }
+    let count = names.len();
+    Some((vec!["--features".into(), names.join(",")], count))
 }
 
 /// The first test target with `harness = false` (its manifest's path, its name) in the
@@ -132,6 +272,71 @@ mod tests {
         let det = detect(d.path()).unwrap();
         assert!(matches!(det.command, TestCommand::Cargo { nextest: false, .. }), "{:?}", det.command);
         assert!(det.reasons.iter().any(|r| r.starts_with("runner = cargo test")), "{:?}", det.reasons);
+    }
+
+    /// rust-lang/log, uuid-rs/uuid, mitsuhiko/similar: the CI tests with `--all-features` or a
+    /// feature list, and the default features leave feature-gated tests unbuilt.
+    #[test]
+    fn the_ci_workflows_feature_flags_are_taken() {
+        assert_eq!(cargo_test_features("cargo test --all-features"), Some((vec!["--all-features".into()], usize::MAX)));
+        assert_eq!(
+            cargo_test_features("cargo test --verbose --features \"serde std\""),
+            Some((vec!["--features".into(), "serde,std".into()], 2))
+        );
+        assert_eq!(
+            cargo_test_features("cargo +stable test --features=kv,std"),
+            Some((vec!["--features".into(), "kv,std".into()], 2))
+        );
+        assert_eq!(
+            cargo_test_features("cargo nextest run -F serde"),
+            Some((vec!["--features".into(), "serde".into()], 1))
+        );
+        for not_taken in [
+            "cargo test",
+            "cargo build --all-features",
+            "cargo +nightly test --all-features",
+            "cargo test --no-default-features --features std",
+            "cargo test --features ${{ matrix.features }}",
+            "cargo test -Z minimal-versions --all-features",
+        ] {
+            assert_eq!(cargo_test_features(not_taken), None, "{not_taken}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\n[features]\nstd = []\nkv = [\"std\"]\n\
+                        [dependencies]\nserde = { version = \"1\", optional = true }\n";
+        std::fs::write(d.path().join("Cargo.toml"), manifest).unwrap();
+        std::fs::create_dir_all(d.path().join(".github/workflows")).unwrap();
+        let ci = "jobs:\n  test:\n    steps:\n      - run: cargo test --features std\n      - run: cargo test --features \"kv serde\" && cargo doc\n      - run: cargo test --features missing\n";
+        std::fs::write(d.path().join(".github/workflows/ci.yml"), ci).unwrap();
+        let det = detect(d.path()).unwrap();
+        let TestCommand::Cargo { args, .. } = &det.command else { panic!("{:?}", det.command) };
+        assert_eq!(args, &["--features", "kv,serde"]);
+        let reason = det.reasons.iter().find(|r| r.starts_with("features = ")).unwrap();
+        assert!(reason.contains(".github/workflows/ci.yml runs `cargo test --features \"kv serde\"`"), "{reason}");
+        // `--all-features` wins, unless a feature asks for nightly.
+        std::fs::write(d.path().join(".github/workflows/more.yml"), "- run: cargo test --all-features\n").unwrap();
+        let det = detect(d.path()).unwrap();
+        assert!(
+            matches!(&det.command, TestCommand::Cargo { args, .. } if args == &["--all-features"]),
+            "{:?}",
+            det.command
+        );
+        std::fs::write(
+            d.path().join("Cargo.toml"),
+            format!("{manifest}\n").replace("std = []", "std = []\nnightly = []"),
+        )
+        .unwrap();
+        let det = detect(d.path()).unwrap();
+        assert!(
+            matches!(&det.command, TestCommand::Cargo { args, .. } if args == &["--features", "kv,serde"]),
+            "{:?}",
+            det.command
+        );
+        // Nothing to take: the default features, and no reason about them.
+        std::fs::remove_dir_all(d.path().join(".github")).unwrap();
+        let det = detect(d.path()).unwrap();
+        assert!(matches!(&det.command, TestCommand::Cargo { args, .. } if args.is_empty()));
+        assert!(!det.reasons.iter().any(|r| r.starts_with("features = ")), "{:?}", det.reasons);
     }
 
     /// unicode-rs/unicode-width: a crate whose `scripts/unicode.py` generates its tables was
