@@ -68,7 +68,11 @@ fn methods_a_module_level_instance_binds_stay_to_load() {
     // from the start (before, one load repair round kept it).
     let reverse = audit["remained"].as_array().unwrap().iter().find(|r| r["id"] == "signer/api.py::_reverse");
     let reasons = reverse.map(|r| r["reasons"].to_string()).unwrap_or_default();
-    assert!(reasons.contains("named by signer/api.py::Signer.__init__, which stays and runs"), "{:#}", audit["remained"]);
+    assert!(
+        reasons.contains("named by signer/api.py::Signer.__init__, which stays and runs"),
+        "{:#}",
+        audit["remained"]
+    );
     assert_eq!(audit["load_repairs"].as_array().map_or(0, Vec::len), 0, "{:#}", audit["load_repairs"]);
     let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
     assert_eq!(validation["valid"], true, "{validation:#}");
@@ -86,7 +90,8 @@ fn a_subclass_the_tests_name_comes_from_the_package_with_its_base() {
     let (_tmp, repo) = fixture_copy("python/aliases");
     let out = tempfile::tempdir().unwrap();
     let args = ["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
-    let o = carve_ok(&[&args[..], &["--level", "1", "2", "--format", "json", "--f2p", "tests/test_api.py"]].concat(), 0);
+    let o =
+        carve_ok(&[&args[..], &["--level", "1", "2", "--format", "json", "--f2p", "tests/test_api.py"]].concat(), 0);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let lv2 = report["tasks"].as_array().unwrap().iter().filter_map(|t| t.as_str()).find(|t| t.ends_with(".lv2"));
     let bundle = out.path().join(lv2.unwrap_or_else(|| panic!("no Level 2 task: {report:#}")));

@@ -797,7 +797,8 @@ pub(crate) mod tests {
                    def check(self, v):\n        return v\n\n    def other(self):\n        return 1\n\n\
                    class Other:\n    class Inner:\n        def run(self):\n            return 2\n";
         let index = DefinitionIndex::from_sources(&[("pkg/validate.py".to_string(), src.as_bytes().to_vec())]);
-        let ids = |names: &[&str]| -> BTreeSet<NodeId> { names.iter().map(|n| format!("pkg/validate.py::{n}")).collect() };
+        let ids =
+            |names: &[&str]| -> BTreeSet<NodeId> { names.iter().map(|n| format!("pkg/validate.py::{n}")).collect() };
         let c = build_contract(&index, &ids(&["URL.Memo.get", "URL.check"]));
         assert!(c.level2_supported(), "{:?}", c.level2_blockers());
         assert_eq!(c.level2_names(), [("pkg.validate".to_string(), "URL".to_string())]);

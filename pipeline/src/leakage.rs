@@ -644,8 +644,13 @@ mod tests {
         let added: String = utcnow.lines().map(|l| format!("+{l}\n")).collect();
         let at = original.lines().position(|l| l.contains("def utcnow")).unwrap() + 1;
         let gold = format!("+++ b/pkg/arrow.py\n@@ -{},0 +{at},13 @@\n{added}", at - 1);
-        let inputs =
-            LeakageInputs { index: &index, extracted: &extracted, gold_patch: &gold, test_patch: "", contract_json: "{}" };
+        let inputs = LeakageInputs {
+            index: &index,
+            extracted: &extracted,
+            gold_patch: &gold,
+            test_patch: "",
+            contract_json: "{}",
+        };
         let pieces = gold_pieces(&gold, &BTreeSet::new(), &index, &extracted);
         assert_eq!(pieces.len(), 1, "{pieces:?}");
         let compared = pieces[0].lines.len();

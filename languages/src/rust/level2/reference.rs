@@ -374,7 +374,12 @@ fn bind_uses(r: &Resolver<'_>, i: usize, copy: &dyn Fn(usize) -> bool, todo: &mu
 /// The edits to item `i`'s text: paths into the crate itself (to a copied item's name or the
 /// crate's public path), narrowed visibilities, `$crate`; the outermost edit where two nest
 /// (a `pub use` of one path inside another, or a path inside a macro).
-fn path_edits(r: &Resolver<'_>, i: usize, copy: &dyn Fn(usize) -> bool, todo: &mut Vec<usize>) -> Vec<(usize, usize, String)> {
+fn path_edits(
+    r: &Resolver<'_>,
+    i: usize,
+    copy: &dyn Fn(usize) -> bool,
+    todo: &mut Vec<usize>,
+) -> Vec<(usize, usize, String)> {
     let (c, krate) = (r.c, r.krate);
     let it = &c.items[i];
     let mut e: Vec<(usize, usize, String)> = Vec::new();
@@ -427,7 +432,11 @@ fn path_edits(r: &Resolver<'_>, i: usize, copy: &dyn Fn(usize) -> bool, todo: &m
 
 /// The import lines, once no name is bound twice: by a copied item and an import, or by two
 /// copied items.
-fn checked_names(c: &CrateItems, copied: &BTreeSet<usize>, imports: Imports) -> Result<BTreeMap<String, String>, String> {
+fn checked_names(
+    c: &CrateItems,
+    copied: &BTreeSet<usize>,
+    imports: Imports,
+) -> Result<BTreeMap<String, String>, String> {
     let Imports { lines: mut imports, mut conflicts } = imports;
     let mut by_name: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for &i in copied {
