@@ -68,14 +68,17 @@ fn text_table(text: &str) -> Option<toml::Table> {
 /// not build on the stable toolchain carve sets up.
 const UNSTABLE_FEATURES: [&str; 3] = ["nightly", "unstable", "simd"];
 
-/// The feature flags of the `cargo test` (or `cargo nextest run`) lines of the repository's CI
-/// workflows (`.github/workflows/*.yml`, then `.gitlab-ci.yml`), as cargo arguments, with the
-/// file and the line: `--all-features` where a line has it (unless a feature of the root
-/// manifest asks for nightly), else the line's `--features`/`-F` list with the most features
-/// (only for a single package, whose manifest must declare each: a feature of one workspace
-/// member is an error for the others). Lines with `--no-default-features` (a reduced build),
-/// a `+nightly`/`+beta` toolchain, `-Z` or a `${{ … }}` expression are not taken; without
-/// such a line, `None` (the default features).
+/// The feature flags of the `cargo test` (`cargo nextest run`, `cargo hack test`) lines of the
+/// repository's CI workflows (`.github/workflows/*.yml`, then `.gitlab-ci.yml`), as cargo
+/// arguments, with the file and the line. `--all-features` where a line has it (unless a
+/// feature of the root manifest asks for nightly); `cargo hack test --feature-powerset` (or
+/// `--each-feature`) tests every feature but its `--exclude-features` (rust-lang/log excludes
+/// the `max_level_*` ones, which switch logging off): their union, less those asking for
+/// nightly; else the line's `--features`/`-F` list with the most features. A list is taken
+/// only for a single package, whose manifest must declare each name (a feature of one
+/// workspace member is an error for the others). Lines with `--no-default-features` (a
+/// reduced build), a `+nightly`/`+beta` toolchain, `-Z` or a `${{ … }}` expression are not
+/// taken; without such a line, `None` (the default features).
 fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(Vec<String>, String, String)> {
     let mut files: Vec<String> = std::fs::read_dir(repo.join(".github/workflows"))
         .into_iter()
@@ -86,8 +89,11 @@ fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(
         .collect();
     files.sort();
     files.push(".gitlab-ci.yml".into());
-    let declared: Vec<String> =
-        manifest.get("features").and_then(|f| f.as_table()).map(|t| t.keys().cloned().collect()).unwrap_or_default();
+    let declared: Vec<String> = manifest
+        .get("features")
+        .and_then(|f| f.as_table())
+        .map(|t| t.keys().filter(|k| *k != "default").cloned().collect())
+        .unwrap_or_default();
     let optional: Vec<String> = manifest
         .get("dependencies")
         .and_then(|d| d.as_table())
@@ -98,25 +104,32 @@ fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(
                 .collect()
         })
         .unwrap_or_default();
-    let unstable = declared.iter().any(|f| UNSTABLE_FEATURES.iter().any(|u| f.contains(u)));
+    let asks_nightly = |f: &String| UNSTABLE_FEATURES.iter().any(|u| f.contains(u));
     let mut best: Option<(usize, Vec<String>, String, String)> = None;
     for file in files {
         let Ok(text) = std::fs::read_to_string(repo.join(&file)) else { continue };
         for line in text.lines() {
             for command in line.split("&&").flat_map(|c| c.split(';')) {
-                let Some((args, count)) = cargo_test_features(command) else { continue };
-                let all = args.first().is_some_and(|a| a == "--all-features");
-                if all && unstable {
-                    continue;
-                }
-                if !all {
-                    let names: Vec<&str> = args[1].split(',').collect();
-                    let known = |n: &&str| declared.iter().any(|d| d == n) || optional.iter().any(|o| o == n);
-                    if workspace || !names.iter().all(known) {
-                        continue;
+                let args = match cargo_test_features(command) {
+                    Some(Features::All) if !declared.iter().any(asks_nightly) => vec!["--all-features".to_string()],
+                    Some(Features::AllBut(excluded)) if !workspace => {
+                        let names: Vec<&String> =
+                            declared.iter().filter(|f| !excluded.contains(f) && !asks_nightly(f)).collect();
+                        if names.is_empty() {
+                            continue;
+                        }
+                        vec!["--features".into(), names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(",")]
                     }
-                }
-                let rank = if all { usize::MAX } else { count };
+                    Some(Features::List(names)) if !workspace => {
+                        let known = |n: &String| declared.contains(n) || optional.contains(n);
+                        if !names.iter().all(known) {
+                            continue;
+                        }
+                        vec!["--features".into(), names.join(",")]
+                    }
+                    _ => continue,
+                };
+                let rank = if args[0] == "--all-features" { usize::MAX } else { args[1].split(',').count() };
                 if best.as_ref().is_none_or(|(r, ..)| rank > *r) {
                     let shown = command.trim().trim_start_matches("- ").trim_start_matches("run:").trim().to_string();
                     best = Some((rank, args, file.clone(), shown));
@@ -127,11 +140,21 @@ fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(
     best.map(|(_, args, file, line)| (args, file, line))
 }
 
-/// The feature arguments of one shell command when it runs cargo's tests: `--all-features`,
-/// or `--features a,b` (from `--features "a b"`, `--features=a,b`, `-F a`), with the number
-/// of features; `None` for another command, one without feature flags, or one not taken
+/// What one CI command's feature flags ask of cargo's tests (see [`cargo_test_features`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Features {
+    All,
+    /// Every feature but these (`cargo hack test --feature-powerset --exclude-features …`).
+    AllBut(Vec<String>),
+    /// These, sorted.
+    List(Vec<String>),
+}
+
+/// The feature flags of one shell command when it runs cargo's tests: `--all-features`,
+/// `cargo hack`'s powerset or each feature, or a `--features`/`-F` list (`"a b"`, `a,b`,
+/// `--features=a`); `None` for another command, one without feature flags, or one not taken
 /// (see [`ci_features`]).
-fn cargo_test_features(command: &str) -> Option<(Vec<String>, usize)> {
+fn cargo_test_features(command: &str) -> Option<Features> {
     if command.contains("${{") || command.contains("--no-default-features") || command.contains(" -Z") {
         return None;
     }
@@ -144,49 +167,55 @@ fn cargo_test_features(command: &str) -> Option<(Vec<String>, usize)> {
         }
         rest = &rest[1..];
     }
-    let runs_tests = rest.first() == Some(&"test") || rest.starts_with(&["nextest", "run"]);
-    if !runs_tests {
+    let hack = rest.starts_with(&["hack", "test"]);
+    if !(rest.first() == Some(&"test") || rest.starts_with(&["nextest", "run"]) || hack) {
         return None;
     }
     if rest.contains(&"--all-features") {
-        return Some((vec!["--all-features".into()], usize::MAX));
+        return Some(Features::All);
     }
-    let mut names: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < rest.len() {
-        let w = rest[i];
-        let value = if let Some(v) = w.strip_prefix("--features=") {
-            Some(v.to_string())
-        } else if w == "--features" || w == "-F" {
-            // A quoted list may span words: `--features "serde std"`.
-            let mut v = rest.get(i + 1).map(|s| s.to_string()).unwrap_or_default();
-            i += 1;
-            for quote in ['"', '\''] {
-                if v.starts_with(quote) && !(v.len() > 1 && v.ends_with(quote)) {
-                    while i + 1 < rest.len() && !v.ends_with(quote) {
-                        i += 1;
-                        v.push(' ');
-                        v.push_str(rest[i]);
+    let lists = |flags: &[&str]| {
+        let mut names: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < rest.len() {
+            let w = rest[i];
+            let value = if let Some(v) = flags.iter().find_map(|f| w.strip_prefix(&format!("{f}="))) {
+                Some(v.to_string())
+            } else if flags.contains(&w) {
+                // A quoted list may span words: `--features "serde std"`.
+                let mut v = rest.get(i + 1).map(|s| s.to_string()).unwrap_or_default();
+                i += 1;
+                for quote in ['"', '\''] {
+                    if v.starts_with(quote) && !(v.len() > 1 && v.ends_with(quote)) {
+                        while i + 1 < rest.len() && !v.ends_with(quote) {
+                            i += 1;
+                            v.push(' ');
+                            v.push_str(rest[i]);
+                        }
                     }
                 }
+                Some(v)
+            } else {
+                None
+            };
+            if let Some(v) = value {
+                let v = v.trim_matches(['"', '\'']);
+                names.extend(v.split([',', ' ']).filter(|n| !n.is_empty()).map(String::from));
             }
-            Some(v)
-        } else {
-            None
-        };
-        if let Some(v) = value {
-            let v = v.trim_matches(['"', '\'']);
-            names.extend(v.split([',', ' ']).filter(|n| !n.is_empty()).map(String::from));
+            i += 1;
         }
-        i += 1;
+        names.sort();
+        names.dedup();
+        names
+    };
+    if hack && (rest.contains(&"--feature-powerset") || rest.contains(&"--each-feature")) {
+        return Some(Features::AllBut(lists(&["--exclude-features", "--skip"])));
     }
-    names.sort();
-    names.dedup();
+    let names = lists(&["--features", "-F"]);
     if names.is_empty() || names.iter().any(|n| n.contains('/') || n.starts_with('$')) {
         return None;
     }
-    let count = names.len();
-    Some((vec!["--features".into(), names.join(",")], count))
+    Some(Features::List(names))
 }
 
 /// The first test target with `harness = false` (its manifest's path, its name) in the
@@ -278,18 +307,14 @@ mod tests {
     /// feature list, and the default features leave feature-gated tests unbuilt.
     #[test]
     fn the_ci_workflows_feature_flags_are_taken() {
-        assert_eq!(cargo_test_features("cargo test --all-features"), Some((vec!["--all-features".into()], usize::MAX)));
+        let list = |names: &[&str]| Some(Features::List(names.iter().map(|n| n.to_string()).collect()));
+        assert_eq!(cargo_test_features("cargo test --all-features"), Some(Features::All));
+        assert_eq!(cargo_test_features("cargo test --verbose --features \"serde std\""), list(&["serde", "std"]));
+        assert_eq!(cargo_test_features("cargo +stable test --features=kv,std"), list(&["kv", "std"]));
+        assert_eq!(cargo_test_features("cargo nextest run -F serde"), list(&["serde"]));
         assert_eq!(
-            cargo_test_features("cargo test --verbose --features \"serde std\""),
-            Some((vec!["--features".into(), "serde,std".into()], 2))
-        );
-        assert_eq!(
-            cargo_test_features("cargo +stable test --features=kv,std"),
-            Some((vec!["--features".into(), "kv,std".into()], 2))
-        );
-        assert_eq!(
-            cargo_test_features("cargo nextest run -F serde"),
-            Some((vec!["--features".into(), "serde".into()], 1))
+            cargo_test_features("cargo hack test --feature-powerset --exclude-features max_level_off,max_level_info"),
+            Some(Features::AllBut(vec!["max_level_info".into(), "max_level_off".into()]))
         );
         for not_taken in [
             "cargo test",
@@ -329,6 +354,20 @@ mod tests {
         let det = detect(d.path()).unwrap();
         assert!(
             matches!(&det.command, TestCommand::Cargo { args, .. } if args == &["--features", "kv,serde"]),
+            "{:?}",
+            det.command
+        );
+        // rust-lang/log: `cargo hack test --feature-powerset` but the features that switch
+        // logging off, and those asking for nightly.
+        let hack = "- run: cargo hack test --feature-powerset --exclude-features max_level_off\n";
+        std::fs::write(d.path().join(".github/workflows/more.yml"), hack).unwrap();
+        std::fs::write(d.path().join(".github/workflows/ci.yml"), "").unwrap();
+        let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\n[features]\ndefault = [\"std\"]\nstd = []\n\
+                        kv = []\nmax_level_off = []\nkv_nightly = []\n";
+        std::fs::write(d.path().join("Cargo.toml"), manifest).unwrap();
+        let det = detect(d.path()).unwrap();
+        assert!(
+            matches!(&det.command, TestCommand::Cargo { args, .. } if args == &["--features", "kv,std"]),
             "{:?}",
             det.command
         );
