@@ -4,7 +4,9 @@
 //! `"json": _as_json` of a class's lookup table — are extracted, and the mask deletes the
 //! binding with them (patterns of boltons, toolz and structlog; see the fixture's README);
 //! and over `fixtures/python/aliases`: methods that module-level names bind through an
-//! instance made at import (`sign = _signer.sign`, pyjwt's pattern) stay.
+//! instance made at import (`sign = _signer.sign`, pyjwt's pattern) stay; and over
+//! `fixtures/python/protocols`: a `__call__` that code loading a module needs to exist, not to
+//! run (attrs' pattern), is kept by the load repair, which reads the class from the message.
 
 mod common;
 
@@ -114,4 +116,35 @@ fn a_subclass_the_tests_name_comes_from_the_package_with_its_base() {
         ),
         "{statement}"
     );
+}
+
+/// `fixtures/python/protocols`: `vet.presets`, imported inside a P2P test, checks that
+/// `IsInt()` is callable; only the F2P tests call `IsInt.__call__`. The masked state fails that
+/// P2P test with "a validator must be callable (got … that is a <class 'vet.checks.IsInt'>)",
+/// which one load repair round reads as `IsInt.__call__`; `explain` stays the feature and the
+/// task is valid. Before, the message named no definition and the candidate was rejected.
+#[needs("pytest")]
+fn a_special_method_a_loading_module_checks_for_is_kept_by_the_load_repair() {
+    let (_tmp, repo) = fixture_copy("python/protocols");
+    let (_out, bundle, inst) = one_level1_task(&repo, &["tests/test_checks.py"]);
+    let ids = extracted(&inst);
+    assert!(ids.contains(&"vet/checks.py::explain"), "{ids:?}");
+    assert!(!ids.contains(&"vet/checks.py::IsInt.__call__"), "{ids:?}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    let moved: Vec<(&str, &str)> = audit["load_repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["moved"].as_array().unwrap())
+        .map(|m| (m["id"].as_str().unwrap(), m["found_by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        moved,
+        [("vet/checks.py::IsInt.__call__", "tests/test_presets.py::test_presets_load")],
+        "{:#}",
+        audit["load_repairs"]
+    );
+    let validation: Value = serde_json::from_str(&read(&bundle.join("validation.json"))).unwrap();
+    assert_eq!(validation["valid"], true, "{validation:#}");
+    recheck_level1(&repo, &bundle, &inst);
 }
