@@ -20,6 +20,8 @@
 //!   `__exit__`; the asynchronous one: `__aenter__`, `__aexit__`), `unhashable type: 'C'`
 //!   (`__hash__`), `'<' not supported between instances of 'C' and 'D'` (`__lt__` …),
 //!   `unsupported operand type(s) for +: 'C' and 'D'` (`__add__` of `C`, `__radd__` of `D`).
+//!   `functools.total_ordering`'s "must define at least one ordering operation" names the
+//!   four ordering methods of no particular class.
 //!   A class that lost such a method is not an error at once: `callable(x)` is merely false,
 //!   and the project checks it somewhere else (attrs' `deep_iterable` at import time).
 //!
@@ -68,7 +70,7 @@ pub fn load_error_names(message: &str) -> Vec<NamedInError> {
             out.push(named("__init__", Some(class)));
         }
     }
-    protocol_names(message, &mut |name, owner| out.push(named(name, Some(owner))));
+    protocol_names(message, &mut |name, owner| out.push(named(name, Some(owner).filter(|o| !o.is_empty()))));
     out.retain(|n| is_identifier(&n.name));
     out.sort();
     out.dedup();
@@ -97,6 +99,13 @@ fn protocol_names(message: &str, found: &mut dyn FnMut(&str, &str)) {
     }
     if let Some(class) = quoted_after(message, "unhashable type: '") {
         found("__hash__", class);
+    }
+    // `functools.total_ordering` on a class that lost its ordering methods (attrs'
+    // `VersionInfo`); the message names no class.
+    if message.contains("must define at least one ordering operation") {
+        for method in ["__lt__", "__le__", "__gt__", "__ge__"] {
+            found(method, "");
+        }
     }
     if message.contains("must be callable")
         && let Some(class) = quoted_after(message, "that is a <class '")
@@ -237,6 +246,10 @@ mod tests {
         assert_eq!(
             names("TypeError: unsupported operand type(s) for +: 'Money' and 'int'"),
             vec![("__add__".into(), Some("Money".into())), ("__radd__".into(), Some("int".into()))]
+        );
+        assert_eq!(
+            names("ValueError: must define at least one ordering operation: < > <= >="),
+            ["__ge__", "__gt__", "__le__", "__lt__"].map(|m| (m.to_string(), None)).to_vec()
         );
         // Nothing is named where the message names no class.
         assert_eq!(names("AssertionError: 'x' must be callable"), vec![]);

@@ -11,8 +11,9 @@
 //! A module load that runs a function naming another without calling it (structlog's
 //! `_make_filtering_bound_logger(level)`, run for every level when `_native.py` loads, puts
 //! `_nop`, `_anop`, `exception` into the classes it makes) fails without it too; the trace
-//! records no call there either. Only load-time code: a function that P2P tests run names
-//! functions in branches they may never take.
+//! records no call there either. Only load-time code (a function that P2P tests run names
+//! functions in branches they may never take), and only module-level definitions (see
+//! `check`).
 //!
 //! Example: the F2P test builds a `Csv`; `dispatch`, run by a P2P test, names it:
 //! ```python
@@ -39,7 +40,12 @@ pub(super) fn check(cx: &Context<'_>, id: &str, q: &Query<'_>, out: &mut Vec<Rea
             out.push(Reason::ReferencedBy { by: (*by).clone() });
         }
     }
-    if cx.class_refs.contains_key(id) {
+    // Module-level definitions only: code that runs at load names a method as `Class.name`
+    // in a branch it may not take (attrs' module `__getattr__`, probed by pytest at import,
+    // names `VersionInfo._from_version_string` for one attribute), and keeping the method
+    // keeps its class, whose other methods the feature may still take.
+    let module_level = cx.index.get(id).is_some_and(|d| d.parent.is_none());
+    if cx.class_refs.contains_key(id) || !module_level {
         return;
     }
     for by in cx.body_refs.get(id).into_iter().flatten() {
@@ -83,6 +89,24 @@ mod tests {
             .build();
         let c = run(&index, &trace(&[(F2P, &[], &[(F2P, "pkg/core.py::Csv.__init__")])]));
         assert_eq!(status(&c, "pkg/core.py::Csv"), Status::Extracted);
+    }
+
+    /// A method named by load-time code goes with the feature all the same (attrs'
+    /// `VersionInfo._from_version_string`, named by the module's `__getattr__`).
+    #[test]
+    fn a_method_named_by_load_time_code_is_not_kept_for_it() {
+        let index = base()
+            .class("pkg/core.py::Version", 10)
+            .func("pkg/core.py::Version.parse", 11)
+            .funcs(&["pkg/core.py::module_getattr"])
+            .refs("pkg/core.py::module_getattr", &["pkg/core.py::Version.parse"])
+            .build();
+        let t = trace(&[
+            (F2P, &[], &[(F2P, "pkg/core.py::Version.parse")]),
+            (IMPORT_TEST, &[], &[("<module>pkg/core.py", "pkg/core.py::module_getattr")]),
+        ]);
+        let c = run(&index, &t);
+        assert_eq!(status(&c, "pkg/core.py::Version.parse"), Status::Extracted);
     }
 
     /// structlog's `_make_filtering_bound_logger`, run when `_native.py` loads, puts `_nop`
