@@ -161,9 +161,9 @@ pub trait Level2Packaging: Sync {
         Ok(Vec::new())
     }
     /// Why the F2P tests, as `(test id, repository-relative file)`, cannot import from the
-    /// package, as the rejection's reason (Rust: tests in `#[cfg(test)]` modules and
-    /// doctests belong to the crate they test; Python: doctests in the project's modules and
-    /// text files). Default: they can.
+    /// package, as the rejection's reason, naming the first few with [`listed`] (Rust: tests
+    /// in `#[cfg(test)]` modules and doctests belong to the crate they test; Python: doctests
+    /// in the project's modules and text files). Default: they can.
     fn tests_blocker(&self, _index: &DefinitionIndex, _tests: &[(String, String)]) -> Option<String> {
         None
     }
@@ -523,4 +523,25 @@ pub fn sources_of(family: &[Language], sources: &[(String, Vec<u8>)]) -> Vec<(St
         .filter(|(p, _)| Language::from_path(Path::new(p)).is_some_and(|l| family.contains(&l)))
         .cloned()
         .collect()
+}
+
+/// The first `shown` of `items` joined by commas, and how many more there are: "`a`, `b` and
+/// 4 more" (for rejections that name what refused them).
+pub fn listed(items: &[String], shown: usize) -> String {
+    let head = items[..items.len().min(shown)].join(", ");
+    match items.len().saturating_sub(shown) {
+        0 => head,
+        more => format!("{head} and {more} more"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_first_few_and_how_many_more() {
+        let items: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        assert_eq!(super::listed(&items, 3), "a, b, c and 2 more");
+        assert_eq!(super::listed(&items[..2], 3), "a, b");
+        assert_eq!(super::listed(&items[..3], 3), "a, b, c");
+    }
 }

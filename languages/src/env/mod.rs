@@ -301,6 +301,23 @@ pub trait EnvSupport: Sync {
 }
 
 /// Compare dotted version numbers (`3.9` < `3.11`, `1.22.0` = `1.22`).
+/// A repository's CI configuration files, as repository-relative paths: its
+/// `.github/workflows/*.yml` (and `*.yaml`) sorted by name, then `.gitlab-ci.yml` and
+/// `.travis.yml` (listed whether or not they exist: readers skip what is missing). The
+/// languages read their install and test lines from these as a last source.
+pub fn ci_files(repo: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(repo.join(".github/workflows"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| format!(".github/workflows/{}", e.file_name().to_string_lossy()))
+        .filter(|f| f.ends_with(".yml") || f.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    files.extend([".gitlab-ci.yml", ".travis.yml"].iter().map(|s| s.to_string()));
+    files
+}
+
 pub fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     let parts = |s: &str| -> Vec<u64> {
         s.trim().trim_start_matches(['v', 'V']).split(['.', '-', '+']).map_while(|p| p.parse::<u64>().ok()).collect()

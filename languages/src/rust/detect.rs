@@ -69,7 +69,7 @@ fn text_table(text: &str) -> Option<toml::Table> {
 const UNSTABLE_FEATURES: [&str; 3] = ["nightly", "unstable", "simd"];
 
 /// The feature flags of the `cargo test` (`cargo nextest run`, `cargo hack test`) lines of the
-/// repository's CI workflows (`.github/workflows/*.yml`, then `.gitlab-ci.yml`), as cargo
+/// repository's CI configuration ([`crate::env::ci_files`]), as cargo
 /// arguments, with the file and the line. `--all-features` where a line has it (unless a
 /// feature of the root manifest asks for nightly); `cargo hack test --feature-powerset` (or
 /// `--each-feature`) tests every feature but its `--exclude-features` (rust-lang/log excludes
@@ -80,15 +80,6 @@ const UNSTABLE_FEATURES: [&str; 3] = ["nightly", "unstable", "simd"];
 /// reduced build), a `+nightly`/`+beta` toolchain, `-Z` or a `${{ … }}` expression are not
 /// taken; without such a line, `None` (the default features).
 fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(Vec<String>, String, String)> {
-    let mut files: Vec<String> = std::fs::read_dir(repo.join(".github/workflows"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| format!(".github/workflows/{}", e.file_name().to_string_lossy()))
-        .filter(|f| f.ends_with(".yml") || f.ends_with(".yaml"))
-        .collect();
-    files.sort();
-    files.push(".gitlab-ci.yml".into());
     let declared: Vec<String> = manifest
         .get("features")
         .and_then(|f| f.as_table())
@@ -106,7 +97,7 @@ fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(
         .unwrap_or_default();
     let asks_nightly = |f: &String| UNSTABLE_FEATURES.iter().any(|u| f.contains(u));
     let mut best: Option<(usize, Vec<String>, String, String)> = None;
-    for file in files {
+    for file in crate::env::ci_files(repo) {
         let Ok(text) = std::fs::read_to_string(repo.join(&file)) else { continue };
         for line in text.lines() {
             for command in line.split("&&").flat_map(|c| c.split(';')) {

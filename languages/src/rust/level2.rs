@@ -186,10 +186,9 @@ impl Level2Packaging for RustLevel2 {
         };
         let found: Vec<String> = tests.iter().filter_map(why).collect();
         (!found.is_empty()).then(|| {
-            let more = if found.len() > 3 { format!(" and {} more", found.len() - 3) } else { String::new() };
             format!(
-                "no Level 2 task: F2P tests that cannot be pointed at another crate ({}{more}); only integration tests in tests/ can use `agent_code`",
-                found[..found.len().min(3)].join(", ")
+                "no Level 2 task: F2P tests that cannot be pointed at another crate ({}); only integration tests in tests/ can use `agent_code`",
+                crate::interface::listed(&found, 3)
             )
         })
     }

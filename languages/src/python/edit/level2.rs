@@ -289,10 +289,9 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
         };
         let found: Vec<String> = tests.iter().filter_map(why).collect();
         (!found.is_empty()).then(|| {
-            let more = if found.len() > 3 { format!(" and {} more", found.len() - 3) } else { String::new() };
             format!(
-                "no Level 2 task: F2P tests that are not test files cannot import from `agent_code` ({}{more})",
-                found[..found.len().min(3)].join(", ")
+                "no Level 2 task: F2P tests that are not test files cannot import from `agent_code` ({})",
+                crate::interface::listed(&found, 3)
             )
         })
     }

@@ -101,17 +101,8 @@ const CI_TOOLS: &[&str] = &[
 /// The `pip install …` lines of `.github/workflows/*.yml` (and `.gitlab-ci.yml`,
 /// `.travis.yml`), in file order.
 pub fn workflows(meta: &mut Meta, repo: &Path) {
-    let mut files: Vec<String> = std::fs::read_dir(repo.join(".github/workflows"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| format!(".github/workflows/{}", e.file_name().to_string_lossy()))
-        .filter(|f| f.ends_with(".yml") || f.ends_with(".yaml"))
-        .collect();
-    files.sort();
-    files.extend([".gitlab-ci.yml", ".travis.yml"].iter().map(|s| s.to_string()));
     let mut read = BTreeSet::new();
-    for f in files {
+    for f in crate::env::ci_files(repo) {
         let Some(text) = read_input(repo, &f, meta) else { continue };
         for line in text.lines() {
             for command in line.split("&&").flat_map(|c| c.split(';')) {
