@@ -155,7 +155,7 @@ fn a_src_layout_export_fails_with_the_empty_patch() {
 #[needs("go")]
 fn go_tasks_export_to_swebench_and_harbor_and_featurebench_says_why_not() {
     let d = tempfile::tempdir().unwrap();
-    let (out, _) = dataset(d.path(), "go/shapes", "candidates = 2\n");
+    let (out, _) = dataset(d.path(), "go/shapes", "candidates = 1\n");
     for format in ["swebench", "harbor"] {
         let o = export(&out, format, &d.path().join(format), &["--check", "--report", "json"], 0);
         let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -183,7 +183,7 @@ fn go_tasks_export_to_swebench_and_harbor_and_featurebench_says_why_not() {
 #[needs("node", "npm", "fixtures/typescript/ledger/node_modules")]
 fn typescript_tasks_export_to_swebench_and_harbor_and_pass_their_checks() {
     let d = tempfile::tempdir().unwrap();
-    let (out, _) = dataset(d.path(), "typescript/ledger", "candidates = 2\n");
+    let (out, _) = dataset(d.path(), "typescript/ledger", "candidates = 1\n");
     for format in ["swebench", "harbor"] {
         let o = export(&out, format, &d.path().join(format), &["--check", "--report", "json"], 0);
         let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

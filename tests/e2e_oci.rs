@@ -154,17 +154,6 @@ fn a_go_bundle_validates_the_same_in_its_image_as_here() {
     let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
 }
 
-#[needs("python3", "buildah")]
-fn a_python_bundle_validates_the_same_in_its_image_as_here() {
-    base_images(&["python"]);
-    let envs = tempfile::tempdir().unwrap();
-    let (_keep, repo) = common::fixture_copy("env/python-tasks");
-    let out = tempfile::tempdir().unwrap();
-    let bundle = bundle_of(envs.path(), &repo, out.path(), "tests/test_initials.py");
-    same_inside_and_out(envs.path(), &repo, &bundle);
-    let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
-}
-
 /// A bundle made without an environment names no image: `--runtime oci` says so, and what
 /// to do, before anything runs.
 #[needs("go")]
@@ -273,13 +262,14 @@ fn a_dataset_run_rechecks_every_bundle_in_its_image() {
     let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image);
 }
 
-/// A file the build writes into the source (`src/tally/_version.py`, git-ignored, as
+/// A Python bundle validates the same in its image as here, and a file the build writes into
+/// the source (`src/tally/_version.py`, git-ignored, as
 /// setuptools-scm writes it) reaches the image: the Dockerfile carries the bytes `carve env`'s
 /// build wrote and links them into the image's source, so the state trees of the runs in the
 /// image import the package as the local runs do (before, the in-image states failed to
 /// collect with `No module named 'tally._version'`).
 #[needs("python3", "buildah")]
-fn a_version_file_the_build_writes_reaches_the_image() {
+fn a_python_bundle_validates_the_same_in_its_image_and_a_version_file_the_build_writes_reaches_it() {
     base_images(&["python"]);
     let envs = tempfile::tempdir().unwrap();
     let (_keep, repo) = common::fixture_copy("python/srclayout");
