@@ -172,6 +172,15 @@ pub enum TestCommand {
         #[serde(default)]
         args: Vec<String>,
     },
+    /// `mocha` from the project's `node_modules`, run from the root (so it reads its own
+    /// `.mocharc.*`, and `test/mocha.opts` before mocha 8), with carve's reporter; ids `path >
+    /// suite > test`.
+    Mocha {
+        package_manager: PackageManager,
+        /// Extra mocha arguments (e.g. `--require @babel/register`, `--ui tdd`, spec paths).
+        #[serde(default)]
+        args: Vec<String>,
+    },
 }
 
 impl TestCommand {
@@ -202,9 +211,10 @@ impl TestCommand {
             TestCommand::Pytest { .. } => crate::Language::Python,
             TestCommand::GoTest { .. } => crate::Language::Go,
             TestCommand::Cargo { .. } => crate::Language::Rust,
-            TestCommand::Vitest { .. } | TestCommand::Jest { .. } | TestCommand::NodeTest { .. } => {
-                crate::Language::TypeScript
-            }
+            TestCommand::Vitest { .. }
+            | TestCommand::Jest { .. }
+            | TestCommand::NodeTest { .. }
+            | TestCommand::Mocha { .. } => crate::Language::TypeScript,
         }
     }
 
@@ -217,7 +227,8 @@ impl TestCommand {
             | TestCommand::Cargo { .. }
             | TestCommand::Vitest { .. }
             | TestCommand::Jest { .. }
-            | TestCommand::NodeTest { .. } => None,
+            | TestCommand::NodeTest { .. }
+            | TestCommand::Mocha { .. } => None,
         }
     }
 
@@ -232,7 +243,8 @@ impl TestCommand {
             | TestCommand::Cargo { .. }
             | TestCommand::Vitest { .. }
             | TestCommand::Jest { .. }
-            | TestCommand::NodeTest { .. } => false,
+            | TestCommand::NodeTest { .. }
+            | TestCommand::Mocha { .. } => false,
         }
     }
 
@@ -245,6 +257,7 @@ impl TestCommand {
             TestCommand::Vitest { .. } => "vitest",
             TestCommand::Jest { .. } => "jest",
             TestCommand::NodeTest { .. } => "node:test",
+            TestCommand::Mocha { .. } => "mocha",
         }
     }
 }

@@ -273,7 +273,7 @@ fn hanging_copy(case: &Case, dir: &Path) -> PathBuf {
     std::fs::create_dir_all(&test_dir).unwrap();
     let header = match case.kind {
         Kind::Vitest => "import { it, expect } from \"vitest\";\n",
-        Kind::Jest => "",
+        Kind::Jest | Kind::Mocha => "",
         Kind::NodeTest => {
             "const { it } = require(\"node:test\");\nconst expect = (v) => ({ toBe: (w) => require(\"node:assert\").equal(v, w) });\n"
         }
@@ -490,4 +490,123 @@ fn old_vitest_runs_collects_and_selects_through_carves_configuration() {
     let collected = carve_languages::collect_tests(&request(None)).unwrap();
     assert_eq!(collected.ids, ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>());
     assert_eq!(snapshot(&root), before, "the run wrote into the tree");
+}
+
+const MOCHA: &str = "fixtures/javascript/mocha-geometry";
+
+/// The mocha fixture's command, as `carve init` detects it from the test script.
+fn mocha_command() -> TestCommand {
+    let d = carve_languages::detect(&fixture(MOCHA));
+    let command = d.first().map(|d| d.command.clone()).expect("mocha detected");
+    let args = ["--require", "./support/setup.js"].map(String::from).to_vec();
+    assert_eq!(command, TestCommand::Mocha { package_manager: PackageManager::Npm, args });
+    command
+}
+
+fn mocha_request(root: &Path, scratch: &Path, tests: Option<Vec<String>>) -> RunRequest {
+    let mut req = RunRequest::new(root, mocha_command(), scratch);
+    req.tests = tests;
+    req.timeout = Duration::from_secs(300);
+    req.test_timeout = Duration::from_secs(60);
+    req
+}
+
+/// The fixture's statuses: `.mocharc.yml`'s `recursive` finds test/nested/, the script's
+/// `--require` module runs, a pending test is skipped and a failing `before all` hook is an
+/// error for the test it stops.
+fn mocha_expected() -> BTreeMap<String, TestStatus> {
+    [
+        ("test/area.test.js > area > of a circle", Passed),
+        ("test/area.test.js > area > of a rectangle", Passed),
+        ("test/area.test.js > area > triangle > from base and height", Passed),
+        ("test/area.test.js > area > triangle > is zero when flat", Passed),
+        ("test/cases.test.js > adds at the top level", Passed),
+        ("test/cases.test.js > cases > fails on purpose", Failed),
+        ("test/cases.test.js > cases > is skipped", Skipped),
+        ("test/cases.test.js > cases > is still to do", Skipped),
+        ("test/cases.test.js > cases > broken hook > never runs", TestStatus::Error),
+        ("test/nested/units.test.js > units > rounds to digits", Passed),
+        ("test/nested/units.test.js > units > converts inches (a.k.a. [in]) to cm", Passed),
+        ("test/nested/units.test.js > units > sees the --require module", Passed),
+        ("test/perimeter.test.js > perimeter > of a circle", Passed),
+        ("test/perimeter.test.js > perimeter > of a rectangle", Passed),
+    ]
+    .into_iter()
+    .map(|(id, s)| (id.to_string(), s))
+    .collect()
+}
+
+#[carve_testutil::needs("node", "fixtures/javascript/mocha-geometry/node_modules/.bin/mocha")]
+fn mocha_whole_suite_and_swebenchs_tap_parser_over_the_eval_command() {
+    let root = fixture(MOCHA);
+    let scratch = tempfile::tempdir().unwrap();
+    let before = snapshot(&root);
+    let r = carve_languages::run_tests(&mocha_request(&root, scratch.path(), None)).unwrap();
+    assert_eq!(statuses(&r), mocha_expected(), "{}\n{}", r.stdout_tail, r.stderr_tail);
+    let failed = &r.statuses["test/cases.test.js > cases > fails on purpose"];
+    assert!(failed.message.as_deref().is_some_and(|m| m.contains("equal")), "{failed:?}");
+    let hook = &r.statuses["test/cases.test.js > cases > broken hook > never runs"];
+    assert!(hook.message.as_deref().is_some_and(|m| m.contains("\"before all\" hook")), "{hook:?}");
+    // stdout is mocha's own spec reporter.
+    assert!(r.stdout_tail.contains("of a rectangle") && r.stdout_tail.contains("passing"), "{}", r.stdout_tail);
+    assert_eq!(snapshot(&root), before, "the run wrote into the tree");
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0, "the scratch directory was not cleaned");
+
+    // The export's eval command (TAP) read by SWE-bench's parse_log_tap gives every test that
+    // ran, under carve's harness ids.
+    let command = mocha_command();
+    let eval = carve_languages::eval_command(&command, &[]).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", &eval]).current_dir(&root).output().unwrap();
+    let parsed = harness::parse_log_tap(&String::from_utf8_lossy(&out.stdout));
+    for (id, o) in r.statuses.iter().filter(|(_, o)| o.status != TestStatus::Error) {
+        let h = harness::harness_id_for(Kind::Mocha, id, o.status).unwrap();
+        let want = if o.status == Skipped { Passed } else { o.status };
+        assert_eq!(parsed.get(&h), Some(&want), "{id} as {h}: {parsed:?}");
+        if o.status != Skipped {
+            assert_eq!(carve_languages::harness_id(&command, id), Some(h));
+        }
+    }
+    assert_eq!(snapshot(&root), before, "the eval command wrote into the tree");
+}
+
+#[carve_testutil::needs("node", "fixtures/javascript/mocha-geometry/node_modules/.bin/mocha")]
+fn mocha_selection_collection_and_a_hung_test() {
+    let root = fixture(MOCHA);
+    let scratch = tempfile::tempdir().unwrap();
+    let requested: Vec<String> = [
+        "test/nested/units.test.js > units > converts inches (a.k.a. [in]) to cm",
+        "test/perimeter.test.js > perimeter > of a circle",
+        "test/cases.test.js > cases > is skipped",
+        "test/cases.test.js > cases > fails on purpose",
+        "test/area.test.js > area > no such test",
+        "test/absent.test.js > x",
+    ]
+    .map(String::from)
+    .to_vec();
+    let r = carve_languages::run_tests(&mocha_request(&root, scratch.path(), Some(requested.clone()))).unwrap();
+    let want: BTreeMap<String, TestStatus> =
+        requested.iter().cloned().zip([Passed, Passed, Skipped, Failed, Missing, Missing]).collect();
+    assert_eq!(statuses(&r), want, "{}\n{}", r.stdout_tail, r.stderr_tail);
+    assert!(r.command_line.contains("--grep"), "{}", r.command_line);
+    // A suite stands for the tests under it.
+    let triangle = "test/area.test.js > area > triangle".to_string();
+    let r = carve_languages::run_tests(&mocha_request(&root, scratch.path(), Some(vec![triangle.clone()]))).unwrap();
+    let want: BTreeSet<String> = mocha_expected().into_keys().filter(|id| id.starts_with(&triangle)).collect();
+    assert_eq!(r.statuses.keys().cloned().collect::<BTreeSet<_>>(), want);
+
+    let c = carve_languages::collect_tests(&mocha_request(&root, scratch.path(), None)).unwrap();
+    assert_eq!(c.ids, mocha_expected().into_keys().collect::<BTreeSet<_>>());
+
+    // A test that never returns is killed; the tests after it run in a new process.
+    let dir = tempfile::tempdir().unwrap();
+    let hang = "it(\"before\", () => {});\nit(\"spins\", () => { while (true) {} });\nit(\"after\", () => {});\n";
+    let copy = project_with(MOCHA, dir.path(), &[("support/setup.js", ""), ("test/hang.test.js", hang)]);
+    let mut req = mocha_request(&copy, scratch.path(), None);
+    req.test_timeout = Duration::from_secs(8);
+    let r = carve_languages::run_tests(&req).unwrap();
+    let got = statuses(&r);
+    assert_eq!(got.get("test/hang.test.js > spins"), Some(&Timeout), "{got:?}\n{}", r.stderr_tail);
+    assert_eq!(got.get("test/hang.test.js > before"), Some(&Passed), "{got:?}");
+    assert_eq!(got.get("test/hang.test.js > after"), Some(&Passed), "{got:?}");
+    assert!(r.processes >= 2);
 }

@@ -1,6 +1,7 @@
 //! Detecting a JavaScript/TypeScript project's test set-up from its `package.json`, for
 //! `carve init`: the runner from the `test` script, else from the dependencies (vitest,
-//! jest), else node:test when test files import it; the package manager from the lockfile.
+//! jest, mocha), else node:test when test files import it; the package manager from the
+//! lockfile.
 
 use std::path::Path;
 
@@ -79,19 +80,25 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
     } else if script.contains("node --test") || script.contains("node:test") {
         reasons.push(format!("runner = node-test: the test script is `{script}`"));
         Kind::NodeTest
+    } else if from_script("mocha") || from_script("_mocha") {
+        reasons.push(format!("runner = mocha: the test script is `{script}`"));
+        Kind::Mocha
     } else if has("vitest") {
         reasons.push("runner = vitest: vitest is a dependency in package.json".to_string());
         Kind::Vitest
     } else if has("jest") {
         reasons.push("runner = jest: jest is a dependency in package.json".to_string());
         Kind::Jest
+    } else if has("mocha") {
+        reasons.push("runner = mocha: mocha is a dependency in package.json".to_string());
+        Kind::Mocha
     } else if imports_node_test(repo) {
         reasons.push("runner = node-test: test files import node:test".to_string());
         Kind::NodeTest
     } else {
         return Err(format!(
-            "{}: no test runner found (the test script is `{script}`; no vitest or jest dependency; no file imports node:test): \
-             set `[test] runner` to \"vitest\", \"jest\" or \"node-test\" in carve.toml",
+            "{}: no test runner found (the test script is `{script}`; no vitest, jest or mocha dependency; no file imports node:test): \
+             set `[test] runner` to \"vitest\", \"jest\", \"node-test\" or \"mocha\" in carve.toml",
             repo.join("package.json").display()
         ));
     };
@@ -104,14 +111,25 @@ pub fn detect_or_explain(repo: &Path) -> Result<Option<Detection>, String> {
             package_manager.install_command(repo)
         ));
     }
-    let args = script_args(&script, kind);
+    let mut args = script_args(&script, kind);
     if !args.is_empty() {
         reasons.push(format!("args = {args:?}: from the test script"));
+    }
+    if kind == Kind::Mocha && args.is_empty() {
+        let declared = [&pkg.dev_dependencies, &pkg.dependencies].iter().find_map(|d| d.get("mocha")?.as_str());
+        if let Some(opts) = declared.and_then(|range| super::runner::mocha::opts_args(repo, range)) {
+            reasons.push(format!(
+                "args = {opts:?}: from test/mocha.opts, which mocha {} no longer reads",
+                declared.unwrap_or_default()
+            ));
+            args = opts;
+        }
     }
     let command = match kind {
         Kind::Vitest => TestCommand::Vitest { package_manager, args },
         Kind::Jest => TestCommand::Jest { package_manager, args },
         Kind::NodeTest => TestCommand::NodeTest { package_manager, args },
+        Kind::Mocha => TestCommand::Mocha { package_manager, args },
     };
     Ok(Some(Detection { language, command, setup, reasons, manifest: true }))
 }
@@ -191,6 +209,11 @@ fn script_args(script: &str, kind: Kind) -> Vec<String> {
         return Vec::new();
     }
     let mut words: Vec<&str> = script.split_whitespace().collect();
+    if kind == Kind::Mocha {
+        return super::runner::mocha::after_mocha(&words)
+            .map(|w| super::runner::mocha::kept_args(&w))
+            .unwrap_or_default();
+    }
     if matches!(words.first(), Some(&"npx") | Some(&"pnpm") | Some(&"yarn")) {
         words.remove(0);
         if words.first() == Some(&"exec") {
@@ -304,6 +327,38 @@ mod tests {
     }
 
     #[test]
+    fn mocha_from_the_script_under_nyc_or_from_the_dependency_with_mocha_opts() {
+        let pkg = r#"{"scripts":{"test":"nyc --reporter=cobertura mocha --require @babel/register --reporter dot --recursive"},
+            "devDependencies":{"mocha":"^6.2.3","nyc":"15"}}"#;
+        let det = detect(repo(&[("package.json", pkg)]).path()).unwrap();
+        let args = ["--require", "@babel/register", "--recursive"].map(String::from).to_vec();
+        assert_eq!(det.command, TestCommand::Mocha { package_manager: PackageManager::Npm, args });
+        assert!(det.reasons.iter().any(|r| r.starts_with("runner = mocha: the test script")), "{:?}", det.reasons);
+        // mde/ejs: `npx jake test` runs mocha from a jakefile; the dependency decides, and
+        // test/mocha.opts (which mocha 10 ignores) gives the interface.
+        let d = repo(&[
+            (
+                "package.json",
+                r#"{"scripts":{"test":"npx jake test"},"devDependencies":{"jake":"^12","mocha":"^10.2.0"}}"#,
+            ),
+            ("test/mocha.opts", "--ui tdd\n--reporter spec\n--check-leaks\n"),
+        ]);
+        let det = detect(d.path()).unwrap();
+        let args = ["--ui", "tdd", "--check-leaks"].map(String::from).to_vec();
+        assert_eq!(det.command, TestCommand::Mocha { package_manager: PackageManager::Npm, args });
+        assert!(det.reasons.iter().any(|r| r.contains("test/mocha.opts")), "{:?}", det.reasons);
+        // nodeca/js-yaml: `npm run lint && mocha` (a chain gives no arguments).
+        let d = repo(&[(
+            "package.json",
+            r#"{"scripts":{"test":"npm run lint && mocha"},"devDependencies":{"mocha":"^8.2.1"}}"#,
+        )]);
+        assert_eq!(
+            detect(d.path()).unwrap().command,
+            TestCommand::Mocha { package_manager: PackageManager::Npm, args: vec![] }
+        );
+    }
+
+    #[test]
     fn dependencies_then_node_test_imports_then_an_error() {
         let d = repo(&[
             ("package.json", r#"{"scripts":{"test":"npm run build && x"},"devDependencies":{"jest":"29"}}"#),
@@ -316,7 +371,7 @@ mod tests {
         let det = detect(d.path()).unwrap();
         assert_eq!(det.command, TestCommand::NodeTest { package_manager: PackageManager::Npm, args: vec![] });
         assert_eq!(det.setup, None);
-        let d = repo(&[("package.json", r#"{"scripts":{"test":"mocha"}}"#)]);
+        let d = repo(&[("package.json", r#"{"scripts":{"test":"tap test/*.js"}}"#)]);
         let err = detect_or_explain(d.path()).unwrap_err();
         assert!(err.contains("`[test] runner`"), "{err}");
         assert!(detect(d.path()).is_none());

@@ -185,13 +185,15 @@ impl LanguageSupport for Script {
     fn harness_id(&self, command: &TestCommand, id: &str) -> Option<String> {
         runner::spec(command).and_then(|(kind, _, _)| runner::harness::harness_id(kind, id))
     }
-    /// SWE-bench's parser of vitest's or jest's verbose output (node:test: none).
+    /// SWE-bench's parser of vitest's or jest's verbose output, or of mocha's TAP output
+    /// (node:test: none).
     fn harness_log_parser(&self, command: &TestCommand) -> Option<&'static str> {
         runner::eval::harness_log_parser(command)
     }
     /// `npx --no-install vitest run … --reporter=verbose -t <pattern> <files>` / `npx
-    /// --no-install jest --ci --verbose … -t <pattern> --runTestsByPath <files>` (see
-    /// `runner::eval`); node:test has none.
+    /// --no-install jest --ci --verbose … -t <pattern> --runTestsByPath <files>` / `npx
+    /// --no-install mocha … --reporter tap --grep <pattern> <files>` (see `runner::eval`);
+    /// node:test has none.
     fn eval_command(&self, command: &TestCommand, tests: &[String]) -> Option<String> {
         runner::eval::eval_command(command, tests)
     }

@@ -1,7 +1,7 @@
-//! The JavaScript/TypeScript runners: vitest, jest and node:test, each run through the
-//! project's own installation with a machine-readable report, one status per test id
-//! `path > describe > test` (path relative to the tree root; node:test `path > suite >
-//! test`).
+//! The JavaScript/TypeScript runners: vitest, jest, node:test and mocha, each run through
+//! the project's own installation with a machine-readable report, one status per test id
+//! `path > describe > test` (path relative to the tree root; node:test and mocha `path >
+//! suite > test`).
 //!
 //! Every runner gets a small progress reporter of carve's (`runner/carve_*_reporter.*`,
 //! written to the request's scratch directory) that appends JSON lines to a file as the
@@ -11,11 +11,14 @@
 //! rest). vitest and jest also write their own JSON report (`--reporter=json` /
 //! `--json --outputFile`), which is authoritative for the final statuses when the run
 //! finished; stdout gets the runner's verbose/spec reporter, the output harness log
-//! parsers read (see [`harness`]).
+//! parsers read (see [`harness`]). mocha takes one reporter only: carve's
+//! (`carve_mocha_reporter.cjs`) writes the progress stream and runs mocha's own spec
+//! reporter for stdout (see [`mocha`]).
 //!
 //! Selection goes through the runner's own filtering: the files of the requested ids
-//! (vitest file filters, jest `--runTestsByPath`, node:test file arguments) and one
-//! anchored, escaped name pattern (`-t` / `--test-name-pattern`, see [`selection`]). The
+//! (vitest file filters, jest `--runTestsByPath`, node:test and mocha file arguments) and
+//! one anchored, escaped name pattern (`-t` / `--test-name-pattern` / `--grep`, see
+//! [`selection`]). The
 //! name pattern is global to the process, so a test elsewhere whose name happens to match
 //! may run too; only the requested ids (and the tests under a requested file or describe
 //! block) are reported, and a requested id that did not run is `missing`.
@@ -28,6 +31,7 @@
 pub mod eval;
 mod files;
 pub mod harness;
+pub mod mocha;
 mod old_vitest;
 mod progress;
 mod report;
@@ -56,6 +60,7 @@ const VITEST_REPORTER: &str = include_str!("runner/carve_vitest_reporter.mjs");
 const VITEST_SETUP: &str = include_str!("runner/carve_vitest_setup.mjs");
 const JEST_REPORTER: &str = include_str!("runner/carve_jest_reporter.cjs");
 const NODE_REPORTER: &str = include_str!("runner/carve_node_reporter.mjs");
+const MOCHA_REPORTER: &str = include_str!("runner/carve_mocha_reporter.cjs");
 
 /// A JavaScript test runner carve drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +68,7 @@ pub enum Kind {
     Vitest,
     Jest,
     NodeTest,
+    Mocha,
 }
 
 impl Kind {
@@ -71,6 +77,7 @@ impl Kind {
             Kind::Vitest => "vitest",
             Kind::Jest => "jest",
             Kind::NodeTest => "node:test",
+            Kind::Mocha => "mocha",
         }
     }
 }
@@ -81,6 +88,7 @@ pub fn spec(command: &TestCommand) -> Option<(Kind, PackageManager, &[String])> 
         TestCommand::Vitest { package_manager, args } => Some((Kind::Vitest, *package_manager, args)),
         TestCommand::Jest { package_manager, args } => Some((Kind::Jest, *package_manager, args)),
         TestCommand::NodeTest { package_manager, args } => Some((Kind::NodeTest, *package_manager, args)),
+        TestCommand::Mocha { package_manager, args } => Some((Kind::Mocha, *package_manager, args)),
         _ => None,
     }
 }
@@ -171,6 +179,7 @@ impl Job {
             Kind::Vitest => ("carve_vitest_reporter.mjs", VITEST_REPORTER),
             Kind::Jest => ("carve_jest_reporter.cjs", JEST_REPORTER),
             Kind::NodeTest => ("carve_node_reporter.mjs", NODE_REPORTER),
+            Kind::Mocha => ("carve_mocha_reporter.cjs", MOCHA_REPORTER),
         };
         let reporter = dir.dir.join(name);
         std::fs::write(&reporter, text).map_err(RunnerError::io("write", &reporter))?;
@@ -188,6 +197,7 @@ impl Job {
         let bin = match self.kind {
             Kind::Vitest => "vitest",
             Kind::Jest => "jest",
+            Kind::Mocha => "mocha",
             Kind::NodeTest => {
                 if crate::typescript::detect::has_dependencies(root)
                     && !root.join("node_modules").is_dir()
@@ -256,6 +266,7 @@ impl Job {
             Kind::Vitest => self.vitest_args(req, plan.as_ref(), collect_only, &files, &mut args)?,
             Kind::Jest => self.jest_args(req, plan.as_ref(), collect_only, &files, &mut args)?,
             Kind::NodeTest => self.node_args(req, plan.as_ref(), collect_only, &files, &mut args),
+            Kind::Mocha => mocha::args(self, req, plan.as_ref(), collect_only, &mut args),
         }
         let command_line = process::display_command(&program, &args);
         let cmd = self.command(req, &program, &args, &progress);
@@ -282,7 +293,7 @@ impl Job {
         }
         let mut out = reader.into_outcome();
         if out.finished
-            && self.kind != Kind::NodeTest
+            && matches!(self.kind, Kind::Vitest | Kind::Jest)
             && let Err(detail) = merge_report(&mut out, &report, root)
         {
             return Err(RunnerError::Unparseable { command: command_line, detail, tail: ended.tail() });

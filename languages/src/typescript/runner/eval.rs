@@ -10,7 +10,9 @@
 //! `--runTestsByPath`; a test elsewhere that a filter and the name pattern both match runs
 //! too. jest runs with `--ci`, so a missing snapshot fails instead of being written.
 //! node:test has no evaluation command: SWE-bench has no parser for its output, and its name
-//! patterns match each test's own name, so they cannot name exactly a nested test.
+//! patterns match each test's own name, so they cannot name exactly a nested test. mocha's
+//! runs with its TAP reporter, which SWE-bench's `parse_log_tap` reads, and the same exact
+//! pattern as `--grep` (see [`super::mocha::eval_words`]).
 
 use super::{Kind, selection};
 use crate::runner::TestCommand;
@@ -20,6 +22,7 @@ pub fn harness_log_parser(command: &TestCommand) -> Option<&'static str> {
     match super::spec(command)?.0 {
         Kind::Vitest => Some("parse_log_vitest"),
         Kind::Jest => Some("parse_log_jest"),
+        Kind::Mocha => Some("parse_log_tap"),
         Kind::NodeTest => None,
     }
 }
@@ -34,6 +37,9 @@ pub fn eval_command(command: &TestCommand, tests: &[String]) -> Option<String> {
     if plan.entries.len() != tests.len() {
         return None;
     }
+    if kind == Kind::Mocha {
+        return Some(crate::env::shell::join(&super::mocha::eval_words(command, &plan)));
+    }
     let mut words: Vec<String> = ["npx", "--no-install"].map(String::from).into();
     match kind {
         Kind::Vitest => {
@@ -45,7 +51,7 @@ pub fn eval_command(command: &TestCommand, tests: &[String]) -> Option<String> {
             words.extend(["jest", "--ci", "--verbose"].map(String::from));
             words.extend(args.iter().cloned());
         }
-        Kind::NodeTest => return None,
+        Kind::NodeTest | Kind::Mocha => return None,
     }
     if let Some(pattern) = plan.exact_name_pattern() {
         words.extend(["-t".to_string(), pattern]);
@@ -66,6 +72,7 @@ mod tests {
         match runner {
             "vitest" => TestCommand::Vitest { package_manager, args },
             "jest" => TestCommand::Jest { package_manager, args },
+            "mocha" => TestCommand::Mocha { package_manager, args },
             _ => TestCommand::NodeTest { package_manager, args },
         }
     }
@@ -98,6 +105,21 @@ mod tests {
         );
         assert_eq!(eval_command(&jest, &[]).unwrap(), "npx --no-install jest --ci --verbose");
         assert_eq!(harness_log_parser(&jest), Some("parse_log_jest"));
+    }
+
+    #[test]
+    fn mocha_runs_exactly_the_named_tests_with_its_tap_reporter() {
+        let mocha = command("mocha", &["--require", "@babel/register", "--recursive", "test/unit"]);
+        assert_eq!(
+            eval_command(&mocha, &ids(&["test/a.js > area > of a circle (r = 1)", "test/b.js > top"])).unwrap(),
+            r"npx --no-install mocha --require @babel/register --recursive --reporter tap --exit --grep '^ ?(?:area of a circle \(r = 1\)|top)$' test/a.js test/b.js"
+        );
+        // The whole suite keeps the script's spec paths.
+        assert_eq!(
+            eval_command(&mocha, &[]).unwrap(),
+            "npx --no-install mocha --require @babel/register --recursive test/unit --reporter tap --exit"
+        );
+        assert_eq!(harness_log_parser(&mocha), Some("parse_log_tap"));
     }
 
     #[test]

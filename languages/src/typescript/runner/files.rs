@@ -1,6 +1,6 @@
 //! The test files a runner would run, for what a killed run never reached: `vitest list
 //! --filesOnly --json`, `jest --listTests --json`, and for node:test its documented
-//! default patterns (Node 20) over the tree.
+//! default patterns (Node 20) over the tree (mocha needs none: see [`list`]).
 
 use std::path::Path;
 use std::process::Command;
@@ -26,6 +26,9 @@ pub(super) fn list(job: &Job, req: &RunRequest, deadline: Instant) -> Vec<String
     let root = &job.dir.root;
     let mut files = match job.kind {
         Kind::NodeTest => node_default_files(root, &job.args),
+        // mocha loads every spec file before it runs a test, and carve's reporter lists
+        // every file's tests then: a killed run has reached every file.
+        Kind::Mocha => Vec::new(),
         Kind::Vitest | Kind::Jest => runner_listing(job, req, deadline).unwrap_or_default(),
     };
     files.sort();

@@ -1,7 +1,9 @@
-//! SWE-bench's log parsers for jest and vitest, re-implemented from their documented
+//! SWE-bench's log parsers for jest, vitest and mocha, re-implemented from their documented
 //! behaviour (`swebench/harness/log_parsers/javascript.py`: `parse_log_jest` reads jest's
-//! `--verbose` output, `parse_log_vitest` vitest's `--reporter=verbose` output), and the
-//! short id such a parser reports for a carve id ([`harness_id`]).
+//! `--verbose` output, `parse_log_vitest` vitest's `--reporter=verbose` output,
+//! `parse_log_tap` TAP lines, which mocha's `--reporter tap` prints: SWE-bench has no parser
+//! of mocha's spec output), and the short id such a parser reports for a carve id
+//! ([`harness_id`]).
 //!
 //! Both parsers look at each line, stripped: jest `^(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$`
 //! gives the test's title only (describe blocks and file are not printed on the line);
@@ -48,9 +50,32 @@ pub fn parse_log_vitest(log: &str) -> BTreeMap<String, TestStatus> {
     out
 }
 
+/// SWE-bench's `parse_log_tap`: each stripped line `^(ok|not ok) (\d+) (.+)$`, `ok` passed,
+/// `not ok` failed. mocha's TAP reporter prints a pending test `ok N <title> # SKIP -`: the
+/// parser reports it as passed, under that name.
+pub fn parse_log_tap(log: &str) -> BTreeMap<String, TestStatus> {
+    let mut out = BTreeMap::new();
+    for line in log.split('\n') {
+        let line = line.trim();
+        let (status, rest) = if let Some(rest) = line.strip_prefix("not ok ") {
+            (TestStatus::Failed, rest)
+        } else if let Some(rest) = line.strip_prefix("ok ") {
+            (TestStatus::Passed, rest)
+        } else {
+            continue;
+        };
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if let Some(name) = rest[digits..].strip_prefix(' ').filter(|n| digits > 0 && !n.is_empty()) {
+            out.insert(name.to_string(), status);
+        }
+    }
+    out
+}
+
 /// The name SWE-bench's parser reports for carve id `id` of a test that ran (passed or
 /// failed): jest the title (the id's last component), vitest the id itself as vitest ≥ 3
-/// prints it (`<id> <duration>ms`).
+/// prints it (`<id> <duration>ms`), mocha (TAP) the full title: the titles after the file
+/// joined by spaces, without `#` (mocha's TAP reporter drops them).
 pub fn harness_id(kind: super::Kind, id: &str) -> Option<String> {
     harness_id_for(kind, id, TestStatus::Passed)
 }
@@ -66,10 +91,19 @@ pub fn harness_id_for(kind: super::Kind, id: &str, status: TestStatus) -> Option
         (super::Kind::Jest, TestStatus::Skipped) => Some(format!("○ skipped {title}")),
         (super::Kind::Vitest, TestStatus::Passed | TestStatus::Failed) => Some(format!("✓ {id} 1ms")),
         (super::Kind::Vitest, TestStatus::Skipped) => Some(format!("↓ {id}")),
+        (super::Kind::Mocha, TestStatus::Passed | TestStatus::Failed | TestStatus::Skipped) => {
+            let full = id.split(" > ").skip(1).collect::<Vec<_>>().join(" ").replace('#', "");
+            let skip = if status == TestStatus::Skipped { " # SKIP -" } else { "" };
+            Some(format!("ok 1 {full}{skip}"))
+        }
         _ => None,
     }
     .and_then(|line| {
-        let parsed = if kind == super::Kind::Jest { parse_log_jest(&line) } else { parse_log_vitest(&line) };
+        let parsed = match kind {
+            super::Kind::Jest => parse_log_jest(&line),
+            super::Kind::Mocha => parse_log_tap(&line),
+            _ => parse_log_vitest(&line),
+        };
         parsed.into_keys().next()
     })
 }
@@ -165,5 +199,21 @@ mod tests {
         assert_eq!(harness_id(Kind::Vitest, "t/b.test.ts > costs 1").as_deref(), Some("t/b.test.ts > costs 1"));
         assert_eq!(harness_id(Kind::Jest, "t/a.test.js > d > works").as_deref(), Some("works"));
         assert_eq!(harness_id(Kind::NodeTest, "t/a.test.js > x"), None);
+    }
+
+    #[test]
+    fn tap_lines_give_mochas_full_titles() {
+        let log = "1..4\nok 1 area of a circle\nnot ok 2 cases fails on purpose\n  AssertionError\nok 3 cases is skipped # SKIP -\nok 4 top\n# tests 4\nok x no number\n";
+        let got = parse_log_tap(log);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(got.get("area of a circle"), Some(&TestStatus::Passed));
+        assert_eq!(got.get("cases fails on purpose"), Some(&TestStatus::Failed));
+        assert_eq!(got.get("cases is skipped # SKIP -"), Some(&TestStatus::Passed));
+        assert_eq!(harness_id(Kind::Mocha, "test/a.js > area > of a circle").as_deref(), Some("area of a circle"));
+        assert_eq!(harness_id(Kind::Mocha, "test/a.js > issue #12 > top").as_deref(), Some("issue 12 top"));
+        assert_eq!(
+            harness_id_for(Kind::Mocha, "test/c.js > cases > is skipped", TestStatus::Skipped).as_deref(),
+            Some("cases is skipped # SKIP -")
+        );
     }
 }

@@ -1,12 +1,14 @@
-//! Extra set-up files for jest and node:test runs (the tracing shim's, named by the
-//! request's environment: `CARVE_EXTRA_SETUP_JEST`, `CARVE_EXTRA_SETUP_NODE`; vitest's
-//! `CARVE_EXTRA_SETUP` is read by carve's vitest reporter).
+//! Extra set-up files for jest, node:test and mocha runs (the tracing shim's, named by the
+//! request's environment: `CARVE_EXTRA_SETUP_JEST`, `CARVE_EXTRA_SETUP_NODE`,
+//! `CARVE_EXTRA_SETUP_MOCHA`; vitest's `CARVE_EXTRA_SETUP` is read by carve's vitest
+//! reporter).
 //!
 //! jest's `--setupFilesAfterEnv` on the command line replaces the configured list, so the
 //! project's own files are read from `jest --showConfig` (with the run's arguments) and
 //! passed after carve's: carve's file creates the recorder before any of them loads a
 //! probed module. node:test gets `--require <file>`, which `node --test` passes on to
-//! every test file's process.
+//! every test file's process. mocha gets `--file <file>`, which it loads before the spec
+//! files, in the same process, whatever `--ui` is active.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +17,7 @@ use crate::runner::{RunRequest, RunnerError};
 
 pub const JEST_ENV: &str = "CARVE_EXTRA_SETUP_JEST";
 pub const NODE_ENV: &str = "CARVE_EXTRA_SETUP_NODE";
+pub const MOCHA_ENV: &str = "CARVE_EXTRA_SETUP_MOCHA";
 
 /// The extra set-up file the request's environment names under `var`.
 pub fn extra(req: &RunRequest, var: &str) -> Option<String> {

@@ -38,3 +38,17 @@ fn missing_node_modules_names_the_setup_command() {
     assert!(err.contains("`npm ci`"), "{err}");
     assert!(err.contains("node_modules/.bin/vitest"), "{err}");
 }
+
+#[test]
+fn mocha_is_named_mocha_in_carve_toml_and_needs_its_binary() {
+    let cmd: TestCommand =
+        serde_json::from_str(r#"{"runner":"mocha","package_manager":"npm","args":["--ui","tdd"]}"#).unwrap();
+    let args = vec!["--ui".to_string(), "tdd".to_string()];
+    assert_eq!(cmd, TestCommand::Mocha { package_manager: PackageManager::Npm, args });
+    assert_eq!((cmd.runner_name(), spec(&cmd).map(|s| s.0)), ("mocha", Some(Kind::Mocha)));
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("package.json"), r#"{"devDependencies":{"mocha":"10"}}"#).unwrap();
+    let err = run(&RunRequest::new(dir.path(), cmd, scratch.path())).unwrap_err().to_string();
+    assert!(err.contains("`npm install`") && err.contains("node_modules/.bin/mocha"), "{err}");
+}
