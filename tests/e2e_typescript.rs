@@ -124,3 +124,39 @@ fn a_project_on_vitest_0_8_is_traced_per_test_and_carved() {
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
     drop(tmp);
 }
+
+/// A CommonJS library tested with mocha is traced per test and carved: the `area` feature
+/// goes (its tests are F2P), what other tests run stays, and the bundle re-validates.
+#[needs("node", "fixtures/javascript/mocha-geometry/node_modules")]
+fn a_library_tested_with_mocha_gives_a_validated_task() {
+    const MOCHA: &str = "javascript/mocha-geometry";
+    let (tmp, repo) = fixture_copy(MOCHA);
+    if !repo.join("node_modules").exists() {
+        let from = fixture(MOCHA).join("node_modules");
+        let ok =
+            std::process::Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
+        assert!(ok.success(), "cp -al {}", from.display());
+    }
+    let (out, tasks) = tasks_of(&repo);
+    let area = tasks
+        .iter()
+        .find(|t| {
+            t["FAIL_TO_PASS"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|id| id.as_str().unwrap().starts_with("test/area.test.js > "))
+        })
+        .unwrap_or_else(|| panic!("no task for test/area.test.js: {tasks:#?}"));
+    let p2p: Vec<&str> = area["PASS_TO_PASS"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(p2p.contains(&"test/perimeter.test.js > perimeter > of a circle"), "{p2p:?}");
+    assert!(!p2p.iter().any(|id| id.contains("fails on purpose") || id.contains("never runs")), "{p2p:?}");
+    let bundle = out.path().join(area["instance_id"].as_str().unwrap());
+    let gold = std::fs::read_to_string(bundle.join("gold.patch")).unwrap();
+    for name in ["function circleArea", "function triangleArea", "function halve"] {
+        assert!(gold.contains(name), "the gold patch restores {name}:\n{gold}");
+    }
+    assert!(!gold.contains("function round"), "round stays: the perimeter tests run it\n{gold}");
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+    drop(tmp);
+}

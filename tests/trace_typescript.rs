@@ -251,3 +251,32 @@ fn jest_trace_keeps_the_projects_own_setup_files() {
     assert_eq!(t.statuses.get(id), Some(&TestStatus::Passed), "{:?}", t.statuses);
     assert!(t.trace.test(id).unwrap().hits.contains("src/math.js::add"));
 }
+
+#[needs("node", "fixtures/javascript/mocha-geometry/node_modules")]
+fn mocha_trace_attributes_hits_per_test_with_the_reporters_ids() {
+    let args = ["--require", "./support/setup.js"].map(String::from).to_vec();
+    let mocha = TestCommand::Mocha { package_manager: PackageManager::Npm, args };
+    let t = trace_fixture("javascript/mocha-geometry", mocha, TraceMode::FirstHits);
+    assert_ids_are_the_runners(&t);
+    let circle = t.trace.test("test/area.test.js > area > of a circle").unwrap();
+    assert!(circle.hits.contains("lib/area.js::circleArea") && circle.hits.contains("lib/units.js::round"));
+    assert!(!circle.hits.contains("lib/area.js::rectangleArea"), "{:?}", circle.hits);
+    assert!(circle.edges.contains(&edge("lib/area.js::circleArea", "lib/units.js::round")));
+    let flat = t.trace.test("test/area.test.js > area > triangle > is zero when flat").unwrap();
+    assert!(flat.edges.contains(&edge("lib/area.js::triangleArea", "lib/area.js::halve")), "{:?}", flat.edges);
+    // The suite/test names (tdd-style) and a nested folder are the same kind of id.
+    let perimeter = t.trace.test("test/perimeter.test.js > perimeter > of a rectangle").unwrap();
+    assert!(perimeter.hits.contains("lib/perimeter.js::sumOfSides"), "{:?}", perimeter.hits);
+    assert!(!perimeter.hits.contains("lib/perimeter.js::circlePerimeter"));
+    let inches = t.trace.test("test/nested/units.test.js > units > converts inches (a.k.a. [in]) to cm").unwrap();
+    assert!(inches.hits.contains("lib/units.js::inchesToCm") && !inches.hits.contains("lib/area.js::circleArea"));
+    // A failing test is traced too; the test a hook stopped ran nothing of its own.
+    assert!(
+        t.trace
+            .test("test/cases.test.js > cases > fails on purpose")
+            .unwrap()
+            .hits
+            .contains("lib/area.js::rectangleArea")
+    );
+    assert!(t.trace.test("test/cases.test.js > cases > broken hook > never runs").is_none());
+}

@@ -18,13 +18,15 @@
 //! | `CARVE_EXTRA_SETUP` | set-up files carve's vitest reporter puts first in `setupFiles` |
 //! | `CARVE_EXTRA_SETUP_JEST` | carve's runner puts it first in jest's `setupFilesAfterEnv` |
 //! | `CARVE_EXTRA_SETUP_NODE` | carve's runner preloads it (`--require`) under node:test |
+//! | `CARVE_EXTRA_SETUP_MOCHA` | carve's runner loads it before the spec files (`--file`) under mocha |
 //! | `NODE_OPTIONS` | the caller's, plus `--require carve_trace_child.cjs`: a Node child process a test starts records under that test (`CARVE_CURRENT_TEST`) |
 //!
 //! Per-test attribution goes through each runner's own hooks, `beforeEach`/`afterEach` in
 //! a set-up file, with the id carve's reporter gives the test: vitest's task names
 //! (`carve_trace_vitest.mjs`), jest-circus's running test and its describe blocks
 //! (`carve_trace_jest.cjs`), node:test's global hooks and the context's `fullName`
-//! (`carve_trace_node.cjs`; subtests record into their own bucket while they run).
+//! (`carve_trace_node.cjs`; subtests record into their own bucket while they run), root-level
+//! hooks of mocha's active interface and the test's parent suites (`carve_trace_mocha.cjs`).
 
 pub mod probe;
 
@@ -45,6 +47,7 @@ pub const RUNTIME_FILES: &[(&str, &str)] = &[
     ("carve_trace_vitest.mjs", include_str!("../../../../shims/node/carve_trace_vitest.mjs")),
     ("carve_trace_jest.cjs", include_str!("../../../../shims/node/carve_trace_jest.cjs")),
     ("carve_trace_node.cjs", include_str!("../../../../shims/node/carve_trace_node.cjs")),
+    ("carve_trace_mocha.cjs", include_str!("../../../../shims/node/carve_trace_mocha.cjs")),
     ("carve_trace_child.cjs", include_str!("../../../../shims/node/carve_trace_child.cjs")),
 ];
 
@@ -222,6 +225,7 @@ impl TraceShim for TypeScriptShim {
                 ("CARVE_EXTRA_SETUP".into(), runtime.join("carve_trace_vitest.mjs").display().to_string()),
                 (setup::JEST_ENV.into(), runtime.join("carve_trace_jest.cjs").display().to_string()),
                 (setup::NODE_ENV.into(), runtime.join("carve_trace_node.cjs").display().to_string()),
+                (setup::MOCHA_ENV.into(), runtime.join("carve_trace_mocha.cjs").display().to_string()),
                 ("NODE_OPTIONS".into(), node_options(&runtime.join("carve_trace_child.cjs"))),
             ],
             args: Vec::new(),
