@@ -38,6 +38,7 @@ mod report;
 pub mod selection;
 pub mod setup;
 pub mod test_ids;
+mod unbuilt;
 mod version;
 
 use std::cell::RefCell;
@@ -523,6 +524,16 @@ impl Job {
                 command: command.into(),
                 after,
                 tail,
+            };
+        }
+        if let Some(spec) = unbuilt::missing_relative_module(&tail) {
+            return RunnerError::Collection {
+                runner: self.kind.name(),
+                root: root.to_path_buf(),
+                command: command.into(),
+                exit_code: ended.exit_code,
+                hint: unbuilt::hint(root, &spec),
+                tail: last_lines(&tail, 40),
             };
         }
         let missing_module =
