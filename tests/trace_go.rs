@@ -45,7 +45,8 @@ fn run_traced(dir: &Path, repo: &Path, mode: TraceMode) -> GoRun {
     let tree = dir.join("tree");
     copy_dir(repo, &tree);
     let (shim_dir, trace_dir) = (dir.join("shim"), dir.join("trace"));
-    let req = TraceRequest { index: &index, repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode };
+    let req =
+        TraceRequest { index: &index, repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode, env: &[] };
     let setup = carve_languages::go::trace::shim().prepare(&req).unwrap();
     let command = TestCommand::GoTest { args: Vec::new(), packages: None };
     let mut run = RunRequest::new(&tree, command, dir.join("scratch"));

@@ -13,6 +13,7 @@ use carve_languages::runner::{RunRequest, TestCommand, TestStatus};
 use carve_languages::trace::{TraceMode, TraceRequest};
 use carve_tracer::trace::{Caller, Trace};
 use common::*;
+use std::path::Path;
 
 fn edge(caller: &str, callee: &str) -> (Caller, String) {
     (Caller::parse(caller), callee.to_string())
@@ -41,10 +42,17 @@ struct Probed {
 }
 
 fn probed(rel: &str) -> Probed {
+    probed_in(rel, &[], |_, _| {})
+}
+
+/// [`probed`] with the variables of an environment, whose files `link` puts into the copy
+/// (given the temporary folder and the copy) before the shim installs.
+fn probed_in(rel: &str, env: &[(String, String)], link: impl FnOnce(&Path, &Path)) -> Probed {
     let (tmp, repo) = fixture_copy(rel);
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
     let tree = tmp.path().join("tree");
     copy_dir(&repo, &tree);
+    link(tmp.path(), &tree);
     let (shim_dir, trace_dir, scratch) = (tmp.path().join("shim"), tmp.path().join("trace"), tmp.path().join("s"));
     std::fs::create_dir_all(&scratch).unwrap();
     let shim = carve_languages::support(carve_languages::Language::Rust).trace_shim().expect("a Rust shim");
@@ -55,6 +63,7 @@ fn probed(rel: &str) -> Probed {
         shim_dir: &shim_dir,
         trace_dir: &trace_dir,
         mode: TraceMode::FirstHits,
+        env,
     };
     let setup = shim.prepare(&req).unwrap();
     std::fs::create_dir_all(&trace_dir).unwrap();
@@ -198,4 +207,49 @@ fn doctests_with_their_own_main_record_under_their_own_ids() {
     assert_eq!(hits("cube (example 2)"), ["src/lib.rs::cube", "src/lib.rs::halve"]);
     assert!(trace.test(&id("bump")).is_none(), "{:?}", trace.test(&id("bump")));
     assert_eq!(trace.test("doctest_main::tests::doubles").map(|t| t.hits.len()), Some(1));
+}
+
+/// A crate with no `Cargo.lock` of its own, run in an environment `carve env` made (its lock
+/// file linked into the copy, its `CARGO_HOME` holding what that lock names): the shim adds
+/// its runtime crate to the environment's lock, resolving with the environment's variables,
+/// and leaves the environment's file alone. Before, `cargo metadata` resolved a fresh lock
+/// from the user's own cargo cache: bluss/arrayvec got `borsh 1.5.7` where the environment
+/// had fetched 1.8.1, and every traced run stopped offline ("dependencies are missing").
+/// Here the dependency exists only in the environment's vendored source.
+#[needs("cargo")]
+fn the_probed_crate_resolves_in_its_environment() {
+    let lock = "version = 3\n\n[[package]]\nname = \"carve_env_dep\"\nversion = \"0.1.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"env_lock\"\nversion = \"0.1.0\"\ndependencies = [\n \"carve_env_dep\",\n]\n";
+    let env_dir = tempfile::tempdir().unwrap();
+    let (home, vendor) = (env_dir.path().join("cargo-home"), env_dir.path().join("vendor/carve_env_dep"));
+    std::fs::create_dir_all(vendor.join("src")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let replace = format!(
+        "[source.crates-io]\nreplace-with = \"vendored\"\n[source.vendored]\ndirectory = {:?}\n",
+        env_dir.path().join("vendor").display().to_string()
+    );
+    std::fs::write(home.join("config.toml"), replace).unwrap();
+    std::fs::write(
+        vendor.join("Cargo.toml"),
+        "[package]\nname = \"carve_env_dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(vendor.join("src/lib.rs"), "pub fn twice(x: u32) -> u32 { x * 2 }\n").unwrap();
+    std::fs::write(vendor.join(".cargo-checksum.json"), "{\"files\":{},\"package\":null}").unwrap();
+    let env_lock = env_dir.path().join("Cargo.lock");
+    std::fs::write(&env_lock, lock).unwrap();
+    let vars = vec![
+        ("CARGO_HOME".to_string(), home.display().to_string()),
+        ("CARGO_NET_OFFLINE".to_string(), "true".to_string()),
+    ];
+    let Probed { tmp: _tmp, tree, trace_dir, scratch, setup, .. } =
+        probed_in("rust/env-lock", &vars, |_, tree| std::fs::hard_link(&env_lock, tree.join("Cargo.lock")).unwrap());
+    assert_eq!(std::fs::read_to_string(&env_lock).unwrap(), lock, "the environment's lock file was rewritten");
+    assert!(std::fs::read_to_string(tree.join("Cargo.lock")).unwrap().contains("carve_probe"));
+    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: false, nextest: false };
+    let mut run = RunRequest::new(&tree, command, scratch);
+    run.env = [vars, setup.env.clone()].concat();
+    let result = carve_languages::run_tests(&run).unwrap();
+    assert_eq!(result.status("double::doubles"), TestStatus::Passed, "{:?}", result.statuses);
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    assert!(trace.test("double::doubles").is_some_and(|t| t.hits.contains("src/lib.rs::double")));
 }

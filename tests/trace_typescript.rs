@@ -56,8 +56,15 @@ fn trace_fixture_with(fixture: &str, command: TestCommand, mode: TraceMode, extr
     }
     let index = DefinitionIndex::build(&repo, &Default::default()).unwrap();
     let (shim_dir, trace_dir) = (tmp.path().join("shim"), tmp.path().join("trace"));
-    let req =
-        TraceRequest { index: &index, repo: &repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode };
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &shim_dir,
+        trace_dir: &trace_dir,
+        mode,
+        env: &[],
+    };
     let shim = &carve_languages::typescript::trace::SHIM;
     let setup = shim.prepare(&req).unwrap();
     let mut run = RunRequest::new(&tree, command, tmp.path().join("scratch"));

@@ -23,8 +23,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let index = DefinitionIndex::build(&repo, &Default::default())?;
     let language = index.files.values().map(|f| f.language).find(|l| shim_for(*l).is_some());
     let shim = language.and_then(shim_for).ok_or("no indexed file of a language with a tracing shim")?;
-    let req =
-        TraceRequest { index: &index, repo: &repo, tree: &tree, shim_dir: &shim_dir, trace_dir: &trace_dir, mode };
+    let req = TraceRequest {
+        index: &index,
+        repo: &repo,
+        tree: &tree,
+        shim_dir: &shim_dir,
+        trace_dir: &trace_dir,
+        mode,
+        env: &[],
+    };
     let setup = shim.prepare(&req)?;
     let out = serde_json::json!({
         "env": setup.env.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),

@@ -68,6 +68,10 @@ pub struct TraceRequest<'a> {
     /// Where the runtime writes its trace files (`docs/trace-format.md`).
     pub trace_dir: &'a Path,
     pub mode: TraceMode,
+    /// The variables of the environment `carve env` made (`CARGO_HOME` …), whose installed
+    /// files are already in `tree`: a shim that runs the project's tool while installing
+    /// (Rust: `cargo metadata`) runs it with them. Empty without an environment.
+    pub env: &'a [(String, String)],
 }
 
 /// How to run the tests traced, as [`TraceShim::prepare`] returns it.

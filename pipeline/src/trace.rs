@@ -323,6 +323,15 @@ fn traced_run(
     tree::shadow_copy(&session.repo, &tree, carve_languages::skip_policy())?;
     let trace_dir = scratch.join("trace");
     std::fs::create_dir_all(&trace_dir)?;
+    // The environment's installed files go in before the shim installs: the Rust shim
+    // resolves its runtime crate into the environment's `Cargo.lock`, with its `CARGO_HOME`
+    // (resolved without them, a crate with no lock file of its own got versions the
+    // environment never fetched, and the traced run could not build offline).
+    let mut env_vars = Vec::new();
+    if let (Some(active), None) = (&session.environment, &session.image) {
+        active.prepare(&tree)?;
+        env_vars = active.vars();
+    }
     // The output folder: the shim installs under it and keeps what it hands its runtime
     // there (the Python probe map, which users and the benchmark run the shim by hand with).
     let request = TraceRequest {
@@ -332,6 +341,7 @@ fn traced_run(
         shim_dir: &session.out,
         trace_dir: &trace_dir,
         mode,
+        env: &env_vars,
     };
     let setup =
         shim.prepare(&request).with_context(|| format!("failed to install the {} tracing shim", shim.name()))?;

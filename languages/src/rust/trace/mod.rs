@@ -55,7 +55,7 @@ impl TraceShim for RustTraceShim {
 
     fn prepare(&self, req: &TraceRequest) -> Result<TraceSetup, TraceShimError> {
         let runtime = req.shim_dir.join(RUNTIME_DIR);
-        let report = instrument(req.index, req.tree, &runtime)?;
+        let report = instrument(req.index, req.tree, &runtime, req.env)?;
         let mut notes = report.notes;
         if report.probes == 0 {
             notes.push(format!(
@@ -239,7 +239,12 @@ pub fn add_dependency(manifest: &str, runtime: &Path) -> String {
 
 /// Inserts the probes into the Rust files of `tree` (a copy of the indexed repository),
 /// writes the runtime crate into `runtime` and makes the probed packages depend on it.
-pub fn instrument(index: &DefinitionIndex, tree: &Path, runtime: &Path) -> Result<Instrumented, TraceShimError> {
+pub fn instrument(
+    index: &DefinitionIndex,
+    tree: &Path,
+    runtime: &Path,
+    env: &[(String, String)],
+) -> Result<Instrumented, TraceShimError> {
     let mut report = Instrumented::default();
     let mut packages = BTreeMap::new();
     let mut files: Vec<(&FileIndex, Package)> = Vec::new();
@@ -329,7 +334,7 @@ pub fn instrument(index: &DefinitionIndex, tree: &Path, runtime: &Path) -> Resul
     write_runtime(&runtime, &nodes, &file_list, &[], tree)?;
     if !report.manifests.is_empty() {
         // The lock file gains carve_probe; the workspace's targets give the labels.
-        let ws = metadata(tree)?;
+        let ws = metadata(tree, env)?;
         write_runtime(&runtime, &nodes, &file_list, &labels(&ws), tree)?;
     }
     report.notes.sort();
@@ -354,14 +359,16 @@ fn labels(ws: &Workspace) -> Vec<(String, String, bool)> {
     out
 }
 
-/// `cargo metadata` in the copy (resolving offline first): writes the runtime's entry into
-/// `Cargo.lock` and returns the workspace's targets.
-fn metadata(tree: &Path) -> Result<Workspace, TraceShimError> {
+/// `cargo metadata` in the copy (resolving offline first) with the environment's variables
+/// `env`: writes the runtime's entry into `Cargo.lock` and returns the workspace's targets.
+fn metadata(tree: &Path, env: &[(String, String)]) -> Result<Workspace, TraceShimError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    unshare_lock(tree)?;
     let mut last = String::new();
     for offline in [true, false] {
         let mut cmd = Command::new(&cargo);
         cmd.args(["metadata", "--format-version", "1"]).current_dir(tree);
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         if offline {
             cmd.arg("--offline");
         }
@@ -382,6 +389,19 @@ fn metadata(tree: &Path) -> Result<Workspace, TraceShimError> {
             last.trim()
         ),
     })
+}
+
+/// Make the copy's `Cargo.lock` a file of its own: an environment's lock file is linked into
+/// the copy (a hard link), and cargo rewrites the lock in place when it adds the runtime.
+fn unshare_lock(tree: &Path) -> Result<(), TraceShimError> {
+    let lock = tree.join("Cargo.lock");
+    let Ok(meta) = std::fs::symlink_metadata(&lock) else { return Ok(()) };
+    if meta.file_type().is_symlink() || std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        let text = std::fs::read(&lock).map_err(io(&lock))?;
+        std::fs::remove_file(&lock).map_err(io(&lock))?;
+        std::fs::write(&lock, text).map_err(io(&lock))?;
+    }
+    Ok(())
 }
 
 /// The runtime crate with its table.
