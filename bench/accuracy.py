@@ -88,9 +88,12 @@ def test_files(commit):
 
 
 def added_code(commit):
-    """Definitions the commit added outside test files."""
+    """Definitions the commit added outside test files, less the tests it added (a Rust
+    `#[test]` in a source file's `#[cfg(test)] mod tests` is a definition of that file, and a
+    test, not feature code)."""
     tests = test_files(commit)
-    return {d for d in commit["definitions"]["added"] if d.split("::", 1)[0] not in tests}
+    added_tests = set(commit["tests"]["added"])
+    return {d for d in commit["definitions"]["added"] if d.split("::", 1)[0] not in tests and d not in added_tests}
 
 
 def pytest_id(node):
