@@ -19,7 +19,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    match carve_languages::rust::trace::instrument(&index, &tree, &runtime) {
+    match carve_languages::rust::trace::instrument(&index, &tree, &runtime, &[]) {
         Ok(r) => println!(
             "{}",
             serde_json::json!({

@@ -323,13 +323,7 @@ pub fn instrument(
         report.probes += probed.probes;
     }
     let runtime = std::path::absolute(runtime).unwrap_or_else(|_| runtime.to_path_buf());
-    for dir in probed_packages.keys() {
-        let rel = if dir.is_empty() { "Cargo.toml".to_string() } else { format!("{dir}/Cargo.toml") };
-        let abs = tree.join(&rel);
-        let text = std::fs::read_to_string(&abs).map_err(io(&abs))?;
-        std::fs::write(&abs, add_dependency(&text, &runtime)).map_err(io(&abs))?;
-        report.manifests.push(rel);
-    }
+    report.manifests = depend_on_runtime(tree, probed_packages.keys(), &runtime)?;
     let file_list: Vec<&str> = files.iter().map(|(f, _)| f.path.as_str()).collect();
     write_runtime(&runtime, &nodes, &file_list, &[], tree)?;
     if !report.manifests.is_empty() {
@@ -339,6 +333,23 @@ pub fn instrument(
     }
     report.notes.sort();
     Ok(report)
+}
+
+/// Make the manifests of the packages in `dirs` depend on the runtime crate; their paths.
+fn depend_on_runtime<'a>(
+    tree: &Path,
+    dirs: impl Iterator<Item = &'a String>,
+    runtime: &Path,
+) -> Result<Vec<String>, TraceShimError> {
+    let mut manifests = Vec::new();
+    for dir in dirs {
+        let rel = if dir.is_empty() { "Cargo.toml".to_string() } else { format!("{dir}/Cargo.toml") };
+        let abs = tree.join(&rel);
+        let text = std::fs::read_to_string(&abs).map_err(io(&abs))?;
+        std::fs::write(&abs, add_dependency(&text, runtime)).map_err(io(&abs))?;
+        manifests.push(rel);
+    }
+    Ok(manifests)
 }
 
 /// `probed` parses as a Rust file (syn: rustc's grammar) whenever `original` does.
