@@ -78,11 +78,23 @@ fn one_run_at_a_time() -> MutexGuard<'static, ()> {
 /// The working containers this process left (named `carve-run-<pid>-…`).
 fn leftover_containers() -> Vec<String> {
     let prefix = format!("carve-run-{}-", std::process::id());
-    all_containers().into_iter().filter(|l| l.starts_with(&prefix)).collect()
+    every_container().into_iter().filter(|l| l.starts_with(&prefix)).collect()
+}
+
+/// Every container of the engine, by name, but those other carve processes run
+/// (`carve-<purpose>-<pid>-…` of another pid: the e2e tests and any `carve --runtime oci` on
+/// the machine run beside these tests).
+fn all_containers() -> Vec<String> {
+    let mine = std::process::id().to_string();
+    let foreign = |name: &str| {
+        let mut parts = name.split('-');
+        parts.next() == Some("carve") && parts.nth(1).is_some_and(|pid| pid.parse::<u32>().is_ok() && pid != mine)
+    };
+    every_container().into_iter().filter(|n| !foreign(n)).collect()
 }
 
 /// Every container of the engine, by name.
-fn all_containers() -> Vec<String> {
+fn every_container() -> Vec<String> {
     let engine = engine();
     let out = match engine.kind() {
         EngineKind::Buildah => Command::new("buildah").args(["containers", "--format", "{{.ContainerName}}"]).output(),
