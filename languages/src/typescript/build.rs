@@ -14,8 +14,8 @@ use crate::build::BuildCheckError;
 /// has none, of `node_modules_from` (typically the original repository, whose installed
 /// packages the masked copy does not carry): it is linked in for the run and removed again.
 pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result<(), BuildCheckError> {
-    let tsconfig = root.join("tsconfig.json");
-    if !tsconfig.is_file() {
+    let projects = projects(root);
+    if projects.is_empty() {
         // Plain JavaScript has nothing to type-check (its masked files were re-parsed
         // already); TypeScript without a tsconfig cannot be checked the project's way.
         let has_typescript = crate::walk::source_files(root, &[], &[])
@@ -25,7 +25,7 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
             Err(BuildCheckError::NotCheckable {
                 root: root.to_path_buf(),
                 message: format!(
-                    "{} has no tsconfig.json; carve type-checks TypeScript projects with `tsc --noEmit -p tsconfig.json`",
+                    "{} has no tsconfig.json, nor have its packages; carve type-checks TypeScript projects with `tsc --noEmit -p tsconfig.json`",
                     root.display()
                 ),
             })
@@ -57,14 +57,40 @@ pub fn build_check_with(root: &Path, node_modules_from: Option<&Path>) -> Result
             }
         }
     }
-    let command = "npx --no-install tsc --noEmit --pretty false -p tsconfig.json".to_string();
-    let result = Command::new("npx")
-        .args(["--no-install", "tsc", "--noEmit", "--pretty", "false", "-p", "tsconfig.json"])
-        .current_dir(root)
-        .output();
+    let result = projects.iter().try_for_each(|project| tsc(root, project));
     if let Some(l) = linked {
         let _ = std::fs::remove_file(&l);
     }
+    result
+}
+
+/// The TypeScript projects to check, relative to `root`: its `tsconfig.json`, else those of
+/// its packages (a monorepo whose root has only a `tsconfig.base.json`, as change-case:
+/// `packages/*/tsconfig.json`), up to three folders down, outside `node_modules`, in order.
+fn projects(root: &Path) -> Vec<String> {
+    if root.join("tsconfig.json").is_file() {
+        return vec!["tsconfig.json".into()];
+    }
+    let mut found: Vec<String> = ignore::WalkBuilder::new(root)
+        .max_depth(Some(4))
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != "node_modules")
+        .build()
+        .flatten()
+        .filter(|e| e.depth() >= 2 && e.file_type().is_some_and(|t| t.is_file()) && e.file_name() == "tsconfig.json")
+        .filter_map(|e| e.path().strip_prefix(root).ok().map(|p| p.to_string_lossy().replace('\\', "/")))
+        .collect();
+    found.sort();
+    found
+}
+
+/// `tsc --noEmit -p PROJECT` in `root`.
+fn tsc(root: &Path, project: &str) -> Result<(), BuildCheckError> {
+    let command = format!("npx --no-install tsc --noEmit --pretty false -p {project}");
+    let result = Command::new("npx")
+        .args(["--no-install", "tsc", "--noEmit", "--pretty", "false", "-p", project])
+        .current_dir(root)
+        .output();
     let out = result.map_err(|source| BuildCheckError::Spawn {
         command: command.clone(),
         root: root.to_path_buf(),

@@ -65,6 +65,36 @@ fn build_check_reports_tsc_output() {
     crate::typescript::build_check(js.path()).expect("plain JavaScript has nothing to type-check");
 }
 
+/// A monorepo whose root has no tsconfig.json (change-case: `tsconfig.base.json` at the root,
+/// `packages/*/tsconfig.json`) is checked package by package, and an error is located in its
+/// package's file as seen from the root.
+#[carve_testutil::needs("fixtures/typescript/ledger/node_modules/.bin/tsc")]
+fn a_monorepo_is_checked_per_package() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write("package.json", r#"{"private": true, "workspaces": ["packages/*"]}"#);
+    write("tsconfig.base.json", r#"{"compilerOptions": {"strict": true, "module": "commonjs", "target": "es2020"}}"#);
+    for name in ["a", "b"] {
+        write(
+            &format!("packages/{name}/tsconfig.json"),
+            r#"{"extends": "../../tsconfig.base.json", "include": ["src"]}"#,
+        );
+        write(&format!("packages/{name}/src/index.ts"), "export const one: number = 1;\n");
+    }
+    let check = || crate::typescript::build::build_check_with(dir.path(), Some(&fixture_root()));
+    check().expect("both packages type-check");
+    write("packages/b/src/index.ts", "export const one: number = \"one\";\n");
+    let e = check().expect_err("package b has a type error");
+    let text = e.to_string();
+    assert!(text.contains("-p packages/b/tsconfig.json") && text.contains("TS2322"), "{text}");
+    let located = crate::typescript::build::error_locations(dir.path(), &text);
+    assert_eq!(located, vec![("packages/b/src/index.ts".to_string(), 1)], "{text}");
+}
+
 /// Tricky layouts in all three dialects: every definition removed on its own (deleted or
 /// stubbed, as the split decides) leaves a file that parses.
 #[test]
