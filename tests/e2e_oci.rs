@@ -195,6 +195,9 @@ fn a_rust_bundle_validates_the_same_in_its_image_as_here() {
     assert!(dockerfile.contains("FROM rust:1.95-slim-bookworm"), "{dockerfile}");
     assert!(dockerfile.contains("cargo fetch --locked"), "{dockerfile}");
     assert!(dockerfile.contains("ENV CARGO_NET_OFFLINE=true"), "{dockerfile}");
+    // The fixture commits no Cargo.lock (as bitflags): the one `carve env` generated is
+    // linked into the image's source, and so into the state trees the runs there use.
+    assert!(dockerfile.contains("ln -s /opt/carve-env/src/Cargo.lock /work/repo/Cargo.lock"), "{dockerfile}");
     same_inside_and_out(envs.path(), &repo, &bundle);
     let _ = carve_core::oci::Engine::detect().unwrap().remove_image(&image_of(&bundle));
 }

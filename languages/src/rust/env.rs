@@ -241,16 +241,22 @@ impl EnvSupport for RustEnv {
         let mut context_files = BTreeMap::new();
         let locked = plan.inputs.iter().any(|i| i == "Cargo.lock");
         let mut after_source = Vec::new();
+        let (mut install, mut linked) = (Vec::new(), Vec::new());
         if !locked {
+            // Linked into the source as every local run tree gets it, so the state trees
+            // of the runs in the image get it too (a copy into the source alone reached
+            // the image's source but not the states: bitflags' 24 tasks failed their
+            // re-check with "run `cargo generate-lockfile`").
             context_files.insert(
                 "Cargo.lock".to_string(),
                 std::fs::read_to_string(env.join("src/Cargo.lock")).unwrap_or_default(),
             );
-            after_source.push(Step::new(
-                &["cp", "{env}/Cargo.lock", &format!("{IMAGE_REPO}/Cargo.lock")],
+            install.push(Step::new(
+                &["cp", "{env}/Cargo.lock", "{env}/src/Cargo.lock"],
                 StepDir::Env,
                 "the Cargo.lock carve generated",
             ));
+            linked.push("Cargo.lock".to_string());
         }
         // cargo reads every target of the manifests, so the fetch follows the source.
         let fetch = format!("cd {IMAGE_REPO} && cargo fetch --locked");
@@ -262,10 +268,10 @@ impl EnvSupport for RustEnv {
             base: format!("rust:{minor}-slim-bookworm"),
             inputs: Vec::new(),
             context_files,
-            install: Vec::new(),
+            install,
             after_source,
             env: vec![("CARGO_HOME".into(), "{env}/cargo-home".into()), ("CARGO_NET_OFFLINE".into(), "true".into())],
-            linked: Vec::new(),
+            linked,
         }
     }
 }
