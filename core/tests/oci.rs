@@ -81,18 +81,6 @@ fn leftover_containers() -> Vec<String> {
     every_container().into_iter().filter(|l| l.starts_with(&prefix)).collect()
 }
 
-/// Every container of the engine, by name, but those other carve processes run
-/// (`carve-<purpose>-<pid>-…` of another pid: the e2e tests and any `carve --runtime oci` on
-/// the machine run beside these tests).
-fn all_containers() -> Vec<String> {
-    let mine = std::process::id().to_string();
-    let foreign = |name: &str| {
-        let mut parts = name.split('-');
-        parts.next() == Some("carve") && parts.nth(1).is_some_and(|pid| pid.parse::<u32>().is_ok() && pid != mine)
-    };
-    every_container().into_iter().filter(|n| !foreign(n)).collect()
-}
-
 /// Every container of the engine, by name.
 fn every_container() -> Vec<String> {
     let engine = engine();
@@ -192,9 +180,16 @@ fn a_command_past_its_timeout_is_killed_its_results_still_come_out_and_its_conta
 #[needs("buildah")]
 fn a_failed_build_says_why_and_a_missing_base_or_image_is_named() {
     let ctx = tempfile::tempdir().unwrap();
-    write_files(ctx.path(), &[("Dockerfile", "FROM debian:bookworm-slim\nRUN echo boom-marker; exit 7\n")]);
+    // The base under a name of this process's own: the build's working container is named
+    // after it, so a container it leaves is told from those of builds running beside (the
+    // e2e tests build images at the same time).
+    let base = format!("localhost/carve-failing-base-{}:1", std::process::id());
+    let kind = engine().kind().name();
+    let tagged = Command::new(kind).args(["tag", "debian:bookworm-slim", &base]).status().unwrap();
+    assert!(tagged.success(), "{kind} tag debian:bookworm-slim {base}");
+    write_files(ctx.path(), &[("Dockerfile", &format!("FROM {base}\nRUN echo boom-marker; exit 7\n"))]);
     let _serial = one_run_at_a_time();
-    let before = all_containers();
+    let before = every_container();
     let failing = TestImage::new("failing");
     let err = engine().build(&BuildSpec::new(ctx.path(), ctx.path().join("Dockerfile"), &failing.0)).unwrap_err();
     let text = err.to_string();
@@ -213,7 +208,12 @@ fn a_failed_build_says_why_and_a_missing_base_or_image_is_named() {
         &RunSpec { command: vec!["true".into()], ..RunSpec::new(Duration::from_secs(60)) },
     );
     assert!(matches!(err, Err(OciError::ImageMissing { .. })), "{err:?}");
-    assert_eq!(all_containers(), before, "a failed build or run left a container");
+    let _ = Command::new(kind).args(["rmi", &base]).output();
+    let stem = format!("carve-failing-base-{}", std::process::id());
+    let left: Vec<String> =
+        every_container().into_iter().filter(|n| n.contains(&stem) && !before.contains(n)).collect();
+    assert_eq!(left, Vec::<String>::new(), "a failed build left a container");
+    assert_eq!(leftover_containers(), Vec::<String>::new(), "a failed run left a container");
 }
 
 #[needs("buildah")]
