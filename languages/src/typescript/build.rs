@@ -84,13 +84,25 @@ fn projects(root: &Path) -> Vec<String> {
     found
 }
 
-/// `tsc --noEmit -p PROJECT` in `root`.
+/// `tsc --noEmit -p PROJECT` in `root`, with `--composite false --incremental false`: a
+/// composite or incremental project (change-case's) otherwise writes its `.tsbuildinfo` even
+/// with `--noEmit`, and the checked tree (a state of the task) would no longer be the tree
+/// it was. A compiler older than those options (TypeScript < 3.4, `error TS5023`) is run
+/// without them.
 fn tsc(root: &Path, project: &str) -> Result<(), BuildCheckError> {
-    let command = format!("npx --no-install tsc --noEmit --pretty false -p {project}");
-    let result = Command::new("npx")
-        .args(["--no-install", "tsc", "--noEmit", "--pretty", "false", "-p", project])
-        .current_dir(root)
-        .output();
+    const NO_BUILD_INFO: [&str; 4] = ["--composite", "false", "--incremental", "false"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--no-install", "tsc", "--noEmit", "--pretty", "false"];
+        args.extend_from_slice(extra);
+        args.extend(["-p", project]);
+        (format!("npx {}", args.join(" ")), Command::new("npx").args(&args).current_dir(root).output())
+    };
+    let (mut command, mut result) = run(&NO_BUILD_INFO);
+    if let Ok(out) = &result {
+        if !out.status.success() && String::from_utf8_lossy(&out.stdout).contains("error TS5023") {
+            (command, result) = run(&[]);
+        }
+    }
     let out = result.map_err(|source| BuildCheckError::Spawn {
         command: command.clone(),
         root: root.to_path_buf(),

@@ -77,7 +77,12 @@ fn a_monorepo_is_checked_per_package() {
         std::fs::write(p, text).expect("write");
     };
     write("package.json", r#"{"private": true, "workspaces": ["packages/*"]}"#);
-    write("tsconfig.base.json", r#"{"compilerOptions": {"strict": true, "module": "commonjs", "target": "es2020"}}"#);
+    // Composite, as change-case's: tsc would write packages/*/tsconfig.tsbuildinfo into the
+    // checked tree, even with --noEmit.
+    write(
+        "tsconfig.base.json",
+        r#"{"compilerOptions": {"strict": true, "module": "commonjs", "target": "es2020", "composite": true}}"#,
+    );
     for name in ["a", "b"] {
         write(
             &format!("packages/{name}/tsconfig.json"),
@@ -87,6 +92,14 @@ fn a_monorepo_is_checked_per_package() {
     }
     let check = || crate::typescript::build::build_check_with(dir.path(), Some(&fixture_root()));
     check().expect("both packages type-check");
+    let written: Vec<_> = ignore::WalkBuilder::new(dir.path())
+        .standard_filters(false)
+        .build()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tsbuildinfo"))
+        .map(|e| e.path().display().to_string())
+        .collect();
+    assert!(written.is_empty(), "the check wrote into the tree: {written:?}");
     write("packages/b/src/index.ts", "export const one: number = \"one\";\n");
     let e = check().expect_err("package b has a type error");
     let text = e.to_string();
