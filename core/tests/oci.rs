@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use carve_core::oci::{BuildSpec, Engine, EngineKind, ImageInfo, OciError, RunSpec};
@@ -70,9 +70,12 @@ fn build_small_image(ctx: &Path, tag: &str) -> ImageInfo {
 
 /// Held by the tests that build or run, so that each sees only its own containers in the
 /// engine's list.
-fn one_run_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// A lock on a file, not a mutex: nextest runs each test in a process of its own.
+fn one_run_at_a_time() -> std::fs::File {
+    let path = std::env::temp_dir().join("carve-core-oci-tests.lock");
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).unwrap();
+    file.lock().unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+    file
 }
 
 /// The working containers this process left (named `carve-run-<pid>-…`).
