@@ -16,9 +16,14 @@ const FIXTURE: &str = "typescript/ledger";
 
 /// A copy of the fixture with its installed node_modules hard-linked in.
 fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, repo) = fixture_copy(FIXTURE);
+    copy_with_modules(FIXTURE)
+}
+
+/// `fixtures/<name>` copied, with its installed `node_modules` hard-linked in.
+fn copy_with_modules(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy(name);
     if !repo.join("node_modules").exists() {
-        let from = fixture(FIXTURE).join("node_modules");
+        let from = fixture(name).join("node_modules");
         let ok =
             std::process::Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
         assert!(ok.success(), "cp -al {}", from.display());
@@ -94,13 +99,7 @@ fn tasks_give_several_validated_bundles_that_recheck_independently() {
 /// carved like any other: the `format` feature goes, `units` stays (format's code runs it).
 #[needs("node", "fixtures/typescript/vitest-old/node_modules")]
 fn a_project_on_vitest_0_8_is_traced_per_test_and_carved() {
-    let (tmp, repo) = fixture_copy("typescript/vitest-old");
-    if !repo.join("node_modules").exists() {
-        let from = fixture("typescript/vitest-old").join("node_modules");
-        let ok =
-            std::process::Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
-        assert!(ok.success(), "cp -al {}", from.display());
-    }
+    let (tmp, repo) = copy_with_modules("typescript/vitest-old");
     let (out, tasks) = tasks_of(&repo);
     let format = tasks
         .iter()
@@ -130,13 +129,7 @@ fn a_project_on_vitest_0_8_is_traced_per_test_and_carved() {
 #[needs("node", "fixtures/javascript/mocha-geometry/node_modules")]
 fn a_library_tested_with_mocha_gives_a_validated_task() {
     const MOCHA: &str = "javascript/mocha-geometry";
-    let (tmp, repo) = fixture_copy(MOCHA);
-    if !repo.join("node_modules").exists() {
-        let from = fixture(MOCHA).join("node_modules");
-        let ok =
-            std::process::Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
-        assert!(ok.success(), "cp -al {}", from.display());
-    }
+    let (tmp, repo) = copy_with_modules(MOCHA);
     let (out, tasks) = tasks_of(&repo);
     let area = tasks
         .iter()
