@@ -9,13 +9,27 @@ use std::process::Command;
 
 use crate::build::BuildCheckError;
 
-/// The target directory used for `root`: under the system temp dir, one per tree path,
-/// so repeated checks of the same output reuse their build artefacts.
+/// The target directory used for `root`: under the system temp dir, one per project — keyed by
+/// the root `Cargo.toml` and `Cargo.lock`, not by the tree's path — so the checks of every masked
+/// copy of one repository reuse its dependencies' artefacts. Keyed by path, each candidate's
+/// temporary tree built every dependency again and left a ~150 MB directory behind (691 of them,
+/// 8 GB, after a day's dataset run here). Cargo hashes a workspace member's artefacts by its path
+/// relative to the workspace, so copies at different paths overwrite, not accumulate; concurrent
+/// checks of one project wait for cargo's lock on the directory.
 pub fn target_dir_for(root: &Path) -> PathBuf {
     use sha2::{Digest, Sha256};
-    let abs = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let digest = hex::encode(Sha256::digest(abs.to_string_lossy().as_bytes()));
-    std::env::temp_dir().join(format!("carve-cargo-check-{}", &digest[..16]))
+    let mut hasher = Sha256::new();
+    for name in ["Cargo.toml", "Cargo.lock"] {
+        hasher.update(name.as_bytes());
+        match std::fs::read(root.join(name)) {
+            Ok(bytes) => {
+                hasher.update((bytes.len() as u64).to_le_bytes());
+                hasher.update(&bytes);
+            }
+            Err(_) => hasher.update(b"\0missing"),
+        }
+    }
+    std::env::temp_dir().join(format!("carve-cargo-check-{}", &hex::encode(hasher.finalize())[..16]))
 }
 
 /// The build check's command after `cargo`.
@@ -33,11 +47,13 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
             ),
         });
     }
+    let target = target_dir_for(root);
+    let _held = hold_for_check(&target, root);
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .args(CHECK)
         .args(["--offline", "--quiet", "--message-format", "short"])
         .current_dir(root)
-        .env("CARGO_TARGET_DIR", target_dir_for(root))
+        .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
         .output()
         .map_err(|e| BuildCheckError::NotCheckable {
@@ -58,6 +74,39 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
         detail: format!(" (exit status {}); the masking left code that does not compile", out.status),
         output,
     })
+}
+
+/// Make the shared `target` directory safe for `root`'s check: take an exclusive lock on it (held
+/// until the returned file is dropped), then set the modification time of every file of `root`
+/// (not `.git`, not a `target/` in it, not through symlinks) to now. Cargo decides freshness by
+/// mtimes, and copies of one project share `target`: a masked tree written before another copy
+/// was checked would otherwise look older than that copy's artefacts, and cargo would report the
+/// other copy's result. Under the lock nothing is built between the touch and this check. `None`
+/// (no lock) when the directory or the lock file cannot be made; the check then runs as cargo
+/// alone would run it.
+fn hold_for_check(target: &Path, root: &Path) -> Option<std::fs::File> {
+    std::fs::create_dir_all(target).ok()?;
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(target.join(".carve-check.lock"))
+        .ok()?;
+    lock.lock().ok()?;
+    let now = std::time::SystemTime::now();
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| !(e.depth() >= 1 && matches!(e.file_name().to_str(), Some(".git" | "target"))))
+        .build();
+    for entry in walk.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            if let Ok(file) = std::fs::File::open(entry.path()) {
+                let _ = file.set_modified(now);
+            }
+        }
+    }
+    Some(lock)
 }
 
 /// The source locations the errors of a failed `cargo check` name, from its short form
@@ -145,6 +194,42 @@ mod tests {
         assert!(err.contains("cargo check --bins --tests --examples"), "{err}");
     }
 
+    /// Two copies of one project share a target directory. The broken copy is written first,
+    /// so its files are older than the good copy's artefacts: by mtimes alone cargo would call
+    /// it fresh and pass it. The check must still fail it.
+    #[test]
+    #[carve_testutil::needs("cargo")]
+    fn a_copy_written_before_another_was_checked_is_still_checked_itself() {
+        let write = |d: &Path, p: &str, t: &str| {
+            let path = d.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        };
+        let project = |d: &Path, body: &str| {
+            let name = format!("mt{}", std::process::id());
+            write(
+                d,
+                "Cargo.toml",
+                &format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"),
+            );
+            write(d, "Cargo.lock", &format!("version = 3\n\n[[package]]\nname = \"{name}\"\nversion = \"0.1.0\"\n"));
+            write(d, "src/lib.rs", body);
+        };
+        let (broken, good) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        project(broken.path(), "pub fn one() -> u8 {\n    missing()\n}\n");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        project(good.path(), "pub fn one() -> u8 {\n    1\n}\n");
+        assert_eq!(target_dir_for(broken.path()), target_dir_for(good.path()));
+        let target = target_dir_for(good.path());
+        let _ = std::fs::remove_dir_all(&target);
+        let good_check = build_check(good.path());
+        let broken_check = build_check(broken.path());
+        let _ = std::fs::remove_dir_all(&target);
+        assert!(good_check.is_ok(), "{good_check:?}");
+        let err = broken_check.expect_err("the broken copy passed: cargo took the good copy's artefacts as its own");
+        assert!(err.to_string().contains("missing"), "{err}");
+    }
+
     /// Captured from `cargo check --all-targets --message-format short` on a copy of
     /// fixtures/rust/geometry with `convert` renamed and a call misspelt (Rust 1.95).
     const SHORT: &str = "\
@@ -217,5 +302,28 @@ error[E0425]: cannot find function `convert` in this scope
     fn target_dir_is_outside_the_tree() {
         let dir = tempfile::tempdir().unwrap();
         assert!(!target_dir_for(dir.path()).starts_with(dir.path()));
+    }
+
+    /// Two masked copies of one repository share a target directory (their dependencies are
+    /// built once); another project, or the same one with another lockfile, gets its own.
+    #[test]
+    fn copies_of_one_project_share_a_target_dir_and_other_projects_do_not() {
+        let copy = |toml: &str, lock: Option<&str>| {
+            let d = tempfile::tempdir().unwrap();
+            std::fs::write(d.path().join("Cargo.toml"), toml).unwrap();
+            if let Some(lock) = lock {
+                std::fs::write(d.path().join("Cargo.lock"), lock).unwrap();
+            }
+            d
+        };
+        let toml = "[package]\nname = \"a\"\nversion = \"0.1.0\"\n";
+        let (one, two) = (copy(toml, Some("version = 3\n")), copy(toml, Some("version = 3\n")));
+        assert_eq!(target_dir_for(one.path()), target_dir_for(two.path()));
+        let other = copy(&toml.replace("\"a\"", "\"b\""), Some("version = 3\n"));
+        assert_ne!(target_dir_for(one.path()), target_dir_for(other.path()));
+        let relocked = copy(toml, Some("version = 4\n"));
+        assert_ne!(target_dir_for(one.path()), target_dir_for(relocked.path()));
+        let unlocked = copy(toml, None);
+        assert_ne!(target_dir_for(one.path()), target_dir_for(unlocked.path()));
     }
 }

@@ -176,10 +176,11 @@ fn masked_fixture_builds() {
 #[carve_testutil::needs("cargo")]
 fn fixture_tests_pass() {
     let root = fixture_root();
+    let target = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("cargo")
         .args(["test", "--offline", "--quiet"])
         .current_dir(&root)
-        .env("CARGO_TARGET_DIR", crate::rust::build::target_dir_for(&root))
+        .env("CARGO_TARGET_DIR", target.path())
         .output()
         .unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
