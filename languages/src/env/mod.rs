@@ -15,7 +15,7 @@ pub mod exec;
 pub mod range;
 pub mod shell;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -300,6 +300,91 @@ pub trait EnvSupport: Sync {
     }
 }
 
+/// The shell commands of the repository's CI configuration, each with the file it was read
+/// from: every line of the [`ci_files`] split at `&&` and `;`, and where one runs `make
+/// [TARGET…]` in the repository's root, the recipe lines of those targets (the first target
+/// when none is named) and of their prerequisites in the root `Makefile`, with make's `@`,
+/// `-` and `+` prefixes dropped. mitsuhiko/similar's workflow runs `make test`, whose recipe
+/// is `cargo test --all-features`. A line that runs a script (`ci/run.sh`) is not followed: such
+/// scripts build their commands from variables carve would have to evaluate.
+pub fn ci_commands(repo: &Path) -> Vec<(String, String)> {
+    let makefile = ["Makefile", "makefile", "GNUmakefile"]
+        .into_iter()
+        .find_map(|name| Some((name, std::fs::read_to_string(repo.join(name)).ok()?)));
+    let mut out = Vec::new();
+    for file in ci_files(repo) {
+        let Ok(text) = std::fs::read_to_string(repo.join(&file)) else { continue };
+        for line in text.lines() {
+            for command in line.split("&&").flat_map(|c| c.split(';')) {
+                out.push((file.clone(), command.to_string()));
+                let (Some(targets), Some((name, text))) = (make_targets(command), makefile.as_ref()) else { continue };
+                for recipe in make_recipes(text, &targets) {
+                    out.push((name.to_string(), recipe));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The targets of a `make` command run in the repository's root (`make`, `make test lint`,
+/// `run: make test`), `Some(vec![])` for make's default target; `None` for another command or
+/// one run elsewhere (`make -C dir`, `make -f other.mk`).
+fn make_targets(command: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "make" || *w == "gmake")?;
+    if words[..at].iter().any(|w| !matches!(*w, "-" | "run:" | "-run:")) {
+        return None;
+    }
+    let rest = &words[at + 1..];
+    if rest
+        .iter()
+        .any(|w| w.starts_with("-C") || w.starts_with("-f") || w.starts_with("--directory") || w.starts_with("--file"))
+    {
+        return None;
+    }
+    Some(rest.iter().filter(|w| !w.starts_with('-') && !w.contains('=')).map(|w| w.to_string()).collect())
+}
+
+/// The recipe lines of `targets` (make's first target when empty) and, depth first, of their
+/// prerequisites, each target once, in a Makefile's text.
+fn make_recipes(text: &str, targets: &[String]) -> Vec<String> {
+    let mut rules: Vec<(Vec<String>, Vec<String>, Vec<String>)> = Vec::new();
+    for line in text.lines() {
+        if let Some(recipe) = line.strip_prefix('\t') {
+            if let Some((_, _, lines)) = rules.last_mut() {
+                lines.push(recipe.trim_start_matches(['@', '-', '+']).trim().to_string());
+            }
+            continue;
+        }
+        let head = line.split('#').next().unwrap_or("");
+        match head.split_once(':') {
+            Some((names, deps)) if !names.contains('=') && !deps.starts_with('=') && !head.starts_with([' ', '\t']) => {
+                let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+                rules.push((words(names), words(deps.split(';').next().unwrap_or("")), Vec::new()));
+            }
+            _ if !head.trim().is_empty() => rules.push((Vec::new(), Vec::new(), Vec::new())),
+            _ => {}
+        }
+    }
+    let mut wanted: Vec<String> = targets.to_vec();
+    if wanted.is_empty() {
+        let first = rules.iter().flat_map(|(names, ..)| names).find(|n| !n.starts_with('.'));
+        wanted.extend(first.cloned());
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    while let Some(target) = wanted.pop() {
+        if !seen.insert(target.clone()) {
+            continue;
+        }
+        let Some((_, deps, lines)) = rules.iter().find(|(names, ..)| names.contains(&target)) else { continue };
+        out.extend(lines.iter().filter(|l| !l.is_empty()).cloned());
+        wanted.extend(deps.iter().rev().cloned());
+    }
+    out
+}
+
 /// Compare dotted version numbers (`3.9` < `3.11`, `1.22.0` = `1.22`).
 /// A repository's CI configuration files, as repository-relative paths: its
 /// `.github/workflows/*.yml` (and `*.yaml`) sorted by name, then `.gitlab-ci.yml` and
@@ -332,6 +417,31 @@ pub fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// mitsuhiko/similar: the workflow runs `make test`; the Makefile's recipe is what runs.
+    #[test]
+    fn ci_commands_follow_make_targets_into_the_makefile() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".github/workflows")).unwrap();
+        std::fs::write(
+            d.path().join(".github/workflows/tests.yml"),
+            "jobs:\n  t:\n    steps:\n      - name: Test\n        run: make test\n      - run: make -C docs html\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("Makefile"),
+            "all: test\n\nbuild:\n\t@cargo build --all-features\n\ntest: lint # the CI's\n\t@cargo test\n\t-cargo test --all-features\n\nlint:\n\t@cargo clippy\n\nX := 1\n",
+        )
+        .unwrap();
+        let commands = ci_commands(d.path());
+        let from_make: Vec<&str> = commands.iter().filter(|(f, _)| f == "Makefile").map(|(_, c)| c.as_str()).collect();
+        assert_eq!(from_make, ["cargo test", "cargo test --all-features", "cargo clippy"]);
+        assert!(commands.iter().any(|(f, c)| f == ".github/workflows/tests.yml" && c.contains("make test")));
+        assert_eq!(make_targets("make"), Some(vec![]));
+        assert_eq!(make_recipes("all: test\ntest:\n\tcargo test\n", &[]), ["cargo test"]);
+        assert_eq!(make_targets("make -C docs html"), None);
+        assert_eq!(make_targets("cargo make test"), None);
+    }
 
     #[test]
     fn versions_compare_numerically() {

@@ -69,7 +69,7 @@ fn text_table(text: &str) -> Option<toml::Table> {
 const UNSTABLE_FEATURES: [&str; 3] = ["nightly", "unstable", "simd"];
 
 /// The feature flags of the `cargo test` (`cargo nextest run`, `cargo hack test`) lines of the
-/// repository's CI configuration ([`crate::env::ci_files`]), as cargo
+/// repository's CI configuration ([`crate::env::ci_commands`]: `make` targets followed), as cargo
 /// arguments, with the file and the line. `--all-features` where a line has it (unless a
 /// feature of the root manifest asks for nightly); `cargo hack test --feature-powerset` (or
 /// `--each-feature`) tests every feature but its `--exclude-features` (rust-lang/log excludes
@@ -97,35 +97,31 @@ fn ci_features(repo: &Path, manifest: &toml::Table, workspace: bool) -> Option<(
         .unwrap_or_default();
     let asks_nightly = |f: &String| UNSTABLE_FEATURES.iter().any(|u| f.contains(u));
     let mut best: Option<(usize, Vec<String>, String, String)> = None;
-    for file in crate::env::ci_files(repo) {
-        let Ok(text) = std::fs::read_to_string(repo.join(&file)) else { continue };
-        for line in text.lines() {
-            for command in line.split("&&").flat_map(|c| c.split(';')) {
-                let args = match cargo_test_features(command) {
-                    Some(Features::All) if !declared.iter().any(asks_nightly) => vec!["--all-features".to_string()],
-                    Some(Features::AllBut(excluded)) if !workspace => {
-                        let names: Vec<&String> =
-                            declared.iter().filter(|f| !excluded.contains(f) && !asks_nightly(f)).collect();
-                        if names.is_empty() {
-                            continue;
-                        }
-                        vec!["--features".into(), names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(",")]
-                    }
-                    Some(Features::List(names)) if !workspace => {
-                        let known = |n: &String| declared.contains(n) || optional.contains(n);
-                        if !names.iter().all(known) {
-                            continue;
-                        }
-                        vec!["--features".into(), names.join(",")]
-                    }
-                    _ => continue,
-                };
-                let rank = if args[0] == "--all-features" { usize::MAX } else { args[1].split(',').count() };
-                if best.as_ref().is_none_or(|(r, ..)| rank > *r) {
-                    let shown = command.trim().trim_start_matches("- ").trim_start_matches("run:").trim().to_string();
-                    best = Some((rank, args, file.clone(), shown));
+    for (file, command) in crate::env::ci_commands(repo) {
+        let command = command.as_str();
+        let args = match cargo_test_features(command) {
+            Some(Features::All) if !declared.iter().any(asks_nightly) => vec!["--all-features".to_string()],
+            Some(Features::AllBut(excluded)) if !workspace => {
+                let names: Vec<&String> =
+                    declared.iter().filter(|f| !excluded.contains(f) && !asks_nightly(f)).collect();
+                if names.is_empty() {
+                    continue;
                 }
+                vec!["--features".into(), names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(",")]
             }
+            Some(Features::List(names)) if !workspace => {
+                let known = |n: &String| declared.contains(n) || optional.contains(n);
+                if !names.iter().all(known) {
+                    continue;
+                }
+                vec!["--features".into(), names.join(",")]
+            }
+            _ => continue,
+        };
+        let rank = if args[0] == "--all-features" { usize::MAX } else { args[1].split(',').count() };
+        if best.as_ref().is_none_or(|(r, ..)| rank > *r) {
+            let shown = command.trim().trim_start_matches("- ").trim_start_matches("run:").trim().to_string();
+            best = Some((rank, args, file.clone(), shown));
         }
     }
     best.map(|(_, args, file, line)| (args, file, line))
@@ -362,6 +358,19 @@ mod tests {
             "{:?}",
             det.command
         );
+        // mitsuhiko/similar: the workflow runs `make test`; the Makefile's recipe says the rest.
+        std::fs::write(d.path().join(".github/workflows/more.yml"), "- run: make test\n").unwrap();
+        std::fs::write(d.path().join("Makefile"), "test:\n\t@cargo test\n\t@cargo test --all-features\n").unwrap();
+        std::fs::write(d.path().join("Cargo.toml"), manifest.replace("kv_nightly = []\n", "")).unwrap();
+        let det = detect(d.path()).unwrap();
+        assert!(
+            matches!(&det.command, TestCommand::Cargo { args, .. } if args == &["--all-features"]),
+            "{:?}",
+            det.command
+        );
+        let reason = det.reasons.iter().find(|r| r.starts_with("features = ")).unwrap();
+        assert!(reason.contains("Makefile runs `cargo test --all-features`"), "{reason}");
+        std::fs::remove_file(d.path().join("Makefile")).unwrap();
         // Nothing to take: the default features, and no reason about them.
         std::fs::remove_dir_all(d.path().join(".github")).unwrap();
         let det = detect(d.path()).unwrap();
