@@ -352,6 +352,12 @@ pub trait LanguageSupport: Sync {
     fn build_check(&self, _root: &Path) -> Result<(), BuildCheckError> {
         Ok(())
     }
+    /// The build check of `root` as the tests of `command` build it (Rust: with the test
+    /// command's feature flags and `--workspace`, so code behind `#[cfg(feature = …)]` that the
+    /// tests compile is checked too). Default: [`LanguageSupport::build_check`].
+    fn build_check_for(&self, root: &Path, _command: &TestCommand) -> Result<(), BuildCheckError> {
+        self.build_check(root)
+    }
     /// The check's name, for messages.
     fn build_check_name(&self) -> &'static str {
         self.facts().build_check

@@ -284,7 +284,7 @@ fn build_check(
     for lang in languages {
         let check = carve_languages::support(lang);
         session.progress.step(format!("extract: {}", check.build_check_name()));
-        match check.build_check(masked) {
+        match check.build_check_for(masked, &session.config.test) {
             Ok(()) => {}
             Err(BuildCheckError::Failed { command, root, detail, output }) => {
                 let report = format!("`{command}` failed in {}{detail}:\n{output}", root.display());

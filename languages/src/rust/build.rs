@@ -38,6 +38,37 @@ pub const CHECK: &[&str] = &["check", "--bins", "--tests", "--examples"];
 /// Run `cargo check --bins --tests --examples --offline --quiet` in `root` (the masked tree; its own
 /// `Cargo.toml` decides the workspace). `Ok` when it builds; otherwise the compiler output.
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
+    build_check_with(root, &[])
+}
+
+/// The flags of the test command `command` that decide what its tests compile, for the build
+/// check: `--workspace`, and the feature flags (`--features …`/`-F …`, `--all-features`,
+/// `--no-default-features`). bitflags' CI tests with `--features example_generated,serde,std`:
+/// checked without them, a masked state whose `serde` module still named a removed type passed
+/// the check and then failed to compile under the tests.
+pub fn check_flags(command: &crate::runner::TestCommand) -> Vec<String> {
+    let crate::runner::TestCommand::Cargo { args, workspace, .. } = command else { return Vec::new() };
+    let mut flags: Vec<String> = Vec::new();
+    if *workspace {
+        flags.push("--workspace".into());
+    }
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "--all-features" | "--no-default-features" => flags.push(w.clone()),
+            "--features" | "-F" => {
+                flags.push(w.clone());
+                flags.extend(words.next().cloned());
+            }
+            _ if w.starts_with("--features=") => flags.push(w.clone()),
+            _ => {}
+        }
+    }
+    flags
+}
+
+/// [`build_check`] with extra cargo flags (from [`check_flags`]), named in the failure's command.
+pub fn build_check_with(root: &Path, flags: &[String]) -> Result<(), BuildCheckError> {
     if !root.join("Cargo.toml").is_file() {
         return Err(BuildCheckError::NotCheckable {
             root: root.to_path_buf(),
@@ -51,6 +82,7 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     let _held = hold_for_check(&target, root);
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .args(CHECK)
+        .args(flags)
         .args(["--offline", "--quiet", "--message-format", "short"])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", &target)
@@ -69,7 +101,10 @@ pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
     let mut output = String::from_utf8_lossy(&out.stderr).into_owned();
     output.push_str(&String::from_utf8_lossy(&out.stdout));
     Err(BuildCheckError::Failed {
-        command: format!("cargo {}", CHECK.join(" ")),
+        command: format!(
+            "cargo {}",
+            CHECK.iter().copied().chain(flags.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+        ),
         root: root.to_path_buf(),
         detail: format!(" (exit status {}); the masking left code that does not compile", out.status),
         output,
@@ -228,6 +263,59 @@ mod tests {
         assert!(good_check.is_ok(), "{good_check:?}");
         let err = broken_check.expect_err("the broken copy passed: cargo took the good copy's artefacts as its own");
         assert!(err.to_string().contains("missing"), "{err}");
+    }
+
+    /// bitflags: code behind `#[cfg(feature = "serde")]` named a type the mask removed. The
+    /// check without the tests' features passed it; with them it fails, naming the flags.
+    #[test]
+    #[carve_testutil::needs("cargo")]
+    fn the_check_builds_the_features_the_tests_build() {
+        let d = tempfile::tempdir().unwrap();
+        let name = format!("ft{}", std::process::id());
+        let write = |p: &str, t: &str| {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        };
+        write(
+            "Cargo.toml",
+            &format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\nextra = []\n\n[workspace]\n"
+            ),
+        );
+        write("Cargo.lock", &format!("version = 3\n\n[[package]]\nname = \"{name}\"\nversion = \"0.1.0\"\n"));
+        write("src/lib.rs", "#[cfg(feature = \"extra\")]\npub fn extra() -> u8 {\n    gone()\n}\n");
+        let command = crate::runner::TestCommand::Cargo {
+            args: vec!["--features".into(), "extra".into(), "--release".into()],
+            test_args: vec![],
+            workspace: false,
+            nextest: true,
+        };
+        assert_eq!(check_flags(&command), ["--features", "extra"]);
+        let plain = build_check(d.path());
+        let featured = build_check_with(d.path(), &check_flags(&command));
+        let _ = std::fs::remove_dir_all(target_dir_for(d.path()));
+        assert!(plain.is_ok(), "{plain:?}");
+        let err = featured.expect_err("the feature's code names a function that is gone").to_string();
+        assert!(err.contains("cargo check --bins --tests --examples --features extra"), "{err}");
+    }
+
+    #[test]
+    fn check_flags_take_features_and_the_workspace_only() {
+        let cargo = |args: &[&str], workspace: bool| crate::runner::TestCommand::Cargo {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            test_args: vec!["--test-threads=1".into()],
+            workspace,
+            nextest: false,
+        };
+        assert_eq!(check_flags(&cargo(&["--all-features", "--release"], true)), ["--workspace", "--all-features"]);
+        assert_eq!(
+            check_flags(&cargo(&["--no-default-features", "-F", "std", "--features=serde"], false)),
+            ["--no-default-features", "-F", "std", "--features=serde"]
+        );
+        assert!(check_flags(&cargo(&[], false)).is_empty());
+        let go = crate::runner::TestCommand::GoTest { args: vec!["--features".into()], packages: None };
+        assert!(check_flags(&go).is_empty());
     }
 
     /// Captured from `cargo check --all-targets --message-format short` on a copy of
