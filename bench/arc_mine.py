@@ -161,7 +161,8 @@ def build_one(args, out, repo, report, chain):
         first = text.splitlines()[-1] if text else ""
         first = next((l for l in text.splitlines() if l.startswith("carve: error")), first)
         kind = reason_kind(re.sub(r"^carve: error: (chain [^:]+: )?", "", first))[:70]
-        return dict(entry, outcome="failed", kind=kind, detail=first)
+        # The lines after the first (the build check's or runner's own output) say what broke.
+        return dict(entry, outcome="failed", kind=kind, detail=first, stderr=text[:4000])
     try:
         built = json.loads(text)
         entry["stages_built"] = len(built["stages"])  # chain.json
