@@ -21,7 +21,8 @@ and the counts. With `--validate`, each built bundle is re-checked with `carve a
 (every stage gate and the chain gate with the gold patches). Every outcome goes to
 `--out/build-results.json` (one entry per chain: repository, language, stages mined and built,
 outcome, reason), which bench/arc_build.py turns into the build-rate table. `--only NAME`
-builds the chains of those repositories only (repeatable).
+builds the chains of those repositories only (repeatable), `--chain ID` those chains only
+(repeatable: to re-measure the chains a change can affect).
 """
 import argparse
 import collections
@@ -81,6 +82,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds per chain build")
     ap.add_argument("--validate", action="store_true", help="re-check every built bundle with `carve arc validate`")
     ap.add_argument("--only", action="append", default=[], help="build the chains of this repository only")
+    ap.add_argument("--chain", action="append", default=[], help="build this chain only (its id; repeatable)")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -126,6 +128,8 @@ def build_all(args, out, reports):
             continue
         report = out / f"mine-{repo['name'].replace('/', '+')}.json"
         for chain in r["chains"]:
+            if args.chain and chain["chain_id"] not in args.chain:
+                continue
             start = time.monotonic()
             entry = build_one(args, out, repo, report, chain)
             entry["seconds"] = round(time.monotonic() - start)
@@ -161,7 +165,8 @@ def build_one(args, out, repo, report, chain):
         first = text.splitlines()[-1] if text else ""
         first = next((l for l in text.splitlines() if l.startswith("carve: error")), first)
         kind = reason_kind(re.sub(r"^carve: error: (chain [^:]+: )?", "", first))[:70]
-        return dict(entry, outcome="failed", kind=kind, detail=first)
+        # The lines after the first (the build check's or runner's own output) say what broke.
+        return dict(entry, outcome="failed", kind=kind, detail=first, stderr=text[:4000])
     try:
         built = json.loads(text)
         entry["stages_built"] = len(built["stages"])  # chain.json

@@ -111,9 +111,10 @@ fn build_with(
 
 /// The chain's reference states and its gates' selections, with every stage that cannot be
 /// gated (no test file left at S_(k+1), no test failing at S_k and passing at S_(k+1)) merged
-/// into its neighbour while the chain keeps at least two stages — rather than dropping the
-/// whole chain. Each merge is recorded in `merged_stages` with its reason. Returns the scratch
-/// folder of the attempt that built.
+/// into its neighbour, and every state that no repair makes pass the build check taken out
+/// (S0: the first stage leaves the chain; S_k: stage k joins stage k-1), while the chain keeps
+/// at least two stages — rather than dropping the whole chain. Each merge is recorded in
+/// `merged_stages` with its reason. Returns the scratch folder of the attempt that built.
 fn shortened(
     repo: &Path,
     chain: &Chain,
@@ -126,7 +127,21 @@ fn shortened(
     loop {
         let attempt = scratch.join(format!("shortened-{}", cut.len()));
         std::fs::create_dir_all(&attempt).map_err(HistoryError::io("create", &attempt))?;
-        let mut reference = states::reference_states(repo, &chain, cfg.language, &attempt, err)?;
+        let mut reference = match states::reference_states(repo, &chain, cfg.language, &attempt, err) {
+            Ok(r) => r,
+            Err(states::StatesFailure::Other(e)) => return Err(e),
+            Err(states::StatesFailure::Unbuildable { state, reason, chain: built, mut merged, order }) => {
+                // A state that no repair makes build is taken out, while two stages remain.
+                if built.stages.len() <= 2 {
+                    return Err(err(reason));
+                }
+                cut.append(&mut merged);
+                chain = built;
+                cut.push(states::drop_state(&mut chain, &order, state, &reason));
+                let _ = std::fs::remove_dir_all(&attempt);
+                continue;
+            }
+        };
         let trees = gates::GateTrees::new(&reference.states, &reference.chain, cfg.language, &attempt).map_err(err)?;
         let failure = match gates::select_tests(&trees, &reference.chain, &cfg.test_runs()) {
             Ok(selected) => {

@@ -8,6 +8,9 @@
 //!   stage 0 is gated on its tests where they are at S1.
 //! - `fixtures/arc/go-premodule`: a Go chain older than the repository's go.mod (no state is a
 //!   module); every state gets the HEAD's go.mod (recorded as shared context).
+//! - `fixtures/arc/go-unbuildable-s0`: a 3-stage Go chain that starts with the repository's
+//!   first code, so S0 holds no Go package and no repair makes it build; the first stage leaves
+//!   the chain (its code stays in every state) and the chain is built with the other two.
 
 use std::path::{Path, PathBuf};
 
@@ -134,5 +137,39 @@ fn a_stage_is_gated_on_its_tests_where_a_later_commit_moved_them() {
     let f2p0 = &outcome.selections[0].f2p;
     assert!(f2p0.contains(&"tests/test_jobq.py::test_run_returns_job_id".to_string()), "{f2p0:?}");
     assert!(!f2p0.iter().any(|t| t.contains("run_and_wait")), "stage 1's tests are not stage 0's: {f2p0:?}");
+    assert_validates(&outcome, &repo, &cfg);
+}
+
+#[needs("go")]
+fn a_state_no_repair_makes_build_is_taken_out_of_the_chain() {
+    let mined_as = ["add Slugify", "add App.Run:", "add App.RunAndWait"];
+    let (dir, repo, ids, chain) = mined("go-unbuildable-s0", &mined_as);
+    assert_eq!(chain.stages.len(), 3);
+    let cfg = BuildConfig {
+        language: Language::Go,
+        test: TestCommand::GoTest { args: vec![], packages: None },
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: "fixture/go-unbuildable-s0".into(),
+    };
+    let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
+        .unwrap_or_else(|e| panic!("the chain is built without its unbuildable S0: {e}"));
+    let cj = &outcome.chain;
+    assert_eq!(cj.stages.len(), 2, "the first stage left the chain");
+    assert_eq!(cj.merged_stages.len(), 1, "{:?}", cj.merged_stages);
+    let m = &cj.merged_stages[0];
+    assert_eq!((m.commits.clone(), m.into.as_str()), (vec![ids[0].clone()], "S0"));
+    assert!(m.reason.contains("S0 does not pass the build check"), "{}", m.reason);
+    assert!(m.reason.contains("the chain starts at what was S1"), "{}", m.reason);
+    // Slugify is in every state now: S0 (s0.patch, the final checkpoint to S0) takes App.Run
+    // out and leaves Slugify.
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    assert!(s0.contains("-func (a *App) Run(name string)") && !s0.contains("func Slugify"), "{s0}");
+    let f2p0 = &outcome.selections[0].f2p;
+    assert!(f2p0.iter().any(|t| t.ends_with("TestRunReturnsTheSlugAsJobID")), "{f2p0:?}");
+    assert!(!f2p0.iter().any(|t| t.contains("Slugify")), "Slugify's tests are no stage's: {f2p0:?}");
+    let f2p1 = &outcome.selections[1].f2p;
+    assert!(f2p1.iter().any(|t| t.ends_with("TestRunAndWaitFinishesTheJob")), "{f2p1:?}");
     assert_validates(&outcome, &repo, &cfg);
 }

@@ -30,6 +30,22 @@ pub(super) struct Reference {
     pub states: States,
 }
 
+/// Why [`reference_states`] made no states.
+pub(super) enum StatesFailure {
+    /// State S_`state` does not pass the build check after the repairs (`reason`). `chain` is
+    /// the chain as it was built (test-only stages merged, listed in `merged`), `order` the
+    /// repository's first-parent commits: the caller can take the state out and build again.
+    Unbuildable { state: usize, reason: String, chain: Chain, merged: Vec<MergedStage>, order: Vec<String> },
+    /// Anything else: the chain stops.
+    Other(HistoryError),
+}
+
+impl From<HistoryError> for StatesFailure {
+    fn from(e: HistoryError) -> StatesFailure {
+        StatesFailure::Other(e)
+    }
+}
+
 /// Build the reference states of `chain` from `repo` under `scratch`, repaired until every
 /// state passes the build check, or an error saying why the chain cannot be built.
 pub(super) fn reference_states(
@@ -38,7 +54,7 @@ pub(super) fn reference_states(
     language: Language,
     scratch: &Path,
     err: &dyn Fn(String) -> HistoryError,
-) -> Result<Reference, HistoryError> {
+) -> Result<Reference, StatesFailure> {
     let mut chain = chain.clone();
     let mut merged: Vec<MergedStage> = Vec::new();
     let mut stage_commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
@@ -60,11 +76,11 @@ pub(super) fn reference_states(
         // in the sources can a mined stage's code change be comments and tests alone).
         if let Some(k) = test_only_stage(&states, language, stage_commits.len()).map_err(err)? {
             if stage_commits.len() <= 2 {
-                return Err(err(format!(
+                return Err(StatesFailure::Other(err(format!(
                     "stage {k} ({}) changes only tests (no code outside inline tests and comments), and merged \
                      into its neighbour the chain would have a single stage",
                     &stage_commits[k][0][..8]
-                )));
+                ))));
             }
             let order = states.first_parent_order().map_err(err)?;
             let target = if k == 0 { "the next stage" } else { "the stage before it" };
@@ -87,7 +103,10 @@ pub(super) fn reference_states(
             keep_rounds += 1;
             continue;
         }
-        pull_dependency(&states, &mut stage_commits, &mut repairs, language, k, &message).map_err(err)?;
+        if let Err(reason) = pull_dependency(&states, &mut stage_commits, &mut repairs, language, k, &message) {
+            let order = states.first_parent_order().map_err(err)?;
+            return Err(StatesFailure::Unbuildable { state: k, reason, chain, merged, order });
+        }
     };
     // The mined ids name files where the chain's commits had them; the states, their indexes
     // and traces name them at the final checkpoint (a file a later commit moved).
@@ -338,6 +357,32 @@ pub(super) fn merge_stage(
     MergedStage::new(gone.commits, into_commit, reason)
 }
 
+/// Take state S_`k`, which does not pass the build check, out of the chain: for S0 the first
+/// stage leaves the chain (its commits stay in every state, as the base S0 builds on; recorded
+/// with `into` = `S0`), for a later state the stage after it joins the stage before it (S_(k-1)
+/// then goes straight to S_(k+1)). `reason` is the build failure (its first lines are kept).
+pub(super) fn drop_state(chain: &mut Chain, order: &[String], k: usize, reason: &str) -> MergedStage {
+    if k > 0 {
+        let mut commits: Vec<Vec<String>> = chain.stages.iter().map(|s| s.commits.clone()).collect();
+        let why = format!("{}; merged into the stage before it", first_lines(reason, 3));
+        return merge_stage(chain, &mut commits, &mut [], order, k, why);
+    }
+    let gone = chain.stages.remove(0);
+    for (i, s) in chain.stages.iter_mut().enumerate() {
+        s.index = i;
+        // Evidence links a stage to earlier stages of the chain: not to commits outside it.
+        s.evidence.retain(|e| !gone.commits.contains(&e.from_commit));
+    }
+    if let Some(first) = chain.stages.first_mut() {
+        first.evidence.clear();
+    }
+    let why = format!(
+        "{}; the stage left the chain and its commits stay in every state, so the chain starts at what was S1",
+        first_lines(reason, 3)
+    );
+    MergedStage::new(gone.commits, "S0".into(), why)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +431,62 @@ mod tests {
         );
         let kept = BTreeSet::from(["node.go::setNodeID".to_string()]);
         assert_eq!(named_taken_out(&states, msg, &kept), BTreeSet::from(["node.go::UUID.NodeID".to_string()]));
+    }
+
+    /// A state that does not build is taken out: S0 by the first stage leaving the chain (its
+    /// evidence gone from the stages after it), a later S_k by stage k joining stage k-1.
+    #[test]
+    fn an_unbuildable_state_is_taken_out_of_the_chain() {
+        let ev = |from: &str| crate::mine::Evidence {
+            kind: crate::mine::EvidenceKind::Calls,
+            from: "f".into(),
+            to: "t".into(),
+            detail: String::new(),
+            from_commit: from.into(),
+            to_commit: String::new(),
+            weight: 1.0,
+            onto_addition: false,
+        };
+        let stage = |i: usize, c: &str, evidence: Vec<crate::mine::Evidence>| crate::mine::StageSummary {
+            index: i,
+            commits: vec![c.into()],
+            title: c.into(),
+            definitions_added: vec![],
+            definitions_modified: vec![],
+            tests_added: vec![format!("t{i}")],
+            tests_modified: vec![],
+            files: vec![],
+            lines: 10,
+            evidence,
+        };
+        let stages = vec![stage(0, "a", vec![]), stage(1, "b", vec![ev("a")]), stage(2, "c", vec![ev("a"), ev("b")])];
+        let chain = Chain {
+            chain_id: "x".into(),
+            score: 1.0,
+            found_by: "beam".into(),
+            stages,
+            shared_file_share: 1.0,
+            review: None,
+        };
+        let order: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let message = "state S0 does not pass the build check (`go vet`):\nno packages to vet\n\nmore\nand more";
+        let mut first = chain.clone();
+        let m = drop_state(&mut first, &order, 0, message);
+        assert_eq!((m.commits, m.into.as_str()), (vec!["a".to_string()], "S0"));
+        assert!(
+            m.reason.starts_with("state S0 does not pass the build check (`go vet`): | no packages to vet | more;")
+        );
+        assert_eq!(
+            first.stages.iter().map(|s| (s.index, s.commits[0].as_str())).collect::<Vec<_>>(),
+            [(0, "b"), (1, "c")]
+        );
+        assert!(first.stages[0].evidence.is_empty());
+        assert_eq!(first.stages[1].evidence.iter().map(|e| e.from_commit.as_str()).collect::<Vec<_>>(), ["b"]);
+        let mut later = chain.clone();
+        let m = drop_state(&mut later, &order, 2, "S2 fails");
+        assert_eq!((m.commits, m.into.as_str()), (vec!["c".to_string()], "b"));
+        assert!(m.reason.contains("merged into the stage before it"), "{}", m.reason);
+        assert_eq!(later.stages[1].commits, ["b", "c"]);
     }
 
     /// A mined stage that changes only tests joins the stage before it (stage 0 joins stage 1):
