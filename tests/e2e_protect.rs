@@ -116,7 +116,7 @@ fn feature_makes_breaking_tests_f2p_and_keeps_a_helper_only_a_fixture_needs() {
     // `shelved` case, which joined F2P: it is dropped in that round, neither F2P nor P2P
     // (kept among the P2P tests it went missing and joined F2P a round later).
     let blank = "tests/test_search.py::test_a_shelved_title_is_found[blank]";
-    assert!(f2p.contains("tests/test_search.py::test_a_shelved_title_is_found[shelved]"), "{f2p:?}");
+    assert!(f2p.contains("tests/test_search.py::test_a_shelved_title_is_found[shelved]"), "{f2p:?} {p2p:?}");
     assert!(!f2p.contains(blank) && !p2p.contains(blank));
     assert!(strings(&audit["dropped_cases"]).contains(blank), "{:#}", audit["dropped_cases"]);
     assert!(strings(&audit["order_dependent"]).is_empty());
