@@ -112,7 +112,15 @@ fn feature_makes_breaking_tests_f2p_and_keeps_a_helper_only_a_fixture_needs() {
         .map(String::from)
         .into()
     );
-    assert_eq!(f2p.len() + p2p.len(), 19, "the whole suite is F2P or P2P");
+    // The `blank` case passed on the masked state, but its function leaves it with the
+    // `shelved` case, which joined F2P: it is dropped in that round, neither F2P nor P2P
+    // (kept among the P2P tests it went missing and joined F2P a round later).
+    let blank = "tests/test_search.py::test_a_shelved_title_is_found[blank]";
+    assert!(f2p.contains("tests/test_search.py::test_a_shelved_title_is_found[shelved]"), "{f2p:?} {p2p:?}");
+    assert!(!f2p.contains(blank) && !p2p.contains(blank));
+    assert!(strings(&audit["dropped_cases"]).contains(blank), "{:#}", audit["dropped_cases"]);
+    assert!(strings(&audit["order_dependent"]).is_empty());
+    assert_eq!(f2p.len() + p2p.len() + 1, 21, "the whole suite is F2P or P2P, but for the dropped case");
     // test_overdue_days reached the catalog only through its fixture: the helper stayed.
     let repairs = audit["load_repairs"].as_array().unwrap();
     let kept: Vec<&Value> = repairs.iter().flat_map(|r| r["moved"].as_array().unwrap()).collect();
