@@ -32,7 +32,7 @@ pub fn find(repo: &Path, pkg: &Value) -> Option<Found> {
     let has_script = |name: &str| script(name).is_some();
     for name in ["pretest", "prepare", "prepublish"] {
         if let Some(cmd) = script(name)
-            && let Some(kept) = building_parts(cmd, &has_script)
+            && let Some(kept) = building_parts(cmd, &|p| builds(p, &has_script))
         {
             let source = if kept == cmd.trim() {
                 format!("package.json scripts.{name}")
@@ -54,14 +54,11 @@ pub fn find(repo: &Path, pkg: &Value) -> Option<Found> {
     })
 }
 
-/// The parts of `cmd` (split at `&&` and `;`) that build, joined by ` && `; `None` when none does.
-fn building_parts(cmd: &str, has_script: &dyn Fn(&str) -> bool) -> Option<String> {
-    let kept: Vec<&str> = cmd
-        .split("&&")
-        .flat_map(|p| p.split(';'))
-        .map(str::trim)
-        .filter(|p| !p.is_empty() && builds(p, has_script))
-        .collect();
+/// The parts of `cmd` (split at `&&` and `;`) that `keep` says build, joined by ` && `; `None`
+/// when none does.
+fn building_parts(cmd: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
+    let kept: Vec<&str> =
+        cmd.split("&&").flat_map(|p| p.split(';')).map(str::trim).filter(|p| !p.is_empty() && keep(p)).collect();
     (!kept.is_empty()).then(|| kept.join(" && "))
 }
 

@@ -503,5 +503,26 @@ mod tests {
         assert_eq!(package_of("@scope/pkg/sub"), Some("@scope/pkg".into()));
         assert_eq!(package_of("node:fs"), None);
         assert_eq!(package_of("fs"), None);
+        assert_eq!(r.build, None, "no build found: a relative module asks for nothing");
+    }
+
+    #[test]
+    fn a_missing_project_file_asks_for_the_build_the_plan_found() {
+        let plan = plan_of(&[(
+            "package.json",
+            r#"{"scripts": {"build": "babel src -d .", "pretest": "npm run build && npm run lint", "test": "mocha"}}"#,
+        )]);
+        let f = Failures {
+            messages: vec![],
+            output: "Error: Cannot find module '../index'\nRequire stack:".into(),
+            repo: "/r".into(),
+        };
+        let r = SCRIPT_ENV.repairs(&plan, &f, &[]);
+        let build = r.build.expect("the build");
+        assert_eq!(build.argv, vec!["npm", "run", "build"]);
+        assert!(build.why.starts_with("the tests load `../index`"), "{}", build.why);
+        assert!(r.steps.is_empty(), "nothing to install: {:?}", r.steps);
+        let other = Failures { output: "Error: Cannot find module 'lodash'".into(), ..f };
+        assert_eq!(SCRIPT_ENV.repairs(&plan, &other, &[]).build, None, "a package is not the build's");
     }
 }

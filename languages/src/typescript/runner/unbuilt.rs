@@ -6,9 +6,18 @@
 
 use std::path::Path;
 
+/// What [`hint`] says a test file loads, before the file's name.
+const LOADS: &str = "a test file loads `";
+
 /// The first module a runner's output says it cannot find that is a path (`./x`, `../x`,
-/// `/abs/x`), not a package name.
+/// `/abs/x`), not a package name; or the one a run's error names through [`hint`] (its output
+/// tail may be the stack trace alone).
 pub fn missing_relative_module(tail: &str) -> Option<String> {
+    if let Some(rest) = tail.split(LOADS).nth(1)
+        && let Some((spec, _)) = rest.split_once("`, a file of the project")
+    {
+        return Some(spec.to_string());
+    }
     for line in tail.lines() {
         for (start, end) in [("Cannot find module '", '\''), ("Cannot find module \"", '"')] {
             let Some(rest) = line.split(start).nth(1) else { continue };
@@ -33,7 +42,7 @@ pub fn hint(root: &Path, spec: &str) -> String {
         None => "the project makes it before its tests, and none of package.json's scripts, its CI workflows or its task runner names how".into(),
     };
     format!(
-        "; a test file loads `{spec}`, a file of the project that is not in the tree: {built}. `carve env` runs that \
+        "; {LOADS}{spec}`, a file of the project that is not in the tree: {built}. `carve env` runs that \
          build before every test run when its verification run stops on such a file; a tree of your own must be built first"
     )
 }
@@ -63,6 +72,8 @@ mod tests {
         .unwrap();
         let h = hint(d.path(), "../index");
         assert!(h.contains("`../index`"), "{h}");
+        let error = format!("mocha could not collect the tests{h}\n--- output tail ---\n  code: 'MODULE_NOT_FOUND',");
+        assert_eq!(missing_relative_module(&error).as_deref(), Some("../index"), "the hint names it");
         assert!(
             h.contains("`npm run build` (package.json scripts.pretest (`npm run build && npm run lint`), its build part) makes it"),
             "{h}"
