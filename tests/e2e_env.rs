@@ -197,7 +197,9 @@ fn typescript_installs_the_lockfile_in_its_own_folder() {
 #[needs("node", "npm")]
 fn javascript_tests_that_load_the_build_get_the_build_before_every_run() {
     let envs = tempfile::tempdir().unwrap();
-    let (_keep, repo) = common::fixture_copy("env/javascript-build");
+    let keep = tempfile::tempdir().unwrap();
+    let repo = keep.path().join("javascript-build");
+    common::copy_dir(&fixture("javascript-build"), &repo);
     let (report, out) = env_of(envs.path(), &repo, &[], 0);
     let env = &report["environment"];
     assert_eq!(env["status"], "verified", "{report:#}");
