@@ -118,7 +118,9 @@ def run_one(carve, repo, lang, oracle, work, env_dir, fresh, timeout):
         errors=b["errors"],
         skipped=b["skipped"],
         collection_errors=len(b.get("collection_errors", {})),
-        repairs=sum(1 for s in e["install"] if s["round"] > 0),
+        # Install steps a repair round added, and the project's build when a round added it.
+        repairs=sum(1 for s in e["install"] if s["round"] > 0) + sum(1 for f in e["findings"] if f["what"] == "build"),
+        build=" ".join(e["activation"].get("build", [])) or None,
         unresolved=e.get("unresolved", []),
         tools=e["tools"],
         packages=len(e["packages"]["packages"]),

@@ -190,6 +190,46 @@ fn typescript_installs_the_lockfile_in_its_own_folder() {
     insta::assert_json_snapshot!("env_typescript_environment", redacted(env));
 }
 
+/// Tests that load what the project's build makes (`require('../build/shapes.js')`, made
+/// from src/ by the `build` script that `pretest` runs before a lint): the first verification
+/// run stops on the missing file, the repair round adds the build part of `pretest`, which
+/// then runs in every run's tree — so a masked state's tests load its masked sources, built.
+#[needs("node", "npm")]
+fn javascript_tests_that_load_the_build_get_the_build_before_every_run() {
+    let envs = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let repo = keep.path().join("javascript-build");
+    common::copy_dir(&fixture("javascript-build"), &repo);
+    let (report, out) = env_of(envs.path(), &repo, &[], 0);
+    let env = &report["environment"];
+    assert_eq!(env["status"], "verified", "{report:#}");
+    assert_eq!(env["baseline"]["passed"].as_u64(), Some(4), "{report:#}");
+    assert_eq!(env["activation"]["build"], serde_json::json!(["npm", "run", "build"]));
+    let build = env["findings"].as_array().unwrap().iter().find(|f| f["what"] == "build").expect("a build finding");
+    let source = build["source"].as_str().unwrap();
+    assert!(source.starts_with("repair round 1: the tests load `../build/"), "{source}");
+    assert!(source.contains("scripts.pretest (`npm run build && npm run lint`), its build part"), "{source}");
+    assert!(!repo.join("build").exists(), "the build runs in carve's copies, never in the repository");
+    let dockerfile = common::read(&out.path().join("Dockerfile"));
+    assert!(dockerfile.contains("\nRUN cd /work/repo && npm run build\n"), "{dockerfile}");
+
+    // A task: the masked source is built into what the tests load, so its tests fail there.
+    let tasks = tempfile::tempdir().unwrap();
+    let o = run(
+        envs.path(),
+        &["tasks", repo.to_str().unwrap(), "--out", tasks.path().to_str().unwrap(), "--level", "1", "--format", "json"],
+        0,
+    );
+    let made: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let first = made["tasks"][0].as_str().unwrap_or_else(|| panic!("no task: {made:#}"));
+    let bundle = tasks.path().join(first);
+    let validation: Value = serde_json::from_str(&common::read(&bundle.join("validation.json"))).unwrap();
+    assert_eq!(validation["valid"], true, "{validation:#}");
+    let gold = common::read(&bundle.join("gold.patch"));
+    assert!(gold.contains("src/") && !gold.contains("build/"), "the gold patch restores sources only: {gold}");
+    assert!(!repo.join("build").exists());
+}
+
 #[needs("cargo")]
 fn rust_fetches_into_its_own_cargo_home() {
     let envs = tempfile::tempdir().unwrap();

@@ -42,7 +42,9 @@ pub fn for_command(command: &TestCommand) -> &'static dyn LanguageSupport {
 }
 
 /// Run the tests of `req.root` with the runner `req.command` names.
+/// The project's build ([`RunRequest::build`]) runs first, once, in the same tree.
 pub fn run_tests(req: &RunRequest) -> Result<RunResult, RunnerError> {
+    crate::runner::build::run(req)?;
     for_command(&req.command).run_tests(req)
 }
 

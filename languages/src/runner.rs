@@ -22,6 +22,7 @@
 //! into [`RunRequest::root`]; it is removed when the run ends.
 
 pub(crate) mod attempts;
+pub mod build;
 pub(crate) mod steps;
 #[cfg(test)]
 pub(crate) mod tests_support;
@@ -284,6 +285,9 @@ pub struct RunRequest {
     /// Where the runner may write its own files (a fresh subdirectory is used and removed
     /// afterwards). Must not be inside `root`.
     pub scratch: PathBuf,
+    /// The project's build, run in `root` before the tests (a program and its arguments; empty:
+    /// none): the tests load what it makes from the sources (see [`build`]).
+    pub build: Vec<String>,
 }
 
 impl RunRequest {
@@ -299,6 +303,7 @@ impl RunRequest {
             timeout: Duration::from_secs(30 * 60),
             test_timeout: Duration::from_secs(5 * 60),
             scratch: scratch.into(),
+            build: Vec::new(),
         }
     }
 }

@@ -62,6 +62,10 @@ pub struct InsideRequest {
     pub extra_args: Vec<String>,
     pub timeout_secs: u64,
     pub test_timeout_secs: u64,
+    /// The project's build, run in the state's tree before its tests (see
+    /// `RunRequest::build`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build: Vec<String>,
 }
 
 /// What a run inside the image gives back: the result, or the run's error as a local run
@@ -77,11 +81,14 @@ pub struct InsideOutcome {
 }
 
 impl ImageRuntime {
-    /// Run `tests` of `tree` with `command` inside the image; what the runner keeps on the
-    /// host (the request, the result) goes under `scratch`.
+    /// Run `tests` of `tree` with `command` inside the image, after the project's `build`
+    /// (none: empty) in the container's copy of the tree; what the runner keeps on the host
+    /// (the request, the result) goes under `scratch`.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
         command: &TestCommand,
+        build: &[String],
         limits: (Duration, Duration),
         tree: &Path,
         tests: Option<&[TestId]>,
@@ -103,6 +110,7 @@ impl ImageRuntime {
             extra_args: extras.args.clone(),
             timeout_secs: limits.0.as_secs(),
             test_timeout_secs: limits.1.as_secs(),
+            build: build.to_vec(),
         };
         std::fs::create_dir_all(scratch).map_err(|e| failed(format!("could not create {}: {e}", scratch.display())))?;
         let host = tempfile::Builder::new()
@@ -183,6 +191,7 @@ pub fn run_inside(request: &Path, result: &Path) -> Result<()> {
         timeout: Duration::from_secs(req.timeout_secs),
         test_timeout: Duration::from_secs(req.test_timeout_secs),
         scratch: PathBuf::from(SCRATCH_DIR),
+        build: req.build,
     };
     let outcome = match carve_languages::run_tests(&run) {
         Ok(r) => InsideOutcome { result: Some(r), ..InsideOutcome::default() },
@@ -269,6 +278,7 @@ mod tests {
             extra_args: vec![],
             timeout_secs: 60,
             test_timeout_secs: 5,
+            build: vec!["npm".into(), "run".into(), "build".into()],
         };
         let back: InsideRequest = serde_json::from_str(&serde_json::to_string(&req).unwrap()).unwrap();
         assert_eq!(back, req);

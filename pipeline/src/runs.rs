@@ -29,6 +29,9 @@ pub struct TestRuns {
     /// `--runtime oci`: the runs happen inside this image (with its own environment; the
     /// local one above is not used).
     pub image: Option<std::sync::Arc<ImageRuntime>>,
+    /// The project's build, run in every tree before its tests (the environment's
+    /// `activation.build`; empty: none).
+    pub build: Vec<String>,
 }
 
 /// How runs use an environment `carve env` made: its interpreter, its variables, and its
@@ -38,6 +41,8 @@ pub struct RunEnvironment {
     pub interpreter: Option<PathBuf>,
     pub vars: Vec<(String, String)>,
     pub linked: Vec<(PathBuf, String)>,
+    /// The project's build, run in every tree before its tests.
+    pub build: Vec<String>,
 }
 
 /// Extra settings of one run (for the traced run: the shim's environment and plugin).
@@ -75,7 +80,7 @@ impl std::error::Error for RunFailed {}
 impl TestRuns {
     /// Runs with `command` and these timeouts, and no set-up command to name.
     pub fn new(command: TestCommand, run_timeout: Duration, test_timeout: Duration) -> TestRuns {
-        TestRuns { command, run_timeout, test_timeout, setup: None, environment: None, image: None }
+        TestRuns { command, run_timeout, test_timeout, setup: None, environment: None, image: None, build: Vec::new() }
     }
 
     /// Runs as `carve.toml` says: its `[test]` runner, `[timeouts]` and `setup`.
@@ -87,6 +92,7 @@ impl TestRuns {
             setup: config.setup.clone(),
             environment: None,
             image: None,
+            build: Vec::new(),
         }
     }
 
@@ -95,6 +101,7 @@ impl TestRuns {
         if let Some(python) = &env.interpreter {
             self.command.set_interpreter(python);
         }
+        self.build = env.build.clone();
         self.environment = Some(env);
     }
 
@@ -109,7 +116,9 @@ impl TestRuns {
     ) -> Result<RunResult, RunFailed> {
         if let Some(image) = &self.image {
             let limits = (self.run_timeout, self.test_timeout);
-            return image.run(&self.command, limits, tree, tests, extras, scratch).map_err(|e| self.with_hint(e));
+            return image
+                .run(&self.command, &self.build, limits, tree, tests, extras, scratch)
+                .map_err(|e| self.with_hint(e));
         }
         let mut env = Vec::new();
         if let Some(e) = &self.environment {
@@ -136,6 +145,7 @@ impl TestRuns {
             timeout: self.run_timeout,
             test_timeout: self.test_timeout,
             scratch: scratch.to_path_buf(),
+            build: self.build.clone(),
         };
         carve_languages::run_tests(&request).map_err(|e| {
             let collection_tail = match &e {
@@ -238,6 +248,9 @@ pub fn run_tests(
     let mut extras = extras.clone();
     let mut runs = TestRuns::of(cfg);
     runs.image = session.image.clone();
+    if let Some(active) = &session.environment {
+        runs.build = active.activation().build.clone();
+    }
     if let (Some(active), None) = (&session.environment, &session.image) {
         active.prepare(tree)?;
         let mut env = active.vars();

@@ -104,7 +104,12 @@ fn commands(instance: &Instance) -> std::result::Result<(TestCommand, String, St
         || format!("the {} runner of its environment cannot name its tests on one command line", record.language);
     let all = carve_languages::eval_command(&record.test, &ids).ok_or_else(none)?;
     let base = carve_languages::eval_command(&record.test, &[]).ok_or_else(none)?;
-    Ok((record.test, all, base))
+    // The project's build first: the tests load what it makes from the (patched) sources.
+    let built = |cmd: String| match &record.activation.build {
+        b if b.is_empty() => cmd,
+        b => format!("{} && {cmd}", carve_languages::env::shell::join(b)),
+    };
+    Ok((record.test, built(all), built(base)))
 }
 
 /// The environment `carve env` recorded for the task (found in the environment store by its

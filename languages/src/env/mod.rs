@@ -136,6 +136,12 @@ pub struct Activation {
     /// its own (`node_modules`, a generated `Cargo.lock`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub linked: Vec<String>,
+    /// The project's build (a program and its arguments), run in every tree a test run uses
+    /// before its tests, when the tests load files it makes from the sources (`npm run
+    /// build` writing `lib/`): each state — masked, restored — is built from its own sources,
+    /// so a masked source is masked in what the tests load too. Empty: no build.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build: Vec<String>,
 }
 
 impl Activation {
@@ -179,11 +185,21 @@ pub struct EnvPlan {
     pub findings: Vec<Finding>,
 }
 
-/// One round's repairs: steps to run, and what no step can fix (a missing system tool).
+/// One round's repairs: steps to run, the project's build to run before the tests (see
+/// [`Activation::build`]), and what no step can fix (a missing system tool).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repairs {
     pub steps: Vec<Step>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<ProjectBuild>,
     pub unresolved: Vec<String>,
+}
+
+/// The project's build, found in its own files, and why carve runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectBuild {
+    pub argv: Vec<String>,
+    pub why: String,
 }
 
 /// What a verification run showed, for [`EnvSupport::repairs`].
@@ -233,6 +249,11 @@ pub struct ImageRecipe {
     /// Folders of `{src}` the repository's copy gets as links (the activation's `linked`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub linked: Vec<String>,
+    /// The project's build (the activation's `build`), run last in the repository's copy so
+    /// that the image's source holds what it makes; runs in the image build again in their
+    /// own trees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build: Vec<String>,
 }
 
 /// A set-up error a language reports: what is missing or wrong, and what to do.
@@ -458,6 +479,7 @@ mod tests {
             interpreter: Some("{env}/venv/bin/python".into()),
             vars: vec![("PATH".into(), "{env}/bin".into()), ("X".into(), "{src}/y".into())],
             linked: vec![],
+            build: vec![],
         };
         let env = Path::new("/c/e");
         assert_eq!(a.interpreter_in(env).unwrap(), Path::new("/c/e/venv/bin/python"));

@@ -187,6 +187,7 @@ impl EnvSupport for GoEnv {
                 ("GOTOOLCHAIN".into(), "local".into()),
             ],
             linked: vec!["go.sum".into()],
+            build: Vec::new(),
         }
     }
 
@@ -269,6 +270,7 @@ impl EnvSupport for GoEnv {
             after_source: vec![warm],
             env,
             linked: Vec::new(),
+            build: Vec::new(),
         }
     }
 }

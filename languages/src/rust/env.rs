@@ -183,7 +183,7 @@ impl EnvSupport for RustEnv {
         if let Some(t) = tools.first().filter(|t| t.program != "rustup default") {
             vars.push(("RUSTUP_TOOLCHAIN".into(), t.program.clone()));
         }
-        Activation { interpreter: None, vars, linked: vec!["Cargo.lock".into()] }
+        Activation { interpreter: None, vars, linked: vec!["Cargo.lock".into()], build: Vec::new() }
     }
 
     fn repairs(&self, _plan: &EnvPlan, failures: &Failures, _done: &[Step]) -> Repairs {
@@ -272,6 +272,7 @@ impl EnvSupport for RustEnv {
             after_source,
             env: vec![("CARGO_HOME".into(), "{env}/cargo-home".into()), ("CARGO_NET_OFFLINE".into(), "true".into())],
             linked,
+            build: Vec::new(),
         }
     }
 }

@@ -38,7 +38,7 @@ mod report;
 pub mod selection;
 pub mod setup;
 pub mod test_ids;
-mod unbuilt;
+pub(crate) mod unbuilt;
 mod version;
 
 use std::cell::RefCell;

@@ -66,6 +66,13 @@ pub fn render(recipe: &ImageRecipe, repo: &str, commit: &str, image: &str) -> St
     for (k, v) in &recipe.env {
         s.push_str(&format!("ENV {k}={}\n", in_image(v)));
     }
+    if !recipe.build.is_empty() {
+        let words: Vec<String> = recipe.build.iter().map(|w| shell::quote(&in_image(w))).collect();
+        s.push_str(&format!(
+            "# The project's build: its tests load what it makes from the sources (test runs build their own tree again).\nRUN cd {IMAGE_REPO} && {}\n",
+            words.join(" ")
+        ));
+    }
     s.push_str(&format!("WORKDIR {IMAGE_REPO}\n"));
     s
 }
@@ -135,6 +142,7 @@ mod tests {
             after_source: vec![Step::new(&["sh", "-c", "echo done"], StepDir::Env, "after")],
             env: vec![("PATH".into(), "{env}/venv/bin:$PATH".into())],
             linked: vec![],
+            build: vec![],
         };
         let text = render(&recipe, "o/n", "abc", "carve-env/o__n:abc");
         let from = text.find("FROM python:3.11-slim-bookworm").unwrap();
@@ -162,6 +170,7 @@ mod tests {
             after_source: vec![Step::new(&["sh", "-c", "build in place"], StepDir::Env, "the project")],
             env: vec![],
             linked: vec![],
+            build: vec![],
         };
         carry_generated(&mut recipe, env.path(), &[rel.to_string()]).unwrap();
         assert_eq!(recipe.context_files["generated-1-_version.py"], "__version__ = '1.2'\n");

@@ -129,6 +129,7 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
     let steps: Vec<Step> = done.iter().map(|(s, _)| s.clone()).collect();
     let mut recipe = support.image(&plan, &tools, &steps, &inventory, &partial.dir);
     dockerfile::carry_generated(&mut recipe, &partial.dir, &generated)?;
+    recipe.build = active.record.activation.build.clone();
     let mut record = active.record;
     record.status = status;
     record.install = done.iter().map(|(s, round)| recorded(s, *round)).collect();
@@ -230,13 +231,25 @@ fn verify_and_repair(
     let scratch = session.scratch("env")?;
     let mut unresolved = Vec::new();
     let mut failed_repairs: Vec<String> = Vec::new();
+    // Tests that passed before the project's build was added: a build that makes fewer pass
+    // (it fails here) is taken back.
+    let mut before_build: Option<usize> = None;
     for round in 0..=opts.rounds {
         session.progress.step(if round == 0 {
             "running the tests with the new environment".to_string()
         } else {
             format!("repair round {round}: running the tests again")
         });
-        let (counts, failures) = verify::run_suite(session, active, &scratch)?;
+        let (mut counts, mut failures) = verify::run_suite(session, active, &scratch)?;
+        if let Some(before) = before_build.take()
+            && counts.passed < before
+        {
+            let why = counts.run_error.clone().unwrap_or_else(|| counts.summary());
+            let first = why.lines().next().unwrap_or_default().to_string();
+            session.progress.note(format!("the project's build made fewer tests pass; not used: {first}"));
+            drop_build(active, &first);
+            (counts, failures) = verify::run_suite(session, active, &scratch)?;
+        }
         if counts.all_pass() || round == opts.rounds {
             unresolved.extend(failed_repairs);
             return Ok((counts, unresolved));
@@ -245,12 +258,20 @@ fn verify_and_repair(
         let repairs = support.repairs(plan, &failures, &steps);
         unresolved = repairs.unresolved.clone();
         let mut next = repairs.steps;
+        let built = repairs.build.filter(|_| active.record.activation.build.is_empty());
+        let builds = built.is_some();
+        if let Some(build) = built {
+            session.progress.note(format!("repair: {}", build.why));
+            use_build(active, build, round + 1);
+            before_build = Some(counts.passed);
+        }
         if next.is_empty()
+            && !builds
             && let Some(helper) = &opts.helper
         {
             next = helper::ask(helper, plan, &steps, &counts, &failures, Duration::from_secs(600))?;
         }
-        if next.is_empty() {
+        if next.is_empty() && !builds {
             unresolved.extend(failed_repairs);
             return Ok((counts, unresolved));
         }
@@ -270,6 +291,30 @@ fn verify_and_repair(
         }
     }
     unreachable!("the loop returns on its last round")
+}
+
+/// Run the project's `build` before every test run from now on: in the activation (every run
+/// with this environment, and the image's source), the test command recorded, and a finding
+/// that says how it was found and in which repair round.
+fn use_build(active: &mut ActiveEnv, build: carve_languages::env::ProjectBuild, round: u32) {
+    let command = carve_languages::env::shell::join(&build.argv);
+    active.record.activation.build = build.argv;
+    active.record.findings.push(carve_languages::env::Finding::new(
+        "build",
+        command,
+        format!("repair round {round}: {}", build.why),
+    ));
+}
+
+/// Take the project's build back (it made fewer tests pass): its finding becomes a note that
+/// says why.
+fn drop_build(active: &mut ActiveEnv, why: &str) {
+    active.record.activation.build.clear();
+    for f in active.record.findings.iter_mut().filter(|f| f.what == "build") {
+        f.what = "note".into();
+        f.value = format!("the build `{}` was tried and not kept", f.value);
+        f.source = format!("{}; with it fewer tests passed ({why})", f.source);
+    }
 }
 
 /// Copy what the install reads into `<dir>/src`: the inputs, or the whole tree.

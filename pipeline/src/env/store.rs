@@ -72,6 +72,7 @@ impl ActiveEnv {
             interpreter: self.activation().interpreter_in(&self.dir),
             vars: self.vars(),
             linked: self.activation().linked.iter().map(|rel| (self.dir.join("src").join(rel), rel.clone())).collect(),
+            build: self.activation().build.clone(),
         }
     }
 

@@ -41,6 +41,7 @@ pub fn run_suite(session: &Session, env: &ActiveEnv, scratch: &Path) -> Result<(
         timeout: Duration::from_secs(cfg.timeouts.run),
         test_timeout: Duration::from_secs(cfg.timeouts.test),
         scratch: runner_scratch,
+        build: env.activation().build.clone(),
     };
     let outcome = carve_languages::run_tests(&request);
     let _ = std::fs::remove_dir_all(&tree);

@@ -191,6 +191,7 @@ impl EnvSupport for PythonEnv {
             interpreter: Some(VENV_PYTHON.into()),
             vars: vec![("PATH".into(), "{env}/venv/bin".into()), ("VIRTUAL_ENV".into(), "{env}/venv".into())],
             linked: Vec::new(),
+            build: Vec::new(),
         }
     }
 
@@ -232,7 +233,7 @@ impl EnvSupport for PythonEnv {
         }
         unresolved.sort();
         unresolved.dedup();
-        Repairs { steps, unresolved }
+        Repairs { steps, build: None, unresolved }
     }
 
     /// `.py` files the build wrote inside the project's packages (hatch-vcs' and
@@ -339,6 +340,7 @@ impl EnvSupport for PythonEnv {
             after_source,
             env: vec![("VIRTUAL_ENV".into(), "{env}/venv".into()), ("PATH".into(), "{env}/venv/bin:$PATH".into())],
             linked: Vec::new(),
+            build: Vec::new(),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! 11 does by default). `engines.node` is checked against the Node here and reported: it is
 //! often stricter than the suite needs, so the verification run decides.
 
+pub mod build;
 pub mod manifest;
 
 use std::collections::BTreeMap;
@@ -17,12 +18,15 @@ use sha2::Digest;
 
 use crate::Language;
 use crate::env::{
-    Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, ImageRecipe, Inventory, Repairs, Step, StepDir, Tool,
-    ToolRequirement,
+    Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, ImageRecipe, Inventory, ProjectBuild, Repairs, Step,
+    StepDir, Tool, ToolRequirement,
 };
 use manifest::Manager;
 
 pub struct ScriptEnv;
+
+/// The finding that names the project's build (see [`build`]).
+const BUILD_FOUND: &str = "build-found";
 
 pub static SCRIPT_ENV: ScriptEnv = ScriptEnv;
 
@@ -103,6 +107,13 @@ impl EnvSupport for ScriptEnv {
             .map(|o| o.len())
             .sum::<usize>();
         findings.push(Finding::new("install", format!("{deps} direct dependencies"), "package.json"));
+        if let Some(b) = build::find(repo, &pkg) {
+            findings.push(Finding::new(
+                BUILD_FOUND,
+                b.command,
+                format!("{}; run before the tests if they load a file of the project the tree lacks", b.source),
+            ));
+        }
         let requires = vec![ToolRequirement {
             tool: "node".into(),
             wanted: engines.map(str::to_string),
@@ -203,7 +214,7 @@ impl EnvSupport for ScriptEnv {
         }
         let mut vars = vec![("PATH".to_string(), "{env}/bin".to_string())];
         vars.extend(COREPACK_VARS.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        Activation { interpreter: None, vars, linked }
+        Activation { interpreter: None, vars, linked, build: Vec::new() }
     }
 
     fn retry(&self, _plan: &EnvPlan, step: &Step, output: &str) -> Option<Step> {
@@ -253,7 +264,7 @@ impl EnvSupport for ScriptEnv {
             }
         }
         let asked: Vec<&String> = done.iter().flat_map(|s| s.argv.iter()).collect();
-        let mut r = Repairs::default();
+        let mut r = Repairs { build: build_repair(plan, &text), ..Repairs::default() };
         let new: Vec<(String, String)> = missing.into_iter().filter(|(p, _)| !asked.contains(&p)).collect();
         if new.is_empty() {
             return r;
@@ -363,8 +374,24 @@ impl EnvSupport for ScriptEnv {
                 .map(|(k, v)| if k == "PATH" { (k.clone(), format!("{v}:$PATH")) } else { (k.clone(), v.clone()) })
                 .collect(),
             linked: activation.linked,
+            build: Vec::new(),
         }
     }
+}
+
+/// The project's build, when a run stopped on a file of the project the tree lacks and the
+/// plan found a build.
+fn build_repair(plan: &EnvPlan, text: &str) -> Option<ProjectBuild> {
+    let spec = crate::typescript::runner::unbuilt::missing_relative_module(text)?;
+    let found = plan.findings.iter().find(|f| f.what == BUILD_FOUND)?;
+    Some(ProjectBuild {
+        argv: build::argv(&found.value),
+        why: format!(
+            "the tests load `{spec}`, a file of the project the tree lacks → the project's build `{}` ({}) before every test run",
+            found.value,
+            found.source.split("; run before").next().unwrap_or_default()
+        ),
+    })
 }
 
 /// The package a module specifier names (`@scope/pkg/sub` → `@scope/pkg`), or `None` for a
@@ -476,5 +503,26 @@ mod tests {
         assert_eq!(package_of("@scope/pkg/sub"), Some("@scope/pkg".into()));
         assert_eq!(package_of("node:fs"), None);
         assert_eq!(package_of("fs"), None);
+        assert_eq!(r.build, None, "no build found: a relative module asks for nothing");
+    }
+
+    #[test]
+    fn a_missing_project_file_asks_for_the_build_the_plan_found() {
+        let plan = plan_of(&[(
+            "package.json",
+            r#"{"scripts": {"build": "babel src -d .", "pretest": "npm run build && npm run lint", "test": "mocha"}}"#,
+        )]);
+        let f = Failures {
+            messages: vec![],
+            output: "Error: Cannot find module '../index'\nRequire stack:".into(),
+            repo: "/r".into(),
+        };
+        let r = SCRIPT_ENV.repairs(&plan, &f, &[]);
+        let build = r.build.expect("the build");
+        assert_eq!(build.argv, vec!["npm", "run", "build"]);
+        assert!(build.why.starts_with("the tests load `../index`"), "{}", build.why);
+        assert!(r.steps.is_empty(), "nothing to install: {:?}", r.steps);
+        let other = Failures { output: "Error: Cannot find module 'lodash'".into(), ..f };
+        assert_eq!(SCRIPT_ENV.repairs(&plan, &other, &[]).build, None, "a package is not the build's");
     }
 }
