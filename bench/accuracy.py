@@ -395,6 +395,7 @@ def main():
     ap.add_argument("--carve", default=str(ROOT / "target" / "release" / "carve"))
     ap.add_argument("--out", help="scratch folder (default /tmp/carve-accuracy, /tmp/carve-accuracy-LANG)")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--commits", nargs="*", help="try only the candidate commits whose hash starts with one of these")
     ap.add_argument("--history", type=int, default=300, help="newest first-parent commits considered per repository")
     ap.add_argument("--per-repo", type=int, default=2)
     ap.add_argument("--max-added", type=int, default=30)
@@ -457,6 +458,8 @@ def measure_repo(args, lang, carve, entry, repo, py, out):
     picked = [c for c in reversed(analyze(carve, repo, args.history))
               if c.get("parent") and added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added
               and has_manifest(lang, repo, c["commit"])]
+    if args.commits:
+        picked = [c for c in picked if any(c["commit"].startswith(p) for p in args.commits)]
     rows, measured = [], 0
     for commit in picked[: args.max_tries]:
         if measured >= args.per_repo:
