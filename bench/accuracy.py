@@ -90,10 +90,37 @@ def test_files(commit):
 def added_code(commit):
     """Definitions the commit added outside test files, less the tests it added (a Rust
     `#[test]` in a source file's `#[cfg(test)] mod tests` is a definition of that file, and a
-    test, not feature code)."""
+    test, not feature code), less the modules that hold those tests and their other members
+    (the `mod tests` itself, a `macro_rules!` that writes its tests; any `tests` module), and
+    less what it moved:
+    a definition whose qualified name the commit removed from another file (textwrap's
+    "Split `lib.rs` into separate modules" added `src/fill.rs::fill` and removed
+    `src/lib.rs::fill`: the existing tests run it, it is not a feature)."""
     tests = test_files(commit)
     added_tests = set(commit["tests"]["added"])
-    return {d for d in commit["definitions"]["added"] if d.split("::", 1)[0] not in tests and d not in added_tests}
+    holders = {t.rsplit(".", 1)[0] for t in added_tests if "." in t.split("::", 1)[-1]}
+    moved = {d.split("::", 1)[-1] for d in commit["definitions"].get("removed", [])}
+
+    def is_code(d):
+        path, _, qual = d.partition("::")
+        return (path not in tests and d not in added_tests and d not in holders
+                and d.rsplit(".", 1)[0] not in holders and qual not in moved and "tests" not in qual.split("."))
+
+    return {d for d in commit["definitions"]["added"] if is_code(d)}
+
+
+def in_added_rust_file(commit, test_id):
+    """Whether the Rust runner id `test_id` is a test of a source file the commit added (its
+    module's tests, whatever writes them: heck's `t!` macro writes `train::tests::test1`…,
+    which arc analyze lists as no test definition)."""
+    for f in commit["files"]:
+        if f["status"] != "added" or not f["path"].endswith(".rs") or f.get("is_test"):
+            continue
+        target, mods = rust_module(f["path"])
+        head, _, rest = test_id.partition("::")
+        if mods and (target is None or head == target) and rest.startswith("::".join(mods) + "::tests::"):
+            return True
+    return False
 
 
 def pytest_id(node):
@@ -293,7 +320,8 @@ def f2p_by_carve(lang, carve, name, repo, commit, work, timeout):
     if at_commit is None:
         return [], f"carve baseline at the commit failed: {err}", None
     added = commit["tests"]["added"]
-    passing = sorted(t for t, s in at_commit.items() if s == "passed" and any(names_test(lang, at, n, t) for n in added))
+    passing = sorted(t for t, s in at_commit.items() if s == "passed" and (
+        any(names_test(lang, at, n, t) for n in added) or (lang == "rust" and in_added_rust_file(commit, t))))
     if not passing:
         return [], f"none of the {len(added)} added tests passes at the commit ({', '.join(sorted(added))[:160]})", None
     at_parent, err = carve_statuses(carve, before, work / "parent-out", passing, timeout, name)
@@ -367,6 +395,7 @@ def main():
     ap.add_argument("--carve", default=str(ROOT / "target" / "release" / "carve"))
     ap.add_argument("--out", help="scratch folder (default /tmp/carve-accuracy, /tmp/carve-accuracy-LANG)")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--commits", nargs="*", help="try only the candidate commits whose hash starts with one of these")
     ap.add_argument("--history", type=int, default=300, help="newest first-parent commits considered per repository")
     ap.add_argument("--per-repo", type=int, default=2)
     ap.add_argument("--max-added", type=int, default=30)
@@ -429,6 +458,8 @@ def measure_repo(args, lang, carve, entry, repo, py, out):
     picked = [c for c in reversed(analyze(carve, repo, args.history))
               if c.get("parent") and added_code(c) and c["tests"]["added"] and len(added_code(c)) <= args.max_added
               and has_manifest(lang, repo, c["commit"])]
+    if args.commits:
+        picked = [c for c in picked if any(c["commit"].startswith(p) for p in args.commits)]
     rows, measured = [], 0
     for commit in picked[: args.max_tries]:
         if measured >= args.per_repo:

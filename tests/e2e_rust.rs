@@ -118,3 +118,23 @@ fn a_doctest_goes_with_the_method_whose_doc_comment_holds_it() {
     assert_eq!(json_strings(&audit["owned_doctests"]), BTreeSet::from([add.to_string()]), "{audit}");
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
 }
+
+/// `fixtures/rust/doctest-owner` with `Counter::room`'s doctest as the F2P test: it calls
+/// `reset`, whose only test is its own doctest. The F2P tests include a doctest of
+/// `src/lib.rs`, so that file's other doctests were left out by choice and stay P2P:
+/// `reset` stays, only `room` is extracted. Before, `reset`'s doctest moved into the
+/// feature and made `reset` an entry point (bench/accuracy.py: arrayvec's `pop`, bit-vec's
+/// `from_fn`, which the commits did not add).
+#[needs("cargo")]
+fn a_doctest_of_a_file_whose_doctests_were_given_stays_p2p() {
+    let (_tmp, repo) = fixture_copy("rust/doctest-owner");
+    let out = tempfile::tempdir().unwrap();
+    let room = "doctest_owner::doctest::src/lib.rs - Counter::room";
+    let audit: Value =
+        serde_json::from_slice(&carve_on("audit", &repo, out.path(), &["--f2p", room, "--format", "json"], 0).stdout)
+            .unwrap();
+    assert_eq!(ids(&audit["extracted"]), BTreeSet::from(["src/lib.rs::Counter.room".to_string()]), "{audit}");
+    assert!(json_strings(&audit["owned_doctests"]).is_empty(), "{audit}");
+    assert_eq!(json_strings(&audit["f2p"]), BTreeSet::from([room.to_string()]), "{audit}");
+    assert!(ids(&audit["remained"]).contains("src/lib.rs::Counter.reset"), "{audit}");
+}

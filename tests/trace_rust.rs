@@ -253,3 +253,33 @@ fn the_probed_crate_resolves_in_its_environment() {
     let trace = Trace::read_dir(&trace_dir).unwrap();
     assert!(trace.test("double::doubles").is_some_and(|t| t.hits.contains("src/lib.rs::double")));
 }
+
+/// `const fn`s (`fixtures/rust/const-fns`): one that only run-time code calls loses `const`
+/// in the traced copy and is probed, so the tests and the doctest that run it record it;
+/// those a const context calls (a `static`, an associated `const`, a doctest's `const` item,
+/// and a kept `const fn`'s callee) stay `const` and the copy builds with every test passing.
+/// Before, no `const fn` was ever probed: bluss/arrayvec's `remaining_capacity` (a `const fn`
+/// its commit added with a doctest) was "not reached by the F2P tests".
+#[needs("cargo")]
+fn const_fns_that_only_run_time_code_calls_are_traced() {
+    let Probed { tmp: _tmp, tree, trace_dir, scratch, setup, .. } = probed("rust/const-fns");
+    let command = TestCommand::Cargo { args: Vec::new(), test_args: Vec::new(), workspace: true, nextest: false };
+    let mut run = RunRequest::new(&tree, command, scratch);
+    run.env = setup.env.clone();
+    let result = carve_languages::run_tests(&run).unwrap();
+    let (doc, counts) = ("const_fns::doctest::src/lib.rs - Slots::remaining", "slots::counts_what_is_left");
+    for id in [doc, counts, "slots::stops_when_full", "const_fns::doctest::src/lib.rs - in_doctest"] {
+        assert_eq!(result.status(id), TestStatus::Passed, "{id}: {:?}", result.statuses);
+    }
+    let source = std::fs::read_to_string(tree.join("src/lib.rs")).unwrap();
+    assert!(source.contains("pub       fn remaining(&self) -> usize { let __carve_g"), "{source}");
+    for kept in ["pub const fn new()", "pub const fn capacity()", "const fn zero()", "pub const fn in_doctest()"] {
+        assert!(source.contains(kept), "{kept} should stay const: {source}");
+    }
+    let trace = Trace::read_dir(&trace_dir).unwrap();
+    let hits = |id: &str| trace.test(id).map(|t| t.hits.clone()).unwrap_or_default();
+    assert!(hits(counts).contains("src/lib.rs::Slots.remaining"), "{:?}", hits(counts));
+    assert!(hits(counts).contains("src/lib.rs::Slots.is_full"), "{:?}", hits(counts));
+    assert!(hits(doc).contains("src/lib.rs::Slots.remaining"), "{:?}", hits(doc));
+    assert!(!hits(counts).contains("src/lib.rs::Slots.capacity"), "{:?}", hits(counts));
+}

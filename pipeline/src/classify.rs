@@ -561,7 +561,8 @@ struct FeatureTests {
 /// do examples (Go's `ExampleType_Method`): a P2P doctest of a definition the F2P tests
 /// reach becomes one of the feature's tests, and the feature is classified again; where its
 /// definition then stays anyway, the doctest is a P2P test again (and classified once more,
-/// at most a few rounds: each round only gives back).
+/// at most a few rounds: each round only gives back). Not a doctest of a file whose
+/// doctests the F2P tests already include (see `chosen` below).
 fn with_owned_doctests(
     session: &Session,
     trace: &Trace,
@@ -573,8 +574,16 @@ fn with_owned_doctests(
 ) -> Result<FeatureTests> {
     let index = &session.index;
     let owner = |t: &str| carve_languages::doctest_owner(index, t).or_else(|| carve_languages::example_owner(index, t));
+    // The files whose doctests (examples) are among the given F2P tests: whoever chose them
+    // went through that file's doctests (a commit's new ones, a file's candidate), so a
+    // doctest of the same file left out is a P2P test by choice. Without this, a method that
+    // existed before and whose only test is its doctest became part of any feature whose
+    // tests call it (arrayvec's `ArrayString::pop` in the doctest of `remaining_capacity`,
+    // bit-vec's `from_fn` in the new tests of `remove`, whose doctest was given too).
+    let file = |t: &str| crate::test_definition_file(&session.repo, index, t);
+    let chosen: BTreeSet<String> = f2p.iter().filter(|t| owner(t).is_some()).map(|t| file(t)).collect();
     let owners: BTreeMap<&TestId, carve_languages::NodeId> =
-        p2p.iter().filter_map(|t| owner(t).map(|o| (t, o))).collect();
+        p2p.iter().filter(|t| !chosen.contains(&file(t))).filter_map(|t| owner(t).map(|o| (t, o))).collect();
     // Whether `owner` or a definition it is nested in is classified (with `status`).
     let within = |c: &Classification, owner: &str, status: Option<Status>| {
         index.lineage(owner).any(|a| c.nodes.get(a).is_some_and(|d| status.is_none_or(|s| d.status == s)))

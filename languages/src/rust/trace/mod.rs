@@ -18,11 +18,12 @@
 //! doc). Node numbers are the positions of the index's Rust functions and methods with a
 //! body in sorted id order.
 
+pub mod constfns;
 pub mod probes;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -280,6 +281,7 @@ pub fn instrument(
             bodies.entry(d.path.as_str()).or_default().insert(body.start_byte, (n as u32, d.is_test || file_test));
         }
     }
+    let keep_const = kept_const_fns(index, tree);
     let empty = HashMap::new();
     let results: Vec<(&str, &Package, Result<probes::Probed, String>)> = files
         .par_iter()
@@ -294,6 +296,7 @@ pub fn instrument(
                 let plan = FilePlan {
                     bodies: bodies.get(f.path.as_str()).unwrap_or(&empty),
                     file: file_numbers[f.path.as_str()],
+                    keep_const: &keep_const,
                 };
                 let probed =
                     probes::probe_file(parser, &src, &plan).map_err(|line| format!("syntax error at line {line}"))?;
@@ -333,6 +336,21 @@ pub fn instrument(
     }
     report.notes.sort();
     Ok(report)
+}
+
+/// The `const fn`s of the tree that stay `const` when probed ([`constfns`]): read from every
+/// indexed Rust file of the copy (tests and examples too: they compile against it).
+fn kept_const_fns(index: &DefinitionIndex, tree: &Path) -> HashSet<String> {
+    let rust: Vec<&FileIndex> = index.files.values().filter(|f| f.language == Language::Rust).collect();
+    let uses: Vec<constfns::ConstUses> = rust
+        .par_iter()
+        .map_init(probes::new_parser, |parser, f| {
+            let bytes = std::fs::read(tree.join(&f.path)).ok()?;
+            constfns::const_uses(parser, &String::from_utf8_lossy(&bytes))
+        })
+        .flatten()
+        .collect();
+    constfns::kept_const(&uses)
 }
 
 /// Make the manifests of the packages in `dirs` depend on the runtime crate; their paths.

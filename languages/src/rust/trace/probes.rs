@@ -5,8 +5,10 @@
 //! Probed: every `fn` item with a body that the index lists (functions, methods, trait
 //! default methods, nested functions) and every closure with a block body written inside
 //! one (with the number of that definition). Not probed, on purpose:
-//! - `const fn`s and closures inside them or inside `const` items (a call is not allowed in
-//!   a const context);
+//! - `const fn`s that const contexts of the tree may call ([`super::constfns`]: a call is not
+//!   allowed in a const context), closures inside them or inside `const` items; every other
+//!   `const fn` loses its `const` (the keyword blanked with spaces, so no byte moves) and is
+//!   probed like any function;
 //! - anything inside a macro: `macro_rules!` bodies and macro invocations' token trees
 //!   (`lazy_static! { … }`, `quickcheck! { fn … }`) are token trees, not items, to
 //!   tree-sitter and to rustc before expansion; functions a macro generates carry no probe;
@@ -16,7 +18,7 @@
 //!
 //! `async fn`s get a hit-only probe; closures in a `static` initialiser an `import` frame.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Node, Parser};
 
@@ -51,6 +53,8 @@ pub struct FilePlan<'a> {
     pub bodies: &'a HashMap<usize, (u32, bool)>,
     /// This file's number in the table (for `<module>PATH`).
     pub file: u32,
+    /// Names of the `const fn`s that stay `const` (see [`super::constfns::kept_const`]).
+    pub keep_const: &'a HashSet<String>,
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -60,6 +64,8 @@ pub struct Probed {
     pub probes: usize,
     /// `const fn`s left alone.
     pub const_fns: usize,
+    /// `const fn`s made plain functions and probed.
+    pub unconsted: usize,
 }
 
 pub fn new_parser() -> Parser {
@@ -76,6 +82,7 @@ pub fn probe_file(parser: &mut Parser, src: &str, plan: &FilePlan) -> Result<Pro
         return Err(first_error(root).map(|n| n.start_position().row + 1).unwrap_or(0));
     }
     let mut inserts: Vec<(usize, String)> = Vec::new();
+    let mut blanks: Vec<(usize, usize)> = Vec::new();
     let mut out = Probed::default();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
@@ -86,6 +93,11 @@ pub fn probe_file(parser: &mut Parser, src: &str, plan: &FilePlan) -> Result<Pro
             }
             "function_item" => {
                 if let Some((pos, probe)) = function_probe(node, src, plan, &mut out) {
+                    if let Some(kw) = const_keyword(node).filter(|_| is_const(node, src)) {
+                        // Blanked, not removed: no byte of the file moves.
+                        blanks.push(kw);
+                        out.unconsted += 1;
+                    }
                     inserts.push((pos, probe.text()));
                 }
             }
@@ -103,13 +115,17 @@ pub fn probe_file(parser: &mut Parser, src: &str, plan: &FilePlan) -> Result<Pro
     if inserts.is_empty() {
         return Ok(out);
     }
-    inserts.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut text = String::with_capacity(src.len() + inserts.len() * 48);
+    // Edits: (position, bytes replaced, text). A blanked `const` replaces its five bytes with
+    // five spaces, so no byte moves; a probe replaces none.
+    let mut edits: Vec<(usize, usize, String)> = inserts.into_iter().map(|(pos, s)| (pos, 0, s)).collect();
+    edits.extend(blanks.into_iter().map(|(start, end)| (start, end - start, " ".repeat(end - start))));
+    edits.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut text = String::with_capacity(src.len() + edits.len() * 48);
     let mut at = 0;
-    for (pos, s) in inserts {
+    for (pos, replaced, s) in edits {
         text.push_str(&src[at..pos]);
         text.push_str(&s);
-        at = pos;
+        at = pos + replaced;
     }
     text.push_str(&src[at..]);
     out.text = Some(text);
@@ -123,6 +139,26 @@ fn first_error(node: Node) -> Option<Node> {
     let mut cursor = node.walk();
     let children: Vec<Node> = node.children(&mut cursor).collect();
     children.into_iter().filter(|c| c.has_error()).find_map(first_error)
+}
+
+/// The `const` keyword among a function's modifiers (its byte range).
+fn const_keyword(node: Node) -> Option<(usize, usize)> {
+    let mut cursor = node.walk();
+    let m = node.children(&mut cursor).find(|c| c.kind() == "function_modifiers")?;
+    let mut cursor = m.walk();
+    let kw = m.children(&mut cursor).find(|c| c.kind() == "const");
+    kw.map(|k| (k.start_byte(), k.end_byte()))
+}
+
+/// A function that is `const` (its modifiers say so).
+fn is_const(node: Node, src: &str) -> bool {
+    modifiers(node, src).0
+}
+
+/// A `const fn` that stays one: const contexts of the tree may call it.
+fn kept_const(node: Node, src: &str, plan: &FilePlan) -> bool {
+    is_const(node, src)
+        && node.child_by_field_name("name").is_none_or(|n| plan.keep_const.contains(&src[n.byte_range()]))
 }
 
 /// `const`, `async` among a function's modifiers.
@@ -150,12 +186,12 @@ fn after_open(block: Node) -> usize {
 
 fn function_probe(node: Node, src: &str, plan: &FilePlan, out: &mut Probed) -> Option<(usize, Probe)> {
     let body = node.child_by_field_name("body")?;
-    let (is_const, is_async) = modifiers(node, src);
-    if is_const {
+    let (_, is_async) = modifiers(node, src);
+    if kept_const(node, src, plan) {
         out.const_fns += 1;
         return None;
     }
-    if in_const_context(node, src) {
+    if in_const_context(node, src, plan) {
         return None;
     }
     let (n, test) = *plan.bodies.get(&body.start_byte())?;
@@ -168,13 +204,13 @@ fn function_probe(node: Node, src: &str, plan: &FilePlan, out: &mut Probed) -> O
     Some((after_open(body), probe))
 }
 
-/// Inside a `const fn` or a `const` item (above `node`).
-fn in_const_context(node: Node, src: &str) -> bool {
+/// Inside a kept `const fn` or a `const` item (above `node`).
+fn in_const_context(node: Node, src: &str, plan: &FilePlan) -> bool {
     let mut p = node.parent();
     while let Some(n) = p {
         match n.kind() {
             "const_item" => return true,
-            "function_item" if modifiers(n, src).0 => return true,
+            "function_item" if kept_const(n, src, plan) => return true,
             _ => {}
         }
         p = n.parent();
@@ -204,7 +240,7 @@ fn closure_probe(node: Node, src: &str, plan: &FilePlan, inserts: &mut Vec<(usiz
                 return;
             }
             "function_item" => {
-                if body.kind() != "block" || modifiers(n, src).0 {
+                if body.kind() != "block" || kept_const(n, src, plan) {
                     return;
                 }
                 let Some(fbody) = n.child_by_field_name("body") else { return };

@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::probes::{self, FilePlan};
 use super::*;
@@ -39,14 +39,18 @@ fn body_of(src: &str, needle: &str) -> usize {
 }
 
 fn probed() -> String {
+    probed_keeping(&HashSet::new())
+}
+
+fn probed_keeping(keep_const: &HashSet<String>) -> String {
     let mut bodies = HashMap::new();
     bodies.insert(body_of(SOURCE, "pub fn build"), (0, false));
     bodies.insert(body_of(SOURCE, "pub async fn fetch"), (1, false));
     bodies.insert(body_of(SOURCE, "fn builds"), (2, true));
     bodies.insert(body_of(SOURCE, "pub const fn limit"), (3, false));
-    let plan = FilePlan { bodies: &bodies, file: 5 };
+    let plan = FilePlan { bodies: &bodies, file: 5, keep_const };
     let out = probes::probe_file(&mut probes::new_parser(), SOURCE, &plan).unwrap();
-    assert_eq!(out.const_fns, 1);
+    assert_eq!((out.const_fns, out.unconsted), if keep_const.is_empty() { (0, 1) } else { (1, 0) });
     out.text.unwrap()
 }
 
@@ -68,11 +72,19 @@ fn probes_go_on_the_opening_lines_and_no_line_moves() {
         "static TABLE: LazyLock<Vec<u32>> = LazyLock::new(|| { let __carve_g = carve_probe::import(5); build(3) });"
     );
     assert!(line("static OTHER").ends_with("|| { let __carve_g = carve_probe::import(5);"));
-    // Left alone: const fn, macro bodies.
-    assert_eq!(line("const fn limit"), "pub const fn limit() -> u32 { 7 }");
+    // A `const fn` no const context calls loses `const` (blanked: no byte moves) and is probed.
+    assert_eq!(line("fn limit"), "pub       fn limit() -> u32 { let __carve_g = carve_probe::enter(3); 7 }");
+    // Left alone: macro bodies.
     assert_eq!(line("fn generated"), "    () => { fn generated() -> u32 { 1 } };");
     // The probed file parses as rustc's grammar (syn) would.
     check_parses(SOURCE, &text).unwrap();
+}
+
+#[test]
+fn a_const_fn_a_const_context_calls_stays_const_and_unprobed() {
+    let text = probed_keeping(&HashSet::from(["limit".to_string()]));
+    let line = text.lines().find(|l| l.contains("fn limit")).unwrap();
+    assert_eq!(line, "pub const fn limit() -> u32 { 7 }");
 }
 
 #[test]
@@ -84,7 +96,7 @@ fn a_probe_that_breaks_the_grammar_is_caught() {
 #[test]
 fn a_syntax_error_leaves_the_file_alone() {
     let bodies = HashMap::new();
-    let plan = FilePlan { bodies: &bodies, file: 0 };
+    let plan = FilePlan { bodies: &bodies, file: 0, keep_const: &HashSet::new() };
     assert_eq!(probes::probe_file(&mut probes::new_parser(), "fn f( {\n", &plan), Err(1));
 }
 
