@@ -41,6 +41,18 @@ fn mined(fixture: &str, chain: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<Stri
     (dir, repo, want, found)
 }
 
+/// The build configuration of a fixture chain: 300 s per run, 60 s per test, no carve.toml.
+fn config(language: Language, test: TestCommand, fixture: &str) -> BuildConfig {
+    BuildConfig {
+        language,
+        test,
+        run_timeout: std::time::Duration::from_secs(300),
+        test_timeout: std::time::Duration::from_secs(60),
+        carve_toml: "version = 1\n".into(),
+        repo_name: format!("fixture/{fixture}"),
+    }
+}
+
 fn assert_validates(outcome: &BuildOutcome, repo: &Path, cfg: &BuildConfig) {
     let limits = (cfg.run_timeout, cfg.test_timeout);
     let checks = carve_history::bundle::validate(&outcome.dir, repo, &cfg.test, limits).unwrap();
@@ -55,14 +67,11 @@ fn an_ungateable_stage_is_merged_into_its_neighbour() {
     let chain = ["add App.run:", "App.run: check names", "add App.run_and_wait"];
     let (dir, repo, ids, chain) = mined("python-shorten", &chain);
     let (run, helper) = (ids[0].clone(), ids[1].clone());
-    let cfg = BuildConfig {
-        language: Language::Python,
-        test: TestCommand::pytest("python3", vec!["-p".into(), "no:cacheprovider".into()]),
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/python-shorten".into(),
-    };
+    let cfg = config(
+        Language::Python,
+        TestCommand::pytest("python3", vec!["-p".into(), "no:cacheprovider".into()]),
+        "python-shorten",
+    );
     let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
         .unwrap_or_else(|e| panic!("the chain is shortened rather than dropped: {e}"));
     let cj = &outcome.chain;
@@ -87,14 +96,7 @@ fn an_ungateable_stage_is_merged_into_its_neighbour() {
 #[needs("go")]
 fn states_older_than_go_mod_get_the_heads() {
     let (dir, repo, ids, chain) = mined("go-premodule", &["add App.Run:", "add App.RunAndWait"]);
-    let cfg = BuildConfig {
-        language: Language::Go,
-        test: TestCommand::GoTest { args: vec![], packages: None },
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/go-premodule".into(),
-    };
+    let cfg = config(Language::Go, TestCommand::GoTest { args: vec![], packages: None }, "go-premodule");
     let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
         .unwrap_or_else(|e| panic!("the states get the HEAD's go.mod: {e}"));
     let cj = &outcome.chain;
@@ -122,14 +124,11 @@ fn a_stage_is_gated_on_its_tests_where_a_later_commit_moved_them() {
     for (i, s) in chain.stages.iter_mut().enumerate() {
         s.index = i;
     }
-    let cfg = BuildConfig {
-        language: Language::Python,
-        test: TestCommand::pytest("python3", vec!["-p".into(), "no:cacheprovider".into()]),
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/python-moved-tests".into(),
-    };
+    let cfg = config(
+        Language::Python,
+        TestCommand::pytest("python3", vec!["-p".into(), "no:cacheprovider".into()]),
+        "python-moved-tests",
+    );
     let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
         .unwrap_or_else(|e| panic!("stage 0 is gated on its tests in tests/test_jobq.py: {e}"));
     assert_eq!(outcome.chain.stages.len(), 2);
@@ -145,14 +144,7 @@ fn a_state_no_repair_makes_build_is_taken_out_of_the_chain() {
     let mined_as = ["add Slugify", "add App.Run:", "add App.RunAndWait"];
     let (dir, repo, ids, chain) = mined("go-unbuildable-s0", &mined_as);
     assert_eq!(chain.stages.len(), 3);
-    let cfg = BuildConfig {
-        language: Language::Go,
-        test: TestCommand::GoTest { args: vec![], packages: None },
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: "fixture/go-unbuildable-s0".into(),
-    };
+    let cfg = config(Language::Go, TestCommand::GoTest { args: vec![], packages: None }, "go-unbuildable-s0");
     let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
         .unwrap_or_else(|e| panic!("the chain is built without its unbuildable S0: {e}"));
     let cj = &outcome.chain;
