@@ -669,3 +669,17 @@ fn a_stubbed_function_with_nested_functions_masks_cleanly() {
         );
     }
 }
+
+/// Found by the Rust mutation property (seed 0x5eed_0004 once the fixture set grew): six bytes
+/// deleted near the end of fixtures/rust/doctest-main's `bump!` macro, the unmutated text
+/// masked with the mutated file's (stale) index; removing the macro and the `tests` module gave
+/// two deletions of overlapping ranges.
+#[test]
+fn rust_macro_and_tests_module_removed_with_a_stale_index() {
+    regression(
+        "rust/doctest-main",
+        "src/lib.rs",
+        &[Mutation::Delete { at: 175774516948105370, len: 6 }],
+        &["src/lib.rs::bump", "src/lib.rs::tests"],
+    );
+}

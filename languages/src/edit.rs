@@ -77,6 +77,10 @@ pub enum MaskError {
         "import statement at {path}:{line} was not found; the file changed since it was indexed — re-index and retry"
     )]
     ImportNotFound { path: String, line: usize },
+    #[error(
+        "masking {path} gave overlapping edits at byte {position}; the file changed since it was indexed — re-index and retry"
+    )]
+    EditsOverlap { path: String, position: usize },
     #[error("masking {language} files is not supported yet ({path})")]
     Unsupported { language: Language, path: String },
 }

@@ -442,7 +442,28 @@ pub fn mask_file_with(
     }
     edits.sort();
     edits.dedup();
-    Ok(edits)
+    merge_overlapping_deletions(edits, &file.path)
+}
+
+/// Two deletions whose ranges overlap become one (their union: both texts go). With a
+/// stale index (the file changed since it was indexed) the whole-line ranges of neighbouring
+/// items can overlap by a few bytes. Any other overlap (a replacement inside a deletion) is
+/// the stale-index error, never edits that do not apply.
+fn merge_overlapping_deletions(edits: Vec<Edit>, path: &str) -> Result<Vec<Edit>, MaskError> {
+    let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
+    for e in edits {
+        match out.last_mut() {
+            Some(prev) if e.position < prev.end() => {
+                if !(prev.inserted_text.is_empty() && e.inserted_text.is_empty()) {
+                    return Err(MaskError::EditsOverlap { path: path.to_string(), position: e.position });
+                }
+                let end = prev.end().max(e.end());
+                prev.deleted_length = end - prev.position;
+            }
+            _ => out.push(e),
+        }
+    }
+    Ok(out)
 }
 
 /// The inherent impls of `file` that [`RustRemovals::emptied`] removes but that hold more

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::plan;
 use crate::Language;
-use crate::edit::apply;
+use crate::edit::{Edit, MaskError, apply};
 use crate::index::{DefinitionIndex, NodeId};
 use crate::parse_errors;
 use crate::rust::index::tests_support::{fixture_index, fixture_root};
@@ -364,4 +364,17 @@ fn what_a_removed_unit_test_module_names_is_stubbed() {
         out.push_str(&format!("=== {path}\n{}", apply(text, &edits).unwrap()));
     }
     insta::assert_snapshot!(out);
+}
+
+/// Overlapping deletions (a stale index's neighbouring items) become their union; a
+/// replacement that overlaps a deletion is the stale-index error.
+#[test]
+fn overlapping_deletions_merge_and_a_replacement_inside_one_is_an_error() {
+    let merged = super::merge_overlapping_deletions(
+        vec![Edit::delete(0, 10), Edit::delete(8, 20), Edit::delete(20, 22)],
+        "src/lib.rs",
+    );
+    assert_eq!(merged, Ok(vec![Edit::delete(0, 20), Edit::delete(20, 22)]));
+    let err = super::merge_overlapping_deletions(vec![Edit::delete(0, 10), Edit::replace(5, 7, "x")], "src/lib.rs");
+    assert_eq!(err, Err(MaskError::EditsOverlap { path: "src/lib.rs".into(), position: 5 }));
 }
