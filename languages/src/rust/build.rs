@@ -113,7 +113,7 @@ pub fn build_check_with(root: &Path, flags: &[String]) -> Result<(), BuildCheckE
 
 /// Make the shared `target` directory safe for `root`'s check: take an exclusive lock on it (held
 /// until the returned file is dropped), then set the modification time of every file of `root`
-/// (not `.git`, not a `target/` in it, not through symlinks) to now. Cargo decides freshness by
+/// (not under `.git`, not in its top-level `target/`, not through symlinks) to now. Cargo decides freshness by
 /// mtimes, and copies of one project share `target`: a masked tree written before another copy
 /// was checked would otherwise look older than that copy's artefacts, and cargo would report the
 /// other copy's result. Under the lock nothing is built between the touch and this check. `None`
@@ -132,7 +132,11 @@ fn hold_for_check(target: &Path, root: &Path) -> Option<std::fs::File> {
     let walk = ignore::WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| !(e.depth() >= 1 && matches!(e.file_name().to_str(), Some(".git" | "target"))))
+        .filter_entry(|e| match e.file_name().to_str() {
+            Some(".git") => e.depth() == 0,
+            Some("target") => e.depth() != 1,
+            _ => true,
+        })
         .build();
     for entry in walk.flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
