@@ -20,6 +20,8 @@ use carve_languages::Language;
 use carve_languages::runner::TestCommand;
 use carve_testutil::needs;
 
+mod common;
+
 /// The fixture's history built in a scratch folder, mined; the commit ids of the messages
 /// starting with `chain` and the mined chain made of exactly those commits' stages.
 fn mined(fixture: &str, chain: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>, Chain) {
@@ -41,16 +43,9 @@ fn mined(fixture: &str, chain: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<Stri
     (dir, repo, want, found)
 }
 
-/// The build configuration of a fixture chain: 300 s per run, 60 s per test, no carve.toml.
+/// The build configuration of fixtures/arc/`fixture`'s chain.
 fn config(language: Language, test: TestCommand, fixture: &str) -> BuildConfig {
-    BuildConfig {
-        language,
-        test,
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: format!("fixture/{fixture}"),
-    }
+    common::build_config(language, test, &format!("fixture/{fixture}"))
 }
 
 fn assert_validates(outcome: &BuildOutcome, repo: &Path, cfg: &BuildConfig) {

@@ -11,6 +11,8 @@ use carve_languages::runner::TestCommand;
 use carve_languages::typescript::runner::PackageManager;
 use carve_testutil::needs;
 
+mod common;
+
 fn fixture(lang: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/arc").join(lang).join("recipe.toml")
 }
@@ -43,14 +45,7 @@ fn config(language: Language, repo_name: &str) -> BuildConfig {
         }
         Language::Python => TestCommand::pytest("python3", vec![]),
     };
-    BuildConfig {
-        language,
-        test,
-        run_timeout: std::time::Duration::from_secs(300),
-        test_timeout: std::time::Duration::from_secs(60),
-        carve_toml: "version = 1\n".into(),
-        repo_name: repo_name.into(),
-    }
+    common::build_config(language, test, repo_name)
 }
 
 /// Re-validate a built bundle from the bundle alone: every gate must pass. Returns how many.
