@@ -354,8 +354,15 @@ pub trait LanguageSupport: Sync {
     }
     /// The build check of `root` as the tests of `command` build it (Rust: with the test
     /// command's feature flags and `--workspace`, so code behind `#[cfg(feature = …)]` that the
-    /// tests compile is checked too). Default: [`LanguageSupport::build_check`].
-    fn build_check_for(&self, root: &Path, _command: &TestCommand) -> Result<(), BuildCheckError> {
+    /// tests compile is checked too), with the environment's variables `vars` (Rust: the
+    /// environment's `CARGO_HOME`, whose registry holds what the lockfile pins). Default:
+    /// [`LanguageSupport::build_check`].
+    fn build_check_for(
+        &self,
+        root: &Path,
+        _command: &TestCommand,
+        _vars: &[(String, String)],
+    ) -> Result<(), BuildCheckError> {
         self.build_check(root)
     }
     /// The check's name, for messages.

@@ -281,10 +281,37 @@ fn build_check(
 ) -> Result<Option<(carve_languages::Language, String, String, String)>> {
     let languages: BTreeSet<carve_languages::Language> =
         outcome.changed_files.iter().filter_map(|p| session.index.files.get(p).map(|f| f.language)).collect();
+    // What the environment links into every run tree (a Cargo.lock `carve env` generated for a
+    // crate that commits none) is linked here too for the check, and taken out after it, so the
+    // masked tree (the mask patch's source) stays as masked. Without it cargo resolved the
+    // crate afresh offline and failed on a dev-dependency the lockfile pins for another target
+    // (smol-rs/fastrand's wasm-bindgen-test).
+    let linked = match &session.environment {
+        Some(env) => env.prepare(masked)?,
+        None => Vec::new(),
+    };
+    let checked = check_languages(session, languages, masked);
+    for path in &linked {
+        let gone = if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        gone.with_context(|| format!("failed to take the environment's {} out of the masked tree", path.display()))?;
+    }
+    checked
+}
+
+fn check_languages(
+    session: &Session,
+    languages: BTreeSet<carve_languages::Language>,
+    masked: &Path,
+) -> Result<Option<(carve_languages::Language, String, String, String)>> {
     for lang in languages {
         let check = carve_languages::support(lang);
         session.progress.step(format!("extract: {}", check.build_check_name()));
-        match check.build_check_for(masked, &session.config.test) {
+        let vars = session.environment.as_ref().map(|e| e.vars()).unwrap_or_default();
+        match check.build_check_for(masked, &session.config.test, &vars) {
             Ok(()) => {}
             Err(BuildCheckError::Failed { command, root, detail, output }) => {
                 let report = format!("`{command}` failed in {}{detail}:\n{output}", root.display());

@@ -38,7 +38,7 @@ pub const CHECK: &[&str] = &["check", "--bins", "--tests", "--examples"];
 /// Run `cargo check --bins --tests --examples --offline --quiet` in `root` (the masked tree; its own
 /// `Cargo.toml` decides the workspace). `Ok` when it builds; otherwise the compiler output.
 pub fn build_check(root: &Path) -> Result<(), BuildCheckError> {
-    build_check_with(root, &[])
+    build_check_with(root, &[], &[])
 }
 
 /// The flags of the test command `command` that decide what its tests compile, for the build
@@ -67,8 +67,11 @@ pub fn check_flags(command: &crate::runner::TestCommand) -> Vec<String> {
     flags
 }
 
-/// [`build_check`] with extra cargo flags (from [`check_flags`]), named in the failure's command.
-pub fn build_check_with(root: &Path, flags: &[String]) -> Result<(), BuildCheckError> {
+/// [`build_check`] with extra cargo flags (from [`check_flags`]), named in the failure's
+/// command, and the environment's variables `vars` (its `CARGO_HOME`: smol-rs/fastrand's
+/// lockfile pins a wasm-only dev-dependency that only the environment's registry holds, so
+/// the check with the user's `CARGO_HOME` failed offline on every candidate).
+pub fn build_check_with(root: &Path, flags: &[String], vars: &[(String, String)]) -> Result<(), BuildCheckError> {
     if !root.join("Cargo.toml").is_file() {
         return Err(BuildCheckError::NotCheckable {
             root: root.to_path_buf(),
@@ -85,6 +88,7 @@ pub fn build_check_with(root: &Path, flags: &[String]) -> Result<(), BuildCheckE
         .args(flags)
         .args(["--offline", "--quiet", "--message-format", "short"])
         .current_dir(root)
+        .envs(vars.iter().map(|(k, v)| (k, v)))
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
         .output()
@@ -297,7 +301,7 @@ mod tests {
         };
         assert_eq!(check_flags(&command), ["--features", "extra"]);
         let plain = build_check(d.path());
-        let featured = build_check_with(d.path(), &check_flags(&command));
+        let featured = build_check_with(d.path(), &check_flags(&command), &[]);
         let _ = std::fs::remove_dir_all(target_dir_for(d.path()));
         assert!(plain.is_ok(), "{plain:?}");
         let err = featured.expect_err("the feature's code names a function that is gone").to_string();

@@ -101,8 +101,13 @@ impl LanguageSupport for Rust {
     fn build_check(&self, root: &Path) -> Result<(), BuildCheckError> {
         build_check(root)
     }
-    fn build_check_for(&self, root: &Path, command: &TestCommand) -> Result<(), BuildCheckError> {
-        build::build_check_with(root, &build::check_flags(command))
+    fn build_check_for(
+        &self,
+        root: &Path,
+        command: &TestCommand,
+        vars: &[(String, String)],
+    ) -> Result<(), BuildCheckError> {
+        build::build_check_with(root, &build::check_flags(command), vars)
     }
     fn environment(&self) -> Option<&'static dyn crate::env::EnvSupport> {
         Some(&env::RUST_ENV)
