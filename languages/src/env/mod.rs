@@ -30,6 +30,17 @@ pub const IMAGE_ENV: &str = "/opt/carve-env";
 /// Where an image keeps the repository's source (the working directory of test runs).
 pub const IMAGE_REPO: &str = "/work/repo";
 
+/// A file the install made that the repository does not hold: [`EnvSupport::generated`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Where the project's code finds it, relative to the source (and to every run tree).
+    pub path: String,
+    /// Where the build left it, relative to the source, when it is placed by a copy (a
+    /// compiled extension module under `build/lib.*/`, which an in-place build would have
+    /// put beside the package's sources); `None`: the install wrote it at `path`.
+    pub built_at: Option<String>,
+}
+
 /// One thing found in the repository's files (or decided for it), and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Finding {
@@ -303,11 +314,11 @@ pub trait EnvSupport: Sync {
     fn retry(&self, _plan: &EnvPlan, _step: &Step, _output: &str) -> Option<Step> {
         None
     }
-    /// Files the install wrote into the copy of the source (`{src}`) that the repository does
-    /// not hold and its code imports (a version file setuptools-scm or hatch-vcs writes at build
-    /// time): relative paths, linked into every run tree like [`Activation::linked`]. Called
-    /// after the install. Default: none.
-    fn generated(&self, _plan: &EnvPlan, _env: &Path, _repo: &Path) -> Vec<String> {
+    /// Files the install made that the repository does not hold and its code imports (a
+    /// version file setuptools-scm or hatch-vcs writes at build time, a compiled extension
+    /// module the build left under `build/`), linked into every run tree like
+    /// [`Activation::linked`]. Called after the install. Default: none.
+    fn generated(&self, _plan: &EnvPlan, _env: &Path, _repo: &Path) -> Vec<GeneratedFile> {
         Vec::new()
     }
     /// What the repository brings itself that makes an environment of carve's unnecessary

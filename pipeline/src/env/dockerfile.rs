@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use carve_languages::env::{IMAGE_ENV, IMAGE_REPO, ImageRecipe, Step, StepDir, shell};
+use carve_languages::env::{GeneratedFile, IMAGE_ENV, IMAGE_REPO, ImageRecipe, Step, StepDir, shell};
 
 use super::record::CONTEXT_DIR;
 use crate::Result;
@@ -83,27 +83,53 @@ fn docker_path(rel: &str) -> String {
     rel.replace(' ', "\\ ")
 }
 
-/// Files the install wrote into the environment's copy of the source that the repository
-/// lacks (`generated`, relative paths under `<env>/src`: a setuptools-scm `_version.py`): the
-/// image gets the same bytes (a build-context file each, `generated-<n>-<name>`, copied to
-/// `{env}/src/<rel>` in the dependency layer) linked into its source as every local run
-/// links them, so the state trees of `--runtime oci` runs get them too.
-pub fn carry_generated(recipe: &mut ImageRecipe, env: &Path, generated: &[String]) -> Result<()> {
-    for (n, rel) in generated.iter().enumerate() {
-        let from = env.join("src").join(rel);
-        let text = std::fs::read_to_string(&from).map_err(|e| {
-            crate::Error::msg(format!("failed to read {} (a file the install wrote): {e}", from.display()))
-        })?;
-        let base = rel.rsplit('/').next().unwrap_or(rel);
-        let name = format!("generated-{}-{base}", n + 1);
+/// Files the install made that the repository lacks (`generated`, relative paths under
+/// `<env>/src`), linked into the image's source as every local run links them, so the state
+/// trees of `--runtime oci` runs get them too. A file the install wrote (a setuptools-scm
+/// `_version.py`) goes in as the same bytes (a build-context file each,
+/// `generated-<n>-<name>`, copied to `{env}/src/<rel>` in the dependency layer); a build
+/// product (a compiled extension module) is copied from the image's own build of the project,
+/// after it, and the image gets a C compiler for that build.
+pub fn carry_generated(recipe: &mut ImageRecipe, env: &Path, generated: &[GeneratedFile]) -> Result<()> {
+    if let Some(built) = generated.iter().find_map(|g| g.built_at.as_deref()) {
+        // The slim bases have no C compiler: without one the image's build of the project
+        // silently falls back to pure Python (markupsafe) and the module is never made.
+        let script = "apt-get update && apt-get install -y --no-install-recommends build-essential \
+                      && rm -rf /var/lib/apt/lists/*";
+        recipe.install.insert(
+            0,
+            Step::new(&["sh", "-c", script], StepDir::Env, &format!("a C compiler: the build compiles {built}")),
+        );
+    }
+    for (n, g) in generated.iter().enumerate() {
+        let rel = &g.path;
         let dir = rel.rsplit_once('/').map_or(String::new(), |(d, _)| format!("/{d}"));
-        let script = format!("mkdir -p {{src}}{dir} && cp {{env}}/{name} {{src}}/{rel}");
-        recipe.install.push(Step::new(
-            &["sh", "-c", &script],
-            StepDir::Env,
-            &format!("{rel}, which the install wrote"),
-        ));
-        recipe.context_files.insert(name, text);
+        if let Some(built_at) = &g.built_at {
+            // A build product (a compiled extension module): the image's own build of the
+            // project makes it again, under the same name (same interpreter, same platform).
+            let script = format!(
+                "mkdir -p {{src}}{dir} && cp {IMAGE_REPO}/{built_at} {{src}}/{rel} && ln -sfn {{src}}/{rel} {IMAGE_REPO}/{rel}"
+            );
+            recipe.after_source.push(Step::new(
+                &["sh", "-c", &script],
+                StepDir::Env,
+                &format!("{rel}, which the build compiled into {built_at}"),
+            ));
+        } else {
+            let from = env.join("src").join(rel);
+            let text = std::fs::read_to_string(&from).map_err(|e| {
+                crate::Error::msg(format!("failed to read {} (a file the install wrote): {e}", from.display()))
+            })?;
+            let base = rel.rsplit('/').next().unwrap_or(rel);
+            let name = format!("generated-{}-{base}", n + 1);
+            let script = format!("mkdir -p {{src}}{dir} && cp {{env}}/{name} {{src}}/{rel}");
+            recipe.install.push(Step::new(
+                &["sh", "-c", &script],
+                StepDir::Env,
+                &format!("{rel}, which the install wrote"),
+            ));
+            recipe.context_files.insert(name, text);
+        }
         if !recipe.linked.contains(rel) {
             recipe.linked.push(rel.clone());
         }
@@ -172,7 +198,7 @@ mod tests {
             linked: vec![],
             build: vec![],
         };
-        carry_generated(&mut recipe, env.path(), &[rel.to_string()]).unwrap();
+        carry_generated(&mut recipe, env.path(), &[GeneratedFile { path: rel.to_string(), built_at: None }]).unwrap();
         assert_eq!(recipe.context_files["generated-1-_version.py"], "__version__ = '1.2'\n");
         let text = render(&recipe, "o/n", "abc", "carve-env/o__n:abc");
         let copy = text.find("COPY .carve-env/generated-1-_version.py /opt/carve-env/generated-1-_version.py").unwrap();
@@ -183,7 +209,36 @@ mod tests {
         let link = text.find("ln -s /opt/carve-env/src/src/pkg/_version.py /work/repo/src/pkg/_version.py").unwrap();
         let build = text.find("build in place").unwrap();
         assert!(copy < placed && placed < source && source < link && link < build, "{text}");
-        let missing = carry_generated(&mut recipe, env.path(), &["src/pkg/gone.py".to_string()]).unwrap_err();
+        let gone = GeneratedFile { path: "src/pkg/gone.py".into(), built_at: None };
+        let missing = carry_generated(&mut recipe, env.path(), &[gone]).unwrap_err();
         assert!(missing.to_string().contains("gone.py"), "{missing}");
+    }
+
+    #[test]
+    fn a_compiled_extension_module_is_copied_from_the_images_own_build() {
+        let mut recipe = ImageRecipe {
+            base: "python:3.11-slim-bookworm".into(),
+            inputs: vec![],
+            context_files: BTreeMap::new(),
+            install: vec![],
+            after_source: vec![Step::new(&["sh", "-c", "pip install /work/repo"], StepDir::Env, "the project")],
+            env: vec![],
+            linked: vec![],
+            build: vec![],
+        };
+        let so = GeneratedFile {
+            path: "src/p/_speedups.so".into(),
+            built_at: Some("build/lib.linux-x86_64-cpython-311/p/_speedups.so".into()),
+        };
+        carry_generated(&mut recipe, Path::new("/nonexistent"), &[so]).unwrap();
+        assert!(recipe.context_files.is_empty(), "{:?}", recipe.context_files);
+        assert_eq!(recipe.linked, vec!["src/p/_speedups.so".to_string()]);
+        let text = render(&recipe, "o/n", "abc", "carve-env/o__n:abc");
+        let build = text.find("pip install /work/repo").unwrap();
+        let placed = text
+            .find("sh -c 'mkdir -p /opt/carve-env/src/src/p && cp /work/repo/build/lib.linux-x86_64-cpython-311/p/_speedups.so /opt/carve-env/src/src/p/_speedups.so && ln -sfn /opt/carve-env/src/src/p/_speedups.so /work/repo/src/p/_speedups.so'")
+            .unwrap_or_else(|| panic!("{text}"));
+        let compiler = text.find("apt-get install -y --no-install-recommends build-essential").unwrap();
+        assert!(compiler < text.find("COPY . /work/repo").unwrap() && build < placed, "{text}");
     }
 }

@@ -112,8 +112,18 @@ pub fn setup(session: &Session, opts: &EnvOptions) -> Result<EnvReport> {
     }
     let mut activation = support.activation(&plan, &tools);
     let generated = support.generated(&plan, &partial.dir, &session.repo);
-    for rel in &generated {
-        session.progress.note(format!("the install wrote {rel}, which the repository has not: linked into every run"));
+    for g in &generated {
+        let rel = &g.path;
+        if let Some(built_at) = &g.built_at {
+            let to = partial.dir.join("src").join(rel);
+            std::fs::copy(partial.dir.join("src").join(built_at), &to)
+                .map_err(|e| crate::Error::msg(format!("failed to copy {built_at} to {}: {e}", to.display())))?;
+            session.progress.note(format!("the build compiled {built_at}: placed at {rel} and linked into every run"));
+        } else {
+            session
+                .progress
+                .note(format!("the install wrote {rel}, which the repository has not: linked into every run"));
+        }
         activation.linked.push(rel.clone());
     }
     let mut active = ActiveEnv { dir: partial.dir.clone(), record: draft(session, &plan, &key, &tools, activation) };

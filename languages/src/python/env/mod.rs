@@ -15,14 +15,14 @@ pub mod requirements;
 pub mod sources;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
 use crate::Language;
 use crate::env::{
-    Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, IMAGE_REPO, ImageRecipe, Inventory, Repairs, Step,
-    StepDir, Tool, ToolRequirement,
+    Activation, EnvError, EnvPlan, EnvSupport, Failures, Finding, GeneratedFile, IMAGE_REPO, ImageRecipe, Inventory,
+    Repairs, Step, StepDir, Tool, ToolRequirement,
 };
 
 pub struct PythonEnv;
@@ -237,13 +237,15 @@ impl EnvSupport for PythonEnv {
     }
 
     /// `.py` files the build wrote inside the project's packages (hatch-vcs' and
-    /// setuptools-scm's `_version.py`): the tree a run uses has no build, so it gets them.
-    fn generated(&self, plan: &EnvPlan, env: &Path, repo: &Path) -> Vec<String> {
+    /// setuptools-scm's `_version.py`), and the extension modules it compiled into
+    /// `build/lib.*/` (pallets/markupsafe's `_speedups`, without which its tests of the native
+    /// code skip): the tree a run uses has no build, so it gets them.
+    fn generated(&self, plan: &EnvPlan, env: &Path, repo: &Path) -> Vec<GeneratedFile> {
         if !plan.whole_source {
             return Vec::new();
         }
         let src = env.join("src");
-        let mut out: Vec<String> = ignore::WalkBuilder::new(&src)
+        let mut out: Vec<GeneratedFile> = ignore::WalkBuilder::new(&src)
             .standard_filters(false)
             .filter_entry(|e| {
                 let n = e.file_name().to_string_lossy();
@@ -260,8 +262,10 @@ impl EnvSupport for PythonEnv {
             .filter(|e| e.path().parent().is_some_and(|d| d.join("__init__.py").is_file()))
             .filter_map(|e| e.path().strip_prefix(&src).ok().map(|p| p.to_string_lossy().replace('\\', "/")))
             .filter(|rel| !repo.join(rel).exists())
+            .map(|path| GeneratedFile { path, built_at: None })
             .collect();
-        out.sort();
+        out.extend(extension_modules(&src, repo));
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         out
     }
 
@@ -377,6 +381,42 @@ fn own_modules(repo: &Path) -> Vec<String> {
     out
 }
 
+/// Extension modules (`.so`, `.pyd`) a setuptools build compiled into `{src}/build/lib.*/`,
+/// each placed where the repository keeps its package (at the top or under `src/`, `lib/`,
+/// `python/`), when the repository does not hold one there already.
+fn extension_modules(src: &Path, repo: &Path) -> Vec<GeneratedFile> {
+    let Ok(entries) = std::fs::read_dir(src.join("build")) else { return Vec::new() };
+    let mut libs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("lib")))
+        .collect();
+    libs.sort();
+    let mut out = Vec::new();
+    for lib in libs {
+        for e in ignore::WalkBuilder::new(&lib).standard_filters(false).build().flatten() {
+            let path = e.path();
+            let is_extension = path.extension().is_some_and(|x| x == "so" || x == "pyd");
+            if !is_extension || !path.parent().is_some_and(|d| d.join("__init__.py").is_file()) {
+                continue;
+            }
+            let (Ok(in_lib), Ok(built_at)) = (path.strip_prefix(&lib), path.strip_prefix(src)) else { continue };
+            let in_lib = in_lib.to_string_lossy().replace('\\', "/");
+            let package = in_lib.rsplit_once('/').map_or("", |(d, _)| d);
+            let home = ["", "src/", "lib/", "python/"]
+                .into_iter()
+                .find(|top| repo.join(format!("{top}{package}")).join("__init__.py").is_file());
+            if let Some(top) = home
+                && !repo.join(format!("{top}{in_lib}")).exists()
+            {
+                let built_at = Some(built_at.to_string_lossy().replace('\\', "/"));
+                out.push(GeneratedFile { path: format!("{top}{in_lib}"), built_at });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,7 +502,33 @@ mod tests {
             std::fs::write(env.path().join(f), "").unwrap();
         }
         std::fs::write(env.path().join("src/build/lib/p/__init__.py"), "").unwrap();
-        assert_eq!(PYTHON_ENV.generated(&plan, env.path(), repo.path()), vec!["src/p/_version.py"]);
+        let generated = PYTHON_ENV.generated(&plan, env.path(), repo.path());
+        assert_eq!(generated, vec![GeneratedFile { path: "src/p/_version.py".into(), built_at: None }]);
+    }
+
+    /// pallets/markupsafe: `pip install .` compiles `_speedups` into `build/lib.*/` only; the
+    /// run tree gets it beside the package's sources, where an in-place build puts it.
+    #[test]
+    fn extension_modules_the_build_compiled_are_generated_where_the_package_lives() {
+        let (repo, plan) = plan_of(&[
+            ("pyproject.toml", "[build-system]\n[project]\nname='p'\n"),
+            ("src/p/__init__.py", ""),
+            ("src/p/_speedups.c", ""),
+        ]);
+        let env = tempfile::tempdir().unwrap();
+        let lib = "src/build/lib.linux-x86_64-cpython-311/p";
+        for f in ["src/src/p/__init__.py", &format!("{lib}/__init__.py"), &format!("{lib}/_speedups.cpython-311.so")] {
+            std::fs::create_dir_all(env.path().join(f).parent().unwrap()).unwrap();
+            std::fs::write(env.path().join(f), "").unwrap();
+        }
+        let generated = PYTHON_ENV.generated(&plan, env.path(), repo.path());
+        assert_eq!(
+            generated,
+            vec![GeneratedFile {
+                path: "src/p/_speedups.cpython-311.so".into(),
+                built_at: Some("build/lib.linux-x86_64-cpython-311/p/_speedups.cpython-311.so".into()),
+            }]
+        );
     }
 
     #[test]
