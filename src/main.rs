@@ -20,6 +20,12 @@ pub enum Status {
 fn main() -> ExitCode {
     // Broken pipe (`carve audit … | head`) is not an error.
     reset_sigpipe();
+    // Test runs and image builds run in process groups of their own: stopping carve stops them.
+    if let Err(e) = carve_core::groups::stop_children_on_signals() {
+        eprintln!(
+            "carve: warning: could not watch for SIGINT/SIGTERM ({e}); a stopped carve may leave test runs going"
+        );
+    }
     let args = match cli::Cli::try_parse_grouped() {
         Ok(a) => a,
         Err(e) => {

@@ -16,6 +16,7 @@
 //! the machine it runs on.
 
 pub mod fs;
+pub mod groups;
 pub mod oci;
 pub mod patch;
 pub mod process;

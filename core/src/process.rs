@@ -7,7 +7,6 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -196,9 +195,9 @@ pub fn supervise(
     limits: Limits,
     progress: &mut dyn Progress,
 ) -> std::io::Result<Ended> {
-    cmd.stdin(Stdio::null()).stdout(File::create(stdout)?).stderr(File::create(stderr)?).process_group(0);
-    let mut child = cmd.spawn()?;
-    let pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    cmd.stdin(Stdio::null()).stdout(File::create(stdout)?).stderr(File::create(stderr)?);
+    let (mut child, group) = crate::groups::spawn(&mut cmd)?;
+    let pgid = group.id();
     let mut last_progress = Instant::now();
     let mut allowance = limits.startup;
     let (stop, status) = loop {
@@ -235,17 +234,8 @@ pub fn supervise(
     Ok(Ended { spawned: true, stop, exit_code: status.code(), stdout_tail: tail(stdout), stderr_tail: tail(stderr) })
 }
 
-/// Send `signal` to every process of the group `pgid`.
-#[allow(unsafe_code)]
 fn signal_group(pgid: i32, signal: i32) {
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg takes two integers and touches no memory of ours. `pgid` is the pid of
-    // a child we spawned as the leader of a new group (`process_group(0)`), so the signal
-    // reaches only that child and what it started. An error (ESRCH: the group is empty)
-    // is expected after a clean exit and ignored.
-    let _ = unsafe { libc::killpg(pgid, signal) };
+    crate::groups::signal(pgid, signal);
 }
 
 /// The last [`TAIL_BYTES`] of a file, from a line start, lossily decoded.

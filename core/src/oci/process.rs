@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -137,14 +136,10 @@ fn run_once(inv: &Invocation, timeout: Duration, stdout: Option<File>) -> Result
     };
     let mut err = tempfile::tempfile().map_err(spawn_err)?;
     let mut cmd = Command::new(&inv.program);
-    cmd.args(&inv.args)
-        .stdin(Stdio::null())
-        .stdout(out_handle)
-        .stderr(err.try_clone().map_err(spawn_err)?)
-        .process_group(0);
+    cmd.args(&inv.args).stdin(Stdio::null()).stdout(out_handle).stderr(err.try_clone().map_err(spawn_err)?);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(spawn_err)?;
-    let pgid = i32::try_from(child.id()).unwrap_or(0);
+    let (mut child, group) = crate::groups::spawn(&mut cmd).map_err(spawn_err)?;
+    let pgid = group.id();
     let wait_err = |source| OciError::Spawn { command: inv.display(), source };
     let (status, timed_out) = match child.wait_timeout(timeout).map_err(wait_err)? {
         Some(status) => (status, false),
@@ -179,16 +174,8 @@ fn read_tail(file: &mut File) -> String {
     if start > 0 { format!("[first {start} bytes left out]\n{text}") } else { text }
 }
 
-/// Send `signal` to every process of the group `pgid`.
-#[allow(unsafe_code)]
 fn signal_group(pgid: i32, signal: i32) {
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg takes two integers and touches no memory of ours. `pgid` is the pid of a
-    // child we spawned as the leader of a new group (`process_group(0)`), so the signal
-    // reaches only that child and what it started. ESRCH (the group is gone) is expected.
-    let _ = unsafe { libc::killpg(pgid, signal) };
+    crate::groups::signal(pgid, signal);
 }
 
 #[cfg(test)]
