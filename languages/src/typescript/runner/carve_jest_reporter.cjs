@@ -1,4 +1,4 @@
-// carve's progress reporter for jest 28+ (CommonJS; loaded with --reporters=<this file>).
+// carve's progress reporter for jest (CommonJS; loaded with --reporters=<this file>).
 // Appends one JSON object per line to $CARVE_PROGRESS as the run goes: each file's start,
 // each test's start (jest 29.6+) and result, each file's tests once it finished, files
 // that failed to run, the end of the session. carve's watchdog reads it to see progress
@@ -55,6 +55,16 @@ class CarveJestReporter {
     if (testResult.testExecError) {
       emit({ event: "collect_error", file, message: firstLine(testResult.testExecError.message || testResult.failureMessage) || "failed to run" });
     }
+  }
+
+  // jest before 26 (iamkun/dayjs pins 22) knows only these two names; later ones call
+  // them only for a reporter without the onTestFile* ones, so nothing is reported twice.
+  onTestStart(test) {
+    this.onTestFileStart(test);
+  }
+
+  onTestResult(test, testResult) {
+    this.onTestFileResult(test, testResult);
   }
 
   onRunComplete() {

@@ -52,3 +52,38 @@ fn mocha_is_named_mocha_in_carve_toml_and_needs_its_binary() {
     let err = run(&RunRequest::new(dir.path(), cmd, scratch.path())).unwrap_err().to_string();
     assert!(err.contains("`npm install`") && err.contains("node_modules/.bin/mocha"), "{err}");
 }
+
+/// jest before 26 (iamkun/dayjs pins 22) calls a reporter's `onTestStart`/`onTestResult`,
+/// never the `onTestFile*` names: without the two, carve saw no progress and killed dayjs's
+/// whole suite as hung ("0 passed … 93 hung or missing"). jest 22's objects, as it passes them.
+#[carve_testutil::needs("node")]
+fn the_jest_reporter_reports_through_the_names_old_jest_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let reporter = dir.path().join("carve_jest_reporter.cjs");
+    std::fs::write(&reporter, JEST_REPORTER).unwrap();
+    let progress = dir.path().join("progress.jsonl");
+    let script = r#"
+        const R = require(process.argv[1]);
+        const r = new R();
+        const test = { path: process.env.CARVE_ROOT + "/test/a.test.js" };
+        r.onRunStart();
+        r.onTestStart(test);
+        r.onTestResult(test, { testResults: [{ ancestorTitles: ["A"], title: "works", status: "passed", duration: 3, failureMessages: [] }] });
+        r.onRunComplete();
+    "#;
+    let out = std::process::Command::new("node")
+        .args(["-e", script])
+        .arg(&reporter)
+        .env("CARVE_PROGRESS", &progress)
+        .env("CARVE_ROOT", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<serde_json::Value> =
+        std::fs::read_to_string(&progress).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["header", "file_start", "collected", "result", "finished"]);
+    assert_eq!(events[1]["file"], "test/a.test.js");
+    assert_eq!(events[3]["id"], "test/a.test.js > A > works");
+    assert_eq!(events[3]["status"], "passed");
+}
