@@ -499,6 +499,7 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
 
     fn rewrite_test_imports(
         &self,
+        _root: &std::path::Path,
         source: &str,
         file: &crate::index::FileIndex,
         index: &crate::index::DefinitionIndex,
