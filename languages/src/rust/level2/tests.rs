@@ -214,3 +214,22 @@ fn tests_that_name_the_crate_only_in_paths_call_it_by_its_manifest_name() {
     let err = root_crate_name(unused.path(), &index).unwrap_err();
     assert!(err.contains("no integration test"), "{err}");
 }
+
+/// `use dep::dep;` binds the name its own path starts with: the path's first segment is the
+/// external crate, not the `use` itself (itoa's `use no_panic::no_panic;`: resolving it
+/// through the same `use` again recursed until the stack overflowed).
+#[test]
+fn a_use_that_binds_the_name_its_path_starts_with_names_the_external_crate() {
+    let dir = carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"np\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", "use dep::dep;\n\npub fn half(x: u32) -> u32 {\n    dep(x) / 2\n}\n"),
+        ("tests/half.rs", "use np::half;\n\n#[test]\nfn halves() {\n    assert_eq!(half(4), 2);\n}\n"),
+    ]);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::half"]);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(text.contains("use dep::dep;"), "{text}");
+    assert!(text.contains("pub fn half(x: u32) -> u32"), "{text}");
+}
