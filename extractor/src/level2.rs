@@ -38,7 +38,7 @@ pub fn write_rewritten_tests(
             (Some(file), Ok(text)) => {
                 let edits = support(file.language)
                     .level2()
-                    .map(|l2| l2.rewrite_test_imports(text, file, index, extracted, package))
+                    .map(|l2| l2.rewrite_test_imports(original_root, text, file, index, extracted, package))
                     .unwrap_or_default();
                 if edits.is_empty() {
                     None
@@ -110,9 +110,14 @@ pub fn support_note(
     l2.support_note(&Level2Sources { root, index, extracted, names: &names, package })
 }
 
-/// The import path of the Level 2 package named `name` in a tree of `index`.
-pub fn package_import(language: Language, index: &DefinitionIndex, name: &str) -> Result<String, ExtractError> {
-    packaging(language)?.package_import(index, name).map_err(|reason| ExtractError::Level2 { language, reason })
+/// The import path of the Level 2 package named `name` in the tree at `root` of `index`.
+pub fn package_import(
+    language: Language,
+    root: &Path,
+    index: &DefinitionIndex,
+    name: &str,
+) -> Result<String, ExtractError> {
+    packaging(language)?.package_import(root, index, name).map_err(|reason| ExtractError::Level2 { language, reason })
 }
 
 /// Whether the reference solution of `language` needs the original implementation restored.

@@ -208,11 +208,15 @@ fn level2_reference_passes_and_empty_fails() {
     // `import_csv`'s tests call the project's `load_csv`, which stays and runs the masked
     // `ImportResult` and `read_rows` (its `check_header` call went with the feature): no
     // package can make them pass, and the reference, run beside the masked project, shows it.
-    // `reports`' tests reach the feature through code that stays (`get_exporter` names the
-    // masked `available_formats`; the CLI the masked `stock_report`): unsolvable too.
+    // `reports`' tests reach the feature through code that stays: `get_exporter` calls the
+    // masked `available_formats`, which the rewritten tests bind to the package's (those tests
+    // pass), and the CLI, in a child process the binding does not reach, the masked
+    // `stock_report`: unsolvable too, by that one test.
     let names: Vec<&str> = unsolvable.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["import_csv", "reports"], "{unsolvable:#?}");
     assert!(unsolvable[0].1.contains("DID NOT RAISE"), "{}", unsolvable[0].1);
+    let reports = &unsolvable[1].1;
+    assert!(reports.contains("1 failed, 8 passed") && reports.contains("test_cli_report_subprocess"), "{reports}");
 }
 
 /// A class that stays with methods of the feature is taken whole by Python's Level 2
@@ -236,7 +240,10 @@ fn level2_takes_a_class_that_stays_whole() {
         Some(
             "The project keeps `Inventory` (the project's `inventory.core.Inventory`), without the methods listed \
              below; the tests take it from `agent_code` alone, so the package's class has those methods and \
-             everything else the tests use of it (it may subclass the project's class)."
+             everything else the tests use of it (it may subclass the project's class). The project's code that \
+             stays calls some of these objects, and the tests give it the package's: `inventory.Inventory` is \
+             `agent_code.Inventory`, `inventory.cli.Inventory` is `agent_code.Inventory`, \
+             `inventory.core.Inventory` is `agent_code.Inventory`. They must work as the project's callers expect."
         )
     );
 }

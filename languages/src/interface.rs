@@ -107,9 +107,9 @@ pub struct Level2Sources<'a> {
 /// (Python: `agent_code`; Go: `<module path>/agent_code`); its last `/`-separated
 /// component is the package's name and folder.
 pub trait Level2Packaging: Sync {
-    /// The import path of the package named `name` in a tree of `index`, or why the tree
-    /// cannot hold one. Default: `name` itself.
-    fn package_import(&self, _index: &DefinitionIndex, name: &str) -> Result<String, String> {
+    /// The import path of the package named `name` in the tree at `root` (read only) of
+    /// `index`, or why the tree cannot hold one. Default: `name` itself.
+    fn package_import(&self, _root: &Path, _index: &DefinitionIndex, name: &str) -> Result<String, String> {
         Ok(name.to_string())
     }
     /// The package's file carve writes, relative to the tree (`agent_code/__init__.py`).
@@ -167,9 +167,11 @@ pub trait Level2Packaging: Sync {
     fn tests_blocker(&self, _index: &DefinitionIndex, _tests: &[(String, String)]) -> Option<String> {
         None
     }
-    /// Edits that make a test file import the `extracted` objects from `package`.
+    /// Edits that make a test file of the tree at `root` (read only) import the `extracted`
+    /// objects from `package`.
     fn rewrite_test_imports(
         &self,
+        root: &Path,
         source: &str,
         file: &FileIndex,
         index: &DefinitionIndex,

@@ -377,7 +377,7 @@ pub fn statement(
     let mut ctx = StatementContext::new(level, repo, f2p.iter().cloned().collect());
     if level == Level::Two
         && let Ok(package) =
-            carve_extractor::level2::package_import(ext.contract.language, &session.index, AGENT_PACKAGE)
+            carve_extractor::level2::package_import(ext.contract.language, &session.repo, &session.index, AGENT_PACKAGE)
     {
         ctx.package_support = carve_extractor::level2::support_note(
             &ext.contract,
@@ -471,7 +471,7 @@ pub fn level2(
 ) -> Result<std::result::Result<Level2Package, String>> {
     use carve_extractor::level2;
     let language = ext.contract.language;
-    let package = match level2::package_import(language, &session.index, AGENT_PACKAGE) {
+    let package = match level2::package_import(language, &session.repo, &session.index, AGENT_PACKAGE) {
         Ok(p) => p,
         Err(e) => return Ok(Err(e.to_string())),
     };

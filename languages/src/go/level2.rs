@@ -70,7 +70,7 @@ pub fn root_module(index: &DefinitionIndex) -> Result<String, String> {
 }
 
 impl Level2Packaging for GoLevel2 {
-    fn package_import(&self, index: &DefinitionIndex, name: &str) -> Result<String, String> {
+    fn package_import(&self, _root: &std::path::Path, index: &DefinitionIndex, name: &str) -> Result<String, String> {
         Ok(format!("{}/{name}", root_module(index)?))
     }
 
@@ -131,6 +131,7 @@ impl Level2Packaging for GoLevel2 {
 
     fn rewrite_test_imports(
         &self,
+        _root: &std::path::Path,
         source: &str,
         file: &FileIndex,
         index: &DefinitionIndex,

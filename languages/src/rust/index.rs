@@ -110,7 +110,7 @@ fn manifest_dir(path: &str) -> Option<&str> {
 }
 
 /// `name = "…"` of the `[package]` table (or `[lib]`, which overrides it).
-fn package_name(manifest: &str) -> Option<String> {
+pub(crate) fn package_name(manifest: &str) -> Option<String> {
     let mut table = "";
     let mut package = None;
     let mut lib = None;

@@ -51,8 +51,11 @@ fn package_name(package: &str) -> &str {
 
 /// The name integration tests call the library crate at the repository root by: the first
 /// segment of their `use` items that resolve into its files, or (when the index resolved
-/// none) that import a name the library defines; the most common one.
-pub fn root_crate_name(index: &DefinitionIndex) -> Result<String, String> {
+/// none) that import a name the library defines; the most common one. Tests that name the
+/// crate only in paths (`fastrand::u8(..)`, `itoa::Buffer::new()`: no `use` needed since
+/// Rust 2018) call it by the library's name in `root`'s `Cargo.toml`, when their code
+/// references the library's items.
+pub fn root_crate_name(root: &Path, index: &DefinitionIndex) -> Result<String, String> {
     if !index.files.get("src/lib.rs").is_some_and(|f| f.language == Language::Rust) {
         return Err(
             "the repository root holds no library crate (src/lib.rs); Level 2 in Rust packages a feature of that crate"
@@ -83,16 +86,27 @@ pub fn root_crate_name(index: &DefinitionIndex) -> Result<String, String> {
         }
     }
     let counts = if resolved.is_empty() { named } else { resolved };
-    counts
-        .into_iter()
-        .max_by_key(|(name, n)| (*n, std::cmp::Reverse(*name)))
-        .map(|(name, _)| name.to_string())
-        .ok_or_else(|| "no integration test (tests/*.rs) uses the library crate at the repository root by name; Level 2 in Rust rewrites integration tests only".into())
+    if let Some((name, _)) = counts.into_iter().max_by_key(|(name, n)| (*n, std::cmp::Reverse(*name))) {
+        return Ok(name.to_string());
+    }
+    let in_library = |id: &NodeId| index.get(id).is_some_and(|d| !d.is_test && d.path.starts_with("src/"));
+    let by_path = index
+        .definitions
+        .values()
+        .filter(|d| d.language == Language::Rust && d.path.starts_with("tests/"))
+        .any(|d| d.references.iter().any(in_library));
+    match by_path {
+        true => std::fs::read_to_string(root.join("Cargo.toml"))
+            .ok()
+            .and_then(|text| super::index::package_name(&text))
+            .ok_or_else(|| "the integration tests name the library crate in paths, but its name is not in Cargo.toml's [package] or [lib]".into()),
+        false => Err("no integration test (tests/*.rs) uses the library crate at the repository root, by a `use` or a path; Level 2 in Rust rewrites integration tests only".into()),
+    }
 }
 
 impl Level2Packaging for RustLevel2 {
-    fn package_import(&self, index: &DefinitionIndex, name: &str) -> Result<String, String> {
-        root_crate_name(index)?;
+    fn package_import(&self, root: &Path, index: &DefinitionIndex, name: &str) -> Result<String, String> {
+        root_crate_name(root, index)?;
         Ok(name.to_string())
     }
 
@@ -101,12 +115,12 @@ impl Level2Packaging for RustLevel2 {
     }
 
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String> {
-        let plan = reference::plan(sources, &root_crate_name(sources.index)?)?;
+        let plan = reference::plan(sources, &root_crate_name(sources.root, sources.index)?)?;
         Ok(reference::render(&plan))
     }
 
     fn support_note(&self, sources: &Level2Sources<'_>) -> Option<String> {
-        let plan = reference::plan(sources, &root_crate_name(sources.index).ok()?).ok()?;
+        let plan = reference::plan(sources, &root_crate_name(sources.root, sources.index).ok()?).ok()?;
         let quote = |v: &[String]| v.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         let whole: Vec<String> =
             whole_types(sources.index, sources.extracted).into_iter().map(|id| id.name.clone()).collect();
@@ -154,6 +168,7 @@ impl Level2Packaging for RustLevel2 {
 
     fn rewrite_test_imports(
         &self,
+        root: &Path,
         source: &str,
         file: &FileIndex,
         index: &DefinitionIndex,
@@ -163,7 +178,7 @@ impl Level2Packaging for RustLevel2 {
         if !file.is_test || !file.path.starts_with("tests/") {
             return Vec::new();
         }
-        let Ok(krate) = root_crate_name(index) else { return Vec::new() };
+        let Ok(krate) = root_crate_name(root, index) else { return Vec::new() };
         let moved = moved_names(index, extracted);
         rewrite_test(source, &krate, package_name(package), &moved)
     }

@@ -111,6 +111,7 @@ impl Level2Packaging for TypeScriptLevel2 {
 
     fn rewrite_test_imports(
         &self,
+        _root: &std::path::Path,
         source: &str,
         file: &FileIndex,
         index: &DefinitionIndex,

@@ -27,7 +27,10 @@ fn catalog_feature() -> BTreeSet<NodeId> {
 #[test]
 fn the_package_lives_at_the_module_root() {
     let index = shapes_index();
-    assert_eq!(GoLevel2.package_import(&index, "agent_code").unwrap(), "example.com/shapes/agent_code");
+    assert_eq!(
+        GoLevel2.package_import(std::path::Path::new("."), &index, "agent_code").unwrap(),
+        "example.com/shapes/agent_code"
+    );
     assert_eq!(GoLevel2.init_file("example.com/shapes/agent_code"), "agent_code/agent_code.go");
     assert_eq!(GoLevel2.empty("example.com/shapes/agent_code").lines().last(), Some("package agent_code"));
 }
@@ -79,6 +82,7 @@ fn an_internal_test_names_the_package() {
     let path = "catalog/catalog_test.go";
     let source = std::fs::read_to_string(shapes_dir().join(path)).unwrap();
     let edits = GoLevel2.rewrite_test_imports(
+        std::path::Path::new("."),
         &source,
         &index.files[path],
         &index,
@@ -104,6 +108,7 @@ fn an_external_test_drops_the_import_it_no_longer_uses() {
     file.path = path.to_string();
     index.files.insert(path.to_string(), file);
     let edits = GoLevel2.rewrite_test_imports(
+        std::path::Path::new("."),
         source,
         &index.files[path],
         &index,

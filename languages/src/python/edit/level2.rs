@@ -173,10 +173,97 @@ pub fn rewrite_imports_for_level2(
             stack.extend(n.named_children(&mut c));
         }
     }
-    if replaced {
-        edits.push(import_package_edit(root, source, &lines, package));
+    let wiring = project_bindings(index, extracted);
+    if replaced || !wiring.is_empty() {
+        edits.push(import_package_edit(root, source, &lines, &package_import_text(package, &wiring, lines.newline())));
     }
     edits
+}
+
+/// A name of a project module that stays bound to an object of the feature, which the
+/// project's code that stays calls by that name at run time (boltons' `wraps`, which stays,
+/// calls `update_wrapper` of the feature; toolz's `countby` calls `getter`, imported by
+/// `recipes`): `(module, attribute, the package's name)`, sorted.
+pub type ProjectBinding = (String, String, String);
+
+/// Where the project's code that stays names the package's objects ([`ProjectBinding`]):
+/// their home modules, and the modules that import them by name. The rewritten tests bind
+/// these names to the package's objects, so the feature the tests reach through the project
+/// is the package's: without it that code finds the masked project's (a `NameError`), and no
+/// package could pass.
+pub fn project_bindings(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> Vec<ProjectBinding> {
+    let mut moved = package_classes(index, extracted);
+    moved.extend(extracted.iter().cloned());
+    let in_feature = |id: &NodeId| {
+        let mut at = index.definitions.get(id);
+        while let Some(d) = at {
+            if moved.contains(&d.id) {
+                return true;
+            }
+            at = d.parent.as_ref().and_then(|p| index.definitions.get(p));
+        }
+        false
+    };
+    let test_file = |path: &str| index.files.get(path).is_none_or(|f| f.is_test);
+    // What code that stays calls at run time (not what runs at import: that has run by then).
+    let used: BTreeSet<&NodeId> = index
+        .definitions
+        .values()
+        .filter(|d| !d.is_test && !test_file(&d.path) && !in_feature(&d.id))
+        .flat_map(|d| d.references.iter())
+        .filter(|r| movable(index, &moved, r))
+        .collect();
+    let module_of = |path: &str| index.files.get(path).and_then(|f| f.module.clone());
+    let mut out: BTreeSet<ProjectBinding> = BTreeSet::new();
+    for id in &used {
+        let Some(d) = index.definitions.get(*id) else { continue };
+        if let Some(module) = module_of(&d.path) {
+            out.insert((module, d.name.clone(), d.name.clone()));
+        }
+    }
+    for file in index.files.values().filter(|f| !f.is_test && f.language == crate::Language::Python) {
+        let Some(module) = &file.module else { continue };
+        for imp in file.imports.iter().filter(|i| i.module_level) {
+            for n in &imp.names {
+                let Some(target) = resolve_imported_name(index, imp, n) else { continue };
+                if let Some(d) = index.definitions.get(&target).filter(|_| used.contains(&target)) {
+                    out.insert((module.clone(), n.alias.clone().unwrap_or_else(|| n.name.clone()), d.name.clone()));
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The statement's sentence on [`ProjectBinding`]s: the project's code that stays calls the
+/// package's objects, so they must behave as the project expects.
+fn project_note(wiring: &[ProjectBinding], package: &str) -> Option<String> {
+    if wiring.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = wiring.iter().map(|(m, a, n)| format!("`{m}.{a}` is `{package}.{n}`")).collect();
+    named.dedup();
+    Some(format!(
+        "The project's code that stays calls some of these objects, and the tests give it the package's: {}. \
+         They must work as the project's callers expect.",
+        named.join(", ")
+    ))
+}
+
+/// `import <package>`, then one line per [`ProjectBinding`] setting the project module's name
+/// to the package's object (an empty package fails here, at collection).
+fn package_import_text(package: &str, wiring: &[ProjectBinding], nl: &str) -> String {
+    if wiring.is_empty() {
+        return format!("import {package}");
+    }
+    let mut text = format!("import {package}{nl}import importlib as _carve_importlib{nl}{nl}");
+    text.push_str(&format!(
+        "# The project's code that stays calls the feature by these names: it gets `{package}`'s.{nl}"
+    ));
+    for (module, attribute, name) in wiring {
+        text.push_str(&format!("_carve_importlib.import_module({module:?}).{attribute} = {package}.{name}{nl}"));
+    }
+    text.trim_end_matches(nl).to_string()
 }
 
 /// Names bound to repository modules: `import a.b as m` → `m`, `import a.b` → `a.b`,
@@ -237,8 +324,9 @@ fn module_bindings(root: Node, source: &str, file: &FileIndex, index: &Definitio
     out
 }
 
-/// `import <package>` after the last module-level import (or after the module docstring).
-fn import_package_edit(root: Node, source: &str, lines: &Lines, package: &str) -> Edit {
+/// `statement` (`import <package>`, and what goes with it) after the last module-level
+/// import (or after the module docstring).
+fn import_package_edit(root: Node, source: &str, lines: &Lines, statement: &str) -> Edit {
     let nl = lines.newline();
     let mut c = root.walk();
     let top: Vec<Node> = root.named_children(&mut c).collect();
@@ -256,12 +344,12 @@ fn import_package_edit(root: Node, source: &str, lines: &Lines, package: &str) -
             let row = a.end_position().row;
             let at = lines.end_incl_newline(row);
             if at == source.len() && !source.ends_with('\n') {
-                Edit::insert(at, format!("{nl}import {package}{nl}"))
+                Edit::insert(at, format!("{nl}{statement}{nl}"))
             } else {
-                Edit::insert(at, format!("import {package}{nl}"))
+                Edit::insert(at, format!("{statement}{nl}"))
             }
         }
-        None => Edit::insert(0, format!("import {package}{nl}")),
+        None => Edit::insert(0, format!("{statement}{nl}")),
     }
 }
 
@@ -346,8 +434,9 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
             format!("`{}` (the project's `{module}.{}`)", d.name, d.name)
         };
         let classes: Vec<String> = whole.iter().filter_map(|id| index.definitions.get(id)).map(project_name).collect();
+        let wiring = project_note(&project_bindings(index, sources.extracted), sources.package);
         if classes.is_empty() {
-            return None;
+            return wiring;
         }
         let mut note = format!(
             "The project keeps {}, without the methods listed below; the tests take {} from `{}` alone, so the \
@@ -378,6 +467,10 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
                 if derived.len() == 1 { "it" } else { "them" },
             ));
         }
+        if let Some(wiring) = wiring {
+            note.push(' ');
+            note.push_str(&wiring);
+        }
         Some(note)
     }
 
@@ -406,6 +499,7 @@ impl crate::interface::Level2Packaging for PythonLevel2 {
 
     fn rewrite_test_imports(
         &self,
+        _root: &std::path::Path,
         source: &str,
         file: &crate::index::FileIndex,
         index: &crate::index::DefinitionIndex,

@@ -70,10 +70,12 @@ impl<'c> Resolver<'c> {
             f if f == self.krate => Ok(path[1..].to_vec()),
             f => {
                 let here: Vec<String> = [module, &[f.to_string()]].concat();
-                // A name a `use` of this module binds: where that `use` leads.
+                // A name a `use` of this module binds: where that `use` leads. A `use` whose
+                // path starts with the name it binds (`use no_panic::no_panic;`, itoa) names
+                // something else by that first segment (the crate), not itself.
                 let leaf =
                     self.c.modules.get(module).and_then(|m| m.uses.iter().find(|u| u.bound.as_deref() == Some(f)));
-                if let Some(leaf) = leaf.filter(|l| l.path.len() > 1 || l.path.first().map(String::as_str) != Some(f)) {
+                if let Some(leaf) = leaf.filter(|l| l.path.first().map(String::as_str) != Some(f)) {
                     return match self.absolutize(module, &leaf.path) {
                         Ok(abs) => Ok([abs.as_slice(), &path[1..]].concat()),
                         Err(ext) => Err([ext.as_slice(), &path[1..]].concat()),

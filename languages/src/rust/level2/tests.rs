@@ -20,7 +20,7 @@ fn reference_of(extracted: &BTreeSet<NodeId>) -> Result<String, String> {
 #[test]
 fn the_package_is_a_crate_at_the_repository_root() {
     let index = fixture_index();
-    assert_eq!(RustLevel2.package_import(&index, "agent_code").unwrap(), "agent_code");
+    assert_eq!(RustLevel2.package_import(&fixture_root(), &index, "agent_code").unwrap(), "agent_code");
     assert_eq!(RustLevel2.init_file("agent_code"), "agent_code/src/lib.rs");
     assert_eq!(RustLevel2.import_line("agent_code", "names"), "use agent_code::names;");
     let describe = RustLevel2.describe("agent_code");
@@ -57,7 +57,7 @@ fn an_integration_test_takes_the_moved_items_from_the_package() {
     for path in ["tests/catalog.rs", "tests/integration.rs"] {
         let source = std::fs::read_to_string(fixture_root().join(path)).unwrap();
         let file = &index.files[path];
-        let edits = RustLevel2.rewrite_test_imports(&source, file, &index, &extracted, "agent_code");
+        let edits = RustLevel2.rewrite_test_imports(&fixture_root(), &source, file, &index, &extracted, "agent_code");
         let out = crate::edit::apply(&source, &edits).unwrap();
         assert!(crate::parse_errors(Language::Rust, &out).is_empty(), "{out}");
         insta::assert_snapshot!(path.replace('/', "_"), out);
@@ -122,7 +122,7 @@ fn small_crate() -> tempfile::TempDir {
 fn small_reference(extracted: &[&str]) -> Result<String, String> {
     let dir = small_crate();
     let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
-    assert_eq!(root_crate_name(&index).unwrap(), "small_crate");
+    assert_eq!(root_crate_name(dir.path(), &index).unwrap(), "small_crate");
     let extracted = ids(extracted);
     let sources =
         Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
@@ -176,4 +176,60 @@ fn a_trait_named_through_a_use_is_the_crate_s() {
         Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
     let text = RustLevel2.reference(&sources).unwrap();
     assert!(text.contains("pub trait Keys {") && text.contains("impl Keys for () {"), "{text}");
+}
+
+/// Integration tests that name the crate only in paths (`rand_lite::roll(..)`, no `use`: a
+/// `use` is not needed since Rust 2018) call it by its name in `Cargo.toml` (`[lib]` over
+/// `[package]`, `-` as `_`), and their paths are rewritten to the package. Tests that never
+/// reach the library give no name.
+#[test]
+fn tests_that_name_the_crate_only_in_paths_call_it_by_its_manifest_name() {
+    let files = [
+        ("Cargo.toml", "[package]\nname = \"rand-lite\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", "/// A roll.\npub fn roll(n: u32) -> u32 {\n    n % 6\n}\n"),
+        ("tests/smoke.rs", "#[test]\nfn rolls() {\n    assert!(rand_lite::roll(7) < 6);\n}\n"),
+    ];
+    let dir = carve_testutil::temp_tree(&files);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    assert_eq!(root_crate_name(dir.path(), &index).unwrap(), "rand_lite");
+    assert_eq!(RustLevel2.package_import(dir.path(), &index, "agent_code").unwrap(), "agent_code");
+    let extracted = ids(&["src/lib.rs::roll"]);
+    let edits = RustLevel2.rewrite_test_imports(
+        dir.path(),
+        files[2].1,
+        &index.files["tests/smoke.rs"],
+        &index,
+        &extracted,
+        "agent_code",
+    );
+    let out = crate::edit::apply(files[2].1, &edits).unwrap();
+    assert!(out.contains("assert!(agent_code::roll(7) < 6);"), "{out}");
+
+    let unused = carve_testutil::temp_tree(&[
+        files[0],
+        files[1],
+        ("tests/smoke.rs", "#[test]\nfn nothing() {\n    assert_eq!(1 + 1, 2);\n}\n"),
+    ]);
+    let index = crate::index::DefinitionIndex::build(unused.path(), &crate::index::IndexOptions::default()).unwrap();
+    let err = root_crate_name(unused.path(), &index).unwrap_err();
+    assert!(err.contains("no integration test"), "{err}");
+}
+
+/// `use dep::dep;` binds the name its own path starts with: the path's first segment is the
+/// external crate, not the `use` itself (itoa's `use no_panic::no_panic;`: resolving it
+/// through the same `use` again recursed until the stack overflowed).
+#[test]
+fn a_use_that_binds_the_name_its_path_starts_with_names_the_external_crate() {
+    let dir = carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"np\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", "use dep::dep;\n\npub fn half(x: u32) -> u32 {\n    dep(x) / 2\n}\n"),
+        ("tests/half.rs", "use np::half;\n\n#[test]\nfn halves() {\n    assert_eq!(half(4), 2);\n}\n"),
+    ]);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::half"]);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(text.contains("use dep::dep;"), "{text}");
+    assert!(text.contains("pub fn half(x: u32) -> u32"), "{text}");
 }

@@ -272,6 +272,51 @@ mod tests {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// `p.m.api` and `p.n.twice` stay and call `helper`, which is the feature: the rewritten
+    /// test binds the project's names of `helper` (in `p.m`, and where `p.n` imports it) to the
+    /// package's, so the project's code that stays runs the package's `helper`. Without the
+    /// binding, `api` finds no `helper` in the masked `p.m` (a `NameError`), and no package
+    /// could pass; an empty package fails at the binding.
+    #[test]
+    fn code_that_stays_calls_the_package_s_objects_through_the_rewritten_tests() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = "def helper(x):\n    return x * 2\n\n\ndef api(x):\n    return helper(x) + 1\n";
+        let n = "from .m import helper\n\n\ndef twice(x):\n    return helper(helper(x))\n";
+        let test = "from p.m import api, helper\nfrom p.n import twice\n\n\ndef test_api():\n    assert api(2) == 5\n    \
+                    assert helper(1) == 2\n    assert twice(1) == 4\n";
+        let files = [("p/__init__.py", ""), ("p/m.py", m), ("p/n.py", n), ("tests/test_m.py", test)];
+        carve_testutil::write_files(dir.path(), &files);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let extracted: std::collections::BTreeSet<String> = ["p/m.py::helper".to_string()].into();
+        let bindings = super::super::project_bindings(&index, &extracted);
+        let expected =
+            [("p.m", "helper", "helper"), ("p.n", "helper", "helper")].map(|(a, b, c)| (a.into(), b.into(), c.into()));
+        assert_eq!(bindings, expected);
+        let edits = super::super::rewrite_imports_for_level2(
+            test,
+            &index.files["tests/test_m.py"],
+            &index,
+            &extracted,
+            "agent_code",
+        );
+        let rewritten = crate::edit::apply(test, &edits).unwrap();
+        let reference = standalone(dir.path(), &index, &[("p.m".into(), "helper".into())]).unwrap();
+        // The project as the task leaves it: `helper` and the import of it gone.
+        carve_testutil::write_files(
+            dir.path(),
+            &[
+                ("p/m.py", "def api(x):\n    return helper(x) + 1\n"),
+                ("p/n.py", "def twice(x):\n    return helper(helper(x))\n"),
+                ("tests/test_m.py", &rewritten),
+            ],
+        );
+        let run = "import sys; sys.path.insert(0, 'tests'); import test_m; test_m.test_api()";
+        run_package(dir.path(), &reference, run);
+        std::fs::write(dir.path().join("agent_code/__init__.py"), "").unwrap();
+        let out = std::process::Command::new("python3").args(["-c", run]).current_dir(dir.path()).output().unwrap();
+        assert!(!out.status.success(), "an empty package passes:\n{rewritten}");
+    }
+
     #[test]
     fn literals_escape_what_python_needs() {
         assert_eq!(literal("a \"b\" \\n\tc\n"), "\"a \\\"b\\\" \\\\n\\tc\\n\"");
