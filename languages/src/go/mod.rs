@@ -76,6 +76,16 @@ impl LanguageSupport for Go {
         let MaskRequest { index, delete, stub, .. } = request;
         Box::new(PlannedMask { index, plan: edit::plan_masking(index, delete, stub), mask: edit::mask_file_with })
     }
+    /// Unused imports out, used ones another version of the file imports in (see
+    /// [`edit::imports`]).
+    fn reconcile_imports(
+        &self,
+        source: &str,
+        path: &str,
+        others: &[&str],
+    ) -> Result<Vec<crate::edit::Edit>, crate::edit::MaskError> {
+        edit::imports::reconcile_imports(source, path, others)
+    }
     /// A package of its own, `agent_code/` at the module root (see [`level2`]).
     fn level2(&self) -> Option<&'static dyn Level2Packaging> {
         Some(&level2::GoLevel2)
