@@ -338,6 +338,13 @@ pub trait LanguageSupport: Sync {
     fn reconcile_imports(&self, _source: &str, _path: &str, _others: &[&str]) -> Result<Vec<Edit>, MaskError> {
         Ok(Vec::new())
     }
+    /// Project files (name at the root, bytes) that let `sources` (a tree's files, paths
+    /// relative to its root) build and run their tests when the history never had any
+    /// (Go older than modules, to this day): FeatureArc's states of such a history. Default:
+    /// none.
+    fn stand_in_project_files(&self, _sources: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+        Vec::new()
+    }
     /// Syntax errors of `source`: the 1-based line and a message per ERROR or MISSING node.
     fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
         crate::syntax::parse_errors_with(self.name(), self.grammar(), source)
