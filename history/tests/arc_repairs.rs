@@ -8,6 +8,8 @@
 //!   stage 0 is gated on its tests where they are at S1.
 //! - `fixtures/arc/go-premodule`: a Go chain older than the repository's go.mod (no state is a
 //!   module); every state gets the HEAD's go.mod (recorded as shared context).
+//! - `fixtures/arc/go-nomodule`: a Go history that never had a go.mod (neither its states nor
+//!   its HEAD): every state gets a stand-in go.mod naming the module as the code does.
 //! - `fixtures/arc/go-unbuildable-s0`: a 3-stage Go chain that starts with the repository's
 //!   first code, so S0 holds no Go package and no repair makes it build; the first stage leaves
 //!   the chain (its code stays in every state) and the chain is built with the other two.
@@ -103,6 +105,27 @@ fn states_older_than_go_mod_get_the_heads() {
     assert!(!ids.is_empty() && cj.final_commit == ids[1]);
     let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
     assert!(s0.contains("+module example.com/jobq"), "{s0}");
+    let f2p1 = &outcome.selections[1].f2p;
+    assert!(f2p1.iter().any(|t| t.ends_with("TestRunAndWaitFinishesTheJob")), "{f2p1:?}");
+    assert_validates(&outcome, &repo, &cfg);
+}
+
+#[needs("go")]
+fn states_of_a_history_without_go_mod_get_a_stand_in() {
+    let (dir, repo, _, chain) = mined("go-nomodule", &["add App.Run:", "add App.RunAndWait"]);
+    let cfg = config(Language::Go, TestCommand::GoTest { args: vec![], packages: None }, "go-nomodule");
+    let outcome = carve_history::bundle::build(&repo, &chain, &cfg, &dir.path().join("bundles"))
+        .unwrap_or_else(|e| panic!("the states get a stand-in go.mod: {e}"));
+    let cj = &outcome.chain;
+    assert_eq!(cj.stages.len(), 2);
+    let adopted: Vec<&str> = cj.shared_context.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(adopted, ["go.mod"], "{:?}", cj.shared_context);
+    assert!(cj.shared_context[0].reason.contains("as carve made it"), "{}", cj.shared_context[0].reason);
+    // The module path is the import comment's; S0 (its s0.patch) brings the go.mod.
+    let s0 = std::fs::read_to_string(outcome.dir.join("s0.patch")).unwrap();
+    assert!(s0.contains("+module github.com/example/jobq"), "{s0}");
+    let f2p0 = &outcome.selections[0].f2p;
+    assert!(f2p0.iter().any(|t| t.ends_with("TestRunReturnsJobID")), "{f2p0:?}");
     let f2p1 = &outcome.selections[1].f2p;
     assert!(f2p1.iter().any(|t| t.ends_with("TestRunAndWaitFinishesTheJob")), "{f2p1:?}");
     assert_validates(&outcome, &repo, &cfg);

@@ -333,6 +333,20 @@ pub trait LanguageSupport: Sync {
     ) -> Result<Vec<Edit>, MaskError> {
         Ok(Vec::new())
     }
+    /// Edits that make the imports of `source` (the file `path`) match what its text uses,
+    /// by what `others` (other versions of the same file) show: FeatureArc's per-definition
+    /// states put definitions back at older texts, which may use a package the final file no
+    /// longer imports or no longer use one it does (Go builds with neither). Default: none.
+    fn reconcile_imports(&self, _source: &str, _path: &str, _others: &[&str]) -> Result<Vec<Edit>, MaskError> {
+        Ok(Vec::new())
+    }
+    /// Project files (name at the root, bytes) that let `sources` (a tree's files, paths
+    /// relative to its root) build and run their tests when the history never had any
+    /// (Go older than modules, to this day): FeatureArc's states of such a history. Default:
+    /// none.
+    fn stand_in_project_files(&self, _sources: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+        Vec::new()
+    }
     /// Syntax errors of `source`: the 1-based line and a message per ERROR or MISSING node.
     fn parse_errors(&self, source: &str) -> Vec<(usize, String)> {
         crate::syntax::parse_errors_with(self.name(), self.grammar(), source)

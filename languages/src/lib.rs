@@ -55,8 +55,8 @@ pub use interface::{
 pub use registry::{
     collect_tests, detect, doctest_name, doctest_owner, drop_imported_names, enclosing_tests, eval_command,
     example_owner, families, for_command, harness_id, harness_log_parser, inline_tests_of, is_doctest_id,
-    is_project_file, is_test_fixture, is_test_path, lock_offline, mask_file, parse_errors, run_tests, skip_policy,
-    support, test_definitions, test_source_file,
+    is_project_file, is_test_fixture, is_test_path, lock_offline, mask_file, parse_errors, reconcile_imports,
+    run_tests, skip_policy, support, test_definitions, test_source_file,
 };
 
 use std::path::Path;

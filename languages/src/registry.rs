@@ -204,6 +204,11 @@ pub fn drop_imported_names(
     support(lang).drop_imported_names(source, file, drop)
 }
 
+/// See [`LanguageSupport::reconcile_imports`].
+pub fn reconcile_imports(lang: Language, source: &str, path: &str, others: &[&str]) -> Result<Vec<Edit>, MaskError> {
+    support(lang).reconcile_imports(source, path, others)
+}
+
 /// What no copy, digest, masked tree or agent's workspace of carve holds: the union of every
 /// language's [`crate::LanguageFacts::tree`] (with version control), computed once.
 pub fn skip_policy() -> &'static SkipPolicy {

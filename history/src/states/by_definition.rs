@@ -40,6 +40,9 @@ pub(super) struct ByDefinition {
     /// Definitions a stage added or changed that stay at their final text in every state,
     /// because a state did not build without them (the caller's `keep`).
     pub(super) kept: BTreeSet<NodeId>,
+    /// The file's texts before and after each of the chain's commits that changed it: what
+    /// a state's imports are reconciled with once definitions are back at older texts.
+    pub(super) versions: BTreeSet<String>,
 }
 
 impl ByDefinition {
@@ -67,9 +70,13 @@ impl ByDefinition {
         let mut changed = vec![BTreeMap::new(); n];
         let mut created_by = None;
         let mut kept = BTreeSet::new();
+        let mut versions = BTreeSet::new();
         for (i, Touch { stage: k, commit: c, path: old }) in commits.iter().enumerate() {
             let before = git(dir, &["show", &format!("{}:{old}", parent(dir, c))], None).ok();
             let after = git(dir, &["show", &format!("{c}:{old}")], None).ok();
+            for text in before.iter().chain(&after) {
+                versions.insert(String::from_utf8_lossy(text).into_owned());
+            }
             if i == 0 && before.is_none() {
                 created_by = Some(*k);
             }
@@ -114,7 +121,17 @@ impl ByDefinition {
         {
             return Err("the stages add or change no definition or imported name the final file still has".into());
         }
-        Ok(ByDefinition { path: path.to_string(), language, final_text, added, changed, imports, created_by, kept })
+        Ok(ByDefinition {
+            path: path.to_string(),
+            language,
+            final_text,
+            added,
+            changed,
+            imports,
+            created_by,
+            kept,
+            versions,
+        })
     }
 
     /// Write the file as at state `j` into the work tree of `dir`.
@@ -141,7 +158,27 @@ impl ByDefinition {
     /// The final text as at state `j`: what stages `j` … added deleted, what they changed as
     /// it was before them, the names they added to its imports taken out.
     pub(super) fn at(&self, text: &str, j: usize) -> Result<String, String> {
-        let text = self.definitions_at(text, j)?;
+        let state = self.definitions_at(text, j)?;
+        let state = self.without_later_imports(state, j)?;
+        if state == text {
+            return Ok(state);
+        }
+        self.with_matching_imports(state)
+    }
+
+    /// `text` with its imports made to match what it uses (a definition back at an older
+    /// text may use a package the final file no longer imports, or no longer use one it
+    /// does: Go builds with neither), by what the file's other versions import.
+    fn with_matching_imports(&self, text: String) -> Result<String, String> {
+        let others: Vec<&str> = self.versions.iter().map(String::as_str).collect();
+        let edits = carve_languages::reconcile_imports(self.language, &text, &self.path, &others)
+            .map_err(|e| format!("matching the imports of {} to its definitions: {e}", self.path))?;
+        carve_languages::edit::apply(&text, &edits)
+            .map_err(|e| format!("matching the imports of {} to its definitions: {e}", self.path))
+    }
+
+    /// `text` without the names stages `j` … added to its module-level imports.
+    fn without_later_imports(&self, text: String, j: usize) -> Result<String, String> {
         let later = j.min(self.imports.len());
         let drop: BTreeSet<ImportedKey> = self.imports[later..].iter().flatten().cloned().collect();
         if drop.is_empty() {

@@ -319,6 +319,38 @@ fn a_state_takes_back_the_changed_method_not_its_whole_class() {
     assert_eq!(text(2), v3);
 }
 
+/// Regression (dustin/go-humanize `comma`, google/uuid `array`, spf13/cast `to-bool`): a
+/// commit outside the chain reformats stage 0's function, so the Go file is made per
+/// definition. S0 holds `HasTag` at its text before stage 0, which uses `bytes`, while the
+/// final file imports `strings` for the text stage 0 gave it: S0 did not build (`"strings"
+/// imported and not used`, `undefined: bytes`). Its imports now follow its definitions; the
+/// `math` of stage 1's `Ratio` goes with `Ratio` from S0 and S1.
+#[test]
+fn a_go_definition_back_at_its_older_text_gets_its_imports_back() {
+    let commit = |message: &str, text: &str| crate::recipe::RecipeCommit {
+        message: message.into(),
+        files: [("tag.go".to_string(), text.to_string())].into(),
+        delete: vec![],
+    };
+    let v0 = "package tag\n\nimport \"bytes\"\n\n// HasTag reports whether b starts with #.\nfunc HasTag(b []byte) bool { return bytes.HasPrefix(b, []byte(\"#\")) }\n";
+    let v1 = "package tag\n\nimport \"strings\"\n\n// HasTag reports whether s starts with #.\nfunc HasTag(s string) bool { return strings.HasPrefix(s, \"#\") }\n";
+    let v2 = "package tag\n\nimport \"strings\"\n\n// HasTag reports whether s starts with #.\nfunc HasTag(s string) bool {\n\treturn strings.HasPrefix(s, \"#\")\n}\n";
+    let v3 = "package tag\n\nimport (\n\t\"math\"\n\t\"strings\"\n)\n\n// HasTag reports whether s starts with #.\nfunc HasTag(s string) bool {\n\treturn strings.HasPrefix(s, \"#\")\n}\n\n// Ratio is a/b rounded.\nfunc Ratio(a, b float64) float64 { return math.Round(a / b) }\n";
+    let recipe = crate::recipe::Recipe {
+        commits: vec![commit("base", v0), commit("strings", v1), commit("style", v2), commit("ratio", v3)],
+    };
+    let (_dir, states) = states_of(&recipe, &[1, 3], Language::Go);
+    assert_eq!(states.by_definition.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["tag.go"]);
+    let text = |k: usize| String::from_utf8(states.file_at(k, "tag.go").unwrap()).unwrap();
+    assert_eq!(
+        text(0),
+        "package tag\n\nimport \"bytes\"\n\n// HasTag reports whether s starts with #.\nfunc HasTag(b []byte) bool { return bytes.HasPrefix(b, []byte(\"#\")) }\n"
+    );
+    // S1: the final file without `Ratio` and the `math` it alone used.
+    assert_eq!(text(1), v2.replace("import \"strings\"", "import (\n\t\"strings\"\n)"));
+    assert_eq!(text(2), v3);
+}
+
 /// Per-definition states of one Go file: the final text without what later stages added,
 /// nothing before the stage that created it.
 #[test]
@@ -333,6 +365,7 @@ fn a_file_made_per_definition_drops_what_later_stages_added() {
         imports: Vec::new(),
         created_by: Some(0),
         kept: BTreeSet::new(),
+        versions: BTreeSet::new(),
     };
     let dir = tempfile::tempdir().unwrap();
     let read = |j: usize| {
@@ -367,6 +400,7 @@ fn a_changed_definition_has_its_text_from_before_the_stage() {
         imports: Vec::new(),
         created_by: None,
         kept: BTreeSet::new(),
+        versions: BTreeSet::new(),
     };
     let s1 = file.at(text, 1).unwrap();
     assert_eq!(s1, "def a():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 1\n");

@@ -16,6 +16,7 @@
 //! field type of a stubbed struct), so the masked package keeps compiling.
 
 mod elements;
+pub(crate) mod imports;
 
 use std::collections::BTreeSet;
 

@@ -7,6 +7,7 @@ pub mod edit;
 pub mod env;
 pub mod index;
 pub mod level2;
+pub mod manifest;
 pub mod runner;
 pub mod trace;
 
@@ -75,6 +76,20 @@ impl LanguageSupport for Go {
     fn plan_mask<'a>(&self, request: MaskRequest<'a>) -> Box<dyn Masking + 'a> {
         let MaskRequest { index, delete, stub, .. } = request;
         Box::new(PlannedMask { index, plan: edit::plan_masking(index, delete, stub), mask: edit::mask_file_with })
+    }
+    /// A `go.mod` naming the module as its code does (see [`manifest`]).
+    fn stand_in_project_files(&self, sources: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+        manifest::stand_in_go_mod(sources).map(|b| ("go.mod".to_string(), b)).into_iter().collect()
+    }
+    /// Unused imports out, used ones another version of the file imports in (see
+    /// [`edit::imports`]).
+    fn reconcile_imports(
+        &self,
+        source: &str,
+        path: &str,
+        others: &[&str],
+    ) -> Result<Vec<crate::edit::Edit>, crate::edit::MaskError> {
+        edit::imports::reconcile_imports(source, path, others)
     }
     /// A package of its own, `agent_code/` at the module root (see [`level2`]).
     fn level2(&self) -> Option<&'static dyn Level2Packaging> {
