@@ -153,7 +153,12 @@ mod tests {
         for gone in ["pkg/core.py::Feat", "pkg/core.py::Circle.<Feat>", "pkg/core.py::Circle.<Feat>.go"] {
             assert_eq!(status(&c, gone), Status::Extracted, "{gone}: {:#?}", c.nodes[gone]);
         }
-        assert_eq!(c.status("pkg/core.py::Shape"), None, "the interface that stays is not reached");
+        // The interface of a reached implementation is reached too (`implemented_by_reached`);
+        // `Shape` stays: its implementation for `Circle` stays.
+        assert_eq!(status(&c, "pkg/core.py::Shape"), Status::Remained);
+        assert!(
+            reasons(&c, "pkg/core.py::Shape").contains(&Reason::BaseClass { of: "pkg/core.py::Circle.<Shape>".into() })
+        );
     }
 
     /// heck's `ToTrainCase` (issue 29): a trait whose one method has no body, implemented only
