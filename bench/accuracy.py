@@ -40,7 +40,8 @@ the target) it also prints the recall over the added definitions that no P2P tes
 a definition the other tests run stays by design (docs/formats.md, "Classification"), so that share of the miss
 is the commits' (they wired new code into paths every test takes), not the classifier's.
 `--reuse` takes a measured commit's F2P tests and audit from an earlier run's `--out` and
-runs no test (to re-print the table with a changed script).
+runs no test (to re-print the table with a changed script); `--reaudit` takes its F2P tests
+and runs `carve audit` again (to compare binaries on the same F2P tests).
 
     cargo build --release
     python3 bench/accuracy.py                        # every Python corpus repository, 2 commits each
@@ -404,6 +405,9 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--reuse", action="store_true",
                     help="take a measured commit's F2P tests and audit from an earlier run's --out (no test runs)")
+    ap.add_argument("--reaudit", action="store_true",
+                    help="take a measured commit's F2P tests from an earlier run's --out and run `carve audit` "
+                         "again with --carve (no baselines: compares binaries on the same F2P tests)")
     ap.add_argument("--table", nargs="+", metavar="JSONL",
                     help="print the table of earlier `--json` runs (their output files) and run nothing")
     args = ap.parse_args()
@@ -467,10 +471,14 @@ def measure_repo(args, lang, carve, entry, repo, py, out):
         work = out / entry["name"] / commit["commit"][:10]
         row = {"repo": entry["name"], "commit": commit["commit"][:10], "summary": commit["summary"][:60]}
         start = time.monotonic()
-        report = saved_audit(work / "out") if args.reuse else None
+        report = saved_audit(work / "out") if args.reuse or args.reaudit else None
         note = None
         if report is not None:
             f2p, why = report["f2p"], None
+            if args.reaudit:
+                for old in (work / "out").glob("audit-*.json"):
+                    old.unlink()
+                report, why = audit(carve, work / "commit", py, f2p, work / "out", args.timeout)
         elif lang == "python":
             f2p, why = f2p_of(entry, repo, py, commit, work, args.timeout)
             if why is None:

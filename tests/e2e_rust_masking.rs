@@ -33,6 +33,33 @@ fn trait_impls_for_slices_and_arrays_stay_while_their_trait_does() {
     carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
 }
 
+/// heck's `ToTrainCase` (issue 29, `fixtures/rust/foreign-impls`, `src/label.rs`): a trait of
+/// the crate whose one method has no body, implemented by the feature only for `u32` (a type
+/// the crate does not define) and re-exported by `lib.rs`. The trait never runs, so the F2P
+/// tests never reached it; it stayed, and its impl for `u32` stayed with it (an impl for a
+/// foreign type stays while its trait does). Reached through that implementation, the trait
+/// goes with the feature, its impl and its method declaration too, and the masked crate builds.
+/// (`AsLabel`, the wrapper, stays: the build check names it after the mask; not looked into.)
+#[needs("cargo")]
+fn a_trait_only_the_feature_implements_goes_with_its_implementation() {
+    let (_tmp, repo) = fixture_copy("rust/foreign-impls");
+    let (_out, bundle, inst) = one_level1_task_with(&repo, &[], &["tests/label.rs"]);
+    let got = extracted(&inst);
+    for id in [
+        "src/label.rs::ToLabel",
+        "src/label.rs::ToLabel.to_label",
+        "src/label.rs::u32.<ToLabel>",
+        "src/label.rs::u32.<ToLabel>.to_label",
+    ] {
+        assert!(got.contains(&id), "{id} is not extracted: {got:?}");
+    }
+    assert!(got.iter().all(|id| id.starts_with("src/label.rs::")), "only the labels go: {got:?}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    let trait_ = audit["extracted"].as_array().unwrap().iter().find(|r| r["id"] == "src/label.rs::ToLabel");
+    assert!(trait_.unwrap()["reasons"].to_string().contains("implemented by reached"), "{audit:#}");
+    carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 0);
+}
+
 /// bitflags' layout (`fixtures/rust/unit-test-modules`): unit tests in `src/tests/*.rs`,
 /// declared by `mod apply;` in `src/tests.rs`. Twelve of bitflags' 34 candidates were
 /// rejected because the F2P file went and its `mod` item stayed ("file not found for module",

@@ -281,6 +281,9 @@ pub enum Reason {
     Reached { from: String },
     /// A class whose member the F2P tests reached.
     HasReachedMember { member: String },
+    /// An interface (a Rust trait) implemented by `implementation`, which the F2P tests
+    /// reached.
+    ImplementedByReached { implementation: String },
     /// A member of an extracted class.
     MemberOfExtracted { class: String },
     /// Nested in an extracted function.

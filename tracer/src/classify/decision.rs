@@ -90,6 +90,9 @@ pub enum Reason {
     Reached { from: NodeId },
     /// A class whose member the fail-to-pass tests reached.
     HasReachedMember { member: NodeId },
+    /// An interface of the index (a Rust trait) that `implementation`, which the
+    /// fail-to-pass tests reached, implements.
+    ImplementedByReached { implementation: NodeId },
     /// A member of an extracted class.
     MemberOfExtracted { class: NodeId },
     /// Nested in an extracted function.
@@ -166,6 +169,9 @@ impl fmt::Display for Reason {
             Reason::EntryPoint { test } => write!(f, "entry point: called by F2P test {test}"),
             Reason::Reached { from } => write!(f, "called from {from} in F2P tests"),
             Reason::HasReachedMember { member } => write!(f, "class of reached member {member}"),
+            Reason::ImplementedByReached { implementation } => {
+                write!(f, "implemented by reached {implementation}")
+            }
             Reason::MemberOfExtracted { class } => write!(f, "member of extracted class {class}"),
             Reason::ParentExtracted { parent } => write!(f, "nested in extracted {parent}"),
             Reason::NamedOnlyByFeature { by } => {

@@ -2,10 +2,12 @@
 //! F2P tests recorded (through code that remains too), the classes of reached members, and
 //! the candidates: what was reached and everything nested in it. `origin` records how the
 //! F2P tests reached each definition: [`Reason::EntryPoint`], [`Reason::Reached`] or
-//! [`Reason::HasReachedMember`].
+//! [`Reason::HasReachedMember`], or [`Reason::ImplementedByReached`] for the interface of a
+//! reached implementation.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use carve_languages::index::LoadRole;
 use carve_languages::{DefinitionIndex, NodeId};
 
 use super::Reason;
@@ -53,7 +55,35 @@ pub(super) fn reached(
             child = parent;
         }
     }
+    interfaces_of_reached_implementations(index, &mut origin);
     origin
+}
+
+/// The interfaces (Rust traits) of the index that a reached implementation implements are
+/// reached too ([`Reason::ImplementedByReached`]). A trait whose methods have no body is
+/// never run, so without this it stayed, and the implementation with it (an impl for a type
+/// the index lacks, `impl ToTrainCase for str`, stays while its trait does): a trait only
+/// the feature implements was never extracted. As a candidate it is judged like any other:
+/// an implementation that stays keeps it (`base_class`), so does code that stays and names
+/// it.
+fn interfaces_of_reached_implementations(index: &DefinitionIndex, origin: &mut BTreeMap<NodeId, Reason>) {
+    let implementations: Vec<NodeId> = origin
+        .keys()
+        .filter(|id| {
+            index.get(id.as_str()).is_some_and(|d| d.load_references.iter().any(|l| l.role == LoadRole::Implementation))
+        })
+        .cloned()
+        .collect();
+    for imp in implementations {
+        let Some(def) = index.get(&imp) else { continue };
+        for load in def.load_references.iter().filter(|l| l.role == LoadRole::BaseClass) {
+            let is_interface =
+                index.get(&load.target).is_some_and(|t| t.kind.is_class_like() && !is_test_def(index, t));
+            if is_interface && !origin.contains_key(&load.target) {
+                origin.insert(load.target.clone(), Reason::ImplementedByReached { implementation: imp.clone() });
+            }
+        }
+    }
 }
 
 /// The candidates for extraction: the reached definitions and everything nested in them.

@@ -153,6 +153,57 @@ mod tests {
         for gone in ["pkg/core.py::Feat", "pkg/core.py::Circle.<Feat>", "pkg/core.py::Circle.<Feat>.go"] {
             assert_eq!(status(&c, gone), Status::Extracted, "{gone}: {:#?}", c.nodes[gone]);
         }
-        assert_eq!(c.status("pkg/core.py::Shape"), None, "the interface that stays is not reached");
+        // The interface of a reached implementation is reached too (`implemented_by_reached`);
+        // `Shape` stays: its implementation for `Circle` stays.
+        assert_eq!(status(&c, "pkg/core.py::Shape"), Status::Remained);
+        assert!(
+            reasons(&c, "pkg/core.py::Shape").contains(&Reason::BaseClass { of: "pkg/core.py::Circle.<Shape>".into() })
+        );
+    }
+
+    /// heck's `ToTrainCase` (issue 29): a trait whose one method has no body, implemented only
+    /// for a type the index lacks (`impl ToLabel for u32`, anchored to the trait). The F2P test
+    /// runs the impl's method; the trait never runs. It is reached through its implementation
+    /// and goes with it. An implementation that stays (`Item`'s, which a P2P test runs) keeps
+    /// it, and then the impl for `u32` stays with its trait.
+    #[test]
+    fn a_trait_only_the_feature_implements_goes_with_its_implementation() {
+        let index = |with_item: bool| {
+            let b = base()
+                .class("pkg/core.py::ToLabel", 10)
+                .func("pkg/core.py::ToLabel.to_label", 11)
+                .class("pkg/core.py::u32.<ToLabel>", 20)
+                .func("pkg/core.py::u32.<ToLabel>.to_label", 21)
+                .load("pkg/core.py::u32.<ToLabel>", "pkg/core.py::ToLabel", LoadRole::BaseClass)
+                .load("pkg/core.py::u32.<ToLabel>", "pkg/core.py::ToLabel", LoadRole::Implementation);
+            if !with_item {
+                return b.build();
+            }
+            b.class("pkg/core.py::Item", 30)
+                .class("pkg/core.py::Item.<ToLabel>", 40)
+                .func("pkg/core.py::Item.<ToLabel>.to_label", 41)
+                .load("pkg/core.py::Item.<ToLabel>", "pkg/core.py::ToLabel", LoadRole::BaseClass)
+                .load("pkg/core.py::Item.<ToLabel>", "pkg/core.py::Item", LoadRole::Implementation)
+                .build()
+        };
+        let t = trace(&[
+            (F2P, &[], &[(F2P, "pkg/core.py::u32.<ToLabel>.to_label")]),
+            (P2P, &[], &[(P2P, "pkg/core.py::Item.<ToLabel>.to_label")]),
+        ]);
+        let c = run(&index(false), &t);
+        for gone in ["pkg/core.py::ToLabel", "pkg/core.py::ToLabel.to_label", "pkg/core.py::u32.<ToLabel>"] {
+            assert_eq!(status(&c, gone), Status::Extracted, "{gone}: {:#?}", c.nodes);
+        }
+        assert_eq!(
+            reasons(&c, "pkg/core.py::ToLabel"),
+            [Reason::ImplementedByReached { implementation: "pkg/core.py::u32.<ToLabel>".into() }]
+        );
+        let c = run(&index(true), &t);
+        assert_eq!(
+            reasons(&c, "pkg/core.py::ToLabel")[0],
+            Reason::BaseClass { of: "pkg/core.py::Item.<ToLabel>".into() }
+        );
+        assert_eq!(status(&c, "pkg/core.py::u32.<ToLabel>"), Status::Remained);
+        assert_eq!(status(&c, "pkg/core.py::u32.<ToLabel>.to_label"), Status::Extracted);
     }
 }
