@@ -182,22 +182,27 @@ mod tests {
         assert_eq!(text, render(&recipe, "o/n", "abc", "carve-env/o__n:abc"));
     }
 
+    /// A Python recipe whose only step after the source is `script` (the project's build).
+    fn python_recipe_building_with(script: &str) -> ImageRecipe {
+        ImageRecipe {
+            base: "python:3.11-slim-bookworm".into(),
+            inputs: vec![],
+            context_files: BTreeMap::new(),
+            install: vec![],
+            after_source: vec![Step::new(&["sh", "-c", script], StepDir::Env, "the project")],
+            env: vec![],
+            linked: vec![],
+            build: vec![],
+        }
+    }
+
     #[test]
     fn generated_files_are_copied_into_the_image_and_linked_into_its_source() {
         let env = tempfile::tempdir().unwrap();
         let rel = "src/pkg/_version.py";
         std::fs::create_dir_all(env.path().join("src/src/pkg")).unwrap();
         std::fs::write(env.path().join("src").join(rel), "__version__ = '1.2'\n").unwrap();
-        let mut recipe = ImageRecipe {
-            base: "python:3.11-slim-bookworm".into(),
-            inputs: vec![],
-            context_files: BTreeMap::new(),
-            install: vec![],
-            after_source: vec![Step::new(&["sh", "-c", "build in place"], StepDir::Env, "the project")],
-            env: vec![],
-            linked: vec![],
-            build: vec![],
-        };
+        let mut recipe = python_recipe_building_with("build in place");
         carry_generated(&mut recipe, env.path(), &[GeneratedFile { path: rel.to_string(), built_at: None }]).unwrap();
         assert_eq!(recipe.context_files["generated-1-_version.py"], "__version__ = '1.2'\n");
         let text = render(&recipe, "o/n", "abc", "carve-env/o__n:abc");
@@ -216,16 +221,7 @@ mod tests {
 
     #[test]
     fn a_compiled_extension_module_is_copied_from_the_images_own_build() {
-        let mut recipe = ImageRecipe {
-            base: "python:3.11-slim-bookworm".into(),
-            inputs: vec![],
-            context_files: BTreeMap::new(),
-            install: vec![],
-            after_source: vec![Step::new(&["sh", "-c", "pip install /work/repo"], StepDir::Env, "the project")],
-            env: vec![],
-            linked: vec![],
-            build: vec![],
-        };
+        let mut recipe = python_recipe_building_with("pip install /work/repo");
         let so = GeneratedFile {
             path: "src/p/_speedups.so".into(),
             built_at: Some("build/lib.linux-x86_64-cpython-311/p/_speedups.so".into()),
