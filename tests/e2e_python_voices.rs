@@ -98,3 +98,34 @@ fn a_package_import_that_loses_every_name_keeps_binding_its_submodule() {
     let mask = read(&bundle.join("mask.patch"));
     assert!(mask.contains("-from .speech import Quiet, whisper\n+from . import speech\n"), "{mask}");
 }
+
+/// The shared default `Lexicon` is made on first use, and the F2P test is its first user:
+/// only that test's trace runs `load_defaults` and the methods it calls, so they are
+/// extracted and the P2P test after it fails on the masked state naming `load_defaults`.
+/// One round of load repair keeps `load_defaults` and what it calls (`clear`, `add_words`,
+/// `_normalize`): one method per round ran out of rounds (sqlparse's `Lexer`).
+#[needs("pytest")]
+fn a_kept_definition_keeps_what_it_calls_in_one_round() {
+    let (_tmp, repo) = fixture_copy("python/voices");
+    let (_out, bundle, inst) = one_level1_task(&repo, &["tests/test_lexicon.py::test_misspelled_lists_unknown_words"]);
+    assert_eq!(inst["carve"]["extracted"], serde_json::json!(["voices/lexicon.py::misspelled"]), "{inst:#}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    let repairs = audit["load_repairs"].as_array().unwrap();
+    assert_eq!(repairs.len(), 1, "{audit:#}");
+    let ids: Vec<&str> = repairs[0]["moved"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "voices/lexicon.py::Lexicon._normalize",
+            "voices/lexicon.py::Lexicon.add_words",
+            "voices/lexicon.py::Lexicon.clear",
+            "voices/lexicon.py::Lexicon.load_defaults"
+        ],
+        "{audit:#}"
+    );
+    let clear = repairs[0]["moved"].as_array().unwrap().iter().find(|m| m["id"] == "voices/lexicon.py::Lexicon.clear");
+    let message = clear.unwrap()["message"].as_str().unwrap();
+    assert!(message.starts_with("called by `voices/lexicon.py::Lexicon.load_defaults`"), "{message}");
+    assert!(message.contains("has no attribute 'load_defaults'"), "{message}");
+    recheck_level1(&repo, &bundle, &inst);
+}

@@ -588,7 +588,7 @@ fn feature_tasks(
             return Ok(outcome);
         }
         let repair = load_round.and_then(|round| {
-            load_repair(session, &ext.extracted, &v1, round)
+            load_repair(session, &ext.extracted, trace, &v1, round)
                 .or_else(|| call_repair(session, feature, trace, &v1, round))
         });
         if let Some(repair) = repair {

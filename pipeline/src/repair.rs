@@ -5,7 +5,8 @@
 //! falls in, or else to the extracted definitions named there (`undefined: Perimeter`,
 //! `missing method Area`).
 
-use carve_languages::{DefinitionIndex, NodeId};
+use carve_languages::{DefinitionIndex, DefinitionKind, NodeId};
+use carve_tracer::trace::TestId;
 use std::collections::BTreeSet;
 
 /// The 1-based line of the original file that masked line `line` (1-based) comes from:
@@ -210,11 +211,12 @@ fn bound_by_value_binding<'i>(
 /// Load repair (a round of `carve tasks`): when the masked state fails tests that had to
 /// pass there with errors that name extracted definitions (a module that no longer loads,
 /// a P2P test that calls what was deleted), those definitions, found by the language
-/// (`LanguageSupport::load_error_names`), are kept. `None` when the masked state passed or
-/// no message names an extracted definition.
+/// (`LanguageSupport::load_error_names`), are kept, with what they call ([`with_callees`]).
+/// `None` when the masked state passed or no message names an extracted definition.
 pub fn load_repair(
     session: &crate::Session,
     extracted: &BTreeSet<NodeId>,
+    trace: &carve_tracer::trace::Trace,
     validation: &crate::validate::Validation,
     round: usize,
 ) -> Option<crate::classify::LoadRepair> {
@@ -237,7 +239,60 @@ pub fn load_repair(
             });
         }
     }
+    with_callees(&session.index, extracted, trace, &mut moved);
     (!moved.is_empty()).then(|| LoadRepair { round, moved: moved.into_values().collect() })
+}
+
+/// Adds to `kept` the extracted definitions that a kept function or method calls in any
+/// traced test, and what those call, and the extracted definitions nested in any of them: a
+/// function kept for the tests that stay runs its callees there too. Without this a repair found one per
+/// round, as each masked run failed on the next missing callee, and ran out of rounds
+/// (sqlparse's `Lexer.default_initialization`, which calls `clear`, `set_SQL_REGEX` and
+/// `add_keywords`, made on first use by a test of the feature, so no P2P trace had them).
+fn with_callees(
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    trace: &carve_tracer::trace::Trace,
+    kept: &mut std::collections::BTreeMap<NodeId, crate::classify::KeptToLoad>,
+) {
+    use carve_tracer::trace::Caller;
+    if kept.is_empty() {
+        return;
+    }
+    let mut calls: std::collections::BTreeMap<&NodeId, BTreeSet<&NodeId>> = std::collections::BTreeMap::new();
+    for (caller, callee) in trace.tests.values().flat_map(|t| &t.edges) {
+        if let Caller::Node(caller) = caller
+            && extracted.contains(callee)
+        {
+            calls.entry(caller).or_default().insert(callee);
+        }
+    }
+    // Each with the test and message of the definition kept for the error it kept from.
+    let mut todo: Vec<(NodeId, TestId, String)> =
+        kept.values().map(|k| (k.id.clone(), k.found_by.clone(), k.message.clone())).collect();
+    while let Some((id, test, message)) = todo.pop() {
+        // A class (a type) kept so that its name exists does not run its methods: each is
+        // kept when a test needs it, as before.
+        let runs = index.get(&id).is_some_and(|d| matches!(d.kind, DefinitionKind::Function | DefinitionKind::Method));
+        if !runs {
+            continue;
+        }
+        let nested = extracted.iter().filter(|n| is_nested_in(index, n, &id)).cloned();
+        let callees = calls.get(&id).into_iter().flatten().map(|n| (*n).clone());
+        for n in callees.chain(nested).collect::<Vec<_>>() {
+            if kept.contains_key(&n) {
+                continue;
+            }
+            let k = crate::classify::KeptToLoad {
+                id: n.clone(),
+                found_by: test.clone(),
+                message: format!("called by `{id}`, kept for {message}"),
+                helper: None,
+            };
+            kept.insert(n.clone(), k);
+            todo.push((n, test.clone(), message.clone()));
+        }
+    }
 }
 
 /// Call repair (a round of `carve tasks`, after [`load_repair`] found nothing to keep): the
