@@ -129,3 +129,28 @@ fn a_kept_definition_keeps_what_it_calls_in_one_round() {
     assert!(message.contains("has no attribute 'load_defaults'"), "{message}");
     recheck_level1(&repo, &bundle, &inst);
 }
+
+/// `Choir` derives from the standard library's `MutableSet` and a module-level
+/// `DEFAULT = Choir(...)` builds one at import: the feature's `discard`, `__iter__` and
+/// `__len__` are abstract methods of `MutableSet`, so they are stubbed, not deleted (deleted,
+/// `Choir` was abstract, the module did not load, and the load repair kept all three:
+/// "nothing to extract", as hyperframe's `Flags.discard`).
+#[needs("pytest")]
+fn overrides_of_a_standard_library_abc_are_stubbed() {
+    let (_tmp, repo) = fixture_copy("python/voices");
+    let (_out, bundle, inst) = one_level1_task(&repo, &["tests/test_choir.py::test_a_singer_leaves"]);
+    assert_eq!(
+        inst["carve"]["extracted"],
+        serde_json::json!([
+            "voices/choir.py::Choir.__iter__",
+            "voices/choir.py::Choir.__len__",
+            "voices/choir.py::Choir.discard"
+        ]),
+        "{inst:#}"
+    );
+    let mask = read(&bundle.join("mask.patch"));
+    assert_eq!(mask.matches("+        raise NotImplementedError").count(), 3, "{mask}");
+    let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
+    assert_eq!(audit["load_repairs"], serde_json::json!([]), "{audit:#}");
+    recheck_level1(&repo, &bundle, &inst);
+}

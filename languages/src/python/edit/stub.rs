@@ -4,7 +4,8 @@
 //! - when the base method is abstract (`@abstractmethod`, also under `abc.` or with
 //!   `@property`), deleting the override makes the class abstract and every instance of it
 //!   fails to build ("Can't instantiate abstract class … with abstract method …"), a
-//!   module-level one at import;
+//!   module-level one at import; the same for the abstract methods of a standard-library
+//!   collection ABC named as a base (`class Flags(MutableSet)`: `add`, `discard`, …);
 //! - when the base method stays, deleting the override hands its calls to the base method,
 //!   which does something else without failing: a mixin's `load_payload` gone, the base
 //!   class's plain one runs, and tests that check a round trip still pass on the masked
@@ -28,6 +29,9 @@ pub(super) fn overrides_a_base_method(index: &DefinitionIndex, remove: &BTreeSet
     if class.kind != crate::index::DefinitionKind::Class || remove.contains(&class.id) {
         return false;
     }
+    if overrides_a_library_abstract_method(index, class, def) {
+        return true;
+    }
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut bases: Vec<&str> = base_classes(class).collect();
     while let Some(base) = bases.pop() {
@@ -47,6 +51,60 @@ pub(super) fn overrides_a_base_method(index: &DefinitionIndex, remove: &BTreeSet
         bases.extend(base_classes(b));
     }
     false
+}
+
+/// Whether `def` is one of the abstract methods of a standard-library collection ABC that
+/// `class` (or a class of the repository it derives from) names as a base outside the
+/// repository (`class Flags(MutableSet)`, `collections.abc.Mapping`, `typing.Iterator[str]`):
+/// deleting it makes the class abstract, as for an abstract method of the repository
+/// (hyperframe's `Flags.discard`: a module-level `Flags(...)` could not be built, so the load
+/// repair kept the method, which was the whole feature).
+fn overrides_a_library_abstract_method(index: &DefinitionIndex, class: &Definition, def: &Definition) -> bool {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut todo = vec![class];
+    while let Some(c) = todo.pop() {
+        if !seen.insert(c.id.as_str()) {
+            continue;
+        }
+        let in_repo: BTreeSet<&str> = base_classes(c).filter_map(|b| index.get(b)).map(|b| b.name.as_str()).collect();
+        let outside = c.signature.bases.iter().filter_map(|b| {
+            let name = b.split('[').next().unwrap_or(b).trim();
+            let last = name.rsplit('.').next().unwrap_or(name);
+            (!name.contains('=') && !in_repo.contains(last)).then_some(last)
+        });
+        if outside.flat_map(collection_abc_abstract_methods).any(|m| *m == def.name) {
+            return true;
+        }
+        todo.extend(base_classes(c).filter_map(|b| index.get(b)));
+    }
+    false
+}
+
+/// The abstract methods of a `collections.abc` class (the "Abstract Methods" column of its
+/// documentation, inherited ones included), by the class's name; `typing` re-exports them.
+fn collection_abc_abstract_methods(abc: &str) -> &'static [&'static str] {
+    match abc {
+        "Container" => &["__contains__"],
+        "Hashable" => &["__hash__"],
+        "Iterable" => &["__iter__"],
+        "Iterator" => &["__next__"],
+        "Reversible" => &["__reversed__", "__iter__"],
+        "Generator" => &["send", "throw"],
+        "Sized" => &["__len__"],
+        "Callable" => &["__call__"],
+        "Collection" | "Set" | "AbstractSet" => &["__contains__", "__iter__", "__len__"],
+        "Sequence" | "ByteString" => &["__getitem__", "__len__"],
+        "MutableSequence" => &["__getitem__", "__setitem__", "__delitem__", "__len__", "insert"],
+        "MutableSet" => &["__contains__", "__iter__", "__len__", "add", "discard"],
+        "Mapping" => &["__getitem__", "__iter__", "__len__"],
+        "MutableMapping" => &["__getitem__", "__setitem__", "__delitem__", "__iter__", "__len__"],
+        "Awaitable" => &["__await__"],
+        "Coroutine" => &["send", "throw", "__await__"],
+        "AsyncIterable" => &["__aiter__"],
+        "AsyncIterator" => &["__anext__"],
+        "AsyncGenerator" => &["asend", "athrow"],
+        _ => &[],
+    }
 }
 
 fn base_classes(class: &Definition) -> impl Iterator<Item = &str> {
