@@ -195,6 +195,52 @@ fn import_order<'a>(index: &DefinitionIndex, blocks: &BTreeMap<&'a str, Block<'a
     order
 }
 
+/// The names of the feature its own code reaches through another module's attribute
+/// (`formatter.validate_options` in sqlparse's `format`, where `formatter` is the project's
+/// module): the masked module lacks them, so the reference binds each there when the module
+/// has none. A package written from scratch calls its own functions; the project's code that
+/// stays reaches the feature through the rewritten tests' bindings (`project_bindings`).
+const HOMES_HEADER: &str = r#"
+# The feature's own code names these through their modules; the masked modules lack them.
+for _module, _name in (
+"#;
+
+const HOMES_LOOP: &str = r#"):
+    _home = _importlib.import_module(_module)
+    if not hasattr(_home, _name):
+        setattr(_home, _name, _FEATURE[_name])
+
+"#;
+
+/// `(module, name)` of `names` that a definition of the blocks (or one nested in it) refers
+/// to from another module, sorted ([`HOMES_HEADER`]).
+fn through_modules(
+    index: &DefinitionIndex,
+    blocks: &BTreeMap<&str, Block<'_>>,
+    names: &[(String, String)],
+) -> Vec<(String, String)> {
+    let home = |id: &str| -> Option<(String, String)> {
+        let d = index.get(id).filter(|d| d.parent.is_none())?;
+        let module = index.files.get(&d.path)?.module.clone()?;
+        Some((module, d.name.clone()))
+    };
+    let mut out: std::collections::BTreeSet<(String, String)> = std::collections::BTreeSet::new();
+    for block in blocks.values() {
+        for d in &block.defs {
+            let nested = format!("{}.", d.id);
+            let inside = index.definitions.values().filter(|n| n.id == d.id || n.id.starts_with(&nested));
+            for target in inside.flat_map(|n| n.references.iter()) {
+                if let Some((module, name)) = home(target).filter(|(m, _)| m != block.module)
+                    && names.iter().any(|(m, n)| *m == module && *n == name)
+                {
+                    out.insert((module, name));
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// The reference `__init__.py` for `names` (`(module, name)`, sorted), reading the original
 /// text under `root`.
 pub fn standalone(
@@ -242,6 +288,14 @@ pub fn standalone(
     }
     out.push_str("]\n");
     out.push_str(RUN_ALL);
+    let attributes = through_modules(index, &blocks, names);
+    if !attributes.is_empty() {
+        out.push_str(HOMES_HEADER);
+        for (module, name) in &attributes {
+            let _ = writeln!(out, "    ({}, {}),", literal(module), literal(name));
+        }
+        out.push_str(HOMES_LOOP);
+    }
     for (_, name) in names {
         let _ = writeln!(out, "{name} = _FEATURE[{}]", literal(name));
     }
@@ -315,6 +369,29 @@ mod tests {
         std::fs::write(dir.path().join("agent_code/__init__.py"), "").unwrap();
         let out = std::process::Command::new("python3").args(["-c", run]).current_dir(dir.path()).output().unwrap();
         assert!(!out.status.success(), "an empty package passes:\n{rewritten}");
+    }
+
+    /// `p.api.run` (the feature) calls `checks.validate` through the project's module `p.checks`
+    /// (sqlparse's `format` calling `formatter.validate_options`); both are the feature, so the
+    /// masked `p.checks` lacks `validate`. The reference binds it there, so the feature's own
+    /// code runs; without the binding `run` fails with an `AttributeError`.
+    #[test]
+    fn the_feature_s_names_its_code_reaches_through_a_module_are_bound_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = "from p import checks\n\n\ndef run(x):\n    return checks.validate(x) * 2\n";
+        let checks = "def validate(x):\n    assert x > 0\n    return x\n\n\ndef other():\n    return 1\n";
+        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/api.py", api), ("p/checks.py", checks)]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let names = [("p.api".to_string(), "run".to_string()), ("p.checks".to_string(), "validate".to_string())];
+        let reference = standalone(dir.path(), &index, &names).unwrap();
+        assert!(reference.contains("    (\"p.checks\", \"validate\"),\n"), "{reference}");
+        assert!(!reference.contains("(\"p.api\", \"run\"),\n"), "only names reached through a module: {reference}");
+        // The project as the task leaves it: both definitions gone.
+        carve_testutil::write_files(
+            dir.path(),
+            &[("p/api.py", "from p import checks\n"), ("p/checks.py", "def other():\n    return 1\n")],
+        );
+        run_package(dir.path(), &reference, "import agent_code; assert agent_code.run(2) == 4");
     }
 
     #[test]
