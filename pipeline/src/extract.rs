@@ -505,8 +505,11 @@ pub fn level2(
     let agent = dir.join("l2-agent");
     tree::shadow_copy(&ext.masked, &agent, carve_languages::skip_policy())?;
     copy_environment_files(session, &agent)?;
-    fs::write_atomic(&agent.join(&reference.path), reference.text.as_bytes())?;
-    let mut agent_files: BTreeSet<String> = [reference.path.clone()].into();
+    let mut agent_files: BTreeSet<String> = BTreeSet::new();
+    for file in &reference {
+        fs::write_atomic(&agent.join(&file.path), file.text.as_bytes())?;
+        agent_files.insert(file.path.clone());
+    }
     match level2::write_project_files(language, &agent, &package) {
         Ok(files) => agent_files.extend(files),
         Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
