@@ -146,6 +146,18 @@ pub fn empty_package(language: Language, package: &str) -> Result<PackageFile, E
     Ok(PackageFile { path: l2.init_file(package), text: l2.empty(package) })
 }
 
+/// The empty states of the reference's other files among `paths` (the files a Level 2 gold
+/// patch adds): see `Level2Packaging::empty_file`.
+pub fn empty_files(language: Language, package: &str, paths: &[&str]) -> Result<Vec<PackageFile>, ExtractError> {
+    let l2 = packaging(language)?;
+    let init = l2.init_file(package);
+    Ok(paths
+        .iter()
+        .filter(|p| **p != init)
+        .filter_map(|p| Some(PackageFile { path: p.to_string(), text: l2.empty_file(package, p)? }))
+        .collect())
+}
+
 /// Write `file` under `tree`; returns its path.
 pub fn write_package(tree: &Path, file: &PackageFile) -> Result<PathBuf, ExtractError> {
     let path = tree.join(&file.path);

@@ -146,6 +146,12 @@ pub trait Level2Packaging: Sync {
     }
     /// A package that exposes nothing: the rewritten tests must fail against it.
     fn empty(&self, package: &str) -> String;
+    /// The empty state of `path`, a file of the reference solution besides the init file
+    /// (Go: the empty package of a mirrored sub-package, so the rewritten tests fail on the
+    /// names it lacks, not on a package that is not there). Default: none, not written.
+    fn empty_file(&self, _package: &str, _path: &str) -> Option<String> {
+        None
+    }
     /// How the problem statement names what to write (`a Python package named …`), Markdown.
     fn describe(&self, package: &str) -> String;
     /// Whether a from-scratch solution can write `decorator` (as written, without `@`)

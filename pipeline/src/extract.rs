@@ -541,11 +541,21 @@ fn copy_environment_files(session: &Session, tree: &Path) -> Result<()> {
 }
 
 /// An empty `agent_code` package of `language` in `tree`: the Level 2 state before the
-/// solution is written.
-pub fn write_empty_agent_code(session: &Session, tree: &Path, language: carve_languages::Language) -> Result<()> {
+/// solution is written; `gold_patch` is the reference's, whose other files (Go: the packages
+/// of a feature that spans several) are written empty too.
+pub fn write_empty_agent_code(
+    session: &Session,
+    tree: &Path,
+    language: carve_languages::Language,
+    gold_patch: &str,
+) -> Result<()> {
     copy_environment_files(session, tree)?;
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
     fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?;
+    let added: Vec<&str> = gold_patch.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    for file in carve_extractor::level2::empty_files(language, AGENT_PACKAGE, &added)? {
+        fs::write_atomic(&tree.join(&file.path), file.text.as_bytes())?;
+    }
     carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;
     Ok(())
 }

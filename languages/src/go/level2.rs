@@ -192,6 +192,13 @@ impl Level2Packaging for GoLevel2 {
         format!("// Package {name} is where the feature is to be written.\npackage {name}\n")
     }
 
+    fn empty_file(&self, package: &str, path: &str) -> Option<String> {
+        let own = package_name(package);
+        let (dir, file) = path.strip_prefix(own)?.strip_prefix('/')?.rsplit_once('/')?;
+        let name = file.strip_suffix(".go").filter(|n| *n == identifier(dir.rsplit('/').next().unwrap_or(dir)))?;
+        Some(format!("// Package {name} is where the feature's part of `{dir}` is to be written.\npackage {name}\n"))
+    }
+
     fn describe(&self, package: &str) -> String {
         let name = package_name(package);
         format!(
