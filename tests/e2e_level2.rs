@@ -117,6 +117,55 @@ fn a_method_of_a_type_that_stays_takes_its_type_along() {
     assert!(rejected.iter().any(|r| why(&r)), "{report}");
 }
 
+/// A feature that spans two packages (`fixtures/go/cache`: `Cache.Resize` in the root
+/// package calls `simple.LRU.Resize`, which only `resize_test.go` runs) gets a Level 2 task
+/// whose package mirrors both: `agent_code` and `agent_code/simple`, the first importing the
+/// second as the root package imported `simple`. Without carve, on the masked state with the
+/// rewritten tests: empty packages in both places fail, the gold patch passes.
+#[needs("go")]
+fn a_feature_of_two_go_packages_gets_a_package_of_each() {
+    let (_tmp, repo) = fixture_copy("go/cache");
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", "resize_test.go"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    let gold = read(&bundle.join("gold.patch"));
+    let touched: Vec<&str> = gold.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    assert_eq!(touched, ["agent_code/agent_code.go", "agent_code/simple/simple.go"], "{gold}");
+    assert!(gold.contains("+\tsimple \"example.com/cache/agent_code/simple\""), "{gold}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("import agent_code_simple \"example.com/cache/agent_code/simple\""), "{statement}");
+
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(&repo, &tree);
+    git_apply(&tree, &bundle.join("mask.patch"));
+    git_apply(&tree, &bundle.join("test.patch"));
+    let go_test = |dir: &Path| {
+        let out = Command::new("go")
+            .args(["test", "-count=1", "-run", "TestResizeEvictsTheOldest", "."])
+            .current_dir(dir)
+            .env("GOFLAGS", "-mod=mod")
+            .output()
+            .expect("go runs");
+        (
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )
+    };
+    std::fs::create_dir_all(tree.join("agent_code/simple")).unwrap();
+    std::fs::write(tree.join("agent_code/agent_code.go"), "package agent_code\n").unwrap();
+    std::fs::write(tree.join("agent_code/simple/simple.go"), "package simple\n").unwrap();
+    let (ok, log) = go_test(&tree);
+    assert!(!ok, "the rewritten F2P test passes with empty packages:\n{log}");
+    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let (ok, log) = go_test(&tree);
+    assert!(ok, "the rewritten F2P test fails with the reference packages:\n{log}");
+}
+
 /// `fixtures/typescript/ledger` with its installed node_modules linked in.
 fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
     let (tmp, repo) = fixture_copy("typescript/ledger");

@@ -14,9 +14,17 @@
 //! methods, vars and consts), never `init` functions; the original package is not imported
 //! (a test of that package importing `agent_code` would make an import cycle). So the
 //! reference proves the package alone, added to the masked state, passes the rewritten
-//! tests: the gold patch does not restore the repository.
+//! tests: the gold patch does not restore the repository. A type taken whole comes with the
+//! package's exported functions that return it (its constructors), and the rewritten tests
+//! take every exported name the copy declares from the copy, so the values they hand to the
+//! feature are of the copy's types.
 //!
-//! Limits, on purpose: one source package per feature; a type taken whole is a new type, so
+//! A feature that spans several packages is mirrored with their layout ([`Mirror`]): the
+//! package in directory `D` is copied to `agent_code/D` (the module root's to `agent_code`),
+//! an import of another mirrored package names its mirror, and the tests import each mirror
+//! as `agent_code_D`.
+//!
+//! Limits, on purpose: a type taken whole is a new type, so
 //! a test that hands its values to code that stays fails to build (the task is rejected); files with build constraints (a
 //! `//go:build` line or a `_GOOS`/`_GOARCH` name) serve only names no other file declares;
 //! unexported names the tests use are not rewritten (such a task fails its validation and
