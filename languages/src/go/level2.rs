@@ -70,6 +70,14 @@ fn identifier(path: &str) -> String {
     path.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
+/// Where the mirror of the package in directory `dir` goes under the agent package: the same
+/// path, but an `internal` element becomes `internal_` — `agent_code/internal/x` could be
+/// imported only from inside `agent_code`, and the tests that imported `internal/x` are
+/// outside it.
+fn mirror_dir(dir: &str) -> String {
+    dir.split('/').map(|e| if e == "internal" { "internal_" } else { e }).collect::<Vec<_>>().join("/")
+}
+
 /// Where one of the feature's packages goes. A feature of one package is the agent package
 /// itself; a feature that spans several is mirrored with its layout: the package in
 /// directory `D` becomes `agent_code/D` (the module root's becomes `agent_code`), and the
@@ -109,12 +117,13 @@ pub fn mirrors(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, package: &
                     file: init_file(package),
                 }
             } else {
-                let name = identifier(dir.rsplit('/').next().unwrap_or(&dir));
+                let at = mirror_dir(&dir);
+                let name = identifier(at.rsplit('/').next().unwrap_or(&at));
                 Mirror {
                     from,
-                    import: format!("{package}/{dir}"),
+                    import: format!("{package}/{at}"),
                     alias: format!("{own}_{}", identifier(&dir)),
-                    file: format!("{own}/{dir}/{name}.go"),
+                    file: format!("{own}/{at}/{name}.go"),
                     name,
                 }
             };
@@ -223,7 +232,9 @@ impl Level2Packaging for GoLevel2 {
         let root = package.strip_suffix(own).and_then(|r| r.strip_suffix('/'));
         let dir = module.zip(root).and_then(|(m, r)| m.strip_prefix(r)).and_then(|d| d.strip_prefix('/'));
         match dir {
-            Some(dir) if modules.len() > 1 => format!("import {own}_{} \"{package}/{dir}\"", identifier(dir)),
+            Some(dir) if modules.len() > 1 => {
+                format!("import {own}_{} \"{package}/{}\"", identifier(dir), mirror_dir(dir))
+            }
             _ => self.import_line(package, name),
         }
     }

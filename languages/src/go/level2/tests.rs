@@ -183,3 +183,30 @@ fn a_feature_of_two_packages_is_mirrored_with_their_layout() {
     let note = GoLevel2.support_note(&sources).unwrap();
     assert!(note.contains("`example.com/cache/agent_code/simple` (imported as `agent_code_simple`) holds the part of `example.com/cache/simple`"), "{note}");
 }
+
+#[test]
+fn an_internal_package_is_mirrored_where_the_tests_may_import_it() {
+    // `agent_code/internal/list` could be imported only from inside `agent_code`.
+    let index = crate::go::index::tests::to_index(crate::go::index::index_sources(
+        &crate::go::index::tests::fixture_sources(&cache_dir()),
+    ));
+    let extracted: BTreeSet<NodeId> =
+        ["simple/simple.go::LRU.Resize", "internal/list/list.go::List.Back"].iter().map(|n| n.to_string()).collect();
+    let package = "example.com/cache/agent_code";
+    let m = mirrors(&index, &extracted, package);
+    let list = &m["internal/list"];
+    assert_eq!(list.import, "example.com/cache/agent_code/internal_/list");
+    assert_eq!(list.file, "agent_code/internal_/list/list.go");
+    assert_eq!(list.alias, "agent_code_internal_list");
+    assert!(GoLevel2.empty_file(package, &list.file).is_some_and(|t| t.ends_with("package list\n")));
+    let modules: BTreeSet<String> =
+        ["example.com/cache/simple".into(), "example.com/cache/internal/list".into()].into();
+    assert_eq!(
+        GoLevel2.import_line_of(package, "List", Some("example.com/cache/internal/list"), &modules),
+        "import agent_code_internal_list \"example.com/cache/agent_code/internal_/list\""
+    );
+    let sources = Level2Sources { root: &cache_dir(), index: &index, extracted: &extracted, names: &[], package };
+    let files = GoLevel2.reference_files(&sources).unwrap();
+    let simple = &files.iter().find(|(p, _)| p == "agent_code/simple/simple.go").unwrap().1;
+    assert!(simple.contains("\tlist \"example.com/cache/agent_code/internal_/list\""), "{simple}");
+}
