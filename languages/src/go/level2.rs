@@ -78,6 +78,13 @@ fn mirror_dir(dir: &str) -> String {
     dir.split('/').map(|e| if e == "internal" { "internal_" } else { e }).collect::<Vec<_>>().join("/")
 }
 
+/// A mirror's package and file name, from its directory's name: an identifier, never ending
+/// in `_test` (`toml-test` → `toml_test_`: a `toml_test.go` file would be a test file).
+fn mirror_name(dir: &str) -> String {
+    let name = identifier(dir);
+    if name.ends_with("_test") { format!("{name}_") } else { name }
+}
+
 /// Where one of the feature's packages goes. A feature of one package is the agent package
 /// itself; a feature that spans several is mirrored with its layout: the package in
 /// directory `D` becomes `agent_code/D` (the module root's becomes `agent_code`), and the
@@ -118,7 +125,7 @@ pub fn mirrors(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, package: &
                 }
             } else {
                 let at = mirror_dir(&dir);
-                let name = identifier(at.rsplit('/').next().unwrap_or(&at));
+                let name = mirror_name(at.rsplit('/').next().unwrap_or(&at));
                 Mirror {
                     from,
                     import: format!("{package}/{at}"),
@@ -212,7 +219,7 @@ impl Level2Packaging for GoLevel2 {
     fn empty_file(&self, package: &str, path: &str) -> Option<String> {
         let own = package_name(package);
         let (dir, file) = path.strip_prefix(own)?.strip_prefix('/')?.rsplit_once('/')?;
-        let name = file.strip_suffix(".go").filter(|n| *n == identifier(dir.rsplit('/').next().unwrap_or(dir)))?;
+        let name = file.strip_suffix(".go").filter(|n| *n == mirror_name(dir.rsplit('/').next().unwrap_or(dir)))?;
         Some(format!("// Package {name} is where the feature's part of `{dir}` is to be written.\npackage {name}\n"))
     }
 

@@ -205,6 +205,9 @@ fn an_internal_package_is_mirrored_where_the_tests_may_import_it() {
         GoLevel2.import_line_of(package, "List", Some("example.com/cache/internal/list"), &modules),
         "import agent_code_internal_list \"example.com/cache/agent_code/internal_/list\""
     );
+    // A directory named like a test file's stem (`toml-test`) makes no `_test.go` file.
+    assert_eq!(mirror_name("toml-test"), "toml_test_");
+    assert!(GoLevel2.empty_file(package, "agent_code/internal_/toml-test/toml_test_.go").is_some());
     let sources = Level2Sources { root: &cache_dir(), index: &index, extracted: &extracted, names: &[], package };
     let files = GoLevel2.reference_files(&sources).unwrap();
     let simple = &files.iter().find(|(p, _)| p == "agent_code/simple/simple.go").unwrap().1;
