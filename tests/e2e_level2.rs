@@ -17,10 +17,10 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-/// `go test -count=1 -run PATTERN ./catalog/` in `dir`: whether it passed, and its output.
-fn go_test(dir: &Path, pattern: &str) -> (bool, String) {
+/// `go test -count=1 -run PATTERN PACKAGE` in `dir`: whether it passed, and its output.
+fn go_test(dir: &Path, package: &str, pattern: &str) -> (bool, String) {
     let out = Command::new("go")
-        .args(["test", "-count=1", "-run", pattern, "./catalog/"])
+        .args(["test", "-count=1", "-run", pattern, package])
         .current_dir(dir)
         .env("GOFLAGS", "-mod=mod")
         .output()
@@ -59,18 +59,16 @@ fn a_go_feature_becomes_a_package_of_its_own() {
     assert!(!statement.contains("import \"example.com/shapes/catalog\""), "{statement}");
 
     // Without carve: masked state + rewritten tests, then an empty package, then the gold one.
-    let work = tempfile::tempdir().unwrap();
-    let tree = work.path().join("repo");
-    copy_dir(&repo, &tree);
-    git_apply(&tree, &bundle.join("mask.patch"));
-    git_apply(&tree, &bundle.join("test.patch"));
+    let (_work, tree) = masked_with_tests(&repo, &bundle);
     std::fs::create_dir_all(tree.join("agent_code")).unwrap();
     std::fs::write(tree.join("agent_code/agent_code.go"), "package agent_code\n").unwrap();
-    let (ok, log) = go_test(&tree, "TestSelect|TestReport|TestTotalAreaAndLargest|TestAddRejectsDuplicates");
+    let (ok, log) =
+        go_test(&tree, "./catalog/", "TestSelect|TestReport|TestTotalAreaAndLargest|TestAddRejectsDuplicates");
     assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
     std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
     git_apply(&tree, &bundle.join("gold.patch"));
-    let (ok, log) = go_test(&tree, "TestSelect|TestReport|TestTotalAreaAndLargest|TestAddRejectsDuplicates");
+    let (ok, log) =
+        go_test(&tree, "./catalog/", "TestSelect|TestReport|TestTotalAreaAndLargest|TestAddRejectsDuplicates");
     assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
     // The package does not import the catalog package (its tests import the package).
     let reference = read(&tree.join("agent_code/agent_code.go"));
@@ -86,6 +84,27 @@ fn a_go_feature_becomes_a_package_of_its_own() {
     assert!(states.contains(&"level2-reference") && states.contains(&"level2-empty"), "{v}");
 }
 
+/// A copy of `repo` in the Level 2 state of `bundle` before the package is written: masked,
+/// with the rewritten tests.
+fn masked_with_tests(repo: &Path, bundle: &Path) -> (tempfile::TempDir, std::path::PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(repo, &tree);
+    git_apply(&tree, &bundle.join("mask.patch"));
+    git_apply(&tree, &bundle.join("test.patch"));
+    (work, tree)
+}
+
+/// `carve tasks --level 1 2 --f2p F2P` on the Go module `repo` into `out`: its Level 2
+/// bundle (the test fails when there is none).
+fn go_level2_bundle(repo: &Path, out: &Path, f2p: &str) -> std::path::PathBuf {
+    let args = ["--format", "json", "--level", "1", "2", "--f2p", f2p];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", repo, out, &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    out.join(lv2)
+}
+
 /// A feature one of whose methods belongs to a type that stays (`Series.Spread` of the stats
 /// feature, `Series` run by no other test) gets a Level 2 task all the same: the package
 /// declares its own `Series` with every method, and the statement says so. A feature whose
@@ -95,11 +114,7 @@ fn a_go_feature_becomes_a_package_of_its_own() {
 fn a_method_of_a_type_that_stays_takes_its_type_along() {
     let (_tmp, repo) = fixture_copy("go/shapes");
     let out = tempfile::tempdir().unwrap();
-    let args = ["--format", "json", "--level", "1", "2", "--f2p", "stats/stats_test.go"];
-    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
-    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
-    let bundle = out.path().join(lv2);
+    let bundle = go_level2_bundle(&repo, out.path(), "stats/stats_test.go");
     let gold = read(&bundle.join("gold.patch"));
     assert!(gold.contains("+type Series []float64") && gold.contains(") Spread() float64"), "{gold}");
     let test = read(&bundle.join("test.patch"));
@@ -115,6 +130,35 @@ fn a_method_of_a_type_that_stays_takes_its_type_along() {
     let rejected = report["rejected"].as_array().unwrap();
     let why = |r: &&Value| r["level"] == 2 && r["reason"].as_str().is_some_and(|s| s.starts_with("level2-reference"));
     assert!(rejected.iter().any(|r| why(&r)), "{report}");
+}
+
+/// A feature that spans two packages (`fixtures/go/cache`: `Cache.Resize` in the root
+/// package calls `simple.LRU.Resize`, which only `resize_test.go` runs) gets a Level 2 task
+/// whose package mirrors both: `agent_code` and `agent_code/simple`, the first importing the
+/// second as the root package imported `simple`. Without carve, on the masked state with the
+/// rewritten tests: empty packages in both places fail, the gold patch passes.
+#[needs("go")]
+fn a_feature_of_two_go_packages_gets_a_package_of_each() {
+    let (_tmp, repo) = fixture_copy("go/cache");
+    let out = tempfile::tempdir().unwrap();
+    let bundle = go_level2_bundle(&repo, out.path(), "resize_test.go");
+    let gold = read(&bundle.join("gold.patch"));
+    let touched: Vec<&str> = gold.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    assert_eq!(touched, ["agent_code/agent_code.go", "agent_code/simple/simple.go"], "{gold}");
+    assert!(gold.contains("+\tsimple \"example.com/cache/agent_code/simple\""), "{gold}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("import agent_code_simple \"example.com/cache/agent_code/simple\""), "{statement}");
+
+    let (_work, tree) = masked_with_tests(&repo, &bundle);
+    std::fs::create_dir_all(tree.join("agent_code/simple")).unwrap();
+    std::fs::write(tree.join("agent_code/agent_code.go"), "package agent_code\n").unwrap();
+    std::fs::write(tree.join("agent_code/simple/simple.go"), "package simple\n").unwrap();
+    let (ok, log) = go_test(&tree, ".", "TestResizeEvictsTheOldest");
+    assert!(!ok, "the rewritten F2P test passes with empty packages:\n{log}");
+    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let (ok, log) = go_test(&tree, ".", "TestResizeEvictsTheOldest");
+    assert!(ok, "the rewritten F2P test fails with the reference packages:\n{log}");
 }
 
 /// `fixtures/typescript/ledger` with its installed node_modules linked in.
@@ -228,11 +272,7 @@ fn a_rust_feature_becomes_a_crate_of_its_own_and_inline_tests_have_none() {
     assert!(statement.contains("`UNIT_AREAS`, `unit_area`"), "{statement}");
 
     // Without carve: masked state, rewritten tests, the gold crate emptied, then as it is.
-    let work = tempfile::tempdir().unwrap();
-    let tree = work.path().join("repo");
-    copy_dir(&repo, &tree);
-    git_apply(&tree, &bundle.join("mask.patch"));
-    git_apply(&tree, &bundle.join("test.patch"));
+    let (work, tree) = masked_with_tests(&repo, &bundle);
     git_apply(&tree, &bundle.join("gold.patch"));
     let lib = tree.join("agent_code/src/lib.rs");
     let reference = read(&lib);

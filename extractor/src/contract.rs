@@ -138,20 +138,21 @@ impl Contract {
         let mut c = self.clone();
         c.objects.retain(|o| self.level2_object(o) || self.nested_in_whole(o));
         if let Some(l2) = support(self.language).level2() {
+            let modules: BTreeSet<String> = c.objects.iter().filter_map(|o| o.module.clone()).collect();
             for o in &mut c.objects {
-                retarget(o, l2, package);
+                retarget(o, l2, package, &modules);
             }
         }
         c
     }
 }
 
-fn retarget(o: &mut ContractObject, l2: &dyn Level2Packaging, package: &str) {
+fn retarget(o: &mut ContractObject, l2: &dyn Level2Packaging, package: &str, modules: &BTreeSet<String>) {
     let top = o.access.split('.').next().unwrap_or(&o.access).to_string();
-    o.import_path = Some(l2.import_line(package, &top));
+    o.import_path = Some(l2.import_line_of(package, &top, o.module.as_deref(), modules));
     o.signature.decorators.retain(|d| l2.keeps_decorator(d));
     for m in &mut o.members {
-        retarget(m, l2, package);
+        retarget(m, l2, package, modules);
     }
 }
 

@@ -81,19 +81,21 @@ fn packaging(language: Language) -> Result<&'static dyn Level2Packaging, Extract
 /// The reference solution, made by the language from the original tree `root`: Python runs
 /// the original text of every name the Level 2 task asks for beside the masked project; Go
 /// copies the feature's code into the package; TypeScript re-exports the original. `package` is the package's import path
-/// ([`package_import`]).
+/// ([`package_import`]). Its files, the init file first (Go: one per package of a feature
+/// that spans several).
 pub fn reference_package(
     contract: &Contract,
     root: &Path,
     index: &DefinitionIndex,
     extracted: &BTreeSet<NodeId>,
     package: &str,
-) -> Result<PackageFile, ExtractError> {
+) -> Result<Vec<PackageFile>, ExtractError> {
     let l2 = packaging(contract.language)?;
     let names = contract.level2_names();
     let sources = Level2Sources { root, index, extracted, names: &names, package };
-    let text = l2.reference(&sources).map_err(|reason| ExtractError::Level2 { language: contract.language, reason })?;
-    Ok(PackageFile { path: l2.init_file(package), text })
+    let files =
+        l2.reference_files(&sources).map_err(|reason| ExtractError::Level2 { language: contract.language, reason })?;
+    Ok(files.into_iter().map(|(path, text)| PackageFile { path, text }).collect())
 }
 
 /// What the package must declare besides the contract's objects, as a sentence for the
@@ -142,6 +144,18 @@ pub fn tests_blocker(language: Language, index: &DefinitionIndex, tests: &[(Stri
 pub fn empty_package(language: Language, package: &str) -> Result<PackageFile, ExtractError> {
     let l2 = packaging(language)?;
     Ok(PackageFile { path: l2.init_file(package), text: l2.empty(package) })
+}
+
+/// The empty states of the reference's other files among `paths` (the files a Level 2 gold
+/// patch adds): see `Level2Packaging::empty_file`.
+pub fn empty_files(language: Language, package: &str, paths: &[&str]) -> Result<Vec<PackageFile>, ExtractError> {
+    let l2 = packaging(language)?;
+    let init = l2.init_file(package);
+    Ok(paths
+        .iter()
+        .filter(|p| **p != init)
+        .filter_map(|p| Some(PackageFile { path: p.to_string(), text: l2.empty_file(package, p)? }))
+        .collect())
 }
 
 /// Write `file` under `tree`; returns its path.

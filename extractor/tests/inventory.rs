@@ -188,9 +188,11 @@ fn level2_reference_passes_and_empty_fails() {
             }
         };
         if feat.name == "pricing" {
-            insta::assert_snapshot!("pricing_level2_reference", reference.text);
+            insta::assert_snapshot!("pricing_level2_reference", reference[0].text);
         }
-        write_package(&tree, &reference).unwrap();
+        for file in &reference {
+            write_package(&tree, file).unwrap();
+        }
         let (code, log) = pytest(&tree, &f2p);
         if code != 0 {
             unsolvable.push((feat.name.clone(), log));

@@ -120,6 +120,12 @@ pub trait Level2Packaging: Sync {
     /// original. An error says why no reference can be written. A reference that does not
     /// need the original restored proves that a package alone can pass the tests.
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
+    /// Every file of the reference solution, `(path relative to the tree, text)`, the init
+    /// file first (Go: a feature that spans several packages has one package per package).
+    /// Default: the init file with [`Self::reference`].
+    fn reference_files(&self, sources: &Level2Sources<'_>) -> Result<Vec<(String, String)>, String> {
+        Ok(vec![(self.init_file(sources.package), self.reference(sources)?)])
+    }
     /// What else the package must declare besides the contract's objects, as a Markdown
     /// sentence for the problem statement (Go: the package-level code of the feature's
     /// package that the feature uses and the package cannot import). Default: nothing.
@@ -140,6 +146,12 @@ pub trait Level2Packaging: Sync {
     }
     /// A package that exposes nothing: the rewritten tests must fail against it.
     fn empty(&self, package: &str) -> String;
+    /// The empty state of `path`, a file of the reference solution besides the init file
+    /// (Go: the empty package of a mirrored sub-package, so the rewritten tests fail on the
+    /// names it lacks, not on a package that is not there). Default: none, not written.
+    fn empty_file(&self, _package: &str, _path: &str) -> Option<String> {
+        None
+    }
     /// How the problem statement names what to write (`a Python package named …`), Markdown.
     fn describe(&self, package: &str) -> String;
     /// Whether a from-scratch solution can write `decorator` (as written, without `@`)
@@ -150,6 +162,12 @@ pub trait Level2Packaging: Sync {
     }
     /// How a contract object is imported from the package (`from agent_code import X`).
     fn import_line(&self, package: &str, name: &str) -> String;
+    /// How the contract object `name` of the project's `module` is imported from the package
+    /// when the feature's objects come from `modules` (Go: a feature that spans several
+    /// packages has one package per package). Default: [`Self::import_line`].
+    fn import_line_of(&self, package: &str, name: &str, _module: Option<&str>, _modules: &BTreeSet<String>) -> String {
+        self.import_line(package, name)
+    }
     /// The files besides [`Self::init_file`] that make the package usable, written into
     /// `tree` (a copy of the masked project holding the package's init file, where the
     /// language's tools may run): the package's own manifest and the project's files that

@@ -505,8 +505,11 @@ pub fn level2(
     let agent = dir.join("l2-agent");
     tree::shadow_copy(&ext.masked, &agent, carve_languages::skip_policy())?;
     copy_environment_files(session, &agent)?;
-    fs::write_atomic(&agent.join(&reference.path), reference.text.as_bytes())?;
-    let mut agent_files: BTreeSet<String> = [reference.path.clone()].into();
+    let mut agent_files: BTreeSet<String> = BTreeSet::new();
+    for file in &reference {
+        fs::write_atomic(&agent.join(&file.path), file.text.as_bytes())?;
+        agent_files.insert(file.path.clone());
+    }
     match level2::write_project_files(language, &agent, &package) {
         Ok(files) => agent_files.extend(files),
         Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
@@ -538,11 +541,21 @@ fn copy_environment_files(session: &Session, tree: &Path) -> Result<()> {
 }
 
 /// An empty `agent_code` package of `language` in `tree`: the Level 2 state before the
-/// solution is written.
-pub fn write_empty_agent_code(session: &Session, tree: &Path, language: carve_languages::Language) -> Result<()> {
+/// solution is written; `gold_patch` is the reference's, whose other files (Go: the packages
+/// of a feature that spans several) are written empty too.
+pub fn write_empty_agent_code(
+    session: &Session,
+    tree: &Path,
+    language: carve_languages::Language,
+    gold_patch: &str,
+) -> Result<()> {
     copy_environment_files(session, tree)?;
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
     fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?;
+    let added: Vec<&str> = gold_patch.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    for file in carve_extractor::level2::empty_files(language, AGENT_PACKAGE, &added)? {
+        fs::write_atomic(&tree.join(&file.path), file.text.as_bytes())?;
+    }
     carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;
     Ok(())
 }

@@ -350,7 +350,7 @@ pub fn run_level(
             .collect();
         prepare_state(trees.masked, &tree, &patches)?;
         if spec.empty_agent_code {
-            write_empty_agent_code(session, &tree, trees.language)?;
+            write_empty_agent_code(session, &tree, trees.language, trees.gold_patch)?;
         }
         let tests = match spec.tests {
             Tests::F2p => trees.f2p,

@@ -121,3 +121,95 @@ fn an_external_test_drops_the_import_it_no_longer_uses() {
     assert!(out.contains("\"testing\""), "{out}");
     assert!(crate::parse_errors(Language::Go, &out).is_empty(), "{out}");
 }
+
+fn cache_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/go/cache")
+}
+
+/// `fixtures/go/cache`'s resize feature: `Cache.Resize` in the root package and
+/// `LRU.Resize` in `simple`, whose types stay.
+fn resize_feature() -> BTreeSet<NodeId> {
+    ["cache.go::Cache.Resize", "simple/simple.go::LRU.Resize"].iter().map(|n| n.to_string()).collect()
+}
+
+#[test]
+fn a_feature_of_two_packages_is_mirrored_with_their_layout() {
+    let index = crate::go::index::tests::to_index(crate::go::index::index_sources(
+        &crate::go::index::tests::fixture_sources(&cache_dir()),
+    ));
+    let extracted = resize_feature();
+    let package = "example.com/cache/agent_code";
+    let sources = Level2Sources { root: &cache_dir(), index: &index, extracted: &extracted, names: &[], package };
+    let files = GoLevel2.reference_files(&sources).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["agent_code/agent_code.go", "agent_code/simple/simple.go"]);
+    let (root, simple) = (&files[0].1, &files[1].1);
+    // The root copy imports the mirror of `simple`, under the name the original used, and
+    // takes `Cache` whole with its constructor `New`.
+    assert!(
+        root.contains("\npackage agent_code\n") && root.contains("\tsimple \"example.com/cache/agent_code/simple\"\n"),
+        "{root}"
+    );
+    assert!(
+        root.contains("func New(size int) *Cache {") && root.contains("func (c *Cache) Resize(size int) int {"),
+        "{root}"
+    );
+    assert!(!root.contains("\"example.com/cache/simple\""), "{root}");
+    // `simple`'s copy: `LRU` whole, `New` (the root's copy calls it), the original list package.
+    assert!(simple.contains("\npackage simple\n") && simple.contains("func New(size int) *LRU {"), "{simple}");
+    assert!(
+        simple.contains("func (c *LRU) removeOldest() {") && simple.contains("\"example.com/cache/internal/list\""),
+        "{simple}"
+    );
+    for (_, text) in &files {
+        assert!(crate::parse_errors(Language::Go, text).is_empty(), "{text}");
+    }
+    // The tests take the constructor from the copy, so `c` is the copy's `Cache`.
+    let path = "resize_test.go";
+    let source = std::fs::read_to_string(cache_dir().join(path)).unwrap();
+    let edits = GoLevel2.rewrite_test_imports(&cache_dir(), &source, &index.files[path], &index, &extracted, package);
+    let out = crate::edit::apply(&source, &edits).unwrap();
+    assert!(out.contains("c := agent_code.New(3)"), "{out}");
+    // The statement's interface imports `LRU` from its mirror.
+    let modules: BTreeSet<String> = ["example.com/cache".into(), "example.com/cache/simple".into()].into();
+    assert_eq!(
+        GoLevel2.import_line_of(package, "LRU", Some("example.com/cache/simple"), &modules),
+        "import agent_code_simple \"example.com/cache/agent_code/simple\""
+    );
+    assert_eq!(
+        GoLevel2.import_line_of(package, "Cache", Some("example.com/cache"), &modules),
+        format!("import \"{package}\"")
+    );
+    let note = GoLevel2.support_note(&sources).unwrap();
+    assert!(note.contains("`example.com/cache/agent_code/simple` (imported as `agent_code_simple`) holds the part of `example.com/cache/simple`"), "{note}");
+}
+
+#[test]
+fn an_internal_package_is_mirrored_where_the_tests_may_import_it() {
+    // `agent_code/internal/list` could be imported only from inside `agent_code`.
+    let index = crate::go::index::tests::to_index(crate::go::index::index_sources(
+        &crate::go::index::tests::fixture_sources(&cache_dir()),
+    ));
+    let extracted: BTreeSet<NodeId> =
+        ["simple/simple.go::LRU.Resize", "internal/list/list.go::List.Back"].iter().map(|n| n.to_string()).collect();
+    let package = "example.com/cache/agent_code";
+    let m = mirrors(&index, &extracted, package);
+    let list = &m["internal/list"];
+    assert_eq!(list.import, "example.com/cache/agent_code/internal_/list");
+    assert_eq!(list.file, "agent_code/internal_/list/list.go");
+    assert_eq!(list.alias, "agent_code_internal_list");
+    assert!(GoLevel2.empty_file(package, &list.file).is_some_and(|t| t.ends_with("package list\n")));
+    let modules: BTreeSet<String> =
+        ["example.com/cache/simple".into(), "example.com/cache/internal/list".into()].into();
+    assert_eq!(
+        GoLevel2.import_line_of(package, "List", Some("example.com/cache/internal/list"), &modules),
+        "import agent_code_internal_list \"example.com/cache/agent_code/internal_/list\""
+    );
+    // A directory named like a test file's stem (`toml-test`) makes no `_test.go` file.
+    assert_eq!(mirror_name("toml-test"), "toml_test_");
+    assert!(GoLevel2.empty_file(package, "agent_code/internal_/toml-test/toml_test_.go").is_some());
+    let sources = Level2Sources { root: &cache_dir(), index: &index, extracted: &extracted, names: &[], package };
+    let files = GoLevel2.reference_files(&sources).unwrap();
+    let simple = &files.iter().find(|(p, _)| p == "agent_code/simple/simple.go").unwrap().1;
+    assert!(simple.contains("\tlist \"example.com/cache/agent_code/internal_/list\""), "{simple}");
+}
