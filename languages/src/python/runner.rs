@@ -8,8 +8,10 @@
 //! project's `addopts` are kept; carve's flags come last so they win (`--maxfail=0` undoes a
 //! `-x`). Nothing is written into the tree: no `.pytest_cache` (cacheprovider off), no
 //! `__pycache__` (`PYTHONDONTWRITEBYTECODE=1`), coverage data goes to the scratch directory
-//! (`COVERAGE_FILE`). A bare interpreter name that is a version manager's script (pyenv's
-//! `python3` shim) is resolved once to the interpreter it starts (`interpreter`).
+//! (`COVERAGE_FILE`). String hashing is seeded (`PYTHONHASHSEED=0` unless the user set one), so
+//! test ids that depend on it are the same in every run. A bare interpreter name that is a
+//! version manager's script (pyenv's `python3` shim) is resolved once to the interpreter it
+//! starts (`interpreter`).
 //!
 //! Selection: the requested ids go to the plugin in a JSON file (`CARVE_SELECT`), which
 //! deselects every other item, so there is no command-line limit; the files they live in
@@ -216,6 +218,11 @@ impl RunDir {
         report: &Path,
         select_file: Option<&Path>,
     ) -> Result<(), RunnerError> {
+        // One string hash seed for every run (the user's, when set): some test ids depend on
+        // it (w3lib's parametrized `…-output185` came and went from run to run).
+        if std::env::var_os("PYTHONHASHSEED").is_none() {
+            cmd.env("PYTHONHASHSEED", "0");
+        }
         cmd.env("PYTHONDONTWRITEBYTECODE", "1")
             .env("CARVE_REPORT", report)
             .env("CARVE_RUN_ROOT", &self.root)

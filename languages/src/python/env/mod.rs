@@ -342,7 +342,14 @@ impl EnvSupport for PythonEnv {
             context_files,
             install,
             after_source,
-            env: vec![("VIRTUAL_ENV".into(), "{env}/venv".into()), ("PATH".into(), "{env}/venv/bin:$PATH".into())],
+            // Test ids are computed at collection, and some depend on string hashing (a
+            // parametrized id pytest disambiguates from a set: w3lib's `…-output185`): a
+            // harness that runs the tests in the image gets the ids carve recorded.
+            env: vec![
+                ("VIRTUAL_ENV".into(), "{env}/venv".into()),
+                ("PATH".into(), "{env}/venv/bin:$PATH".into()),
+                ("PYTHONHASHSEED".into(), "0".into()),
+            ],
             linked: Vec::new(),
             build: Vec::new(),
         }
