@@ -128,8 +128,13 @@ pub fn reference_restores_original(language: Language) -> bool {
 /// Write the files besides the package's init file that make it usable into `tree` (a copy
 /// of the masked project holding the init file): the package's manifest and the project's
 /// files that must name it (see `Level2Packaging::project_files`). Returns their paths.
-pub fn write_project_files(language: Language, tree: &Path, package: &str) -> Result<Vec<String>, ExtractError> {
-    packaging(language)?.project_files(tree, package).map_err(|reason| ExtractError::Level2 { language, reason })
+pub fn write_project_files(
+    language: Language,
+    tree: &Path,
+    package: &str,
+    env: &[(String, String)],
+) -> Result<Vec<String>, ExtractError> {
+    packaging(language)?.project_files(tree, package, env).map_err(|reason| ExtractError::Level2 { language, reason })
 }
 
 /// The F2P `tests` the language carries into the Level 2 test patch as new tests that import

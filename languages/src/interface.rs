@@ -167,8 +167,9 @@ pub trait Level2Packaging: Sync {
     /// must name it. Returns their paths relative to `tree`, sorted; both the reference and
     /// the empty package get them. Rust: `agent_code/Cargo.toml`, the dev-dependency in
     /// `Cargo.toml` and `Cargo.lock`. An error says why the project cannot take the package.
-    /// Default: none.
-    fn project_files(&self, _tree: &Path, _package: &str) -> Result<Vec<String>, String> {
+    /// `env` is the environment's variables for the tools (Rust: the `CARGO_HOME` whose
+    /// registry holds what the lock file pins). Default: none.
+    fn project_files(&self, _tree: &Path, _package: &str, _env: &[(String, String)]) -> Result<Vec<String>, String> {
         Ok(Vec::new())
     }
     /// Why the F2P tests, as `(test id, repository-relative file)`, cannot import from the

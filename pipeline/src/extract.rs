@@ -523,7 +523,7 @@ pub fn level2(
     copy_environment_files(session, &agent)?;
     fs::write_atomic(&agent.join(&reference.path), reference.text.as_bytes())?;
     let mut agent_files: BTreeSet<String> = [reference.path.clone()].into();
-    match level2::write_project_files(language, &agent, &package) {
+    match level2::write_project_files(language, &agent, &package, &environment_vars(session)) {
         Ok(files) => agent_files.extend(files),
         Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
         Err(e) => return Err(e.into()),
@@ -559,6 +559,11 @@ pub fn write_empty_agent_code(session: &Session, tree: &Path, language: carve_la
     copy_environment_files(session, tree)?;
     let empty = carve_extractor::level2::empty_package(language, AGENT_PACKAGE)?;
     fs::write_atomic(&tree.join(&empty.path), empty.text.as_bytes())?;
-    carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;
+    carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE, &environment_vars(session))?;
     Ok(())
+}
+
+/// The variables of the session's environment for its tools (none without an environment).
+fn environment_vars(session: &Session) -> Vec<(String, String)> {
+    session.environment.as_ref().map(|e| e.for_runs().vars).unwrap_or_default()
 }

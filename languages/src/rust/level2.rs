@@ -201,8 +201,8 @@ impl Level2Packaging for RustLevel2 {
         rewrite_test(source, &krate, package_name(package), &moved)
     }
 
-    fn project_files(&self, tree: &Path, package: &str) -> Result<Vec<String>, String> {
-        write_manifest(tree, package_name(package))
+    fn project_files(&self, tree: &Path, package: &str, env: &[(String, String)]) -> Result<Vec<String>, String> {
+        write_manifest(tree, package_name(package), env)
     }
 
     /// The F2P doctests of the library become an integration test ([`carried`]).
