@@ -184,6 +184,24 @@ fn cargo_test(dir: &Path, target: &Path, name: &str) -> (bool, String) {
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
+/// A copy of `repo` with the Level 2 `bundle`'s mask, test and gold patches: `cargo test
+/// --test NAME` with the gold crate emptied, then as the gold patch wrote it.
+fn empty_and_reference_runs(repo: &Path, bundle: &Path, name: &str) -> ((bool, String), (bool, String)) {
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("repo");
+    copy_dir(repo, &tree);
+    for patch in ["mask.patch", "test.patch", "gold.patch"] {
+        git_apply(&tree, &bundle.join(patch));
+    }
+    let lib = tree.join("agent_code/src/lib.rs");
+    let reference = read(&lib);
+    std::fs::write(&lib, "//! Where the feature is to be written.\n").unwrap();
+    let target = work.path().join("target");
+    let empty = cargo_test(&tree, &target, name);
+    std::fs::write(&lib, reference).unwrap();
+    (empty, cargo_test(&tree, &target, name))
+}
+
 /// One run over every candidate of the geometry fixture (cargo builds are slow): the catalog
 /// feature, tested by `tests/catalog.rs`, gets a Level 2 bundle whose gold patch is the crate
 /// `agent_code/` and the manifest lines that name it, and which holds up under plain
@@ -230,21 +248,9 @@ fn a_rust_feature_becomes_a_crate_of_its_own_and_inline_tests_have_none() {
     assert!(statement.contains("`UNIT_AREAS`, `unit_area`"), "{statement}");
 
     // Without carve: masked state, rewritten tests, the gold crate emptied, then as it is.
-    let work = tempfile::tempdir().unwrap();
-    let tree = work.path().join("repo");
-    copy_dir(&repo, &tree);
-    git_apply(&tree, &bundle.join("mask.patch"));
-    git_apply(&tree, &bundle.join("test.patch"));
-    git_apply(&tree, &bundle.join("gold.patch"));
-    let lib = tree.join("agent_code/src/lib.rs");
-    let reference = read(&lib);
-    std::fs::write(&lib, "//! Where the feature is to be written.\n").unwrap();
-    let target = work.path().join("target");
-    let (ok, log) = cargo_test(&tree, &target, "catalog");
-    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
-    std::fs::write(&lib, reference).unwrap();
-    let (ok, log) = cargo_test(&tree, &target, "catalog");
-    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+    let (empty, reference) = empty_and_reference_runs(&repo, &bundle, "catalog");
+    assert!(!empty.0, "the rewritten F2P tests pass with an empty agent_code:\n{}", empty.1);
+    assert!(reference.0, "the rewritten F2P tests fail with the reference agent_code:\n{}", reference.1);
 
     // The library's unit tests cannot be pointed at another crate: Level 1 only, and why.
     assert!(tasks.iter().any(|t| t.contains(".geometry.") && t.ends_with(".lv1")), "{report}");
@@ -289,20 +295,8 @@ fn doctests_among_the_f2p_tests_are_carried_into_an_integration_test() {
     let gold = read(&bundle.join("gold.patch"));
     assert_eq!(gold.matches("+use std::vec::Vec;").count(), 1, "{gold}");
 
-    let work = tempfile::tempdir().unwrap();
-    let tree = work.path().join("repo");
-    copy_dir(&repo, &tree);
-    for patch in ["mask.patch", "test.patch", "gold.patch"] {
-        git_apply(&tree, &bundle.join(patch));
-    }
-    let lib = tree.join("agent_code/src/lib.rs");
-    let reference = read(&lib);
-    std::fs::write(&lib, "//! Where the feature is to be written.\n").unwrap();
-    let target = work.path().join("target");
-    let (ok, log) = cargo_test(&tree, &target, "carve_doctests");
-    assert!(!ok, "the carried doctests pass with an empty agent_code:\n{log}");
-    std::fs::write(&lib, reference).unwrap();
-    let (ok, log) = cargo_test(&tree, &target, "carve_doctests");
-    assert!(ok, "the carried doctests fail with the reference agent_code:\n{log}");
-    assert!(log.contains("test result: ok. 4 passed"), "{log}");
+    let (empty, reference) = empty_and_reference_runs(&repo, &bundle, "carve_doctests");
+    assert!(!empty.0, "the carried doctests pass with an empty agent_code:\n{}", empty.1);
+    assert!(reference.0, "the carried doctests fail with the reference agent_code:\n{}", reference.1);
+    assert!(reference.1.contains("test result: ok. 4 passed"), "{}", reference.1);
 }
