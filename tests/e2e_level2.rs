@@ -8,10 +8,12 @@
 //! the rewritten tests fail with an empty module and pass with the gold patch.
 //! Rust: `fixtures/rust/geometry`'s catalog feature becomes a crate `agent_code/` that the
 //! repository names as a dev-dependency; its feature tested by `#[cfg(test)]` modules has no
-//! Level 2 task, and says why.
+//! Level 2 task, and says why. `fixtures/rust/dice`'s feature, tested by its doctests too,
+//! gets one: the doctests are carried into an integration test against `agent_code`.
 
 mod common;
 
+use common::expected::json_strings;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -226,6 +228,20 @@ fn cargo_test(dir: &Path, target: &Path, name: &str) -> (bool, String) {
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
+/// A copy of `repo` with the Level 2 `bundle`'s mask, test and gold patches: `cargo test
+/// --test NAME` with the gold crate emptied, then as the gold patch wrote it.
+fn empty_and_reference_runs(repo: &Path, bundle: &Path, name: &str) -> ((bool, String), (bool, String)) {
+    let (work, tree) = masked_with_tests(repo, bundle);
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let lib = tree.join("agent_code/src/lib.rs");
+    let reference = read(&lib);
+    std::fs::write(&lib, "//! Where the feature is to be written.\n").unwrap();
+    let target = work.path().join("target");
+    let empty = cargo_test(&tree, &target, name);
+    std::fs::write(&lib, reference).unwrap();
+    (empty, cargo_test(&tree, &target, name))
+}
+
 /// One run over every candidate of the geometry fixture (cargo builds are slow): the catalog
 /// feature, tested by `tests/catalog.rs`, gets a Level 2 bundle whose gold patch is the crate
 /// `agent_code/` and the manifest lines that name it, and which holds up under plain
@@ -272,17 +288,9 @@ fn a_rust_feature_becomes_a_crate_of_its_own_and_inline_tests_have_none() {
     assert!(statement.contains("`UNIT_AREAS`, `unit_area`"), "{statement}");
 
     // Without carve: masked state, rewritten tests, the gold crate emptied, then as it is.
-    let (work, tree) = masked_with_tests(&repo, &bundle);
-    git_apply(&tree, &bundle.join("gold.patch"));
-    let lib = tree.join("agent_code/src/lib.rs");
-    let reference = read(&lib);
-    std::fs::write(&lib, "//! Where the feature is to be written.\n").unwrap();
-    let target = work.path().join("target");
-    let (ok, log) = cargo_test(&tree, &target, "catalog");
-    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
-    std::fs::write(&lib, reference).unwrap();
-    let (ok, log) = cargo_test(&tree, &target, "catalog");
-    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+    let (empty, reference) = empty_and_reference_runs(&repo, &bundle, "catalog");
+    assert!(!empty.0, "the rewritten F2P tests pass with an empty agent_code:\n{}", empty.1);
+    assert!(reference.0, "the rewritten F2P tests fail with the reference agent_code:\n{}", reference.1);
 
     // The library's unit tests cannot be pointed at another crate: Level 1 only, and why.
     assert!(tasks.iter().any(|t| t.contains(".geometry.") && t.ends_with(".lv1")), "{report}");
@@ -293,4 +301,42 @@ fn a_rust_feature_becomes_a_crate_of_its_own_and_inline_tests_have_none() {
         .unwrap_or_else(|| panic!("no Level 2 rejection of the inline-tested feature: {report}"));
     let reason = inline["reason"].as_str().unwrap();
     assert!(reason.contains("`geometry::shapes::tests::rect_square`") && reason.contains("#[cfg(test)]"), "{reason}");
+}
+
+/// `fixtures/rust/dice`: the feature's F2P tests include the doctests of its items (`roll`,
+/// `rolls` twice, one `should_panic` and one with a hidden `fn main`, and `bag::sides`). Its
+/// Level 2 task carries them into `tests/carve_doctests.rs`, calling `agent_code`, under new
+/// ids; the reference copies `rolls` (its module names `Vec` through `alloc`) and `sides`
+/// (through `std`) with one `use std::vec::Vec;`. Under plain `cargo test`, an empty crate
+/// fails the carried doctests and the reference passes them.
+#[needs("cargo")]
+fn doctests_among_the_f2p_tests_are_carried_into_an_integration_test() {
+    let (_tmp, repo) = fixture_copy("rust/dice");
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--format", "json", "--level", "1", "2"];
+    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let lv2: Vec<&&str> = tasks.iter().filter(|t| t.ends_with(".lv2")).collect();
+    assert_eq!(lv2.len(), 1, "{report}");
+    let bundle = out.path().join(lv2[0]);
+    let inst: Value = serde_json::from_str(&read(&bundle.join("instance.json"))).unwrap();
+    let f2p = json_strings(&inst["FAIL_TO_PASS"]);
+    for id in
+        ["carve_doctests::doctest_roll", "carve_doctests::doctest_rolls", "carve_doctests::doctest_rolls_example_2"]
+    {
+        assert!(f2p.contains(id), "{id} not among {f2p:?}");
+    }
+    assert!(!f2p.iter().any(|t| t.contains("::doctest::")), "{f2p:?}");
+
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("+++ b/tests/carve_doctests.rs"), "{test}");
+    assert!(test.contains("+let bag = agent_code::sides(&[4, 6]);"), "{test}");
+    assert!(test.contains("+#[should_panic]\n+fn doctest_rolls_example_2() {"), "{test}");
+    let gold = read(&bundle.join("gold.patch"));
+    assert_eq!(gold.matches("+use std::vec::Vec;").count(), 1, "{gold}");
+
+    let (empty, reference) = empty_and_reference_runs(&repo, &bundle, "carve_doctests");
+    assert!(!empty.0, "the carried doctests pass with an empty agent_code:\n{}", empty.1);
+    assert!(reference.0, "the carried doctests fail with the reference agent_code:\n{}", reference.1);
+    assert!(reference.1.contains("test result: ok. 4 passed"), "{}", reference.1);
 }

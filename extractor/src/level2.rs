@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use carve_languages::index::{DefinitionIndex, NodeId};
-use carve_languages::{Language, Level2Packaging, Level2Sources, edit, support};
+use carve_languages::{CarriedTests, Language, Level2Packaging, Level2Sources, edit, support};
 
 use crate::contract::Contract;
 use crate::{ExtractError, io_err};
@@ -130,8 +130,29 @@ pub fn reference_restores_original(language: Language) -> bool {
 /// Write the files besides the package's init file that make it usable into `tree` (a copy
 /// of the masked project holding the init file): the package's manifest and the project's
 /// files that must name it (see `Level2Packaging::project_files`). Returns their paths.
-pub fn write_project_files(language: Language, tree: &Path, package: &str) -> Result<Vec<String>, ExtractError> {
-    packaging(language)?.project_files(tree, package).map_err(|reason| ExtractError::Level2 { language, reason })
+pub fn write_project_files(
+    language: Language,
+    tree: &Path,
+    package: &str,
+    env: &[(String, String)],
+) -> Result<Vec<String>, ExtractError> {
+    packaging(language)?.project_files(tree, package, env).map_err(|reason| ExtractError::Level2 { language, reason })
+}
+
+/// The F2P `tests` the language carries into the Level 2 test patch as new tests that import
+/// from `package` (Rust: doctests become an integration test), read from the tree at `root`;
+/// `Ok(None)` when none (see `Level2Packaging::carried_tests`).
+pub fn carried_tests(
+    language: Language,
+    root: &Path,
+    index: &DefinitionIndex,
+    extracted: &BTreeSet<NodeId>,
+    tests: &[String],
+    package: &str,
+) -> Result<Option<CarriedTests>, ExtractError> {
+    packaging(language)?
+        .carried_tests(root, index, extracted, tests, package)
+        .map_err(|reason| ExtractError::Level2 { language, reason })
 }
 
 /// Why the F2P tests, as `(test id, file)`, cannot import from the package, if they cannot

@@ -102,6 +102,17 @@ pub struct Level2Sources<'a> {
     pub package: &'a str,
 }
 
+/// F2P tests a Level 2 test patch carries as new tests of the package's users (Rust:
+/// doctests, which belong to the crate they document, become an integration test).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CarriedTests {
+    /// The new test file, relative to the tree, and its text.
+    pub path: String,
+    pub text: String,
+    /// Each carried F2P test's id → its id in the new file.
+    pub ids: BTreeMap<String, String>,
+}
+
 /// Level 2 (from scratch) packaging: the solution package the rewritten tests import from.
 /// `package` is the package's import path as [`Level2Packaging::package_import`] gives it
 /// (Python: `agent_code`; Go: `<module path>/agent_code`); its last `/`-separated
@@ -174,8 +185,9 @@ pub trait Level2Packaging: Sync {
     /// must name it. Returns their paths relative to `tree`, sorted; both the reference and
     /// the empty package get them. Rust: `agent_code/Cargo.toml`, the dev-dependency in
     /// `Cargo.toml` and `Cargo.lock`. An error says why the project cannot take the package.
-    /// Default: none.
-    fn project_files(&self, _tree: &Path, _package: &str) -> Result<Vec<String>, String> {
+    /// `env` is the environment's variables for the tools (Rust: the `CARGO_HOME` whose
+    /// registry holds what the lock file pins). Default: none.
+    fn project_files(&self, _tree: &Path, _package: &str, _env: &[(String, String)]) -> Result<Vec<String>, String> {
         Ok(Vec::new())
     }
     /// Why the F2P tests, as `(test id, repository-relative file)`, cannot import from the
@@ -184,6 +196,20 @@ pub trait Level2Packaging: Sync {
     /// in the project's modules and text files). Default: they can.
     fn tests_blocker(&self, _index: &DefinitionIndex, _tests: &[(String, String)]) -> Option<String> {
         None
+    }
+    /// The F2P `tests` (ids) that cannot import from the package where they are but can be
+    /// carried into the test patch as new tests that do ([`CarriedTests`]), read from the
+    /// tree at `root`; `Ok(None)` when there are none. An error names a test that cannot be
+    /// carried and why. Default: none (see [`Self::tests_blocker`]).
+    fn carried_tests(
+        &self,
+        _root: &Path,
+        _index: &DefinitionIndex,
+        _extracted: &BTreeSet<NodeId>,
+        _tests: &[String],
+        _package: &str,
+    ) -> Result<Option<CarriedTests>, String> {
+        Ok(None)
     }
     /// Edits that make a test file of the tree at `root` (read only) import the `extracted`
     /// objects from `package`.

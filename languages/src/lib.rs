@@ -49,8 +49,8 @@ pub mod typescript;
 pub use edit::Edit;
 pub use index::{Definition, DefinitionIndex, DefinitionKind, FileIndex, ImportedKey, NodeId, Span};
 pub use interface::{
-    Dependencies, Doctest, InlineTests, InlineTestsError, LanguageFacts, LanguageSupport, Level2Packaging,
-    Level2Sources, MaskRequest, Masking, NamedInError, named_in_file,
+    CarriedTests, Dependencies, Doctest, InlineTests, InlineTestsError, LanguageFacts, LanguageSupport,
+    Level2Packaging, Level2Sources, MaskRequest, Masking, NamedInError, named_in_file,
 };
 pub use registry::{
     collect_tests, detect, doctest_name, doctest_owner, drop_imported_names, enclosing_tests, eval_command,

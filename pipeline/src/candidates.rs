@@ -634,6 +634,14 @@ fn level2_task(
         Err(reason) => return Ok(Err(reason)),
         Ok(l2) => l2,
     };
+    // Tests carried into new files (Rust's doctests) have new ids at Level 2.
+    let carried;
+    let feature = if l2.f2p == feature.f2p {
+        feature
+    } else {
+        carried = Feature { f2p: l2.f2p.clone(), ..feature.clone() };
+        &carried
+    };
     // A Level 2 state that cannot even be run (Rust: a reference crate that does not compile
     // fails test collection) rejects Level 2, not the feature.
     let v2 = match validate_level2(session, feature, ext, &l2, opts.threshold, dir) {

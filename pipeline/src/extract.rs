@@ -456,8 +456,11 @@ pub struct Level2Package {
     /// Adds the solution package (the reference solution); for a language whose reference
     /// re-exports the original (TypeScript), restores the repository too.
     pub gold_patch: String,
-    /// The F2P tests rewritten to import the feature from the package.
+    /// The F2P tests rewritten to import the feature from the package, and the ones carried
+    /// into a new test file (Rust's doctests).
     pub test_patch: String,
+    /// The Level 2 task's F2P tests: the feature's, each carried test under its new id.
+    pub f2p: BTreeSet<TestId>,
 }
 
 /// Level 2: the F2P tests rewritten to import the feature from the package `agent_code`
@@ -483,7 +486,15 @@ pub fn level2(
             .and_then(|defs| defs.iter().find_map(|d| session.index.get(d)).map(|d| d.path.clone()))
             .unwrap_or_else(|| crate::test_definition_file(&session.repo, &session.index, t))
     };
-    let tests: Vec<(String, String)> = feature.f2p.iter().map(|t| (t.clone(), file_of(t))).collect();
+    let f2p: Vec<TestId> = feature.f2p.iter().cloned().collect();
+    let carried = match level2::carried_tests(language, &session.repo, &session.index, &ext.extracted, &f2p, &package) {
+        Ok(c) => c,
+        Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    let carried_ids = carried.as_ref().map(|c| c.ids.clone()).unwrap_or_default();
+    let kept: Vec<&TestId> = f2p.iter().filter(|t| !carried_ids.contains_key(*t)).collect();
+    let tests: Vec<(String, String)> = kept.iter().map(|t| (t.to_string(), file_of(t))).collect();
     if let Some(reason) = level2::tests_blocker(language, &session.index, &tests) {
         return Ok(Err(reason));
     }
@@ -493,13 +504,18 @@ pub fn level2(
             Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
             Err(e) => return Err(e.into()),
         };
-    let test_files: BTreeSet<String> =
-        feature.f2p.iter().map(|t| crate::test_definition_file(&session.repo, &session.index, t)).collect();
+    let mut test_files: BTreeSet<String> =
+        kept.iter().map(|t| crate::test_definition_file(&session.repo, &session.index, t)).collect();
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
     tree::shadow_copy(&ext.masked, &with_tests, carve_languages::skip_policy())?;
     level2::write_rewritten_tests(&session.repo, &session.index, &ext.extracted, &test_files, &package, &with_tests)?;
+    if let Some(c) = &carried {
+        fs::write_atomic(&with_tests.join(&c.path), c.text.as_bytes())?;
+        test_files.insert(c.path.clone());
+    }
     let test_patch = carve_core::patch::unified_diff(&ext.masked, &with_tests, &test_files)?;
+    let f2p = f2p.iter().map(|t| carried_ids.get(t).unwrap_or(t).clone()).collect();
     // Masked + the reference package, with the project files that name it (Rust: the
     // manifests and Cargo.lock); the gold patch is what differs from the masked state.
     let agent = dir.join("l2-agent");
@@ -510,7 +526,7 @@ pub fn level2(
         fs::write_atomic(&agent.join(&file.path), file.text.as_bytes())?;
         agent_files.insert(file.path.clone());
     }
-    match level2::write_project_files(language, &agent, &package) {
+    match level2::write_project_files(language, &agent, &package, &environment_vars(session)) {
         Ok(files) => agent_files.extend(files),
         Err(e @ carve_extractor::ExtractError::Level2 { .. }) => return Ok(Err(e.to_string())),
         Err(e) => return Err(e.into()),
@@ -521,7 +537,7 @@ pub fn level2(
         true => format!("{}{}", ext.gold_patch, agent_patch),
         false => agent_patch,
     };
-    Ok(Ok(Level2Package { gold_patch, test_patch }))
+    Ok(Ok(Level2Package { gold_patch, test_patch, f2p }))
 }
 
 /// Copies of the files the environment links into every run where the project has none of
@@ -556,6 +572,11 @@ pub fn write_empty_agent_code(
     for file in carve_extractor::level2::empty_files(language, AGENT_PACKAGE, &added)? {
         fs::write_atomic(&tree.join(&file.path), file.text.as_bytes())?;
     }
-    carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE)?;
+    carve_extractor::level2::write_project_files(language, tree, AGENT_PACKAGE, &environment_vars(session))?;
     Ok(())
+}
+
+/// The variables of the session's environment for its tools (none without an environment).
+fn environment_vars(session: &Session) -> Vec<(String, String)> {
+    session.environment.as_ref().map(|e| e.for_runs().vars).unwrap_or_default()
 }

@@ -22,17 +22,31 @@ pub fn without_doc_lines(text: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// The code blocks of a doc comment that rustdoc runs as doctests: fenced blocks (```` ``` ````
-/// or `~~~`) whose info string is empty or names only Rust and doctest attributes
-/// (`rust`, `no_run`, `should_panic`, `compile_fail`, `edition2021` …); `ignore`d blocks and
-/// blocks of other languages (`text`, `toml` …) are not run. `None` when there is none.
-pub fn doctest_code(doc: &str) -> Option<String> {
-    let mut code = String::new();
-    let mut open: Option<(&str, bool)> = None; // (fence, runs)
-    let mut any = false;
+/// A code block of a doc comment that rustdoc lists as a doctest: the words of its info
+/// string and its lines as written (hidden `# ` lines included, with their `#`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeBlock {
+    pub attributes: Vec<String>,
+    pub code: String,
+}
+
+impl CodeBlock {
+    /// Whether rustdoc runs it (an `ignore`d block is listed, not run).
+    pub fn runs(&self) -> bool {
+        !self.attributes.iter().any(|a| a.starts_with("ignore"))
+    }
+}
+
+/// The code blocks of a doc comment that rustdoc lists as doctests, in order: fenced blocks
+/// (```` ``` ```` or `~~~`) whose info string is empty or names only Rust and doctest
+/// attributes (`rust`, `ignore`, `no_run`, `should_panic`, `compile_fail`, `edition2021` …);
+/// blocks of other languages (`text`, `toml` …) are not doctests.
+pub fn code_blocks(doc: &str) -> Vec<CodeBlock> {
+    let mut out = Vec::new();
+    let mut open: Option<(&str, Option<CodeBlock>)> = None; // (fence, the block when Rust)
     for line in doc.lines() {
         let t = line.trim_start();
-        match open {
+        match open.as_mut() {
             None => {
                 let fence = if t.starts_with("```") {
                     "```"
@@ -42,25 +56,39 @@ pub fn doctest_code(doc: &str) -> Option<String> {
                     continue;
                 };
                 let info = t.trim_start_matches(fence.chars().next().unwrap_or('`'));
-                let runs = info.split([',', ' ', '\t']).filter(|w| !w.is_empty()).all(|w| {
-                    matches!(w, "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness" | "allow_fail")
-                        || w.starts_with("edition")
+                let words: Vec<String> =
+                    info.split([',', ' ', '\t']).filter(|w| !w.is_empty()).map(str::to_string).collect();
+                let rust = words.iter().all(|w| {
+                    matches!(
+                        w.as_str(),
+                        "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness" | "allow_fail" | "ignore"
+                    ) || w.starts_with("edition")
+                        || w.starts_with("ignore-")
                         || w.starts_with('{')
                 });
-                open = Some((fence, runs));
-                any |= runs;
+                open = Some((fence, rust.then(|| CodeBlock { attributes: words, code: String::new() })));
             }
-            Some((fence, runs)) => {
-                if t.starts_with(fence) && t.trim_start_matches(fence.chars().next().unwrap_or('`')).trim().is_empty() {
-                    open = None;
-                } else if runs {
-                    code.push_str(line);
-                    code.push('\n');
+            Some((fence, block)) => {
+                if t.starts_with(*fence) && t.trim_start_matches(fence.chars().next().unwrap_or('`')).trim().is_empty()
+                {
+                    out.extend(open.take().and_then(|(_, b)| b));
+                } else if let Some(b) = block {
+                    b.code.push_str(line);
+                    b.code.push('\n');
                 }
             }
         }
     }
-    any.then_some(code)
+    // A block never closed runs to the end of the comment.
+    out.extend(open.and_then(|(_, b)| b));
+    out
+}
+
+/// The code of the doc comment's blocks that rustdoc runs as doctests ([`code_blocks`] less
+/// the `ignore`d ones), one after another; `None` when there is none.
+pub fn doctest_code(doc: &str) -> Option<String> {
+    let runs: Vec<CodeBlock> = code_blocks(doc).into_iter().filter(CodeBlock::runs).collect();
+    (!runs.is_empty()).then(|| runs.into_iter().map(|b| b.code).collect())
 }
 
 /// The self type of an impl header as rustdoc prints it in doctest names:

@@ -16,13 +16,17 @@
 //! (see that module), so it proves the crate alone, added to the masked state, passes the
 //! rewritten tests: the gold patch does not restore the repository.
 //!
+//! F2P doctests of the library become `#[test]` functions of a new integration test file
+//! (`tests/carve_doctests.rs`, [`carried`]): their code already calls the crate by its name.
+//!
 //! Limits, on purpose: the library crate at the repository root only (a workspace's member
-//! crates have none); F2P tests in `#[cfg(test)]` modules or doctests have no Level 2 task
-//! (they cannot name another crate's items in place of their own crate's); a copied type is a
+//! crates have none); F2P tests in `#[cfg(test)]` modules have no Level 2 task (they use the
+//! crate's private items through `super::*`, which another crate cannot name); a copied type is a
 //! new type, so a test that hands its values to code that stays fails to build (the task is
 //! rejected); the copied code's own dependencies are the crate's non-optional
 //! `[dependencies]`, and its features forward to the crate's.
 
+mod carried;
 mod crate_items;
 mod manifest;
 mod reference;
@@ -37,7 +41,7 @@ use tree_sitter::Node;
 use crate::Language;
 use crate::edit::Edit;
 use crate::index::{DefinitionIndex, DefinitionKind, FileIndex, NodeId};
-use crate::interface::{Level2Packaging, Level2Sources};
+use crate::interface::{CarriedTests, Level2Packaging, Level2Sources};
 
 pub use manifest::write_manifest;
 
@@ -95,12 +99,26 @@ pub fn root_crate_name(root: &Path, index: &DefinitionIndex) -> Result<String, S
         .values()
         .filter(|d| d.language == Language::Rust && d.path.starts_with("tests/"))
         .any(|d| d.references.iter().any(in_library));
-    match by_path {
+    match by_path || has_doctests(root, index) {
         true => std::fs::read_to_string(root.join("Cargo.toml"))
             .ok()
             .and_then(|text| super::index::package_name(&text))
-            .ok_or_else(|| "the integration tests name the library crate in paths, but its name is not in Cargo.toml's [package] or [lib]".into()),
-        false => Err("no integration test (tests/*.rs) uses the library crate at the repository root, by a `use` or a path; Level 2 in Rust rewrites integration tests only".into()),
+            .ok_or_else(|| "the integration tests or doctests name the library crate, but its name is not in Cargo.toml's [package] or [lib]".into()),
+        false => Err("no integration test (tests/*.rs) or doctest uses the library crate at the repository root, by a `use` or a path; Level 2 in Rust rewrites integration tests and carries doctests only".into()),
+    }
+}
+
+/// Whether the library's doc comments hold doctests (they call the crate by its manifest
+/// name): an item's, or the crate's `//!` comment.
+fn has_doctests(root: &Path, index: &DefinitionIndex) -> bool {
+    let of_items = index
+        .definitions
+        .values()
+        .filter(|d| d.language == Language::Rust && !d.is_test && d.path.starts_with("src/"))
+        .any(|d| d.docstring.as_deref().and_then(super::doctests::doctest_code).is_some());
+    of_items || {
+        let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap_or_default();
+        super::doctests::doctest_code(&carried::inner_doc(&lib)).is_some()
     }
 }
 
@@ -183,8 +201,23 @@ impl Level2Packaging for RustLevel2 {
         rewrite_test(source, &krate, package_name(package), &moved)
     }
 
-    fn project_files(&self, tree: &Path, package: &str) -> Result<Vec<String>, String> {
-        write_manifest(tree, package_name(package))
+    fn project_files(&self, tree: &Path, package: &str, env: &[(String, String)]) -> Result<Vec<String>, String> {
+        write_manifest(tree, package_name(package), env)
+    }
+
+    /// The F2P doctests of the library become an integration test ([`carried`]).
+    fn carried_tests(
+        &self,
+        root: &Path,
+        index: &DefinitionIndex,
+        extracted: &BTreeSet<NodeId>,
+        tests: &[String],
+        package: &str,
+    ) -> Result<Option<CarriedTests>, String> {
+        if !tests.iter().any(|t| t.contains(super::runner::DOCTEST_MARK)) {
+            return Ok(None);
+        }
+        carried::carry(root, index, extracted, tests, &root_crate_name(root, index)?, package)
     }
 
     fn tests_blocker(&self, _index: &DefinitionIndex, tests: &[(String, String)]) -> Option<String> {

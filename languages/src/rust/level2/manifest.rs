@@ -139,8 +139,10 @@ fn with_dev_dependency(text: &str, name: &str) -> String {
 }
 
 /// Write the manifests of the package `name` for the crate in `tree` (see the module doc);
-/// returns the files written, relative to `tree`.
-pub fn write_manifest(tree: &Path, name: &str) -> Result<Vec<String>, String> {
+/// returns the files written, relative to `tree`. `env`: the environment's variables cargo
+/// runs with (its `CARGO_HOME`, whose registry holds the dev-dependencies the lock file pins:
+/// itoa's `criterion` is in no other).
+pub fn write_manifest(tree: &Path, name: &str, env: &[(String, String)]) -> Result<Vec<String>, String> {
     let manifest = tree.join("Cargo.toml");
     let text = read(&manifest)?;
     let root: toml::Table = toml::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", manifest.display()))?;
@@ -152,6 +154,7 @@ pub fn write_manifest(tree: &Path, name: &str) -> Result<Vec<String>, String> {
         let out = Command::new("cargo")
             .args(["metadata", "--offline", "--format-version", "1"])
             .current_dir(tree)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
@@ -190,6 +193,50 @@ mod tests {
         )
         .unwrap();
         insta::assert_snapshot!(package_manifest(&root, "agent_code").unwrap());
+    }
+
+    /// A dev-dependency only the environment's `CARGO_HOME` has (a vendored directory its
+    /// `config.toml` puts in place of crates.io; itoa's `criterion` in carve's environment):
+    /// the lock file takes `agent_code` with the environment's variables, not without them.
+    #[test]
+    #[cfg_attr(not(unix), ignore)]
+    fn the_lock_file_is_updated_with_the_environment_s_registry() {
+        let dir = carve_testutil::temp_tree(&[
+            (
+                "home/vendor/carve-only-dep/Cargo.toml",
+                "[package]\nname = \"carve-only-dep\"\nversion = \"1.0.0\"\nedition = \"2021\"\n",
+            ),
+            ("home/vendor/carve-only-dep/src/lib.rs", ""),
+            ("home/vendor/carve-only-dep/.cargo-checksum.json", "{\"files\":{},\"package\":null}"),
+            (
+                "crate/Cargo.toml",
+                "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dev-dependencies]\ncarve-only-dep = \"1\"\n",
+            ),
+            ("crate/src/lib.rs", ""),
+            ("crate/agent_code/src/lib.rs", ""),
+        ]);
+        let home = dir.path().join("home");
+        let config = format!(
+            "[source.crates-io]\nreplace-with = \"vendored\"\n\n[source.vendored]\ndirectory = \"{}\"\n",
+            home.join("vendor").display()
+        );
+        std::fs::write(home.join("config.toml"), config).unwrap();
+        let env = vec![("CARGO_HOME".to_string(), home.display().to_string())];
+        let tree = dir.path().join("crate");
+        let locked = Command::new("cargo")
+            .args(["generate-lockfile", "--offline"])
+            .current_dir(&tree)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap();
+        assert!(locked.status.success(), "{}", String::from_utf8_lossy(&locked.stderr));
+        let pristine = [("Cargo.toml", read(&tree.join("Cargo.toml")).unwrap())];
+        let err = write_manifest(&tree, "agent_code", &[]).unwrap_err();
+        assert!(err.contains("could not add agent_code to Cargo.lock") && err.contains("carve-only-dep"), "{err}");
+        std::fs::write(tree.join(pristine[0].0), &pristine[0].1).unwrap();
+        let files = write_manifest(&tree, "agent_code", &env).unwrap();
+        assert_eq!(files, ["Cargo.lock", "Cargo.toml", "agent_code/Cargo.toml"]);
+        assert!(read(&tree.join("Cargo.lock")).unwrap().contains("name = \"agent_code\""));
     }
 
     #[test]

@@ -216,8 +216,25 @@ impl Plan {
     }
 }
 
+/// A `use` line of `core::` or `alloc::` as the same `use` of `std::`, which re-exports
+/// both; other lines as they are.
+fn std_facade(line: &str) -> String {
+    for from in ["use core::", "use alloc::"] {
+        if let Some(rest) = line.strip_prefix(from) {
+            return format!("use std::{rest}");
+        }
+    }
+    line.to_string()
+}
+
+/// `use <path>[ as <alias>];`; a path into `alloc` goes through `std` (`agent_code` is a std
+/// crate, and `alloc` is no name there without an `extern crate alloc;`).
 fn use_line(path: &[String], alias: Option<&str>) -> String {
     let p = path.join("::");
+    let p = match p.strip_prefix("alloc::") {
+        Some(rest) => format!("std::{rest}"),
+        None => p,
+    };
     match alias {
         Some(a) if path.last().map(String::as_str) != Some(a) => format!("use {p} as {a};"),
         _ => format!("use {p};"),
@@ -331,6 +348,11 @@ struct Imports {
 impl Imports {
     fn bind(&mut self, name: &str, line: String) {
         match self.lines.get(name) {
+            // One item by two of the paths std re-exports it at (`core::fmt`, `std::fmt`; cfg
+            // alternatives in fastrand's modules: `alloc::vec::Vec`, `std::vec::Vec`).
+            Some(l) if *l != line && std_facade(l) == std_facade(&line) => {
+                self.lines.insert(name.to_string(), std_facade(&line));
+            }
             Some(l) if *l != line => {
                 self.conflicts.insert(format!("`{name}` ({l} and {line})"));
             }
@@ -510,6 +532,14 @@ pub(super) fn render(plan: &Plan) -> String {
         plan.krate
     );
     out.push_str("#![allow(dead_code, unused_imports, unused_macros)]\n");
+    // Copied code that names `alloc::…` itself (a `no_std` crate's), beside what `std` has.
+    let names_alloc = plan.copied.iter().any(|&i| {
+        let it = &plan.c.items[i];
+        plan.c.files[it.file].1[it.start..it.end].contains("alloc::")
+    });
+    if names_alloc || plan.extra_imports.iter().any(|l| l.contains(" alloc::")) {
+        out.push_str("extern crate alloc;\n");
+    }
     let mut lines: BTreeSet<&str> = plan.imports.values().map(String::as_str).collect();
     lines.extend(plan.extra_imports.iter().map(String::as_str));
     if !lines.is_empty() {

@@ -233,3 +233,30 @@ fn a_use_that_binds_the_name_its_path_starts_with_names_the_external_crate() {
     assert!(text.contains("use dep::dep;"), "{text}");
     assert!(text.contains("pub fn half(x: u32) -> u32"), "{text}");
 }
+
+/// `fixtures/rust/dice`: the crate root names `Vec` through `alloc`, `bag` through `std`
+/// (smol-rs/fastrand's `lib.rs` and `global_rng.rs`). Copying `rolls` and `bag::sides`
+/// binds `Vec` once, through `std`; it was refused as two things of one name. The carried
+/// doctests of the feature call `agent_code`.
+#[test]
+fn one_type_by_std_s_and_alloc_s_paths_is_one_import() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/dice");
+    let index = crate::index::DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::roll", "src/lib.rs::rolls", "src/bag.rs::sides"]);
+    let sources =
+        Level2Sources { root: &root, index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert_eq!(text.matches("use std::vec::Vec;").count(), 1, "{text}");
+    assert!(!text.contains("alloc"), "{text}");
+
+    let f2p = ["dice::doctest::src/bag.rs - bag::sides".to_string(), "rolls::rolls_and_bags".to_string()];
+    let carried = RustLevel2.carried_tests(&root, &index, &extracted, &f2p, "agent_code").unwrap().unwrap();
+    assert_eq!(carried.path, "tests/carve_doctests.rs");
+    assert_eq!(
+        carried.ids,
+        [(f2p[0].clone(), "carve_doctests::doctest_bag_sides".to_string())].into(),
+        "only the doctest is carried"
+    );
+    assert!(carried.text.contains("let bag = agent_code::sides(&[4, 6]);"), "{}", carried.text);
+    assert!(crate::parse_errors(Language::Rust, &carried.text).is_empty(), "{}", carried.text);
+}
