@@ -67,6 +67,8 @@ import importlib as _importlib
 _FEATURE = {}
 _HOMES = {}
 _SPACES = []
+# Where the project's modules must name a feature object its own code reaches through them.
+_ATTRIBUTES = {}
 
 
 def _share(space, name, value):
@@ -91,6 +93,10 @@ def _run(module, path, names, source):
         _FEATURE[name], _HOMES[name] = space[name], module
         for other in _SPACES:
             _share(other, name, space[name])
+        for home, attribute in _ATTRIBUTES.get(name, ()):
+            home = _importlib.import_module(home)
+            if not hasattr(home, attribute):
+                setattr(home, attribute, space[name])
 
 "#;
 
@@ -100,7 +106,7 @@ while _BLOCKS:
     for _block in _BLOCKS:
         try:
             _run(*_block)
-        except NameError as _e:
+        except (NameError, AttributeError) as _e:
             _left.append(_block)
             _error = _e
     if len(_left) == len(_BLOCKS):
@@ -197,34 +203,23 @@ fn import_order<'a>(index: &DefinitionIndex, blocks: &BTreeMap<&'a str, Block<'a
 
 /// The names of the feature its own code reaches through another module's attribute
 /// (`formatter.validate_options` in sqlparse's `format`, where `formatter` is the project's
-/// module): the masked module lacks them, so the reference binds each there when the module
-/// has none. A package written from scratch calls its own functions; the project's code that
+/// module; `filters.SerializerUnicode`, which the package `filters` imports from a module of
+/// its own): `(module, attribute, name)` for the name's home and each module that imports it
+/// by name, sorted. The masked modules lack them, so the reference binds each there when the
+/// module has none, as soon as the name is defined (later blocks may name it while they
+/// load). A package written from scratch calls its own functions; the project's code that
 /// stays reaches the feature through the rewritten tests' bindings (`project_bindings`).
-const HOMES_HEADER: &str = r#"
-# The feature's own code names these through their modules; the masked modules lack them.
-for _module, _name in (
-"#;
-
-const HOMES_LOOP: &str = r#"):
-    _home = _importlib.import_module(_module)
-    if not hasattr(_home, _name):
-        setattr(_home, _name, _FEATURE[_name])
-
-"#;
-
-/// `(module, name)` of `names` that a definition of the blocks (or one nested in it) refers
-/// to from another module, sorted ([`HOMES_HEADER`]).
 fn through_modules(
     index: &DefinitionIndex,
     blocks: &BTreeMap<&str, Block<'_>>,
     names: &[(String, String)],
-) -> Vec<(String, String)> {
+) -> Vec<(String, String, String)> {
     let home = |id: &str| -> Option<(String, String)> {
         let d = index.get(id).filter(|d| d.parent.is_none())?;
         let module = index.files.get(&d.path)?.module.clone()?;
         Some((module, d.name.clone()))
     };
-    let mut out: std::collections::BTreeSet<(String, String)> = std::collections::BTreeSet::new();
+    let mut reached: BTreeMap<String, (String, String)> = BTreeMap::new();
     for block in blocks.values() {
         for d in &block.defs {
             let nested = format!("{}.", d.id);
@@ -233,7 +228,20 @@ fn through_modules(
                 if let Some((module, name)) = home(target).filter(|(m, _)| m != block.module)
                     && names.iter().any(|(m, n)| *m == module && *n == name)
                 {
-                    out.insert((module, name));
+                    reached.insert(target.clone(), (module, name));
+                }
+            }
+        }
+    }
+    let mut out: std::collections::BTreeSet<(String, String, String)> =
+        reached.values().map(|(m, n)| (m.clone(), n.clone(), n.clone())).collect();
+    for file in index.files.values().filter(|f| !f.is_test && f.language == crate::Language::Python) {
+        let Some(module) = &file.module else { continue };
+        for imp in file.imports.iter().filter(|i| i.module_level) {
+            for n in &imp.names {
+                let Some(target) = super::super::resolve_imported_name(index, imp, n) else { continue };
+                if let Some((_, name)) = reached.get(&target) {
+                    out.insert((module.clone(), n.alias.clone().unwrap_or_else(|| n.name.clone()), name.clone()));
                 }
             }
         }
@@ -259,6 +267,19 @@ pub fn standalone(
         block.defs.extend(defs);
     }
     let mut out = String::from(LOADER);
+    let attributes = through_modules(index, &blocks, names);
+    if !attributes.is_empty() {
+        out.push_str("\n# The feature's own code names these through the project's modules, which lack them.\n");
+        out.push_str("_ATTRIBUTES.update({\n");
+        let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (module, attribute, name) in &attributes {
+            by_name.entry(name).or_default().push(format!("({}, {})", literal(module), literal(attribute)));
+        }
+        for (name, homes) in by_name {
+            let _ = writeln!(out, "    {}: [{}],", literal(name), homes.join(", "));
+        }
+        out.push_str("})\n");
+    }
     out.push_str("\n_BLOCKS = [\n");
     let order = import_order(index, &blocks);
     for module in order {
@@ -288,14 +309,6 @@ pub fn standalone(
     }
     out.push_str("]\n");
     out.push_str(RUN_ALL);
-    let attributes = through_modules(index, &blocks, names);
-    if !attributes.is_empty() {
-        out.push_str(HOMES_HEADER);
-        for (module, name) in &attributes {
-            let _ = writeln!(out, "    ({}, {}),", literal(module), literal(name));
-        }
-        out.push_str(HOMES_LOOP);
-    }
     for (_, name) in names {
         let _ = writeln!(out, "{name} = _FEATURE[{}]", literal(name));
     }
@@ -371,25 +384,37 @@ mod tests {
         assert!(!out.status.success(), "an empty package passes:\n{rewritten}");
     }
 
-    /// `p.api.run` (the feature) calls `checks.validate` through the project's module `p.checks`
-    /// (sqlparse's `format` calling `formatter.validate_options`); both are the feature, so the
-    /// masked `p.checks` lacks `validate`. The reference binds it there, so the feature's own
-    /// code runs; without the binding `run` fails with an `AttributeError`.
+    /// `p.api.run` (the feature) calls `checks.validate` through the project's package
+    /// `p.checks`, which imports it from `p.checks.core` (sqlparse's `format` calling
+    /// `formatter.validate_options` and `filters.SerializerUnicode`); both are the feature, so
+    /// the masked modules lack `validate`. The reference binds it in both, so the feature's own
+    /// code runs; without the bindings `run` fails with an `AttributeError`.
     #[test]
     fn the_feature_s_names_its_code_reaches_through_a_module_are_bound_there() {
         let dir = tempfile::tempdir().unwrap();
         let api = "from p import checks\n\n\ndef run(x):\n    return checks.validate(x) * 2\n";
-        let checks = "def validate(x):\n    assert x > 0\n    return x\n\n\ndef other():\n    return 1\n";
-        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/api.py", api), ("p/checks.py", checks)]);
+        let core = "def validate(x):\n    assert x > 0\n    return x\n\n\ndef other():\n    return 1\n";
+        let files = [
+            ("p/__init__.py", ""),
+            ("p/api.py", api),
+            ("p/checks/__init__.py", "from .core import validate, other\n"),
+            ("p/checks/core.py", core),
+        ];
+        carve_testutil::write_files(dir.path(), &files);
         let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
-        let names = [("p.api".to_string(), "run".to_string()), ("p.checks".to_string(), "validate".to_string())];
+        let names = [("p.api".to_string(), "run".to_string()), ("p.checks.core".to_string(), "validate".to_string())];
         let reference = standalone(dir.path(), &index, &names).unwrap();
-        assert!(reference.contains("    (\"p.checks\", \"validate\"),\n"), "{reference}");
-        assert!(!reference.contains("(\"p.api\", \"run\"),\n"), "only names reached through a module: {reference}");
-        // The project as the task leaves it: both definitions gone.
+        let bound = "    \"validate\": [(\"p.checks\", \"validate\"), (\"p.checks.core\", \"validate\")],\n";
+        assert!(reference.contains(bound), "{reference}");
+        assert!(!reference.contains("\"run\": ["), "only names reached through a module: {reference}");
+        // The project as the task leaves it: both definitions gone, and the import of one.
         carve_testutil::write_files(
             dir.path(),
-            &[("p/api.py", "from p import checks\n"), ("p/checks.py", "def other():\n    return 1\n")],
+            &[
+                ("p/api.py", "from p import checks\n"),
+                ("p/checks/__init__.py", "from .core import other\n"),
+                ("p/checks/core.py", "def other():\n    return 1\n"),
+            ],
         );
         run_package(dir.path(), &reference, "import agent_code; assert agent_code.run(2) == 4");
     }
