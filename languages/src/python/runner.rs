@@ -8,10 +8,11 @@
 //! project's `addopts` are kept; carve's flags come last so they win (`--maxfail=0` undoes a
 //! `-x`). Nothing is written into the tree: no `.pytest_cache` (cacheprovider off), no
 //! `__pycache__` (`PYTHONDONTWRITEBYTECODE=1`), coverage data goes to the scratch directory
-//! (`COVERAGE_FILE`). String hashing is seeded (`PYTHONHASHSEED=0` unless the user set one), so
-//! test ids that depend on it are the same in every run. A bare interpreter name that is a
-//! version manager's script (pyenv's `python3` shim) is resolved once to the interpreter it
-//! starts (`interpreter`).
+//! (`COVERAGE_FILE`), and so does Hypothesis' storage (`HYPOTHESIS_STORAGE_DIRECTORY`).
+//! String hashing is seeded (`PYTHONHASHSEED=0` unless the user set one), so test ids that
+//! depend on it are the same in every run, and the plugin seeds Hypothesis. A bare
+//! interpreter name that is a version manager's script (pyenv's `python3` shim) is resolved
+//! once to the interpreter it starts (`interpreter`).
 //!
 //! Selection: the requested ids go to the plugin in a JSON file (`CARVE_SELECT`), which
 //! deselects every other item, so there is no command-line limit; the files they live in
@@ -227,6 +228,11 @@ impl RunDir {
             .env("CARVE_REPORT", report)
             .env("CARVE_RUN_ROOT", &self.root)
             .env("COVERAGE_FILE", self.dir.join(".coverage"));
+        // Hypothesis keeps its examples and a cache of the modules' constants in
+        // `.hypothesis/` of the working folder: the tree.
+        if std::env::var_os("HYPOTHESIS_STORAGE_DIRECTORY").is_none() {
+            cmd.env("HYPOTHESIS_STORAGE_DIRECTORY", self.dir.join(".hypothesis"));
+        }
         match select_file {
             Some(p) => cmd.env("CARVE_SELECT", p),
             None => cmd.env_remove("CARVE_SELECT"),

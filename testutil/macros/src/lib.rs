@@ -4,7 +4,8 @@
 //! be installed, the test is not ignored but fails at once, naming what is missing.
 //!
 //! A requirement is a program (`go`, `cargo`, `node`, `npx`; run with `--version`, Go with
-//! `version`), `pytest` (`$CARVE_TEST_PYTHON`, else `python3`, can `import pytest`),
+//! `version`), `pytest` (`$CARVE_TEST_PYTHON`, else `python3`, can `import pytest`), `hypothesis`
+//! (the same interpreter can `import hypothesis`),
 //! `cargo-nextest`, `user-namespaces` (a kernel feature, not a tool: a test lacking only it is
 //! ignored in CI too), or a path with a `/` relative to the workspace root that must exist
 //! (installed fixture dependencies such as `fixtures/typescript/ledger/node_modules`).
@@ -101,9 +102,9 @@ fn unmet(requirement: &str) -> Option<String> {
         return (!root.join(requirement).exists()).then(|| format!("{requirement} (run scripts/setup)"));
     }
     let (program, args): (String, Vec<&str>) = match requirement {
-        "pytest" => {
+        "pytest" | "hypothesis" => {
             let python = std::env::var("CARVE_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-            (python, vec!["-c", "import pytest"])
+            (python, vec!["-c", if requirement == "pytest" { "import pytest" } else { "import hypothesis" }])
         }
         "go" => ("go".into(), vec!["version"]),
         "cargo-nextest" => ("cargo".into(), vec!["nextest", "--version"]),

@@ -259,6 +259,34 @@ fn test_ids_that_depend_on_string_hashing_are_the_same_in_every_run() {
     }
 }
 
+/// A Hypothesis property test draws the same examples in every run carve makes (unseeded,
+/// each run draws new ones: w3lib's `test_idempotent` reached code on a masked state that the
+/// traced run's examples never had), and the tree gets no `.hypothesis` database.
+#[carve_testutil::needs("pytest", "hypothesis")]
+fn hypothesis_draws_the_same_examples_in_every_run() {
+    let p = Project::new(&[(
+        "tests/test_prop.py",
+        concat!(
+            "import os\n\nfrom hypothesis import given, strategies as st\n\n\n",
+            "@given(st.integers())\ndef test_draws(x):\n",
+            "    with open(os.environ['DRAWS'], 'a') as f:\n        f.write(f'{x}\\n')\n",
+        ),
+    )]);
+    let before = p.tree();
+    let draws = |n: usize| {
+        let file = p.scratch.path().join(format!("draws-{n}"));
+        let mut req = p.request(None);
+        req.env.push(("DRAWS".into(), file.display().to_string()));
+        let r = run(&req).unwrap();
+        assert_eq!(statuses(&r), [("tests/test_prop.py::test_draws".to_string(), TestStatus::Passed)]);
+        std::fs::read_to_string(file).unwrap()
+    };
+    let first = draws(1);
+    assert!(first.lines().count() > 10, "{first}");
+    assert_eq!(draws(2), first);
+    assert_eq!(p.tree(), before, "the run wrote into the tree");
+}
+
 #[carve_testutil::needs("pytest")]
 fn a_hung_test_is_killed_with_its_group_and_the_rest_still_run() {
     let p = Project::new(&[(
