@@ -40,11 +40,13 @@ fn movable(index: &DefinitionIndex, moved: &BTreeSet<NodeId>, id: &str) -> bool 
 }
 
 /// Classes of the project that stay, are not taken whole, derive (through any number of
-/// classes) from one of `whole`, and are named by test code, each with the class of `whole`
-/// it derives from. Tests that use one would get the project's class without the feature's
-/// methods, so the package provides it too ([`package_classes`]): itsdangerous'
-/// `BadHeader(BadSignature)`, which the tests expect the feature's signer to raise. A
-/// subclass no test names (marshmallow's `examples/flask_example.py::AuthorSchema`) stays in
+/// classes) from one of `whole`, and are named by test code or at run time by the project's
+/// code that stays, each with the class of `whole` it derives from. Tests that use one would
+/// get the project's class without the feature's methods, so the package provides it too
+/// ([`package_classes`]): itsdangerous' `BadHeader(BadSignature)`, which the tests expect the
+/// feature's signer to raise; sqlparse's `Statement(TokenList)`, which its engine builds
+/// (the rewritten tests bind the project's name to the package's, [`project_bindings`]). A
+/// subclass nothing names (marshmallow's `examples/flask_example.py::AuthorSchema`) stays in
 /// the project: the reference, run with the rewritten tests beside the masked project, shows
 /// whether a package can pass.
 fn staying_subclasses(
@@ -70,13 +72,17 @@ fn staying_subclasses(
             break;
         }
     }
-    // What test code names, once: test definitions' references and test files' module code.
+    // What test code names, once: test definitions' references and test files' module code;
+    // and what the project's code that stays names at run time, other than a class's own
+    // methods naming it (sqlparse's engine builds `sql.Statement`s, a `TokenList` the
+    // package takes whole: the rewritten tests bind the project's name to the package's).
     let in_tests = |d: &crate::index::Definition| d.is_test || index.files.get(&d.path).is_some_and(|f| f.is_test);
+    let own = |d: &crate::index::Definition, r: &str| d.id.starts_with(r) && d.id[r.len()..].starts_with('.');
     let named_by_tests: BTreeSet<&str> = index
         .definitions
         .values()
-        .filter(|d| in_tests(d))
-        .flat_map(|d| d.references.iter().map(String::as_str))
+        .filter(|d| in_tests(d) || !extracted.contains(&d.id))
+        .flat_map(|d| d.references.iter().filter(move |r| !own(d, r)).map(String::as_str))
         .chain(
             index
                 .files

@@ -419,6 +419,41 @@ mod tests {
         run_package(dir.path(), &reference, "import agent_code; assert agent_code.run(2) == 4");
     }
 
+    /// `Base.size` is the feature, so the package takes `Base` whole; `Sub(Base)` stays, and
+    /// the project's `make`, which stays, builds `Sub`s (sqlparse's engine building
+    /// `Statement(TokenList)`): the package provides `Sub` too and the rewritten test binds
+    /// the project's name to it, so `make` builds the package's `Sub`. Without it, `make`
+    /// builds the project's `Sub`, whose masked base has no `size`, and no package could pass.
+    #[test]
+    fn a_subclass_the_project_builds_comes_from_the_package_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = "class Base:\n    def __init__(self, n):\n        self.n = n\n\n    def size(self):\n        return self.n\n\n\n\
+                 class Sub(Base):\n    def twice(self):\n        return Sub(self.n * 2)\n\n\ndef make(n):\n    return Sub(n)\n";
+        let test = "from p.m import make\n\n\ndef test_make():\n    assert make(2).size() == 2\n";
+        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/m.py", m), ("tests/test_m.py", test)]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let extracted: std::collections::BTreeSet<String> = ["p/m.py::Base.size".to_string()].into();
+        let classes = super::super::package_classes(&index, &extracted);
+        assert_eq!(classes, ["p/m.py::Base".to_string(), "p/m.py::Sub".to_string()].into());
+        let bindings = super::super::project_bindings(&index, &extracted);
+        assert!(bindings.contains(&("p.m".into(), "Sub".into(), "Sub".into())), "{bindings:?}");
+        let edits = super::super::rewrite_imports_for_level2(
+            test,
+            &index.files["tests/test_m.py"],
+            &index,
+            &extracted,
+            "agent_code",
+        );
+        let rewritten = crate::edit::apply(test, &edits).unwrap();
+        let names = [("p.m".to_string(), "Base".to_string()), ("p.m".to_string(), "Sub".to_string())];
+        let reference = standalone(dir.path(), &index, &names).unwrap();
+        let masked = "class Base:\n    def __init__(self, n):\n        self.n = n\n\n\nclass Sub(Base):\n    def twice(self):\n        \
+                      return Sub(self.n * 2)\n\n\ndef make(n):\n    return Sub(n)\n";
+        carve_testutil::write_files(dir.path(), &[("p/m.py", masked), ("tests/test_m.py", &rewritten)]);
+        let run = "import sys; sys.path.insert(0, 'tests'); import test_m; test_m.test_make()";
+        run_package(dir.path(), &reference, run);
+    }
+
     #[test]
     fn literals_escape_what_python_needs() {
         assert_eq!(literal("a \"b\" \\n\tc\n"), "\"a \\\"b\\\" \\\\n\\tc\\n\"");
