@@ -95,7 +95,9 @@ def _run(module, path, names, source):
             _share(other, name, space[name])
         for home, attribute in _ATTRIBUTES.get(name, ()):
             home = _importlib.import_module(home)
-            if not hasattr(home, attribute):
+            # In place of nothing, or of the project's own copy (a class it keeps, masked).
+            old = getattr(home, attribute, None)
+            if old is None or getattr(old, "__module__", None) == module:
                 setattr(home, attribute, space[name])
 
 "#;
@@ -204,10 +206,10 @@ fn import_order<'a>(index: &DefinitionIndex, blocks: &BTreeMap<&'a str, Block<'a
 /// The names of the feature its own code reaches through another module's attribute
 /// (`formatter.validate_options` in sqlparse's `format`, where `formatter` is the project's
 /// module; `filters.SerializerUnicode`, which the package `filters` imports from a module of
-/// its own): `(module, attribute, name)` for the name's home and each module that imports it
-/// by name, sorted. The masked modules lack them, so the reference binds each there when the
-/// module has none, as soon as the name is defined (later blocks may name it while they
-/// load). A package written from scratch calls its own functions; the project's code that
+/// its own; `sql.Statement`, a class the project keeps with a masked base): `(module,
+/// attribute, name)` for the name's home and each module that imports it by name, sorted. The
+/// reference binds each there in place of nothing or of the project's own copy, as soon as
+/// the name is defined (later blocks may name it while they load). A package written from scratch calls its own functions; the project's code that
 /// stays reaches the feature through the rewritten tests' bindings (`project_bindings`).
 fn through_modules(
     index: &DefinitionIndex,
@@ -452,6 +454,30 @@ mod tests {
         carve_testutil::write_files(dir.path(), &[("p/m.py", masked), ("tests/test_m.py", &rewritten)]);
         let run = "import sys; sys.path.insert(0, 'tests'); import test_m; test_m.test_make()";
         run_package(dir.path(), &reference, run);
+    }
+
+    /// The feature's `build` makes `m.Sub(n)` through the project's module, and `Sub` stays
+    /// in the project deriving from `Base`, which the package takes whole (sqlparse's
+    /// statement splitter building `sql.Statement`): the project's `p.m.Sub` exists, masked,
+    /// and is replaced by the package's; without that `build` returns an object without `size`.
+    #[test]
+    fn the_project_s_own_copy_of_a_package_class_is_replaced_where_the_feature_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = "class Base:\n    def __init__(self, n):\n        self.n = n\n\n    def size(self):\n        return self.n\n\n\n\
+                 class Sub(Base):\n    pass\n";
+        let api = "from p import m\n\n\ndef build(n):\n    return m.Sub(n)\n";
+        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/m.py", m), ("p/api.py", api)]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let names = [
+            ("p.api".to_string(), "build".to_string()),
+            ("p.m".to_string(), "Base".to_string()),
+            ("p.m".to_string(), "Sub".to_string()),
+        ];
+        let reference = standalone(dir.path(), &index, &names).unwrap();
+        assert!(reference.contains("    \"Sub\": [(\"p.m\", \"Sub\")],\n"), "{reference}");
+        let masked = "class Base:\n    def __init__(self, n):\n        self.n = n\n\n\nclass Sub(Base):\n    pass\n";
+        carve_testutil::write_files(dir.path(), &[("p/m.py", masked), ("p/api.py", "from p import m\n")]);
+        run_package(dir.path(), &reference, "import agent_code; assert agent_code.build(2).size() == 2");
     }
 
     #[test]
