@@ -245,10 +245,10 @@ pub fn load_repair(
 
 /// Adds to `kept` the extracted definitions that a kept function or method calls in any
 /// traced test, and what those call, and the extracted definitions nested in any of them: a
-/// function kept for the tests that stay runs its callees there too. Without this a repair found one per
-/// round, as each masked run failed on the next missing callee, and ran out of rounds
-/// (sqlparse's `Lexer.default_initialization`, which calls `clear`, `set_SQL_REGEX` and
-/// `add_keywords`, made on first use by a test of the feature, so no P2P trace had them).
+/// function kept for the tests that stay runs its callees there too. Without this a repair
+/// found one per round, as each masked run failed on the next missing callee, and ran out of
+/// rounds (sqlparse's `Lexer.default_initialization`, which calls `clear`, `set_SQL_REGEX`
+/// and `add_keywords`, made on first use by a test of the feature, so no P2P trace had them).
 fn with_callees(
     index: &DefinitionIndex,
     extracted: &BTreeSet<NodeId>,
