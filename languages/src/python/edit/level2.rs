@@ -78,7 +78,7 @@ fn staying_subclasses(
     // package takes whole: the rewritten tests bind the project's name to the package's).
     let in_tests = |d: &crate::index::Definition| d.is_test || index.files.get(&d.path).is_some_and(|f| f.is_test);
     let own = |d: &crate::index::Definition, r: &str| d.id.starts_with(r) && d.id[r.len()..].starts_with('.');
-    let named_by_tests: BTreeSet<&str> = index
+    let named: BTreeSet<&str> = index
         .definitions
         .values()
         .filter(|d| in_tests(d) || !extracted.contains(&d.id))
@@ -91,7 +91,7 @@ fn staying_subclasses(
                 .flat_map(|f| f.module_references.iter().map(|r| r.target.as_str())),
         )
         .collect();
-    derived.into_iter().filter(|(c, _)| !whole.contains(c) && named_by_tests.contains(c.as_str())).collect()
+    derived.into_iter().filter(|(c, _)| !whole.contains(c) && named.contains(c.as_str())).collect()
 }
 
 /// The classes of the project the package provides whole: those with methods of the feature
