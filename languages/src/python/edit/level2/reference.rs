@@ -332,6 +332,13 @@ mod tests {
         (dir, index)
     }
 
+    /// `tests/test_m.py`, whose text is `test`, as Level 2 rewrites it for `extracted`.
+    fn rewritten_test(test: &str, index: &DefinitionIndex, extracted: &std::collections::BTreeSet<String>) -> String {
+        let file = &index.files["tests/test_m.py"];
+        let edits = super::super::rewrite_imports_for_level2(test, file, index, extracted, "agent_code");
+        crate::edit::apply(test, &edits).unwrap()
+    }
+
     /// `reference` as `agent_code/__init__.py` under `dir`, then `python3 -c code` there: it
     /// must succeed.
     fn run_package(dir: &std::path::Path, reference: &str, code: &str) {
@@ -361,14 +368,7 @@ mod tests {
         let expected =
             [("p.m", "helper", "helper"), ("p.n", "helper", "helper")].map(|(a, b, c)| (a.into(), b.into(), c.into()));
         assert_eq!(bindings, expected);
-        let edits = super::super::rewrite_imports_for_level2(
-            test,
-            &index.files["tests/test_m.py"],
-            &index,
-            &extracted,
-            "agent_code",
-        );
-        let rewritten = crate::edit::apply(test, &edits).unwrap();
+        let rewritten = rewritten_test(test, &index, &extracted);
         let reference = standalone(dir.path(), &index, &[("p.m".into(), "helper".into())]).unwrap();
         // The project as the task leaves it: `helper` and the import of it gone.
         carve_testutil::write_files(
@@ -439,14 +439,7 @@ mod tests {
         assert_eq!(classes, ["p/m.py::Base".to_string(), "p/m.py::Sub".to_string()].into());
         let bindings = super::super::project_bindings(&index, &extracted);
         assert!(bindings.contains(&("p.m".into(), "Sub".into(), "Sub".into())), "{bindings:?}");
-        let edits = super::super::rewrite_imports_for_level2(
-            test,
-            &index.files["tests/test_m.py"],
-            &index,
-            &extracted,
-            "agent_code",
-        );
-        let rewritten = crate::edit::apply(test, &edits).unwrap();
+        let rewritten = rewritten_test(test, &index, &extracted);
         let names = [("p.m".to_string(), "Base".to_string()), ("p.m".to_string(), "Sub".to_string())];
         let reference = standalone(dir.path(), &index, &names).unwrap();
         let masked = "class Base:\n    def __init__(self, n):\n        self.n = n\n\n\nclass Sub(Base):\n    def twice(self):\n        \
