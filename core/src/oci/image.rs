@@ -21,7 +21,7 @@ pub(crate) fn build(engine: &Engine, spec: &BuildSpec) -> Result<ImageInfo, OciE
         });
     }
     let inv = Invocation::new(engine.program(), build_args(engine.kind(), spec));
-    let finished = process::run(&inv, spec.timeout)?;
+    let finished = again_after_layer_races(|| process::run(&inv, spec.timeout))?;
     if !finished.success() {
         if !finished.timed_out {
             let missing = missing_bases(engine, &dockerfile);
@@ -37,6 +37,32 @@ pub(crate) fn build(engine: &Engine, spec: &BuildSpec) -> Result<ImageInfo, OciE
         return Err(finished.error(&inv, spec.timeout));
     }
     info(engine, &spec.tag)
+}
+
+/// What buildah says when a layer its build cache listed was removed before it looked the
+/// layer up or committed onto it: another build's or an `rmi`'s doing, on the same storage
+/// (buildah issue 5674, fixed upstream in 1.43; Debian's buildah still has it). It was seen
+/// in carve's CI, where one test removes its image while another builds from the same cached
+/// layers. Nothing is wrong with the build, so it is made again.
+const LAYER_RACE: &str = "layer not known";
+
+/// How many times a build is made in all when each failure is [`LAYER_RACE`].
+const BUILD_ATTEMPTS: usize = 3;
+
+/// `attempt`'s result, made again (up to [`BUILD_ATTEMPTS`] in all) while it failed on
+/// [`LAYER_RACE`]: the cache it read changed under it, and the next build reads it afresh.
+fn again_after_layer_races(
+    mut attempt: impl FnMut() -> Result<process::Finished, OciError>,
+) -> Result<process::Finished, OciError> {
+    let mut finished = attempt()?;
+    for _ in 1..BUILD_ATTEMPTS {
+        let raced = !finished.success() && !finished.timed_out && finished.stderr.contains(LAYER_RACE);
+        if !raced {
+            break;
+        }
+        finished = attempt()?;
+    }
+    Ok(finished)
 }
 
 /// The base images `dockerfile` names that are not on this machine.
@@ -206,6 +232,35 @@ fn logical_lines(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    fn ended(code: i32, stderr: &str) -> process::Finished {
+        let (stdout, duration) = (String::new(), Duration::ZERO);
+        process::Finished { code: Some(code), timed_out: false, stdout, stderr: stderr.to_string(), duration }
+    }
+
+    /// The builds [`again_after_layer_races`] makes when the engine answers `answers` in turn.
+    fn builds_made(answers: &[(i32, &str)]) -> (usize, Option<i32>) {
+        let mut made = 0;
+        let last = again_after_layer_races(|| {
+            made += 1;
+            let (code, stderr) = answers[made - 1];
+            Ok(ended(code, stderr))
+        })
+        .unwrap();
+        (made, last.code)
+    }
+
+    #[test]
+    fn a_build_that_lost_a_cached_layer_to_another_build_is_made_again() {
+        let race =
+            "Error: checking if cached image exists from a previous build: getting top layer info: layer not known";
+        assert_eq!(builds_made(&[(125, race), (0, "")]), (2, Some(0)));
+        // It gives up after three builds, with the last one's failure.
+        assert_eq!(builds_made(&[(125, race), (125, race), (125, race)]), (3, Some(125)));
+        // Any other failure, and a success, are the answer at once.
+        assert_eq!(builds_made(&[(1, "Error: building at STEP \"RUN make\": exit status 2")]), (1, Some(1)));
+        assert_eq!(builds_made(&[(0, "")]), (1, Some(0)));
+    }
 
     fn spec() -> BuildSpec {
         let mut spec = BuildSpec::new("/ctx", "/ctx/env/Dockerfile", "carve-env/demo:abc123");
