@@ -63,6 +63,8 @@ const LOADER: &str = r#""""Reference solution: the feature's own code, run besid
 leaves them (see carve's docs/formats.md, Level 2)."""
 
 import importlib as _importlib
+from abc import ABCMeta as _ABCMeta
+from types import MemberDescriptorType as _MemberDescriptor
 
 _FEATURE = {}
 _HOMES = {}
@@ -78,6 +80,39 @@ def _share(space, name, value):
         space[name] = value
 
 
+_NOT_MEMBERS = ("__dict__", "__weakref__", "__module__", "__qualname__", "__slots__", "_abc_impl")
+
+
+def _rebind(member, old):
+    # Zero-argument `super()` in a method names its class through a `__class__` cell.
+    for f in (member, getattr(member, "__func__", None), *(getattr(member, a, None) for a in ("fget", "fset", "fdel"))):
+        code = getattr(f, "__code__", None)
+        if code is not None and "__class__" in code.co_freevars:
+            f.__closure__[code.co_freevars.index("__class__")].cell_contents = old
+
+
+def _complete(module, name, value):
+    # A class the project keeps, masked, gets the feature's members in place rather than
+    # being replaced: its instances made at import (`Token = _TokenType()`) and its
+    # subclasses in the project's own modules are of that class, and never see a copy.
+    old = vars(_importlib.import_module(module)).get(name)
+    if not isinstance(old, type) or not isinstance(value, type) or old is value:
+        return value
+    if type(old) not in (type, _ABCMeta) or type(value) is not type(old) or old.__bases__ != value.__bases__:
+        return value
+    if old.__module__ != module or old.__qualname__ != value.__qualname__:
+        return value
+    # Slots are the instances' layout, fixed when the class was made.
+    if vars(old).get("__slots__") != vars(value).get("__slots__"):
+        return value
+    for key, member in vars(value).items():
+        if key in _NOT_MEMBERS or isinstance(member, _MemberDescriptor):
+            continue
+        _rebind(member, old)
+        setattr(old, key, member)
+    return old
+
+
 def _run(module, path, names, source):
     space = dict(vars(_importlib.import_module(module)))
     # What it defines belongs to this package (pickle finds it here).
@@ -90,6 +125,7 @@ def _run(module, path, names, source):
         _share(space, name, value)
     _SPACES.append(space)
     for name in names:
+        space[name] = _complete(module, name, space[name])
         _FEATURE[name], _HOMES[name] = space[name], module
         for other in _SPACES:
             _share(other, name, space[name])
@@ -471,6 +507,40 @@ mod tests {
         let masked = "class Base:\n    def __init__(self, n):\n        self.n = n\n\n\nclass Sub(Base):\n    pass\n";
         carve_testutil::write_files(dir.path(), &[("p/m.py", masked), ("p/api.py", "from p import m\n")]);
         run_package(dir.path(), &reference, "import agent_code; assert agent_code.build(2).size() == 2");
+    }
+
+    /// `Kind.__contains__` and `Kind.__repr__` are the feature, so the package takes `Kind`
+    /// whole; the project keeps `Kind`, masked, and made `ROOT` and `SPACE` of it at import
+    /// (sqlparse's `tokens.py`: `Token = _TokenType()`, `Whitespace = Token.Text.Whitespace`),
+    /// and its own `p.api.blank` asks `kind in SPACE`. The package's members go into the
+    /// project's class, so those instances have them: a new class in its place (as before)
+    /// left `SPACE` without `__contains__`, and `in` tested the tuple's items. `__repr__`'s
+    /// `super()` then names the project's class. `Tag` has its own slots, so it is replaced.
+    #[test]
+    fn a_class_the_project_keeps_gets_the_package_s_members_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let members = "    def __contains__(self, item):\n        return item[:len(self)] == self\n\n\
+                       \x20   def __repr__(self):\n        return 'Kind' + super().__repr__()\n\n";
+        let kind = "class Kind(tuple):\n    def __getattr__(self, name):\n        new = Kind(self + (name,))\n        \
+                    setattr(self, name, new)\n        return new\n\n";
+        let rest = "\nclass Tag:\n    __slots__ = ('name', 'size')\n\n    def __init__(self, name):\n        self.name = name\n\n\n\
+                    ROOT = Kind()\nSPACE = ROOT.Space\n";
+        let api = "from p.kinds import SPACE\n\n\ndef blank(kind):\n    return kind in SPACE\n";
+        let original = format!("{kind}{members}{rest}");
+        let files = [("p/__init__.py", ""), ("p/kinds.py", original.as_str()), ("p/api.py", api)];
+        carve_testutil::write_files(dir.path(), &files);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let names = [("p.kinds".to_string(), "Kind".to_string()), ("p.kinds".to_string(), "Tag".to_string())];
+        let reference = standalone(dir.path(), &index, &names).unwrap();
+        let masked_rest = rest.replace("__slots__ = ('name', 'size')", "__slots__ = ('name',)");
+        let masked = format!("{kind}{masked_rest}");
+        carve_testutil::write_files(dir.path(), &[("p/kinds.py", &masked)]);
+        let run = "import agent_code\nfrom p import kinds\nfrom p.api import blank\n\
+                   assert agent_code.Kind is kinds.Kind is type(kinds.SPACE)\n\
+                   assert blank(kinds.ROOT.Space.Tab) and not blank(kinds.ROOT.Word)\n\
+                   assert repr(kinds.ROOT.Word) == \"Kind('Word',)\", repr(kinds.ROOT.Word)\n\
+                   assert agent_code.Tag is not kinds.Tag and agent_code.Tag.__slots__ == ('name', 'size')\n";
+        run_package(dir.path(), &reference, run);
     }
 
     #[test]
