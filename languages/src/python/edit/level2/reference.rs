@@ -64,7 +64,7 @@ leaves them (see carve's docs/formats.md, Level 2)."""
 
 import importlib as _importlib
 from abc import ABCMeta as _ABCMeta
-from types import MemberDescriptorType as _MemberDescriptor
+from types import CellType as _CellType, FunctionType as _FunctionType, MemberDescriptorType as _MemberDescriptor
 
 _FEATURE = {}
 _HOMES = {}
@@ -81,14 +81,32 @@ def _share(space, name, value):
 
 
 _NOT_MEMBERS = ("__dict__", "__weakref__", "__module__", "__qualname__", "__slots__", "_abc_impl")
+# The package's classes whose members went into the project's class of the same name.
+_COMPLETED = {}
 
 
-def _rebind(member, old):
-    # Zero-argument `super()` in a method names its class through a `__class__` cell.
-    for f in (member, getattr(member, "__func__", None), *(getattr(member, a, None) for a in ("fget", "fset", "fdel"))):
-        code = getattr(f, "__code__", None)
-        if code is not None and "__class__" in code.co_freevars:
-            f.__closure__[code.co_freevars.index("__class__")].cell_contents = old
+def _function_for(f, old):
+    # `f` as the project's class needs it: zero-argument `super()` names the class through a
+    # `__class__` cell, which must be `old`; the package's class keeps `f` as it is.
+    code = getattr(f, "__code__", None)
+    if code is None or "__class__" not in code.co_freevars:
+        return f
+    cells = list(f.__closure__)
+    cells[code.co_freevars.index("__class__")] = _CellType(old)
+    g = _FunctionType(code, f.__globals__, f.__name__, f.__defaults__, tuple(cells))
+    g.__kwdefaults__, g.__qualname__, g.__doc__ = f.__kwdefaults__, f.__qualname__, f.__doc__
+    g.__module__, g.__annotations__ = f.__module__, f.__annotations__
+    g.__dict__.update(f.__dict__)
+    return g
+
+
+def _member_for(member, old):
+    if isinstance(member, (staticmethod, classmethod)):
+        return type(member)(_function_for(member.__func__, old))
+    if type(member) is property:
+        parts = (f and _function_for(f, old) for f in (member.fget, member.fset, member.fdel))
+        return property(*parts, member.__doc__)
+    return _function_for(member, old)
 
 
 def _complete(module, name, value):
@@ -98,7 +116,8 @@ def _complete(module, name, value):
     old = vars(_importlib.import_module(module)).get(name)
     if not isinstance(old, type) or not isinstance(value, type) or old is value:
         return value
-    if type(old) not in (type, _ABCMeta) or type(value) is not type(old) or old.__bases__ != value.__bases__:
+    bases = tuple(_COMPLETED.get(b, b) for b in value.__bases__)
+    if type(old) not in (type, _ABCMeta) or type(value) is not type(old) or old.__bases__ != bases:
         return value
     if old.__module__ != module or old.__qualname__ != value.__qualname__:
         return value
@@ -106,10 +125,9 @@ def _complete(module, name, value):
     if vars(old).get("__slots__") != vars(value).get("__slots__"):
         return value
     for key, member in vars(value).items():
-        if key in _NOT_MEMBERS or isinstance(member, _MemberDescriptor):
-            continue
-        _rebind(member, old)
-        setattr(old, key, member)
+        if key not in _NOT_MEMBERS and not isinstance(member, _MemberDescriptor):
+            setattr(old, key, _member_for(member, old))
+    _COMPLETED[value] = old
     return old
 
 
@@ -540,6 +558,29 @@ mod tests {
                    assert blank(kinds.ROOT.Space.Tab) and not blank(kinds.ROOT.Word)\n\
                    assert repr(kinds.ROOT.Word) == \"Kind('Word',)\", repr(kinds.ROOT.Word)\n\
                    assert agent_code.Tag is not kinds.Tag and agent_code.Tag.__slots__ == ('name', 'size')\n";
+        run_package(dir.path(), &reference, run);
+    }
+
+    /// `Node.describe` and `Leaf.describe` are the feature; the project keeps both classes,
+    /// masked, and made `LEAF` at import. The package's `Leaf` derives from the package's
+    /// `Node`, whose members went into the project's `Node`: it counts as the same base, so
+    /// `Leaf`'s members go into the project's `Leaf` too, and `super()` in them names the
+    /// project's classes while the package's own keep theirs (sqlparse's `TokenList(Token)`).
+    #[test]
+    fn a_kept_subclass_of_a_completed_class_is_completed_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = "class Node:\n    def __init__(self, value):\n        self.value = value\n\n";
+        let leaf = "\nclass Leaf(Node):\n    def __init__(self, value):\n        super().__init__(value)\n\n";
+        let node_feature = "    def describe(self):\n        return f'node {self.value}'\n\n";
+        let leaf_feature = "    def describe(self):\n        return 'leaf ' + super().describe()\n\n";
+        let original = format!("{node}{node_feature}{leaf}{leaf_feature}\nLEAF = Leaf(1)\n");
+        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/tree.py", original.as_str())]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let names = [("p.tree".to_string(), "Node".to_string()), ("p.tree".to_string(), "Leaf".to_string())];
+        let reference = standalone(dir.path(), &index, &names).unwrap();
+        carve_testutil::write_files(dir.path(), &[("p/tree.py", &format!("{node}{leaf}\nLEAF = Leaf(1)\n"))]);
+        let run = "import agent_code\nfrom p import tree\nassert agent_code.Leaf is tree.Leaf\n\
+                   assert tree.LEAF.describe() == 'leaf node 1'\nassert agent_code.Leaf(2).describe() == 'leaf node 2'\n";
         run_package(dir.path(), &reference, run);
     }
 
