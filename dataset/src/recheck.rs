@@ -1,8 +1,10 @@
 //! The re-check of a repository's emitted bundles before they join the dataset: `carve
-//! validate` on the checkout, and with `--recheck image` also inside the bundle's image
-//! (`--runtime oci`), the two compared state by state. Each validation is kept in the work
-//! folder's `rechecked/` (`<id>.json` on the checkout, `<id>.image.json` in the image), so a
-//! resumed run does none twice; with `--recheck image` that folder goes into the dataset.
+//! validate` on the checkout, or with `--recheck image` inside the bundle's image
+//! (`--runtime oci`), compared state by state with the validation the bundle records (made on
+//! this checkout when the task was validated; a second run here repeated it and cost a third
+//! of the re-check). Each validation is kept in the work folder's `rechecked/` (`<id>.json`
+//! on the checkout, `<id>.image.json` in the image), so a resumed run does none twice; with
+//! `--recheck image` that folder goes into the dataset.
 
 use carve_formats::dataset::{ImageRecheck, RejectedRow, TaskRow};
 use carve_formats::validation::Validation;
@@ -75,7 +77,10 @@ impl RepoJob<'_> {
                 tasks.push(row);
                 continue;
             }
-            let here = self.validation(&bundle, checkout, dir, &row.instance_id, Runtime::Local)?;
+            let here = match self.opts.recheck == Recheck::Image && bundle_image(&bundle).is_some() {
+                true => recorded(&bundle)?,
+                false => self.validation(&bundle, checkout, dir, &row.instance_id, Runtime::Local)?,
+            };
             let mut why = (!here.valid).then(|| here.reason().unwrap_or_else(|| "invalid".into()));
             if self.opts.recheck == Recheck::Image {
                 match self.in_image(&bundle, checkout, dir, &row.instance_id, &here, &mut image_error) {
@@ -147,6 +152,14 @@ impl RepoJob<'_> {
         write_atomic(&record, &carve_formats::to_pretty(&v))?;
         Ok(v)
     }
+}
+
+/// The validation `bundle` records: its states on the checkout when carve validated the task.
+fn recorded(bundle: &Path) -> Result<Validation> {
+    let path = bundle.join("validation.json");
+    carve_formats::read::<Validation>(&path).map_err(|e| {
+        crate::error::Error::msg(format!("{} could not be read ({e}): its work folder was changed", path.display()))
+    })
 }
 
 /// `rechecked/<id>.json` (on the checkout) or `rechecked/<id>.image.json` (in the image).

@@ -23,8 +23,8 @@ use crate::{Error, Result, chunks, source};
 pub enum Recheck {
     /// `carve validate` on the checkout (`carve_pipeline::validate::validate_bundle`).
     Local,
-    /// `carve validate` on the checkout and `carve validate --runtime oci` in the bundle's
-    /// image, compared state by state (a bundle that names no image: on the checkout only).
+    /// `carve validate --runtime oci` in the bundle's image, compared state by state with the
+    /// validation the bundle records (a bundle that names no image: on the checkout).
     Image,
     /// Not checked again (for tests of the runner itself; the dataset says so per task).
     Off,
