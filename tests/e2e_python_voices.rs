@@ -7,6 +7,13 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+/// `TestLoud`'s tests, two of them inherited from `tests/tone_checks.py`.
+const TONE_F2P: [&str; 3] = [
+    "tests/test_tone.py::TestLoud::test_capitals",
+    "tests/test_tone.py::TestLoud::test_keeps_letters",
+    "tests/test_tone.py::TestLoud::test_nothing_is_flat",
+];
+
 const F2P: [&str; 2] =
     ["tests/test_speech.py::test_whisper", "tests/test_speech.py::test_whisper_is_documented_like_shout"];
 
@@ -153,4 +160,26 @@ fn overrides_of_a_standard_library_abc_are_stubbed() {
     let audit: Value = serde_json::from_str(&read(&bundle.join("audit.json"))).unwrap();
     assert_eq!(audit["load_repairs"], serde_json::json!([]), "{audit:#}");
     recheck_level1(&repo, &bundle, &inst);
+}
+
+/// `TestLoud` in `tests/test_tone.py` inherits its checks from `ToneChecks` of
+/// `tests/tone_checks.py`, which imports `Flat`, part of the feature: the mask drops that
+/// import and Level 1's test patch restores it. Level 2's test patch restored only the F2P
+/// tests' own file, so `tone_checks.py` stayed masked and the reference failed with
+/// `NameError: name 'Flat' is not defined` (itsdangerous' `test_timed.py` subclassing
+/// `test_serializer.py`'s `TestSerializer`); it now takes `Flat` from `agent_code` there too.
+#[needs("pytest")]
+fn a_test_module_the_f2p_tests_inherit_from_is_rewritten_for_level_2() {
+    let (_tmp, repo) = fixture_copy("python/voices");
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["tasks", repo.to_str().unwrap(), "--out", out.path().to_str().unwrap()];
+    args.extend(["--level", "1", "2", "--format", "json", "--python", "python3", "--f2p"]);
+    args.extend(TONE_F2P);
+    let o = carve_ok(&args, 0);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let level2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 task: {report:#}"));
+    let patch = read(&out.path().join(level2).join("test.patch"));
+    assert!(patch.contains("+++ b/tests/tone_checks.py\n"), "{patch}");
+    assert!(patch.contains("+from agent_code import Flat\n"), "{patch}");
 }

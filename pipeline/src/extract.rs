@@ -506,6 +506,14 @@ pub fn level2(
         };
     let mut test_files: BTreeSet<String> =
         kept.iter().map(|t| crate::test_definition_file(&session.repo, &session.index, t)).collect();
+    // Test files the mask changed beside them (an import of a name that left, in a module of
+    // test classes another test file subclasses: itsdangerous' `test_serializer.py`): the
+    // Level 1 test patch restores them, so the Level 2 one restores and rewrites them too.
+    for path in carve_core::patch::patch_paths(&ext.test_patch) {
+        if session.index.files.get(&path).is_some_and(|f| f.is_test) {
+            test_files.insert(path);
+        }
+    }
     // Trees to diff: masked, masked + rewritten tests, masked + reference agent_code.
     let with_tests = dir.join("l2-tests");
     tree::shadow_copy(&ext.masked, &with_tests, carve_languages::skip_policy())?;
