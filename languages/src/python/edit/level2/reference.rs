@@ -62,6 +62,7 @@ fn literal(s: &str) -> String {
 const LOADER: &str = r#""""Reference solution: the feature's own code, run beside the project's modules as the task
 leaves them (see carve's docs/formats.md, Level 2)."""
 
+import builtins as _builtins
 import importlib as _importlib
 from abc import ABCMeta as _ABCMeta
 from types import CellType as _CellType, FunctionType as _FunctionType, MemberDescriptorType as _MemberDescriptor
@@ -80,9 +81,8 @@ def _share(space, name, value):
         space[name] = value
 
 
+_build_class = _builtins.__build_class__
 _NOT_MEMBERS = ("__dict__", "__weakref__", "__module__", "__qualname__", "__slots__", "_abc_impl")
-# The package's classes whose members went into the project's class of the same name.
-_COMPLETED = {}
 
 
 def _function_for(f, old):
@@ -116,8 +116,7 @@ def _complete(module, name, value):
     old = vars(_importlib.import_module(module)).get(name)
     if not isinstance(old, type) or not isinstance(value, type) or old is value:
         return value
-    bases = tuple(_COMPLETED.get(b, b) for b in value.__bases__)
-    if type(old) not in (type, _ABCMeta) or type(value) is not type(old) or old.__bases__ != bases:
+    if type(old) not in (type, _ABCMeta) or type(value) is not type(old) or old.__bases__ != value.__bases__:
         return value
     if old.__module__ != module or old.__qualname__ != value.__qualname__:
         return value
@@ -127,8 +126,17 @@ def _complete(module, name, value):
     for key, member in vars(value).items():
         if key not in _NOT_MEMBERS and not isinstance(member, _MemberDescriptor):
             setattr(old, key, _member_for(member, old))
-    _COMPLETED[value] = old
     return old
+
+
+def _builtins_completing(module):
+    # Each class the block defines is completed as its statement ends, so the classes after it
+    # derive from the project's class (sqlparse's `Identifier(TokenList)`): one hierarchy for
+    # `isinstance`, and slots allow no change of base afterwards.
+    def build_class(func, name, *bases, **kwargs):
+        return _complete(module, name, _build_class(func, name, *bases, **kwargs))
+
+    return {**vars(_builtins), "__build_class__": build_class}
 
 
 def _run(module, path, names, source):
@@ -137,13 +145,13 @@ def _run(module, path, names, source):
     space["__name__"] = __name__
     for name, value in _FEATURE.items():
         _share(space, name, value)
+    space["__builtins__"] = _builtins_completing(module)
     exec(compile(source, path, "exec"), space)
     # Again: the block's own imports (a star import) may have bound the project's copies.
     for name, value in _FEATURE.items():
         _share(space, name, value)
     _SPACES.append(space)
     for name in names:
-        space[name] = _complete(module, name, space[name])
         _FEATURE[name], _HOMES[name] = space[name], module
         for other in _SPACES:
             _share(other, name, space[name])
@@ -566,6 +574,8 @@ mod tests {
     /// `Node`, whose members went into the project's `Node`: it counts as the same base, so
     /// `Leaf`'s members go into the project's `Leaf` too, and `super()` in them names the
     /// project's classes while the package's own keep theirs (sqlparse's `TokenList(Token)`).
+    /// `Twig(Node)`, which the project lost whole, derives from the project's `Node` (sqlparse's
+    /// `Identifier(TokenList)`: two `TokenList`s made `isinstance` false in the grouping).
     #[test]
     fn a_kept_subclass_of_a_completed_class_is_completed_too() {
         let dir = tempfile::tempdir().unwrap();
@@ -573,14 +583,16 @@ mod tests {
         let leaf = "\nclass Leaf(Node):\n    def __init__(self, value):\n        super().__init__(value)\n\n";
         let node_feature = "    def describe(self):\n        return f'node {self.value}'\n\n";
         let leaf_feature = "    def describe(self):\n        return 'leaf ' + super().describe()\n\n";
-        let original = format!("{node}{node_feature}{leaf}{leaf_feature}\nLEAF = Leaf(1)\n");
+        let twig = "\nclass Twig(Node):\n    pass\n\n";
+        let original = format!("{node}{node_feature}{leaf}{leaf_feature}{twig}\nLEAF = Leaf(1)\n");
         carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/tree.py", original.as_str())]);
         let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
-        let names = [("p.tree".to_string(), "Node".to_string()), ("p.tree".to_string(), "Leaf".to_string())];
+        let names = ["Node", "Leaf", "Twig"].map(|n| ("p.tree".to_string(), n.to_string()));
         let reference = standalone(dir.path(), &index, &names).unwrap();
         carve_testutil::write_files(dir.path(), &[("p/tree.py", &format!("{node}{leaf}\nLEAF = Leaf(1)\n"))]);
         let run = "import agent_code\nfrom p import tree\nassert agent_code.Leaf is tree.Leaf\n\
-                   assert tree.LEAF.describe() == 'leaf node 1'\nassert agent_code.Leaf(2).describe() == 'leaf node 2'\n";
+                   assert tree.LEAF.describe() == 'leaf node 1'\nassert agent_code.Leaf(2).describe() == 'leaf node 2'\n\
+                   assert isinstance(agent_code.Twig(3), tree.Node) and agent_code.Twig(3).describe() == 'node 3'\n";
         run_package(dir.path(), &reference, run);
     }
 
