@@ -192,6 +192,21 @@ fn vitest(dir: &Path, file: &str) -> (bool, String) {
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
+/// On a copy of the TypeScript fixture `repo` with the Level 2 `bundle`'s mask and test
+/// patches, `vitest run TEST` fails with an empty `agent_code/index.ts` and passes with the
+/// gold patch (the package alone, beside the masked project).
+fn empty_fails_and_gold_passes(repo: &Path, bundle: &Path, test: &str) {
+    let (_work, tree) = ts_masked_with_tests(repo, bundle);
+    std::fs::create_dir_all(tree.join("agent_code")).unwrap();
+    std::fs::write(tree.join("agent_code/index.ts"), "export {};\n").unwrap();
+    let (ok, log) = vitest(&tree, test);
+    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
+    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
+    git_apply(&tree, &bundle.join("gold.patch"));
+    let (ok, log) = vitest(&tree, test);
+    assert!(ok, "the rewritten F2P tests fail with the package beside the masked project:\n{log}");
+}
+
 #[needs("node", "fixtures/typescript/ledger/node_modules")]
 fn a_typescript_feature_is_imported_from_agent_code() {
     let (_tmp, repo) = ts_fixture_copy("typescript/ledger");
@@ -215,15 +230,7 @@ fn a_typescript_feature_is_imported_from_agent_code() {
     let statement = read(&bundle.join("problem_statement.md"));
     assert!(statement.contains("import { renderTable } from \"./agent_code/index.js\";"), "{statement}");
 
-    let (_work, tree) = ts_masked_with_tests(&repo, &bundle);
-    std::fs::create_dir_all(tree.join("agent_code")).unwrap();
-    std::fs::write(tree.join("agent_code/index.ts"), "export {};\n").unwrap();
-    let (ok, log) = vitest(&tree, "tests/reports.spec.ts");
-    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
-    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
-    git_apply(&tree, &bundle.join("gold.patch"));
-    let (ok, log) = vitest(&tree, "tests/reports.spec.ts");
-    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+    empty_fails_and_gold_passes(&repo, &bundle, "tests/reports.spec.ts");
 }
 
 /// The TypeScript reference is a copy of the feature's code beside the masked project, not a
@@ -255,15 +262,7 @@ fn a_typescript_reference_runs_beside_the_masked_project() {
     assert!(gold.contains("+export { words } from \"./src/words.js\";"), "{gold}");
     assert!(gold.contains("+import { squeeze } from \"../../src/util/space.js\";"), "{gold}");
 
-    let (_work, tree) = ts_masked_with_tests(&repo, &bundle);
-    std::fs::create_dir_all(tree.join("agent_code")).unwrap();
-    std::fs::write(tree.join("agent_code/index.ts"), "export {};\n").unwrap();
-    let (ok, log) = vitest(&tree, "tests/words.test.ts");
-    assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
-    std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
-    git_apply(&tree, &bundle.join("gold.patch"));
-    let (ok, log) = vitest(&tree, "tests/words.test.ts");
-    assert!(ok, "the rewritten F2P tests fail with the package beside the masked project:\n{log}");
+    empty_fails_and_gold_passes(&repo, &bundle, "tests/words.test.ts");
 }
 
 /// `cargo test --locked --test NAME` in `dir`, building into `target`: whether it passed, and
