@@ -245,4 +245,29 @@ mod tests {
         assert_eq!(extension_of("../src/m"), "");
         assert_eq!(extension_of("../src/.hidden/m"), "");
     }
+
+    /// A copy's relative imports of files that are not copied point back at the project's,
+    /// from the copy's folder; those of copied files, and package imports, stay as written.
+    #[test]
+    fn a_copy_imports_what_stays_from_the_project() {
+        let source = "import { a } from \"./util/a.js\";\nimport { b } from '../lib/b';\nexport { c } from \"./c.js\";\nimport { it } from \"vitest\";\nexport const f = () => a + b;\n";
+        let sources: Vec<(String, Vec<u8>)> = [
+            ("src/m.ts", source),
+            ("src/util/a.ts", "export const a = 1;\n"),
+            ("lib/b.ts", "export const b = 2;\n"),
+            ("src/c.ts", "export const c = 3;\n"),
+        ]
+        .iter()
+        .map(|(p, s)| (p.to_string(), s.as_bytes().to_vec()))
+        .collect();
+        let index = DefinitionIndex::from_sources(&sources);
+        let copied: BTreeSet<String> = ["src/m.ts", "src/c.ts"].iter().map(|p| p.to_string()).collect();
+        let copy = copy_of(source, &index.files["src/m.ts"], &copied, "agent_code").unwrap();
+        assert_eq!(
+            copy,
+            "import { a } from \"../../src/util/a.js\";\nimport { b } from '../../lib/b';\nexport { c } from \"./c.js\";\nimport { it } from \"vitest\";\nexport const f = () => a + b;\n"
+        );
+        assert_eq!(specifier_of("./src/m.ts", ".js"), "./src/m.js");
+        assert_eq!(specifier_of("./src/m.mjs", ""), "./src/m.mjs");
+    }
 }
