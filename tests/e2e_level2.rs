@@ -207,13 +207,20 @@ fn empty_fails_and_gold_passes(repo: &Path, bundle: &Path, test: &str) {
     assert!(ok, "the rewritten F2P tests fail with the package beside the masked project:\n{log}");
 }
 
+/// `carve tasks --format json --level 1 2 ARGS` on `repo` into `out`: the report and its
+/// bundles' names.
+fn tasks_on(repo: &Path, out: &Path, args: &[&str]) -> (Value, Vec<String>) {
+    let args: Vec<&str> = ["--format", "json", "--level", "1", "2"].iter().chain(args).copied().collect();
+    let report: Value = serde_json::from_slice(&carve_on("tasks", repo, out, &args, 0).stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).map(String::from).collect();
+    (report, tasks)
+}
+
 #[needs("node", "fixtures/typescript/ledger/node_modules")]
 fn a_typescript_feature_is_imported_from_agent_code() {
     let (_tmp, repo) = ts_fixture_copy("typescript/ledger");
     let out = tempfile::tempdir().unwrap();
-    let args = ["--format", "json", "--level", "1", "2", "--f2p", "tests/reports.spec.ts"];
-    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
-    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let (report, tasks) = tasks_on(&repo, out.path(), &["--f2p", "tests/reports.spec.ts"]);
     let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
     let bundle = out.path().join(lv2);
     // The test imports `renderTable` from the project's index (`export *` and named
@@ -244,9 +251,7 @@ fn a_typescript_feature_is_imported_from_agent_code() {
 fn a_typescript_reference_runs_beside_the_masked_project() {
     let (_tmp, repo) = ts_fixture_copy("typescript/wordcase");
     let out = tempfile::tempdir().unwrap();
-    let args = ["--format", "json", "--level", "1", "2", "--protect", "all"];
-    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
-    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let (report, tasks) = tasks_on(&repo, out.path(), &["--protect", "all"]);
     assert!(tasks.iter().any(|t| t.contains(".title-test.") && t.ends_with(".lv1")), "{report}");
     assert!(!tasks.iter().any(|t| t.contains(".title-test.") && t.ends_with(".lv2")), "{report}");
     let rejected = report["rejected"].as_array().unwrap();
