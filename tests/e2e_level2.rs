@@ -4,8 +4,9 @@
 //! bundle holds up without carve: on the masked state with the rewritten tests, an empty
 //! `agent_code` package fails the F2P tests and the gold patch (the package alone, the
 //! repository is not restored) passes them. `carve validate` re-checks it on its own.
-//! TypeScript: `fixtures/typescript/ledger`'s money feature becomes `agent_code/index.ts`,
-//! the rewritten tests fail with an empty module and pass with the gold patch.
+//! TypeScript: `fixtures/typescript/ledger`'s reports feature becomes `agent_code/index.ts`
+//! and a copy of its code under `agent_code/`; the rewritten tests fail with an empty module and
+//! pass with the gold patch (the package alone) beside the masked project.
 //! Rust: `fixtures/rust/geometry`'s catalog feature becomes a crate `agent_code/` that the
 //! repository names as a dev-dependency; its feature tested by `#[cfg(test)]` modules has no
 //! Level 2 task, and says why. `fixtures/rust/dice`'s feature, tested by its doctests too,
@@ -163,15 +164,25 @@ fn a_feature_of_two_go_packages_gets_a_package_of_each() {
     assert!(ok, "the rewritten F2P test fails with the reference packages:\n{log}");
 }
 
-/// `fixtures/typescript/ledger` with its installed node_modules linked in.
-fn ledger_copy() -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, repo) = fixture_copy("typescript/ledger");
+/// A copy of the TypeScript fixture `name` with its installed node_modules linked in.
+fn ts_fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, repo) = fixture_copy(name);
     if !repo.join("node_modules").exists() {
-        let from = fixture("typescript/ledger").join("node_modules");
+        let from = fixture(name).join("node_modules");
         let ok = Command::new("cp").arg("-al").arg(&from).arg(repo.join("node_modules")).status().unwrap();
         assert!(ok.success(), "cp -al {}", from.display());
     }
     (tmp, repo)
+}
+
+/// [`masked_with_tests`] of a TypeScript fixture copy, its node_modules linked in.
+fn ts_masked_with_tests(repo: &Path, bundle: &Path) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (work, tree) = masked_with_tests(repo, bundle);
+    if !tree.join("node_modules").exists() {
+        let ok = Command::new("cp").arg("-al").arg(repo.join("node_modules")).arg(tree.join("node_modules")).status();
+        assert!(ok.unwrap().success());
+    }
+    (work, tree)
 }
 
 /// `vitest run FILE` in `dir`: whether it passed, and its output.
@@ -181,39 +192,82 @@ fn vitest(dir: &Path, file: &str) -> (bool, String) {
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-#[needs("node", "fixtures/typescript/ledger/node_modules")]
-fn a_typescript_feature_is_imported_from_agent_code() {
-    let (_tmp, repo) = ledger_copy();
-    let out = tempfile::tempdir().unwrap();
-    let args = ["--format", "json", "--level", "1", "2", "--f2p", "tests/money.test.ts"];
-    let report: Value = serde_json::from_slice(&carve_on("tasks", &repo, out.path(), &args, 0).stdout).unwrap();
-    let tasks: Vec<&str> = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
-    let bundle = out.path().join(lv2);
-    let test = read(&bundle.join("test.patch"));
-    assert!(test.contains("+import { convert, parseCurrency } from \"../agent_code/index.js\";"), "{test}");
-    let gold = read(&bundle.join("gold.patch"));
-    assert!(gold.contains("+export { convert } from \"../src/money/currency.js\";"), "{gold}");
-    let statement = read(&bundle.join("problem_statement.md"));
-    assert!(statement.contains("import { convert } from \"./agent_code/index.js\";"), "{statement}");
-
-    let work = tempfile::tempdir().unwrap();
-    let tree = work.path().join("repo");
-    copy_dir(&repo, &tree);
-    if !tree.join("node_modules").exists() {
-        let ok = Command::new("cp").arg("-al").arg(repo.join("node_modules")).arg(tree.join("node_modules")).status();
-        assert!(ok.unwrap().success());
-    }
-    git_apply(&tree, &bundle.join("mask.patch"));
-    git_apply(&tree, &bundle.join("test.patch"));
+/// On a copy of the TypeScript fixture `repo` with the Level 2 `bundle`'s mask and test
+/// patches, `vitest run TEST` fails with an empty `agent_code/index.ts` and passes with the
+/// gold patch (the package alone, beside the masked project).
+fn empty_fails_and_gold_passes(repo: &Path, bundle: &Path, test: &str) {
+    let (_work, tree) = ts_masked_with_tests(repo, bundle);
     std::fs::create_dir_all(tree.join("agent_code")).unwrap();
     std::fs::write(tree.join("agent_code/index.ts"), "export {};\n").unwrap();
-    let (ok, log) = vitest(&tree, "tests/money.test.ts");
+    let (ok, log) = vitest(&tree, test);
     assert!(!ok, "the rewritten F2P tests pass with an empty agent_code:\n{log}");
     std::fs::remove_dir_all(tree.join("agent_code")).unwrap();
     git_apply(&tree, &bundle.join("gold.patch"));
-    let (ok, log) = vitest(&tree, "tests/money.test.ts");
-    assert!(ok, "the rewritten F2P tests fail with the reference agent_code:\n{log}");
+    let (ok, log) = vitest(&tree, test);
+    assert!(ok, "the rewritten F2P tests fail with the package beside the masked project:\n{log}");
+}
+
+/// `carve tasks --format json --level 1 2 ARGS` on `repo` into `out`: the report and its
+/// bundles' names.
+fn tasks_on(repo: &Path, out: &Path, args: &[&str]) -> (Value, Vec<String>) {
+    let args: Vec<&str> = ["--format", "json", "--level", "1", "2"].iter().chain(args).copied().collect();
+    let report: Value = serde_json::from_slice(&carve_on("tasks", repo, out, &args, 0).stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap().iter().filter_map(Value::as_str).map(String::from).collect();
+    (report, tasks)
+}
+
+#[needs("node", "fixtures/typescript/ledger/node_modules")]
+fn a_typescript_feature_is_imported_from_agent_code() {
+    let (_tmp, repo) = ts_fixture_copy("typescript/ledger");
+    let out = tempfile::tempdir().unwrap();
+    let (report, tasks) = tasks_on(&repo, out.path(), &["--f2p", "tests/reports.spec.ts"]);
+    let lv2 = tasks.iter().find(|t| t.ends_with(".lv2")).unwrap_or_else(|| panic!("no Level 2 bundle: {report}"));
+    let bundle = out.path().join(lv2);
+    // The test imports `renderTable` from the project's index (`export *` and named
+    // re-exports): the import moves to the package, the rest stays.
+    let test = read(&bundle.join("test.patch"));
+    assert!(test.contains("+import { renderTable } from \"../agent_code/index.js\";"), "{test}");
+    let gold = read(&bundle.join("gold.patch"));
+    assert!(gold.contains("+export { renderTable } from \"./src/reports/summary.js\";"), "{gold}");
+    // The copy imports what stays from the project, and the other copies from its own folder.
+    assert!(gold.contains("+import { cleanCell } from \"../../../src/util/text.js\";"), "{gold}");
+    assert!(gold.contains("+import { alignColumns, groupBy, round } from \"../util/collections.js\";"), "{gold}");
+    let touched: Vec<&str> = gold.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    assert!(touched.iter().all(|f| f.starts_with("agent_code/")), "the gold patch restores the project: {gold}");
+    let statement = read(&bundle.join("problem_statement.md"));
+    assert!(statement.contains("import { renderTable } from \"./agent_code/index.js\";"), "{statement}");
+
+    empty_fails_and_gold_passes(&repo, &bundle, "tests/reports.spec.ts");
+}
+
+/// The TypeScript reference is a copy of the feature's code beside the masked project, not a
+/// re-export of the restored original: `fixtures/typescript/wordcase`'s `words` feature gets a
+/// Level 2 bundle whose gold patch is `agent_code/` alone (its copy of `src/words.ts` imports
+/// the project's `squeeze` from its own folder) and holds up without carve; the `title`
+/// feature, whose test calls `format` (which stays and calls the masked `titleCase`), gets
+/// none, with the test that fails. With the re-export, both had a Level 2 task, and no package
+/// written from scratch could pass `title`'s.
+#[needs("node", "fixtures/typescript/wordcase/node_modules")]
+fn a_typescript_reference_runs_beside_the_masked_project() {
+    let (_tmp, repo) = ts_fixture_copy("typescript/wordcase");
+    let out = tempfile::tempdir().unwrap();
+    let (report, tasks) = tasks_on(&repo, out.path(), &["--protect", "all"]);
+    assert!(tasks.iter().any(|t| t.contains(".title-test.") && t.ends_with(".lv1")), "{report}");
+    assert!(!tasks.iter().any(|t| t.contains(".title-test.") && t.ends_with(".lv2")), "{report}");
+    let rejected = report["rejected"].as_array().unwrap();
+    let title = rejected.iter().find(|r| r["feature"] == "title-test" && r["level"] == 2);
+    let reason = title.and_then(|r| r["reason"].as_str()).unwrap_or_else(|| panic!("no Level 2 reason: {report}"));
+    assert!(reason.starts_with("level2-reference: ") && reason.contains("is what format gives with title"), "{reason}");
+
+    let lv2 = tasks.iter().find(|t| t.contains(".words-test.") && t.ends_with(".lv2"));
+    let bundle = out.path().join(lv2.unwrap_or_else(|| panic!("no Level 2 bundle for words: {report}")));
+    let gold = read(&bundle.join("gold.patch"));
+    let touched: Vec<&str> = gold.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect();
+    assert_eq!(touched, ["agent_code/index.ts", "agent_code/src/words.ts"], "{gold}");
+    assert!(gold.contains("+export { words } from \"./src/words.js\";"), "{gold}");
+    assert!(gold.contains("+import { squeeze } from \"../../src/util/space.js\";"), "{gold}");
+
+    empty_fails_and_gold_passes(&repo, &bundle, "tests/words.test.ts");
 }
 
 /// `cargo test --locked --test NAME` in `dir`, building into `target`: whether it passed, and

@@ -1,8 +1,8 @@
 //! The Level 2 tree: F2P test files rewritten to import the feature from the solution
 //! package, and the solution package itself — a reference made from the original
 //! implementation (Python: `agent_code/__init__.py` running the feature's own definitions
-//! beside the masked project; Go: a copy of them; TypeScript: a re-export), used to validate
-//! the task, and an empty one that must fail the rewritten tests. The language's
+//! beside the masked project; Go: a copy of them; TypeScript: copies of their files), used to
+//! validate the task, and an empty one that must fail the rewritten tests. The language's
 //! `Level2Packaging` writes both.
 
 use std::collections::BTreeSet;
@@ -80,7 +80,8 @@ fn packaging(language: Language) -> Result<&'static dyn Level2Packaging, Extract
 
 /// The reference solution, made by the language from the original tree `root`: Python runs
 /// the original text of every name the Level 2 task asks for beside the masked project; Go
-/// copies the feature's code into the package; TypeScript re-exports the original. `package` is the package's import path
+/// copies the feature's code into the package; TypeScript copies the feature's files under the
+/// package and re-exports its names from them. `package` is the package's import path
 /// ([`package_import`]). Its files, the init file first (Go: one per package of a feature
 /// that spans several).
 pub fn reference_package(

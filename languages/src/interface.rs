@@ -127,8 +127,8 @@ pub trait Level2Packaging: Sync {
     fn init_file(&self, package: &str) -> String;
     /// The reference solution's text (the file [`Self::init_file`]): Python runs the
     /// feature's original definitions beside the masked project; Go copies the feature's code
-    /// (and the package-level code it needs) into the package; TypeScript re-exports the
-    /// original. An error says why no reference can be written. A reference that does not
+    /// (and the package-level code it needs) into the package; TypeScript re-exports it from
+    /// copies of the feature's files. An error says why no reference can be written. A reference that does not
     /// need the original restored proves that a package alone can pass the tests.
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
     /// Every file of the reference solution, `(path relative to the tree, text)`, the init

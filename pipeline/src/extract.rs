@@ -454,7 +454,8 @@ pub const AGENT_PACKAGE: &str = "agent_code";
 /// The patches of a Level 2 task.
 pub struct Level2Package {
     /// Adds the solution package (the reference solution); for a language whose reference
-    /// re-exports the original (TypeScript), restores the repository too.
+    /// re-exports the original (`Level2Packaging::reference_restores_original`), restores the
+    /// repository too.
     pub gold_patch: String,
     /// The F2P tests rewritten to import the feature from the package, and the ones carried
     /// into a new test file (Rust's doctests).

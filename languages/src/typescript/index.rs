@@ -24,7 +24,7 @@
 //! destructured), `module.exports = { a, b: c }`, `module.exports = f`, `exports.x = a`,
 //! and `exports.f = function …` definitions.
 
-mod link;
+pub(crate) mod link;
 pub(super) mod parse;
 pub(super) mod queries;
 mod signature;

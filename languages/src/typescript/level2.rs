@@ -4,8 +4,14 @@
 //! `import { X } from "../agent_code/index.js"` and `import { helper } from "../src/m.js"`
 //! (the specifier keeps the original's extension style: `.js`, `.ts` or none).
 //!
-//! The reference solution re-exports the original implementation (`export { X } from
-//! "../src/m.js";`), as Python's does, so the Level 2 gold patch restores the repository too.
+//! The reference solution runs a copy of the feature's original code beside the masked
+//! project, as Python's and Go's do: every file holding an extracted definition is copied
+//! whole to `agent_code/<its path>` (a relative import of another copied file keeps its
+//! specifier, one of a file that is not copied points back at the project's), and
+//! `agent_code/index.ts` re-exports the feature's names from the copies. The gold patch is
+//! the package alone, so `level2-reference` proves that a package written from scratch can
+//! pass the rewritten tests with the project left masked (a test that reaches the feature
+//! through code that stays fails there, and the task is refused).
 //!
 //! Limits, on purpose: only named imports move (a statement that also has a default or
 //! namespace binding is left as it is, and so is `m.X` through `import * as m`); only
@@ -84,14 +90,35 @@ impl Level2Packaging for TypeScriptLevel2 {
     }
 
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String> {
-        let dir = package_dir(sources.package);
         let ext = test_import_extension(sources.index);
-        let mut out = String::from("// Reference solution: re-exports the original implementation.\n");
+        let mut out = String::from("// Reference solution: re-exports the copy of the original implementation.\n");
         for (module, name) in sources.names {
-            let spec = relative(&format!("{dir}/index.ts"), strip_ts_extension(module));
-            let _ = writeln!(out, "export {{ {name} }} from \"{spec}{ext}\";");
+            let _ = writeln!(out, "export {{ {name} }} from \"{}\";", specifier_of(&format!("./{module}"), ext));
         }
         Ok(out)
+    }
+
+    /// The init file, then a copy of each file of the feature's code ([`copy_of`]).
+    fn reference_files(&self, sources: &Level2Sources<'_>) -> Result<Vec<(String, String)>, String> {
+        let dir = package_dir(sources.package);
+        let copied = feature_files(sources);
+        let mut files = vec![(self.init_file(sources.package), self.reference(sources)?)];
+        for path in &copied {
+            let full = sources.root.join(path);
+            let text = std::fs::read_to_string(&full)
+                .map_err(|e| format!("cannot read {} to copy it into the package: {e}", full.display()))?;
+            let copy = match sources.index.files.get(path) {
+                Some(file) => copy_of(&text, file, &copied, dir)?,
+                None => text,
+            };
+            files.push((format!("{dir}/{path}"), copy));
+        }
+        Ok(files)
+    }
+
+    /// The reference re-exports its own copy of the feature: the project stays masked.
+    fn reference_restores_original(&self) -> bool {
+        false
     }
 
     fn empty(&self, _package: &str) -> String {
@@ -120,6 +147,47 @@ impl Level2Packaging for TypeScriptLevel2 {
     ) -> Vec<Edit> {
         rewrite(source, file, index, extracted, package)
     }
+}
+
+/// A specifier for the repository-relative file `path` written as `./…` or `../…`: a
+/// JavaScript file keeps its extension, a TypeScript one is written with `ext` instead.
+fn specifier_of(path: &str, ext: &str) -> String {
+    let stripped = strip_ts_extension(path);
+    if stripped == path && !extension_of(path).is_empty() { path.to_string() } else { format!("{stripped}{ext}") }
+}
+
+/// The files of the feature's code: every non-test file that holds an extracted definition
+/// or a name the package exposes (repository-relative, sorted).
+fn feature_files(sources: &Level2Sources<'_>) -> BTreeSet<String> {
+    let is_source = |path: &str| sources.index.files.get(path).is_none_or(|f| !f.is_test);
+    let extracted = sources.extracted.iter().filter_map(|id| sources.index.get(id)).map(|d| d.path.clone());
+    let named = sources.names.iter().map(|(module, _)| module.clone());
+    extracted.chain(named).filter(|p| is_source(p)).collect()
+}
+
+/// `source`, the original text of `file`, as its copy `<dir>/<file.path>`: each relative
+/// specifier of its imports and re-exports that names a file not `copied` is rewritten to
+/// point at the project's file from the copy's folder (the others keep theirs: the copies
+/// keep the project's layout).
+fn copy_of(source: &str, file: &FileIndex, copied: &BTreeSet<String>, dir: &str) -> Result<String, String> {
+    let folder = file.path.rsplit_once('/').map_or("", |(d, _)| d);
+    let copy = format!("{dir}/{}", file.path);
+    let mut edits = Vec::new();
+    for imp in file.imports.iter().filter(|i| i.module.starts_with('.')) {
+        if imp.resolved_path.as_ref().is_some_and(|p| copied.contains(p)) {
+            continue;
+        }
+        let Some(target) = crate::typescript::index::link::normalize(&format!("{folder}/{}", imp.module)) else {
+            continue;
+        };
+        let (start, end) = (imp.span.start_byte, imp.span.end_byte);
+        let Some(stmt) = source.get(start..end) else { continue };
+        let found = ['"', '\''].iter().find_map(|q| stmt.rfind(&format!("{q}{}{q}", imp.module)));
+        let Some(at) = found else { continue };
+        let at = start + at + 1;
+        edits.push(Edit::replace(at, at + imp.module.len(), relative(&copy, &target)));
+    }
+    crate::edit::apply(source, &edits).map_err(|e| format!("cannot copy {} into the package: {e}", file.path))
 }
 
 fn rewrite(
@@ -176,5 +244,30 @@ mod tests {
         assert_eq!(extension_of("../src/m.js"), ".js");
         assert_eq!(extension_of("../src/m"), "");
         assert_eq!(extension_of("../src/.hidden/m"), "");
+    }
+
+    /// A copy's relative imports of files that are not copied point back at the project's,
+    /// from the copy's folder; those of copied files, and package imports, stay as written.
+    #[test]
+    fn a_copy_imports_what_stays_from_the_project() {
+        let source = "import { a } from \"./util/a.js\";\nimport { b } from '../lib/b';\nexport { c } from \"./c.js\";\nimport { it } from \"vitest\";\nexport const f = () => a + b;\n";
+        let sources: Vec<(String, Vec<u8>)> = [
+            ("src/m.ts", source),
+            ("src/util/a.ts", "export const a = 1;\n"),
+            ("lib/b.ts", "export const b = 2;\n"),
+            ("src/c.ts", "export const c = 3;\n"),
+        ]
+        .iter()
+        .map(|(p, s)| (p.to_string(), s.as_bytes().to_vec()))
+        .collect();
+        let index = DefinitionIndex::from_sources(&sources);
+        let copied: BTreeSet<String> = ["src/m.ts", "src/c.ts"].iter().map(|p| p.to_string()).collect();
+        let copy = copy_of(source, &index.files["src/m.ts"], &copied, "agent_code").unwrap();
+        assert_eq!(
+            copy,
+            "import { a } from \"../../src/util/a.js\";\nimport { b } from '../../lib/b';\nexport { c } from \"./c.js\";\nimport { it } from \"vitest\";\nexport const f = () => a + b;\n"
+        );
+        assert_eq!(specifier_of("./src/m.ts", ".js"), "./src/m.js");
+        assert_eq!(specifier_of("./src/m.mjs", ""), "./src/m.mjs");
     }
 }

@@ -52,7 +52,7 @@ pub(crate) struct Linker<'a> {
 }
 
 /// `a/b/../c/./d` → `a/c/d`; `None` when it climbs above the root.
-fn normalize(path: &str) -> Option<String> {
+pub(crate) fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for p in path.split('/') {
         match p {
