@@ -53,6 +53,26 @@ pub(super) struct Item {
     pub dollar_crate: Vec<(usize, usize)>,
 }
 
+impl Item {
+    fn new(file: usize, module: &[String], name: String, kind: ItemKind, span: (usize, usize), public: bool) -> Self {
+        Item {
+            file,
+            module: module.to_vec(),
+            name,
+            kind,
+            start: span.0,
+            end: span.1,
+            public,
+            impl_type: Vec::new(),
+            impl_trait: Vec::new(),
+            uses: BTreeSet::new(),
+            paths: Vec::new(),
+            narrow_visibility: Vec::new(),
+            dollar_crate: Vec::new(),
+        }
+    }
+}
+
 /// A path written in an item: its segments and the byte range of each.
 pub(super) struct WrittenPath {
     pub segments: Vec<(String, usize, usize)>,
@@ -65,6 +85,8 @@ pub(super) struct UseLeaf {
     pub path: Vec<String>,
     /// `pub use`.
     pub public: bool,
+    /// The `#[cfg(…)]` attributes of its `use` declaration, as written.
+    pub cfg: Vec<String>,
 }
 
 #[derive(Default)]
@@ -248,14 +270,14 @@ pub(super) fn use_leaves(n: Node, source: &str, prefix: &[String], public: bool,
         "identifier" | "scoped_identifier" | "crate" | "self" | "super" => {
             let Some(path) = seg(n) else { return false };
             let full = join(path);
-            out.push(UseLeaf { bound: full.last().cloned(), path: full, public });
+            out.push(UseLeaf { bound: full.last().cloned(), path: full, public, cfg: Vec::new() });
         }
         "use_as_clause" => {
             let (Some(p), Some(a)) = (n.child_by_field_name("path"), n.child_by_field_name("alias")) else {
                 return false;
             };
             let Some(path) = seg(p) else { return false };
-            out.push(UseLeaf { bound: Some(text(a, source).to_string()), path: join(path), public });
+            out.push(UseLeaf { bound: Some(text(a, source).to_string()), path: join(path), public, cfg: Vec::new() });
         }
         "use_wildcard" => {
             let mut full = prefix.to_vec();
@@ -264,7 +286,7 @@ pub(super) fn use_leaves(n: Node, source: &str, prefix: &[String], public: bool,
                 Some(None) => return false,
                 None => {}
             }
-            out.push(UseLeaf { bound: None, path: full, public });
+            out.push(UseLeaf { bound: None, path: full, public, cfg: Vec::new() });
         }
         "scoped_use_list" => {
             let mut full = prefix.to_vec();
@@ -296,6 +318,49 @@ fn item_kind(kind: &str) -> Option<ItemKind> {
     })
 }
 
+/// The items a macro invoked at module level declares, read from its own tokens (not nested
+/// groups): `static NAME` (`thread_local!`; `static ref NAME`, `lazy_static!`), `struct`,
+/// `enum`, `union`, `trait`, `fn`, `const`, `type` followed by a name (`bitflags!`'s struct);
+/// `pub` right before the keyword makes one public. Each is an item whose text is the whole
+/// invocation (smol-rs/fastrand's `std::thread_local! { static RNG: … }`).
+pub(super) fn macro_items(node: Node, source: &str) -> Vec<(String, ItemKind, bool)> {
+    let mut c = node.walk();
+    let Some(tt) = node.named_children(&mut c).find(|n| n.kind() == "token_tree") else { return Vec::new() };
+    let mut c = tt.walk();
+    let tokens: Vec<Node> = tt.children(&mut c).collect();
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let kind = match text(*t, source) {
+            "static" | "fn" | "const" | "type" => ItemKind::Value,
+            "struct" | "enum" | "union" => ItemKind::Type,
+            "trait" => ItemKind::Trait,
+            _ => continue,
+        };
+        let mut k = i + 1;
+        while tokens.get(k).is_some_and(|n| matches!(text(*n, source), "ref" | "mut")) {
+            k += 1;
+        }
+        let Some(name) = tokens.get(k).filter(|n| n.kind() == "identifier") else { continue };
+        let public = i > 0 && text(tokens[i - 1], source) == "pub";
+        out.push((text(*name, source).to_string(), kind, public));
+    }
+    out
+}
+
+/// The `#[cfg(…)]` attributes right above an item, as written.
+fn cfg_attributes(node: Node, source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = node.prev_sibling();
+    while let Some(c) = cur.filter(|c| c.kind() == "attribute_item" || c.kind().ends_with("comment")) {
+        let t = text(c, source);
+        if c.kind() == "attribute_item" && t.split_whitespace().collect::<String>().starts_with("#[cfg(") {
+            out.insert(0, t.to_string());
+        }
+        cur = c.prev_sibling();
+    }
+    out
+}
+
 /// Read the items of one item list (a file, or a `mod` body) of module `module`.
 fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut CrateItems) {
     let mut c = list.walk();
@@ -309,7 +374,10 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                 if let Some(arg) = node.child_by_field_name("argument") {
                     let public = has_pub(node, source);
                     let m = out.modules.entry(module.to_vec()).or_default();
+                    let from = m.uses.len();
                     use_leaves(arg, source, &[], public, &mut m.uses);
+                    let cfg = cfg_attributes(node, source);
+                    m.uses[from..].iter_mut().for_each(|u| u.cfg.clone_from(&cfg));
                 }
             }
             "mod_item" => {
@@ -319,6 +387,13 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                 out.modules.entry(inner.clone()).or_default().public = has_pub(node, source);
                 if let Some(body) = node.child_by_field_name("body") {
                     read_list(body, source, file, &inner, out);
+                }
+            }
+            "macro_invocation" => {
+                for (name, kind, public) in macro_items(node, source) {
+                    let mut item = Item::new(file, module, name, kind, (start, node.end_byte()), public);
+                    collect(node, source, &mut item);
+                    out.items.push(item);
                 }
             }
             kind => {
@@ -333,21 +408,11 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                         .map(|v| v.into_iter().map(|s| s.0).collect())
                         .unwrap_or_default()
                 };
-                let mut item = Item {
-                    file,
-                    module: module.to_vec(),
-                    name,
-                    kind,
-                    start,
-                    end: node.end_byte(),
-                    public: has_pub(node, source),
-                    impl_type: if kind == ItemKind::Impl { segs("type") } else { Vec::new() },
-                    impl_trait: if kind == ItemKind::Impl { segs("trait") } else { Vec::new() },
-                    uses: BTreeSet::new(),
-                    paths: Vec::new(),
-                    narrow_visibility: Vec::new(),
-                    dollar_crate: Vec::new(),
-                };
+                let mut item = Item::new(file, module, name, kind, (start, node.end_byte()), has_pub(node, source));
+                if kind == ItemKind::Impl {
+                    item.impl_type = segs("type");
+                    item.impl_trait = segs("trait");
+                }
                 collect(node, source, &mut item);
                 if kind == ItemKind::Macro {
                     // Its own name is no use; what its body names is.

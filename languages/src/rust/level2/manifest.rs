@@ -89,6 +89,23 @@ fn dependencies(table: Option<&toml::Value>, out: &mut String, optional: &mut st
     }
 }
 
+/// The names the crate's code calls its optional dependencies by (`no-panic` as `no_panic`),
+/// platform-specific ones too, each with its key in `Cargo.toml` (its feature's name):
+/// `agent_code` does not depend on them.
+pub(super) fn optional_dependencies(root: &Path) -> std::collections::BTreeMap<String, String> {
+    let Some(manifest) =
+        std::fs::read_to_string(root.join("Cargo.toml")).ok().and_then(|t| t.parse::<toml::Table>().ok())
+    else {
+        return Default::default();
+    };
+    let mut optional = std::collections::BTreeSet::new();
+    let targets = manifest.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values());
+    for deps in std::iter::once(manifest.get("dependencies")).chain(targets.map(|t| t.get("dependencies"))) {
+        dependencies(deps, &mut String::new(), &mut optional);
+    }
+    optional.into_iter().map(|d| (d.replace('-', "_"), d)).collect()
+}
+
 /// A TOML key, quoted when it must be.
 fn key(k: &str) -> String {
     if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {

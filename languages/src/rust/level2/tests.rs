@@ -260,3 +260,42 @@ fn one_type_by_std_s_and_alloc_s_paths_is_one_import() {
     assert!(carried.text.contains("let bag = agent_code::sides(&[4, 6]);"), "{}", carried.text);
     assert!(crate::parse_errors(Language::Rust, &carried.text).is_empty(), "{}", carried.text);
 }
+
+/// `fixtures/rust/dice`: `bag::sides` counts in a `ROLLED` static of a module-level
+/// `std::thread_local!` (smol-rs/fastrand's `RNG`): the invocation is an item the reference
+/// copies, once. `roll` names `weigh` of the optional dependency `gate` under its feature
+/// (itoa's `no_panic`): its `use` keeps that `cfg`, which `agent_code` (no such feature, no
+/// such dependency) leaves out.
+#[test]
+fn a_thread_local_static_is_copied_and_an_optional_dependency_s_use_keeps_its_cfg() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/dice");
+    let index = crate::index::DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::roll", "src/bag.rs::sides"]);
+    let sources =
+        Level2Sources { root: &root, index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    assert_eq!(text.matches("std::thread_local! {").count(), 1, "{text}");
+    assert!(text.contains("    static ROLLED: Cell<usize> = Cell::new(0);"), "{text}");
+    assert!(text.contains("use std::cell::Cell;"), "{text}");
+    assert!(text.contains("#[cfg(feature = \"gate\")] use gate::weigh;"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("use gate")), "{text}");
+}
+
+/// A module-level macro's own tokens declare items (`static`, `static ref`, `pub struct`);
+/// nested groups and other tokens do not.
+#[test]
+fn the_items_a_macro_invocation_declares() {
+    let source = "lazy_static! {\n    pub static ref TABLE: Vec<fn(u8)> = { fn inner() {} Vec::new() };\n}\nbitflags! { pub struct Flags: u8 { const A = 1; } }\nimpl_it!(u8 as u16);\n";
+    let mut parser = super::super::index::parse::new_parser();
+    let tree = parser.parse(source, None).unwrap();
+    let mut c = tree.root_node().walk();
+    let found: Vec<(String, bool)> = tree
+        .root_node()
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "macro_invocation")
+        .flat_map(|n| crate_items::macro_items(n, source))
+        .map(|(name, _, public)| (name, public))
+        .collect();
+    assert_eq!(found, [("TABLE".to_string(), true), ("Flags".to_string(), true)]);
+}
