@@ -197,7 +197,7 @@ impl Level2Packaging for RustLevel2 {
             return Vec::new();
         }
         let Ok(krate) = root_crate_name(root, index) else { return Vec::new() };
-        let moved = moved_names(index, extracted);
+        let moved = moved_names(root, index, extracted, &krate);
         rewrite_test(source, &krate, package_name(package), &moved)
     }
 
@@ -261,8 +261,17 @@ fn whole_types<'i>(index: &'i DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
     out
 }
 
-/// Names of the moved items: extracted top-level items of the library and whole types.
-fn moved_names(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeSet<String> {
+/// Names of the moved items: extracted top-level items of the library, whole types, and the
+/// items the crate's macros make around them ([`reference::generated_names`]).
+fn moved_names(root: &Path, index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, krate: &str) -> BTreeSet<String> {
+    let sources = Level2Sources { root, index, extracted, names: &[], package: "" };
+    let mut out = extracted_names(index, extracted);
+    out.extend(reference::generated_names(&sources, krate));
+    out
+}
+
+/// Names of the extracted top-level items of the library and of whole types.
+fn extracted_names(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = extracted
         .iter()
         .filter_map(|id| index.get(id))

@@ -51,6 +51,9 @@ pub(super) struct Item {
     pub narrow_visibility: Vec<(usize, usize)>,
     /// Byte ranges of `$crate` in a macro's body.
     pub dollar_crate: Vec<(usize, usize)>,
+    /// The crate's own macro whose invocation at module level made it (fastrand's
+    /// `integer!(usize, …)` makes `pub fn usize`).
+    pub made_by: Option<String>,
 }
 
 impl Item {
@@ -69,6 +72,7 @@ impl Item {
             paths: Vec::new(),
             narrow_visibility: Vec::new(),
             dollar_crate: Vec::new(),
+            made_by: None,
         }
     }
 }
@@ -100,6 +104,22 @@ pub(super) struct CrateItems {
     pub files: Vec<(String, String)>,
     pub items: Vec<Item>,
     pub modules: BTreeMap<Vec<String>, Module>,
+    /// The rules of the crate's `macro_rules!` macros read so far, by name.
+    rules: BTreeMap<String, Vec<Rule>>,
+}
+
+/// One rule of a `macro_rules!` macro, as far as reading what an invocation declares needs:
+/// its pattern's comma-separated parts, and the items its expansion declares at its top
+/// level (a name, or a `$metavariable` bound by the pattern).
+struct Rule {
+    pattern: Vec<Part>,
+    declares: Vec<(String, ItemKind, bool)>,
+}
+
+/// A part of a rule's pattern: one `$name:fragment`, or tokens to match as written.
+enum Part {
+    Bind(String),
+    Literal(String),
 }
 
 /// The files of the library crate at the repository root (`src/`, without binaries).
@@ -326,8 +346,19 @@ fn item_kind(kind: &str) -> Option<ItemKind> {
 pub(super) fn macro_items(node: Node, source: &str) -> Vec<(String, ItemKind, bool)> {
     let mut c = node.walk();
     let Some(tt) = node.named_children(&mut c).find(|n| n.kind() == "token_tree") else { return Vec::new() };
+    declared(&inner_tokens(tt), source, false)
+}
+
+/// The tokens of a group between its delimiters.
+fn inner_tokens(tt: Node) -> Vec<Node> {
     let mut c = tt.walk();
     let tokens: Vec<Node> = tt.children(&mut c).collect();
+    let inner = if tokens.len() >= 2 { &tokens[1..tokens.len() - 1] } else { &tokens[..0] };
+    inner.to_vec()
+}
+
+/// The items `tokens` declare at their own level; `metavariables`: a name may be a `$name`.
+fn declared(tokens: &[Node], source: &str, metavariables: bool) -> Vec<(String, ItemKind, bool)> {
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let kind = match text(*t, source) {
@@ -340,11 +371,99 @@ pub(super) fn macro_items(node: Node, source: &str) -> Vec<(String, ItemKind, bo
         while tokens.get(k).is_some_and(|n| matches!(text(*n, source), "ref" | "mut")) {
             k += 1;
         }
-        let Some(name) = tokens.get(k).filter(|n| n.kind() == "identifier") else { continue };
+        let named = |n: &&Node| n.kind() == "identifier" || metavariables && n.kind() == "metavariable";
+        let Some(name) = tokens.get(k).filter(named) else { continue };
         let public = i > 0 && text(tokens[i - 1], source) == "pub";
         out.push((text(*name, source).to_string(), kind, public));
     }
     out
+}
+
+/// `tokens` split at their commas, each part's text without spaces (a trailing comma makes no
+/// part).
+fn parts<'t>(tokens: &[Node<'t>], source: &str) -> Vec<Vec<Node<'t>>> {
+    let mut out: Vec<Vec<Node>> = vec![Vec::new()];
+    for t in tokens {
+        if text(*t, source) == "," {
+            out.push(Vec::new());
+        } else if let Some(last) = out.last_mut() {
+            last.push(*t);
+        }
+    }
+    if out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    out
+}
+
+fn squeezed(nodes: &[Node], source: &str) -> String {
+    nodes.iter().map(|n| text(*n, source)).collect::<String>().split_whitespace().collect()
+}
+
+/// The rules of a `macro_rules!` definition.
+fn rules(node: Node, source: &str) -> Vec<Rule> {
+    let mut c = node.walk();
+    let mut out = Vec::new();
+    for rule in node.named_children(&mut c).filter(|n| n.kind() == "macro_rule") {
+        let (Some(left), Some(right)) = (rule.child_by_field_name("left"), rule.child_by_field_name("right")) else {
+            continue;
+        };
+        let pattern = parts(&inner_tokens(left), source)
+            .into_iter()
+            .map(|p| match p.as_slice() {
+                [b] if b.kind() == "token_binding_pattern" => {
+                    let name = b.child_by_field_name("name").map_or("", |n| text(n, source));
+                    Part::Bind(name.to_string())
+                }
+                _ => Part::Literal(squeezed(&p, source)),
+            })
+            .collect();
+        out.push(Rule { pattern, declares: declared(&inner_tokens(right), source, true) });
+    }
+    out
+}
+
+/// What an invocation of one of the crate's macros declares, with that macro's name: the
+/// first rule whose comma-separated parts match the arguments' (a `$name` binds one part),
+/// its declared names with the metavariables bound. None when the macro is not the crate's
+/// or no rule matches so.
+fn expand(
+    node: Node,
+    source: &str,
+    rules: &BTreeMap<String, Vec<Rule>>,
+) -> Option<(String, Vec<(String, ItemKind, bool)>)> {
+    let name = node.child_by_field_name("macro").filter(|m| m.kind() == "identifier")?;
+    let name = text(name, source);
+    let mut c = node.walk();
+    let tt = node.named_children(&mut c).find(|n| n.kind() == "token_tree")?;
+    let args = parts(&inner_tokens(tt), source);
+    for rule in rules.get(name)? {
+        if rule.pattern.len() != args.len() {
+            continue;
+        }
+        let mut bound = BTreeMap::new();
+        let matched = rule.pattern.iter().zip(&args).all(|(p, a)| match p {
+            Part::Bind(b) => {
+                bound.insert(b.as_str(), squeezed(a, source));
+                true
+            }
+            Part::Literal(l) => *l == squeezed(a, source),
+        });
+        if !matched {
+            continue;
+        }
+        let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let declares = rule
+            .declares
+            .iter()
+            .filter_map(|(n, kind, public)| {
+                let n = if n.starts_with('$') { bound.get(n.as_str())?.clone() } else { n.clone() };
+                ident(&n).then_some((n, *kind, *public))
+            })
+            .collect();
+        return Some((name.to_string(), declares));
+    }
+    None
 }
 
 /// The `#[cfg(…)]` attributes right above an item, as written.
@@ -389,9 +508,20 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                     read_list(body, source, file, &inner, out);
                 }
             }
-            "macro_invocation" => {
-                for (name, kind, public) in macro_items(node, source) {
+            // `name! { … }`, or `name!(…);` (a statement).
+            "macro_invocation" | "expression_statement" => {
+                let Some(inv) = Some(node).filter(|n| n.kind() == "macro_invocation").or_else(|| {
+                    node.named_child(0).filter(|c| c.kind() == "macro_invocation" && node.named_child_count() == 1)
+                }) else {
+                    continue;
+                };
+                let (made_by, declared) = match expand(inv, source, &out.rules) {
+                    Some((m, d)) => (Some(m), d),
+                    None => (None, macro_items(inv, source)),
+                };
+                for (name, kind, public) in declared {
                     let mut item = Item::new(file, module, name, kind, (start, node.end_byte()), public);
+                    item.made_by.clone_from(&made_by);
                     collect(node, source, &mut item);
                     out.items.push(item);
                 }
@@ -408,6 +538,9 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                         .map(|v| v.into_iter().map(|s| s.0).collect())
                         .unwrap_or_default()
                 };
+                if kind == ItemKind::Macro {
+                    out.rules.insert(name.clone(), rules(node, source));
+                }
                 let mut item = Item::new(file, module, name, kind, (start, node.end_byte()), has_pub(node, source));
                 if kind == ItemKind::Impl {
                     item.impl_type = segs("type");
@@ -426,7 +559,7 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
 
 /// Read the library crate at the repository root.
 pub(super) fn read(root: &std::path::Path, index: &DefinitionIndex) -> Result<CrateItems, String> {
-    let mut out = CrateItems { files: Vec::new(), items: Vec::new(), modules: BTreeMap::new() };
+    let mut out = CrateItems { files: Vec::new(), items: Vec::new(), modules: BTreeMap::new(), rules: BTreeMap::new() };
     out.modules.entry(Vec::new()).or_default().public = true;
     let mut parser = super::super::index::parse::new_parser();
     for path in library_files(index) {

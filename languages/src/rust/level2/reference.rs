@@ -249,7 +249,7 @@ fn use_line(path: &[String], alias: Option<&str>) -> String {
 pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, String> {
     let c = read(sources.root, sources.index)?;
     let r = Resolver::new(krate, &c, super::manifest::optional_dependencies(sources.root));
-    let seeds = seeds(sources, &c, &r)?;
+    let seeds = with_generated(&c, &r, seeds(sources, &c, &r)?);
     let impls_of = impls_of(&c, &r);
     let copy = |j: usize| seeds.contains(&j) || r.public_path(j).is_none();
     let mut copied = BTreeSet::new();
@@ -325,6 +325,42 @@ fn seeds(sources: &Level2Sources<'_>, c: &CrateItems, r: &Resolver<'_>) -> Resul
         return Err("the feature has no items in the library crate at the repository root".into());
     }
     Ok(seeds)
+}
+
+/// `seeds` with the items invocations of the crate's own macros make whose expansion names
+/// one of them (fastrand's `integer!(usize, …)`: `pub fn usize(…) { with_rng(…) }` with
+/// `with_rng` in the feature): they stay in the crate at Level 1, where the mask cannot reach
+/// them, but work only with the feature, so at Level 2 they go with it.
+fn with_generated(c: &CrateItems, r: &Resolver<'_>, mut seeds: BTreeSet<usize>) -> BTreeSet<usize> {
+    loop {
+        let more: Vec<usize> = (0..c.items.len())
+            .filter(|i| !seeds.contains(i))
+            .filter(|&i| {
+                let it = &c.items[i];
+                let Some(mac) = it.made_by.as_deref().and_then(|m| r.macros.get(m)) else { return false };
+                let names_seed = |module: &[String], names: &BTreeSet<String>| {
+                    names
+                        .iter()
+                        .any(|n| matches!(r.resolve_name(module, n), Some(Target::Item(j)) if seeds.contains(&j)))
+                };
+                names_seed(&c.items[*mac].module, &c.items[*mac].uses) || names_seed(&it.module, &it.uses)
+            })
+            .collect();
+        if more.is_empty() {
+            return seeds;
+        }
+        seeds.extend(more);
+    }
+}
+
+/// The names of the items [`with_generated`] adds to the feature's: the integration tests
+/// take them from the package too.
+pub(super) fn generated_names(sources: &Level2Sources<'_>, krate: &str) -> BTreeSet<String> {
+    let Ok(c) = read(sources.root, sources.index) else { return BTreeSet::new() };
+    let r = Resolver::new(krate, &c, BTreeMap::new());
+    let Ok(seeds) = seeds(sources, &c, &r) else { return BTreeSet::new() };
+    let all = with_generated(&c, &r, seeds.clone());
+    all.difference(&seeds).map(|&i| c.items[i].name.clone()).collect()
 }
 
 /// Impls by the item they implement for or implement.

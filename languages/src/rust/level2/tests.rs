@@ -46,7 +46,7 @@ fn a_method_of_a_type_that_stays_brings_its_whole_type() {
     assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
     insta::assert_snapshot!(text);
     let index = fixture_index();
-    let moved = moved_names(&index, &extracted);
+    let moved = moved_names(&fixture_root(), &index, &extracted, "geometry");
     assert_eq!(moved, ["Rect".to_string()].into(), "the type is what the tests take from the package");
 }
 
@@ -298,4 +298,27 @@ fn the_items_a_macro_invocation_declares() {
         .map(|(name, _, public)| (name, public))
         .collect();
     assert_eq!(found, [("TABLE".to_string(), true), ("Flags".to_string(), true)]);
+}
+
+/// `fixtures/rust/dice`: `die!(d6, 6)` makes `pub fn d6() { roll(6) }` with the crate's own
+/// macro (fastrand's `integer!(usize, …)` around `with_rng`). With `roll` in the feature,
+/// `d6` goes with it: the reference copies the invocation after the macro, and the
+/// integration test calls `agent_code::d6()`.
+#[test]
+fn an_item_the_crate_s_macro_makes_around_the_feature_goes_with_it() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/dice");
+    let index = crate::index::DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::roll"]);
+    let sources =
+        Level2Sources { root: &root, index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    let (mac, call) = (text.find("macro_rules! die {"), text.find("die!(d6, 6);"));
+    assert!(mac.is_some() && call.is_some() && mac < call, "{text}");
+    let test = std::fs::read_to_string(root.join("tests/rolls.rs")).unwrap();
+    let edits =
+        RustLevel2.rewrite_test_imports(&root, &test, &index.files["tests/rolls.rs"], &index, &extracted, "agent_code");
+    let out = crate::edit::apply(&test, &edits).unwrap();
+    assert!(out.contains("assert_eq!(agent_code::d6(), 6);"), "{out}");
+    assert!(out.contains("dice::bag::sides(&[2, 3])"), "{out}");
 }
