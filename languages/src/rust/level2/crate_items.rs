@@ -108,12 +108,15 @@ pub(super) struct CrateItems {
     rules: BTreeMap<String, Vec<Rule>>,
 }
 
+/// An item a macro invocation declares: its name, kind, whether `pub`.
+type Declared = (String, ItemKind, bool);
+
 /// One rule of a `macro_rules!` macro, as far as reading what an invocation declares needs:
 /// its pattern's comma-separated parts, and the items its expansion declares at its top
 /// level (a name, or a `$metavariable` bound by the pattern).
 struct Rule {
     pattern: Vec<Part>,
-    declares: Vec<(String, ItemKind, bool)>,
+    declares: Vec<Declared>,
 }
 
 /// A part of a rule's pattern: one `$name:fragment`, or tokens to match as written.
@@ -343,7 +346,7 @@ fn item_kind(kind: &str) -> Option<ItemKind> {
 /// `enum`, `union`, `trait`, `fn`, `const`, `type` followed by a name (`bitflags!`'s struct);
 /// `pub` right before the keyword makes one public. Each is an item whose text is the whole
 /// invocation (smol-rs/fastrand's `std::thread_local! { static RNG: … }`).
-pub(super) fn macro_items(node: Node, source: &str) -> Vec<(String, ItemKind, bool)> {
+pub(super) fn macro_items(node: Node, source: &str) -> Vec<Declared> {
     let mut c = node.walk();
     let Some(tt) = node.named_children(&mut c).find(|n| n.kind() == "token_tree") else { return Vec::new() };
     declared(&inner_tokens(tt), source, false)
@@ -358,7 +361,7 @@ fn inner_tokens(tt: Node) -> Vec<Node> {
 }
 
 /// The items `tokens` declare at their own level; `metavariables`: a name may be a `$name`.
-fn declared(tokens: &[Node], source: &str, metavariables: bool) -> Vec<(String, ItemKind, bool)> {
+fn declared(tokens: &[Node], source: &str, metavariables: bool) -> Vec<Declared> {
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let kind = match text(*t, source) {
@@ -427,11 +430,7 @@ fn rules(node: Node, source: &str) -> Vec<Rule> {
 /// first rule whose comma-separated parts match the arguments' (a `$name` binds one part),
 /// its declared names with the metavariables bound. None when the macro is not the crate's
 /// or no rule matches so.
-fn expand(
-    node: Node,
-    source: &str,
-    rules: &BTreeMap<String, Vec<Rule>>,
-) -> Option<(String, Vec<(String, ItemKind, bool)>)> {
+fn expand(node: Node, source: &str, rules: &BTreeMap<String, Vec<Rule>>) -> Option<(String, Vec<Declared>)> {
     let name = node.child_by_field_name("macro").filter(|m| m.kind() == "identifier")?;
     let name = text(name, source);
     let mut c = node.walk();
