@@ -157,6 +157,14 @@ impl Level2Packaging for RustLevel2 {
                 quote(&support)
             ));
         }
+        let generated: Vec<String> = reference::generated_names(sources, &plan.krate).into_iter().collect();
+        if !generated.is_empty() {
+            out.push(format!(
+                "It also declares the items `{}`'s own macros make around the feature, which the tests call from the crate: {}.",
+                plan.krate,
+                quote(&generated)
+            ));
+        }
         (!out.is_empty()).then(|| out.join(" "))
     }
 

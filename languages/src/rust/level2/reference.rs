@@ -327,30 +327,38 @@ fn seeds(sources: &Level2Sources<'_>, c: &CrateItems, r: &Resolver<'_>) -> Resul
     Ok(seeds)
 }
 
-/// `seeds` with the items invocations of the crate's own macros make whose expansion names
-/// one of them (fastrand's `integer!(usize, …)`: `pub fn usize(…) { with_rng(…) }` with
-/// `with_rng` in the feature): they stay in the crate at Level 1, where the mask cannot reach
-/// them, but work only with the feature, so at Level 2 they go with it.
-fn with_generated(c: &CrateItems, r: &Resolver<'_>, mut seeds: BTreeSet<usize>) -> BTreeSet<usize> {
-    loop {
-        let more: Vec<usize> = (0..c.items.len())
-            .filter(|i| !seeds.contains(i))
-            .filter(|&i| {
-                let it = &c.items[i];
-                let Some(mac) = it.made_by.as_deref().and_then(|m| r.macros.get(m)) else { return false };
-                let names_seed = |module: &[String], names: &BTreeSet<String>| {
-                    names
-                        .iter()
-                        .any(|n| matches!(r.resolve_name(module, n), Some(Target::Item(j)) if seeds.contains(&j)))
-                };
-                names_seed(&c.items[*mac].module, &c.items[*mac].uses) || names_seed(&it.module, &it.uses)
-            })
-            .collect();
-        if more.is_empty() {
-            return seeds;
-        }
-        seeds.extend(more);
+/// `seeds` with the items invocations of the crate's own macros make whose expansion reaches
+/// one of them through the crate's items (fastrand's `integer!(usize, …)`: `pub fn usize(…)
+/// { with_rng(…) }`, and `with_rng` names `Rng`, whose methods are the feature): they stay in
+/// the crate at Level 1, where the mask cannot reach them, but work only with the feature, so
+/// at Level 2 they go with it.
+fn with_generated(c: &CrateItems, r: &Resolver<'_>, seeds: BTreeSet<usize>) -> BTreeSet<usize> {
+    if c.items.iter().all(|it| it.made_by.is_none()) {
+        return seeds;
     }
+    // Who names whom, then what reaches a seed: backwards from the seeds.
+    let mut named_by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, it) in c.items.iter().enumerate() {
+        for n in &it.uses {
+            if let Some(Target::Item(j)) = r.resolve_name(&it.module, n)
+                && j != i
+            {
+                named_by.entry(j).or_default().push(i);
+            }
+        }
+    }
+    let mut reaches = seeds.clone();
+    let mut todo: Vec<usize> = seeds.iter().copied().collect();
+    while let Some(j) = todo.pop() {
+        for &i in named_by.get(&j).into_iter().flatten() {
+            if reaches.insert(i) {
+                todo.push(i);
+            }
+        }
+    }
+    let mut out = seeds;
+    out.extend(reaches.into_iter().filter(|&i| c.items[i].made_by.is_some()));
+    out
 }
 
 /// The names of the items [`with_generated`] adds to the feature's: the integration tests

@@ -321,4 +321,32 @@ fn an_item_the_crate_s_macro_makes_around_the_feature_goes_with_it() {
     let out = crate::edit::apply(&test, &edits).unwrap();
     assert!(out.contains("assert_eq!(agent_code::d6(), 6);"), "{out}");
     assert!(out.contains("dice::bag::sides(&[2, 3])"), "{out}");
+    let note = RustLevel2.support_note(&sources).unwrap();
+    assert!(note.contains("the tests call from the crate: `d6`."), "{note}");
+}
+
+/// fastrand's shape: `integer!(usize, …)` makes `pub fn usize` calling `with_rng`, which names
+/// `Rng`, whose method is the feature. The generated item reaches the feature through
+/// `with_rng` and goes with it.
+#[test]
+fn an_item_a_macro_makes_goes_with_the_feature_it_reaches_through_a_helper() {
+    let dir = carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        (
+            "src/lib.rs",
+            "pub struct Gen(u64);\n\nimpl Gen {\n    pub fn next(&mut self) -> u64 {\n        self.0 += 1;\n        self.0\n    }\n}\n\nfn with_gen<R>(f: impl FnOnce(&mut Gen) -> R) -> R {\n    f(&mut Gen(0))\n}\n\nmacro_rules! global {\n    ($t:ident) => {\n        pub fn $t() -> u64 {\n            with_gen(|g| g.next())\n        }\n    };\n}\n\nglobal!(next_global);\n\npub fn unrelated() -> u64 {\n    7\n}\n",
+        ),
+        (
+            "tests/gen.rs",
+            "use gen::Gen;\n\n#[test]\nfn one() {\n    let _ = Gen::next;\n    assert_eq!(gen::next_global(), 1);\n}\n",
+        ),
+    ]);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::Gen.next"]);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    assert_eq!(reference::generated_names(&sources, "gen"), ["next_global".to_string()].into());
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(text.contains("global!(next_global);") && text.contains("fn with_gen<R>"), "{text}");
+    assert!(!text.contains("fn unrelated"), "{text}");
 }
