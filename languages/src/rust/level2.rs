@@ -422,7 +422,9 @@ fn rewrite_tokens(tt: Node, source: &str, krate: &str, package: &str, moved: &BT
         // The path's segments after the crate name.
         let mut j = i;
         let mut found = None;
-        while j + 2 < tokens.len() + 0 && text(tokens[j + 1], source) == "::" && tokens[j + 2].kind() == "identifier" {
+        // `u128` in `fastrand::u128(..)` is a primitive type's token.
+        let segment = |n: Node| matches!(n.kind(), "identifier" | "primitive_type");
+        while j + 2 < tokens.len() && text(tokens[j + 1], source) == "::" && segment(tokens[j + 2]) {
             j += 2;
             if moved.contains(text(tokens[j], source)) {
                 found = Some(j);

@@ -66,12 +66,12 @@ fn an_integration_test_takes_the_moved_items_from_the_package() {
 
 #[test]
 fn paths_in_code_and_macro_arguments_are_rewritten() {
-    let moved: BTreeSet<String> = ["names".to_string(), "Report".to_string()].into();
-    let source = "use geometry::*;\n#[test]\nfn t() {\n    let r = geometry::report::Report::new();\n    assert_eq!(geometry::catalog::names(), geometry::units::convert(1.0));\n}\n";
+    let moved: BTreeSet<String> = ["names".to_string(), "Report".to_string(), "u128".to_string()].into();
+    let source = "use geometry::*;\n#[test]\nfn t() {\n    let r = geometry::report::Report::new();\n    assert_eq!(geometry::catalog::names(), geometry::units::convert(1.0));\n    assert!(geometry::u128(..9) < 9);\n}\n";
     let out = crate::edit::apply(source, &rewrite_test(source, "geometry", "agent_code", &moved)).unwrap();
     assert_eq!(
         out,
-        "use geometry::*;\nuse agent_code::{Report, names};\n#[test]\nfn t() {\n    let r = agent_code::Report::new();\n    assert_eq!(agent_code::names(), geometry::units::convert(1.0));\n}\n"
+        "use geometry::*;\nuse agent_code::{Report, names, u128};\n#[test]\nfn t() {\n    let r = agent_code::Report::new();\n    assert_eq!(agent_code::names(), geometry::units::convert(1.0));\n    assert!(agent_code::u128(..9) < 9);\n}\n"
     );
 }
 
