@@ -361,7 +361,10 @@ fn a_rust_feature_becomes_a_crate_of_its_own_and_inline_tests_have_none() {
 /// `rolls` twice, one `should_panic` and one with a hidden `fn main`, and `bag::sides`). Its
 /// Level 2 task carries them into `tests/carve_doctests.rs`, calling `agent_code`, under new
 /// ids; the reference copies `rolls` (its module names `Vec` through `alloc`) and `sides`
-/// (through `std`) with one `use std::vec::Vec;`. Under plain `cargo test`, an empty crate
+/// (through `std`) with one `use std::vec::Vec;`, the `thread_local!` static `sides` counts
+/// in, `rolls` under the `alloc` feature `std` implies, `d6` (made by the crate's `die!`
+/// around `roll`, which `tests/rolls.rs` now takes from `agent_code`), and `roll`'s use of
+/// the optional dependency `gate` under its `cfg`. Under plain `cargo test`, an empty crate
 /// fails the carried doctests and the reference passes them.
 #[needs("cargo")]
 fn doctests_among_the_f2p_tests_are_carried_into_an_integration_test() {
@@ -388,6 +391,10 @@ fn doctests_among_the_f2p_tests_are_carried_into_an_integration_test() {
     assert!(test.contains("+#[should_panic]\n+fn doctest_rolls_example_2() {"), "{test}");
     let gold = read(&bundle.join("gold.patch"));
     assert_eq!(gold.matches("+use std::vec::Vec;").count(), 1, "{gold}");
+    for line in ["+std::thread_local! {", "+die!(d6, 6);", "+#[cfg(feature = \"gate\")] use gate::weigh;"] {
+        assert!(gold.contains(line), "{line} not in {gold}");
+    }
+    assert!(test.contains("+    assert_eq!(agent_code::d6(), 6);"), "{test}");
 
     let (empty, reference) = empty_and_reference_runs(&repo, &bundle, "carve_doctests");
     assert!(!empty.0, "the carried doctests pass with an empty agent_code:\n{}", empty.1);

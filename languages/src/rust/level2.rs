@@ -157,6 +157,14 @@ impl Level2Packaging for RustLevel2 {
                 quote(&support)
             ));
         }
+        let generated: Vec<String> = reference::generated_names(sources, &plan.krate).into_iter().collect();
+        if !generated.is_empty() {
+            out.push(format!(
+                "It also declares the items `{}`'s own macros make around the feature, which the tests call from the crate: {}.",
+                plan.krate,
+                quote(&generated)
+            ));
+        }
         (!out.is_empty()).then(|| out.join(" "))
     }
 
@@ -197,7 +205,7 @@ impl Level2Packaging for RustLevel2 {
             return Vec::new();
         }
         let Ok(krate) = root_crate_name(root, index) else { return Vec::new() };
-        let moved = moved_names(index, extracted);
+        let moved = moved_names(root, index, extracted, &krate);
         rewrite_test(source, &krate, package_name(package), &moved)
     }
 
@@ -261,8 +269,17 @@ fn whole_types<'i>(index: &'i DefinitionIndex, extracted: &BTreeSet<NodeId>) -> 
     out
 }
 
-/// Names of the moved items: extracted top-level items of the library and whole types.
-fn moved_names(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeSet<String> {
+/// Names of the moved items: extracted top-level items of the library, whole types, and the
+/// items the crate's macros make around them ([`reference::generated_names`]).
+fn moved_names(root: &Path, index: &DefinitionIndex, extracted: &BTreeSet<NodeId>, krate: &str) -> BTreeSet<String> {
+    let sources = Level2Sources { root, index, extracted, names: &[], package: "" };
+    let mut out = extracted_names(index, extracted);
+    out.extend(reference::generated_names(&sources, krate));
+    out
+}
+
+/// Names of the extracted top-level items of the library and of whole types.
+fn extracted_names(index: &DefinitionIndex, extracted: &BTreeSet<NodeId>) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = extracted
         .iter()
         .filter_map(|id| index.get(id))
@@ -405,7 +422,9 @@ fn rewrite_tokens(tt: Node, source: &str, krate: &str, package: &str, moved: &BT
         // The path's segments after the crate name.
         let mut j = i;
         let mut found = None;
-        while j + 2 < tokens.len() + 0 && text(tokens[j + 1], source) == "::" && tokens[j + 2].kind() == "identifier" {
+        // `u128` in `fastrand::u128(..)` is a primitive type's token.
+        let segment = |n: Node| matches!(n.kind(), "identifier" | "primitive_type");
+        while j + 2 < tokens.len() && text(tokens[j + 1], source) == "::" && segment(tokens[j + 2]) {
             j += 2;
             if moved.contains(text(tokens[j], source)) {
                 found = Some(j);

@@ -477,8 +477,24 @@ fn startup_error(root: &Path, command: &str, ended: &Ended) -> RunnerError {
         command: command.into(),
         exit_code: ended.exit_code,
         hint: hint.into(),
-        tail: last_lines(&tail, 60),
+        tail: with_first_error(&tail, last_lines(&tail, 60)),
     }
+}
+
+/// `last` (the output's last lines) led by the compiler's first error when `last` lacks it:
+/// the error comes first and the warnings after it can fill the last lines (itoa's Level 2
+/// reference: `could not compile … due to 1 previous error; 7 warnings emitted`, the error
+/// itself gone).
+fn with_first_error(output: &str, last: String) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    let is_error =
+        |l: &&str| (l.starts_with("error[") || l.starts_with("error:")) && !l.starts_with("error: could not compile");
+    let Some(start) = lines.iter().position(is_error) else { return last };
+    if last.lines().any(|l| l == lines[start]) {
+        return last;
+    }
+    let block: Vec<&str> = lines[start..].iter().take_while(|l| !l.trim().is_empty()).take(12).copied().collect();
+    format!("{}\n[…]\n{last}", block.join("\n"))
 }
 
 fn spawn_error(command: &str, e: std::io::Error) -> RunnerError {

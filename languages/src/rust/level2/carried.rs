@@ -61,7 +61,7 @@ pub(super) fn carry(
         ids.insert(id.clone(), format!("{stem}::{name}"));
         names.insert(name);
     }
-    let moved = super::moved_names(index, extracted);
+    let moved = super::moved_names(root, index, extracted, krate);
     let edits = super::rewrite_test(&text, krate, super::package_name(package), &moved);
     let text = crate::edit::apply(&text, &edits).map_err(|e| format!("cannot rewrite the carried doctests: {e}"))?;
     Ok(Some(CarriedTests { path: format!("tests/{stem}.rs"), text, ids }))

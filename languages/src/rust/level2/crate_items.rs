@@ -51,6 +51,30 @@ pub(super) struct Item {
     pub narrow_visibility: Vec<(usize, usize)>,
     /// Byte ranges of `$crate` in a macro's body.
     pub dollar_crate: Vec<(usize, usize)>,
+    /// The crate's own macro whose invocation at module level made it (fastrand's
+    /// `integer!(usize, …)` makes `pub fn usize`).
+    pub made_by: Option<String>,
+}
+
+impl Item {
+    fn new(file: usize, module: &[String], name: String, kind: ItemKind, span: (usize, usize), public: bool) -> Self {
+        Item {
+            file,
+            module: module.to_vec(),
+            name,
+            kind,
+            start: span.0,
+            end: span.1,
+            public,
+            impl_type: Vec::new(),
+            impl_trait: Vec::new(),
+            uses: BTreeSet::new(),
+            paths: Vec::new(),
+            narrow_visibility: Vec::new(),
+            dollar_crate: Vec::new(),
+            made_by: None,
+        }
+    }
 }
 
 /// A path written in an item: its segments and the byte range of each.
@@ -65,6 +89,8 @@ pub(super) struct UseLeaf {
     pub path: Vec<String>,
     /// `pub use`.
     pub public: bool,
+    /// The `#[cfg(…)]` attributes of its `use` declaration, as written.
+    pub cfg: Vec<String>,
 }
 
 #[derive(Default)]
@@ -78,6 +104,25 @@ pub(super) struct CrateItems {
     pub files: Vec<(String, String)>,
     pub items: Vec<Item>,
     pub modules: BTreeMap<Vec<String>, Module>,
+    /// The rules of the crate's `macro_rules!` macros read so far, by name.
+    rules: BTreeMap<String, Vec<Rule>>,
+}
+
+/// An item a macro invocation declares: its name, kind, whether `pub`.
+type Declared = (String, ItemKind, bool);
+
+/// One rule of a `macro_rules!` macro, as far as reading what an invocation declares needs:
+/// its pattern's comma-separated parts, and the items its expansion declares at its top
+/// level (a name, or a `$metavariable` bound by the pattern).
+struct Rule {
+    pattern: Vec<Part>,
+    declares: Vec<Declared>,
+}
+
+/// A part of a rule's pattern: one `$name:fragment`, or tokens to match as written.
+enum Part {
+    Bind(String),
+    Literal(String),
 }
 
 /// The files of the library crate at the repository root (`src/`, without binaries).
@@ -248,14 +293,14 @@ pub(super) fn use_leaves(n: Node, source: &str, prefix: &[String], public: bool,
         "identifier" | "scoped_identifier" | "crate" | "self" | "super" => {
             let Some(path) = seg(n) else { return false };
             let full = join(path);
-            out.push(UseLeaf { bound: full.last().cloned(), path: full, public });
+            out.push(UseLeaf { bound: full.last().cloned(), path: full, public, cfg: Vec::new() });
         }
         "use_as_clause" => {
             let (Some(p), Some(a)) = (n.child_by_field_name("path"), n.child_by_field_name("alias")) else {
                 return false;
             };
             let Some(path) = seg(p) else { return false };
-            out.push(UseLeaf { bound: Some(text(a, source).to_string()), path: join(path), public });
+            out.push(UseLeaf { bound: Some(text(a, source).to_string()), path: join(path), public, cfg: Vec::new() });
         }
         "use_wildcard" => {
             let mut full = prefix.to_vec();
@@ -264,7 +309,7 @@ pub(super) fn use_leaves(n: Node, source: &str, prefix: &[String], public: bool,
                 Some(None) => return false,
                 None => {}
             }
-            out.push(UseLeaf { bound: None, path: full, public });
+            out.push(UseLeaf { bound: None, path: full, public, cfg: Vec::new() });
         }
         "scoped_use_list" => {
             let mut full = prefix.to_vec();
@@ -296,6 +341,144 @@ fn item_kind(kind: &str) -> Option<ItemKind> {
     })
 }
 
+/// The items a macro invoked at module level declares, read from its own tokens (not nested
+/// groups): `static NAME` (`thread_local!`; `static ref NAME`, `lazy_static!`), `struct`,
+/// `enum`, `union`, `trait`, `fn`, `const`, `type` followed by a name (`bitflags!`'s struct);
+/// `pub` right before the keyword makes one public. Each is an item whose text is the whole
+/// invocation (smol-rs/fastrand's `std::thread_local! { static RNG: … }`).
+pub(super) fn macro_items(node: Node, source: &str) -> Vec<Declared> {
+    let mut c = node.walk();
+    let Some(tt) = node.named_children(&mut c).find(|n| n.kind() == "token_tree") else { return Vec::new() };
+    declared(&inner_tokens(tt), source, false)
+}
+
+/// The tokens of a group between its delimiters.
+fn inner_tokens(tt: Node) -> Vec<Node> {
+    let mut c = tt.walk();
+    let tokens: Vec<Node> = tt.children(&mut c).collect();
+    let inner = if tokens.len() >= 2 { &tokens[1..tokens.len() - 1] } else { &tokens[..0] };
+    inner.to_vec()
+}
+
+/// The items `tokens` declare at their own level; `metavariables`: a name may be a `$name`.
+fn declared(tokens: &[Node], source: &str, metavariables: bool) -> Vec<Declared> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let kind = match text(*t, source) {
+            "static" | "fn" | "const" | "type" => ItemKind::Value,
+            "struct" | "enum" | "union" => ItemKind::Type,
+            "trait" => ItemKind::Trait,
+            _ => continue,
+        };
+        let mut k = i + 1;
+        while tokens.get(k).is_some_and(|n| matches!(text(*n, source), "ref" | "mut")) {
+            k += 1;
+        }
+        let named = |n: &&Node| n.kind() == "identifier" || metavariables && n.kind() == "metavariable";
+        let Some(name) = tokens.get(k).filter(named) else { continue };
+        let public = i > 0 && text(tokens[i - 1], source) == "pub";
+        out.push((text(*name, source).to_string(), kind, public));
+    }
+    out
+}
+
+/// `tokens` split at their commas, each part's text without spaces (a trailing comma makes no
+/// part).
+fn parts<'t>(tokens: &[Node<'t>], source: &str) -> Vec<Vec<Node<'t>>> {
+    let mut out: Vec<Vec<Node>> = vec![Vec::new()];
+    for t in tokens {
+        if text(*t, source) == "," {
+            out.push(Vec::new());
+        } else if let Some(last) = out.last_mut() {
+            last.push(*t);
+        }
+    }
+    if out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    out
+}
+
+fn squeezed(nodes: &[Node], source: &str) -> String {
+    nodes.iter().map(|n| text(*n, source)).collect::<String>().split_whitespace().collect()
+}
+
+/// The rules of a `macro_rules!` definition.
+fn rules(node: Node, source: &str) -> Vec<Rule> {
+    let mut c = node.walk();
+    let mut out = Vec::new();
+    for rule in node.named_children(&mut c).filter(|n| n.kind() == "macro_rule") {
+        let (Some(left), Some(right)) = (rule.child_by_field_name("left"), rule.child_by_field_name("right")) else {
+            continue;
+        };
+        let pattern = parts(&inner_tokens(left), source)
+            .into_iter()
+            .map(|p| match p.as_slice() {
+                [b] if b.kind() == "token_binding_pattern" => {
+                    let name = b.child_by_field_name("name").map_or("", |n| text(n, source));
+                    Part::Bind(name.to_string())
+                }
+                _ => Part::Literal(squeezed(&p, source)),
+            })
+            .collect();
+        out.push(Rule { pattern, declares: declared(&inner_tokens(right), source, true) });
+    }
+    out
+}
+
+/// What an invocation of one of the crate's macros declares, with that macro's name: the
+/// first rule whose comma-separated parts match the arguments' (a `$name` binds one part),
+/// its declared names with the metavariables bound. None when the macro is not the crate's
+/// or no rule matches so.
+fn expand(node: Node, source: &str, rules: &BTreeMap<String, Vec<Rule>>) -> Option<(String, Vec<Declared>)> {
+    let name = node.child_by_field_name("macro").filter(|m| m.kind() == "identifier")?;
+    let name = text(name, source);
+    let mut c = node.walk();
+    let tt = node.named_children(&mut c).find(|n| n.kind() == "token_tree")?;
+    let args = parts(&inner_tokens(tt), source);
+    for rule in rules.get(name)? {
+        if rule.pattern.len() != args.len() {
+            continue;
+        }
+        let mut bound = BTreeMap::new();
+        let matched = rule.pattern.iter().zip(&args).all(|(p, a)| match p {
+            Part::Bind(b) => {
+                bound.insert(b.as_str(), squeezed(a, source));
+                true
+            }
+            Part::Literal(l) => *l == squeezed(a, source),
+        });
+        if !matched {
+            continue;
+        }
+        let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let declares = rule
+            .declares
+            .iter()
+            .filter_map(|(n, kind, public)| {
+                let n = if n.starts_with('$') { bound.get(n.as_str())?.clone() } else { n.clone() };
+                ident(&n).then_some((n, *kind, *public))
+            })
+            .collect();
+        return Some((name.to_string(), declares));
+    }
+    None
+}
+
+/// The `#[cfg(…)]` attributes right above an item, as written.
+fn cfg_attributes(node: Node, source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = node.prev_sibling();
+    while let Some(c) = cur.filter(|c| c.kind() == "attribute_item" || c.kind().ends_with("comment")) {
+        let t = text(c, source);
+        if c.kind() == "attribute_item" && t.split_whitespace().collect::<String>().starts_with("#[cfg(") {
+            out.insert(0, t.to_string());
+        }
+        cur = c.prev_sibling();
+    }
+    out
+}
+
 /// Read the items of one item list (a file, or a `mod` body) of module `module`.
 fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut CrateItems) {
     let mut c = list.walk();
@@ -309,7 +492,10 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                 if let Some(arg) = node.child_by_field_name("argument") {
                     let public = has_pub(node, source);
                     let m = out.modules.entry(module.to_vec()).or_default();
+                    let from = m.uses.len();
                     use_leaves(arg, source, &[], public, &mut m.uses);
+                    let cfg = cfg_attributes(node, source);
+                    m.uses[from..].iter_mut().for_each(|u| u.cfg.clone_from(&cfg));
                 }
             }
             "mod_item" => {
@@ -319,6 +505,24 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                 out.modules.entry(inner.clone()).or_default().public = has_pub(node, source);
                 if let Some(body) = node.child_by_field_name("body") {
                     read_list(body, source, file, &inner, out);
+                }
+            }
+            // `name! { … }`, or `name!(…);` (a statement).
+            "macro_invocation" | "expression_statement" => {
+                let Some(inv) = Some(node).filter(|n| n.kind() == "macro_invocation").or_else(|| {
+                    node.named_child(0).filter(|c| c.kind() == "macro_invocation" && node.named_child_count() == 1)
+                }) else {
+                    continue;
+                };
+                let (made_by, declared) = match expand(inv, source, &out.rules) {
+                    Some((m, d)) => (Some(m), d),
+                    None => (None, macro_items(inv, source)),
+                };
+                for (name, kind, public) in declared {
+                    let mut item = Item::new(file, module, name, kind, (start, node.end_byte()), public);
+                    item.made_by.clone_from(&made_by);
+                    collect(node, source, &mut item);
+                    out.items.push(item);
                 }
             }
             kind => {
@@ -333,21 +537,14 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
                         .map(|v| v.into_iter().map(|s| s.0).collect())
                         .unwrap_or_default()
                 };
-                let mut item = Item {
-                    file,
-                    module: module.to_vec(),
-                    name,
-                    kind,
-                    start,
-                    end: node.end_byte(),
-                    public: has_pub(node, source),
-                    impl_type: if kind == ItemKind::Impl { segs("type") } else { Vec::new() },
-                    impl_trait: if kind == ItemKind::Impl { segs("trait") } else { Vec::new() },
-                    uses: BTreeSet::new(),
-                    paths: Vec::new(),
-                    narrow_visibility: Vec::new(),
-                    dollar_crate: Vec::new(),
-                };
+                if kind == ItemKind::Macro {
+                    out.rules.insert(name.clone(), rules(node, source));
+                }
+                let mut item = Item::new(file, module, name, kind, (start, node.end_byte()), has_pub(node, source));
+                if kind == ItemKind::Impl {
+                    item.impl_type = segs("type");
+                    item.impl_trait = segs("trait");
+                }
                 collect(node, source, &mut item);
                 if kind == ItemKind::Macro {
                     // Its own name is no use; what its body names is.
@@ -361,7 +558,7 @@ fn read_list(list: Node, source: &str, file: usize, module: &[String], out: &mut
 
 /// Read the library crate at the repository root.
 pub(super) fn read(root: &std::path::Path, index: &DefinitionIndex) -> Result<CrateItems, String> {
-    let mut out = CrateItems { files: Vec::new(), items: Vec::new(), modules: BTreeMap::new() };
+    let mut out = CrateItems { files: Vec::new(), items: Vec::new(), modules: BTreeMap::new(), rules: BTreeMap::new() };
     out.modules.entry(Vec::new()).or_default().public = true;
     let mut parser = super::super::index::parse::new_parser();
     for path in library_files(index) {

@@ -64,8 +64,18 @@ fn package_manifest(root: &toml::Table, name: &str) -> Result<String, String> {
                 .collect();
             let _ = writeln!(out, "default = [{}]", names.join(", "));
         }
-        for f in forwarded {
-            let _ = writeln!(out, "{} = [\"{pkg_name}/{f}\"]", key(f));
+        // A feature turns on the crate's feature and, as the crate's does, the others it
+        // names (fastrand's `std = ["alloc"]`: `#[cfg(feature = "alloc")]` in copied code).
+        for f in &forwarded {
+            let mut on = vec![format!("\"{pkg_name}/{f}\"")];
+            let implied = features.get(f.as_str()).and_then(|v| v.as_array()).into_iter().flatten();
+            on.extend(
+                implied
+                    .filter_map(|v| v.as_str())
+                    .filter(|v| forwarded.iter().any(|g| g.as_str() == *v))
+                    .map(|v| format!("\"{v}\"")),
+            );
+            let _ = writeln!(out, "{} = [{}]", key(f), on.join(", "));
         }
     }
     Ok(out)
@@ -87,6 +97,23 @@ fn dependencies(table: Option<&toml::Value>, out: &mut String, optional: &mut st
         }
         let _ = writeln!(out, "{} = {}", key(dep), inline(&spec));
     }
+}
+
+/// The names the crate's code calls its optional dependencies by (`no-panic` as `no_panic`),
+/// platform-specific ones too, each with its key in `Cargo.toml` (its feature's name):
+/// `agent_code` does not depend on them.
+pub(super) fn optional_dependencies(root: &Path) -> std::collections::BTreeMap<String, String> {
+    let Some(manifest) =
+        std::fs::read_to_string(root.join("Cargo.toml")).ok().and_then(|t| t.parse::<toml::Table>().ok())
+    else {
+        return Default::default();
+    };
+    let mut optional = std::collections::BTreeSet::new();
+    let targets = manifest.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values());
+    for deps in std::iter::once(manifest.get("dependencies")).chain(targets.map(|t| t.get("dependencies"))) {
+        dependencies(deps, &mut String::new(), &mut optional);
+    }
+    optional.into_iter().map(|d| (d.replace('-', "_"), d)).collect()
 }
 
 /// A TOML key, quoted when it must be.
@@ -189,7 +216,7 @@ mod tests {
     #[test]
     fn the_package_manifest_forwards_dependencies_and_features() {
         let root: toml::Table = toml::from_str(
-            "[package]\nname = \"my-crate\"\nedition = \"2021\"\n[dependencies]\nfoo = \"1\"\nbar = { path = \"bar\" }\nopt = { version = \"2\", optional = true }\n[target.'cfg(unix)'.dependencies]\nrx = { version = \"1\", features = [\"fs\"] }\n[features]\ndefault = [\"std\"]\nstd = []\nextra = [\"dep:opt\"]\n",
+            "[package]\nname = \"my-crate\"\nedition = \"2021\"\n[dependencies]\nfoo = \"1\"\nbar = { path = \"bar\" }\nopt = { version = \"2\", optional = true }\n[target.'cfg(unix)'.dependencies]\nrx = { version = \"1\", features = [\"fs\"] }\n[features]\ndefault = [\"std\"]\nalloc = []\nstd = [\"alloc\", \"opt?/std\"]\nextra = [\"dep:opt\", \"std\"]\n",
         )
         .unwrap();
         insta::assert_snapshot!(package_manifest(&root, "agent_code").unwrap());

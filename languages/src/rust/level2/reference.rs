@@ -27,10 +27,13 @@ struct Resolver<'c> {
     c: &'c CrateItems,
     by_name: BTreeMap<(&'c [String], &'c str), usize>,
     macros: BTreeMap<&'c str, usize>,
+    /// The crate's optional dependencies, by the name its code calls them: `agent_code` has
+    /// none of them.
+    optional: BTreeMap<String, String>,
 }
 
 impl<'c> Resolver<'c> {
-    fn new(krate: &'c str, c: &'c CrateItems) -> Self {
+    fn new(krate: &'c str, c: &'c CrateItems, optional: BTreeMap<String, String>) -> Self {
         let mut by_name = BTreeMap::new();
         let mut macros = BTreeMap::new();
         for (i, it) in c.items.iter().enumerate() {
@@ -44,7 +47,7 @@ impl<'c> Resolver<'c> {
                 }
             }
         }
-        Resolver { krate, c, by_name, macros }
+        Resolver { krate, c, by_name, macros, optional }
     }
 
     fn is_module(&self, m: &[String]) -> bool {
@@ -245,8 +248,8 @@ fn use_line(path: &[String], alias: Option<&str>) -> String {
 /// that stay (their items are taken whole).
 pub(super) fn plan(sources: &Level2Sources<'_>, krate: &str) -> Result<Plan, String> {
     let c = read(sources.root, sources.index)?;
-    let r = Resolver::new(krate, &c);
-    let seeds = seeds(sources, &c, &r)?;
+    let r = Resolver::new(krate, &c, super::manifest::optional_dependencies(sources.root));
+    let seeds = with_generated(&c, &r, seeds(sources, &c, &r)?);
     let impls_of = impls_of(&c, &r);
     let copy = |j: usize| seeds.contains(&j) || r.public_path(j).is_none();
     let mut copied = BTreeSet::new();
@@ -324,6 +327,50 @@ fn seeds(sources: &Level2Sources<'_>, c: &CrateItems, r: &Resolver<'_>) -> Resul
     Ok(seeds)
 }
 
+/// `seeds` with the items invocations of the crate's own macros make whose expansion reaches
+/// one of them through the crate's items (fastrand's `integer!(usize, …)`: `pub fn usize(…)
+/// { with_rng(…) }`, and `with_rng` names `Rng`, whose methods are the feature): they stay in
+/// the crate at Level 1, where the mask cannot reach them, but work only with the feature, so
+/// at Level 2 they go with it.
+fn with_generated(c: &CrateItems, r: &Resolver<'_>, seeds: BTreeSet<usize>) -> BTreeSet<usize> {
+    if c.items.iter().all(|it| it.made_by.is_none()) {
+        return seeds;
+    }
+    // Who names whom, then what reaches a seed: backwards from the seeds.
+    let mut named_by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, it) in c.items.iter().enumerate() {
+        for n in &it.uses {
+            if let Some(Target::Item(j)) = r.resolve_name(&it.module, n)
+                && j != i
+            {
+                named_by.entry(j).or_default().push(i);
+            }
+        }
+    }
+    let mut reaches = seeds.clone();
+    let mut todo: Vec<usize> = seeds.iter().copied().collect();
+    while let Some(j) = todo.pop() {
+        for &i in named_by.get(&j).into_iter().flatten() {
+            if reaches.insert(i) {
+                todo.push(i);
+            }
+        }
+    }
+    let mut out = seeds;
+    out.extend(reaches.into_iter().filter(|&i| c.items[i].made_by.is_some()));
+    out
+}
+
+/// The names of the items [`with_generated`] adds to the feature's: the integration tests
+/// take them from the package too.
+pub(super) fn generated_names(sources: &Level2Sources<'_>, krate: &str) -> BTreeSet<String> {
+    let Ok(c) = read(sources.root, sources.index) else { return BTreeSet::new() };
+    let r = Resolver::new(krate, &c, BTreeMap::new());
+    let Ok(seeds) = seeds(sources, &c, &r) else { return BTreeSet::new() };
+    let all = with_generated(&c, &r, seeds.clone());
+    all.difference(&seeds).map(|&i| c.items[i].name.clone()).collect()
+}
+
 /// Impls by the item they implement for or implement.
 fn impls_of(c: &CrateItems, r: &Resolver<'_>) -> BTreeMap<usize, Vec<usize>> {
     let mut impls_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -386,13 +433,29 @@ fn bind_uses(r: &Resolver<'_>, i: usize, copy: &dyn Fn(usize) -> bool, todo: &mu
             }
             Some(Target::External(p)) => {
                 let first = p.first().map(String::as_str).unwrap_or("");
-                if !matches!(first, "crate" | "self" | "super") {
+                if r.optional.contains_key(first) {
+                    imports.bind(name, optional_use_line(r, &it.module, name, &p));
+                } else if !matches!(first, "crate" | "self" | "super") {
                     imports.bind(name, use_line(&p, Some(name)));
                 }
             }
             _ => {}
         }
     }
+}
+
+/// The `use` of a name from one of the crate's optional dependencies, which `agent_code`
+/// does not get: under the `#[cfg(…)]` of the module's `use` (itoa's
+/// `#[cfg(feature = "no-panic")] use no_panic::no_panic;`), else under the dependency's own
+/// feature; `agent_code` has neither feature, so the line is left out as the code naming it
+/// is (`#[cfg_attr(feature = "no-panic", no_panic)]`).
+fn optional_use_line(r: &Resolver<'_>, module: &[String], name: &str, path: &[String]) -> String {
+    let leaf = r.c.modules.get(module).and_then(|m| m.uses.iter().find(|u| u.bound.as_deref() == Some(name)));
+    let cfg = match leaf.filter(|l| !l.cfg.is_empty()) {
+        Some(l) => l.cfg.join(" "),
+        None => format!("#[cfg(feature = \"{}\")]", r.optional.get(&path[0]).unwrap_or(&path[0])),
+    };
+    format!("{cfg} {}", use_line(path, Some(name)))
 }
 
 /// The edits to item `i`'s text: paths into the crate itself (to a copied item's name or the
@@ -501,6 +564,8 @@ fn extra_imports(
                 continue;
             }
             match (r.resolve_path(m, &leaf.path, 0), &leaf.bound) {
+                // What `agent_code` does not depend on: left out.
+                (Some(Target::External(p)), _) if p.first().is_some_and(|f| r.optional.contains_key(f)) => {}
                 (Some(Target::External(p)), None) if !p.is_empty() => {
                     extra_imports.insert(format!("use {}::*;", p.join("::")));
                 }
@@ -554,6 +619,8 @@ pub(super) fn render(plan: &Plan) -> String {
         let it = &plan.c.items[i];
         (it.kind != ItemKind::Macro, &plan.c.files[it.file].0, it.start)
     });
+    // The items one macro invocation declares share its text: written once.
+    order.dedup_by_key(|&mut i| (plan.c.items[i].file, plan.c.items[i].start));
     for i in order {
         let it = &plan.c.items[i];
         let source = &plan.c.files[it.file].1;

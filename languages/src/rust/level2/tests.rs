@@ -46,7 +46,7 @@ fn a_method_of_a_type_that_stays_brings_its_whole_type() {
     assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
     insta::assert_snapshot!(text);
     let index = fixture_index();
-    let moved = moved_names(&index, &extracted);
+    let moved = moved_names(&fixture_root(), &index, &extracted, "geometry");
     assert_eq!(moved, ["Rect".to_string()].into(), "the type is what the tests take from the package");
 }
 
@@ -66,12 +66,12 @@ fn an_integration_test_takes_the_moved_items_from_the_package() {
 
 #[test]
 fn paths_in_code_and_macro_arguments_are_rewritten() {
-    let moved: BTreeSet<String> = ["names".to_string(), "Report".to_string()].into();
-    let source = "use geometry::*;\n#[test]\nfn t() {\n    let r = geometry::report::Report::new();\n    assert_eq!(geometry::catalog::names(), geometry::units::convert(1.0));\n}\n";
+    let moved: BTreeSet<String> = ["names".to_string(), "Report".to_string(), "u128".to_string()].into();
+    let source = "use geometry::*;\n#[test]\nfn t() {\n    let r = geometry::report::Report::new();\n    assert_eq!(geometry::catalog::names(), geometry::units::convert(1.0));\n    assert!(geometry::u128(..9) < 9);\n}\n";
     let out = crate::edit::apply(source, &rewrite_test(source, "geometry", "agent_code", &moved)).unwrap();
     assert_eq!(
         out,
-        "use geometry::*;\nuse agent_code::{Report, names};\n#[test]\nfn t() {\n    let r = agent_code::Report::new();\n    assert_eq!(agent_code::names(), geometry::units::convert(1.0));\n}\n"
+        "use geometry::*;\nuse agent_code::{Report, names, u128};\n#[test]\nfn t() {\n    let r = agent_code::Report::new();\n    assert_eq!(agent_code::names(), geometry::units::convert(1.0));\n    assert!(agent_code::u128(..9) < 9);\n}\n"
     );
 }
 
@@ -247,7 +247,7 @@ fn one_type_by_std_s_and_alloc_s_paths_is_one_import() {
         Level2Sources { root: &root, index: &index, extracted: &extracted, names: &[], package: "agent_code" };
     let text = RustLevel2.reference(&sources).unwrap();
     assert_eq!(text.matches("use std::vec::Vec;").count(), 1, "{text}");
-    assert!(!text.contains("alloc"), "{text}");
+    assert!(!text.contains("alloc::") && !text.contains("extern crate alloc"), "{text}");
 
     let f2p = ["dice::doctest::src/bag.rs - bag::sides".to_string(), "rolls::rolls_and_bags".to_string()];
     let carried = RustLevel2.carried_tests(&root, &index, &extracted, &f2p, "agent_code").unwrap().unwrap();
@@ -259,4 +259,94 @@ fn one_type_by_std_s_and_alloc_s_paths_is_one_import() {
     );
     assert!(carried.text.contains("let bag = agent_code::sides(&[4, 6]);"), "{}", carried.text);
     assert!(crate::parse_errors(Language::Rust, &carried.text).is_empty(), "{}", carried.text);
+}
+
+/// `fixtures/rust/dice`: `bag::sides` counts in a `ROLLED` static of a module-level
+/// `std::thread_local!` (smol-rs/fastrand's `RNG`): the invocation is an item the reference
+/// copies, once. `roll` names `weigh` of the optional dependency `gate` under its feature
+/// (itoa's `no_panic`): its `use` keeps that `cfg`, which `agent_code` (no such feature, no
+/// such dependency) leaves out.
+#[test]
+fn a_thread_local_static_is_copied_and_an_optional_dependency_s_use_keeps_its_cfg() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/dice");
+    let index = crate::index::DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::roll", "src/bag.rs::sides"]);
+    let sources =
+        Level2Sources { root: &root, index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    assert_eq!(text.matches("std::thread_local! {").count(), 1, "{text}");
+    assert!(text.contains("    static ROLLED: Cell<usize> = Cell::new(0);"), "{text}");
+    assert!(text.contains("use std::cell::Cell;"), "{text}");
+    assert!(text.contains("#[cfg(feature = \"gate\")] use gate::weigh;"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("use gate")), "{text}");
+}
+
+/// A module-level macro's own tokens declare items (`static`, `static ref`, `pub struct`);
+/// nested groups and other tokens do not.
+#[test]
+fn the_items_a_macro_invocation_declares() {
+    let source = "lazy_static! {\n    pub static ref TABLE: Vec<fn(u8)> = { fn inner() {} Vec::new() };\n}\nbitflags! { pub struct Flags: u8 { const A = 1; } }\nimpl_it!(u8 as u16);\n";
+    let mut parser = super::super::index::parse::new_parser();
+    let tree = parser.parse(source, None).unwrap();
+    let mut c = tree.root_node().walk();
+    let found: Vec<(String, bool)> = tree
+        .root_node()
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "macro_invocation")
+        .flat_map(|n| crate_items::macro_items(n, source))
+        .map(|(name, _, public)| (name, public))
+        .collect();
+    assert_eq!(found, [("TABLE".to_string(), true), ("Flags".to_string(), true)]);
+}
+
+/// `fixtures/rust/dice`: `die!(d6, 6)` makes `pub fn d6() { roll(6) }` with the crate's own
+/// macro (fastrand's `integer!(usize, …)` around `with_rng`). With `roll` in the feature,
+/// `d6` goes with it: the reference copies the invocation after the macro, and the
+/// integration test calls `agent_code::d6()`.
+#[test]
+fn an_item_the_crate_s_macro_makes_around_the_feature_goes_with_it() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rust/dice");
+    let index = crate::index::DefinitionIndex::build(&root, &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::roll"]);
+    let sources =
+        Level2Sources { root: &root, index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(crate::parse_errors(Language::Rust, &text).is_empty(), "{text}");
+    let (mac, call) = (text.find("macro_rules! die {"), text.find("die!(d6, 6);"));
+    assert!(mac.is_some() && call.is_some() && mac < call, "{text}");
+    let test = std::fs::read_to_string(root.join("tests/rolls.rs")).unwrap();
+    let edits =
+        RustLevel2.rewrite_test_imports(&root, &test, &index.files["tests/rolls.rs"], &index, &extracted, "agent_code");
+    let out = crate::edit::apply(&test, &edits).unwrap();
+    assert!(out.contains("assert_eq!(agent_code::d6(), 6);"), "{out}");
+    assert!(out.contains("dice::bag::sides(&[2, 3])"), "{out}");
+    let note = RustLevel2.support_note(&sources).unwrap();
+    assert!(note.contains("the tests call from the crate: `d6`."), "{note}");
+}
+
+/// fastrand's shape: `integer!(usize, …)` makes `pub fn usize` calling `with_rng`, which names
+/// `Rng`, whose method is the feature. The generated item reaches the feature through
+/// `with_rng` and goes with it.
+#[test]
+fn an_item_a_macro_makes_goes_with_the_feature_it_reaches_through_a_helper() {
+    let dir = carve_testutil::temp_tree(&[
+        ("Cargo.toml", "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        (
+            "src/lib.rs",
+            "pub struct Gen(u64);\n\nimpl Gen {\n    pub fn next(&mut self) -> u64 {\n        self.0 += 1;\n        self.0\n    }\n}\n\nfn with_gen<R>(f: impl FnOnce(&mut Gen) -> R) -> R {\n    f(&mut Gen(0))\n}\n\nmacro_rules! global {\n    ($t:ident) => {\n        pub fn $t() -> u64 {\n            with_gen(|g| g.next())\n        }\n    };\n}\n\nglobal!(next_global);\n\npub fn unrelated() -> u64 {\n    7\n}\n",
+        ),
+        (
+            "tests/gen.rs",
+            "use gen::Gen;\n\n#[test]\nfn one() {\n    let _ = Gen::next;\n    assert_eq!(gen::next_global(), 1);\n}\n",
+        ),
+    ]);
+    let index = crate::index::DefinitionIndex::build(dir.path(), &crate::index::IndexOptions::default()).unwrap();
+    let extracted = ids(&["src/lib.rs::Gen.next"]);
+    let sources =
+        Level2Sources { root: dir.path(), index: &index, extracted: &extracted, names: &[], package: "agent_code" };
+    assert_eq!(reference::generated_names(&sources, "gen"), ["next_global".to_string()].into());
+    let text = RustLevel2.reference(&sources).unwrap();
+    assert!(text.contains("global!(next_global);") && text.contains("fn with_gen<R>"), "{text}");
+    assert!(!text.contains("fn unrelated"), "{text}");
 }

@@ -280,3 +280,25 @@ fn a_crate_state_without_a_lock_file_gets_one_offline() {
     crate::lock_offline(dir.path());
     assert!(dir.path().join("Cargo.lock").is_file());
 }
+
+/// A build that fails on its first error and then warns many times (itoa's Level 2 reference:
+/// `unexpected cfg` warnings after the error): the message still leads with the error.
+#[test]
+fn a_build_error_followed_by_many_warnings_is_in_the_message() {
+    let mut output = String::from(
+        "   Compiling agent_code v0.1.0\nerror[E0432]: unresolved import `gate`\n --> agent_code/src/lib.rs:5:5\n  |\n5 | use gate::weigh;\n  |     ^^^^ use of unresolved module\n\n",
+    );
+    for k in 0..20 {
+        output.push_str(&format!(
+            "warning: unexpected `cfg` condition value: `gate`\n --> agent_code/src/lib.rs:{k}:7\n  |\n  = note: no expected values for `feature`\n\n"
+        ));
+    }
+    output.push_str("error: could not compile `agent_code` (lib) due to 1 previous error; 20 warnings emitted\n");
+    let last = last_lines(&output, 60);
+    assert!(!last.contains("E0432"), "the case needs an error beyond the last lines");
+    let message = with_first_error(&output, last);
+    assert!(message.starts_with("error[E0432]: unresolved import `gate`\n --> agent_code/src/lib.rs:5:5"), "{message}");
+    assert!(message.ends_with("due to 1 previous error; 20 warnings emitted"), "{message}");
+    let short = "error[E0425]: cannot find value `RNG`\nerror: could not compile `x`\n";
+    assert_eq!(with_first_error(short, last_lines(short, 60)), last_lines(short, 60), "already there: as it was");
+}
