@@ -82,7 +82,10 @@ def _share(space, name, value):
 
 
 _build_class = _builtins.__build_class__
+# What `type` sets itself when a class's attribute is assigned (`__name__` must be a string).
 _NOT_MEMBERS = ("__dict__", "__weakref__", "__module__", "__qualname__", "__slots__", "_abc_impl")
+_TYPE_SET = {k for k, v in vars(type).items() if hasattr(type(v), "__set__")}
+_TYPE_SET -= {"__doc__", "__annotations__", "__abstractmethods__", *_NOT_MEMBERS}
 
 
 def _function_for(f, old):
@@ -120,8 +123,9 @@ def _complete(module, name, value):
         return value
     if old.__module__ != module or old.__qualname__ != value.__qualname__:
         return value
-    # Slots are the instances' layout, fixed when the class was made.
-    if vars(old).get("__slots__") != vars(value).get("__slots__"):
+    # Slots are the instances' layout, fixed when the class was made; a member `type` itself
+    # sets (toolz's `Compose.__name__`, a property) can only be a new class's.
+    if vars(old).get("__slots__") != vars(value).get("__slots__") or _TYPE_SET.intersection(vars(value)):
         return value
     for key, member in vars(value).items():
         if key not in _NOT_MEMBERS and not isinstance(member, _MemberDescriptor):
@@ -593,6 +597,23 @@ mod tests {
         let run = "import agent_code\nfrom p import tree\nassert agent_code.Leaf is tree.Leaf\n\
                    assert tree.LEAF.describe() == 'leaf node 1'\nassert agent_code.Leaf(2).describe() == 'leaf node 2'\n\
                    assert isinstance(agent_code.Twig(3), tree.Node) and agent_code.Twig(3).describe() == 'node 3'\n";
+        run_package(dir.path(), &reference, run);
+    }
+
+    /// `Compose.__name__` is a property of toolz's `Compose`, which the feature takes whole:
+    /// setting it on the project's class fails ("can only assign string to
+    /// Compose.__name__"), so such a class is replaced, as before, not completed.
+    #[test]
+    fn a_class_with_a_member_type_sets_itself_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let class = "class Compose:\n    def __init__(self, f):\n        self.f = f\n\n";
+        let feature = "    @property\n    def __name__(self):\n        return self.f.__name__\n\n";
+        carve_testutil::write_files(dir.path(), &[("p/__init__.py", ""), ("p/c.py", &format!("{class}{feature}"))]);
+        let index = DefinitionIndex::build(dir.path(), &Default::default()).unwrap();
+        let reference = standalone(dir.path(), &index, &[("p.c".to_string(), "Compose".to_string())]).unwrap();
+        carve_testutil::write_files(dir.path(), &[("p/c.py", class)]);
+        let run = "import agent_code\nfrom p import c\nassert agent_code.Compose is not c.Compose\n\
+                   assert agent_code.Compose(len).__name__ == 'len'\n";
         run_package(dir.path(), &reference, run);
     }
 
