@@ -549,7 +549,20 @@ pub fn validate_bundle(
         language: session.config.language,
     };
     run_level(&session, level_states(bundle.level), &trees, threshold, &dir, &mut v)?;
-    check_workspace(&session, &masked, &bundle.leakage_inputs(&session), &dir, &mut v)?;
+    let mut inputs = bundle.leakage_inputs(&session);
+    let level1_gold;
+    if bundle.level == 2 {
+        // What leaks is the feature's own code, Level 1's gold patch, as `carve tasks` checked
+        // it: Level 2's gold patch is the package, which may copy the feature's files whole
+        // (TypeScript), with the parts the project keeps.
+        let files = carve_core::patch::patch_paths(&bundle.mask_patch)
+            .into_iter()
+            .filter(|f| !session.index.files.get(f).is_some_and(|f| f.is_test))
+            .collect();
+        level1_gold = carve_core::patch::unified_diff(&masked, &session.repo, &files)?;
+        inputs.gold_patch = &level1_gold;
+    }
+    check_workspace(&session, &masked, &inputs, &dir, &mut v)?;
     if let (Some(expected), Some(ws)) = (bundle.workspace_tree(), v.workspace.as_ref()) {
         if expected != ws.tree {
             v.valid = false;
