@@ -147,6 +147,10 @@ fn the_workspace_is_one_fresh_commit_without_caches_and_the_leakage_check_reject
     assert_eq!(t["tasks"].as_array().unwrap().len(), 0, "{t}");
     let reason = t["rejected"][0]["reason"].as_str().unwrap();
     assert!(reason.starts_with("leakage: docs/recipe.md lines "), "{reason}");
+    // The bundle made before the copy, validated again: invalid, and the text says why.
+    let o = carve_ok(&["validate", bundle.to_str().unwrap(), "--repo", repo.to_str().unwrap()], 1);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("leakage            FAILED") && text.contains("    docs/recipe.md lines "), "{text}");
 }
 
 #[needs("pytest", "git")]

@@ -26,6 +26,13 @@ pub fn run(
                 s.push_str(&format!("    {p}\n"));
             }
         }
+        // A leak invalidates the task as a failed state does: say so, with what leaked.
+        if let Some(l) = v.leakage.as_ref().filter(|l| !l.ok) {
+            s.push_str(&format!("{:<18} FAILED  (no copy of the gold code in the workspace)\n", "leakage"));
+            for p in &l.problems {
+                s.push_str(&format!("    {p}\n"));
+            }
+        }
         s.push_str(if v.valid { "valid\n" } else { "invalid\n" });
         s
     })?;
