@@ -77,9 +77,10 @@ impl RepoJob<'_> {
                 tasks.push(row);
                 continue;
             }
-            let here = match self.opts.recheck == Recheck::Image && bundle_image(&bundle).is_some() {
-                true => recorded(&bundle)?,
-                false => self.validation(&bundle, checkout, dir, &row.instance_id, Runtime::Local)?,
+            let here = if self.opts.recheck == Recheck::Image && bundle_image(&bundle).is_some() {
+                recorded(&bundle)?
+            } else {
+                self.validation(&bundle, checkout, dir, &row.instance_id, Runtime::Local)?
             };
             let mut why = (!here.valid).then(|| here.reason().unwrap_or_else(|| "invalid".into()));
             if self.opts.recheck == Recheck::Image {
