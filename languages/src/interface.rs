@@ -128,8 +128,9 @@ pub trait Level2Packaging: Sync {
     /// The reference solution's text (the file [`Self::init_file`]): Python runs the
     /// feature's original definitions beside the masked project; Go copies the feature's code
     /// (and the package-level code it needs) into the package; TypeScript re-exports it from
-    /// copies of the feature's files. An error says why no reference can be written. A reference that does not
-    /// need the original restored proves that a package alone can pass the tests.
+    /// copies of the feature's files. An error says why no reference can be written. A
+    /// reference that does not need the original restored proves that a package alone can
+    /// pass the tests.
     fn reference(&self, sources: &Level2Sources<'_>) -> Result<String, String>;
     /// Every file of the reference solution, `(path relative to the tree, text)`, the init
     /// file first (Go: a feature that spans several packages has one package per package).
